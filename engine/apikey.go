@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+)
+
+// API key format: the live-key prefix and 32 base62 characters.
+const (
+	APIKeyPrefix    = "fr_live_"
+	apiKeyRandomLen = 32
+	// APIKeyShownPrefix is how many leading characters of a key are listed.
+	APIKeyShownPrefix = len(APIKeyPrefix) + 4
+)
+
+// Rotation grace periods, in minutes.
+const (
+	DefaultGraceMin = 1440
+	MaxGraceMin     = 10080
+)
+
+// APIKey is a tenant's credential for server-to-server calls. The key itself is shown
+// once; only its SHA-256 is stored.
+type APIKey struct {
+	ID         string   `json:"id"`
+	TenantID   string   `json:"tenant_id"`
+	Name       string   `json:"name"`
+	Prefix     string   `json:"prefix"`
+	Scopes     []string `json:"scopes"`
+	CreatedAt  Time     `json:"created_at"`
+	LastUsedAt *Time    `json:"last_used_at"`
+	ExpiresAt  *Time    `json:"expires_at"`
+}
+
+// APIKeyRecord is an APIKey with the hash it is found by, as stored.
+type APIKeyRecord struct {
+	APIKey
+	Hash string `json:"hash"`
+}
+
+// Active reports whether the key is usable at now.
+func (k *APIKey) Active(now time.Time) bool {
+	return k.ExpiresAt == nil || now.Before(k.ExpiresAt.Time)
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// NewAPIKey returns a fresh key: APIKeyPrefix and 32 base62 characters from crypto/rand.
+func NewAPIKey() string {
+	out := make([]byte, 0, len(APIKeyPrefix)+apiKeyRandomLen)
+	out = append(out, APIKeyPrefix...)
+	var buf [64]byte
+	for len(out) < cap(out) {
+		_, _ = rand.Read(buf[:])
+		for _, b := range buf {
+			if b < 248 { // 248 = 4*62: rejection keeps the draw uniform
+				out = append(out, base62[b%62])
+				if len(out) == cap(out) {
+					break
+				}
+			}
+		}
+	}
+	return string(out)
+}
+
+// LooksLikeAPIKey reports whether s has the shape of a key (so that malformed headers are
+// refused without a store look-up).
+func LooksLikeAPIKey(s string) bool {
+	if len(s) != len(APIKeyPrefix)+apiKeyRandomLen || s[:len(APIKeyPrefix)] != APIKeyPrefix {
+		return false
+	}
+	for i := len(APIKeyPrefix); i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *Engine) createAPIKey(tx Tx, tenantID, name string, scopes []string, expires *Time) (string, *APIKeyRecord, error) {
+	key := NewAPIKey()
+	rec := &APIKeyRecord{APIKey: APIKey{ID: NewID(), TenantID: tenantID, Name: name,
+		Prefix: key[:APIKeyShownPrefix], Scopes: scopes, CreatedAt: At(e.clock.Now()), ExpiresAt: expires},
+		Hash: HashToken(key)}
+	return key, rec, tx.PutAPIKey(rec)
+}
+
+// CreateAPIKeyInput names a new key and its scopes (all but sms:inbound when empty).
+type CreateAPIKeyInput struct {
+	Name   string   `json:"name"`
+	Scopes []string `json:"scopes"`
+}
+
+// NewKey is a created or rotated key: the full key, shown once, and its record.
+type NewKey struct {
+	APIKey string  `json:"api_key"`
+	Key    *APIKey `json:"key"`
+	// PreviousKeyExpiresAt is set by a rotation.
+	PreviousKeyExpiresAt *Time `json:"previous_key_expires_at,omitempty"`
+}
+
+func (in *CreateAPIKeyInput) validate() error {
+	var err error
+	if in.Name == "" {
+		in.Name = "api key"
+	}
+	if err = checkLength("name", in.Name, 100); err != nil {
+		return err
+	}
+	if in.Scopes == nil {
+		in.Scopes = DefaultKeyScopes()
+	}
+	in.Scopes, err = normalizeScopes(in.Scopes)
+	return err
+}
+
+// CreateAPIKeyIn creates a key for the tenant with the given slug (`fieldrelay apikey create`).
+func (e *Engine) CreateAPIKeyIn(tx Tx, slug string, in CreateAPIKeyInput) (*NewKey, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	t, err := tx.TenantBySlug(slug)
+	if err != nil {
+		return nil, err
+	}
+	key, rec, err := e.createAPIKey(tx, t.ID, in.Name, in.Scopes, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &NewKey{APIKey: key, Key: &rec.APIKey}, nil
+}
+
+// APIKeysOf lists the active keys of a tenant, newest first, without their secrets.
+func (e *Engine) APIKeysOf(ctx context.Context, tenantID string) ([]APIKey, error) {
+	now := e.clock.Now()
+	var out []APIKey
+	err := e.store.View(ctx, func(tx Tx) error {
+		recs, err := tx.APIKeys(tenantID)
+		for _, r := range recs {
+			if r.Active(now) {
+				out = append(out, r.APIKey)
+			}
+		}
+		return err
+	})
+	return out, err
+}
+
+// RotateAPIKeyInput picks the key to rotate and how long the old one stays valid.
+type RotateAPIKeyInput struct {
+	// KeyID is the key to rotate; when empty, the caller's own key, else the tenant's
+	// oldest key without an expiry.
+	KeyID              string `json:"key_id"`
+	GracePeriodMinutes *int   `json:"grace_period_minutes"`
+}
+
+// RotateAPIKey replaces a key of tenantID by a new one with the same name and scopes; the
+// old key stays valid for the grace period. callerKeyID is the key making the call, if any.
+func (e *Engine) RotateAPIKey(tx Tx, tenantID, callerKeyID string, in RotateAPIKeyInput) (*NewKey, error) {
+	grace := DefaultGraceMin
+	if in.GracePeriodMinutes != nil {
+		grace = *in.GracePeriodMinutes
+	}
+	if grace < 0 || grace > MaxGraceMin {
+		return nil, Invalid("grace_period_minutes", "grace_period_minutes must be between 0 and %d", MaxGraceMin)
+	}
+	now := e.clock.Now()
+	old, err := e.keyToRotate(tx, tenantID, callerKeyID, in.KeyID, now)
+	if err != nil {
+		return nil, err
+	}
+	expires := TimePtr(now.Add(time.Duration(grace) * time.Minute))
+	if old.ExpiresAt != nil && old.ExpiresAt.Before(expires.Time) {
+		expires = old.ExpiresAt // a rotation never lengthens a key's life
+	}
+	old.ExpiresAt = expires
+	if err := tx.PutAPIKey(old); err != nil {
+		return nil, err
+	}
+	key, rec, err := e.createAPIKey(tx, tenantID, old.Name, old.Scopes, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &NewKey{APIKey: key, Key: &rec.APIKey, PreviousKeyExpiresAt: expires}, nil
+}
+
+func (e *Engine) keyToRotate(tx Tx, tenantID, callerKeyID, keyID string, now time.Time) (*APIKeyRecord, error) {
+	if keyID == "" {
+		keyID = callerKeyID
+	}
+	if keyID != "" {
+		if !ValidID(keyID) {
+			return nil, NotFound("api key")
+		}
+		k, err := tx.APIKey(tenantID, keyID)
+		if err != nil {
+			return nil, err
+		}
+		if !k.Active(now) {
+			return nil, NotFound("api key")
+		}
+		return k, nil
+	}
+	keys, err := tx.APIKeys(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(keys) - 1; i >= 0; i-- { // oldest first
+		if keys[i].ExpiresAt == nil {
+			return &keys[i], nil
+		}
+	}
+	return nil, NotFound("api key without an expiry")
+}
+
+// RotateAPIKeyIn rotates a key of the tenant with the given slug (`fieldrelay apikey rotate`).
+func (e *Engine) RotateAPIKeyIn(tx Tx, slug string, in RotateAPIKeyInput) (*NewKey, error) {
+	t, err := tx.TenantBySlug(slug)
+	if err != nil {
+		return nil, err
+	}
+	return e.RotateAPIKey(tx, t.ID, "", in)
+}

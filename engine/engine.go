@@ -1,0 +1,102 @@
+// Package engine is the domain of fieldrelay: its types, rules and use cases, and the ports
+// (Store, Tx, Clock) it needs. It knows nothing of bbolt, HTTP servers or the command line.
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Clock tells the time; SystemClock when nil.
+	Clock Clock
+	// Logger receives the engine's log; slog.Default when nil.
+	Logger *slog.Logger
+	// Password sets the cost of password hashing; DefaultPasswordParams when zero.
+	Password PasswordParams
+}
+
+// Engine runs the use cases of one node over a Store.
+type Engine struct {
+	store Store
+	clock Clock
+	log   *slog.Logger
+	pw    PasswordParams
+	// dummyHash is verified against for unknown emails, so that a login costs the same
+	// whether or not the account exists.
+	dummyHash string
+}
+
+// New returns an Engine over store.
+func New(store Store, opt Options) *Engine {
+	e := &Engine{store: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password}
+	if e.clock == nil {
+		e.clock = SystemClock{}
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.pw == (PasswordParams{}) {
+		e.pw = DefaultPasswordParams
+	}
+	e.dummyHash = e.pw.Hash(RandomToken(16))
+	return e
+}
+
+// Clock returns the engine's clock.
+func (e *Engine) Clock() Clock { return e.clock }
+
+// View runs fn in a read-only transaction.
+func (e *Engine) View(ctx context.Context, fn func(Tx) error) error { return e.store.View(ctx, fn) }
+
+// Update runs fn in one read-write transaction: the boundary of a use case.
+func (e *Engine) Update(ctx context.Context, fn func(Tx) error) error {
+	return e.store.Update(ctx, fn)
+}
+
+// Secret names of the installation, kept in the store's meta.
+const (
+	SecretJWT      = "jwt_secret"
+	SecretInternal = "internal_secret"
+	SecretNodeID   = "node_id"
+)
+
+// Secret returns an installation secret, generating and storing it on first use.
+func (e *Engine) Secret(ctx context.Context, name string) ([]byte, error) {
+	var v []byte
+	err := e.store.View(ctx, func(tx Tx) (err error) {
+		v, err = tx.Meta(name)
+		return err
+	})
+	if err != nil || v != nil {
+		return v, err
+	}
+	err = e.store.Update(ctx, func(tx Tx) (err error) {
+		if v, err = tx.Meta(name); err != nil || v != nil {
+			return err
+		}
+		v = newSecret(name)
+		return tx.PutMeta(name, v)
+	})
+	return v, err
+}
+
+// SetSecret replaces an installation secret.
+func (e *Engine) SetSecret(ctx context.Context, name string, v []byte) error {
+	return e.store.Update(ctx, func(tx Tx) error { return tx.PutMeta(name, v) })
+}
+
+func newSecret(name string) []byte {
+	switch name {
+	case SecretNodeID:
+		return []byte(NewID())
+	case SecretInternal:
+		return []byte(RandomToken(32))
+	default:
+		b := make([]byte, 32)
+		_, _ = rand.Read(b)
+		return b
+	}
+}

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind is the machine-readable class of an Error. Its value is the error code of the
+// contract (API.md, Errors); server maps each kind to an HTTP status in one table.
+type Kind string
+
+// The error kinds of the contract.
+const (
+	KindValidation           Kind = "validation_error"
+	KindInvalidJSON          Kind = "invalid_json"
+	KindUnauthorized         Kind = "unauthorized"
+	KindTokenExpired         Kind = "token_expired"
+	KindInvalidCredentials   Kind = "invalid_credentials"
+	KindForbidden            Kind = "forbidden"
+	KindAPIKeyRequired       Kind = "api_key_required"
+	KindTenantSuspended      Kind = "tenant_suspended"
+	KindAccountSuspended     Kind = "account_suspended"
+	KindNotFound             Kind = "not_found"
+	KindMethodNotAllowed     Kind = "method_not_allowed"
+	KindInvalidTransition    Kind = "invalid_transition"
+	KindMissionClosed        Kind = "mission_closed"
+	KindTeamUnavailable      Kind = "team_unavailable"
+	KindEventClosed          Kind = "event_closed"
+	KindConflict             Kind = "conflict"
+	KindPayloadTooLarge      Kind = "payload_too_large"
+	KindUnsupportedMediaType Kind = "unsupported_media_type"
+	KindIdempotencyReused    Kind = "idempotency_key_reused"
+	KindAccountLocked        Kind = "account_locked"
+	KindRateLimited          Kind = "rate_limited"
+	KindInternal             Kind = "internal_error"
+	KindUnavailable          Kind = "unavailable"
+)
+
+// Error is the one error type of the domain. Msg is safe to show to a client; Err is the
+// cause, for the log only. RetryAfter, when set, tells the client when to try again.
+type Error struct {
+	Kind       Kind
+	Field      string
+	Msg        string
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Kind, e.Msg, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Kind, e.Msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an Error of the given kind with a formatted client-safe message.
+func Errorf(kind Kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns a validation_error naming the offending field.
+func Invalid(field, format string, args ...any) *Error {
+	return &Error{Kind: KindValidation, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// NotFound returns a not_found error for a resource of the given name.
+func NotFound(what string) *Error {
+	return &Error{Kind: KindNotFound, Msg: what + " not found"}
+}
+
+// Internal wraps an unexpected error; its message never reaches a client.
+func Internal(err error) *Error {
+	return &Error{Kind: KindInternal, Msg: "internal error", Err: err}
+}
+
+// ErrorKind returns the kind of err: the Kind of the first *Error in its chain, or
+// KindInternal for anything else.
+func ErrorKind(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindInternal
+}
+
+// IsKind reports whether err carries the given kind.
+func IsKind(err error, kind Kind) bool {
+	return err != nil && ErrorKind(err) == kind
+}

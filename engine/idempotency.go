@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
+
+// MaxIdempotencyKeyLen is the longest idempotency key accepted.
+const MaxIdempotencyKeyLen = 255
+
+// IdempotencyRetention is how long the key of a non-event write is kept at least.
+const IdempotencyRetention = 24 * time.Hour
+
+// Reply is the stored response of a write, opaque to the engine: what a replay returns.
+type Reply struct {
+	Status    int    `json:"status"`
+	Body      []byte `json:"body"`
+	RequestID string `json:"request_id"`
+	// Replayed is true when the reply is the stored answer to an earlier request.
+	Replayed bool `json:"-"`
+}
+
+// IdempotencyRecord is a Reply kept under its key, with the fingerprint of the request
+// that produced it.
+type IdempotencyRecord struct {
+	Reply
+	Fingerprint string `json:"fingerprint"`
+	CreatedAt   Time   `json:"created_at"`
+}
+
+// IdempotencyKey guards a write: a second write with the same Route and Key in the same
+// tenant returns the first reply instead of running again.
+type IdempotencyKey struct {
+	Route string
+	Key   string
+	// Fingerprint identifies the request body: the same key with another body is
+	// idempotency_key_reused.
+	Fingerprint string
+}
+
+// Fingerprint returns the fingerprint of a request body: an HMAC under an installation
+// secret, so that a stored fingerprint tells nothing of a body that held a password.
+func Fingerprint(secret, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// ValidateIdempotencyKey checks a client's key.
+func ValidateIdempotencyKey(field, key string) error {
+	if len(key) > MaxIdempotencyKeyLen {
+		return Invalid(field, "%s is longer than %d characters", field, MaxIdempotencyKeyLen)
+	}
+	return nil
+}
+
+// Write runs fn in one transaction guarded by k (nil: no key). The check, fn's effect and
+// the stored reply commit together, so concurrent duplicates run fn once. A failed fn
+// stores nothing.
+func (e *Engine) Write(ctx context.Context, tenantID string, k *IdempotencyKey, fn func(Tx) (Reply, error)) (Reply, error) {
+	var out Reply
+	err := e.store.Update(ctx, func(tx Tx) error {
+		var storeKey string
+		if k != nil && k.Key != "" {
+			if err := ValidateIdempotencyKey("idempotency_key", k.Key); err != nil {
+				return err
+			}
+			storeKey = k.Route + "\n" + k.Key
+			rec, err := tx.Idempotency(tenantID, storeKey)
+			if err != nil {
+				return err
+			}
+			if rec != nil {
+				if rec.Fingerprint != k.Fingerprint {
+					return Errorf(KindIdempotencyReused, "this Idempotency-Key was used with a different request body")
+				}
+				out = rec.Reply
+				out.Replayed = true
+				return nil
+			}
+		}
+		r, err := fn(tx)
+		if err != nil {
+			return err
+		}
+		out = r
+		if storeKey == "" {
+			return nil
+		}
+		return tx.PutIdempotency(tenantID, storeKey, &IdempotencyRecord{
+			Reply: r, Fingerprint: k.Fingerprint, CreatedAt: At(e.clock.Now())})
+	})
+	return out, err
+}

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// Password length limits.
+const (
+	MinPasswordLen = 10
+	MaxPasswordLen = 256
+)
+
+// PasswordParams are the argon2id costs.
+type PasswordParams struct {
+	Time    uint32
+	Memory  uint32 // KiB
+	Threads uint8
+}
+
+// DefaultPasswordParams follow OWASP's argon2id minimum (19 MiB, 2 passes, 1 lane).
+var DefaultPasswordParams = PasswordParams{Time: 2, Memory: 19 * 1024, Threads: 1}
+
+// Hash returns the PHC-formatted argon2id hash of password with a fresh salt.
+func (pp PasswordParams) Hash(password string) string {
+	salt := make([]byte, 16)
+	_, _ = rand.Read(salt)
+	key := argon2.IDKey([]byte(password), salt, pp.Time, pp.Memory, pp.Threads, 32)
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, pp.Memory, pp.Time,
+		pp.Threads, b64.EncodeToString(salt), b64.EncodeToString(key))
+}
+
+// VerifyPassword reports whether password matches a hash made by Hash, with the costs
+// recorded in the hash.
+func VerifyPassword(hash, password string) bool {
+	parts := strings.Split(hash, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false
+	}
+	var pp PasswordParams
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &pp.Memory, &pp.Time, &pp.Threads); err != nil {
+		return false
+	}
+	b64 := base64.RawStdEncoding
+	salt, err1 := b64.DecodeString(parts[4])
+	want, err2 := b64.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(want) == 0 {
+		return false
+	}
+	got := argon2.IDKey([]byte(password), salt, pp.Time, pp.Memory, pp.Threads, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// checkPassword applies the password rules.
+func checkPassword(field, pw string) error {
+	if pw == "" {
+		return Invalid(field, "%s is required", field)
+	}
+	if len([]rune(pw)) < MinPasswordLen {
+		return Invalid(field, "%s must have at least %d characters", field, MinPasswordLen)
+	}
+	if len(pw) > MaxPasswordLen {
+		return Invalid(field, "%s must have at most %d bytes", field, MaxPasswordLen)
+	}
+	return nil
+}

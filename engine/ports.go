@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"context"
+	"io"
+)
+
+// Store is the durable state of a node. The bbolt implementation lives in package store;
+// nothing in engine assumes bbolt.
+type Store interface {
+	// View runs fn in a read-only transaction.
+	View(ctx context.Context, fn func(Tx) error) error
+	// Update runs fn in a read-write transaction, committed (and fsynced) when fn returns
+	// nil and rolled back otherwise; the error of fn is returned as it is.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// Backup writes a consistent snapshot of the whole store to w.
+	Backup(ctx context.Context, w io.Writer) (int64, error)
+	// Close releases the store.
+	Close() error
+}
+
+// Page asks for one page of a list: at most Limit items after the opaque Cursor.
+type Page struct {
+	Limit  int
+	Cursor string
+}
+
+// Tx is one transaction. Getters return a KindNotFound *Error when the record does not
+// exist; Put methods that maintain a unique index return KindConflict when it is taken.
+// Byte slices and records returned are the caller's to keep.
+type Tx interface {
+	// OnCommit registers fn to run after the transaction commits (never on rollback).
+	OnCommit(fn func())
+
+	// Meta returns an installation-wide value, or nil when it is not set.
+	Meta(key string) ([]byte, error)
+	PutMeta(key string, value []byte) error
+
+	Tenant(id string) (*Tenant, error)
+	TenantBySlug(slug string) (*Tenant, error)
+	// PutTenant stores t and its slug index (KindConflict when another tenant has the slug).
+	PutTenant(t *Tenant) error
+	// Tenants lists every tenant, oldest first.
+	Tenants() ([]Tenant, error)
+
+	UserAccount(tenantID, id string) (*UserAccount, error)
+	UserAccountByEmail(email string) (*UserAccount, error)
+	// PutUserAccount stores u and its email index (KindConflict when another user has the email).
+	PutUserAccount(u *UserAccount) error
+	// Users lists a tenant's users, newest first; the string is the next cursor ("" at the end).
+	Users(tenantID string, p Page) ([]User, string, error)
+
+	// LoginGuard returns the failure record of an email (zero when there is none).
+	LoginGuard(email string) (LoginGuard, error)
+	// PutLoginGuard stores g; a zero guard deletes the record.
+	PutLoginGuard(email string, g LoginGuard) error
+
+	APIKeyByHash(hash string) (*APIKeyRecord, error)
+	APIKey(tenantID, id string) (*APIKeyRecord, error)
+	PutAPIKey(k *APIKeyRecord) error
+	DeleteAPIKey(tenantID, id string) error
+	// APIKeys lists a tenant's keys, newest first.
+	APIKeys(tenantID string) ([]APIKeyRecord, error)
+
+	// Idempotency returns the stored response of a write, or nil when the key is new.
+	Idempotency(tenantID, key string) (*IdempotencyRecord, error)
+	PutIdempotency(tenantID, key string, r *IdempotencyRecord) error
+
+	Zone(tenantID, code string) (*Zone, error)
+	// PutZone stores z under its code.
+	PutZone(tenantID string, z *Zone) error
+	// Zones lists a tenant's zones ordered by code.
+	Zones(tenantID string) ([]Zone, error)
+
+	Team(tenantID, id string) (*Team, error)
+	PutTeam(tenantID string, t *Team) error
+	// Teams lists a tenant's teams, oldest first.
+	Teams(tenantID string) ([]Team, error)
+}
+

@@ -1,0 +1,65 @@
+// Package server is the HTTP adapter of fieldrelay: routes, middleware, one handler per
+// operation, the mapping of engine errors to statuses, TLS and the admin socket.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+// Config configures a Server.
+type Config struct {
+	// InternalSecret guards /metrics.
+	InternalSecret string
+	// Logger receives the access log; slog.Default when nil.
+	Logger *slog.Logger
+}
+
+// Server serves the HTTP API of one node.
+type Server struct {
+	eng       *engine.Engine
+	cfg       Config
+	log       *slog.Logger
+	jwtSecret []byte
+	fpSecret  []byte
+	limiter   *rateLimiter
+	handler   http.Handler
+}
+
+// New returns a Server over eng. It loads (or creates) the installation's JWT secret.
+func New(ctx context.Context, eng *engine.Engine, cfg Config) (*Server, error) {
+	s := &Server{eng: eng, cfg: cfg, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	var err error
+	if s.jwtSecret, err = eng.Secret(ctx, engine.SecretJWT); err != nil {
+		return nil, err
+	}
+	s.fpSecret = s.jwtSecret
+	s.limiter = newRateLimiter(eng.Clock())
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the HTTP handler of the API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// HTTPServer returns an http.Server for addr with the node's timeouts: a slow client
+// cannot hold a connection by trickling its headers or body.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s.handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}

@@ -1,0 +1,49 @@
+package store
+
+// Root buckets. Every bucket name is declared here once and created at open.
+var (
+	bucketMeta         = []byte("meta")
+	bucketTenants      = []byte("tenants")        // tenant id (16 bytes) → Tenant
+	bucketSlugs        = []byte("slugs")          // slug → tenant id
+	bucketAPIKeys      = []byte("apikeys")        // sha256(key) hex → APIKeyRecord
+	bucketUsersByEmail = []byte("users_by_email") // email → tenant id | user id (32 bytes)
+	bucketLoginGuards  = []byte("login_guards")   // email → LoginGuard
+	bucketOutboxDue    = []byte("outbox_due")     // due time | id → tenant, kind
+	bucketTenantRoot   = []byte("t")              // tenant id → the tenant's bucket
+)
+
+var rootBuckets = [][]byte{bucketMeta, bucketTenants, bucketSlugs, bucketAPIKeys,
+	bucketUsersByEmail, bucketLoginGuards, bucketOutboxDue, bucketTenantRoot}
+
+// Buckets nested in each tenant's bucket.
+var (
+	tbEvents          = []byte("events")
+	tbEventsByIdem    = []byte("events_by_idem")
+	tbMissions        = []byte("missions")
+	tbMissionsByEvent = []byte("missions_by_event")
+	tbMissionsByTeam  = []byte("missions_by_team")
+	tbDispatches      = []byte("dispatches")
+	tbTeams           = []byte("teams")     // team id → Team
+	tbZones           = []byte("zones")     // zone code → Zone
+	tbUsers           = []byte("users")     // user id → UserAccount
+	tbAPIKeys         = []byte("apikeys")   // key id → sha256(key) hex
+	tbWebhooks        = []byte("webhooks")  //
+	tbOutbox          = []byte("outbox")    //
+	tbDevices         = []byte("devices")   //
+	tbDeviceSeq       = []byte("device_seq")
+	tbDeviceQueue     = []byte("device_queue")
+	tbBatches         = []byte("batches")
+	tbIdempotency     = []byte("idempotency") // route \n key → IdempotencyRecord
+	tbLedger          = []byte("ledger")
+	tbUsage           = []byte("usage")
+)
+
+var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByEvent,
+	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
+	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage}
+
+// Meta keys kept by the store itself.
+var metaSchemaVersion = []byte("schema_version")
+
+// schemaVersion is the layout this code reads and writes.
+const schemaVersion = 1

@@ -1,0 +1,161 @@
+// Package store is the bbolt implementation of engine.Store: the bucket layout, key
+// encoding, indexes, cursors and backups of a node's data directory.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// FileName is the database file inside a data directory.
+const FileName = "fieldrelay.db"
+
+// ErrLocked is returned by Open when another process holds the data directory.
+var ErrLocked = errors.New("the data directory is in use by another process")
+
+// ErrForeign is returned by Open for a file that is not a fieldrelay database.
+var ErrForeign = errors.New("not a fieldrelay data file")
+
+// DB is a node's bbolt database.
+type DB struct {
+	bolt *bolt.DB
+	path string
+}
+
+var _ engine.Store = (*DB)(nil)
+
+// Options configure Open.
+type Options struct {
+	// LockTimeout is how long to wait for another process to release the file (0: wait
+	// forever, which a server never wants: it sets a few seconds).
+	LockTimeout time.Duration
+	// ReadOnly opens the file without writing to it.
+	ReadOnly bool
+}
+
+// Path returns the database file of a data directory.
+func Path(dataDir string) string { return filepath.Join(dataDir, FileName) }
+
+// Open opens (creating when needed) the database of dataDir, creates its buckets and
+// checks its schema version.
+func Open(dataDir string, opt Options) (db *DB, err error) {
+	if !opt.ReadOnly {
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating the data directory: %w", err)
+		}
+	}
+	return OpenFile(Path(dataDir), opt)
+}
+
+// OpenFile opens the database file at path.
+func OpenFile(path string, opt Options) (db *DB, err error) {
+	defer func() { // bbolt panics on some corrupt files; a bad file is an error, not a crash
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("%s: %w (%v)", path, ErrForeign, r)
+		}
+	}()
+	if opt.LockTimeout == 0 {
+		opt.LockTimeout = 2 * time.Second
+	}
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, ReadOnly: opt.ReadOnly})
+	switch {
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return nil, ErrLocked
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch),
+		errors.Is(err, bolterrors.ErrChecksum), errors.Is(err, bolterrors.ErrInvalidMapping):
+		return nil, fmt.Errorf("%s: %w (%v)", path, ErrForeign, err)
+	case err != nil:
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	db = &DB{bolt: b, path: path}
+	if err := db.init(opt.ReadOnly); err != nil {
+		_ = b.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return db, nil
+}
+
+// init creates the root buckets of a new file and checks the schema of an existing one.
+func (db *DB) init(readOnly bool) error {
+	var fresh, foreign bool
+	var version int
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			empty := true
+			_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+			fresh, foreign = empty, !empty
+			return nil
+		}
+		v, err := strconv.Atoi(string(meta.Get(metaSchemaVersion)))
+		if err != nil {
+			foreign = true
+		}
+		version = v
+		return nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case foreign:
+		return ErrForeign
+	case version > schemaVersion:
+		return fmt.Errorf("schema version %d is newer than this binary's %d: upgrade fieldrelay", version, schemaVersion)
+	case readOnly:
+		if fresh {
+			return ErrForeign
+		}
+		return nil
+	}
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		for _, name := range rootBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		// Migrations from older versions run here, in order, when there are any.
+		return tx.Bucket(bucketMeta).Put(metaSchemaVersion, []byte(strconv.Itoa(schemaVersion)))
+	})
+}
+
+// View runs fn in a read-only transaction.
+func (db *DB) View(ctx context.Context, fn func(engine.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.bolt.View(func(btx *bolt.Tx) error { return fn(&tx{btx: btx}) })
+}
+
+// Update runs fn in a read-write transaction; it commits (fsynced) when fn returns nil.
+func (db *DB) Update(ctx context.Context, fn func(engine.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.bolt.Update(func(btx *bolt.Tx) error { return fn(&tx{btx: btx}) })
+}
+
+// Backup writes a consistent snapshot of the database to w, while others keep working.
+func (db *DB) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	var n int64
+	err := db.View(ctx, func(t engine.Tx) (err error) {
+		n, err = t.(*tx).btx.WriteTo(w)
+		return err
+	})
+	return n, err
+}
+
+// Close closes the database file.
+func (db *DB) Close() error { return db.bolt.Close() }
+
+// Path returns the database file's path.
+func (db *DB) Path() string { return db.path }

@@ -1,0 +1,440 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	bolt "go.etcd.io/bbolt"
+)
+
+// tx implements engine.Tx over a bbolt transaction.
+type tx struct {
+	btx *bolt.Tx
+}
+
+var _ engine.Tx = (*tx)(nil)
+
+func (t *tx) OnCommit(fn func()) { t.btx.OnCommit(fn) }
+
+// tenant returns the bucket of a tenant, or not_found.
+func (t *tx) tenant(tenantID string) (*bolt.Bucket, error) {
+	k, err := idKey(tenantID)
+	if err != nil {
+		return nil, engine.NotFound("tenant")
+	}
+	b := t.btx.Bucket(bucketTenantRoot).Bucket(k)
+	if b == nil {
+		return nil, engine.NotFound("tenant")
+	}
+	return b, nil
+}
+
+// tbucket returns a nested bucket of a tenant.
+func (t *tx) tbucket(tenantID string, name []byte) (*bolt.Bucket, error) {
+	b, err := t.tenant(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	return b.Bucket(name), nil
+}
+
+// getJSON decodes the value at k in b into v; found is false when there is none.
+func getJSON(b *bolt.Bucket, k []byte, v any) (found bool, err error) {
+	raw := b.Get(k)
+	if raw == nil {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return true, fmt.Errorf("decoding record %x: %w", k, err)
+	}
+	return true, nil
+}
+
+func putJSON(b *bolt.Bucket, k []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, raw)
+}
+
+func (t *tx) Meta(key string) ([]byte, error) {
+	v := t.btx.Bucket(bucketMeta).Get([]byte(key))
+	if v == nil {
+		return nil, nil
+	}
+	return bytes.Clone(v), nil
+}
+
+func (t *tx) PutMeta(key string, value []byte) error {
+	return t.btx.Bucket(bucketMeta).Put([]byte(key), value)
+}
+
+func (t *tx) Tenant(id string) (*engine.Tenant, error) {
+	k, err := idKey(id)
+	if err != nil {
+		return nil, engine.NotFound("tenant")
+	}
+	var out engine.Tenant
+	if ok, err := getJSON(t.btx.Bucket(bucketTenants), k, &out); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("tenant")
+		}
+		return nil, err
+	}
+	return &out, nil
+}
+
+func (t *tx) TenantBySlug(slug string) (*engine.Tenant, error) {
+	id := t.btx.Bucket(bucketSlugs).Get([]byte(slug))
+	if id == nil {
+		return nil, engine.NotFound("tenant " + slug)
+	}
+	return t.Tenant(idString(id))
+}
+
+func (t *tx) PutTenant(tn *engine.Tenant) error {
+	k, err := idKey(tn.ID)
+	if err != nil {
+		return err
+	}
+	slugs := t.btx.Bucket(bucketSlugs)
+	if owner := slugs.Get([]byte(tn.Slug)); owner != nil && !bytes.Equal(owner, k) {
+		return engine.Errorf(engine.KindConflict, "slug %q is taken", tn.Slug)
+	}
+	var old engine.Tenant
+	if ok, err := getJSON(t.btx.Bucket(bucketTenants), k, &old); err != nil {
+		return err
+	} else if ok && old.Slug != tn.Slug {
+		if err := slugs.Delete([]byte(old.Slug)); err != nil {
+			return err
+		}
+	}
+	if err := slugs.Put([]byte(tn.Slug), k); err != nil {
+		return err
+	}
+	tb, err := t.btx.Bucket(bucketTenantRoot).CreateBucketIfNotExists(k)
+	if err != nil {
+		return err
+	}
+	for _, name := range tenantBuckets {
+		if _, err := tb.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	return putJSON(t.btx.Bucket(bucketTenants), k, tn)
+}
+
+func (t *tx) Tenants() ([]engine.Tenant, error) {
+	var out []engine.Tenant
+	err := t.btx.Bucket(bucketTenants).ForEach(func(_, v []byte) error {
+		var tn engine.Tenant
+		if err := json.Unmarshal(v, &tn); err != nil {
+			return err
+		}
+		out = append(out, tn)
+		return nil
+	})
+	return out, err
+}
+
+func (t *tx) UserAccount(tenantID, id string) (*engine.UserAccount, error) {
+	b, err := t.tbucket(tenantID, tbUsers)
+	if err != nil {
+		return nil, err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return nil, engine.NotFound("user")
+	}
+	var u engine.UserAccount
+	if ok, err := getJSON(b, k, &u); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("user")
+		}
+		return nil, err
+	}
+	return &u, nil
+}
+
+func (t *tx) UserAccountByEmail(email string) (*engine.UserAccount, error) {
+	v := t.btx.Bucket(bucketUsersByEmail).Get([]byte(email))
+	if len(v) != 32 {
+		return nil, engine.NotFound("user")
+	}
+	return t.UserAccount(idString(v[:16]), idString(v[16:]))
+}
+
+func (t *tx) PutUserAccount(u *engine.UserAccount) error {
+	b, err := t.tbucket(u.TenantID, tbUsers)
+	if err != nil {
+		return err
+	}
+	ref, err := pair(u.TenantID, u.ID)
+	if err != nil {
+		return err
+	}
+	emails := t.btx.Bucket(bucketUsersByEmail)
+	if owner := emails.Get([]byte(u.Email)); owner != nil && !bytes.Equal(owner, ref) {
+		return engine.Errorf(engine.KindConflict, "a user with email %s exists", u.Email)
+	}
+	var old engine.UserAccount
+	if ok, err := getJSON(b, ref[16:], &old); err != nil {
+		return err
+	} else if ok && old.Email != u.Email {
+		if err := emails.Delete([]byte(old.Email)); err != nil {
+			return err
+		}
+	}
+	if err := emails.Put([]byte(u.Email), ref); err != nil {
+		return err
+	}
+	return putJSON(b, ref[16:], u)
+}
+
+func (t *tx) Users(tenantID string, p engine.Page) ([]engine.User, string, error) {
+	b, err := t.tbucket(tenantID, tbUsers)
+	if err != nil {
+		return nil, "", err
+	}
+	out := []engine.User{}
+	next, err := listNewestFirst(b, p, 16, func(_, v []byte) error {
+		var u engine.UserAccount
+		if err := json.Unmarshal(v, &u); err != nil {
+			return err
+		}
+		out = append(out, u.User)
+		return nil
+	})
+	return out, next, err
+}
+
+// listNewestFirst walks b backwards from the page's cursor, calling fn for at most
+// p.Limit entries, and returns the cursor of the next page ("" when there is none).
+func listNewestFirst(b *bolt.Bucket, p engine.Page, keyLen int, fn func(k, v []byte) error) (string, error) {
+	c := b.Cursor()
+	var k, v []byte
+	if p.Cursor == "" {
+		k, v = c.Last()
+	} else {
+		after, err := decodeCursor(p.Cursor, keyLen)
+		if err != nil {
+			return "", err
+		}
+		k, v = c.Seek(after)
+		if k == nil {
+			k, v = c.Last()
+		}
+		for k != nil && bytes.Compare(k, after) >= 0 {
+			k, v = c.Prev()
+		}
+	}
+	var last []byte
+	for n := 0; k != nil; k, v = c.Prev() {
+		if n == p.Limit {
+			return encodeCursor(last), nil
+		}
+		if err := fn(k, v); err != nil {
+			return "", err
+		}
+		last = bytes.Clone(k)
+		n++
+	}
+	return "", nil
+}
+
+func (t *tx) LoginGuard(email string) (engine.LoginGuard, error) {
+	var g engine.LoginGuard
+	_, err := getJSON(t.btx.Bucket(bucketLoginGuards), []byte(email), &g)
+	return g, err
+}
+
+func (t *tx) PutLoginGuard(email string, g engine.LoginGuard) error {
+	b := t.btx.Bucket(bucketLoginGuards)
+	if g.IsZero() {
+		return b.Delete([]byte(email))
+	}
+	return putJSON(b, []byte(email), g)
+}
+
+func (t *tx) APIKeyByHash(hash string) (*engine.APIKeyRecord, error) {
+	var k engine.APIKeyRecord
+	if ok, err := getJSON(t.btx.Bucket(bucketAPIKeys), []byte(hash), &k); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("api key")
+		}
+		return nil, err
+	}
+	return &k, nil
+}
+
+func (t *tx) APIKey(tenantID, id string) (*engine.APIKeyRecord, error) {
+	b, err := t.tbucket(tenantID, tbAPIKeys)
+	if err != nil {
+		return nil, err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return nil, engine.NotFound("api key")
+	}
+	hash := b.Get(k)
+	if hash == nil {
+		return nil, engine.NotFound("api key")
+	}
+	return t.APIKeyByHash(string(hash))
+}
+
+func (t *tx) PutAPIKey(rec *engine.APIKeyRecord) error {
+	b, err := t.tbucket(rec.TenantID, tbAPIKeys)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(rec.ID)
+	if err != nil {
+		return err
+	}
+	if err := b.Put(k, []byte(rec.Hash)); err != nil {
+		return err
+	}
+	return putJSON(t.btx.Bucket(bucketAPIKeys), []byte(rec.Hash), rec)
+}
+
+func (t *tx) DeleteAPIKey(tenantID, id string) error {
+	rec, err := t.APIKey(tenantID, id)
+	if err != nil {
+		return err
+	}
+	b, _ := t.tbucket(tenantID, tbAPIKeys)
+	k, _ := idKey(id)
+	if err := b.Delete(k); err != nil {
+		return err
+	}
+	return t.btx.Bucket(bucketAPIKeys).Delete([]byte(rec.Hash))
+}
+
+func (t *tx) APIKeys(tenantID string) ([]engine.APIKeyRecord, error) {
+	b, err := t.tbucket(tenantID, tbAPIKeys)
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.APIKeyRecord
+	c := b.Cursor()
+	for k, hash := c.Last(); k != nil; k, hash = c.Prev() {
+		rec, err := t.APIKeyByHash(string(hash))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *rec)
+	}
+	return out, nil
+}
+
+func (t *tx) Idempotency(tenantID, key string) (*engine.IdempotencyRecord, error) {
+	b, err := t.tbucket(tenantID, tbIdempotency)
+	if err != nil {
+		return nil, err
+	}
+	var r engine.IdempotencyRecord
+	if ok, err := getJSON(b, []byte(key), &r); !ok || err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func (t *tx) PutIdempotency(tenantID, key string, r *engine.IdempotencyRecord) error {
+	b, err := t.tbucket(tenantID, tbIdempotency)
+	if err != nil {
+		return err
+	}
+	return putJSON(b, []byte(key), r)
+}
+
+func (t *tx) Zone(tenantID, code string) (*engine.Zone, error) {
+	b, err := t.tbucket(tenantID, tbZones)
+	if err != nil {
+		return nil, err
+	}
+	var z engine.Zone
+	if ok, err := getJSON(b, []byte(code), &z); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("zone")
+		}
+		return nil, err
+	}
+	return &z, nil
+}
+
+func (t *tx) PutZone(tenantID string, z *engine.Zone) error {
+	b, err := t.tbucket(tenantID, tbZones)
+	if err != nil {
+		return err
+	}
+	return putJSON(b, []byte(z.Code), z)
+}
+
+func (t *tx) Zones(tenantID string) ([]engine.Zone, error) {
+	b, err := t.tbucket(tenantID, tbZones)
+	if err != nil {
+		return nil, err
+	}
+	out := []engine.Zone{}
+	err = b.ForEach(func(_, v []byte) error {
+		var z engine.Zone
+		if err := json.Unmarshal(v, &z); err != nil {
+			return err
+		}
+		out = append(out, z)
+		return nil
+	})
+	return out, err
+}
+
+func (t *tx) Team(tenantID, id string) (*engine.Team, error) {
+	b, err := t.tbucket(tenantID, tbTeams)
+	if err != nil {
+		return nil, err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return nil, engine.NotFound("team")
+	}
+	var tm engine.Team
+	if ok, err := getJSON(b, k, &tm); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("team")
+		}
+		return nil, err
+	}
+	return &tm, nil
+}
+
+func (t *tx) PutTeam(tenantID string, tm *engine.Team) error {
+	b, err := t.tbucket(tenantID, tbTeams)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(tm.ID)
+	if err != nil {
+		return err
+	}
+	return putJSON(b, k, tm)
+}
+
+func (t *tx) Teams(tenantID string) ([]engine.Team, error) {
+	b, err := t.tbucket(tenantID, tbTeams)
+	if err != nil {
+		return nil, err
+	}
+	out := []engine.Team{}
+	err = b.ForEach(func(_, v []byte) error {
+		var tm engine.Team
+		if err := json.Unmarshal(v, &tm); err != nil {
+			return err
+		}
+		out = append(out, tm)
+		return nil
+	})
+	return out, err
+}

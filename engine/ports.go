@@ -62,6 +62,11 @@ type Tx interface {
 	// APIKeys lists a tenant's keys, newest first.
 	APIKeys(tenantID string) ([]APIKeyRecord, error)
 
+	// AuthToken returns a reset or verify token by the hash of the token.
+	AuthToken(hash string) (*AuthToken, error)
+	PutAuthToken(hash string, t *AuthToken) error
+	DeleteAuthToken(hash string) error
+
 	// Idempotency returns the stored response of a write, or nil when the key is new.
 	Idempotency(tenantID, key string) (*IdempotencyRecord, error)
 	PutIdempotency(tenantID, key string, r *IdempotencyRecord) error
@@ -77,4 +82,3 @@ type Tx interface {
 	// Teams lists a tenant's teams, oldest first.
 	Teams(tenantID string) ([]Team, error)
 }
-

@@ -8,12 +8,13 @@ var (
 	bucketAPIKeys      = []byte("apikeys")        // sha256(key) hex → APIKeyRecord
 	bucketUsersByEmail = []byte("users_by_email") // email → tenant id | user id (32 bytes)
 	bucketLoginGuards  = []byte("login_guards")   // email → LoginGuard
+	bucketAuthTokens   = []byte("auth_tokens")    // sha256(token) hex → AuthToken
 	bucketOutboxDue    = []byte("outbox_due")     // due time | id → tenant, kind
 	bucketTenantRoot   = []byte("t")              // tenant id → the tenant's bucket
 )
 
 var rootBuckets = [][]byte{bucketMeta, bucketTenants, bucketSlugs, bucketAPIKeys,
-	bucketUsersByEmail, bucketLoginGuards, bucketOutboxDue, bucketTenantRoot}
+	bucketUsersByEmail, bucketLoginGuards, bucketAuthTokens, bucketOutboxDue, bucketTenantRoot}
 
 // Buckets nested in each tenant's bucket.
 var (
@@ -23,13 +24,13 @@ var (
 	tbMissionsByEvent = []byte("missions_by_event")
 	tbMissionsByTeam  = []byte("missions_by_team")
 	tbDispatches      = []byte("dispatches")
-	tbTeams           = []byte("teams")     // team id → Team
-	tbZones           = []byte("zones")     // zone code → Zone
-	tbUsers           = []byte("users")     // user id → UserAccount
-	tbAPIKeys         = []byte("apikeys")   // key id → sha256(key) hex
-	tbWebhooks        = []byte("webhooks")  //
-	tbOutbox          = []byte("outbox")    //
-	tbDevices         = []byte("devices")   //
+	tbTeams           = []byte("teams")    // team id → Team
+	tbZones           = []byte("zones")    // zone code → Zone
+	tbUsers           = []byte("users")    // user id → UserAccount
+	tbAPIKeys         = []byte("apikeys")  // key id → sha256(key) hex
+	tbWebhooks        = []byte("webhooks") //
+	tbOutbox          = []byte("outbox")   //
+	tbDevices         = []byte("devices")  //
 	tbDeviceSeq       = []byte("device_seq")
 	tbDeviceQueue     = []byte("device_queue")
 	tbBatches         = []byte("batches")

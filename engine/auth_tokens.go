@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"context"
+	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -66,6 +69,9 @@ func (e *Engine) ResetPassword(tx Tx, in ResetPasswordInput) (*PasswordChanged, 
 		return nil, err
 	}
 	u.PasswordHash = e.pw.Hash(in.NewPassword)
+	if u.Status == UserPending { // the token proved the email, as a verify token does
+		u.Status = UserActive
+	}
 	u.TokenVersion++
 	u.UpdatedAt = At(e.clock.Now())
 	if err := tx.PutUserAccount(u); err != nil {
@@ -96,4 +102,89 @@ func (e *Engine) spendAuthToken(tx Tx, token, kind string) (*UserAccount, error)
 		return nil, bad
 	}
 	return u, err
+}
+
+// Mailer delivers reset and verify tokens to their users. The engine calls it after the
+// transaction that issued the token commits.
+type Mailer interface {
+	SendToken(ctx context.Context, t *IssuedToken) error
+}
+
+// LogMailer writes tokens to the server log: the delivery of a node with no SMTP relay,
+// where an admin reads them there or with `fieldrelay user reset-link`.
+type LogMailer struct{ Log *slog.Logger }
+
+// SendToken logs the token.
+func (m LogMailer) SendToken(_ context.Context, t *IssuedToken) error {
+	m.Log.Info("account token issued: deliver it to the user", "email", t.Email, "kind", t.Kind,
+		"token", t.Token, "expires_at", t.ExpiresAt.Format(TimeLayout))
+	return nil
+}
+
+// sendAfterCommit delivers a token once tx has committed.
+func (e *Engine) sendAfterCommit(tx Tx, t *IssuedToken) {
+	tx.OnCommit(func() {
+		if err := e.mailer.SendToken(context.Background(), t); err != nil {
+			e.log.Warn("delivering an account token failed", "kind", t.Kind, "err", err)
+		}
+	})
+}
+
+// ForgotPasswordInput is the body of POST /v1/auth/forgot-password.
+type ForgotPasswordInput struct {
+	Email string `json:"email"`
+}
+
+// ForgotPassword issues a reset token to the user with the email, if there is one, and
+// delivers it. It answers the same whether or not the account exists.
+func (e *Engine) ForgotPassword(tx Tx, in ForgotPasswordInput) error {
+	email := strings.ToLower(strings.TrimSpace(in.Email))
+	if email == "" {
+		return Invalid("email", "email is required")
+	}
+	t, err := e.IssueAuthToken(tx, email, TokenReset)
+	if IsKind(err, KindNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	e.sendAfterCommit(tx, t)
+	return nil
+}
+
+// VerifyInput is the body of POST /v1/auth/verify.
+type VerifyInput struct {
+	Token    string `json:"token"`
+	Password string `json:"password"`
+}
+
+// VerifyAccount activates a pending user with its verify token, setting its password
+// (required when it has none).
+func (e *Engine) VerifyAccount(tx Tx, in VerifyInput) (*User, error) {
+	if in.Token == "" {
+		return nil, Invalid("token", "token is required")
+	}
+	if in.Password != "" {
+		if err := checkPassword("password", in.Password); err != nil {
+			return nil, err
+		}
+	}
+	u, err := e.spendAuthToken(tx, in.Token, TokenVerify)
+	if err != nil {
+		return nil, err
+	}
+	if u.PasswordHash == "" && in.Password == "" {
+		return nil, Invalid("password", "password is required to activate this account")
+	}
+	if u.Status != UserPending {
+		return nil, Errorf(KindConflict, "this account is already %s", u.Status)
+	}
+	if in.Password != "" {
+		u.PasswordHash = e.pw.Hash(in.Password)
+	}
+	u.Status = UserActive
+	u.TokenVersion++
+	u.UpdatedAt = At(e.clock.Now())
+	return &u.User, tx.PutUserAccount(u)
 }

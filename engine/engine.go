@@ -16,14 +16,17 @@ type Options struct {
 	Logger *slog.Logger
 	// Password sets the cost of password hashing; DefaultPasswordParams when zero.
 	Password PasswordParams
+	// Mailer delivers account tokens; a LogMailer when nil.
+	Mailer Mailer
 }
 
 // Engine runs the use cases of one node over a Store.
 type Engine struct {
-	store Store
-	clock Clock
-	log   *slog.Logger
-	pw    PasswordParams
+	store  Store
+	clock  Clock
+	log    *slog.Logger
+	pw     PasswordParams
+	mailer Mailer
 	// dummyHash is verified against for unknown emails, so that a login costs the same
 	// whether or not the account exists.
 	dummyHash string
@@ -31,12 +34,15 @@ type Engine struct {
 
 // New returns an Engine over store.
 func New(store Store, opt Options) *Engine {
-	e := &Engine{store: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password}
+	e := &Engine{store: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password, mailer: opt.Mailer}
 	if e.clock == nil {
 		e.clock = SystemClock{}
 	}
 	if e.log == nil {
 		e.log = slog.Default()
+	}
+	if e.mailer == nil {
+		e.mailer = LogMailer{Log: e.log}
 	}
 	if e.pw == (PasswordParams{}) {
 		e.pw = DefaultPasswordParams

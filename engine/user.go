@@ -97,6 +97,13 @@ func (e *Engine) createUser(tx Tx, tenantID string, in CreateUserInput) (*User, 
 	if err := tx.PutUserAccount(u); err != nil {
 		return nil, err
 	}
+	if u.Status == UserPending {
+		t, err := e.IssueAuthToken(tx, u.Email, TokenVerify)
+		if err != nil {
+			return nil, err
+		}
+		e.sendAfterCommit(tx, t)
+	}
 	return &u.User, nil
 }
 
@@ -175,7 +182,10 @@ func (e *Engine) UpdateUser(tx Tx, p Principal, id string, in UpdateUserInput) (
 // SetUserStatus suspends or activates a user by email (`fieldrelay user suspend|activate`).
 // Both end the user's sessions at once.
 func (e *Engine) SetUserStatus(tx Tx, email, status string) (*User, error) {
-	u, err := tx.UserAccountByEmail(email)
+	if status != UserActive && status != UserSuspended {
+		return nil, Invalid("status", "status must be active or suspended")
+	}
+	u, err := tx.UserAccountByEmail(strings.ToLower(strings.TrimSpace(email)))
 	if err != nil {
 		return nil, err
 	}

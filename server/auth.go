@@ -1,0 +1,67 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Authentication headers.
+const (
+	headerAPIKey = "x-svc-api-key"
+	bearerPrefix = "Bearer "
+)
+
+// claims are a session token's claims.
+type claims struct {
+	jwt.RegisteredClaims
+	TenantID string `json:"tid"`
+	Role     string `json:"role"`
+	Ver      int64  `json:"ver"`
+}
+
+// issueToken signs an 8-hour HS256 token for a user account.
+func (s *Server) issueToken(u *engine.UserAccount) (string, error) {
+	now := s.eng.Clock().Now()
+	c := claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Subject:   u.ID,
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(engine.TokenLifetime)),
+			ID:        engine.NewID(),
+		},
+		TenantID: u.TenantID, Role: u.RBACLevel, Ver: u.TokenVersion,
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(s.jwtSecret)
+}
+
+// authenticate resolves the principal of a request: the API key header wins over a
+// bearer token.
+func (s *Server) authenticate(r *http.Request) (engine.Principal, error) {
+	if key := r.Header.Get(headerAPIKey); key != "" {
+		return s.eng.AuthenticateKey(r.Context(), key)
+	}
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return engine.Principal{}, engine.Errorf(engine.KindUnauthorized, "authentication required: send an API key in x-svc-api-key or a bearer token")
+	}
+	if len(h) < len(bearerPrefix) || !strings.EqualFold(h[:len(bearerPrefix)], bearerPrefix) {
+		return engine.Principal{}, engine.Errorf(engine.KindUnauthorized, "the Authorization header must be a Bearer token")
+	}
+	var c claims
+	_, err := jwt.ParseWithClaims(strings.TrimSpace(h[len(bearerPrefix):]), &c,
+		func(*jwt.Token) (any, error) { return s.jwtSecret, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithTimeFunc(s.eng.Clock().Now),
+		jwt.WithExpirationRequired(), jwt.WithIssuedAt())
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return engine.Principal{}, engine.Errorf(engine.KindTokenExpired, "the token has expired; log in again")
+	case err != nil || !engine.ValidID(c.Subject) || !engine.ValidID(c.TenantID):
+		return engine.Principal{}, engine.Errorf(engine.KindUnauthorized, "invalid token")
+	}
+	return s.eng.AuthenticateUser(r.Context(), c.TenantID, c.Subject, c.Ver)
+}

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/julienschmidt/httprouter"
+)
+
+// loginReply answers POST /v1/auth/login.
+type loginReply struct {
+	Token     string       `json:"token"`
+	ExpiresIn int          `json:"expires_in"`
+	User      *engine.User `json:"user"`
+}
+
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var in engine.LoginInput
+	if err := s.decode(r, &in); err != nil {
+		return err
+	}
+	acct, err := s.eng.Login(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	token, err := s.issueToken(acct)
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, loginReply{Token: token,
+		ExpiresIn: int(engine.TokenLifetime.Seconds()), User: &acct.User})
+}
+
+func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	body, in, err := decodeBody[engine.ChangePasswordInput](r)
+	if err != nil {
+		return err
+	}
+	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+		return s.eng.ChangePassword(tx, principal(r), in)
+	})
+}
+
+// accepted answers forgot-password, whatever the email.
+type accepted struct {
+	Accepted bool   `json:"accepted"`
+	Message  string `json:"message"`
+}
+
+func (s *Server) handleForgotPassword(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var in engine.ForgotPasswordInput
+	if err := s.decode(r, &in); err != nil {
+		return err
+	}
+	if err := s.eng.Update(r.Context(), func(tx engine.Tx) error { return s.eng.ForgotPassword(tx, in) }); err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusAccepted, accepted{true,
+		"if an account has this email, a reset token is on its way; it is valid for one hour"})
+}
+
+func (s *Server) handleResetPassword(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var in engine.ResetPasswordInput
+	if err := s.decode(r, &in); err != nil {
+		return err
+	}
+	var out *engine.PasswordChanged
+	err := s.eng.Update(r.Context(), func(tx engine.Tx) (err error) {
+		out, err = s.eng.ResetPassword(tx, in)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, out)
+}
+
+func (s *Server) handleVerify(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var in engine.VerifyInput
+	if err := s.decode(r, &in); err != nil {
+		return err
+	}
+	var out *engine.User
+	err := s.eng.Update(r.Context(), func(tx engine.Tx) (err error) {
+		out, err = s.eng.VerifyAccount(tx, in)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, out)
+}
+
+// decode reads a request body of at most 1 MiB into v.
+func (s *Server) decode(r *http.Request, v any) error {
+	body, err := readBody(r, maxBody)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(body, v)
+}
+
+// decodeBody reads a request body of at most 1 MiB and decodes it into a T, returning
+// the raw body too (for the idempotency fingerprint).
+func decodeBody[T any](r *http.Request) ([]byte, T, error) {
+	var in T
+	body, err := readBody(r, maxBody)
+	if err != nil {
+		return nil, in, err
+	}
+	return body, in, decodeJSON(body, &in)
+}

@@ -1,0 +1,24 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/julienschmidt/httprouter"
+)
+
+type health struct {
+	Status string `json:"status"`
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	return writeOne(w, r, http.StatusOK, health{"ok"})
+}
+
+// handleReadyz answers ready when the store answers a read.
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if err := s.eng.View(r.Context(), func(engine.Tx) error { return nil }); err != nil {
+		return &engine.Error{Kind: engine.KindUnavailable, Msg: "the store is not available", Err: err}
+	}
+	return writeOne(w, r, http.StatusOK, health{"ready"})
+}

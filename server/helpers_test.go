@@ -1,0 +1,246 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/server"
+	"github.com/fieldrelay/fieldrelay/store"
+)
+
+// cheapPasswords keeps argon2id fast in tests.
+var cheapPasswords = engine.PasswordParams{Time: 1, Memory: 64, Threads: 1}
+
+const testPassword = "correct horse battery"
+
+// captureMailer keeps the tokens the engine sends.
+type captureMailer struct {
+	mu     sync.Mutex
+	tokens []engine.IssuedToken
+}
+
+func (m *captureMailer) SendToken(_ context.Context, t *engine.IssuedToken) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tokens = append(m.tokens, *t)
+	return nil
+}
+
+func (m *captureMailer) last(t *testing.T, kind string) string {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := len(m.tokens) - 1; i >= 0; i-- {
+		if m.tokens[i].Kind == kind {
+			return m.tokens[i].Token
+		}
+	}
+	t.Fatalf("no %s token was sent", kind)
+	return ""
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// node is a real server on 127.0.0.1 over a store in a temp dir, with a fake clock.
+type node struct {
+	t      testing.TB
+	url    string
+	eng    *engine.Engine
+	clock  *engine.FakeClock
+	mailer *captureMailer
+	logs   *syncBuffer
+	client *http.Client
+	srv    *server.Server
+}
+
+// on returns the node bound to a subtest's t, so that failures stop the right test.
+func (n *node) on(t testing.TB) *node { c := *n; c.t = t; return &c }
+
+// handler returns the node's router, for benchmarks that skip the network.
+func (n *node) handler(testing.TB) http.Handler { return n.srv.Handler() }
+
+// tenantFix is a tenant with its first API key and a user of each role.
+type tenantFix struct {
+	tenant *engine.Tenant
+	key    string
+	emails map[string]string // role → email
+}
+
+// nodeOptions vary a test node.
+type nodeOptions struct {
+	// realPasswords uses the production argon2id costs.
+	realPasswords bool
+}
+
+func newNode(t testing.TB) *node { t.Helper(); return newNodeWith(t, nodeOptions{}) }
+
+func newNodeWith(t testing.TB, opt nodeOptions) *node {
+	t.Helper()
+	db, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	n := &node{t: t, clock: engine.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
+		mailer: &captureMailer{}, logs: &syncBuffer{}}
+	log := slog.New(slog.NewJSONHandler(n.logs, nil))
+	pw := cheapPasswords
+	if opt.realPasswords {
+		pw = engine.DefaultPasswordParams
+	}
+	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: pw, Mailer: n.mailer, Logger: log})
+	srv, err := server.New(context.Background(), n.eng, server.Config{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.srv = srv
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	n.url, n.client = hs.URL, hs.Client()
+	return n
+}
+
+// addTenant creates a tenant with a user of every role.
+func (n *node) addTenant(slug, plan string) *tenantFix {
+	n.t.Helper()
+	f := &tenantFix{emails: map[string]string{}}
+	err := n.eng.Update(context.Background(), func(tx engine.Tx) error {
+		ct, err := n.eng.CreateTenant(tx, engine.CreateTenantInput{Name: slug + " org", Slug: slug,
+			Email: "ops@" + slug + ".example", Country: "FR", Plan: plan})
+		if err != nil {
+			return err
+		}
+		f.tenant, f.key = ct.Tenant, ct.APIKey
+		for _, role := range engine.Roles {
+			email := role + "@" + slug + ".example"
+			if _, err := n.eng.CreateUserIn(tx, slug, engine.CreateUserInput{Email: email,
+				Name: role, Role: role, Password: testPassword}); err != nil {
+				return err
+			}
+			f.emails[role] = email
+		}
+		return nil
+	})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return f
+}
+
+// login returns a bearer token for email.
+func (n *node) login(email string) string {
+	n.t.Helper()
+	res := n.do("POST", "/v1/auth/login", map[string]any{"email": email, "password": testPassword})
+	res.want(http.StatusOK)
+	return "Bearer " + res.str("token")
+}
+
+// response is a decoded answer.
+type response struct {
+	t      testing.TB
+	status int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+}
+
+// do sends a request; body is JSON-encoded unless it is a string or []byte. headers are
+// name, value pairs.
+func (n *node) do(method, path string, body any, headers ...string) *response {
+	n.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, n.url+path, rd)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := n.client.Do(req)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	res := &response{t: n.t, status: resp.StatusCode, header: resp.Header, raw: raw}
+	if err := json.Unmarshal(raw, &res.body); err != nil {
+		n.t.Fatalf("%s %s: body is not a JSON object: %q", method, path, raw)
+	}
+	if id := res.str("request_id"); id == "" || id != resp.Header.Get("X-Request-Id") {
+		n.t.Fatalf("%s %s: request_id %q in body, %q in header", method, path, id, resp.Header.Get("X-Request-Id"))
+	}
+	return res
+}
+
+func (r *response) want(status int) *response {
+	r.t.Helper()
+	if r.status != status {
+		r.t.Fatalf("status %d, want %d: %s", r.status, status, r.raw)
+	}
+	return r
+}
+
+// wantErr checks the status, error code and (when given) the field.
+func (r *response) wantErr(status int, code string, field ...string) *response {
+	r.t.Helper()
+	r.want(status)
+	if r.str("error") != code {
+		r.t.Fatalf("error %q, want %q: %s", r.str("error"), code, r.raw)
+	}
+	if r.str("message") == "" {
+		r.t.Fatalf("error without a message: %s", r.raw)
+	}
+	if len(field) > 0 && r.str("field") != field[0] {
+		r.t.Fatalf("field %q, want %q: %s", r.str("field"), field[0], r.raw)
+	}
+	return r
+}
+
+func (r *response) str(k string) string {
+	s, _ := r.body[k].(string)
+	return s
+}
+
+func (r *response) num(k string) float64 {
+	f, _ := r.body[k].(float64)
+	return f
+}

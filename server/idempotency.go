@@ -1,0 +1,64 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+// headerIdempotencyKey names a write's idempotency key; a body field idempotency_key does
+// the same where a body exists.
+const headerIdempotencyKey = "Idempotency-Key"
+
+// idempotencyKey reads a write's key from the header, else from the body. Keys are scoped
+// to the tenant and the route (method and path).
+func (s *Server) idempotencyKey(r *http.Request, body []byte) (*engine.IdempotencyKey, error) {
+	key := r.Header.Get(headerIdempotencyKey)
+	if key == "" && len(body) > 0 {
+		var in struct {
+			Key *string `json:"idempotency_key"`
+		}
+		if err := decodeJSON(body, &in); err != nil {
+			return nil, err
+		}
+		if in.Key != nil {
+			key = *in.Key
+		}
+	}
+	if key == "" {
+		return nil, nil
+	}
+	if err := engine.ValidateIdempotencyKey("idempotency_key", key); err != nil {
+		return nil, err
+	}
+	return &engine.IdempotencyKey{Route: r.Method + " " + r.URL.Path, Key: key,
+		Fingerprint: engine.Fingerprint(s.fpSecret, body)}, nil
+}
+
+// write runs one write use case in one transaction with the request's idempotency key,
+// renders its result inside that transaction (so that a replay returns the same bytes)
+// and answers it with status. A replay answers the stored status, body and request id.
+func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, status int, run func(engine.Tx) (any, error)) error {
+	key, err := s.idempotencyKey(r, body)
+	if err != nil {
+		return err
+	}
+	reqID := requestID(r)
+	reply, err := s.eng.Write(r.Context(), principal(r).TenantID, key, func(tx engine.Tx) (engine.Reply, error) {
+		v, err := run(tx)
+		if err != nil {
+			return engine.Reply{}, err
+		}
+		b, err := render(v, reqID)
+		return engine.Reply{Status: status, Body: b, RequestID: reqID}, err
+	})
+	if err != nil {
+		return err
+	}
+	if reply.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.Header().Set("X-Request-Id", reply.RequestID)
+	}
+	writeBody(w, reply.Status, reply.Body)
+	return nil
+}

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// writeJSON writes v as the JSON body with the given status.
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		body = []byte(`{"error":"internal_error","message":"internal error","request_id":` + strconv.Quote(requestID(r)) + `}`)
+		status = http.StatusInternalServerError
+	}
+	writeBody(w, status, body)
+}
+
+// writeBody writes a ready JSON body.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// render encodes a single resource as a flat JSON object with request_id added.
+func render(v any, reqID string) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return withRequestID(body, reqID), nil
+}
+
+// withRequestID adds "request_id" to the JSON object in body.
+func withRequestID(body []byte, reqID string) []byte {
+	body = bytes.TrimRight(body, " \n")
+	out := make([]byte, 0, len(body)+len(reqID)+16)
+	out = append(out, body[:len(body)-1]...)
+	if len(body) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"request_id":`...)
+	out = strconv.AppendQuote(out, reqID)
+	return append(out, '}')
+}
+
+// list is the envelope of every list.
+type list[T any] struct {
+	Data       []T    `json:"data"`
+	Count      int    `json:"count"`
+	NextCursor string `json:"next_cursor,omitempty"`
+	RequestID  string `json:"request_id"`
+}
+
+// writeList answers a page of items.
+func writeList[T any](w http.ResponseWriter, r *http.Request, items []T, next string) {
+	if items == nil {
+		items = []T{}
+	}
+	writeJSON(w, r, http.StatusOK, list[T]{Data: items, Count: len(items), NextCursor: next, RequestID: requestID(r)})
+}
+
+// writeOne answers a single resource.
+func writeOne(w http.ResponseWriter, r *http.Request, status int, v any) error {
+	body, err := render(v, requestID(r))
+	if err != nil {
+		return err
+	}
+	writeBody(w, status, body)
+	return nil
+}

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/julienschmidt/httprouter"
+)
+
+// handler is the shape of every operation: it returns an error instead of writing one.
+type handler func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error
+
+// Access of a route.
+const (
+	public        = "public"        // no credentials
+	authenticated = "authenticated" // any valid credentials
+)
+
+// route is one operation: method, path, the permission it needs (or public /
+// authenticated), and its handler.
+type route struct {
+	method, path string
+	perm         string
+	h            handler
+	// allowSuspended lets a suspended tenant through (GET /v1/tenant/me only).
+	allowSuspended bool
+}
+
+// routeTable lists every route of the API in one place.
+func (s *Server) routeTable() []route {
+	return []route{
+		{method: "GET", path: "/healthz", perm: public, h: s.handleHealthz},
+		{method: "GET", path: "/readyz", perm: public, h: s.handleReadyz},
+
+		{method: "POST", path: "/v1/auth/login", perm: public, h: s.handleLogin},
+		{method: "POST", path: "/v1/auth/forgot-password", perm: public, h: s.handleForgotPassword},
+		{method: "POST", path: "/v1/auth/reset-password", perm: public, h: s.handleResetPassword},
+		{method: "POST", path: "/v1/auth/verify", perm: public, h: s.handleVerify},
+		{method: "POST", path: "/v1/auth/change-password", perm: authenticated, h: s.handleChangePassword},
+
+		{method: "GET", path: "/v1/tenant/me", perm: authenticated, h: s.handleTenantMe, allowSuspended: true},
+		{method: "PATCH", path: "/v1/tenant/dispatch-settings", perm: engine.PermSettingsDispatch, h: s.handleDispatchSettings},
+		{method: "POST", path: "/v1/tenant/users", perm: engine.PermTenantAdmin, h: s.handleCreateUser},
+		{method: "GET", path: "/v1/tenant/users", perm: engine.PermTenantAdmin, h: s.handleListUsers},
+		{method: "PATCH", path: "/v1/tenant/users/:id", perm: engine.PermTenantAdmin, h: s.handleUpdateUser},
+	}
+}
+
+// routes builds the router: every route wrapped once, and 404, 405 and panics answered
+// by the same error writer.
+func (s *Server) routes() http.Handler {
+	rt := httprouter.New()
+	rt.RedirectTrailingSlash = false
+	rt.RedirectFixedPath = false
+	rt.HandleOPTIONS = false
+	for _, rte := range s.routeTable() {
+		rt.Handle(rte.method, rte.path, s.wrap(rte))
+	}
+	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, engine.Errorf(engine.KindNotFound, "no such route: %s %s", r.Method, r.URL.Path))
+	})
+	rt.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, engine.Errorf(engine.KindMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
+	})
+	rt.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
+		s.log.Error("panic", "request_id", requestID(r), "panic", v)
+		s.writeError(w, r, engine.Internal(nil))
+	}
+	return s.withRequest(rt)
+}
+
+// wrap turns a route into an httprouter.Handle: authentication, rate limit, tenant status
+// and permission, then the handler; any error goes to writeError.
+func (s *Server) wrap(rte route) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		if err := s.admit(w, r, rte); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := rte.h(w, r, ps); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error {
+	if rte.perm == public {
+		return nil
+	}
+	p, err := s.authenticate(r)
+	if err != nil {
+		return err
+	}
+	state(r).principal = &p
+	if err := s.limiter.allow(w, p); err != nil {
+		return err
+	}
+	if !p.TenantActive && !rte.allowSuspended {
+		return engine.Errorf(engine.KindTenantSuspended, "this tenant is suspended")
+	}
+	if rte.perm != authenticated {
+		return p.Require(rte.perm)
+	}
+	return nil
+}
+
+// principal returns the authenticated caller of a request.
+func principal(r *http.Request) engine.Principal {
+	if st := state(r); st != nil && st.principal != nil {
+		return *st.principal
+	}
+	return engine.Principal{}
+}

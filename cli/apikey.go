@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) newAPIKeyCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "apikey",
+		Short: "Create, list and rotate a tenant's API keys",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(a.newAPIKeyCreateCommand(), a.newAPIKeyListCommand(), a.newAPIKeyRotateCommand())
+	return cmd
+}
+
+func (a *app) newAPIKeyCreateCommand() *cobra.Command {
+	var f adminFlags
+	var in apikeyCreateArgs
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Create an API key for a tenant (shown once)",
+		Example: `  fieldrelay apikey create --tenant acme --name "dispatch console"
+  fieldrelay apikey create --tenant acme --name "sms gateway" --scopes sms:inbound --json`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("scopes") {
+				in.Scopes = nil // every key scope but sms:inbound
+			}
+			var res engine.NewKey
+			if err := a.call(cmd.Context(), f.data, opAPIKeyCreate, in, &res); err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			printNewKey(cmd, &res)
+			return nil
+		}),
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&in.Tenant, "tenant", "", "slug of the tenant (required)")
+	cmd.Flags().StringVar(&in.Name, "name", "", `name of the key (default "api key")`)
+	cmd.Flags().StringSliceVar(&in.Scopes, "scopes", nil, "scopes, comma-separated (default: every scope but sms:inbound)")
+	return cmd
+}
+
+func printNewKey(cmd *cobra.Command, k *engine.NewKey) {
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "API key %q (id %s, scopes %s)\n", k.Key.Name, k.Key.ID, strings.Join(k.Key.Scopes, ","))
+	fmt.Fprintf(w, "Key (shown once, keep it secret): %s\n", k.APIKey)
+	if k.PreviousKeyExpiresAt != nil {
+		fmt.Fprintf(w, "The previous key stays valid until %s.\n", fmtTime(*k.PreviousKeyExpiresAt))
+	}
+}
+
+func (a *app) newAPIKeyListCommand() *cobra.Command {
+	var f adminFlags
+	var in apikeyListArgs
+	cmd := &cobra.Command{
+		Use:          "list",
+		Short:        "List a tenant's active API keys (prefix only), newest first",
+		Example:      "  fieldrelay apikey list --tenant acme",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			var res apikeyListResult
+			if err := a.call(cmd.Context(), f.data, opAPIKeyList, in, &res); err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED\tLAST USED\tEXPIRES\tSCOPES")
+			for _, k := range res.Data {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, fmtTime(k.CreatedAt),
+					fmtTimePtr(k.LastUsedAt, "never"), fmtTimePtr(k.ExpiresAt, "never"), strings.Join(k.Scopes, ","))
+			}
+			return tw.Flush()
+		}),
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&in.Tenant, "tenant", "", "slug of the tenant (required)")
+	return cmd
+}
+
+func fmtTimePtr(t *engine.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return fmtTime(*t)
+}
+
+func (a *app) newAPIKeyRotateCommand() *cobra.Command {
+	var f adminFlags
+	var in apikeyRotateArgs
+	var grace time.Duration
+	cmd := &cobra.Command{
+		Use:   "rotate",
+		Short: "Replace an API key by a new one; the old key stays valid for a grace period",
+		Long: "Replace an API key by a new one with the same name and scopes. The old key stays valid for\n" +
+			"the grace period (at most 168h). Without --key, the tenant's oldest key without an expiry is rotated.",
+		Example: `  fieldrelay apikey rotate --tenant acme
+  fieldrelay apikey rotate --tenant acme --key 0190f3c2-… --grace 1h --json`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if grace < 0 || grace > engine.MaxGraceMin*time.Minute {
+				return engine.Invalid("grace", "--grace must be between 0 and %s", engine.MaxGraceMin*time.Minute)
+			}
+			minutes := int(grace / time.Minute)
+			in.GracePeriodMinutes = &minutes
+			var res engine.NewKey
+			if err := a.call(cmd.Context(), f.data, opAPIKeyRotate, in, &res); err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			printNewKey(cmd, &res)
+			return nil
+		}),
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&in.Tenant, "tenant", "", "slug of the tenant (required)")
+	cmd.Flags().StringVar(&in.KeyID, "key", "", "id of the key to rotate (default: the oldest key without an expiry)")
+	cmd.Flags().DurationVar(&grace, "grace", engine.DefaultGraceMin*time.Minute, "how long the old key stays valid (whole minutes)")
+	return cmd
+}

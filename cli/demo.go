@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+// DemoCredentialsFile holds, inside the data directory, the credentials that --demo made.
+const DemoCredentialsFile = "demo-credentials.json"
+
+// demoCredentials are the secrets of the demo tenant, saved with mode 0600.
+type demoCredentials struct {
+	Tenant string     `json:"tenant"`
+	APIKey string     `json:"api_key"`
+	Users  []demoUser `json:"users"`
+}
+
+type demoUser struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	Role     string `json:"role"`
+}
+
+// demoUserNames gives a role of the demo its login name and display name.
+func demoUserNames(role engine.Role) (login, name string) {
+	switch role {
+	case engine.RoleCompanyAdmin:
+		return "admin", "Alice Admin"
+	case engine.RoleCompanyTech:
+		return "tech", "Theo Tech"
+	case engine.RoleOperationalSupervisor:
+		return "supervisor", "Sofia Supervisor"
+	case engine.RoleFieldOperator:
+		return "operator", "Camille Martin"
+	case engine.RoleCorporateClient:
+		return "client", "Claire Client"
+	default:
+		return "api", "Ada API"
+	}
+}
+
+const demoDomain = "demo.fieldrelay.local"
+
+// demoZones returns two zones around Lyon and Grenoble (GeoJSON, [lng, lat], outer rings
+// counter-clockwise).
+func demoZones() []engine.ZoneInput {
+	return []engine.ZoneInput{
+		{Code: "lyon", Name: "Lyon centre", Boundary: &engine.Polygon{Type: "Polygon", Coordinates: [][][]float64{{
+			{4.79, 45.73}, {4.86, 45.72}, {4.89, 45.76}, {4.87, 45.80}, {4.81, 45.80}, {4.78, 45.77}, {4.79, 45.73},
+		}}}},
+		{Code: "grenoble", Name: "Grenoble", Boundary: &engine.Polygon{Type: "Polygon", Coordinates: [][][]float64{{
+			{5.69, 45.16}, {5.76, 45.16}, {5.77, 45.19}, {5.75, 45.21}, {5.70, 45.21}, {5.68, 45.19}, {5.69, 45.16},
+		}}}},
+	}
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// demoTeams returns the three demo teams; the first member of the first team is the
+// field_operator user.
+func demoTeams(operatorID string) []engine.TeamInput {
+	return []engine.TeamInput{
+		{Name: "SAMU Lyon 1", ZoneCode: "lyon", Verticals: []string{"healthcare", "emergency"},
+			Equipment: []string{"defibrillator", "stretcher", "oxygen"},
+			Members: []engine.MemberInput{
+				{Name: "Camille Martin", UserID: operatorID, Phone: "+33612345601", Lat: ptr(45.7597), Lng: ptr(4.8422)},
+				{Name: "Lucas Bernard", Phone: "+33612345602", Lat: ptr(45.7640), Lng: ptr(4.8357)},
+			}},
+		{Name: "Pompiers Lyon Nord", ZoneCode: "lyon", Verticals: []string{"emergency"},
+			Equipment: []string{"fire_extinguisher", "ladder", "first_aid_kit"},
+			Members: []engine.MemberInput{
+				{Name: "Hugo Petit", Phone: "+33612345603", Lat: ptr(45.7830), Lng: ptr(4.8270)},
+				{Name: "Manon Durand", Phone: "+33612345604", Lat: ptr(45.7795), Lng: ptr(4.8310)},
+			}},
+		{Name: "Logistique Grenoble", ZoneCode: "grenoble", Verticals: []string{"logistics", "healthcare"},
+			Equipment: []string{"van", "cold_chain_box"},
+			Members: []engine.MemberInput{
+				{Name: "Nina Roux", Phone: "+33612345605", Lat: ptr(45.1885), Lng: ptr(5.7245)},
+				{Name: "Jules Moreau", Phone: "+33612345606", Lat: ptr(45.1920), Lng: ptr(5.7310)},
+			}},
+	}
+}
+
+// ensureDemo creates the demo tenant on a node without tenants and saves its credentials
+// in the data directory; on a node that has tenants it reads the saved credentials back
+// (nil when there are none).
+func ensureDemo(ctx context.Context, eng *engine.Engine, dataDir string) (*demoCredentials, error) {
+	tenants, err := eng.Tenants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dataDir, DemoCredentialsFile)
+	if len(tenants) > 0 {
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var c demoCredentials
+		if err := json.Unmarshal(b, &c); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		return &c, nil
+	}
+	c, err := seedDemo(ctx, eng)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	err = writeFileAtomic(path, 0o600, func(f *os.File) error {
+		_, err := f.Write(append(b, '\n'))
+		return err
+	})
+	if err != nil {
+		return c, fmt.Errorf("saving the demo credentials: %w", err)
+	}
+	return c, nil
+}
+
+// seedDemo creates, in one transaction, the demo tenant, one user per role with a random
+// password, two zones and three teams.
+func seedDemo(ctx context.Context, eng *engine.Engine) (*demoCredentials, error) {
+	c := &demoCredentials{Tenant: "demo"}
+	err := eng.Update(ctx, func(tx engine.Tx) error {
+		c.Users = c.Users[:0] // the function may run again
+		created, err := eng.CreateTenant(tx, engine.CreateTenantInput{Name: "Demo Field Ops", Slug: c.Tenant,
+			Email: "ops@" + demoDomain, Country: "FR", Plan: engine.PlanCore,
+			Verticals: []string{"emergency", "healthcare", "logistics"}})
+		if err != nil {
+			return err
+		}
+		c.APIKey = created.APIKey
+		var operatorID string
+		for _, role := range engine.Roles {
+			login, name := demoUserNames(role)
+			u := demoUser{Email: login + "@" + demoDomain, Password: engine.RandomToken(12), Role: role}
+			user, err := eng.CreateUserIn(tx, c.Tenant, engine.CreateUserInput{Email: u.Email, Name: name, Role: role, Password: u.Password})
+			if err != nil {
+				return err
+			}
+			if role == engine.RoleFieldOperator {
+				operatorID = user.ID
+			}
+			c.Users = append(c.Users, u)
+		}
+		for _, z := range demoZones() {
+			if _, err := eng.CreateZone(tx, created.Tenant.ID, z); err != nil {
+				return err
+			}
+		}
+		for _, t := range demoTeams(operatorID) {
+			if _, err := eng.CreateTeam(tx, created.Tenant.ID, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the demo data: %w", err)
+	}
+	return c, nil
+}
+
+// printDemo prints the demo credentials and a first request that works as printed.
+// baseURL is where the node listens; caFile, when set, is the self-signed certificate.
+func printDemo(w io.Writer, dataDir string, c *demoCredentials, baseURL, caFile, internalSecret string) {
+	path := filepath.Join(dataDir, DemoCredentialsFile)
+	if c == nil {
+		fmt.Fprintf(w, "\nDemo: the data directory already holds tenants and no %s; nothing was created.\n", path)
+		return
+	}
+	curl := "curl"
+	if caFile != "" {
+		curl += " --cacert " + shellQuote(caFile)
+	}
+	fmt.Fprintf(w, "\nDemo tenant %q (credentials saved in %s):\n", c.Tenant, path)
+	fmt.Fprintf(w, "  API key: %s\n", c.APIKey)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ROLE\tEMAIL\tPASSWORD")
+	for _, u := range c.Users {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", u.Role, u.Email, u.Password)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\nTry it:\n  %s %s/v1/tenant/me -H \"x-svc-api-key: %s\"\n", curl, baseURL, c.APIKey)
+	if len(c.Users) > 0 {
+		u := c.Users[0]
+		body := fmt.Sprintf(`{"email":"%s","password":"%s"}`, u.Email, u.Password)
+		fmt.Fprintf(w, "  %s %s/v1/auth/login -H \"content-type: application/json\" -d %s\n", curl, baseURL, shellQuote(body))
+	}
+	fmt.Fprintf(w, "  %s %s/metrics -H \"x-svc-internal: %s\"\n", curl, baseURL, internalSecret)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but safe characters.
+func shellQuote(s string) string {
+	safe := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r))
+	}) < 0
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

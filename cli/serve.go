@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/server"
+	"github.com/fieldrelay/fieldrelay/store"
+	"github.com/spf13/cobra"
+)
+
+// Timeouts of serve.
+const (
+	serveLockTimeout = 2 * time.Second
+	shutdownTimeout  = 30 * time.Second
+)
+
+func (a *app) newServeCommand() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the node: the HTTPS API and the admin socket",
+		Long: "Run the node. Without --tls-cert and --plain-http, a self-signed ECDSA certificate is generated\n" +
+			"into DATA/tls on first start and its SHA-256 fingerprint printed. Admin commands reach the\n" +
+			"running node through DATA/admin.sock. SIGINT or SIGTERM stops it gracefully (30 s at most).",
+		Example: `  fieldrelay serve --demo --data .demo
+  fieldrelay serve --data /var/lib/fieldrelay --addr 0.0.0.0:8443 --tls-cert cert.pem --tls-key key.pem
+  FIELDRELAY_PLAIN_HTTP=true fieldrelay serve --addr 127.0.0.1:8080`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.config()
+			if err != nil {
+				return err
+			}
+			return a.serve(cmd, cfg)
+		}),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.DataDir, "data", "./data", "data directory")
+	fl.StringVar(&f.Addr, "addr", "127.0.0.1:8443", "address to listen on")
+	fl.StringVar(&f.TLSCert, "tls-cert", "", "TLS certificate (PEM); default: a self-signed one in DATA/tls")
+	fl.StringVar(&f.TLSKey, "tls-key", "", "TLS private key (PEM)")
+	fl.BoolVar(&f.PlainHTTP, "plain-http", false, "serve plain HTTP (behind a TLS proxy, or for tests)")
+	fl.StringVar(&f.InternalSecret, "internal-secret", "", "secret of the x-svc-internal header that /metrics requires (default: generated and stored)")
+	fl.BoolVar(&f.Demo, "demo", false, "create a demo tenant, users, zones and teams on an empty data directory and print their credentials")
+	fl.BoolVar(&f.AllowLoopbackWebhooks, "allow-loopback-webhooks", false, "let webhooks reach loopback, link-local and metadata addresses")
+	fl.BoolVar(&f.AllowPrivateWebhooks, "allow-private-webhooks", false, "let webhooks reach private addresses (RFC 1918, fc00::/7)")
+	fl.StringVar(&f.retrySchedule, "webhook-retry-schedule", DefaultWebhookRetrySchedule, "delays of the webhook retries after the first try, comma-separated")
+	fl.StringVar(&f.smsGateway, "sms-gateway", "none", "SMS gateway URL (http or https), or none")
+	return cmd
+}
+
+// serve runs the node until SIGINT or SIGTERM (or the command's context) stops it.
+func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out := cmd.OutOrStdout()
+	log := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
+
+	db, err := store.Open(cfg.DataDir, store.Options{LockTimeout: serveLockTimeout})
+	if err != nil {
+		return storeOpenError(cfg.DataDir, err)
+	}
+	defer db.Close() // last: after HTTP and the admin socket
+	opts := a.engineOptions
+	opts.Logger = log
+	eng := engine.New(db, opts)
+
+	var demo *demoCredentials
+	if cfg.Demo {
+		if demo, err = ensureDemo(ctx, eng, cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	secret := cfg.InternalSecret
+	if secret == "" {
+		b, err := eng.Secret(ctx, engine.SecretInternal)
+		if err != nil {
+			return err
+		}
+		secret = string(b)
+	}
+	srv, err := server.New(ctx, eng, server.Config{InternalSecret: secret, Logger: log})
+	if err != nil {
+		return err
+	}
+	tlsConfig, fingerprint, caFile, err := serveTLS(cfg)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return engine.Errorf(engine.KindUnavailable, "cannot listen on %s: %v", cfg.Addr, err)
+	}
+	defer ln.Close()
+	adminLn, err := server.ListenAdmin(adminSocket(cfg.DataDir))
+	if err != nil {
+		return err
+	}
+	// The admin socket outlives ctx: it closes after HTTP has drained, before the store.
+	adminCtx, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))
+	adminDone := make(chan error, 1)
+	go func() { adminDone <- server.ServeAdmin(adminCtx, adminLn, a.adminHandler(eng, log)) }()
+	defer func() {
+		stopAdmin()
+		if err := <-adminDone; err != nil {
+			log.Error("admin socket", "error", err.Error())
+		}
+	}()
+
+	hs := srv.HTTPServer(cfg.Addr)
+	hs.TLSConfig = tlsConfig
+	served := make(chan error, 1)
+	go func() {
+		if tlsConfig != nil {
+			served <- hs.ServeTLS(ln, "", "")
+		} else {
+			served <- hs.Serve(ln)
+		}
+	}()
+
+	base := baseURL(ln.Addr(), tlsConfig != nil)
+	fmt.Fprintf(out, "fieldrelay %s listening on %s (data %s)\n", version, base, cfg.DataDir)
+	if fingerprint != "" {
+		fmt.Fprintf(out, "TLS certificate SHA-256 fingerprint: %s\n", fingerprint)
+	}
+	if cfg.Demo {
+		printDemo(out, cfg.DataDir, demo, base, caFile, secret)
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil, "data", cfg.DataDir,
+		"admin_socket", adminSocket(cfg.DataDir), "webhook_retry_schedule", fmt.Sprint(cfg.WebhookRetrySchedule),
+		"sms_gateway", cfg.SMSGateway != nil, "allow_loopback_webhooks", cfg.AllowLoopbackWebhooks,
+		"allow_private_webhooks", cfg.AllowPrivateWebhooks)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case serveErr = <-served:
+		log.Error("the HTTP server stopped", "error", serveErr.Error())
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		log.Warn("requests still running at the shutdown deadline were cut", "error", err.Error())
+		_ = hs.Close()
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return engine.Internal(serveErr)
+	}
+	return nil
+}
+
+// serveTLS returns the TLS configuration of serve (nil for plain HTTP), the certificate's
+// fingerprint, and the file that clients can trust when the certificate is self-signed.
+func serveTLS(cfg *ServeConfig) (c *tls.Config, fingerprint, caFile string, err error) {
+	switch {
+	case cfg.PlainHTTP:
+		return nil, "", "", nil
+	case cfg.TLSCert != "":
+		c, fingerprint, err = server.LoadTLSConfig(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, "", "", engine.Invalid("tls-cert", "%v", err)
+		}
+		return c, fingerprint, "", nil
+	}
+	ss, err := server.EnsureSelfSigned(filepath.Join(cfg.DataDir, "tls"), time.Now())
+	if err != nil {
+		return nil, "", "", err
+	}
+	c, fingerprint, err = server.LoadTLSConfig(ss.CertFile, ss.KeyFile)
+	return c, fingerprint, ss.CertFile, err
+}
+
+// baseURL is the URL a client on this machine uses to reach addr.
+func baseURL(addr net.Addr, withTLS bool) string {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	scheme := "http"
+	if withTLS {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// adminHandler runs the admin operations that arrive on the admin socket. It logs each
+// operation's name and outcome, never its arguments (they may hold a password).
+func (a *app) adminHandler(eng *engine.Engine, log *slog.Logger) server.AdminHandler {
+	return func(ctx context.Context, op string, args json.RawMessage) (any, error) {
+		res, err := runAdminOp(ctx, eng, op, args)
+		if err != nil {
+			log.Warn("admin operation failed", "op", op, "error", string(engine.ErrorKind(err)))
+		} else {
+			log.Info("admin operation", "op", op)
+		}
+		return res, err
+	}
+}

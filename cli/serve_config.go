@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+// DefaultWebhookRetrySchedule is the delay before each retry of a webhook message after
+// its first try (API.md, Webhooks).
+const DefaultWebhookRetrySchedule = "5s,5m,30m,2h,5h,10h,10h"
+
+// minInternalSecretLen is the shortest --internal-secret accepted.
+const minInternalSecretLen = 16
+
+// ServeConfig is the configuration of `fieldrelay serve`, validated. The webhook and SMS
+// settings are held here for the delivery engine, which takes them when it lands.
+type ServeConfig struct {
+	// DataDir holds the database, the admin socket, the self-signed certificate and the
+	// demo credentials.
+	DataDir string
+	// Addr is the TCP address the API listens on.
+	Addr string
+	// TLSCert and TLSKey are PEM files; both empty means the self-signed certificate.
+	TLSCert, TLSKey string
+	// PlainHTTP serves without TLS, behind a TLS proxy or in tests.
+	PlainHTTP bool
+	// InternalSecret guards /metrics; empty means the one stored in the database.
+	InternalSecret string
+	// Demo creates the demo tenant on an empty data directory.
+	Demo bool
+
+	// AllowLoopbackWebhooks lets webhooks reach loopback, link-local and metadata addresses.
+	AllowLoopbackWebhooks bool
+	// AllowPrivateWebhooks lets webhooks reach private ranges (RFC 1918, fc00::/7).
+	AllowPrivateWebhooks bool
+	// WebhookRetrySchedule is the delay before each retry after a message's first try.
+	WebhookRetrySchedule []time.Duration
+	// SMSGateway receives SMS as POST {"to", "body"}; nil means no SMS channel.
+	SMSGateway *url.URL
+}
+
+// serveFlags are the raw flags of `fieldrelay serve`.
+type serveFlags struct {
+	ServeConfig
+	retrySchedule string
+	smsGateway    string
+}
+
+// config validates the flags into a ServeConfig.
+func (f *serveFlags) config() (*ServeConfig, error) {
+	c := f.ServeConfig
+	if c.DataDir == "" {
+		return nil, engine.Invalid("data", "--data is required")
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return nil, engine.Invalid("addr", "--addr must be host:port: %v", err)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return nil, engine.Invalid("tls-cert", "--tls-cert and --tls-key go together")
+	}
+	if c.PlainHTTP && c.TLSCert != "" {
+		return nil, engine.Invalid("plain-http", "--plain-http cannot be combined with --tls-cert")
+	}
+	if c.InternalSecret != "" && len(c.InternalSecret) < minInternalSecretLen {
+		return nil, engine.Invalid("internal-secret", "--internal-secret must have at least %d characters", minInternalSecretLen)
+	}
+	var err error
+	if c.WebhookRetrySchedule, err = parseRetrySchedule(f.retrySchedule); err != nil {
+		return nil, err
+	}
+	if c.SMSGateway, err = parseSMSGateway(f.smsGateway); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// parseRetrySchedule parses comma-separated Go durations, each positive.
+func parseRetrySchedule(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		d, err := time.ParseDuration(part)
+		if err != nil || d <= 0 {
+			return nil, engine.Invalid("webhook-retry-schedule",
+				"--webhook-retry-schedule must be comma-separated positive durations such as %s (got %q)", DefaultWebhookRetrySchedule, part)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// parseSMSGateway accepts `none` or an absolute http(s) URL.
+func parseSMSGateway(s string) (*url.URL, error) {
+	if s == "" || s == "none" {
+		return nil, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, engine.Invalid("sms-gateway", "--sms-gateway must be none or an http(s) URL")
+	}
+	return u, nil
+}

@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) newUserCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "user",
+		Short: "Create users, suspend, activate and unlock them, issue password reset tokens",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(
+		a.newUserCreateCommand(),
+		a.newUserEmailCommand("suspend", "Suspend a user and end its sessions at once", opUserSuspend),
+		a.newUserEmailCommand("activate", "Activate a suspended user and end its sessions at once", opUserActivate),
+		a.newUserEmailCommand("unlock", "Lift the login lock of a user", opUserUnlock),
+		a.newUserResetLinkCommand(),
+	)
+	return cmd
+}
+
+func (a *app) newUserCreateCommand() *cobra.Command {
+	var f adminFlags
+	var in userCreateArgs
+	var fromStdin bool
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Create an active user in a tenant",
+		Long: "Create an active user in a tenant. Prefer --password-stdin: a --password is visible to\n" +
+			"other users of the machine in the process list.",
+		Example: `  printf '%s\n' "$PASSWORD" | fieldrelay user create --tenant acme --email ana@acme.example --name "Ana Lima" --role company_admin --password-stdin
+  fieldrelay user create --tenant acme --email op@acme.example --name "Op One" --role field_operator --password 'correct horse battery' --json`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case fromStdin && in.Password != "":
+				return engine.Invalid("password", "give either --password-stdin or --password, not both")
+			case fromStdin:
+				pw, err := readPassword(cmd.InOrStdin())
+				if err != nil {
+					return engine.Invalid("password", "reading the password from stdin: %v", err)
+				}
+				in.Password = pw
+			case in.Password == "":
+				return engine.Invalid("password", "--password-stdin or --password is required")
+			}
+			var res userResult
+			if err := a.call(cmd.Context(), f.data, opUserCreate, in, &res); err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			u := res.User
+			fmt.Fprintf(cmd.OutOrStdout(), "Created user %s (%s, role %s, id %s) in tenant %s.\n", u.Email, u.Name, u.RBACLevel, u.ID, in.Tenant)
+			return nil
+		}),
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&in.Tenant, "tenant", "", "slug of the user's tenant (required)")
+	fl.StringVar(&in.Email, "email", "", "login email, unique in the installation (required)")
+	fl.StringVar(&in.Name, "name", "", "display name (required)")
+	fl.StringVar(&in.Role, "role", "", "role: "+strings.Join(engine.Roles, ", ")+" (required)")
+	fl.StringVar(&in.Password, "password", "", "password (at least 10 characters)")
+	fl.BoolVar(&fromStdin, "password-stdin", false, "read the password from the first line of stdin")
+	return cmd
+}
+
+// readPassword reads the first line of r, without its line ending.
+func readPassword(r io.Reader) (string, error) {
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// newUserEmailCommand makes the commands that take an email and print the user: suspend,
+// activate and unlock.
+func (a *app) newUserEmailCommand(use, short, op string) *cobra.Command {
+	var f adminFlags
+	cmd := &cobra.Command{
+		Use:          use + " EMAIL",
+		Short:        short,
+		Example:      fmt.Sprintf("  fieldrelay user %s ana@acme.example", use),
+		Args:         exactArgs(1),
+		SilenceUsage: true,
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			var res userResult
+			if err := a.call(cmd.Context(), f.data, op, emailArgs{Email: args[0]}, &res); err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			u := res.User
+			done := map[string]string{opUserSuspend: "Suspended", opUserActivate: "Activated", opUserUnlock: "Unlocked"}[op]
+			fmt.Fprintf(cmd.OutOrStdout(), "%s user %s (%s, role %s); status %s.\n", done, u.Email, u.Name, u.RBACLevel, u.Status)
+			return nil
+		}),
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func (a *app) newUserResetLinkCommand() *cobra.Command {
+	var f adminFlags
+	cmd := &cobra.Command{
+		Use:   "reset-link EMAIL",
+		Short: "Issue a single-use password reset token (valid 1 hour)",
+		Long: "Issue a single-use password reset token, valid for one hour. The user sets a new password\n" +
+			"with POST /v1/auth/reset-password {\"token\": …, \"new_password\": …}; a reset also lifts a login lock.",
+		Example:      "  fieldrelay user reset-link ana@acme.example",
+		Args:         exactArgs(1),
+		SilenceUsage: true,
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			var res engine.IssuedToken
+			if err := a.call(cmd.Context(), f.data, opUserResetLink, emailArgs{Email: args[0]}, &res); err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "Password reset token for %s (single use, valid until %s):\n%s\n", res.Email, fmtTime(res.ExpiresAt), res.Token)
+			fmt.Fprintf(w, "Use it with POST /v1/auth/reset-password {\"token\": \"%s\", \"new_password\": \"…\"}.\n", res.Token)
+			return nil
+		}),
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// fmtTime formats a timestamp as the API does.
+func fmtTime(t engine.Time) string { return t.UTC().Format(engine.TimeLayout) }

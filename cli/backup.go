@@ -139,6 +139,8 @@ func checkSnapshot(path string) error {
 		return err
 	case !fi.Mode().IsRegular():
 		return engine.Invalid("in", "%s is not a regular file", path)
+	case fi.Size() == 0: // bbolt would try to initialise it
+		return engine.Invalid("in", "%s is not a fieldrelay snapshot (it is empty)", path)
 	}
 	db, err := store.OpenFile(path, store.Options{ReadOnly: true, LockTimeout: adminLockTimeout})
 	switch {

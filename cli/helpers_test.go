@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/store"
+)
+
+// cheapPasswords keeps argon2 fast in tests.
+var cheapPasswords = engine.PasswordParams{Time: 1, Memory: 64, Threads: 1}
+
+// newTestApp returns an app that reads its environment from env and hashes cheaply.
+func newTestApp(env map[string]string) *app {
+	return &app{
+		getenv:        func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		engineOptions: engine.Options{Password: cheapPasswords},
+	}
+}
+
+// result is what one command line did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs a command line in-process with buffers.
+func run(t testing.TB, a *app, stdin string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := a.execute(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+// mustRun runs a command line that must succeed and returns its stdout.
+func mustRun(t testing.TB, a *app, stdin string, args ...string) string {
+	t.Helper()
+	r := run(t, a, stdin, args...)
+	if r.code != 0 {
+		t.Fatalf("fieldrelay %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+// runJSON runs a command line with --json that must succeed and decodes its output.
+func runJSON[T any](t testing.TB, a *app, stdin string, args ...string) T {
+	t.Helper()
+	out := mustRun(t, a, stdin, append(args, "--json")...)
+	var v T
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("fieldrelay %s: output is not the expected JSON: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return v
+}
+
+// jsonError is the --json form of a failed command.
+type jsonError struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+	Field   string `json:"field"`
+}
+
+// runJSONError runs a command line with --json that must fail and decodes its error.
+func runJSONError(t testing.TB, a *app, stdin string, args ...string) jsonError {
+	t.Helper()
+	r := run(t, a, stdin, append(args, "--json")...)
+	if r.code != 1 {
+		t.Fatalf("fieldrelay %s: exit %d, want 1\nstdout: %s", strings.Join(args, " "), r.code, r.stdout)
+	}
+	var e jsonError
+	if err := json.Unmarshal([]byte(r.stdout), &e); err != nil || e.Error == "" || e.Message == "" {
+		t.Fatalf("fieldrelay %s: error output is not {error, message}: %v\n%s", strings.Join(args, " "), err, r.stdout)
+	}
+	return e
+}
+
+// createTenant creates the tenant `slug` in data and returns its first key.
+func createTenant(t testing.TB, a *app, data, slug string) engine.CreatedTenant {
+	t.Helper()
+	return runJSON[engine.CreatedTenant](t, a, "", "tenant", "create", "--data", data, "--name", "Tenant "+slug,
+		"--slug", slug, "--email", "ops@"+slug+".example", "--country", "FR")
+}
+
+// openEngine opens the store of data (holding its lock until cleanup) with an engine.
+func openEngine(t testing.TB, data string) (*store.DB, *engine.Engine) {
+	t.Helper()
+	db, err := store.Open(data, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db, engine.New(db, engine.Options{Password: cheapPasswords})
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader in different goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

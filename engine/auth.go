@@ -78,16 +78,23 @@ func (e *Engine) Login(ctx context.Context, in LoginInput) (*UserAccount, error)
 		hash = acct.PasswordHash
 	}
 	ok := VerifyPassword(hash, in.Password) && acct != nil && acct.PasswordHash != ""
+	// The outcome is judged against the guard as it is after hashing: a concurrent attempt
+	// may have locked the email meanwhile, and parallel guesses get no more tries than
+	// sequential ones.
 	if !ok {
-		if err := e.recordLoginFailure(ctx, email); err != nil {
+		d, err := e.recordLoginFailure(ctx, email)
+		if err != nil {
 			return nil, err
+		}
+		if d > 0 {
+			return nil, lockedError(d)
 		}
 		return nil, Errorf(KindInvalidCredentials, "invalid email or password")
 	}
-	if !guard.IsZero() {
-		if err := e.store.Update(ctx, func(tx Tx) error { return tx.PutLoginGuard(email, LoginGuard{}) }); err != nil {
-			return nil, err
-		}
+	if d, err := e.clearLoginGuard(ctx, email); err != nil {
+		return nil, err
+	} else if d > 0 {
+		return nil, lockedError(d)
 	}
 	if acct.Status != UserActive {
 		return nil, Errorf(KindAccountSuspended, "this account is %s", acct.Status)
@@ -100,14 +107,19 @@ func lockedError(d time.Duration) *Error {
 		Msg: "too many failed logins: the account is locked for a while, or until its password is reset"}
 }
 
-func (e *Engine) recordLoginFailure(ctx context.Context, email string) error {
-	return e.store.Update(ctx, func(tx Tx) error {
+// recordLoginFailure counts a failed login of email. When a concurrent attempt locked the
+// email meanwhile, it counts nothing and returns how long the lock still lasts.
+func (e *Engine) recordLoginFailure(ctx context.Context, email string) (locked time.Duration, err error) {
+	err = e.store.Update(ctx, func(tx Tx) error {
 		g, err := tx.LoginGuard(email)
 		if err != nil {
 			return err
 		}
 		now := e.clock.Now()
-		if g.LockedUntil != nil && !now.Before(g.LockedUntil.Time) {
+		if locked = g.lockedFor(now); locked > 0 {
+			return nil
+		}
+		if g.LockedUntil != nil {
 			g = LoginGuard{} // an expired lock starts a fresh count
 		}
 		g.Failures++
@@ -116,6 +128,32 @@ func (e *Engine) recordLoginFailure(ctx context.Context, email string) error {
 		}
 		return tx.PutLoginGuard(email, g)
 	})
+	return locked, err
+}
+
+// clearLoginGuard resets the failure count of email after a successful login. When a
+// concurrent attempt locked the email meanwhile, it clears nothing and returns how long
+// the lock still lasts.
+func (e *Engine) clearLoginGuard(ctx context.Context, email string) (locked time.Duration, err error) {
+	var g LoginGuard
+	err = e.store.View(ctx, func(tx Tx) (err error) {
+		g, err = tx.LoginGuard(email)
+		return err
+	})
+	if err != nil || g.IsZero() {
+		return 0, err // the common case: nothing to clear, no write
+	}
+	err = e.store.Update(ctx, func(tx Tx) error {
+		g, err := tx.LoginGuard(email)
+		if err != nil {
+			return err
+		}
+		if locked = g.lockedFor(e.clock.Now()); locked > 0 {
+			return nil
+		}
+		return tx.PutLoginGuard(email, LoginGuard{})
+	})
+	return locked, err
 }
 
 // UnlockUser clears the login lock of an email (`fieldrelay user unlock`).

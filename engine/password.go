@@ -23,6 +23,13 @@ type PasswordParams struct {
 	Threads uint8
 }
 
+// Bounds on the costs a stored hash may name, so that a corrupt or hostile hash can
+// neither panic argon2 (zero passes or lanes) nor ask for an absurd amount of memory.
+const (
+	maxPasswordTime   = 64
+	maxPasswordMemory = 1 << 20 // KiB: 1 GiB
+)
+
 // DefaultPasswordParams follow OWASP's argon2id minimum (19 MiB, 2 passes, 1 lane).
 var DefaultPasswordParams = PasswordParams{Time: 2, Memory: 19 * 1024, Threads: 1}
 
@@ -47,10 +54,13 @@ func VerifyPassword(hash, password string) bool {
 	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &pp.Memory, &pp.Time, &pp.Threads); err != nil {
 		return false
 	}
+	if pp.Time < 1 || pp.Time > maxPasswordTime || pp.Threads < 1 || pp.Memory > maxPasswordMemory {
+		return false
+	}
 	b64 := base64.RawStdEncoding
 	salt, err1 := b64.DecodeString(parts[4])
 	want, err2 := b64.DecodeString(parts[5])
-	if err1 != nil || err2 != nil || len(want) == 0 {
+	if err1 != nil || err2 != nil || len(salt) == 0 || len(want) == 0 {
 		return false
 	}
 	got := argon2.IDKey([]byte(password), salt, pp.Time, pp.Memory, pp.Threads, uint32(len(want)))

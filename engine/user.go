@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 )
 
 // User statuses.

@@ -36,8 +36,8 @@ var _ engine.Store = (*DB)(nil)
 
 // Options configure Open.
 type Options struct {
-	// LockTimeout is how long to wait for another process to release the file (0: wait
-	// forever, which a server never wants: it sets a few seconds).
+	// LockTimeout is how long to wait for another process to release the file (0: two
+	// seconds; never forever, which neither a server nor an admin command wants).
 	LockTimeout time.Duration
 	// ReadOnly opens the file without writing to it.
 	ReadOnly bool
@@ -59,15 +59,29 @@ func Open(dataDir string, opt Options) (db *DB, err error) {
 
 // OpenFile opens the database file at path.
 func OpenFile(path string, opt Options) (db *DB, err error) {
-	defer func() { // bbolt panics on some corrupt files; a bad file is an error, not a crash
+	var b *bolt.DB
+	var file *os.File // the file bbolt opened, to release it when bolt.Open panics
+	// bbolt panics on some corrupt files; a bad file is an error, not a crash.
+	defer func() {
 		if r := recover(); r != nil {
+			// Release the file lock, or the next Open of this file would find it locked.
+			if b != nil {
+				_ = b.Close()
+			} else if file != nil {
+				releaseFile(file)
+			}
 			db, err = nil, fmt.Errorf("%s: %w (%v)", path, ErrForeign, r)
 		}
 	}()
 	if opt.LockTimeout == 0 {
 		opt.LockTimeout = 2 * time.Second
 	}
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, ReadOnly: opt.ReadOnly})
+	b, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, ReadOnly: opt.ReadOnly,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			f, ferr := os.OpenFile(name, flag, perm)
+			file = f
+			return f, ferr
+		}})
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, ErrLocked

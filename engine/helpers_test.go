@@ -1,0 +1,128 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/store"
+)
+
+// testPassword is a valid password for test users.
+const testPassword = "correct horse battery"
+
+// epoch is the time every test clock starts at.
+var epoch = time.Date(2026, 6, 9, 10, 11, 12, 345_000_000, time.UTC)
+
+// cheapPasswords keeps argon2id fast in tests.
+var cheapPasswords = engine.PasswordParams{Time: 1, Memory: 64, Threads: 1}
+
+// MustOpenDB opens a store in a fresh temporary directory, closed at the end of the test.
+func MustOpenDB(tb testing.TB) *store.DB {
+	tb.Helper()
+	return mustOpenDir(tb, tb.TempDir())
+}
+
+// mustOpenDir opens the store of dir, closed at the end of the test (closing twice is
+// harmless).
+func mustOpenDir(tb testing.TB, dir string) *store.DB {
+	tb.Helper()
+	db, err := store.Open(dir, store.Options{})
+	if err != nil {
+		tb.Fatalf("opening the store: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			tb.Errorf("closing the store: %v", err)
+		}
+	})
+	return db
+}
+
+// MustOpenEngine returns an engine over a fresh store, with a fake clock set to epoch.
+func MustOpenEngine(tb testing.TB) (*engine.Engine, *engine.FakeClock) {
+	tb.Helper()
+	clock := engine.NewFakeClock(epoch)
+	e := engine.New(MustOpenDB(tb), engine.Options{Clock: clock, Password: cheapPasswords,
+		Logger: slog.New(slog.DiscardHandler)})
+	return e, clock
+}
+
+// MustUpdate runs fn in a read-write transaction and fails the test on error.
+func MustUpdate(tb testing.TB, e *engine.Engine, fn func(engine.Tx) error) {
+	tb.Helper()
+	if err := e.Update(context.Background(), fn); err != nil {
+		tb.Fatalf("update: %v", err)
+	}
+}
+
+// MustCreateTenant creates a tenant with the given slug and default settings.
+func MustCreateTenant(tb testing.TB, e *engine.Engine, slug string) *engine.CreatedTenant {
+	tb.Helper()
+	var out *engine.CreatedTenant
+	MustUpdate(tb, e, func(tx engine.Tx) (err error) {
+		out, err = e.CreateTenant(tx, engine.CreateTenantInput{
+			Name: "Tenant " + slug, Slug: slug, Email: "ops@" + slug + ".example", Country: "FR"})
+		return err
+	})
+	return out
+}
+
+// MustCreateUser creates an active user with testPassword in the tenant with the given slug.
+func MustCreateUser(tb testing.TB, e *engine.Engine, slug, email string, role engine.Role) *engine.User {
+	tb.Helper()
+	var out *engine.User
+	MustUpdate(tb, e, func(tx engine.Tx) (err error) {
+		out, err = e.CreateUserIn(tx, slug, engine.CreateUserInput{
+			Email: email, Name: "User " + email, Role: role, Password: testPassword})
+		return err
+	})
+	return out
+}
+
+// MustUserAccount reads a user account as stored.
+func MustUserAccount(tb testing.TB, e *engine.Engine, tenantID, id string) *engine.UserAccount {
+	tb.Helper()
+	var u *engine.UserAccount
+	err := e.View(context.Background(), func(tx engine.Tx) (err error) {
+		u, err = tx.UserAccount(tenantID, id)
+		return err
+	})
+	if err != nil {
+		tb.Fatalf("reading user %s: %v", id, err)
+	}
+	return u
+}
+
+// adminOf returns a company_admin user principal of a tenant.
+func adminOf(t *engine.Tenant, userID string) engine.Principal {
+	return engine.Principal{TenantID: t.ID, Plan: t.LicenseType, TenantActive: true,
+		UserID: userID, Role: engine.RoleCompanyAdmin}
+}
+
+// AssertKind fails unless err is an *engine.Error of the given kind.
+func AssertKind(tb testing.TB, err error, kind engine.Kind) *engine.Error {
+	tb.Helper()
+	var e *engine.Error
+	if !errors.As(err, &e) {
+		tb.Fatalf("error = %v (%T), want an *engine.Error of kind %s", err, err, kind)
+	}
+	if e.Kind != kind {
+		tb.Fatalf("error kind = %s (%v), want %s", e.Kind, err, kind)
+	}
+	return e
+}
+
+// AssertInvalid fails unless err is a validation_error naming field.
+func AssertInvalid(tb testing.TB, err error, field string) {
+	tb.Helper()
+	e := AssertKind(tb, err, engine.KindValidation)
+	if e.Field != field {
+		tb.Fatalf("validation error field = %q (%v), want %q", e.Field, err, field)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

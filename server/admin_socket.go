@@ -120,10 +120,12 @@ func (l *adminListener) Close() error {
 // the operations under way. Each connection carries one JSON AdminRequest and gets one
 // JSON AdminResponse.
 func ServeAdmin(ctx context.Context, ln net.Listener, handle AdminHandler) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	// Closing again waits for a close under way, so that the socket file is gone on return.
+	defer ln.Close()
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -134,7 +136,6 @@ func ServeAdmin(ctx context.Context, ln net.Listener, handle AdminHandler) error
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
-			_ = ln.Close()
 			return fmt.Errorf("admin socket: %w", err)
 		}
 		wg.Add(1)

@@ -31,9 +31,6 @@ func (a *app) newAPIKeyCreateCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("scopes") {
-				in.Scopes = nil // every key scope but sms:inbound
-			}
 			var res engine.NewKey
 			if err := a.call(cmd.Context(), f.data, opAPIKeyCreate, in, &res); err != nil {
 				return err

@@ -108,8 +108,8 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	}
 	defer ln.Close()
 	adminLn, err := server.ListenAdmin(adminSocket(cfg.DataDir))
-	if err != nil {
-		return err
+	if err != nil { // e.g. a path longer than a unix socket allows (about 100 bytes)
+		return engine.Errorf(engine.KindUnavailable, "cannot open the admin socket %s: %v", adminSocket(cfg.DataDir), err)
 	}
 	// The admin socket outlives ctx: it closes after HTTP has drained, before the store.
 	adminCtx, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))

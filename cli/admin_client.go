@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -56,6 +57,20 @@ func (a *app) call(ctx context.Context, dataDir, op string, args, out any) error
 		}
 	}
 	return err
+}
+
+// runAdmin runs an operation on the data directory of f and prints its result: as JSON
+// with --json, else through text.
+func runAdmin[T any](a *app, cmd *cobra.Command, f *adminFlags, op string, args any, text func(w io.Writer, res *T)) error {
+	var res T
+	if err := a.call(cmd.Context(), f.data, op, args, &res); err != nil {
+		return err
+	}
+	if f.json {
+		return printJSON(cmd.OutOrStdout(), res)
+	}
+	text(cmd.OutOrStdout(), &res)
+	return nil
 }
 
 // callLocal runs an operation on the store, which it opens for the time of the call. It

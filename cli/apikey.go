@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,15 +32,7 @@ func (a *app) newAPIKeyCreateCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			var res engine.NewKey
-			if err := a.call(cmd.Context(), f.data, opAPIKeyCreate, in, &res); err != nil {
-				return err
-			}
-			if f.json {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			printNewKey(cmd, &res)
-			return nil
+			return runAdmin(a, cmd, &f, opAPIKeyCreate, in, printNewKey)
 		}),
 	}
 	f.register(cmd)
@@ -49,8 +42,7 @@ func (a *app) newAPIKeyCreateCommand() *cobra.Command {
 	return cmd
 }
 
-func printNewKey(cmd *cobra.Command, k *engine.NewKey) {
-	w := cmd.OutOrStdout()
+func printNewKey(w io.Writer, k *engine.NewKey) {
 	fmt.Fprintf(w, "API key %q (id %s, scopes %s)\n", k.Key.Name, k.Key.ID, strings.Join(k.Key.Scopes, ","))
 	fmt.Fprintf(w, "Key (shown once, keep it secret): %s\n", k.APIKey)
 	if k.PreviousKeyExpiresAt != nil {
@@ -68,20 +60,15 @@ func (a *app) newAPIKeyListCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			var res apikeyListResult
-			if err := a.call(cmd.Context(), f.data, opAPIKeyList, in, &res); err != nil {
-				return err
-			}
-			if f.json {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED\tLAST USED\tEXPIRES\tSCOPES")
-			for _, k := range res.Data {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, fmtTime(k.CreatedAt),
-					fmtTimePtr(k.LastUsedAt, "never"), fmtTimePtr(k.ExpiresAt, "never"), strings.Join(k.Scopes, ","))
-			}
-			return tw.Flush()
+			return runAdmin(a, cmd, &f, opAPIKeyList, in, func(w io.Writer, res *apikeyListResult) {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED\tLAST USED\tEXPIRES\tSCOPES")
+				for _, k := range res.Data {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, fmtTime(k.CreatedAt),
+						fmtTimePtr(k.LastUsedAt, "never"), fmtTimePtr(k.ExpiresAt, "never"), strings.Join(k.Scopes, ","))
+				}
+				_ = tw.Flush()
+			})
 		}),
 	}
 	f.register(cmd)
@@ -115,15 +102,7 @@ func (a *app) newAPIKeyRotateCommand() *cobra.Command {
 			}
 			minutes := int(grace / time.Minute)
 			in.GracePeriodMinutes = &minutes
-			var res engine.NewKey
-			if err := a.call(cmd.Context(), f.data, opAPIKeyRotate, in, &res); err != nil {
-				return err
-			}
-			if f.json {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			printNewKey(cmd, &res)
-			return nil
+			return runAdmin(a, cmd, &f, opAPIKeyRotate, in, printNewKey)
 		}),
 	}
 	f.register(cmd)

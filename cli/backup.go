@@ -32,15 +32,9 @@ func (a *app) newBackupCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var res backupResult
-			if err := a.call(cmd.Context(), f.data, opBackup, backupArgs{Path: abs}, &res); err != nil {
-				return err
-			}
-			if f.json {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Wrote a snapshot of %d bytes to %s.\n", res.Bytes, res.Path)
-			return nil
+			return runAdmin(a, cmd, &f, opBackup, backupArgs{Path: abs}, func(w io.Writer, res *backupResult) {
+				fmt.Fprintf(w, "Wrote a snapshot of %d bytes to %s.\n", res.Bytes, res.Path)
+			})
 		}),
 	}
 	f.register(cmd)

@@ -39,17 +39,10 @@ func (a *app) newTenantCreateCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			var res engine.CreatedTenant
-			if err := a.call(cmd.Context(), f.data, opTenantCreate, in, &res); err != nil {
-				return err
-			}
-			if f.json {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "Created tenant %q (slug %s, id %s).\n", res.Tenant.Name, res.Tenant.Slug, res.Tenant.ID)
-			fmt.Fprintf(w, "API key (shown once, keep it secret): %s\n", res.APIKey)
-			return nil
+			return runAdmin(a, cmd, &f, opTenantCreate, in, func(w io.Writer, res *engine.CreatedTenant) {
+				fmt.Fprintf(w, "Created tenant %q (slug %s, id %s).\n", res.Tenant.Name, res.Tenant.Slug, res.Tenant.ID)
+				fmt.Fprintf(w, "API key (shown once, keep it secret): %s\n", res.APIKey)
+			})
 		}),
 	}
 	f.register(cmd)
@@ -72,23 +65,18 @@ func (a *app) newTenantListCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			var res tenantListResult
-			if err := a.call(cmd.Context(), f.data, opTenantList, struct{}{}, &res); err != nil {
-				return err
-			}
-			if f.json {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			if res.Count == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "No tenants.")
-				return nil
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SLUG\tNAME\tSTATUS\tPLAN\tCOUNTRY\tID")
-			for _, t := range res.Data {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Slug, t.Name, t.Status, t.LicenseType, t.Country, t.ID)
-			}
-			return tw.Flush()
+			return runAdmin(a, cmd, &f, opTenantList, struct{}{}, func(w io.Writer, res *tenantListResult) {
+				if res.Count == 0 {
+					fmt.Fprintln(w, "No tenants.")
+					return
+				}
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "SLUG\tNAME\tSTATUS\tPLAN\tCOUNTRY\tID")
+				for _, t := range res.Data {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Slug, t.Name, t.Status, t.LicenseType, t.Country, t.ID)
+				}
+				_ = tw.Flush()
+			})
 		}),
 	}
 	f.register(cmd)
@@ -106,15 +94,9 @@ func (a *app) newTenantShowCommand(use, short, op string) *cobra.Command {
 		Args:         exactArgs(1),
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			var res tenantResult
-			if err := a.call(cmd.Context(), f.data, op, slugArgs{Slug: args[0]}, &res); err != nil {
-				return err
-			}
-			if f.json {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			printTenant(cmd.OutOrStdout(), res.Tenant)
-			return nil
+			return runAdmin(a, cmd, &f, op, slugArgs{Slug: args[0]}, func(w io.Writer, res *tenantResult) {
+				printTenant(w, res.Tenant)
+			})
 		}),
 	}
 	f.register(cmd)

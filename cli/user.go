@@ -18,9 +18,9 @@ func (a *app) newUserCommand() *cobra.Command {
 	}
 	cmd.AddCommand(
 		a.newUserCreateCommand(),
-		a.newUserEmailCommand("suspend", "Suspend a user and end its sessions at once", opUserSuspend),
-		a.newUserEmailCommand("activate", "Activate a suspended user and end its sessions at once", opUserActivate),
-		a.newUserEmailCommand("unlock", "Lift the login lock of a user", opUserUnlock),
+		a.newUserEmailCommand("suspend", "Suspend a user and end its sessions at once", opUserSuspend, "Suspended"),
+		a.newUserEmailCommand("activate", "Activate a suspended user and end its sessions at once", opUserActivate, "Activated"),
+		a.newUserEmailCommand("unlock", "Lift the login lock of a user", opUserUnlock, "Unlocked"),
 		a.newUserResetLinkCommand(),
 	)
 	return cmd
@@ -52,16 +52,10 @@ func (a *app) newUserCreateCommand() *cobra.Command {
 			case in.Password == "":
 				return engine.Invalid("password", "--password-stdin or --password is required")
 			}
-			var res userResult
-			if err := a.call(cmd.Context(), f.data, opUserCreate, in, &res); err != nil {
-				return err
-			}
-			if f.json {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			u := res.User
-			fmt.Fprintf(cmd.OutOrStdout(), "Created user %s (%s, role %s, id %s) in tenant %s.\n", u.Email, u.Name, u.RBACLevel, u.ID, in.Tenant)
-			return nil
+			return runAdmin(a, cmd, &f, opUserCreate, in, func(w io.Writer, res *userResult) {
+				u := res.User
+				fmt.Fprintf(w, "Created user %s (%s, role %s, id %s) in tenant %s.\n", u.Email, u.Name, u.RBACLevel, u.ID, in.Tenant)
+			})
 		}),
 	}
 	f.register(cmd)
@@ -86,7 +80,7 @@ func readPassword(r io.Reader) (string, error) {
 
 // newUserEmailCommand makes the commands that take an email and print the user: suspend,
 // activate and unlock.
-func (a *app) newUserEmailCommand(use, short, op string) *cobra.Command {
+func (a *app) newUserEmailCommand(use, short, op, done string) *cobra.Command {
 	var f adminFlags
 	cmd := &cobra.Command{
 		Use:          use + " EMAIL",
@@ -95,17 +89,10 @@ func (a *app) newUserEmailCommand(use, short, op string) *cobra.Command {
 		Args:         exactArgs(1),
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			var res userResult
-			if err := a.call(cmd.Context(), f.data, op, emailArgs{Email: args[0]}, &res); err != nil {
-				return err
-			}
-			if f.json {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			u := res.User
-			done := map[string]string{opUserSuspend: "Suspended", opUserActivate: "Activated", opUserUnlock: "Unlocked"}[op]
-			fmt.Fprintf(cmd.OutOrStdout(), "%s user %s (%s, role %s); status %s.\n", done, u.Email, u.Name, u.RBACLevel, u.Status)
-			return nil
+			return runAdmin(a, cmd, &f, op, emailArgs{Email: args[0]}, func(w io.Writer, res *userResult) {
+				u := res.User
+				fmt.Fprintf(w, "%s user %s (%s, role %s); status %s.\n", done, u.Email, u.Name, u.RBACLevel, u.Status)
+			})
 		}),
 	}
 	f.register(cmd)
@@ -123,17 +110,10 @@ func (a *app) newUserResetLinkCommand() *cobra.Command {
 		Args:         exactArgs(1),
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			var res engine.IssuedToken
-			if err := a.call(cmd.Context(), f.data, opUserResetLink, emailArgs{Email: args[0]}, &res); err != nil {
-				return err
-			}
-			if f.json {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "Password reset token for %s (single use, valid until %s):\n%s\n", res.Email, fmtTime(res.ExpiresAt), res.Token)
-			fmt.Fprintf(w, "Use it with POST /v1/auth/reset-password {\"token\": \"%s\", \"new_password\": \"…\"}.\n", res.Token)
-			return nil
+			return runAdmin(a, cmd, &f, opUserResetLink, emailArgs{Email: args[0]}, func(w io.Writer, res *engine.IssuedToken) {
+				fmt.Fprintf(w, "Password reset token for %s (single use, valid until %s):\n%s\n", res.Email, fmtTime(res.ExpiresAt), res.Token)
+				fmt.Fprintf(w, "Use it with POST /v1/auth/reset-password {\"token\": \"%s\", \"new_password\": \"…\"}.\n", res.Token)
+			})
 		}),
 	}
 	f.register(cmd)

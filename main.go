@@ -4,10 +4,9 @@ package main
 import (
 	"os"
 
-	// Named so that the end-to-end test's cli helper does not shadow the package.
-	frcli "github.com/fieldrelay/fieldrelay/cli"
+	"github.com/fieldrelay/fieldrelay/cli"
 )
 
 func main() {
-	os.Exit(frcli.Execute())
+	os.Exit(cli.Execute())
 }

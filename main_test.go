@@ -1,0 +1,353 @@
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The end-to-end test builds the real binary, bootstraps a tenant with the CLI, serves on
+// 127.0.0.1 over a temp data dir and drives the API, the admin socket and a shutdown.
+
+// binary builds fieldrelay once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "fieldrelay")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// cli runs a command of the binary and returns its stdout; it fails the test on a
+// non-zero exit.
+func mustRun(t *testing.T, bin, stdin string, args ...string) []byte {
+	t.Helper()
+	out, stderr, err := runCLI(bin, stdin, args...)
+	if err != nil {
+		t.Fatalf("fieldrelay %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out, stderr)
+	}
+	return out
+}
+
+func runCLI(bin, stdin string, args ...string) ([]byte, []byte, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	err := cmd.Run()
+	return out.Bytes(), stderr.Bytes(), err
+}
+
+// syncBuffer is an output sink that is safe to read while a process writes to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// freeAddr returns a loopback address with a free port.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// served is a running `fieldrelay serve`.
+type served struct {
+	cmd    *exec.Cmd
+	base   string
+	client *http.Client
+	logs   *syncBuffer
+	done   chan error
+}
+
+// serve starts the node and waits until /readyz answers (at most 20 s).
+func serve(t *testing.T, bin, data string, tlsOn bool, extra ...string) *served {
+	t.Helper()
+	addr := freeAddr(t)
+	args := append([]string{"serve", "--data", data, "--addr", addr}, extra...)
+	if !tlsOn {
+		args = append(args, "--plain-http")
+	}
+	s := &served{cmd: exec.Command(bin, args...), logs: &syncBuffer{}, done: make(chan error, 1),
+		client: &http.Client{Timeout: 10 * time.Second}}
+	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.done <- s.cmd.Wait() }()
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			_ = s.cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	s.base = "http://" + addr
+	if tlsOn {
+		s.base = "https://" + addr
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if tlsOn && s.client.Transport == nil {
+			if pem, err := os.ReadFile(filepath.Join(data, "tls", "cert.pem")); err == nil {
+				pool := x509.NewCertPool()
+				pool.AppendCertsFromPEM(pem)
+				s.client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+			}
+		}
+		if !tlsOn || s.client.Transport != nil {
+			if res, err := s.client.Get(s.base + "/readyz"); err == nil {
+				res.Body.Close()
+				if res.StatusCode == 200 {
+					return s
+				}
+			}
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("serve exited: %v\n%s", err, s.logs)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not become ready\n%s", s.logs)
+		}
+	}
+}
+
+// call sends a JSON request and decodes the JSON answer.
+func (s *served) call(t *testing.T, method, path string, body any, headers ...string) (int, http.Header, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, s.base+path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := s.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		t.Fatalf("%s %s: the body is not JSON: %v", method, path, err)
+	}
+	if out["request_id"] == nil || out["request_id"] != res.Header.Get("X-Request-Id") {
+		t.Fatalf("%s %s: request_id %v vs header %q", method, path, out["request_id"], res.Header.Get("X-Request-Id"))
+	}
+	return res.StatusCode, res.Header, out
+}
+
+// stop sends SIGTERM and returns the exit error (nil for exit 0), waiting at most 40 s.
+func (s *served) stop(t *testing.T) error {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.done:
+		return err
+	case <-time.After(40 * time.Second):
+		t.Fatalf("serve did not stop after SIGTERM\n%s", s.logs)
+		return nil
+	}
+}
+
+func expect(t *testing.T, what string, status, want int, body map[string]any) {
+	t.Helper()
+	if status != want {
+		t.Fatalf("%s: status %d, want %d: %v", what, status, want, body)
+	}
+}
+
+func TestEndToEnd(t *testing.T) {
+	bin := binary(t)
+	data := t.TempDir()
+
+	// Bootstrap with the CLI, no server running.
+	var created struct {
+		Tenant map[string]any `json:"tenant"`
+		APIKey string         `json:"api_key"`
+	}
+	out := mustRun(t, bin, "", "tenant", "create", "--data", data, "--name", "Acme Rescue", "--slug", "acme",
+		"--email", "ops@acme.example", "--country", "fr", "--json")
+	if err := json.Unmarshal(out, &created); err != nil || created.Tenant["slug"] != "acme" ||
+		!strings.HasPrefix(created.APIKey, "fr_live_") || len(created.APIKey) != 40 {
+		t.Fatalf("tenant create --json: %v %s", err, out)
+	}
+	if created.Tenant["license_type"] != "starter" || created.Tenant["dispatch_threshold"] != 0.2 {
+		t.Fatalf("tenant defaults: %v", created.Tenant)
+	}
+	const pw = "e2e password 123"
+	for _, u := range [][2]string{{"admin@acme.example", "company_admin"}, {"sup@acme.example", "operational_supervisor"}} {
+		out = mustRun(t, bin, pw+"\n", "user", "create", "--data", data, "--tenant", "acme", "--email", u[0],
+			"--name", u[1], "--role", u[1], "--password-stdin", "--json")
+		var uc struct {
+			User map[string]any `json:"user"`
+		}
+		if err := json.Unmarshal(out, &uc); err != nil || uc.User["email"] != u[0] || uc.User["rbac_level"] != u[1] {
+			t.Fatalf("user create --json: %v %s", err, out)
+		}
+	}
+
+	s := serve(t, bin, data, false)
+	key := []string{"x-svc-api-key", created.APIKey}
+
+	// Login and tenant/me with both methods.
+	st, _, body := s.call(t, "POST", "/v1/auth/login", map[string]string{"email": "admin@acme.example", "password": pw})
+	expect(t, "login", st, 200, body)
+	if body["expires_in"] != 28800.0 {
+		t.Fatalf("expires_in %v", body["expires_in"])
+	}
+	admin := []string{"Authorization", "Bearer " + body["token"].(string)}
+	st, _, body = s.call(t, "GET", "/v1/tenant/me", nil, admin...)
+	expect(t, "tenant/me by JWT", st, 200, body)
+	st, hdr, body := s.call(t, "GET", "/v1/tenant/me", nil, key...)
+	expect(t, "tenant/me by key", st, 200, body)
+	if body["slug"] != "acme" || hdr.Get("x-ratelimit-limit") != "500" {
+		t.Fatalf("tenant/me: %v %v", body, hdr)
+	}
+
+	// Dispatch settings, with an idempotent replay.
+	settings := map[string]any{"dispatch_mode": true, "dispatch_threshold": 0.4, "reinforcement_timeout_min": 5}
+	st, _, first := s.call(t, "PATCH", "/v1/tenant/dispatch-settings", settings, append(admin, "Idempotency-Key", "e2e-1")...)
+	expect(t, "dispatch-settings", st, 200, first)
+	st, hdr, again := s.call(t, "PATCH", "/v1/tenant/dispatch-settings", settings, append(admin, "Idempotency-Key", "e2e-1")...)
+	expect(t, "dispatch-settings replay", st, 200, again)
+	if hdr.Get("Idempotent-Replayed") != "true" || again["request_id"] != first["request_id"] {
+		t.Fatalf("replay: %v %v", hdr, again)
+	}
+	st, _, body = s.call(t, "PATCH", "/v1/tenant/dispatch-settings", map[string]any{"dispatch_threshold": 7}, admin...)
+	expect(t, "bad threshold", st, 400, body)
+	if body["error"] != "validation_error" || body["field"] != "dispatch_threshold" {
+		t.Fatalf("bad threshold: %v", body)
+	}
+
+	// Users through the API.
+	st, _, body = s.call(t, "POST", "/v1/tenant/users", map[string]any{"email": "op@acme.example", "name": "Op",
+		"role": "field_operator", "password": pw}, admin...)
+	expect(t, "create user", st, 201, body)
+	st, _, body = s.call(t, "GET", "/v1/tenant/users", nil, admin...)
+	expect(t, "list users", st, 200, body)
+	if body["count"] != 3.0 {
+		t.Fatalf("users: %v", body)
+	}
+
+	// A suspended user's token dies at once: suspended with the CLI, through the socket.
+	st, _, body = s.call(t, "POST", "/v1/auth/login", map[string]string{"email": "sup@acme.example", "password": pw})
+	expect(t, "supervisor login", st, 200, body)
+	sup := []string{"Authorization", "Bearer " + body["token"].(string)}
+	st, _, body = s.call(t, "GET", "/v1/tenant/me", nil, sup...)
+	expect(t, "supervisor tenant/me", st, 200, body)
+	mustRun(t, bin, "", "user", "suspend", "sup@acme.example", "--data", data, "--json")
+	st, _, body = s.call(t, "GET", "/v1/tenant/me", nil, sup...)
+	expect(t, "suspended user's token", st, 401, body)
+	var tenants []map[string]any
+	out = mustRun(t, bin, "", "tenant", "list", "--data", data, "--json")
+	if err := json.Unmarshal(out, &tenants); err != nil {
+		var wrapped struct {
+			Tenants []map[string]any `json:"tenants"`
+			Data    []map[string]any `json:"data"`
+		}
+		if err2 := json.Unmarshal(out, &wrapped); err2 != nil {
+			t.Fatalf("tenant list --json through the socket: %v %s", err, out)
+		}
+		tenants = append(wrapped.Tenants, wrapped.Data...)
+	}
+	if len(tenants) != 1 || tenants[0]["slug"] != "acme" {
+		t.Fatalf("tenant list through the socket: %s", out)
+	}
+
+	// The starter plan's 500 requests a minute, then a 429.
+	limited := 0
+	for i := 0; i < 520 && limited == 0; i++ {
+		st, hdr, body = s.call(t, "GET", "/v1/tenant/me", nil, key...)
+		if st == 429 {
+			limited = i
+			if body["error"] != "rate_limited" || hdr.Get("Retry-After") == "" {
+				t.Fatalf("429: %v %v", body, hdr)
+			}
+		}
+	}
+	if limited == 0 {
+		t.Fatal("no 429 after 520 requests on the starter plan")
+	}
+
+	// SIGTERM: exit 0.
+	if err := s.stop(t); err != nil {
+		t.Fatalf("serve exited with %v after SIGTERM\n%s", err, s.logs)
+	}
+
+	// HTTPS by default: a self-signed certificate in the data dir, its fingerprint printed.
+	s = serve(t, bin, data, true)
+	if !strings.Contains(strings.ToLower(s.logs.String()), "fingerprint") {
+		t.Fatalf("no certificate fingerprint printed:\n%s", s.logs)
+	}
+	st, _, body = s.call(t, "GET", "/healthz", nil)
+	expect(t, "healthz over TLS", st, 200, body)
+	if err := s.stop(t); err != nil {
+		t.Fatalf("TLS serve exited with %v\n%s", err, s.logs)
+	}
+}
+
+func TestCorruptDataDir(t *testing.T) {
+	bin := binary(t)
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "fieldrelay.db"), bytes.Repeat([]byte("not bolt "), 2000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"tenant", "list", "--data", data},
+		{"serve", "--data", data, "--plain-http", "--addr", freeAddr(t)},
+	} {
+		out, stderr, err := runCLI(bin, "", args...)
+		msg := string(out) + string(stderr)
+		if err == nil {
+			t.Fatalf("%v: exit 0 on a corrupt data dir", args)
+		}
+		if strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine ") {
+			t.Fatalf("%v: panicked:\n%s", args, msg)
+		}
+		if !strings.Contains(msg, "fieldrelay") {
+			t.Fatalf("%v: unclear error:\n%s", args, msg)
+		}
+	}
+}

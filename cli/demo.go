@@ -202,7 +202,6 @@ func printDemo(w io.Writer, dataDir string, c *demoCredentials, baseURL, caFile,
 		body := fmt.Sprintf(`{"email":"%s","password":"%s"}`, u.Email, u.Password)
 		fmt.Fprintf(w, "  %s %s/v1/auth/login -H \"content-type: application/json\" -d %s\n", curl, baseURL, shellQuote(body))
 	}
-	fmt.Fprintf(w, "  %s %s/metrics -H \"x-svc-internal: %s\"\n", curl, baseURL, internalSecret)
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but safe characters.

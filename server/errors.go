@@ -64,9 +64,6 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}
-	if status == http.StatusMethodNotAllowed && w.Header().Get("Allow") == "" {
-		w.Header().Set("Allow", "")
-	}
 	st := state(r)
 	if st != nil {
 		st.errKind = e.Kind

@@ -13,6 +13,10 @@ type Store interface {
 	// Update runs fn in a read-write transaction, committed (and fsynced) when fn returns
 	// nil and rolled back otherwise; the error of fn is returned as it is.
 	Update(ctx context.Context, fn func(Tx) error) error
+	// Batch is Update for hot writes (event ingest, device sync): fn may share one
+	// transaction and one fsync with other concurrent calls, and may run more than once,
+	// so it must have no effect outside the transaction. A failing fn fails alone.
+	Batch(ctx context.Context, fn func(Tx) error) error
 	// Backup writes a consistent snapshot of the whole store to w.
 	Backup(ctx context.Context, w io.Writer) (int64, error)
 	// Close releases the store.

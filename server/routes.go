@@ -43,6 +43,14 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/tenant/users", perm: engine.PermTenantAdmin, h: s.handleCreateUser},
 		{method: "GET", path: "/v1/tenant/users", perm: engine.PermTenantAdmin, h: s.handleListUsers},
 		{method: "PATCH", path: "/v1/tenant/users/:id", perm: engine.PermTenantAdmin, h: s.handleUpdateUser},
+
+		// events
+
+		// zones and connectivity
+
+		// webhooks
+
+		// parsers
 	}
 }
 

@@ -173,3 +173,8 @@ func (db *DB) Close() error { return db.bolt.Close() }
 
 // Path returns the database file's path.
 func (db *DB) Path() string { return db.path }
+
+// Batch runs fn like Update; the group commit loop that shares transactions lands next.
+func (db *DB) Batch(ctx context.Context, fn func(engine.Tx) error) error {
+	return db.Update(ctx, fn)
+}

@@ -77,7 +77,17 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	defer db.Close() // last: after HTTP and the admin socket
 	opts := a.engineOptions
 	opts.Logger = log
+	opts.WebhookPolicy = engine.AddressPolicy{AllowLoopback: cfg.AllowLoopbackWebhooks, AllowPrivate: cfg.AllowPrivateWebhooks}
+	opts.RetrySchedule = cfg.WebhookRetrySchedule
+	if opts.Sender == nil {
+		opts.Sender = engine.NewHTTPSender(engine.HTTPSenderOptions{Policy: opts.WebhookPolicy, SMSGateway: cfg.SMSGateway})
+	}
 	eng := engine.New(db, opts)
+	// The scheduler stops after HTTP and the admin socket, before the store closes.
+	if err := eng.StartScheduler(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	defer eng.StopScheduler()
 
 	var demo *demoCredentials
 	if cfg.Demo {

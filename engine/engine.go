@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"log/slog"
+	"time"
 )
 
 // Options configure an Engine.
@@ -18,6 +19,15 @@ type Options struct {
 	Password PasswordParams
 	// Mailer delivers account tokens; a LogMailer when nil.
 	Mailer Mailer
+	// Sender makes the webhook and SMS calls of the delivery engine; NoSender when nil.
+	Sender Sender
+	// RetrySchedule is the delay before each retry of a message after its first try;
+	// DefaultRetrySchedule when empty.
+	RetrySchedule []time.Duration
+	// WebhookPolicy says which addresses webhook URLs may name.
+	WebhookPolicy AddressPolicy
+	// Workers bounds the calls the scheduler makes at once (16 when zero).
+	Workers int
 }
 
 // Engine runs the use cases of one node over a Store.
@@ -27,6 +37,10 @@ type Engine struct {
 	log    *slog.Logger
 	pw     PasswordParams
 	mailer Mailer
+	sender Sender
+	retry  []time.Duration
+	policy AddressPolicy
+	sched  *scheduler
 	// dummyHash is verified against for unknown emails, so that a login costs the same
 	// whether or not the account exists.
 	dummyHash string
@@ -34,7 +48,15 @@ type Engine struct {
 
 // New returns an Engine over store.
 func New(store Store, opt Options) *Engine {
-	e := &Engine{store: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password, mailer: opt.Mailer}
+	e := &Engine{store: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password, mailer: opt.Mailer,
+		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy}
+	if e.sender == nil {
+		e.sender = NoSender{}
+	}
+	if len(e.retry) == 0 {
+		e.retry = DefaultRetrySchedule
+	}
+	e.sched = newScheduler(e, opt.Workers)
 	if e.clock == nil {
 		e.clock = SystemClock{}
 	}

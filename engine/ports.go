@@ -85,4 +85,45 @@ type Tx interface {
 	PutTeam(tenantID string, t *Team) error
 	// Teams lists a tenant's teams, oldest first.
 	Teams(tenantID string) ([]Team, error)
+
+	Event(tenantID, id string) (*Event, error)
+	// PutEvent stores an event (new or changed).
+	PutEvent(tenantID string, ev *Event) error
+	// Events lists a tenant's events matching f, newest first.
+	Events(tenantID string, f EventFilter, p Page) ([]Event, string, error)
+	// EventReply returns the stored answer to the event named by an idempotency_key, or
+	// nil when the key is new (and for an empty key).
+	EventReply(tenantID, key string) (*IdempotencyRecord, error)
+	PutEventReply(tenantID, key string, r *IdempotencyRecord) error
+
+	// ParkEvent files an event that waits for a way out (its zone offline, or no target).
+	ParkEvent(tenantID, zoneCode, eventID string) error
+	UnparkEvent(tenantID, zoneCode, eventID string) error
+	// ParkedEvents lists the parked events of one zone ("" for events with no zone), or
+	// of every zone when zoneCode is nil, oldest first.
+	ParkedEvents(tenantID string, zoneCode *string) ([]ParkedRef, error)
+
+	Webhook(tenantID, id string) (*Webhook, error)
+	PutWebhook(tenantID string, w *Webhook) error
+	DeleteWebhook(tenantID, id string) error
+	// Webhooks lists a tenant's subscriptions, oldest first.
+	Webhooks(tenantID string) ([]Webhook, error)
+	// PutDeliveryAttempt appends to a subscription's attempt log.
+	PutDeliveryAttempt(tenantID string, a *DeliveryAttempt) error
+	// DeliveryAttempts lists a subscription's attempts, newest first.
+	DeliveryAttempts(tenantID, webhookID string, p Page) ([]DeliveryAttempt, string, error)
+
+	OutboxEntry(tenantID, id string) (*OutboxEntry, error)
+	// PutOutboxEntry stores a pending entry and indexes it at its due time.
+	PutOutboxEntry(o *OutboxEntry) error
+	// DeleteOutboxEntry removes a settled entry and its index.
+	DeleteOutboxEntry(tenantID, id string) error
+	// DueOutbox lists every pending entry of every tenant, soonest first.
+	DueOutbox() ([]OutboxRef, error)
+}
+
+// ParkedRef names a parked event.
+type ParkedRef struct {
+	ZoneCode string
+	EventID  string
 }

@@ -55,10 +55,16 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, stat
 	if err != nil {
 		return err
 	}
+	writeReply(w, reply)
+	return nil
+}
+
+// writeReply answers the reply of a write; a replay carries the original request id and
+// Idempotent-Replayed.
+func writeReply(w http.ResponseWriter, reply engine.Reply) {
 	if reply.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 		w.Header().Set("X-Request-Id", reply.RequestID)
 	}
 	writeBody(w, reply.Status, reply.Body)
-	return nil
 }

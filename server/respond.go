@@ -73,3 +73,9 @@ func writeOne(w http.ResponseWriter, r *http.Request, status int, v any) error {
 	writeBody(w, status, body)
 	return nil
 }
+
+// deleted is the answer of every DELETE.
+type deleted struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}

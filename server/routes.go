@@ -45,10 +45,18 @@ func (s *Server) routeTable() []route {
 		{method: "PATCH", path: "/v1/tenant/users/:id", perm: engine.PermTenantAdmin, h: s.handleUpdateUser},
 
 		// events
+		{method: "POST", path: "/v1/events", perm: engine.PermEventsWrite, h: s.handleCreateEvent},
+		{method: "GET", path: "/v1/events", perm: engine.PermEventsRead, h: s.handleListEvents},
+		{method: "GET", path: "/v1/events/:id", perm: engine.PermEventsRead, h: s.handleGetEvent},
 
 		// zones and connectivity
 
 		// webhooks
+		{method: "POST", path: "/v1/webhooks", perm: engine.PermWebhooksManage, h: s.handleCreateWebhook},
+		{method: "GET", path: "/v1/webhooks", perm: engine.PermWebhooksManage, h: s.handleListWebhooks},
+		{method: "GET", path: "/v1/webhooks/:id", perm: engine.PermWebhooksManage, h: s.handleGetWebhook},
+		{method: "DELETE", path: "/v1/webhooks/:id", perm: engine.PermWebhooksManage, h: s.handleDeleteWebhook},
+		{method: "GET", path: "/v1/webhooks/:id/deliveries", perm: engine.PermWebhooksManage, h: s.handleWebhookDeliveries},
 
 		// parsers
 	}

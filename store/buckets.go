@@ -37,11 +37,16 @@ var (
 	tbIdempotency     = []byte("idempotency") // route \n key → IdempotencyRecord
 	tbLedger          = []byte("ledger")
 	tbUsage           = []byte("usage")
+	// tbEventsParked: zone code | 0 | event id → nil: events waiting for a way out.
+	tbEventsParked = []byte("events_parked")
+	// tbWebhookDeliveries: webhook id | attempt id → DeliveryAttempt.
+	tbWebhookDeliveries = []byte("webhook_deliveries")
 )
 
 var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByEvent,
 	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
-	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage}
+	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
+	tbEventsParked, tbWebhookDeliveries}
 
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")

@@ -138,6 +138,20 @@ func (db *DB) init(readOnly bool) error {
 			}
 		}
 		// Migrations from older versions run here, in order, when there are any.
+		// Nested buckets added to the layout are created in existing tenants.
+		root := tx.Bucket(bucketTenantRoot)
+		err := root.ForEachBucket(func(k []byte) error {
+			tb := root.Bucket(k)
+			for _, name := range tenantBuckets {
+				if _, err := tb.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
 		return tx.Bucket(bucketMeta).Put(metaSchemaVersion, []byte(strconv.Itoa(schemaVersion)))
 	})
 }

@@ -1,0 +1,438 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+// fakeSender records every call and answers what its rules say: by default webhooks
+// answer 200 and SMS are accepted.
+type fakeSender struct {
+	mu      sync.Mutex
+	calls   []call
+	sms     bool
+	webhook func(n int, m engine.WebhookMessage) engine.SendResult // n: 1-based call count for m.URL
+	smsFn   func(n int, to string) engine.SendResult
+	perURL  map[string]int
+}
+
+type call struct {
+	kind, target, id, body string
+	at                     time.Time
+}
+
+func newFakeSender(sms bool) *fakeSender { return &fakeSender{sms: sms, perURL: map[string]int{}} }
+
+func (f *fakeSender) SendWebhook(_ context.Context, m engine.WebhookMessage) engine.SendResult {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.perURL[m.URL]++
+	f.calls = append(f.calls, call{kind: "webhook", target: m.URL, id: m.ID, body: string(m.Body), at: m.Timestamp})
+	if f.webhook != nil {
+		return f.webhook(f.perURL[m.URL], m)
+	}
+	return engine.SendResult{StatusCode: 200}
+}
+
+func (f *fakeSender) SendSMS(_ context.Context, to, body string) engine.SendResult {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.perURL[to]++
+	f.calls = append(f.calls, call{kind: "sms", target: to, body: body})
+	if f.smsFn != nil {
+		return f.smsFn(f.perURL[to], to)
+	}
+	return engine.SendResult{StatusCode: 200}
+}
+
+func (f *fakeSender) SMSAvailable() bool { return f.sms }
+
+// kinds returns the kinds of the delivery calls made so far (SMS, and event.created
+// webhooks), in order.
+func (f *fakeSender) kinds() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.calls {
+		if c.kind == "sms" || strings.Contains(c.body, `"event":"event.created"`) {
+			out = append(out, c.kind)
+		}
+	}
+	return out
+}
+
+func (f *fakeSender) reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = nil
+}
+
+// deliveryNode is an engine with a fake sender, a tenant with a webhook subscribed to
+// every event, a zone `north` and a team of that zone with a phone.
+type deliveryNode struct {
+	e      *engine.Engine
+	clock  *engine.FakeClock
+	sender *fakeSender
+	p      engine.Principal
+	dir    string
+	db     interface{ Close() error }
+}
+
+func newDeliveryNode(t *testing.T, sms bool, withWebhook bool) *deliveryNode {
+	t.Helper()
+	dir := t.TempDir()
+	n := &deliveryNode{clock: engine.NewFakeClock(epoch), sender: newFakeSender(sms), dir: dir}
+	n.open(t)
+	created := MustCreateTenant(t, n.e, "acme")
+	n.p = engine.Principal{TenantID: created.Tenant.ID, TenantActive: true, Role: engine.RoleCompanyAdmin}
+	MustUpdate(t, n.e, func(tx engine.Tx) error {
+		if _, err := n.e.CreateZone(tx, n.p.TenantID, engine.ZoneInput{Code: "north", Name: "North",
+			Boundary: polygon(square(4, 45, 1))}); err != nil {
+			return err
+		}
+		_, err := n.e.CreateTeam(tx, n.p.TenantID, engine.TeamInput{Name: "Alpha", ZoneCode: "north",
+			Verticals: []string{"emergency"}, Members: []engine.MemberInput{{Name: "Ana", Phone: "+33600000001"}}})
+		return err
+	})
+	if withWebhook {
+		n.webhook(t, "https://hooks.example/a")
+	}
+	return n
+}
+
+// open (re)opens the store of the node's directory with a fresh engine.
+func (n *deliveryNode) open(t *testing.T) {
+	t.Helper()
+	if n.db != nil {
+		if err := n.db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := mustOpenDir(t, n.dir)
+	n.db = db
+	n.e = engine.New(db, engine.Options{Clock: n.clock, Password: cheapPasswords,
+		Logger: slog.New(slog.DiscardHandler), Sender: n.sender})
+	if err := n.e.LoadSchedule(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (n *deliveryNode) webhook(t *testing.T, url string, events ...string) *engine.Webhook {
+	t.Helper()
+	var w *engine.Webhook
+	MustUpdate(t, n.e, func(tx engine.Tx) (err error) {
+		w, err = n.e.CreateWebhook(tx, n.p, engine.WebhookInput{URL: url, Events: events})
+		return err
+	})
+	return w
+}
+
+func (n *deliveryNode) setZone(t *testing.T, state string) {
+	t.Helper()
+	MustUpdate(t, n.e, func(tx engine.Tx) error {
+		z, err := tx.Zone(n.p.TenantID, "north")
+		if err != nil {
+			return err
+		}
+		now := engine.At(n.clock.Now())
+		z.Connectivity = engine.Connectivity{State: state, LastReportAt: &now, Since: &now}
+		return tx.PutZone(n.p.TenantID, z)
+	})
+}
+
+func (n *deliveryNode) post(t *testing.T, priority, zone string) engine.EventAccepted {
+	t.Helper()
+	in := engine.EventInput{Type: "FIRE", Priority: priority, Vertical: "emergency",
+		IdempotencyKey: engine.NewID(), ZoneCode: zone}
+	reply, err := n.e.IngestEvent(context.Background(), n.p, in, func(v any) (engine.Reply, error) {
+		b, err := json.Marshal(v)
+		return engine.Reply{Status: 201, Body: b}, err
+	})
+	if err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	var acc engine.EventAccepted
+	if err := json.Unmarshal(reply.Body, &acc); err != nil {
+		t.Fatal(err)
+	}
+	return acc
+}
+
+func (n *deliveryNode) event(t *testing.T, id string) *engine.Event {
+	t.Helper()
+	ev, err := n.e.Event(context.Background(), n.p, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// failing answers 500 to every webhook call.
+func failing(int, engine.WebhookMessage) engine.SendResult { return engine.SendResult{StatusCode: 500} }
+
+func TestDelivery_PriorityTable(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		priority string
+		restOK   bool
+		// first is what the first round sends; after is what the first failure adds.
+		first, after []string
+		final        string
+	}{
+		{priority: "critical", restOK: true, first: []string{"webhook", "sms"}, final: engine.EventDelivered},
+		{priority: "high", restOK: true, first: []string{"webhook"}, final: engine.EventDelivered},
+		{priority: "high", restOK: false, first: []string{"webhook"}, after: []string{"sms"}, final: engine.EventDelivered},
+		{priority: "normal", restOK: false, first: []string{"webhook"}, after: []string{"sms"}, final: engine.EventDelivered},
+		{priority: "low", restOK: false, first: []string{"webhook"}, final: engine.EventPending},
+	} {
+		t.Run(fmt.Sprintf("%s/rest_ok=%v", tc.priority, tc.restOK), func(t *testing.T) {
+			n := newDeliveryNode(t, true, true)
+			if !tc.restOK {
+				n.sender.webhook = failing
+			}
+			acc := n.post(t, tc.priority, "north")
+			if acc.ChannelSelected != engine.ChannelREST || acc.Status != engine.EventPending {
+				t.Fatalf("accepted = %+v, want rest_full pending", acc)
+			}
+			n.e.RunDue(ctx)
+			got := n.sender.kinds()
+			want := append(slices.Clone(tc.first), tc.after...)
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("calls = %v, want %v", got, want)
+			}
+			ev := n.event(t, acc.EventID)
+			if ev.Status != tc.final {
+				t.Fatalf("status = %s, want %s", ev.Status, tc.final)
+			}
+			if tc.final == engine.EventDelivered && ev.DeliveredAt == nil {
+				t.Fatal("delivered_at not set")
+			}
+		})
+	}
+}
+
+func TestDelivery_LowFailsAfterSchedule(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, true, true)
+	n.sender.webhook = failing
+	acc := n.post(t, "low", "north")
+	n.e.RunDue(ctx)
+	var at []time.Duration
+	for _, d := range engine.DefaultRetrySchedule {
+		// Just before the retry is due nothing happens; at the due time it runs.
+		n.clock.Advance(d - time.Millisecond)
+		if k := n.e.RunDue(ctx); k != 0 {
+			t.Fatalf("a retry ran %v early", time.Millisecond)
+		}
+		n.clock.Advance(time.Millisecond)
+		if k := n.e.RunDue(ctx); k < 1 {
+			t.Fatalf("retry after %v: %d attempts, want it to run", d, k)
+		}
+		at = append(at, d)
+	}
+	ev := n.event(t, acc.EventID)
+	if ev.Status != engine.EventFailed {
+		t.Fatalf("status = %s, want failed after %d retries", ev.Status, len(at))
+	}
+	// Every attempt of the message carried the same webhook-id; the sms channel never
+	// ran for a low event; event.failed went out after.
+	ids := map[string]bool{}
+	for _, c := range n.sender.calls {
+		if c.kind == "sms" {
+			t.Fatal("a low event used its fallback")
+		}
+		if json.Valid([]byte(c.body)) && strings.Contains(c.body, `"event.created"`) {
+			ids[c.id] = true
+		}
+	}
+	if len(ids) != 1 {
+		t.Fatalf("webhook ids of the event.created message: %v, want one", ids)
+	}
+	if !slices.ContainsFunc(n.sender.calls, func(c call) bool { return strings.Contains(c.body, `"event.failed"`) }) {
+		t.Fatal("no event.failed webhook")
+	}
+	// Only the event.failed notification, failing too, is left to retry.
+	if n.e.ScheduledCount() != 1 {
+		t.Fatalf("%d entries still scheduled, want 1", n.e.ScheduledCount())
+	}
+}
+
+func TestDelivery_ConnectivityStates(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		state, channel, status string
+		calls                  []string
+	}{
+		{state: "", channel: engine.ChannelREST, status: engine.EventDelivered, calls: []string{"webhook"}}, // unknown
+		{state: engine.ConnOnline, channel: engine.ChannelREST, status: engine.EventDelivered, calls: []string{"webhook"}},
+		{state: engine.ConnDegraded, channel: engine.ChannelSMS, status: engine.EventDelivered, calls: []string{"sms"}},
+		{state: engine.ConnOffline, channel: engine.ChannelQueued, status: engine.EventQueuedOffline},
+	} {
+		t.Run("state="+tc.state, func(t *testing.T) {
+			n := newDeliveryNode(t, true, true)
+			if tc.state != "" {
+				n.setZone(t, tc.state)
+			}
+			acc := n.post(t, "high", "north")
+			if acc.ChannelSelected != tc.channel {
+				t.Fatalf("channel = %s, want %s", acc.ChannelSelected, tc.channel)
+			}
+			n.e.RunDue(ctx)
+			if got := n.sender.kinds(); !slices.Equal(got, tc.calls) {
+				t.Fatalf("calls = %v, want %v", got, tc.calls)
+			}
+			if ev := n.event(t, acc.EventID); ev.Status != tc.status {
+				t.Fatalf("status = %s, want %s", ev.Status, tc.status)
+			}
+		})
+	}
+}
+
+func TestDelivery_StaleReportIsUnknown(t *testing.T) {
+	n := newDeliveryNode(t, true, true)
+	n.setZone(t, engine.ConnOffline)
+	n.clock.Advance(engine.ConnectivityStaleAfter)
+	if acc := n.post(t, "high", "north"); acc.ChannelSelected != engine.ChannelREST {
+		t.Fatalf("channel = %s after a stale offline report, want rest_full", acc.ChannelSelected)
+	}
+}
+
+func TestDelivery_NoTargetWaitsForOne(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, false, false)
+	acc := n.post(t, "normal", "")
+	if acc.ChannelSelected != engine.ChannelREST || acc.Status != engine.EventPending {
+		t.Fatalf("accepted = %+v, want rest_full pending", acc)
+	}
+	if n.e.RunDue(ctx) != 0 {
+		t.Fatal("an event with no target made a call")
+	}
+	n.webhook(t, "https://hooks.example/late", "event.*")
+	n.e.RunDue(ctx)
+	if ev := n.event(t, acc.EventID); ev.Status != engine.EventDelivered {
+		t.Fatalf("status = %s once a webhook exists, want delivered", ev.Status)
+	}
+}
+
+func TestDelivery_RetryAfterAndGone(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, false, true)
+	n.sender.webhook = func(k int, m engine.WebhookMessage) engine.SendResult {
+		if k == 1 {
+			return engine.SendResult{StatusCode: 429, RetryAfter: time.Minute}
+		}
+		return engine.SendResult{StatusCode: 410}
+	}
+	acc := n.post(t, "low", "north")
+	n.e.RunDue(ctx)
+	n.clock.Advance(5 * time.Second) // the schedule's first delay: Retry-After wins
+	if n.e.RunDue(ctx) != 0 {
+		t.Fatal("retried before Retry-After")
+	}
+	n.clock.Advance(time.Minute)
+	n.e.RunDue(ctx)
+	hooks, err := n.e.Webhooks(ctx, n.p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hooks[0].Status != engine.WebhookDisabled {
+		t.Fatalf("webhook status = %s after a 410, want disabled", hooks[0].Status)
+	}
+	if ev := n.event(t, acc.EventID); ev.Status != engine.EventFailed {
+		t.Fatalf("status = %s, want failed", ev.Status)
+	}
+	attempts, _, err := n.e.WebhookDeliveries(ctx, n.p, hooks[0].ID, engine.Page{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(attempts) != 2 || attempts[0].StatusCode != 410 || attempts[1].StatusCode != 429 || attempts[1].NextAttemptAt == nil {
+		t.Fatalf("attempt log = %+v", attempts)
+	}
+}
+
+func TestDelivery_RestartLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, false, true)
+	n.sender.webhook = func(k int, m engine.WebhookMessage) engine.SendResult {
+		if k == 1 {
+			return engine.SendResult{StatusCode: 503}
+		}
+		return engine.SendResult{StatusCode: 200}
+	}
+	acc := n.post(t, "high", "north")
+	n.e.RunDue(ctx) // fails once, retry due in 5 s
+	// The node stops mid-schedule and starts again.
+	n.open(t)
+	if n.e.ScheduledCount() != 1 {
+		t.Fatalf("%d entries scheduled after restart, want 1", n.e.ScheduledCount())
+	}
+	n.clock.Advance(5 * time.Second)
+	n.e.RunDue(ctx)
+	if ev := n.event(t, acc.EventID); ev.Status != engine.EventDelivered {
+		t.Fatalf("status = %s, want delivered", ev.Status)
+	}
+	sent := len(n.sender.calls)
+	// A second restart after the success sends nothing again.
+	n.open(t)
+	n.clock.Advance(24 * time.Hour)
+	n.e.RunDue(ctx)
+	if len(n.sender.calls) != sent {
+		t.Fatalf("%d calls after a restart that followed success", len(n.sender.calls)-sent)
+	}
+}
+
+func TestDelivery_KilledMidCallRetriesAfterLease(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, false, true)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n.sender.webhook = func(k int, m engine.WebhookMessage) engine.SendResult {
+		if k == 1 {
+			cancel() // the node dies during the call: its outcome is never written
+			return engine.SendResult{Err: context.Canceled}
+		}
+		return engine.SendResult{StatusCode: 200}
+	}
+	acc := n.post(t, "high", "north")
+	n.e.RunDue(cctx)
+	n.open(t)
+	n.e.RunDue(ctx)
+	if ev := n.event(t, acc.EventID); ev.Status != engine.EventPending {
+		t.Fatalf("status = %s before the lease ran out, want pending", ev.Status)
+	}
+	n.clock.Advance(time.Minute)
+	n.e.RunDue(ctx)
+	if ev := n.event(t, acc.EventID); ev.Status != engine.EventDelivered {
+		t.Fatalf("status = %s after the lease, want delivered", ev.Status)
+	}
+	if n.sender.calls[0].id != n.sender.calls[1].id {
+		t.Fatal("the retry after a crash used another webhook-id")
+	}
+}
+
+func TestDelivery_TenantIsolation(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, false, true)
+	other := MustCreateTenant(t, n.e, "other")
+	p2 := engine.Principal{TenantID: other.Tenant.ID, TenantActive: true, Role: engine.RoleCompanyAdmin}
+	acc := n.post(t, "high", "north")
+	n.e.RunDue(ctx)
+	if _, err := n.e.Event(ctx, p2, acc.EventID); !engine.IsKind(err, engine.KindNotFound) {
+		t.Fatalf("other tenant reads the event: %v", err)
+	}
+	list, _, err := n.e.Events(ctx, p2, engine.EventFilter{}, engine.Page{Limit: 50})
+	if err != nil || len(list) != 0 {
+		t.Fatalf("other tenant lists %d events (%v)", len(list), err)
+	}
+}

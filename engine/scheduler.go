@@ -1,0 +1,385 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// DefaultRetrySchedule is the delay before each retry of a message after its first try
+// (API.md, Webhooks).
+var DefaultRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
+	2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
+
+// attemptLease is how long an attempt in flight keeps its message from being due again:
+// the call's own timeout and a margin. A node killed mid-call retries after it.
+const attemptLease = 45 * time.Second
+
+// scheduler owns the timers of the outbox: a heap of due entries rebuilt from the store at
+// start, a loop that hands due entries to a bounded pool of workers, and the workers
+// that make the calls and write their outcome back.
+type scheduler struct {
+	e       *Engine
+	workers int
+
+	mu      sync.Mutex
+	h       refHeap
+	pending map[string]*heapItem // tenant/id → item in the heap
+	busy    map[string]bool      // entries whose attempt is running
+	wake    chan struct{}
+
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+func newScheduler(e *Engine, workers int) *scheduler {
+	if workers <= 0 {
+		workers = 16
+	}
+	return &scheduler{e: e, workers: workers, pending: map[string]*heapItem{},
+		busy: map[string]bool{}, wake: make(chan struct{}, 1)}
+}
+
+type heapItem struct {
+	ref   OutboxRef
+	index int
+}
+
+type refHeap []*heapItem
+
+func (h refHeap) Len() int           { return len(h) }
+func (h refHeap) Less(i, j int) bool { return h[i].ref.DueAt.Before(h[j].ref.DueAt) }
+func (h refHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].index = i; h[j].index = j }
+func (h *refHeap) Push(x any)        { it := x.(*heapItem); it.index = len(*h); *h = append(*h, it) }
+func (h *refHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
+
+func refKey(r OutboxRef) string { return r.TenantID + "/" + r.ID }
+
+// add schedules (or moves) an entry. It never blocks.
+func (s *scheduler) add(r OutboxRef) {
+	s.mu.Lock()
+	if it, ok := s.pending[refKey(r)]; ok {
+		it.ref.DueAt = r.DueAt
+		heap.Fix(&s.h, it.index)
+	} else {
+		it := &heapItem{ref: r}
+		heap.Push(&s.h, it)
+		s.pending[refKey(r)] = it
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// load rebuilds the heap from the outbox.
+func (s *scheduler) load(ctx context.Context) error {
+	var refs []OutboxRef
+	err := s.e.store.View(ctx, func(tx Tx) (err error) {
+		refs, err = tx.DueOutbox()
+		return err
+	})
+	for _, r := range refs {
+		s.add(r)
+	}
+	return err
+}
+
+// popDue removes and returns the entries due at now that are not already running, and
+// the time the next one is due (zero when none).
+func (s *scheduler) popDue(now time.Time, max int) ([]OutboxRef, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []OutboxRef
+	var skipped []*heapItem
+	for s.h.Len() > 0 && len(out) < max {
+		it := s.h[0]
+		if it.ref.DueAt.After(now) {
+			break
+		}
+		heap.Pop(&s.h)
+		k := refKey(it.ref)
+		if s.busy[k] {
+			skipped = append(skipped, it)
+			continue
+		}
+		delete(s.pending, k)
+		s.busy[k] = true
+		out = append(out, it.ref)
+	}
+	for _, it := range skipped {
+		heap.Push(&s.h, it)
+	}
+	var next time.Time
+	if s.h.Len() > 0 {
+		next = s.h[0].ref.DueAt
+	}
+	return out, next
+}
+
+func (s *scheduler) done(r OutboxRef) {
+	s.mu.Lock()
+	delete(s.busy, refKey(r))
+	s.mu.Unlock()
+}
+
+// Len returns the number of scheduled entries.
+func (s *scheduler) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.h.Len()
+}
+
+// start rebuilds the timers and runs the loop and its workers until stop.
+func (s *scheduler) start(ctx context.Context) error {
+	if err := s.load(ctx); err != nil {
+		return err
+	}
+	ctx, s.stop = context.WithCancel(ctx)
+	jobs := make(chan OutboxRef)
+	for range s.workers {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for r := range jobs {
+				s.e.attempt(ctx, r)
+				s.done(r)
+			}
+		}()
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(jobs)
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		for {
+			due, next := s.popDue(s.e.clock.Now(), s.workers)
+			for _, r := range due {
+				select {
+				case jobs <- r:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if len(due) > 0 {
+				continue
+			}
+			wait := time.Hour
+			if !next.IsZero() {
+				wait = max(next.Sub(s.e.clock.Now()), time.Millisecond)
+			}
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.wake:
+			case <-timer.C:
+			}
+		}
+	}()
+	return nil
+}
+
+// StartScheduler rebuilds the delivery timers from the outbox and starts delivering.
+func (e *Engine) StartScheduler(ctx context.Context) error { return e.sched.start(ctx) }
+
+// StopScheduler stops delivering and waits for the attempts in flight; unfinished
+// entries stay due in the outbox.
+func (e *Engine) StopScheduler() {
+	if e.sched.stop != nil {
+		e.sched.stop()
+		e.sched.wg.Wait()
+	}
+}
+
+// LoadSchedule rebuilds the delivery timers from the outbox without starting the loop,
+// for RunDue.
+func (e *Engine) LoadSchedule(ctx context.Context) error { return e.sched.load(ctx) }
+
+// RunDue makes, in the caller's goroutine, every attempt due at the clock's time (and
+// those their outcomes make due at once), and returns how many it made. Tests drive the
+// scheduler with it and a FakeClock instead of the loop.
+func (e *Engine) RunDue(ctx context.Context) int {
+	n := 0
+	for {
+		due, _ := e.sched.popDue(e.clock.Now(), 1<<30)
+		if len(due) == 0 {
+			return n
+		}
+		for _, r := range due {
+			e.attempt(ctx, r)
+			e.sched.done(r)
+			n++
+		}
+	}
+}
+
+// ScheduledCount returns how many outbox entries the scheduler holds.
+func (e *Engine) ScheduledCount() int { return e.sched.Len() }
+
+// attempt makes one attempt of an outbox entry: it records the attempt (and a lease that
+// makes it due again should the node die mid-call), makes the call outside any
+// transaction, and writes the outcome back.
+func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
+	var o *OutboxEntry
+	var msg WebhookMessage
+	err := e.store.Update(ctx, func(tx Tx) error {
+		o = nil
+		entry, err := tx.OutboxEntry(r.TenantID, r.ID)
+		if IsKind(err, KindNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		now := e.clock.Now()
+		if entry.DueAt.After(now) {
+			ref := OutboxRef{TenantID: entry.TenantID, ID: entry.ID, DueAt: entry.DueAt.Time}
+			tx.OnCommit(func() { e.sched.add(ref) })
+			return nil
+		}
+		if entry.Kind == OutboxWebhook {
+			wh, err := tx.Webhook(entry.TenantID, entry.WebhookID)
+			if err != nil && !IsKind(err, KindNotFound) {
+				return err
+			}
+			if wh == nil || wh.Status != WebhookActive {
+				// The subscription is gone or disabled: the message fails now.
+				entry.Attempts++
+				return e.settle(tx, entry, SendResult{Err: errors.New("the subscription is deleted or disabled")}, true)
+			}
+			msg = WebhookMessage{URL: wh.URL, ID: entry.ID, Timestamp: now, Secret: wh.Secret, Body: entry.Body}
+		}
+		entry.Attempts++
+		entry.DueAt = At(now.Add(attemptLease))
+		o = entry
+		return tx.PutOutboxEntry(entry)
+	})
+	if err != nil {
+		e.log.Error("outbox: recording an attempt", "tenant", r.TenantID, "entry", r.ID, "err", err)
+		e.sched.add(OutboxRef{TenantID: r.TenantID, ID: r.ID, DueAt: e.clock.Now().Add(attemptLease)})
+		return
+	}
+	if o == nil {
+		return
+	}
+	var res SendResult
+	switch o.Kind {
+	case OutboxWebhook:
+		res = e.sender.SendWebhook(ctx, msg)
+	case OutboxSMS:
+		res = e.sender.SendSMS(ctx, o.To, o.Text)
+	}
+	if ctx.Err() != nil && !res.OK() {
+		return // shutting down: the lease makes it due again after restart
+	}
+	err = e.store.Update(context.WithoutCancel(ctx), func(tx Tx) error {
+		entry, err := tx.OutboxEntry(o.TenantID, o.ID)
+		if IsKind(err, KindNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return e.settle(tx, entry, res, false)
+	})
+	if err != nil {
+		e.log.Error("outbox: recording an outcome", "tenant", r.TenantID, "entry", r.ID, "err", err)
+	}
+}
+
+// settle writes the outcome of an attempt: the attempt log of a webhook, the next due
+// time or the end of the message, the subscription's health and the event's delivery.
+// final forces the message to end (its subscription is gone).
+func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, final bool) error {
+	now := e.clock.Now()
+	ok := res.OK()
+	o.LastStatus = res.StatusCode
+	o.LastError = ""
+	if !ok {
+		o.LastError = failureText(res)
+	}
+	settled := ok || final
+	var wh *Webhook
+	if o.Kind == OutboxWebhook && !final {
+		var err error
+		if wh, err = tx.Webhook(o.TenantID, o.WebhookID); IsKind(err, KindNotFound) {
+			wh, settled = nil, true
+		} else if err != nil {
+			return err
+		}
+	}
+	if wh != nil && res.Gone() {
+		wh.Status, wh.DisabledReason = WebhookDisabled, "the receiver answered 410 Gone"
+		settled = true
+	}
+	if !settled && o.Attempts > len(e.retry) {
+		settled = true
+	}
+	var next *Time
+	if !settled {
+		delay := e.retry[o.Attempts-1]
+		if res.RetryAfter > delay {
+			delay = res.RetryAfter
+		}
+		n := At(now.Add(delay))
+		o.DueAt, next = n, &n
+	}
+	if wh != nil {
+		at := At(now)
+		if ok {
+			wh.LastSuccessAt, wh.FailedMessages = &at, 0
+		} else if settled {
+			wh.FailedMessages++
+			since := wh.CreatedAt
+			if wh.LastSuccessAt != nil {
+				since = *wh.LastSuccessAt
+			}
+			if wh.Status == WebhookActive && wh.FailedMessages >= webhookDisableMessages && now.Sub(since.Time) >= webhookDisableAfter {
+				wh.Status, wh.DisabledReason = WebhookDisabled, "no success for 5 days"
+			}
+		}
+		wh.UpdatedAt = at
+		if err := tx.PutWebhook(o.TenantID, wh); err != nil {
+			return err
+		}
+		status := "failed"
+		if ok {
+			status = "succeeded"
+		}
+		if err := tx.PutDeliveryAttempt(o.TenantID, &DeliveryAttempt{ID: NewID(), WebhookID: o.WebhookID,
+			MessageID: o.ID, Event: o.Name, Attempt: o.Attempts, Status: status, StatusCode: res.StatusCode,
+			Error: o.LastError, DurationMs: res.Duration.Milliseconds(), At: at, NextAttemptAt: next}); err != nil {
+			return err
+		}
+	}
+	if settled {
+		if err := tx.DeleteOutboxEntry(o.TenantID, o.ID); err != nil {
+			return err
+		}
+	} else if err := e.enqueue(tx, o); err != nil {
+		return err
+	}
+	if o.delivers() {
+		return e.settleDelivery(tx, o, ok, settled)
+	}
+	return nil
+}
+
+// failureText describes a failed attempt for the logs and the attempt log.
+func failureText(res SendResult) string {
+	if res.Err != nil {
+		return res.Err.Error()
+	}
+	return "the receiver answered HTTP " + strconv.Itoa(res.StatusCode)
+}

@@ -1,0 +1,89 @@
+package engine
+
+import "slices"
+
+// tenantConfig is what the delivery of an event reads of its tenant: the tenant, its
+// zones, webhook subscriptions and teams.
+type tenantConfig struct {
+	tenant   *Tenant
+	zones    []Zone
+	webhooks []Webhook
+	teams    []Team
+}
+
+// tenantConfig loads a tenant's configuration within tx.
+func (e *Engine) tenantConfig(tx Tx, tenantID string) (*tenantConfig, error) {
+	t, err := tx.Tenant(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	c := &tenantConfig{tenant: t}
+	if c.zones, err = tx.Zones(tenantID); err != nil {
+		return nil, err
+	}
+	if c.webhooks, err = tx.Webhooks(tenantID); err != nil {
+		return nil, err
+	}
+	if c.teams, err = tx.Teams(tenantID); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// zone returns the zone with code, or nil.
+func (c *tenantConfig) zone(code string) *Zone {
+	for i := range c.zones {
+		if c.zones[i].Code == code {
+			return &c.zones[i]
+		}
+	}
+	return nil
+}
+
+// zoneAt returns the first zone (by code) whose polygon holds the point, or nil.
+func (c *tenantConfig) zoneAt(lat, lng float64) *Zone {
+	for i := range c.zones {
+		if c.zones[i].Boundary.Contains(lat, lng) {
+			return &c.zones[i]
+		}
+	}
+	return nil
+}
+
+// wantsWebhook reports whether an active subscription wants the webhook name.
+func (c *tenantConfig) wantsWebhook(name string) bool {
+	for i := range c.webhooks {
+		if c.webhooks[i].Status == WebhookActive && c.webhooks[i].Wants(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxSMSRecipients bounds the SMS sent for one event.
+const maxSMSRecipients = 10
+
+// smsRecipients returns the phones that receive an event's SMS: the members of the teams
+// that serve the event's zone (teams with no zone serve events with no zone) and its
+// vertical, and are not off duty.
+func (c *tenantConfig) smsRecipients(ev *Event) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := range c.teams {
+		tm := &c.teams[i]
+		zone := ""
+		if ev.ZoneCode != nil {
+			zone = *ev.ZoneCode
+		}
+		if tm.Status == TeamOffDuty || tm.ZoneCode != zone || !slices.Contains(tm.Verticals, ev.Vertical) {
+			continue
+		}
+		for _, m := range tm.Members {
+			if m.Phone != "" && !seen[m.Phone] && len(out) < maxSMSRecipients {
+				seen[m.Phone] = true
+				out = append(out, m.Phone)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/julienschmidt/httprouter"
+)
+
+func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	body, in, err := decodeBody[engine.WebhookInput](r)
+	if err != nil {
+		return err
+	}
+	if err := s.eng.CheckWebhookInput(r.Context(), &in); err != nil {
+		return err
+	}
+	return s.write(w, r, body, http.StatusCreated, func(tx engine.Tx) (any, error) {
+		return s.eng.CreateWebhook(tx, principal(r), in)
+	})
+}
+
+func (s *Server) handleListWebhooks(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	hooks, err := s.eng.Webhooks(r.Context(), principal(r))
+	if err != nil {
+		return err
+	}
+	writeList(w, r, hooks, "")
+	return nil
+}
+
+func (s *Server) handleGetWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	wh, err := s.eng.Webhook(r.Context(), principal(r), ps.ByName("id"))
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, wh)
+}
+
+func (s *Server) handleDeleteWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	return s.write(w, r, nil, http.StatusOK, func(tx engine.Tx) (any, error) {
+		wh, err := s.eng.DeleteWebhook(tx, principal(r), ps.ByName("id"))
+		if err != nil {
+			return nil, err
+		}
+		return deleted{ID: wh.ID, Deleted: true}, nil
+	})
+}
+
+func (s *Server) handleWebhookDeliveries(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	page, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	attempts, next, err := s.eng.WebhookDeliveries(r.Context(), principal(r), ps.ByName("id"), page)
+	if err != nil {
+		return err
+	}
+	writeList(w, r, attempts, next)
+	return nil
+}

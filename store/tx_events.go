@@ -1,0 +1,287 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	bolt "go.etcd.io/bbolt"
+)
+
+// appendFill is the fill percent of buckets whose keys only grow (UUIDv7): full pages,
+// fewer of them to write.
+const appendFill = 0.9
+
+func (t *tx) Event(tenantID, id string) (*engine.Event, error) {
+	b, err := t.tbucket(tenantID, tbEvents)
+	if err != nil {
+		return nil, err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return nil, engine.NotFound("event")
+	}
+	var ev engine.Event
+	if ok, err := getJSON(b, k, &ev); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("event")
+		}
+		return nil, err
+	}
+	return &ev, nil
+}
+
+func (t *tx) PutEvent(tenantID string, ev *engine.Event) error {
+	b, err := t.tbucket(tenantID, tbEvents)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(ev.ID)
+	if err != nil {
+		return err
+	}
+	b.FillPercent = appendFill
+	return putJSON(b, k, ev)
+}
+
+// uuidMillis returns the Unix milliseconds of a UUIDv7 key.
+func uuidMillis(k []byte) int64 {
+	var b [8]byte
+	copy(b[2:], k[:6])
+	return int64(binary.BigEndian.Uint64(b[:]))
+}
+
+// Events walks the events newest first from the cursor (or from until), decoding only what
+// the filter needs to see, and stops at since: event keys are time-ordered.
+func (t *tx) Events(tenantID string, f engine.EventFilter, p engine.Page) ([]engine.Event, string, error) {
+	b, err := t.tbucket(tenantID, tbEvents)
+	if err != nil {
+		return nil, "", err
+	}
+	c := b.Cursor()
+	var k, v []byte
+	switch {
+	case p.Cursor != "":
+		after, err := decodeCursor(p.Cursor, 16)
+		if err != nil {
+			return nil, "", err
+		}
+		k, v = seekBefore(c, after)
+	case f.Until != nil:
+		// The first key after until's millisecond, then one step back.
+		var bound [16]byte
+		binary.BigEndian.PutUint64(bound[:8], uint64(f.Until.UnixMilli()+1)<<16)
+		k, v = seekBefore(c, bound[:])
+	default:
+		k, v = c.Last()
+	}
+	out := []engine.Event{}
+	var last []byte
+	for ; k != nil; k, v = c.Prev() {
+		if f.Since != nil && uuidMillis(k) < f.Since.UnixMilli() {
+			break
+		}
+		var ev engine.Event
+		if err := json.Unmarshal(v, &ev); err != nil {
+			return nil, "", err
+		}
+		if !f.Match(&ev) {
+			continue
+		}
+		if len(out) == p.Limit {
+			return out, encodeCursor(last), nil
+		}
+		out = append(out, ev)
+		last = bytes.Clone(k)
+	}
+	return out, "", nil
+}
+
+// seekBefore positions c on the last key strictly before bound.
+func seekBefore(c *bolt.Cursor, bound []byte) ([]byte, []byte) {
+	k, v := c.Seek(bound)
+	if k == nil {
+		return c.Last()
+	}
+	for k != nil && bytes.Compare(k, bound) >= 0 {
+		k, v = c.Prev()
+	}
+	return k, v
+}
+
+func (t *tx) EventReply(tenantID, key string) (*engine.IdempotencyRecord, error) {
+	if key == "" {
+		return nil, nil
+	}
+	b, err := t.tbucket(tenantID, tbEventsByIdem)
+	if err != nil {
+		return nil, err
+	}
+	var r engine.IdempotencyRecord
+	if ok, err := getJSON(b, []byte(key), &r); !ok || err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func (t *tx) PutEventReply(tenantID, key string, r *engine.IdempotencyRecord) error {
+	b, err := t.tbucket(tenantID, tbEventsByIdem)
+	if err != nil {
+		return err
+	}
+	return putJSON(b, []byte(key), r)
+}
+
+// parkedKey is zone code | 0 | event id.
+func parkedKey(zoneCode, eventID string) ([]byte, error) {
+	id, err := idKey(eventID)
+	if err != nil {
+		return nil, err
+	}
+	k := make([]byte, 0, len(zoneCode)+17)
+	k = append(k, zoneCode...)
+	k = append(k, 0)
+	return append(k, id...), nil
+}
+
+func (t *tx) ParkEvent(tenantID, zoneCode, eventID string) error {
+	b, err := t.tbucket(tenantID, tbEventsParked)
+	if err != nil {
+		return err
+	}
+	k, err := parkedKey(zoneCode, eventID)
+	if err != nil {
+		return err
+	}
+	b.FillPercent = appendFill
+	return b.Put(k, nil)
+}
+
+func (t *tx) UnparkEvent(tenantID, zoneCode, eventID string) error {
+	b, err := t.tbucket(tenantID, tbEventsParked)
+	if err != nil {
+		return err
+	}
+	k, err := parkedKey(zoneCode, eventID)
+	if err != nil {
+		return err
+	}
+	return b.Delete(k)
+}
+
+func (t *tx) ParkedEvents(tenantID string, zoneCode *string) ([]engine.ParkedRef, error) {
+	b, err := t.tbucket(tenantID, tbEventsParked)
+	if err != nil {
+		return nil, err
+	}
+	var prefix []byte
+	if zoneCode != nil {
+		prefix = append([]byte(*zoneCode), 0)
+	}
+	var out []engine.ParkedRef
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) < 17 || k[len(k)-17] != 0 {
+			continue
+		}
+		out = append(out, engine.ParkedRef{ZoneCode: string(k[:len(k)-17]), EventID: idString(k[len(k)-16:])})
+	}
+	return out, nil
+}
+
+// dueKey is due time (Unix ms, 8 bytes) | tenant id | entry id: the scheduler's index.
+func dueKey(o *engine.OutboxEntry) ([]byte, error) {
+	k := make([]byte, 8, 40)
+	binary.BigEndian.PutUint64(k, uint64(o.DueAt.UnixMilli()))
+	ids, err := pair(o.TenantID, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	return append(k, ids...), nil
+}
+
+func (t *tx) OutboxEntry(tenantID, id string) (*engine.OutboxEntry, error) {
+	b, err := t.tbucket(tenantID, tbOutbox)
+	if err != nil {
+		return nil, err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return nil, engine.NotFound("outbox entry")
+	}
+	var o engine.OutboxEntry
+	if ok, err := getJSON(b, k, &o); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("outbox entry")
+		}
+		return nil, err
+	}
+	return &o, nil
+}
+
+func (t *tx) PutOutboxEntry(o *engine.OutboxEntry) error {
+	b, err := t.tbucket(o.TenantID, tbOutbox)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(o.ID)
+	if err != nil {
+		return err
+	}
+	due := t.btx.Bucket(bucketOutboxDue)
+	if old, err := t.OutboxEntry(o.TenantID, o.ID); err == nil {
+		oldKey, err := dueKey(old)
+		if err != nil {
+			return err
+		}
+		if err := due.Delete(oldKey); err != nil {
+			return err
+		}
+	} else if !engine.IsKind(err, engine.KindNotFound) {
+		return err
+	}
+	newKey, err := dueKey(o)
+	if err != nil {
+		return err
+	}
+	if err := due.Put(newKey, nil); err != nil {
+		return err
+	}
+	return putJSON(b, k, o)
+}
+
+func (t *tx) DeleteOutboxEntry(tenantID, id string) error {
+	old, err := t.OutboxEntry(tenantID, id)
+	if engine.IsKind(err, engine.KindNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	dk, err := dueKey(old)
+	if err != nil {
+		return err
+	}
+	if err := t.btx.Bucket(bucketOutboxDue).Delete(dk); err != nil {
+		return err
+	}
+	b, _ := t.tbucket(tenantID, tbOutbox)
+	k, _ := idKey(id)
+	return b.Delete(k)
+}
+
+func (t *tx) DueOutbox() ([]engine.OutboxRef, error) {
+	var out []engine.OutboxRef
+	err := t.btx.Bucket(bucketOutboxDue).ForEach(func(k, _ []byte) error {
+		if len(k) != 40 {
+			return nil
+		}
+		out = append(out, engine.OutboxRef{
+			DueAt:    time.UnixMilli(int64(binary.BigEndian.Uint64(k[:8]))).UTC(),
+			TenantID: idString(k[8:24]), ID: idString(k[24:40])})
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"encoding/json"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+func (t *tx) Webhook(tenantID, id string) (*engine.Webhook, error) {
+	b, err := t.tbucket(tenantID, tbWebhooks)
+	if err != nil {
+		return nil, err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return nil, engine.NotFound("webhook")
+	}
+	var w engine.Webhook
+	if ok, err := getJSON(b, k, &w); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("webhook")
+		}
+		return nil, err
+	}
+	return &w, nil
+}
+
+func (t *tx) PutWebhook(tenantID string, w *engine.Webhook) error {
+	b, err := t.tbucket(tenantID, tbWebhooks)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(w.ID)
+	if err != nil {
+		return err
+	}
+	return putJSON(b, k, w)
+}
+
+// DeleteWebhook removes a subscription and its attempt log.
+func (t *tx) DeleteWebhook(tenantID, id string) error {
+	b, err := t.tbucket(tenantID, tbWebhooks)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return engine.NotFound("webhook")
+	}
+	if b.Get(k) == nil {
+		return engine.NotFound("webhook")
+	}
+	if err := b.Delete(k); err != nil {
+		return err
+	}
+	log, err := t.tbucket(tenantID, tbWebhookDeliveries)
+	if err != nil {
+		return err
+	}
+	// Collect, then delete: never delete while a cursor walks.
+	var keys [][]byte
+	c := log.Cursor()
+	for lk, _ := c.Seek(k); lk != nil && len(lk) == 32 && string(lk[:16]) == string(k); lk, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), lk...))
+	}
+	for _, lk := range keys {
+		if err := log.Delete(lk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tx) Webhooks(tenantID string) ([]engine.Webhook, error) {
+	b, err := t.tbucket(tenantID, tbWebhooks)
+	if err != nil {
+		return nil, err
+	}
+	out := []engine.Webhook{}
+	err = b.ForEach(func(_, v []byte) error {
+		var w engine.Webhook
+		if err := json.Unmarshal(v, &w); err != nil {
+			return err
+		}
+		out = append(out, w)
+		return nil
+	})
+	return out, err
+}
+
+func (t *tx) PutDeliveryAttempt(tenantID string, a *engine.DeliveryAttempt) error {
+	b, err := t.tbucket(tenantID, tbWebhookDeliveries)
+	if err != nil {
+		return err
+	}
+	k, err := pair(a.WebhookID, a.ID)
+	if err != nil {
+		return err
+	}
+	return putJSON(b, k, a)
+}
+
+func (t *tx) DeliveryAttempts(tenantID, webhookID string, p engine.Page) ([]engine.DeliveryAttempt, string, error) {
+	b, err := t.tbucket(tenantID, tbWebhookDeliveries)
+	if err != nil {
+		return nil, "", err
+	}
+	wk, err := idKey(webhookID)
+	if err != nil {
+		return nil, "", engine.NotFound("webhook")
+	}
+	c := b.Cursor()
+	var k, v []byte
+	if p.Cursor != "" {
+		after, err := decodeCursor(p.Cursor, 32)
+		if err != nil || string(after[:16]) != string(wk) {
+			return nil, "", engine.Invalid("cursor", "cursor is not valid")
+		}
+		k, v = seekBefore(c, after)
+	} else {
+		// The first key after this webhook's range, then one step back.
+		end := append(append([]byte(nil), wk...), 0xff)
+		k, v = seekBefore(c, end)
+	}
+	out := []engine.DeliveryAttempt{}
+	var last []byte
+	for ; k != nil && len(k) == 32 && string(k[:16]) == string(wk); k, v = c.Prev() {
+		if len(out) == p.Limit {
+			return out, encodeCursor(last), nil
+		}
+		var a engine.DeliveryAttempt
+		if err := json.Unmarshal(v, &a); err != nil {
+			return nil, "", err
+		}
+		out = append(out, a)
+		last = append([]byte(nil), k...)
+	}
+	return out, "", nil
+}

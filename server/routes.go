@@ -47,6 +47,14 @@ func (s *Server) routeTable() []route {
 		// events
 
 		// zones and connectivity
+		{method: "POST", path: "/v1/zones", perm: engine.PermZonesManage, h: s.handleCreateZone},
+		{method: "GET", path: "/v1/zones", perm: engine.PermZonesRead, h: s.handleListZones},
+		{method: "GET", path: "/v1/tenant/zones", perm: engine.PermZonesRead, h: s.handleListZones},
+		{method: "GET", path: "/v1/zones/:code", perm: engine.PermZonesRead, h: s.handleGetZone},
+		{method: "PATCH", path: "/v1/zones/:code", perm: engine.PermZonesManage, h: s.handleUpdateZone},
+		{method: "DELETE", path: "/v1/zones/:code", perm: engine.PermZonesManage, h: s.handleDeleteZone},
+		{method: "POST", path: "/v1/connectivity/report", perm: engine.PermConnectivityReport, h: s.handleReportConnectivity},
+		{method: "GET", path: "/v1/connectivity/status", perm: engine.PermZonesRead, h: s.handleConnectivityStatus},
 
 		// webhooks
 

@@ -76,6 +76,7 @@ func (a *app) newRootCommand() *cobra.Command {
 		a.newAPIKeyCommand(),
 		a.newBackupCommand(),
 		a.newRestoreCommand(),
+		a.newBenchCommand(),
 		newVersionCommand(),
 	)
 	documentEnv(root)

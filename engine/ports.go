@@ -80,6 +80,8 @@ type Tx interface {
 	PutZone(tenantID string, z *Zone) error
 	// Zones lists a tenant's zones ordered by code.
 	Zones(tenantID string) ([]Zone, error)
+	// DeleteZone removes a zone (KindNotFound when there is none).
+	DeleteZone(tenantID, code string) error
 
 	Team(tenantID, id string) (*Team, error)
 	PutTeam(tenantID string, t *Team) error

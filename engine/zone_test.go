@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
 )
@@ -133,4 +134,259 @@ func TestValidZoneCode(t *testing.T) {
 			t.Errorf("ValidZoneCode(%q) = %v, want %v", code, got, want)
 		}
 	}
+}
+
+// roleOf returns a user principal of the tenant with the given role.
+func roleOf(tenantID string, role engine.Role) engine.Principal {
+	return engine.Principal{TenantID: tenantID, TenantActive: true, UserID: engine.NewID(), Role: role}
+}
+
+func updateZone(e *engine.Engine, p engine.Principal, code string, in engine.ZonePatch) (*engine.Zone, error) {
+	var out *engine.Zone
+	err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+		out, err = e.UpdateZone(tx, p, code, in)
+		return err
+	})
+	return out, err
+}
+
+func deleteZone(e *engine.Engine, p engine.Principal, code string) (*engine.Zone, error) {
+	var out *engine.Zone
+	err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+		out, err = e.DeleteZone(tx, p, code)
+		return err
+	})
+	return out, err
+}
+
+func TestEngine_CreateZone_ShowsUnknownConnectivity(t *testing.T) {
+	e, _ := MustOpenEngine(t)
+	tid := MustCreateTenant(t, e, "acme").Tenant.ID
+	z, err := createZone(e, tid, validZoneInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := z.Connectivity
+	if c.State != engine.ConnUnknown || c.LastReportAt != nil || c.Since == nil || !c.Since.Equal(epoch) {
+		t.Fatalf("connectivity of a new zone = %+v, want unknown since its creation", c)
+	}
+}
+
+func TestEngine_UpdateZone(t *testing.T) {
+	type fixture struct {
+		e     *engine.Engine
+		clock *engine.FakeClock
+		tid   string
+		admin engine.Principal
+		zone  *engine.Zone
+	}
+	setup := func(t *testing.T) fixture {
+		e, clock := MustOpenEngine(t)
+		tid := MustCreateTenant(t, e, "acme").Tenant.ID
+		z, err := createZone(e, tid, validZoneInput())
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(time.Minute)
+		return fixture{e, clock, tid, roleOf(tid, engine.RoleCompanyTech), z}
+	}
+	t.Run("Name", func(t *testing.T) {
+		f := setup(t)
+		z, err := updateZone(f.e, f.admin, "PAR-01", engine.ZonePatch{Name: ptr(" Paris nord ")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if z.ID != f.zone.ID || z.Name != "Paris nord" || z.Code != "PAR-01" || !z.UpdatedAt.Equal(f.clock.Now()) ||
+			!z.CreatedAt.Equal(epoch) || z.Centroid != f.zone.Centroid || z.Connectivity.State != engine.ConnUnknown {
+			t.Fatalf("zone = %+v", z)
+		}
+	})
+	t.Run("BoundaryRecomputesCentroid", func(t *testing.T) {
+		f := setup(t)
+		z, err := updateZone(f.e, f.admin, "PAR-01", engine.ZonePatch{Boundary: polygon(square(4.8, 45.7, 0.2))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if z.Name != "Paris centre" || !near(z.Centroid.Lat, 45.8, 1e-9) || !near(z.Centroid.Lng, 4.9, 1e-9) {
+			t.Fatalf("zone = %+v, want the centroid of the new boundary", z)
+		}
+		var stored *engine.Zone
+		_ = f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+			stored, err = tx.Zone(f.tid, "PAR-01")
+			return err
+		})
+		if stored.Centroid != z.Centroid || stored.Boundary.Coordinates[0][0][0] != 4.8 {
+			t.Fatalf("stored zone = %+v", stored)
+		}
+	})
+	t.Run("SameCodeAllowed", func(t *testing.T) {
+		f := setup(t)
+		if _, err := updateZone(f.e, f.admin, "PAR-01", engine.ZonePatch{Code: ptr("PAR-01"), Name: ptr("x")}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("NothingChangesUpdatedAt", func(t *testing.T) {
+		f := setup(t)
+		z, err := updateZone(f.e, f.admin, "PAR-01", engine.ZonePatch{})
+		if err != nil || !z.UpdatedAt.Equal(epoch) || z.Name != "Paris centre" {
+			t.Fatalf("zone = %+v, %v", z, err)
+		}
+	})
+	t.Run("KeepsConnectivity", func(t *testing.T) {
+		f := setup(t)
+		if _, err := report(f.e, f.tid, engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnOffline}); err != nil {
+			t.Fatal(err)
+		}
+		z, err := updateZone(f.e, f.admin, "PAR-01", engine.ZonePatch{Name: ptr("Renamed")})
+		if err != nil || z.Connectivity.State != engine.ConnOffline {
+			t.Fatalf("zone = %+v, %v", z, err)
+		}
+	})
+	for name, tc := range map[string]struct {
+		field string
+		in    engine.ZonePatch
+	}{
+		"ErrCodeChange":    {"code", engine.ZonePatch{Code: ptr("PAR-02")}},
+		"ErrNameEmpty":     {"name", engine.ZonePatch{Name: ptr("  ")}},
+		"ErrNameTooLong":   {"name", engine.ZonePatch{Name: ptr(strings.Repeat("n", 201))}},
+		"ErrBoundaryOpen":  {"boundary", engine.ZonePatch{Boundary: polygon([][]float64{{0, 0}, {1, 0}, {1, 1}, {0, 1}})}},
+		"ErrBoundaryShort": {"boundary", engine.ZonePatch{Boundary: polygon([][]float64{{0, 0}, {1, 0}, {0, 0}})}},
+		"ErrBoundaryRange": {"boundary", engine.ZonePatch{Boundary: polygon([][]float64{{0, 0}, {1, 0}, {1, 91}, {0, 0}})}},
+		"ErrBoundaryType":  {"boundary", engine.ZonePatch{Boundary: &engine.Polygon{Type: "MultiPolygon", Coordinates: [][][]float64{square(0, 0, 1)}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := setup(t)
+			_, err := updateZone(f.e, f.admin, "PAR-01", tc.in)
+			AssertInvalid(t, err, tc.field)
+			z, _ := f.e.Zone(context.Background(), f.admin, "PAR-01")
+			if z.Name != "Paris centre" || !z.UpdatedAt.Equal(epoch) || z.Centroid != f.zone.Centroid {
+				t.Fatalf("a refused patch changed the zone: %+v", z)
+			}
+		})
+	}
+	t.Run("ErrNotFound", func(t *testing.T) {
+		f := setup(t)
+		for _, code := range []string{"PAR-02", "", "a b", "-x"} {
+			_, err := updateZone(f.e, f.admin, code, engine.ZonePatch{Name: ptr("x")})
+			AssertKind(t, err, engine.KindNotFound)
+		}
+		other := MustCreateTenant(t, f.e, "other").Tenant.ID
+		_, err := updateZone(f.e, roleOf(other, engine.RoleCompanyAdmin), "PAR-01", engine.ZonePatch{Name: ptr("x")})
+		AssertKind(t, err, engine.KindNotFound)
+	})
+	t.Run("ErrForbidden", func(t *testing.T) {
+		f := setup(t)
+		_, err := updateZone(f.e, roleOf(f.tid, engine.RoleOperationalSupervisor), "PAR-01", engine.ZonePatch{Name: ptr("x")})
+		AssertKind(t, err, engine.KindForbidden)
+	})
+}
+
+func TestEngine_DeleteZone(t *testing.T) {
+	e, _ := MustOpenEngine(t)
+	tid := MustCreateTenant(t, e, "acme").Tenant.ID
+	other := MustCreateTenant(t, e, "other").Tenant.ID
+	created, err := createZone(e, tid, validZoneInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := roleOf(tid, engine.RoleCompanyAdmin)
+	_, err = deleteZone(e, roleOf(tid, engine.RoleFieldOperator), "PAR-01")
+	AssertKind(t, err, engine.KindForbidden)
+	_, err = deleteZone(e, roleOf(other, engine.RoleCompanyAdmin), "PAR-01")
+	AssertKind(t, err, engine.KindNotFound)
+	z, err := deleteZone(e, admin, "PAR-01")
+	if err != nil || z.ID != created.ID {
+		t.Fatalf("deleted = %+v, %v", z, err)
+	}
+	_, err = e.Zone(context.Background(), admin, "PAR-01")
+	AssertKind(t, err, engine.KindNotFound)
+	_, err = deleteZone(e, admin, "PAR-01")
+	AssertKind(t, err, engine.KindNotFound)
+	_, err = deleteZone(e, admin, "no such/code")
+	AssertKind(t, err, engine.KindNotFound)
+	again, err := createZone(e, tid, validZoneInput())
+	if err != nil || again.ID == created.ID {
+		t.Fatalf("recreating a deleted code: %+v, %v", again, err)
+	}
+}
+
+func TestEngine_Zones(t *testing.T) {
+	e, clock := MustOpenEngine(t)
+	tid := MustCreateTenant(t, e, "acme").Tenant.ID
+	other := MustCreateTenant(t, e, "other").Tenant.ID
+	for _, code := range []string{"north", "east", "south", "west"} {
+		in := validZoneInput()
+		in.Code = code
+		if _, err := createZone(e, tid, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := createZone(e, other, validZoneInput()); err != nil {
+		t.Fatal(err)
+	}
+	reader := roleOf(tid, engine.RoleCorporateClient)
+	ctx := context.Background()
+	codes := func(zs []engine.Zone) string {
+		var out []string
+		for _, z := range zs {
+			out = append(out, z.Code)
+		}
+		return strings.Join(out, ",")
+	}
+	t.Run("ByCode", func(t *testing.T) {
+		zs, next, err := e.Zones(ctx, reader, engine.Page{Limit: 50})
+		if err != nil || next != "" || codes(zs) != "east,north,south,west" {
+			t.Fatalf("Zones = %s, %q, %v", codes(zs), next, err)
+		}
+	})
+	t.Run("Pages", func(t *testing.T) {
+		zs, next, err := e.Zones(ctx, reader, engine.Page{Limit: 3})
+		if err != nil || next == "" || codes(zs) != "east,north,south" {
+			t.Fatalf("page 1 = %s, %q, %v", codes(zs), next, err)
+		}
+		zs, next, err = e.Zones(ctx, reader, engine.Page{Limit: 3, Cursor: next})
+		if err != nil || next != "" || codes(zs) != "west" {
+			t.Fatalf("page 2 = %s, %q, %v", codes(zs), next, err)
+		}
+		_, _, err = e.Zones(ctx, reader, engine.Page{Limit: 3, Cursor: "!!"})
+		AssertInvalid(t, err, "cursor")
+	})
+	t.Run("ConnectivityInForce", func(t *testing.T) {
+		if _, err := report(e, tid, engine.ConnectivityReport{ZoneCode: "north", State: engine.ConnOnline}); err != nil {
+			t.Fatal(err)
+		}
+		zs, _, _ := e.Zones(ctx, reader, engine.Page{})
+		if zs[1].Connectivity.State != engine.ConnOnline || zs[0].Connectivity.State != engine.ConnUnknown {
+			t.Fatalf("zones = %+v", zs)
+		}
+		clock.Advance(engine.ConnectivityStaleAfter)
+		zs, _, _ = e.Zones(ctx, reader, engine.Page{})
+		z, _ := e.Zone(ctx, reader, "north")
+		if zs[1].Connectivity.State != engine.ConnUnknown || z.Connectivity.State != engine.ConnUnknown {
+			t.Fatalf("a stale report still holds: %+v / %+v", zs[1].Connectivity, z.Connectivity)
+		}
+	})
+	t.Run("OneAndErrors", func(t *testing.T) {
+		z, err := e.Zone(ctx, reader, "south")
+		if err != nil || z.Code != "south" {
+			t.Fatalf("Zone = %+v, %v", z, err)
+		}
+		_, err = e.Zone(ctx, reader, "nowhere")
+		AssertKind(t, err, engine.KindNotFound)
+		_, err = e.Zone(ctx, reader, "bad code")
+		AssertKind(t, err, engine.KindNotFound)
+		_, err = e.Zone(ctx, roleOf(other, engine.RoleCompanyAdmin), "south")
+		AssertKind(t, err, engine.KindNotFound)
+		_, err = e.Zone(ctx, engine.Principal{TenantID: tid, KeyID: engine.NewID(), Scopes: []string{"events:read"}}, "south")
+		AssertKind(t, err, engine.KindForbidden)
+		_, _, err = e.Zones(ctx, engine.Principal{TenantID: tid, KeyID: engine.NewID(), Scopes: []string{"events:read"}}, engine.Page{})
+		AssertKind(t, err, engine.KindForbidden)
+	})
+	t.Run("Empty", func(t *testing.T) {
+		third := MustCreateTenant(t, e, "third").Tenant.ID
+		zs, next, err := e.Zones(ctx, roleOf(third, engine.RoleAPIUser), engine.Page{Limit: 50})
+		if err != nil || zs == nil || len(zs) != 0 || next != "" {
+			t.Fatalf("Zones = %#v, %q, %v", zs, next, err)
+		}
+	})
 }

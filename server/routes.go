@@ -50,6 +50,14 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/v1/events/:id", perm: engine.PermEventsRead, h: s.handleGetEvent},
 
 		// zones and connectivity
+		{method: "POST", path: "/v1/zones", perm: engine.PermZonesManage, h: s.handleCreateZone},
+		{method: "GET", path: "/v1/zones", perm: engine.PermZonesRead, h: s.handleListZones},
+		{method: "GET", path: "/v1/tenant/zones", perm: engine.PermZonesRead, h: s.handleListZones},
+		{method: "GET", path: "/v1/zones/:code", perm: engine.PermZonesRead, h: s.handleGetZone},
+		{method: "PATCH", path: "/v1/zones/:code", perm: engine.PermZonesManage, h: s.handleUpdateZone},
+		{method: "DELETE", path: "/v1/zones/:code", perm: engine.PermZonesManage, h: s.handleDeleteZone},
+		{method: "POST", path: "/v1/connectivity/report", perm: engine.PermConnectivityReport, h: s.handleReportConnectivity},
+		{method: "GET", path: "/v1/connectivity/status", perm: engine.PermZonesRead, h: s.handleConnectivityStatus},
 
 		// webhooks
 		{method: "POST", path: "/v1/webhooks", perm: engine.PermWebhooksManage, h: s.handleCreateWebhook},

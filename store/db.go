@@ -30,6 +30,7 @@ var ErrForeign = errors.New("not a fieldrelay data file")
 type DB struct {
 	bolt *bolt.DB
 	path string
+	loop *commitLoop // the group commit loop of Batch; nil when read-only
 }
 
 var _ engine.Store = (*DB)(nil)
@@ -95,6 +96,9 @@ func OpenFile(path string, opt Options) (db *DB, err error) {
 	if err := db.init(opt.ReadOnly); err != nil {
 		_ = b.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !opt.ReadOnly {
+		db.loop = startLoop(b)
 	}
 	return db, nil
 }
@@ -182,13 +186,11 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) (int64, error) {
 	return n, err
 }
 
-// Close closes the database file.
-func (db *DB) Close() error { return db.bolt.Close() }
+// Close commits the Batch calls already queued, then closes the database file.
+func (db *DB) Close() error {
+	db.loop.stop()
+	return db.bolt.Close()
+}
 
 // Path returns the database file's path.
 func (db *DB) Path() string { return db.path }
-
-// Batch runs fn like Update; the group commit loop that shares transactions lands next.
-func (db *DB) Batch(ctx context.Context, fn func(engine.Tx) error) error {
-	return db.Update(ctx, fn)
-}

@@ -351,46 +351,6 @@ func (t *tx) PutIdempotency(tenantID, key string, r *engine.IdempotencyRecord) e
 	return putJSON(b, []byte(key), r)
 }
 
-func (t *tx) Zone(tenantID, code string) (*engine.Zone, error) {
-	b, err := t.tbucket(tenantID, tbZones)
-	if err != nil {
-		return nil, err
-	}
-	var z engine.Zone
-	if ok, err := getJSON(b, []byte(code), &z); !ok || err != nil {
-		if err == nil {
-			err = engine.NotFound("zone")
-		}
-		return nil, err
-	}
-	return &z, nil
-}
-
-func (t *tx) PutZone(tenantID string, z *engine.Zone) error {
-	b, err := t.tbucket(tenantID, tbZones)
-	if err != nil {
-		return err
-	}
-	return putJSON(b, []byte(z.Code), z)
-}
-
-func (t *tx) Zones(tenantID string) ([]engine.Zone, error) {
-	b, err := t.tbucket(tenantID, tbZones)
-	if err != nil {
-		return nil, err
-	}
-	out := []engine.Zone{}
-	err = b.ForEach(func(_, v []byte) error {
-		var z engine.Zone
-		if err := json.Unmarshal(v, &z); err != nil {
-			return err
-		}
-		out = append(out, z)
-		return nil
-	})
-	return out, err
-}
-
 func (t *tx) Team(tenantID, id string) (*engine.Team, error) {
 	b, err := t.tbucket(tenantID, tbTeams)
 	if err != nil {

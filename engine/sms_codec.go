@@ -1,0 +1,263 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// SMSMaxLen is the most GSM-7 septets an FR1 line may take: one SMS.
+const SMSMaxLen = 160
+
+// SMSMessage is what an FR1 line carries. FR1 is the structured SMS fallback protocol
+// (API.md, Delivery): when an event goes out by SMS, the body is one line
+//
+//	FR1|<ref>|<priority>|<TYPE>|<zone_code>|<lat>,<lng>|<crc>
+//
+// for example FR1|099a8057|C|FIRE.STRUCTURE|LYON-3|45.76404,4.83566|9EAC.
+//
+//   - ref is the LAST 8 hex digits of the event's UUID, lowercase: the first digits of a
+//     UUIDv7 are its timestamp and are the same for the events of one minute.
+//   - priority is one letter: C critical, H high, N normal, L low.
+//   - TYPE is the event type upper-cased; every character outside [A-Z0-9_.-] becomes '_'
+//     (one '_' per character, an invalid UTF-8 byte counting as one character). TYPE is the
+//     only field that shrinks: it is cut so that the line fits in SMSMaxLen; when even an
+//     empty TYPE does not fit, encoding fails (it cannot happen with valid fields).
+//   - zone_code is the zone code as given, empty when the event has no zone.
+//   - lat,lng are written with exactly 5 decimals, no exponent, no '+', no leading zeros and
+//     no sign on zero (45.76404,4.83566); an unknown position is just "," (both or neither).
+//   - crc is CRC-16/CCITT-FALSE (CRC16CCITT) over every byte before the last '|', i.e. over
+//     "FR1|…|<lat>,<lng>", as 4 hex digits: written uppercase, read in either case.
+//
+// Every character is in the GSM 03.38 alphabet. All are in its basic table except '|',
+// which is in the extension table and costs two septets (escape + character); SMSMaxLen
+// counts septets, so that a line always fits in one SMS: with its six '|' a line is at most
+// 154 characters.
+//
+// DecodeSMS accepts exactly the lines EncodeSMS writes (the case of the CRC aside): nothing is
+// trimmed, a coordinate in any other spelling (45.7, +45.76404, 4.5e1) is refused, so a line
+// that decodes re-encodes to itself.
+type SMSMessage struct {
+	EventRef string // 8 lowercase hex digits (last 8 of the event id)
+	Priority string // critical|high|normal|low
+	Type     string // upper-case, [A-Z0-9_.-]*, possibly truncated
+	ZoneCode string // empty: no zone
+	Lat, Lng *float64
+}
+
+const smsPrefix = "FR1"
+
+var (
+	smsPriorityLetter = map[string]string{"critical": "C", "high": "H", "normal": "N", "low": "L"}
+	smsLetterPriority = map[string]string{"C": "critical", "H": "high", "N": "normal", "L": "low"}
+)
+
+// gsm7Basic is the GSM 03.38 basic character table (the escape 0x1B left out); gsm7Ext the
+// characters of its extension table, which take two septets.
+const (
+	gsm7Basic = "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?" +
+		"¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà"
+	gsm7Ext = "\f^{}\\[~]|€"
+)
+
+// gsm7Septets returns how many GSM-7 septets s takes, and false when s holds a character
+// GSM-7 cannot carry.
+func gsm7Septets(s string) (int, bool) {
+	n := 0
+	for _, r := range s {
+		switch {
+		case strings.ContainsRune(gsm7Basic, r):
+			n++
+		case strings.ContainsRune(gsm7Ext, r):
+			n += 2
+		default:
+			return n, false
+		}
+	}
+	return n, true
+}
+
+// CRC16CCITT returns the CRC-16/CCITT-FALSE of b: polynomial 0x1021, initial value 0xFFFF,
+// no reflection, no final xor (check value 0x29B1 for "123456789").
+func CRC16CCITT(b []byte) uint16 {
+	crc := uint16(0xFFFF)
+	for _, c := range b {
+		crc ^= uint16(c) << 8
+		for i := 0; i < 8; i++ {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
+// smsType maps an event type to the TYPE field: upper-cased, any character outside
+// [A-Z0-9_.-] replaced by '_'.
+func smsType(typ string) string {
+	var b strings.Builder
+	b.Grow(len(typ))
+	for _, r := range typ {
+		r = unicode.ToUpper(r)
+		if smsTypeChar(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+func smsTypeChar(r rune) bool {
+	return r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-'
+}
+
+// smsCoord writes a coordinate with 5 decimals, zero unsigned.
+func smsCoord(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 5, 64)
+	if s == "-0.00000" {
+		s = "0.00000"
+	}
+	return s
+}
+
+// smsCRC returns the CRC field of the bytes before the last '|'.
+func smsCRC(head string) string {
+	const hexdigits = "0123456789ABCDEF"
+	c := CRC16CCITT([]byte(head))
+	return string([]byte{hexdigits[c>>12], hexdigits[c>>8&0xF], hexdigits[c>>4&0xF], hexdigits[c&0xF]})
+}
+
+// EncodeSMS writes the FR1 line of an event (see the protocol above). eventID is the
+// event's full UUID; priority one of critical, high, normal, low; zoneCode a zone code or
+// empty; lat and lng both nil (unknown position) or both set and in range. Errors are
+// validation errors naming the offending argument.
+func EncodeSMS(eventID, priority, typ, zoneCode string, lat, lng *float64) (string, error) {
+	if !ValidID(eventID) {
+		return "", Invalid("event_id", "event_id must be a UUID")
+	}
+	ref := strings.ToLower(eventID[len(eventID)-8:])
+	letter, ok := smsPriorityLetter[priority]
+	if !ok {
+		return "", Invalid("priority", "priority must be critical, high, normal or low")
+	}
+	if zoneCode != "" && !ValidZoneCode(zoneCode) {
+		return "", Invalid("zone_code", "zone_code must be 1 to 64 letters, digits, '_' or '-'")
+	}
+	pos := ","
+	switch {
+	case lat == nil && lng == nil:
+	case lat == nil || lng == nil:
+		return "", Invalid("location", "lat and lng go together")
+	case !ValidLatLng(*lat, *lng):
+		return "", Invalid("location", "lat must be in [-90, 90] and lng in [-180, 180]")
+	default:
+		pos = smsCoord(*lat) + "," + smsCoord(*lng)
+	}
+	// Every field but TYPE is fixed (the CRC's 4 digits are counted as "0000"); TYPE takes
+	// what is left of SMSMaxLen, one septet per character.
+	before := smsPrefix + "|" + ref + "|" + letter + "|"
+	after := "|" + zoneCode + "|" + pos
+	fixed, ok := gsm7Septets(before + after + "|0000")
+	if !ok {
+		return "", Invalid("body", "the SMS line holds a character outside GSM-7")
+	}
+	room := SMSMaxLen - fixed
+	if room < 0 {
+		return "", Invalid("body", "the SMS line cannot fit in %d GSM-7 septets", SMSMaxLen)
+	}
+	t := smsType(typ)
+	if len(t) > room {
+		t = t[:room]
+	}
+	head := before + t + after
+	line := head + "|" + smsCRC(head)
+	if n, ok := gsm7Septets(line); !ok || n > SMSMaxLen {
+		return "", Invalid("body", "the SMS line does not fit in %d GSM-7 septets", SMSMaxLen)
+	}
+	return line, nil
+}
+
+// DecodeSMS reads an FR1 line written by EncodeSMS. It checks, in order: the line is GSM-7
+// and at most SMSMaxLen septets, it has exactly 7 '|'-separated fields, the first is FR1,
+// the CRC is 4 hex digits (either case) matching the line, then each field: an 8 lowercase
+// hex digit ref, a known priority letter, a TYPE of [A-Z0-9_.-], an empty or valid zone code,
+// and a position that is "," or two in-range coordinates in the 5-decimal form. Every error
+// is a validation error on the field "body".
+func DecodeSMS(line string) (SMSMessage, error) {
+	var m SMSMessage
+	if n, ok := gsm7Septets(line); !ok {
+		return m, Invalid("body", "the SMS line holds a character outside GSM-7")
+	} else if n > SMSMaxLen {
+		return m, Invalid("body", "the SMS line is longer than %d GSM-7 septets", SMSMaxLen)
+	}
+	f := strings.Split(line, "|")
+	if len(f) != 7 {
+		return m, Invalid("body", "an FR1 line has 7 '|'-separated fields, not %d", len(f))
+	}
+	if f[0] != smsPrefix {
+		return m, Invalid("body", "an FR1 line starts with FR1")
+	}
+	crc := f[6]
+	if len(crc) != 4 || !smsHex(crc, true) {
+		return m, Invalid("body", "the CRC must be 4 hex digits")
+	}
+	head := line[:strings.LastIndexByte(line, '|')]
+	if want := smsCRC(head); !strings.EqualFold(crc, want) {
+		return m, Invalid("body", "CRC mismatch: the line says %s, its content gives %s", crc, want)
+	}
+	if len(f[1]) != 8 || !smsHex(f[1], false) {
+		return m, Invalid("body", "the event ref must be 8 lowercase hex digits")
+	}
+	m.EventRef = f[1]
+	p, ok := smsLetterPriority[f[2]]
+	if !ok {
+		return m, Invalid("body", "the priority letter must be C, H, N or L")
+	}
+	m.Priority = p
+	for i := 0; i < len(f[3]); i++ {
+		if !smsTypeChar(rune(f[3][i])) {
+			return m, Invalid("body", "the TYPE may hold only A-Z, 0-9, '_', '.' and '-'")
+		}
+	}
+	m.Type = f[3]
+	if f[4] != "" && !ValidZoneCode(f[4]) {
+		return m, Invalid("body", "the zone code must be 1 to 64 letters, digits, '_' or '-'")
+	}
+	m.ZoneCode = f[4]
+	if f[5] != "," {
+		latS, lngS, ok := strings.Cut(f[5], ",")
+		if !ok {
+			return m, Invalid("body", "the position must be <lat>,<lng> or ','")
+		}
+		if latS == "" || lngS == "" {
+			return m, Invalid("body", "the position needs both lat and lng, or neither")
+		}
+		lat, err1 := strconv.ParseFloat(latS, 64)
+		lng, err2 := strconv.ParseFloat(lngS, 64)
+		if err1 != nil || err2 != nil {
+			return m, Invalid("body", "lat and lng must be decimal numbers")
+		}
+		if !ValidLatLng(lat, lng) {
+			return m, Invalid("body", "lat must be in [-90, 90] and lng in [-180, 180]")
+		}
+		if smsCoord(lat) != latS || smsCoord(lng) != lngS {
+			return m, Invalid("body", "lat and lng must be written with exactly 5 decimals")
+		}
+		m.Lat, m.Lng = &lat, &lng
+	}
+	return m, nil
+}
+
+// smsHex reports whether s is made of hex digits, lowercase only unless upper is set.
+func smsHex(s string, upper bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || upper && c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}

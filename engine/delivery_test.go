@@ -436,3 +436,47 @@ func TestDelivery_TenantIsolation(t *testing.T) {
 		t.Fatalf("other tenant lists %d events (%v)", len(list), err)
 	}
 }
+
+func TestDelivery_OfflineZoneFlushesWhenReachable(t *testing.T) {
+	ctx := context.Background()
+	for _, back := range []string{engine.ConnOnline, engine.ConnDegraded} {
+		t.Run(back, func(t *testing.T) {
+			n := newDeliveryNode(t, true, true)
+			report := func(state string) {
+				MustUpdate(t, n.e, func(tx engine.Tx) error {
+					_, err := n.e.ReportConnectivity(tx, n.p, engine.ConnectivityReport{ZoneCode: "north", State: state})
+					return err
+				})
+			}
+			report(engine.ConnOffline)
+			var ids []string
+			for range 3 {
+				acc := n.post(t, "normal", "north")
+				if acc.Status != engine.EventQueuedOffline || acc.ChannelSelected != engine.ChannelQueued {
+					t.Fatalf("accepted = %+v in an offline zone", acc)
+				}
+				ids = append(ids, acc.EventID)
+			}
+			if n.e.RunDue(ctx) != 0 {
+				t.Fatal("a queued event was sent while its zone is offline")
+			}
+			n.clock.Advance(time.Minute)
+			report(back)
+			n.e.RunDue(ctx)
+			for _, id := range ids {
+				if ev := n.event(t, id); ev.Status != engine.EventDelivered {
+					t.Fatalf("event %s is %s after the zone came back %s", id, ev.Status, back)
+				}
+			}
+			want := "webhook"
+			if back == engine.ConnDegraded {
+				want = "sms"
+			}
+			for _, k := range n.sender.kinds() {
+				if k != want {
+					t.Fatalf("calls = %v, want only %s", n.sender.kinds(), want)
+				}
+			}
+		})
+	}
+}

@@ -221,7 +221,7 @@ func (e *Engine) createEvent(tx Tx, tenantID string, ce *checkedEvent) (*Event, 
 		return nil, Invalid("vertical", "vertical %q is not enabled for this tenant", in.Vertical)
 	}
 	now := At(e.clock.Now())
-	ev := &Event{ID: NewID(), Type: in.Type, Priority: in.Priority, Vertical: in.Vertical,
+	ev := &Event{ID: NewIDAt(now.Time), Type: in.Type, Priority: in.Priority, Vertical: in.Vertical,
 		IdempotencyKey: in.IdempotencyKey, Payload: in.Payload, Lat: ce.parsed.Lat, Lng: ce.parsed.Lng,
 		Severity: ce.parsed.Severity, RequiredEquipment: ce.parsed.RequiredEquipment,
 		Source: in.Source, CapturedAt: in.CapturedAt, CreatedAt: now, UpdatedAt: now,

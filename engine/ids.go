@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -15,6 +16,17 @@ const NilID = "00000000-0000-0000-0000-000000000000"
 // NewID returns a new UUIDv7 string: time-ordered, so newer records sort after older ones.
 func NewID() string {
 	return uuid.Must(uuid.NewV7()).String()
+}
+
+// NewIDAt returns a new UUIDv7 string whose time is t's millisecond: the id of a record
+// listed by time, so that its key and its created_at agree under any Clock.
+func NewIDAt(t time.Time) string {
+	u := uuid.Must(uuid.NewV7())
+	ms := uint64(t.UnixMilli())
+	for i := range 6 {
+		u[i] = byte(ms >> (40 - 8*i))
+	}
+	return u.String()
 }
 
 // ValidID reports whether s is a UUID in its canonical string form.

@@ -34,10 +34,6 @@ func ParsePayload(vertical string, payload json.RawMessage) (ParsedPayload, erro
 	return p, nil
 }
 
-func EncodeSMS(eventID, priority, typ, zoneCode string, lat, lng *float64) (string, error) {
-	return "FR1|" + eventID[len(eventID)-8:] + "|" + priority[:1] + "|" + typ + "|" + zoneCode + "|,|0000", nil
-}
-
 func ValidateWebhookURL(ctx context.Context, raw string, p AddressPolicy, r *net.Resolver) error {
 	return nil
 }

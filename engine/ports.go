@@ -17,6 +17,10 @@ type Store interface {
 	// transaction and one fsync with other concurrent calls, and may run more than once,
 	// so it must have no effect outside the transaction. A failing fn fails alone.
 	Batch(ctx context.Context, fn func(Tx) error) error
+	// Version returns the directory version of a tenant ("" for all tenants): a number
+	// that changes after every commit that changes the tenant record, its API keys,
+	// users, zones, webhooks or teams. Caches of those compare it.
+	Version(tenantID string) uint64
 	// Backup writes a consistent snapshot of the whole store to w.
 	Backup(ctx context.Context, w io.Writer) (int64, error)
 	// Close releases the store.

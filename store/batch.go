@@ -64,6 +64,7 @@ func (db *DB) Batch(ctx context.Context, fn func(engine.Tx) error) error {
 // commitLoop is the goroutine that commits Batch calls in groups.
 type commitLoop struct {
 	bolt *bolt.DB
+	db   *DB
 	// mu guards closed and the sends on queue: Batch sends under the read lock, so once
 	// stop holds the write lock no send is in flight and queue can be closed.
 	mu     sync.RWMutex
@@ -73,8 +74,8 @@ type commitLoop struct {
 }
 
 // startLoop starts the commit loop of a read-write database.
-func startLoop(b *bolt.DB) *commitLoop {
-	l := &commitLoop{bolt: b, queue: make(chan *batchCall, maxGroup), done: make(chan struct{})}
+func startLoop(db *DB) *commitLoop {
+	l := &commitLoop{bolt: db.bolt, db: db, queue: make(chan *batchCall, maxGroup), done: make(chan struct{})}
 	go l.run()
 	return l
 }
@@ -152,7 +153,7 @@ func (l *commitLoop) commit(calls []*batchCall) {
 		failed := -1
 		err := l.bolt.Update(func(btx *bolt.Tx) error {
 			for i, c := range calls {
-				if err := c.run(btx); err != nil {
+				if err := c.run(l.db, btx); err != nil {
 					failed = i
 					return err
 				}
@@ -170,7 +171,7 @@ func (l *commitLoop) commit(calls []*batchCall) {
 		if failed > 0 {
 			// It failed after other calls' writes: its own error and rollback come from
 			// a transaction of its own. The first call of a transaction already had that.
-			err = l.bolt.Update(c.run)
+			err = l.bolt.Update(func(btx *bolt.Tx) error { return c.run(l.db, btx) })
 		}
 		c.done <- err
 		calls = slices.Delete(calls, failed, failed+1)
@@ -189,10 +190,10 @@ type batchCall struct {
 var callPool = sync.Pool{New: func() any { return &batchCall{done: make(chan error, 1)} }}
 
 // run runs fn once in btx, a panic becoming an error.
-func (c *batchCall) run(btx *bolt.Tx) (err error) {
+func (c *batchCall) run(db *DB, btx *bolt.Tx) (err error) {
 	clear(c.onCommit)
 	c.onCommit = c.onCommit[:0]
-	c.tx = batchTx{tx: tx{btx: btx}, call: c}
+	c.tx = batchTx{tx: tx{btx: btx, db: db}, call: c}
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(error); ok {

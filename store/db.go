@@ -31,6 +31,7 @@ type DB struct {
 	bolt *bolt.DB
 	path string
 	loop *commitLoop // the group commit loop of Batch; nil when read-only
+	versions versions
 }
 
 var _ engine.Store = (*DB)(nil)
@@ -98,7 +99,7 @@ func OpenFile(path string, opt Options) (db *DB, err error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !opt.ReadOnly {
-		db.loop = startLoop(b)
+		db.loop = startLoop(db)
 	}
 	return db, nil
 }
@@ -165,7 +166,7 @@ func (db *DB) View(ctx context.Context, fn func(engine.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.bolt.View(func(btx *bolt.Tx) error { return fn(&tx{btx: btx}) })
+	return db.bolt.View(func(btx *bolt.Tx) error { return fn(&tx{btx: btx, db: db}) })
 }
 
 // Update runs fn in a read-write transaction; it commits (fsynced) when fn returns nil.
@@ -173,7 +174,7 @@ func (db *DB) Update(ctx context.Context, fn func(engine.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.bolt.Update(func(btx *bolt.Tx) error { return fn(&tx{btx: btx}) })
+	return db.bolt.Update(func(btx *bolt.Tx) error { return fn(&tx{btx: btx, db: db}) })
 }
 
 // Backup writes a consistent snapshot of the database to w, while others keep working.

@@ -12,6 +12,7 @@ import (
 // tx implements engine.Tx over a bbolt transaction.
 type tx struct {
 	btx *bolt.Tx
+	db  *DB // for the directory versions; nil in some tests
 }
 
 var _ engine.Tx = (*tx)(nil)
@@ -96,6 +97,7 @@ func (t *tx) TenantBySlug(slug string) (*engine.Tenant, error) {
 }
 
 func (t *tx) PutTenant(tn *engine.Tenant) error {
+	t.changed(tn.ID)
 	k, err := idKey(tn.ID)
 	if err != nil {
 		return err
@@ -168,6 +170,7 @@ func (t *tx) UserAccountByEmail(email string) (*engine.UserAccount, error) {
 }
 
 func (t *tx) PutUserAccount(u *engine.UserAccount) error {
+	t.changed(u.TenantID)
 	b, err := t.tbucket(u.TenantID, tbUsers)
 	if err != nil {
 		return err
@@ -287,6 +290,7 @@ func (t *tx) APIKey(tenantID, id string) (*engine.APIKeyRecord, error) {
 }
 
 func (t *tx) PutAPIKey(rec *engine.APIKeyRecord) error {
+	t.changed(rec.TenantID)
 	b, err := t.tbucket(rec.TenantID, tbAPIKeys)
 	if err != nil {
 		return err
@@ -302,6 +306,7 @@ func (t *tx) PutAPIKey(rec *engine.APIKeyRecord) error {
 }
 
 func (t *tx) DeleteAPIKey(tenantID, id string) error {
+	t.changed(tenantID)
 	rec, err := t.APIKey(tenantID, id)
 	if err != nil {
 		return err
@@ -371,6 +376,7 @@ func (t *tx) Team(tenantID, id string) (*engine.Team, error) {
 }
 
 func (t *tx) PutTeam(tenantID string, tm *engine.Team) error {
+	t.changed(tenantID)
 	b, err := t.tbucket(tenantID, tbTeams)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ func (t *tx) Webhook(tenantID, id string) (*engine.Webhook, error) {
 }
 
 func (t *tx) PutWebhook(tenantID string, w *engine.Webhook) error {
+	t.changed(tenantID)
 	b, err := t.tbucket(tenantID, tbWebhooks)
 	if err != nil {
 		return err
@@ -39,6 +40,7 @@ func (t *tx) PutWebhook(tenantID string, w *engine.Webhook) error {
 
 // DeleteWebhook removes a subscription and its attempt log.
 func (t *tx) DeleteWebhook(tenantID, id string) error {
+	t.changed(tenantID)
 	b, err := t.tbucket(tenantID, tbWebhooks)
 	if err != nil {
 		return err

@@ -28,6 +28,7 @@ func (t *tx) Zone(tenantID, code string) (*engine.Zone, error) {
 }
 
 func (t *tx) PutZone(tenantID string, z *engine.Zone) error {
+	t.changed(tenantID)
 	b, err := t.tbucket(tenantID, tbZones)
 	if err != nil {
 		return err
@@ -53,6 +54,7 @@ func (t *tx) Zones(tenantID string) ([]engine.Zone, error) {
 }
 
 func (t *tx) DeleteZone(tenantID, code string) error {
+	t.changed(tenantID)
 	b, err := t.tbucket(tenantID, tbZones)
 	if err != nil {
 		return err

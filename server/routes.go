@@ -59,6 +59,7 @@ func (s *Server) routeTable() []route {
 		// webhooks
 
 		// parsers
+		{method: "GET", path: "/v1/parsers", perm: engine.PermEventsRead, h: s.handleParsers},
 	}
 }
 

@@ -67,6 +67,7 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/v1/webhooks/:id/deliveries", perm: engine.PermWebhooksManage, h: s.handleWebhookDeliveries},
 
 		// parsers
+		{method: "GET", path: "/v1/parsers", perm: engine.PermEventsRead, h: s.handleParsers},
 	}
 }
 

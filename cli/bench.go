@@ -632,12 +632,15 @@ type benchEvent struct {
 type benchPayload struct {
 	Lat               float64  `json:"lat"`
 	Lng               float64  `json:"lng"`
-	Severity          int      `json:"severity"`
+	Severity          string   `json:"severity"`
 	RequiredEquipment []string `json:"required_equipment"`
 	Site              string   `json:"site"`
 	ReporterRef       string   `json:"reporter_ref"`
 	Description       string   `json:"description"` // last: padded in place
 }
+
+// benchSeverities is the severity scale every vertical's parser accepts.
+var benchSeverities = []string{"critical", "high", "medium", "low"}
 
 // event builds the worker's next event, benchBodySize bytes long, and advances its counter.
 func (w *benchWorker) event(runID string) []byte {
@@ -661,7 +664,7 @@ func (w *benchWorker) event(runID string) []byte {
 		Payload: benchPayload{
 			Lat:               math.Round((45.70+rng.Float64()*0.10)*1e6) / 1e6,
 			Lng:               math.Round((4.80+rng.Float64()*0.10)*1e6) / 1e6,
-			Severity:          1 + rng.IntN(5),
+			Severity:          benchSeverities[rng.IntN(len(benchSeverities))],
 			RequiredEquipment: eq,
 			Site:              benchSites[rng.IntN(len(benchSites))],
 			ReporterRef:       "CALL-" + strconv.Itoa(100000+rng.IntN(900000)),

@@ -163,7 +163,7 @@ func (n *fakeNode) handle(w http.ResponseWriter, r *http.Request) {
 		Payload        struct {
 			Lat               float64  `json:"lat"`
 			Lng               float64  `json:"lng"`
-			Severity          int      `json:"severity"`
+			Severity          string   `json:"severity"`
 			RequiredEquipment []string `json:"required_equipment"`
 			Description       string   `json:"description"`
 		} `json:"payload"`
@@ -178,7 +178,7 @@ func (n *fakeNode) handle(w http.ResponseWriter, r *http.Request) {
 		!slices.Contains(engine.StandardVerticals, ev.Vertical) || ev.IdempotencyKey == "":
 		problem = fmt.Sprintf("bad event fields: %s", raw)
 	case ev.Payload.Lat < 45.7 || ev.Payload.Lat > 45.8 || ev.Payload.Lng < 4.8 || ev.Payload.Lng > 4.9 ||
-		ev.Payload.Severity < 1 || ev.Payload.Severity > 5 || len(ev.Payload.RequiredEquipment) == 0 || ev.Payload.Description == "":
+		!slices.Contains([]string{"critical", "high", "medium", "low"}, ev.Payload.Severity) || len(ev.Payload.RequiredEquipment) == 0 || ev.Payload.Description == "":
 		problem = fmt.Sprintf("bad payload: %s", raw)
 	}
 	n.mu.Lock()

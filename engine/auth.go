@@ -169,24 +169,50 @@ func (e *Engine) UnlockUser(tx Tx, email string) (*User, error) {
 // AuthenticateUser resolves the principal of a valid token's claims: the user must exist in
 // the tenant, be active, and carry the token version of the claim.
 func (e *Engine) AuthenticateUser(ctx context.Context, tenantID, userID string, ver int64) (Principal, error) {
-	var p Principal
-	err := e.store.View(ctx, func(tx Tx) error {
-		u, err := tx.UserAccount(tenantID, userID)
-		if IsKind(err, KindNotFound) || err == nil && (u.TokenVersion != ver || u.Status != UserActive) {
-			return Errorf(KindUnauthorized, "the token is no longer valid; log in again")
-		}
+	stale := Errorf(KindUnauthorized, "the token is no longer valid; log in again")
+	k := tenantID + "/" + userID
+	v := e.store.Version(tenantID)
+	ua, ok := e.users.get(k, v)
+	if !ok {
+		err := e.store.View(ctx, func(tx Tx) error {
+			u, err := tx.UserAccount(tenantID, userID)
+			if IsKind(err, KindNotFound) {
+				return stale
+			}
+			if err != nil {
+				return err
+			}
+			t, err := tx.Tenant(tenantID)
+			if err != nil {
+				return err
+			}
+			ua = userAuth{version: u.TokenVersion, active: u.Status == UserActive,
+				p: Principal{TenantID: t.ID, Plan: t.LicenseType, TenantActive: t.Status == TenantActive,
+					UserID: u.ID, Role: u.RBACLevel}}
+			return nil
+		})
 		if err != nil {
-			return err
+			return Principal{}, err
 		}
-		t, err := tx.Tenant(tenantID)
-		if err != nil {
-			return err
-		}
-		p = Principal{TenantID: t.ID, Plan: t.LicenseType, TenantActive: t.Status == TenantActive,
-			UserID: u.ID, Role: u.RBACLevel}
-		return nil
-	})
-	return p, err
+		e.users.put(k, v, ua)
+	}
+	if ua.version != ver || !ua.active {
+		return Principal{}, stale
+	}
+	return ua.p, nil
+}
+
+// userAuth is what a token's check needs of its user, cached.
+type userAuth struct {
+	version int64
+	active  bool
+	p       Principal
+}
+
+// keyAuth is what a key's check needs of its record, cached.
+type keyAuth struct {
+	key *APIKeyRecord
+	p   Principal
 }
 
 // AuthenticateKey resolves the principal of an API key. It notes the key's last use at
@@ -198,32 +224,40 @@ func (e *Engine) AuthenticateKey(ctx context.Context, key string) (Principal, er
 	}
 	hash := HashToken(key)
 	now := e.clock.Now()
-	var p Principal
-	var touch bool
-	err := e.store.View(ctx, func(tx Tx) error {
-		k, err := tx.APIKeyByHash(hash)
-		if IsKind(err, KindNotFound) {
-			return bad
-		}
+	v := e.store.Version("")
+	ka, ok := e.keys.get(hash, v)
+	if !ok {
+		err := e.store.View(ctx, func(tx Tx) error {
+			k, err := tx.APIKeyByHash(hash)
+			if IsKind(err, KindNotFound) {
+				return bad
+			}
+			if err != nil {
+				return err
+			}
+			if subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 {
+				return bad
+			}
+			t, err := tx.Tenant(k.TenantID)
+			if err != nil {
+				return err
+			}
+			ka = keyAuth{key: k, p: Principal{TenantID: t.ID, Plan: t.LicenseType,
+				TenantActive: t.Status == TenantActive, KeyID: k.ID, Scopes: k.Scopes}}
+			return nil
+		})
 		if err != nil {
-			return err
+			return Principal{}, err
 		}
-		if subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 || !k.Active(now) {
-			return bad
-		}
-		t, err := tx.Tenant(k.TenantID)
-		if err != nil {
-			return err
-		}
-		p = Principal{TenantID: t.ID, Plan: t.LicenseType, TenantActive: t.Status == TenantActive,
-			KeyID: k.ID, Scopes: k.Scopes}
-		touch = k.LastUsedAt == nil || now.Sub(k.LastUsedAt.Time) >= keyTouchEvery
-		return nil
-	})
-	if err == nil && touch {
+		e.keys.put(hash, v, ka)
+	}
+	if !ka.key.Active(now) {
+		return Principal{}, bad
+	}
+	if last := ka.key.LastUsedAt; last == nil || now.Sub(last.Time) >= keyTouchEvery {
 		e.touchKey(ctx, hash, now)
 	}
-	return p, err
+	return ka.p, nil
 }
 
 // touchKey records a key's last use; a failure is logged, never fatal to the request.

@@ -163,7 +163,9 @@ func (e *Engine) releaseParked(tx Tx, tenantID string, zoneCode *string) error {
 	if err != nil || len(refs) == 0 {
 		return err
 	}
-	cfg, err := e.tenantConfig(tx, tenantID)
+	// Its callers have just changed the directory in tx (a zone's state, a new webhook):
+	// the cache cannot know that before commit, so the configuration is read afresh.
+	cfg, err := loadTenantConfig(tx, tenantID)
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,10 @@ type Engine struct {
 	retry  []time.Duration
 	policy AddressPolicy
 	sched  *scheduler
+	// Caches of the directory, checked against the store's directory versions.
+	keys    dirCache[keyAuth]
+	users   dirCache[userAuth]
+	configs dirCache[*tenantConfig]
 	// dummyHash is verified against for unknown emails, so that a login costs the same
 	// whether or not the account exists.
 	dummyHash string

@@ -171,21 +171,22 @@ func (e *Engine) IngestEvent(ctx context.Context, p Principal, in EventInput, re
 			return Reply{}, err
 		}
 	}
-	// A repeat is answered before its body is judged: the key names the logical event.
 	var out Reply
-	err := e.store.View(ctx, func(tx Tx) error {
-		rec, err := tx.EventReply(p.TenantID, in.IdempotencyKey)
-		if rec != nil {
-			out, out.Replayed = rec.Reply, true
-		}
-		return err
-	})
-	if err != nil || out.Replayed {
-		return out, err
-	}
 	ce, err := checkEvent(in, e.clock.Now())
 	if err != nil {
-		return Reply{}, err
+		// A repeat is answered whatever its body says: the key names the logical event.
+		verr := err
+		err = e.store.View(ctx, func(tx Tx) error {
+			rec, err := tx.EventReply(p.TenantID, in.IdempotencyKey)
+			if rec != nil {
+				out, out.Replayed = rec.Reply, true
+			}
+			return err
+		})
+		if err == nil && !out.Replayed {
+			err = verr
+		}
+		return out, err
 	}
 	err = e.store.Batch(ctx, func(tx Tx) error {
 		out = Reply{}

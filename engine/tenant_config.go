@@ -11,8 +11,25 @@ type tenantConfig struct {
 	teams    []Team
 }
 
-// tenantConfig loads a tenant's configuration within tx.
+// tenantConfig returns a tenant's configuration as tx sees it, from the cache when it is
+// current. It must be called in a write transaction: the cache is filled when tx commits.
+// The answer is shared and read-only, and does not show changes tx itself made to the
+// directory: a use case that made some reads loadTenantConfig instead.
 func (e *Engine) tenantConfig(tx Tx, tenantID string) (*tenantConfig, error) {
+	v := e.store.Version(tenantID)
+	if c, ok := e.configs.get(tenantID, v); ok {
+		return c, nil
+	}
+	c, err := loadTenantConfig(tx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	tx.OnCommit(func() { e.configs.put(tenantID, v, c) })
+	return c, nil
+}
+
+// loadTenantConfig reads a tenant's configuration within tx.
+func loadTenantConfig(tx Tx, tenantID string) (*tenantConfig, error) {
 	t, err := tx.Tenant(tenantID)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package server_test
 import (
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -66,6 +68,7 @@ func BenchmarkIngestEvents(b *testing.B) {
 	var seq atomic.Int64
 	b.ReportAllocs()
 	b.SetParallelism(32) // × GOMAXPROCS (2 here) = 64 clients
+	w0 := diskWrites(b)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -83,4 +86,22 @@ func BenchmarkIngestEvents(b *testing.B) {
 			}
 		}
 	})
+	b.StopTimer()
+	b.ReportMetric(float64(diskWrites(b)-w0)/float64(b.N), "disk-B/op")
+}
+
+// diskWrites returns the bytes this process has caused to be written to storage
+// (Linux /proc/self/io write_bytes), or 0 where that is not available.
+func diskWrites(tb testing.TB) int64 {
+	raw, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "write_bytes: "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
 }

@@ -78,7 +78,7 @@ func OpenFile(path string, opt Options) (db *DB, err error) {
 	if opt.LockTimeout == 0 {
 		opt.LockTimeout = 2 * time.Second
 	}
-	b, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, ReadOnly: opt.ReadOnly,
+	b, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, ReadOnly: opt.ReadOnly, FreelistType: bolt.FreelistMapType,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 			f, ferr := os.OpenFile(name, flag, perm)
 			file = f

@@ -28,9 +28,9 @@ var ErrForeign = errors.New("not a fieldrelay data file")
 
 // DB is a node's bbolt database.
 type DB struct {
-	bolt *bolt.DB
-	path string
-	loop *commitLoop // the group commit loop of Batch; nil when read-only
+	bolt     *bolt.DB
+	path     string
+	loop     *commitLoop // the group commit loop of Batch; nil when read-only
 	versions versions
 }
 

@@ -57,6 +57,17 @@ func ValidateIdempotencyKey(field, key string) error {
 	return nil
 }
 
+// SweepIdempotency forgets the keys of non-event writes older than IdempotencyRetention.
+// Event keys are kept as long as their events.
+func (e *Engine) SweepIdempotency(ctx context.Context) (int, error) {
+	var n int
+	err := e.store.Update(ctx, func(tx Tx) (err error) {
+		n, err = tx.ExpireIdempotency(e.clock.Now().Add(-IdempotencyRetention))
+		return err
+	})
+	return n, err
+}
+
 // Write runs fn in one transaction guarded by k (nil: no key). The check, fn's effect and
 // the stored reply commit together, so concurrent duplicates run fn once. A failed fn
 // stores nothing.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
 )
@@ -256,5 +257,36 @@ func TestFingerprint(t *testing.T) {
 	}
 	if a == engine.Fingerprint([]byte("other secret"), []byte(`{"a":1}`)) {
 		t.Fatal("the fingerprint does not depend on the secret")
+	}
+}
+
+func TestEngine_SweepIdempotency(t *testing.T) {
+	ctx := context.Background()
+	e, clock := MustOpenEngine(t)
+	tid := MustCreateTenant(t, e, "acme").Tenant.ID
+	key := func(k string) *engine.IdempotencyKey {
+		return &engine.IdempotencyKey{Route: "POST /v1/zones", Key: k, Fingerprint: "fp"}
+	}
+	var c counter
+	if _, err := e.Write(ctx, tid, key("old"), c.fn(201, "old")); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(engine.IdempotencyRetention - time.Minute)
+	if _, err := e.Write(ctx, tid, key("young"), c.fn(201, "young")); err != nil {
+		t.Fatal(err)
+	}
+	// Just before 24 h nothing goes; just after, only the old key does.
+	if n, err := e.SweepIdempotency(ctx); err != nil || n != 0 {
+		t.Fatalf("early sweep deleted %d (%v)", n, err)
+	}
+	clock.Advance(2 * time.Minute)
+	if n, err := e.SweepIdempotency(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep deleted %d (%v), want 1", n, err)
+	}
+	if r, _ := e.Write(ctx, tid, key("young"), c.fn(201, "again")); !r.Replayed {
+		t.Fatal("the young key was swept")
+	}
+	if r, _ := e.Write(ctx, tid, key("old"), c.fn(201, "again")); r.Replayed {
+		t.Fatal("the old key was kept")
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"io"
+	"time"
 )
 
 // Store is the durable state of a node. The bbolt implementation lives in package store;
@@ -78,6 +79,9 @@ type Tx interface {
 	// Idempotency returns the stored response of a write, or nil when the key is new.
 	Idempotency(tenantID, key string) (*IdempotencyRecord, error)
 	PutIdempotency(tenantID, key string, r *IdempotencyRecord) error
+	// ExpireIdempotency deletes the stored replies of non-event writes made before a
+	// time, in every tenant, and returns how many it deleted.
+	ExpireIdempotency(before time.Time) (int, error)
 
 	Zone(tenantID, code string) (*Zone, error)
 	// PutZone stores z under its code.

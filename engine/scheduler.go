@@ -159,6 +159,11 @@ func (s *scheduler) start(ctx context.Context) error {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		s.sweepLoop(ctx)
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
 		defer close(jobs)
 		timer := time.NewTimer(time.Hour)
 		defer timer.Stop()
@@ -188,6 +193,27 @@ func (s *scheduler) start(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// sweepEvery is how often expired idempotency keys are deleted.
+const sweepEvery = time.Hour
+
+// sweepLoop deletes expired idempotency keys at start and then every sweepEvery.
+func (s *scheduler) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		if n, err := s.e.SweepIdempotency(ctx); err != nil && ctx.Err() == nil {
+			s.e.log.Error("idempotency sweep", "err", err)
+		} else if n > 0 {
+			s.e.log.Info("idempotency sweep", "deleted", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // StartScheduler rebuilds the delivery timers from the outbox and starts delivering.

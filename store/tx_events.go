@@ -285,3 +285,37 @@ func (t *tx) DueOutbox() ([]engine.OutboxRef, error) {
 	})
 	return out, err
 }
+
+// ExpireIdempotency deletes, in every tenant, the stored replies of non-event writes made
+// before the given time.
+func (t *tx) ExpireIdempotency(before time.Time) (int, error) {
+	n := 0
+	root := t.btx.Bucket(bucketTenantRoot)
+	err := root.ForEachBucket(func(tk []byte) error {
+		b := root.Bucket(tk).Bucket(tbIdempotency)
+		if b == nil {
+			return nil
+		}
+		var old [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			var r struct {
+				CreatedAt engine.Time `json:"created_at"`
+			}
+			if err := json.Unmarshal(v, &r); err != nil || r.CreatedAt.Before(before) {
+				old = append(old, bytes.Clone(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range old { // collected first: never delete while a cursor walks
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		n += len(old)
+		return nil
+	})
+	return n, err
+}

@@ -60,8 +60,9 @@ func (e *Engine) available(cfg *tenantConfig, ev *Event, ch string) bool {
 
 // planDelivery decides an event's channels and writes the event with its first delivery
 // messages (all of them for a critical event). An event of an offline zone is
-// queued_offline; an event whose channels have no target yet is pending with its nominal
-// primary channel. Both wait in the parked index until releaseParked finds them a way.
+// queued_offline and waits in the parked index of its zone until the zone can be reached.
+// An event whose channels have no target yet is pending with its nominal primary channel
+// and no plan, until a target appears (releaseWaiting).
 func (e *Engine) planDelivery(tx Tx, tenantID string, cfg *tenantConfig, zone *Zone, ev *Event) error {
 	now := e.clock.Now()
 	nominal := nominalChannels(zoneState(zone, now))
@@ -80,10 +81,12 @@ func (e *Engine) planDelivery(tx Tx, tenantID string, cfg *tenantConfig, zone *Z
 	default:
 		ev.Status, ev.ChannelSelected = EventPending, plan[0]
 	}
-	if len(plan) == 0 {
+	if len(nominal) == 0 {
 		if err := tx.ParkEvent(tenantID, zoneCodeOf(ev), ev.ID); err != nil {
 			return err
 		}
+	}
+	if len(plan) == 0 {
 		return tx.PutEvent(tenantID, ev)
 	}
 	n := 1
@@ -154,6 +157,41 @@ func (e *Engine) smsMessages(tx Tx, cfg *tenantConfig, ev *Event) (int, error) {
 // reached again. It runs in the transaction that recorded the zone's new state.
 func (e *Engine) releaseQueuedEvents(tx Tx, tenantID, zoneCode string) error {
 	return e.releaseParked(tx, tenantID, &zoneCode)
+}
+
+// Events that waited for a target are released when one appears, from the last
+// waitingWindow and at most waitingMax of them, newest first.
+const (
+	waitingWindow = 24 * time.Hour
+	waitingMax    = 10_000
+)
+
+// releaseWaiting plans the delivery of the recent pending events that had no target, once
+// tx has added one (a webhook subscribed to event.created).
+func (e *Engine) releaseWaiting(tx Tx, tenantID string) error {
+	since := e.clock.Now().Add(-waitingWindow)
+	events, _, err := tx.Events(tenantID, EventFilter{Status: EventPending, Since: &since}, Page{Limit: waitingMax})
+	if err != nil {
+		return err
+	}
+	cfg, err := loadTenantConfig(tx, tenantID) // tx changed the directory: read it afresh
+	if err != nil {
+		return err
+	}
+	for i := range events {
+		ev := &events[i]
+		if len(ev.Delivery.Plan) > 0 {
+			continue
+		}
+		var zone *Zone
+		if ev.ZoneCode != nil {
+			zone = cfg.zone(*ev.ZoneCode)
+		}
+		if err := e.planDelivery(tx, tenantID, cfg, zone, ev); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // releaseParked re-plans the parked events of one zone (nil: of every zone) and starts

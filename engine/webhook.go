@@ -118,8 +118,8 @@ func (e *Engine) CheckWebhookInput(ctx context.Context, in *WebhookInput) error 
 }
 
 // CreateWebhook subscribes p's tenant to webhook events, within tx; in was checked by
-// CheckWebhookInput. The answer holds the secret, which is never shown again. Events
-// that waited for a delivery target are released when the subscription wants
+// CheckWebhookInput. The answer holds the secret, which is never shown again. Recent
+// events that waited for a delivery target are released when the subscription wants
 // event.created.
 func (e *Engine) CreateWebhook(tx Tx, p Principal, in WebhookInput) (*Webhook, error) {
 	existing, err := tx.Webhooks(p.TenantID)
@@ -136,7 +136,7 @@ func (e *Engine) CreateWebhook(tx Tx, p Principal, in WebhookInput) (*Webhook, e
 		return nil, err
 	}
 	if w.Wants(HookEventCreated) {
-		if err := e.releaseParked(tx, p.TenantID, nil); err != nil {
+		if err := e.releaseWaiting(tx, p.TenantID); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
@@ -119,11 +120,41 @@ func (t *tx) EventReply(tenantID, key string) (*engine.IdempotencyRecord, error)
 	if err != nil {
 		return nil, err
 	}
-	var r engine.IdempotencyRecord
-	if ok, err := getJSON(b, []byte(key), &r); !ok || err != nil {
-		return nil, err
+	raw := b.Get([]byte(key))
+	if raw == nil {
+		return nil, nil
 	}
-	return &r, nil
+	return decodeEventReply(raw)
+}
+
+// An event reply is stored in a compact binary form, being written once per event:
+// version (1) | status (2) | created_at Unix ms (8) | request id length (1) | request id |
+// body.
+const eventReplyV1 = 1
+
+func encodeEventReply(r *engine.IdempotencyRecord) ([]byte, error) {
+	if len(r.RequestID) > 255 {
+		return nil, fmt.Errorf("request id too long")
+	}
+	out := make([]byte, 12, 12+len(r.RequestID)+len(r.Body))
+	out[0] = eventReplyV1
+	binary.BigEndian.PutUint16(out[1:3], uint16(r.Status))
+	binary.BigEndian.PutUint64(out[3:11], uint64(r.CreatedAt.UnixMilli()))
+	out[11] = byte(len(r.RequestID))
+	out = append(out, r.RequestID...)
+	return append(out, r.Body...), nil
+}
+
+func decodeEventReply(raw []byte) (*engine.IdempotencyRecord, error) {
+	if len(raw) < 12 || raw[0] != eventReplyV1 || len(raw) < 12+int(raw[11]) {
+		return nil, fmt.Errorf("decoding an event reply: malformed record")
+	}
+	n := 12 + int(raw[11])
+	r := &engine.IdempotencyRecord{CreatedAt: engine.At(time.UnixMilli(int64(binary.BigEndian.Uint64(raw[3:11]))))}
+	r.Status = int(binary.BigEndian.Uint16(raw[1:3]))
+	r.RequestID = string(raw[12:n])
+	r.Body = bytes.Clone(raw[n:])
+	return r, nil
 }
 
 func (t *tx) PutEventReply(tenantID, key string, r *engine.IdempotencyRecord) error {
@@ -131,7 +162,11 @@ func (t *tx) PutEventReply(tenantID, key string, r *engine.IdempotencyRecord) er
 	if err != nil {
 		return err
 	}
-	return putJSON(b, []byte(key), r)
+	raw, err := encodeEventReply(r)
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(key), raw)
 }
 
 // parkedKey is zone code | 0 | event id.

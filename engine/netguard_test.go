@@ -1,0 +1,335 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+// Which policies allow an address.
+const (
+	guardNever    = iota // refused whatever the flags
+	guardAlways          // public
+	guardLoopback        // needs AllowLoopback
+	guardPrivate         // needs AllowPrivate
+)
+
+func TestAddressPolicyCheck(t *testing.T) {
+	tests := []struct {
+		addr string
+		need int
+	}{
+		// Public.
+		{"93.184.216.34", guardAlways},
+		{"8.8.8.8", guardAlways},
+		{"1.1.1.1", guardAlways},
+		{"2606:2800:220:1:248:1893:25c8:1946", guardAlways},
+		{"2001:4860:4860::8888", guardAlways},
+		{"::ffff:93.184.216.34", guardAlways},
+		{"172.15.255.255", guardAlways},
+		{"172.32.0.0", guardAlways},
+		{"100.63.255.255", guardAlways},
+		{"100.128.0.0", guardAlways},
+		{"169.253.255.255", guardAlways},
+		{"223.255.255.255", guardAlways},
+		{"64:ff9b::808:808", guardAlways}, // NAT64 of 8.8.8.8
+
+		// Unspecified, multicast, broadcast, reserved: never.
+		{"0.0.0.0", guardNever},
+		{"0.1.2.3", guardNever},
+		{"::", guardNever},
+		{"::ffff:0.0.0.0", guardNever},
+		{"224.0.0.1", guardNever},
+		{"239.255.255.250", guardNever},
+		{"ff02::1", guardNever},
+		{"ff0e::1", guardNever},
+		{"::ffff:224.0.0.1", guardNever},
+		{"255.255.255.255", guardNever},
+		{"240.0.0.1", guardNever},
+
+		// Loopback, link-local, metadata: AllowLoopback.
+		{"127.0.0.1", guardLoopback},
+		{"127.255.255.254", guardLoopback},
+		{"::1", guardLoopback},
+		{"::ffff:127.0.0.1", guardLoopback},
+		{"::127.0.0.1", guardLoopback},     // deprecated IPv4-compatible
+		{"64:ff9b::7f00:1", guardLoopback}, // NAT64 of 127.0.0.1
+		{"169.254.0.1", guardLoopback},     // link-local
+		{"169.254.169.254", guardLoopback}, // metadata (AWS, GCP, Azure)
+		{"::ffff:169.254.169.254", guardLoopback},
+		{"fe80::1", guardLoopback},
+		{"fe80::1%eth0", guardLoopback},
+		{"febf:ffff::1", guardLoopback},
+		{"fd00:ec2::254", guardLoopback},   // metadata (AWS IPv6), inside fc00::/7
+		{"100.100.100.200", guardLoopback}, // metadata (Alibaba), inside 100.64.0.0/10
+
+		// Private: AllowPrivate.
+		{"10.0.0.1", guardPrivate},
+		{"10.255.255.255", guardPrivate},
+		{"172.16.0.1", guardPrivate},
+		{"172.31.255.255", guardPrivate},
+		{"192.168.1.1", guardPrivate},
+		{"::ffff:192.168.1.1", guardPrivate},
+		{"100.64.0.1", guardPrivate}, // CGNAT
+		{"100.127.255.255", guardPrivate},
+		{"fc00::1", guardPrivate},
+		{"fd12:3456:789a::1", guardPrivate},
+		{"64:ff9b::a00:1", guardPrivate}, // NAT64 of 10.0.0.1
+	}
+	policies := []engine.AddressPolicy{
+		{},
+		{AllowLoopback: true},
+		{AllowPrivate: true},
+		{AllowLoopback: true, AllowPrivate: true},
+	}
+	for _, tt := range tests {
+		ip := netip.MustParseAddr(tt.addr)
+		for _, p := range policies {
+			want := tt.need == guardAlways || tt.need == guardLoopback && p.AllowLoopback || tt.need == guardPrivate && p.AllowPrivate
+			err := p.Check(ip)
+			if want && err != nil {
+				t.Errorf("%s with %+v: refused: %v", tt.addr, p, err)
+			}
+			if !want {
+				if err == nil {
+					t.Errorf("%s with %+v: allowed", tt.addr, p)
+					continue
+				}
+				if !errors.Is(err, engine.ErrAddressRefused) || !engine.IsKind(err, engine.KindValidation) {
+					t.Errorf("%s with %+v: %v is not a validation_error wrapping ErrAddressRefused", tt.addr, p, err)
+				}
+				hint := map[int]string{guardNever: "never", guardLoopback: "--allow-loopback-webhooks", guardPrivate: "--allow-private-webhooks"}[tt.need]
+				if !strings.Contains(err.Error(), hint) {
+					t.Errorf("%s with %+v: %q does not mention %q", tt.addr, p, err, hint)
+				}
+			}
+		}
+	}
+	if err := (engine.AddressPolicy{AllowLoopback: true, AllowPrivate: true}).Check(netip.Addr{}); err == nil {
+		t.Error("the zero Addr is allowed")
+	}
+}
+
+// guardTestResolver is a resolver whose DNS server, dialled in memory, answers every A
+// query with the given IPv4 address and every other query with no answer: tests resolve
+// names without any network.
+func guardTestResolver(t *testing.T, ipv4 [4]byte) *net.Resolver {
+	t.Helper()
+	return &net.Resolver{
+		PreferGo: true,
+		Dial: func(context.Context, string, string) (net.Conn, error) {
+			client, server := net.Pipe()
+			go guardServeDNS(server, ipv4)
+			return client, nil
+		},
+	}
+}
+
+// guardServeDNS answers the queries read from c. A net.Pipe is not a PacketConn, so the
+// resolver frames its messages as over TCP, with a two-byte length.
+func guardServeDNS(c net.Conn, ipv4 [4]byte) {
+	defer c.Close()
+	for {
+		var l [2]byte
+		if _, err := io.ReadFull(c, l[:]); err != nil {
+			return
+		}
+		q := make([]byte, int(l[0])<<8|int(l[1]))
+		if _, err := io.ReadFull(c, q); err != nil {
+			return
+		}
+		resp := guardDNSAnswer(q, ipv4)
+		if resp == nil {
+			return
+		}
+		resp = append([]byte{byte(len(resp) >> 8), byte(len(resp))}, resp...)
+		if _, err := c.Write(resp); err != nil {
+			return
+		}
+	}
+}
+
+// guardDNSAnswer answers one query: the question echoed and, for an A query, one A record.
+func guardDNSAnswer(q []byte, ipv4 [4]byte) []byte {
+	if len(q) < 12 {
+		return nil
+	}
+	// Skip the question name.
+	i := 12
+	for i < len(q) && q[i] != 0 {
+		i += int(q[i]) + 1
+	}
+	if i+5 > len(q) {
+		return nil
+	}
+	question := q[12 : i+5]
+	qtype := int(q[i+1])<<8 | int(q[i+2])
+	resp := []byte{q[0], q[1], 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0}
+	resp = append(resp, question...)
+	if qtype == 1 { // A
+		resp[7] = 1
+		resp = append(resp, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4)
+		resp = append(resp, ipv4[:]...)
+	}
+	return resp
+}
+
+func TestValidateWebhookURL(t *testing.T) {
+	ctx := context.Background()
+	long := "https://example.com/" + strings.Repeat("a", engine.MaxWebhookURLLength)
+	tests := []struct {
+		name     string
+		url      string
+		policy   engine.AddressPolicy
+		resolver *net.Resolver
+		ok       bool
+		mention  string
+	}{
+		{"OKPublicV4", "https://93.184.216.34/hook", engine.AddressPolicy{}, nil, true, ""},
+		{"OKPublicV4Port", "https://93.184.216.34:8443/hook?x=1", engine.AddressPolicy{}, nil, true, ""},
+		{"OKPublicV6", "https://[2606:2800:220:1:248:1893:25c8:1946]/hook", engine.AddressPolicy{}, nil, true, ""},
+		{"OKPublicDecimal", "https://1572395042/", engine.AddressPolicy{}, nil, true, ""}, // 93.184.216.34
+		{"OKPublicName", "https://hooks.example.com/in", engine.AddressPolicy{}, guardTestResolver(t, [4]byte{93, 184, 216, 34}), true, ""},
+		{"OKLoopbackAllowed", "https://127.0.0.1:8443/", engine.AddressPolicy{AllowLoopback: true}, nil, true, ""},
+		{"OKPrivateAllowed", "https://10.1.2.3/", engine.AddressPolicy{AllowPrivate: true}, nil, true, ""},
+		{"OKUpperCaseScheme", "HTTPS://93.184.216.34/", engine.AddressPolicy{}, nil, true, ""},
+
+		{"ErrEmpty", "", engine.AddressPolicy{}, nil, false, "required"},
+		{"ErrHTTP", "http://93.184.216.34/hook", engine.AddressPolicy{}, nil, false, "https"},
+		{"ErrFTP", "ftp://93.184.216.34/hook", engine.AddressPolicy{}, nil, false, "https"},
+		{"ErrRelative", "/hook", engine.AddressPolicy{}, nil, false, "absolute"},
+		{"ErrMalformed", "https://exa mple.com/", engine.AddressPolicy{}, nil, false, "valid URL"},
+		{"ErrMalformedPercent", "https://example.com/%zz", engine.AddressPolicy{}, nil, false, "valid URL"},
+		{"ErrOpaque", "https:example.com", engine.AddressPolicy{}, nil, false, "https://host"},
+		{"ErrNoHost", "https:///hook", engine.AddressPolicy{}, nil, false, "no host"},
+		{"ErrUserinfo", "https://user:pass@93.184.216.34/", engine.AddressPolicy{}, nil, false, "user"},
+		{"ErrUserOnly", "https://user@93.184.216.34/", engine.AddressPolicy{}, nil, false, "user"},
+		{"ErrTooLong", long, engine.AddressPolicy{}, nil, false, "longer"},
+		{"ErrPortZero", "https://93.184.216.34:0/", engine.AddressPolicy{}, nil, false, "port"},
+		{"ErrPortTooLarge", "https://93.184.216.34:70000/", engine.AddressPolicy{}, nil, false, "port"},
+
+		{"ErrLoopback", "https://127.0.0.1/", engine.AddressPolicy{}, nil, false, "--allow-loopback-webhooks"},
+		{"ErrLoopbackWithPrivateFlag", "https://127.0.0.1/", engine.AddressPolicy{AllowPrivate: true}, nil, false, "loopback"},
+		{"ErrLoopbackV6", "https://[::1]:8443/", engine.AddressPolicy{}, nil, false, "loopback"},
+		{"ErrMappedLoopback", "https://[::ffff:127.0.0.1]/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
+		{"ErrMappedHexLoopback", "https://[::ffff:7f00:1]/", engine.AddressPolicy{}, nil, false, "loopback"},
+		{"ErrZonedLinkLocal", "https://[fe80::1%25eth0]/", engine.AddressPolicy{}, nil, false, "link-local"},
+		{"ErrDecimal", "https://2130706433/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
+		{"ErrHex", "https://0x7f000001/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
+		{"ErrHexUpper", "https://0X7F000001/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
+		{"ErrHexDotted", "https://0x7f.1/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
+		{"ErrShort", "https://127.1/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
+		{"ErrShortThree", "https://127.0.1/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
+		{"ErrOctal", "https://0177.0.0.1/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
+		{"ErrOctalPrivate", "https://012.0.0.1/", engine.AddressPolicy{}, nil, false, "10.0.0.1"},
+		{"ErrTrailingDot", "https://127.0.0.1./", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
+		{"ErrMetadataDecimal", "https://2852039166/", engine.AddressPolicy{}, nil, false, "metadata"},
+		{"ErrZero", "https://0/", engine.AddressPolicy{AllowLoopback: true, AllowPrivate: true}, nil, false, "never"},
+		{"ErrBadNumeric", "https://256.0.0.1/", engine.AddressPolicy{}, nil, false, "not a valid IPv4"},
+		{"ErrBadOctal", "https://08.0.0.1/", engine.AddressPolicy{}, nil, false, "not a valid IPv4"},
+		{"ErrFiveParts", "https://1.2.3.4.5/", engine.AddressPolicy{}, nil, false, "not a valid IPv4"},
+		{"ErrTooBig", "https://4294967296/", engine.AddressPolicy{}, nil, false, "not a valid IPv4"},
+		{"ErrNumericTLD", "https://example.123/", engine.AddressPolicy{}, nil, false, "not a valid IPv4"},
+		{"ErrPrivate", "https://192.168.0.10/", engine.AddressPolicy{}, nil, false, "--allow-private-webhooks"},
+		{"ErrPrivateWithLoopbackFlag", "https://10.0.0.1/", engine.AddressPolicy{AllowLoopback: true}, nil, false, "--allow-private-webhooks"},
+		{"ErrCGNAT", "https://100.64.1.1/", engine.AddressPolicy{}, nil, false, "CGNAT"},
+		{"ErrULA", "https://[fd00::1]/", engine.AddressPolicy{}, nil, false, "private"},
+		{"ErrMetadata", "https://169.254.169.254/latest/meta-data/", engine.AddressPolicy{}, nil, false, "metadata"},
+		{"ErrMulticast", "https://224.0.0.1/", engine.AddressPolicy{AllowLoopback: true, AllowPrivate: true}, nil, false, "multicast"},
+		{"ErrBadIPv6", "https://[::1::2]/", engine.AddressPolicy{}, nil, false, "not a valid"},
+		{"ErrLocalhost", "https://localhost/", engine.AddressPolicy{}, nil, false, "--allow-loopback-webhooks"},
+		{"ErrLocalhostUpper", "https://LOCALHOST:8443/", engine.AddressPolicy{}, nil, false, "loopback"},
+		{"ErrLocalhostSub", "https://api.localhost/", engine.AddressPolicy{}, nil, false, "loopback"},
+		{"ErrNameToLoopback", "https://rebind.example.com/", engine.AddressPolicy{}, guardTestResolver(t, [4]byte{127, 0, 0, 1}), false, "resolves to 127.0.0.1"},
+		{"ErrNameToPrivate", "https://intranet.example.com/", engine.AddressPolicy{}, guardTestResolver(t, [4]byte{10, 0, 0, 7}), false, "--allow-private-webhooks"},
+		{"ErrNameToMetadata", "https://meta.example.com/", engine.AddressPolicy{}, guardTestResolver(t, [4]byte{169, 254, 169, 254}), false, "metadata"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := engine.ValidateWebhookURL(ctx, tt.url, tt.policy, tt.resolver)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			var e *engine.Error
+			if !errors.As(err, &e) || e.Kind != engine.KindValidation || e.Field != "url" {
+				t.Fatalf("%v is not a validation_error on url", err)
+			}
+			if !strings.Contains(e.Msg, tt.mention) {
+				t.Fatalf("message %q does not mention %q", e.Msg, tt.mention)
+			}
+		})
+	}
+}
+
+func TestValidateWebhookURLNameToLoopbackAllowed(t *testing.T) {
+	r := guardTestResolver(t, [4]byte{127, 0, 0, 1})
+	p := engine.AddressPolicy{AllowLoopback: true}
+	if err := engine.ValidateWebhookURL(context.Background(), "https://dev.example.com/", p, r); err != nil {
+		t.Fatalf("a name resolving to loopback with AllowLoopback: %v", err)
+	}
+}
+
+func TestValidateWebhookURLNoResolve(t *testing.T) {
+	// A resolver whose server fails every query: the name does not resolve.
+	r := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("no DNS in this test")
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := engine.ValidateWebhookURL(ctx, "https://nowhere.invalid/", engine.AddressPolicy{}, r)
+	if !engine.IsKind(err, engine.KindValidation) || !strings.Contains(err.Error(), "does not resolve") {
+		t.Fatalf("got %v, want a validation_error saying the host does not resolve", err)
+	}
+}
+
+func TestAddressGuardDialer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	ctx := context.Background()
+
+	for _, addr := range []string{ln.Addr().String(), "[::ffff:127.0.0.1]:" + guardPortOf(t, ln)} {
+		_, err := engine.AddressPolicy{}.Dialer().DialContext(ctx, "tcp", addr)
+		if !errors.Is(err, engine.ErrAddressRefused) {
+			t.Errorf("dial %s with the default policy: %v, want ErrAddressRefused", addr, err)
+		}
+	}
+	c, err := engine.AddressPolicy{AllowLoopback: true}.Dialer().DialContext(ctx, "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("dial with AllowLoopback: %v", err)
+	}
+	c.Close()
+}
+
+func guardPortOf(t *testing.T, ln net.Listener) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}

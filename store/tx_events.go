@@ -44,7 +44,8 @@ func (t *tx) PutEvent(tenantID string, ev *engine.Event) error {
 		return err
 	}
 	b.FillPercent = appendFill
-	return putJSON(b, k, ev)
+	// bbolt keeps the value until commit: a fresh buffer, never a pooled one.
+	return b.Put(k, ev.AppendJSON(make([]byte, 0, 768+len(ev.Payload))))
 }
 
 // uuidMillis returns the Unix milliseconds of a UUIDv7 key.

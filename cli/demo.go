@@ -202,7 +202,14 @@ func printDemo(w io.Writer, dataDir string, c *demoCredentials, baseURL, caFile,
 		body := fmt.Sprintf(`{"email":"%s","password":"%s"}`, u.Email, u.Password)
 		fmt.Fprintf(w, "  %s %s/v1/auth/login -H \"content-type: application/json\" -d %s\n", curl, baseURL, shellQuote(body))
 	}
+	fmt.Fprintf(w, "  %s %s/v1/events -H \"x-svc-api-key: %s\" -H \"content-type: application/json\" -d %s\n",
+		curl, baseURL, c.APIKey, shellQuote(demoEventBody))
+	fmt.Fprintf(w, "  %s %s/v1/events -H \"x-svc-api-key: %s\"\n", curl, baseURL, c.APIKey)
 }
+
+// demoEventBody is the event of the demo's curl: a cardiac arrest in the lyon zone.
+const demoEventBody = `{"type":"CARDIAC_ARREST","priority":"critical","vertical":"healthcare","idempotency_key":"demo-1",` +
+	`"payload":{"lat":45.7640,"lng":4.8357,"severity":"red","required_equipment":["defibrillator"]}}`
 
 // shellQuote quotes s for a POSIX shell when it holds anything but safe characters.
 func shellQuote(s string) string {

@@ -114,6 +114,34 @@ func TestServeDemo(t *testing.T) {
 		t.Fatalf("GET /v1/tenant/me: %d %+v", res.StatusCode, me)
 	}
 
+	// The printed event curl works as printed too, and its event lands in the lyon zone.
+	if !strings.Contains(out, shellQuote(demoEventBody)) {
+		t.Fatalf("no event curl in\n%s", out)
+	}
+	req, _ = http.NewRequest("POST", s.base+"/v1/events", strings.NewReader(demoEventBody))
+	req.Header.Set("x-svc-api-key", creds.APIKey)
+	req.Header.Set("Content-Type", "application/json")
+	if res, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	var accepted engine.EventAccepted
+	_ = json.NewDecoder(res.Body).Decode(&accepted)
+	res.Body.Close()
+	if res.StatusCode != 201 || accepted.EventID == "" {
+		t.Fatalf("POST /v1/events: %d %+v", res.StatusCode, accepted)
+	}
+	req, _ = http.NewRequest("GET", s.base+"/v1/events/"+accepted.EventID, nil)
+	req.Header.Set("x-svc-api-key", creds.APIKey)
+	if res, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	var ev engine.Event
+	_ = json.NewDecoder(res.Body).Decode(&ev)
+	res.Body.Close()
+	if ev.ZoneCode == nil || *ev.ZoneCode != "lyon" || ev.Severity != "critical" {
+		t.Fatalf("demo event: %+v", ev)
+	}
+
 	// Admin commands reach the running server through its socket.
 	if fi, err := os.Stat(adminSocket(data)); err != nil || fi.Mode().Perm() != 0o600 || fi.Mode()&os.ModeSocket == 0 {
 		t.Fatalf("admin socket: %v %v", fi, err)

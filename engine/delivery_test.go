@@ -85,6 +85,7 @@ type deliveryNode struct {
 	p      engine.Principal
 	dir    string
 	db     interface{ Close() error }
+	retry  []time.Duration // the retry schedule; the default when nil
 }
 
 func newDeliveryNode(t *testing.T, sms bool, withWebhook bool) *deliveryNode {
@@ -120,7 +121,7 @@ func (n *deliveryNode) open(t *testing.T) {
 	db := mustOpenDir(t, n.dir)
 	n.db = db
 	n.e = engine.New(db, engine.Options{Clock: n.clock, Password: cheapPasswords,
-		Logger: slog.New(slog.DiscardHandler), Sender: n.sender})
+		Logger: slog.New(slog.DiscardHandler), Sender: n.sender, RetrySchedule: n.retry})
 	if err := n.e.LoadSchedule(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -478,5 +479,75 @@ func TestDelivery_OfflineZoneFlushesWhenReachable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestDelivery_WebhookDisabledAfterFiveDaysOfFailure(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, false, false)
+	n.retry = []time.Duration{time.Second}
+	n.open(t)
+	w := n.webhook(t, "https://hooks.example/dead", "event.created")
+	n.sender.webhook = failing
+	status := func() *engine.Webhook {
+		t.Helper()
+		got, err := n.e.Webhook(ctx, n.p, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	fail := func(k int) {
+		t.Helper()
+		for range k {
+			n.post(t, "low", "north")
+		}
+		n.e.RunDue(ctx)
+		n.clock.Advance(time.Second)
+		n.e.RunDue(ctx)
+	}
+	// Ten failed messages within five days: still active.
+	fail(10)
+	if got := status(); got.Status != engine.WebhookActive || got.FailedMessages != 10 {
+		t.Fatalf("after 10 failures in a day: %+v", got)
+	}
+	// Five days without a success: the next failed message disables it.
+	n.clock.Advance(5 * 24 * time.Hour)
+	fail(1)
+	got := status()
+	if got.Status != engine.WebhookDisabled || got.DisabledReason == "" {
+		t.Fatalf("after 5 days of failure: %+v", got)
+	}
+	// A disabled subscription gets nothing more.
+	calls := len(n.sender.calls)
+	fail(1)
+	if len(n.sender.calls) != calls {
+		t.Fatal("a disabled subscription was called")
+	}
+}
+
+func TestDelivery_SuccessResetsFailures(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, false, false)
+	n.retry = []time.Duration{time.Second}
+	n.open(t)
+	w := n.webhook(t, "https://hooks.example/flaky", "event.created")
+	n.sender.webhook = failing
+	for range 12 {
+		n.post(t, "low", "north")
+	}
+	n.e.RunDue(ctx)
+	n.clock.Advance(time.Second)
+	n.e.RunDue(ctx)
+	n.sender.webhook = nil // answers 200 from now on
+	n.post(t, "low", "north")
+	n.e.RunDue(ctx)
+	n.clock.Advance(6 * 24 * time.Hour)
+	got, err := n.e.Webhook(ctx, n.p, w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != engine.WebhookActive || got.FailedMessages != 0 || got.LastSuccessAt == nil {
+		t.Fatalf("after a success: %+v", got)
 	}
 }

@@ -255,11 +255,12 @@ func (e *Engine) ScheduledCount() int { return e.sched.Len() }
 
 // attempt makes one attempt of an outbox entry: it records the attempt (and a lease that
 // makes it due again should the node die mid-call), makes the call outside any
-// transaction, and writes the outcome back.
+// transaction, and writes the outcome back. Both writes go through the group commit, so
+// the attempts of many workers share fsyncs; their functions may run more than once.
 func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 	var o *OutboxEntry
 	var msg WebhookMessage
-	err := e.store.Update(ctx, func(tx Tx) error {
+	err := e.store.Batch(ctx, func(tx Tx) error {
 		o = nil
 		entry, err := tx.OutboxEntry(r.TenantID, r.ID)
 		if IsKind(err, KindNotFound) {
@@ -309,7 +310,7 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 	if ctx.Err() != nil && !res.OK() {
 		return // shutting down: the lease makes it due again after restart
 	}
-	err = e.store.Update(context.WithoutCancel(ctx), func(tx Tx) error {
+	err = e.store.Batch(context.WithoutCancel(ctx), func(tx Tx) error {
 		entry, err := tx.OutboxEntry(o.TenantID, o.ID)
 		if IsKind(err, KindNotFound) {
 			return nil

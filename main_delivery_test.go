@@ -424,12 +424,13 @@ func TestDelivery_EndToEnd(t *testing.T) {
 			ids = append(ids, ev["event_id"].(string))
 		}
 		idsA, restA = append(idsA, ids...), append(restA, ids...)
-		// Longer than the whole retry schedule: nothing may leave for them while offline.
-		select {
-		case <-time.After(700 * time.Millisecond):
-		case err := <-s.done:
-			t.Fatalf("serve exited: %v\n%s", err, s.logs)
-		}
+		// A barrier instead of a sleep: an event of no zone, accepted after them, goes
+		// through its whole retry schedule; had they any message due, the scheduler, which
+		// takes due messages in order, would have sent it first.
+		marker := postEvent(t, map[string]any{"type": "MARKER", "priority": "low", "vertical": "emergency",
+			"idempotency_key": "e2e-offline-marker"})
+		idsA = append(idsA, marker["event_id"].(string))
+		waitStatus(t, keyA, marker["event_id"].(string), "delivered")
 		for _, id := range ids {
 			if reqs := hooksA.of("", id); len(reqs) != 0 {
 				t.Errorf("event %s of an offline zone: receiver A got %d messages, e.g. %s", id, len(reqs), reqs[0].body)

@@ -7,7 +7,7 @@ COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
 DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -s -w -X $(PKG)/cli.version=$(VERSION) -X $(PKG)/cli.commit=$(COMMIT) -X $(PKG)/cli.date=$(DATE)
 
-.PHONY: build run test bench clean
+.PHONY: build run test bench bench-node clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -22,6 +22,43 @@ test:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
+
+# bench-node: build, start a node on a fresh data directory, load it with `fieldrelay bench`
+# (which also reports the node's CPU and disk writes per event), then stop the node and remove
+# the directory, whatever bench did. BENCH_DATA names the directory (it must not exist: put it
+# on the disk to measure, /tmp may be tmpfs); by default it is a new one under $TMPDIR or /tmp.
+#   make bench-node TENANTS=100 CONNS=128 DURATION=60s BENCH_DATA=/var/tmp/frbench
+TENANTS    ?= 10
+CONNS      ?= 64
+DURATION   ?= 20s
+BENCH_ADDR ?= 127.0.0.1:18443
+BENCH_DATA ?=
+
+bench-node: build
+	@data='$(BENCH_DATA)'; \
+	if [ -z "$$data" ]; then data=$$(mktemp -d "$${TMPDIR:-/tmp}/fieldrelay-bench.XXXXXX") || exit 1; \
+	else mkdir "$$data" || { echo "bench-node: BENCH_DATA=$$data must be a directory that does not exist yet" >&2; exit 1; }; fi; \
+	log=$$(mktemp "$${TMPDIR:-/tmp}/fieldrelay-bench-serve.XXXXXX") || { rm -rf "$$data"; exit 1; }; \
+	pid=; \
+	cleanup() { \
+		if [ -n "$$pid" ] && kill -TERM "$$pid" 2>/dev/null; then \
+			i=0; while kill -0 "$$pid" 2>/dev/null && [ $$i -lt 100 ]; do sleep 0.1; i=$$((i+1)); done; \
+			kill -KILL "$$pid" 2>/dev/null; wait "$$pid" 2>/dev/null; \
+		fi; \
+		rm -rf "$$data" "$$log"; \
+	}; \
+	trap cleanup EXIT; trap 'exit 130' INT TERM; \
+	if curl -fsS -o /dev/null --max-time 1 "http://$(BENCH_ADDR)/healthz" 2>/dev/null; then \
+		echo "bench-node: something already answers on $(BENCH_ADDR): stop it or set BENCH_ADDR" >&2; exit 1; fi; \
+	echo "bench-node: serve --plain-http --addr $(BENCH_ADDR) --data $$data (log: $$log)"; \
+	$(BINARY) serve --plain-http --addr $(BENCH_ADDR) --data "$$data" >"$$log" 2>&1 & pid=$$!; \
+	i=0; until curl -fsS -o /dev/null --max-time 1 "http://$(BENCH_ADDR)/healthz" 2>/dev/null; do \
+		if ! kill -0 "$$pid" 2>/dev/null || [ $$i -ge 300 ]; then \
+			echo "bench-node: the node did not answer /healthz within 30s:" >&2; cat "$$log" >&2; exit 1; fi; \
+		sleep 0.1; i=$$((i+1)); done; \
+	status=0; \
+	$(BINARY) bench --url "http://$(BENCH_ADDR)" --data "$$data" --tenants $(TENANTS) --conns $(CONNS) --duration $(DURATION) || status=$$?; \
+	exit $$status
 
 clean:
 	rm -rf bin

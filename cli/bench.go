@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +31,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/server"
+	"github.com/fieldrelay/fieldrelay/store"
 	"github.com/spf13/cobra"
 )
 
@@ -50,6 +53,8 @@ type benchFlags struct {
 	insecure bool
 	ca       string
 	json     bool
+	// serverPID is the server process to measure (0: find it from --data's admin socket).
+	serverPID int
 }
 
 func (a *app) newBenchCommand() *cobra.Command {
@@ -68,10 +73,15 @@ func (a *app) newBenchCommand() *cobra.Command {
 			"goes to stderr every second; the report goes to stdout (JSON with --json): requests, errors by\n" +
 			"HTTP status (anything but 201) and by transport failure, requests per second, and the latency\n" +
 			"of the 201 answers (p50, p90, p99, max in ms). For the self-signed certificate of serve, pass\n" +
-			"--ca DATA/tls/cert.pem (the default with --data) or --insecure.",
+			"--ca DATA/tls/cert.pem (the default with --data) or --insecure.\n\n" +
+			"With --server-pid, or with --data where the pid is read from the admin socket (Linux), the\n" +
+			"report adds the server's CPU time (utime+stime of /proc/PID/stat) and disk writes (write_bytes\n" +
+			"of /proc/PID/io) over the measured run, per request, and with --data the growth of\n" +
+			"DATA/fieldrelay.db.",
 		Example: `  fieldrelay bench --data /var/lib/fieldrelay --tenants 8 --conns 64 --duration 30s
   fieldrelay bench --url https://node.example:8443 --ca node-ca.pem --api-key fr_live_… --api-key fr_live_… --count 100000
-  fieldrelay bench --url http://127.0.0.1:8080 --api-key "$KEY" --conns 16 --duration 10s --json`,
+  fieldrelay bench --url http://127.0.0.1:8080 --api-key "$KEY" --conns 16 --duration 10s --json
+  fieldrelay bench --url http://127.0.0.1:8080 --api-key "$KEY" --server-pid "$(pgrep -x fieldrelay)"`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -92,6 +102,7 @@ func (a *app) newBenchCommand() *cobra.Command {
 	fl.BoolVar(&f.insecure, "insecure", false, "skip the verification of the node's TLS certificate")
 	fl.StringVar(&f.ca, "ca", "", "PEM file of the CA (or self-signed certificate) to trust (default with --data: DATA/tls/cert.pem when it exists)")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
+	fl.IntVar(&f.serverPID, "server-pid", 0, "pid of the server: report its CPU time and disk writes per request from /proc/PID (Linux; default with --data: the pid behind DATA/admin.sock)")
 	return cmd
 }
 
@@ -109,6 +120,8 @@ type benchConfig struct {
 	// progressEvery is the period of the progress line (0: none); tty rewrites it in place.
 	progressEvery time.Duration
 	tty           bool
+	// probe measures the server over the measured run (nil: not at all).
+	probe *serverProbe
 }
 
 func (a *app) runBenchCommand(cmd *cobra.Command, f *benchFlags) error {
@@ -129,6 +142,7 @@ func (a *app) runBenchCommand(cmd *cobra.Command, f *benchFlags) error {
 		}
 		fmt.Fprintf(errOut, "created %d mission-critical tenants: %s\n", len(created), strings.Join(created, ", "))
 	}
+	cfg.probe = newServerProbe(ctx, f.serverPID, f.data)
 	rep := runBench(ctx, cfg, errOut)
 	rep.TenantsCreated = created
 	if f.json {
@@ -161,6 +175,8 @@ func (f *benchFlags) config() (*benchConfig, error) {
 		return nil, engine.Invalid("warmup", "--warmup must not be negative")
 	case f.timeout <= 0:
 		return nil, engine.Invalid("timeout", "--timeout must be positive")
+	case f.serverPID < 0:
+		return nil, engine.Invalid("server-pid", "--server-pid must be a process id")
 	}
 	for _, k := range f.apiKeys {
 		if k = strings.TrimSpace(k); k != "" {
@@ -288,6 +304,9 @@ type benchReport struct {
 	RequestsPerSec    float64           `json:"requests_per_sec"`
 	LatencyMS         latencySummary    `json:"latency_ms"` // of the 201 answers
 	BodyBytes         int               `json:"body_bytes"`
+	// Server is what the server process and its database file did over the measured run,
+	// with --server-pid or --data.
+	Server *benchServerReport `json:"server,omitempty"`
 }
 
 func (r *benchReport) printText(w io.Writer) {
@@ -323,6 +342,9 @@ func (r *benchReport) printText(w io.Writer) {
 	l := r.LatencyMS
 	fmt.Fprintf(w, "  latency ms:  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f  (min %.2f, mean %.2f, of %d ok)\n",
 		l.P50, l.P90, l.P99, l.Max, l.Min, l.Mean, r.OK)
+	if r.Server != nil {
+		r.Server.printText(w)
+	}
 }
 
 // benchWorker is one worker: one connection, its own random source and its own figures.
@@ -372,6 +394,23 @@ func runBench(ctx context.Context, cfg *benchConfig, progress io.Writer) *benchR
 	stopOnCancel := context.AfterFunc(ctx, func() { r.stopped.Store(true) })
 	defer stopOnCancel()
 
+	// The server is sampled when the measured run starts (right after the warm-up) and
+	// when it ends.
+	var before serverSample
+	var beforeTimer *time.Timer
+	beforeTaken := make(chan struct{})
+	if cfg.probe != nil {
+		if cfg.warmup <= 0 {
+			before = cfg.probe.sample()
+			close(beforeTaken)
+		} else {
+			beforeTimer = time.AfterFunc(time.Until(r.measureStart), func() {
+				before = cfg.probe.sample()
+				close(beforeTaken)
+			})
+		}
+	}
+
 	var progressDone chan struct{}
 	if cfg.progressEvery > 0 && progress != nil {
 		progressDone = make(chan struct{})
@@ -386,6 +425,15 @@ func runBench(ctx context.Context, cfg *benchConfig, progress io.Writer) *benchR
 	}
 	wg.Wait()
 	end := time.Now()
+	var after serverSample
+	if cfg.probe != nil {
+		after = cfg.probe.sample()
+		if beforeTimer != nil && beforeTimer.Stop() {
+			before = after // the run ended during the warm-up: nothing was measured
+		} else {
+			<-beforeTaken
+		}
+	}
 	close(r.finished)
 	if progressDone != nil {
 		<-progressDone
@@ -393,7 +441,11 @@ func runBench(ctx context.Context, cfg *benchConfig, progress io.Writer) *benchR
 	for _, w := range workers {
 		w.tr.CloseIdleConnections()
 	}
-	return r.report(workers, end)
+	rep := r.report(workers, end)
+	if cfg.probe != nil {
+		rep.Server = cfg.probe.report(before, after, rep.Requests, rep.DurationSeconds)
+	}
+	return rep
 }
 
 func newBenchWorker(id int, cfg *benchConfig, rng *mrand.Rand) *benchWorker {
@@ -685,4 +737,350 @@ func (w *benchWorker) event(runID string) []byte {
 	out = append(out, b[:len(b)-3]...)
 	out = append(out, benchFiller[off:off+pad]...)
 	return append(out, b[len(b)-3:]...)
+}
+
+// The server's side of a run: CPU time and disk writes of the server process, read from
+// /proc/PID/stat and /proc/PID/io (Linux), and the size of its database file, sampled when
+// the measured run starts and when it ends.
+
+// serverProbe samples the server process and its database file.
+type serverProbe struct {
+	pid      int    // 0: unknown, see pidErr
+	pidFrom  string // "--server-pid" or the admin socket's path
+	pidErr   string // why the pid is unknown
+	dbPath   string // DATA/fieldrelay.db; "" without --data
+	procRoot string // "/proc"
+	clkTck   int64  // clock ticks per second of the CPU times
+}
+
+// newServerProbe is the probe of the server given by --server-pid, or found behind the admin
+// socket of --data; nil when there is neither.
+func newServerProbe(ctx context.Context, pid int, dataDir string) *serverProbe {
+	if pid == 0 && dataDir == "" {
+		return nil
+	}
+	p := &serverProbe{pid: pid, pidFrom: "--server-pid", procRoot: "/proc", clkTck: clockTicks("/proc/self/auxv")}
+	if dataDir != "" {
+		p.dbPath = filepath.Join(dataDir, store.FileName)
+	}
+	if pid == 0 {
+		sock := adminSocket(dataDir)
+		var err error
+		if p.pid, err = adminSocketPID(ctx, sock); err != nil {
+			p.pidErr = fmt.Sprintf("server pid unknown (%v): pass --server-pid for its CPU and disk figures", err)
+		}
+		p.pidFrom = sock
+	}
+	return p
+}
+
+// adminSocketPID is the pid of the process listening on the unix socket at path.
+func adminSocketPID(ctx context.Context, path string) (int, error) {
+	var d net.Dialer
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c, err := d.DialContext(dctx, "unix", path)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return 0, fmt.Errorf("%s: not a unix connection", path)
+	}
+	return unixPeerPID(uc)
+}
+
+// defaultClockTicks is USER_HZ, the unit of the CPU times of /proc/PID/stat, on every
+// Linux build in use (`getconf CLK_TCK`).
+const defaultClockTicks = 100
+
+// clockTicks reads CLK_TCK from the auxiliary vector that the kernel gave this process
+// (AT_CLKTCK), or returns defaultClockTicks.
+func clockTicks(auxvPath string) int64 {
+	b, err := os.ReadFile(auxvPath)
+	if err != nil {
+		return defaultClockTicks
+	}
+	if hz, ok := auxvClockTicks(b, strconv.IntSize/8, binary.NativeEndian); ok {
+		return hz
+	}
+	return defaultClockTicks
+}
+
+// auxvClockTicks finds AT_CLKTCK in an auxiliary vector: (type, value) pairs of machine
+// words, ended by AT_NULL.
+func auxvClockTicks(b []byte, word int, order binary.ByteOrder) (int64, bool) {
+	const atNull, atClkTck = 0, 17
+	read := func(p []byte) uint64 {
+		if word == 4 {
+			return uint64(order.Uint32(p))
+		}
+		return order.Uint64(p)
+	}
+	for ; len(b) >= 2*word; b = b[2*word:] {
+		switch typ, val := read(b), read(b[word:]); typ {
+		case atNull:
+			return 0, false
+		case atClkTck:
+			if val == 0 || val > 1e6 {
+				return 0, false
+			}
+			return int64(val), true
+		}
+	}
+	return 0, false
+}
+
+// procCPU is the CPU time of a process in clock ticks.
+type procCPU struct{ utime, stime uint64 }
+
+// parseProcStat reads utime and stime, fields 14 and 15 of /proc/PID/stat. The command
+// name, field 2, is in parentheses and may hold spaces and parentheses: the fields are
+// counted after its last ')'.
+func parseProcStat(s string) (procCPU, error) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return procCPU{}, errors.New("no command name in parentheses")
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3, the state
+	if len(f) < 13 {
+		return procCPU{}, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return procCPU{}, fmt.Errorf("utime/stime: %w", err)
+	}
+	return procCPU{utime: u, stime: st}, nil
+}
+
+// procIO is what bench reads of /proc/PID/io.
+type procIO struct {
+	writeBytes, wchar       uint64
+	hasWriteBytes, hasWchar bool
+}
+
+// parseProcIO reads write_bytes (bytes the process sent to the block layer) and wchar
+// (bytes passed to write calls, sockets and pipes included) from /proc/PID/io.
+func parseProcIO(s string) (procIO, error) {
+	var out procIO
+	for line := range strings.Lines(s) {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "write_bytes":
+			out.writeBytes, out.hasWriteBytes = n, true
+		case "wchar":
+			out.wchar, out.hasWchar = n, true
+		}
+	}
+	if !out.hasWriteBytes && !out.hasWchar {
+		return out, errors.New("neither write_bytes nor wchar in it")
+	}
+	return out, nil
+}
+
+// serverSample is one reading of the server; each part may have failed on its own.
+type serverSample struct {
+	cpu    procCPU
+	cpuErr error
+	io     procIO
+	ioErr  error
+	dbSize int64
+	dbErr  error
+}
+
+func (p *serverProbe) sample() serverSample {
+	var s serverSample
+	if p.pid > 0 {
+		dir := filepath.Join(p.procRoot, strconv.Itoa(p.pid))
+		if b, err := os.ReadFile(filepath.Join(dir, "stat")); err != nil {
+			s.cpuErr = err
+		} else if s.cpu, err = parseProcStat(string(b)); err != nil {
+			s.cpuErr = fmt.Errorf("%s: %w", filepath.Join(dir, "stat"), err)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "io")); err != nil {
+			s.ioErr = err
+		} else if s.io, err = parseProcIO(string(b)); err != nil {
+			s.ioErr = fmt.Errorf("%s: %w", filepath.Join(dir, "io"), err)
+		}
+	}
+	if p.dbPath != "" {
+		if st, err := os.Stat(p.dbPath); err != nil {
+			s.dbErr = err
+		} else {
+			s.dbSize = st.Size()
+		}
+	}
+	return s
+}
+
+// benchServerReport is the "server" object of the JSON report. Figures that could not be
+// measured are left out, and notes say why.
+type benchServerReport struct {
+	PID     int    `json:"pid,omitempty"`
+	PIDFrom string `json:"pid_from,omitempty"` // "--server-pid" or the admin socket
+	ClkTck  int64  `json:"clk_tck,omitempty"`  // clock ticks per second of the CPU times
+
+	// CPU time (utime+stime) of the whole server process over the measured run.
+	CPUSeconds          *float64 `json:"cpu_s,omitempty"`
+	CPUUserSeconds      *float64 `json:"cpu_user_s,omitempty"`
+	CPUSystemSeconds    *float64 `json:"cpu_system_s,omitempty"`
+	CPUCores            *float64 `json:"cpu_cores,omitempty"`          // cpu_s / duration_s
+	CPUMicrosPerRequest *float64 `json:"cpu_us_per_request,omitempty"` // over all measured requests, ok or not
+
+	// Deltas of /proc/PID/io; disk_bytes is write_bytes, or wchar when write_bytes is
+	// missing or did not move (disk_bytes_source says which).
+	WriteBytes          *uint64  `json:"write_bytes,omitempty"`
+	WChar               *uint64  `json:"wchar,omitempty"`
+	DiskBytes           *uint64  `json:"disk_bytes,omitempty"`
+	DiskBytesSource     string   `json:"disk_bytes_source,omitempty"`
+	DiskBytesPerRequest *float64 `json:"disk_bytes_per_request,omitempty"`
+
+	// Size of DATA/fieldrelay.db, with --data.
+	DBFile             string   `json:"db_file,omitempty"`
+	DBBytesBefore      *int64   `json:"db_bytes_before,omitempty"`
+	DBBytesAfter       *int64   `json:"db_bytes_after,omitempty"`
+	DBGrowthBytes      *int64   `json:"db_growth_bytes,omitempty"`
+	DBGrowthPerRequest *float64 `json:"db_growth_bytes_per_request,omitempty"`
+
+	Notes []string `json:"notes,omitempty"`
+}
+
+func benchRound(v float64, decimals int) *float64 {
+	p := math.Pow(10, float64(decimals))
+	r := math.Round(v*p) / p
+	return &r
+}
+
+// report turns the samples taken around the measured run into figures per request.
+func (p *serverProbe) report(before, after serverSample, requests uint64, seconds float64) *benchServerReport {
+	r := &benchServerReport{PID: p.pid, PIDFrom: p.pidFrom, DBFile: p.dbPath}
+	if p.pidErr != "" {
+		r.Notes = append(r.Notes, p.pidErr)
+	}
+	perRequest := func(v float64, decimals int) *float64 {
+		if requests == 0 {
+			return nil
+		}
+		return benchRound(v/float64(requests), decimals)
+	}
+	if p.pid > 0 {
+		switch err := cmp.Or(before.cpuErr, after.cpuErr); {
+		case err != nil:
+			r.Notes = append(r.Notes, fmt.Sprintf("no server CPU figures: /proc unreadable: %v", err))
+		case after.cpu.utime < before.cpu.utime || after.cpu.stime < before.cpu.stime:
+			r.Notes = append(r.Notes, fmt.Sprintf("no server CPU figures: the CPU time of pid %d went backwards (a new process?)", p.pid))
+		default:
+			r.ClkTck = p.clkTck
+			hz := float64(p.clkTck)
+			user := float64(after.cpu.utime-before.cpu.utime) / hz
+			sys := float64(after.cpu.stime-before.cpu.stime) / hz
+			r.CPUSeconds, r.CPUUserSeconds, r.CPUSystemSeconds = benchRound(user+sys, 3), benchRound(user, 3), benchRound(sys, 3)
+			if seconds > 0 {
+				r.CPUCores = benchRound((user+sys)/seconds, 2)
+			}
+			r.CPUMicrosPerRequest = perRequest((user+sys)*1e6, 1)
+		}
+		switch err := cmp.Or(before.ioErr, after.ioErr); {
+		case err != nil:
+			r.Notes = append(r.Notes, fmt.Sprintf("no server disk figures: /proc unreadable: %v", err))
+		case after.io.writeBytes < before.io.writeBytes || after.io.wchar < before.io.wchar:
+			r.Notes = append(r.Notes, fmt.Sprintf("no server disk figures: the counters of pid %d went backwards (a new process?)", p.pid))
+		default:
+			var wb, wc uint64
+			if before.io.hasWriteBytes && after.io.hasWriteBytes {
+				wb = after.io.writeBytes - before.io.writeBytes
+				r.WriteBytes = &wb
+			}
+			if before.io.hasWchar && after.io.hasWchar {
+				wc = after.io.wchar - before.io.wchar
+				r.WChar = &wc
+			}
+			switch {
+			case r.WriteBytes != nil && (wb > 0 || r.WChar == nil || wc == 0):
+				r.DiskBytes, r.DiskBytesSource = r.WriteBytes, "write_bytes"
+			case r.WChar != nil:
+				r.DiskBytes, r.DiskBytesSource = r.WChar, "wchar"
+				why := "is missing"
+				if r.WriteBytes != nil {
+					why = "did not move (no block I/O accounting here, or a data directory on tmpfs)"
+				}
+				r.Notes = append(r.Notes, "write_bytes "+why+": the disk figure is wchar, every byte passed to write calls, HTTP answers included")
+			}
+			if r.DiskBytes != nil {
+				r.DiskBytesPerRequest = perRequest(float64(*r.DiskBytes), 1)
+			}
+		}
+	}
+	if p.dbPath != "" {
+		if err := cmp.Or(before.dbErr, after.dbErr); err != nil {
+			r.Notes = append(r.Notes, fmt.Sprintf("no database file growth: %v", err))
+		} else {
+			b, a := before.dbSize, after.dbSize
+			g := a - b
+			r.DBBytesBefore, r.DBBytesAfter, r.DBGrowthBytes = &b, &a, &g
+			r.DBGrowthPerRequest = perRequest(float64(g), 1)
+		}
+	}
+	return r
+}
+
+func (r *benchServerReport) printText(w io.Writer) {
+	perRequest := func(v *float64, unit string) string {
+		if v == nil {
+			return ""
+		}
+		return fmt.Sprintf(" = %s/request", fmt.Sprintf(unit, *v))
+	}
+	if r.PID > 0 {
+		fmt.Fprintf(w, "  server:      pid %d (from %s)\n", r.PID, r.PIDFrom)
+	}
+	if r.CPUSeconds != nil {
+		cores := ""
+		if r.CPUCores != nil {
+			cores = fmt.Sprintf(", %.2f cores", *r.CPUCores)
+		}
+		fmt.Fprintf(w, "  server cpu:  %.3fs (user %.3fs, system %.3fs%s; /proc/%d/stat at %d Hz)%s\n",
+			*r.CPUSeconds, *r.CPUUserSeconds, *r.CPUSystemSeconds, cores, r.PID, r.ClkTck, perRequest(r.CPUMicrosPerRequest, "%.1f µs"))
+	}
+	if r.DiskBytes != nil {
+		per := ""
+		if r.DiskBytesPerRequest != nil {
+			per = fmt.Sprintf(" = %.0f bytes/request (%s)", *r.DiskBytesPerRequest, benchFormatBytes(*r.DiskBytesPerRequest))
+		}
+		fmt.Fprintf(w, "  disk writes: %s (%s of /proc/%d/io)%s\n", benchFormatBytes(float64(*r.DiskBytes)), r.DiskBytesSource, r.PID, per)
+	}
+	if r.DBGrowthBytes != nil {
+		per := ""
+		if r.DBGrowthPerRequest != nil {
+			per = fmt.Sprintf(" = %.0f bytes/request", *r.DBGrowthPerRequest)
+		}
+		fmt.Fprintf(w, "  db file:     %s %s -> %s (%+d bytes%s)\n", r.DBFile,
+			benchFormatBytes(float64(*r.DBBytesBefore)), benchFormatBytes(float64(*r.DBBytesAfter)), *r.DBGrowthBytes, per)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "  server note: %s\n", n)
+	}
+}
+
+// benchFormatBytes writes n bytes in B, KiB, MiB or GiB.
+func benchFormatBytes(n float64) string {
+	const k = 1024
+	switch a := math.Abs(n); {
+	case a < k:
+		return fmt.Sprintf("%.0f B", n)
+	case a < k*k:
+		return fmt.Sprintf("%.2f KiB", n/k)
+	case a < k*k*k:
+		return fmt.Sprintf("%.2f MiB", n/(k*k))
+	}
+	return fmt.Sprintf("%.2f GiB", n/(k*k*k))
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -14,7 +15,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -405,6 +408,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{"count", []string{"bench", "--api-key", "k", "--count", "-1"}},
 		{"duration", []string{"bench", "--api-key", "k", "--duration", "0s"}},
 		{"tenants", []string{"bench", "--data", "x", "--tenants", "0"}},
+		{"server-pid", []string{"bench", "--api-key", "k", "--server-pid", "-1"}},
 		{"ca", []string{"bench", "--api-key", "k", "--ca", filepath.Join(t.TempDir(), "missing.pem")}},
 	} {
 		e := runJSONError(t, a, "", c.args...)
@@ -431,4 +435,243 @@ func TestBenchEventBody(t *testing.T) {
 	if prios["normal"] < prios["high"] || prios["high"] < prios["low"] || prios["low"] < prios["critical"] || prios["critical"] == 0 {
 		t.Errorf("priorities %v, want normal > high > low > critical > 0", prios)
 	}
+}
+
+func TestBenchParseProcStat(t *testing.T) {
+	// From a real /proc/PID/stat: utime 1234 and stime 567 are fields 14 and 15.
+	const line = "4242 (fieldrelay) S 1 4242 4242 0 -1 4194560 51234 0 12 0 1234 567 0 0 20 0 18 0 1419171 1536000000 9876 " +
+		"18446744073709551615 4194304 20000000 140724114843968 0 0 0 0 0 2143420159 0 0 0 17 3 0 0 2 0 0\n"
+	cpu, err := parseProcStat(line)
+	if err != nil || cpu != (procCPU{utime: 1234, stime: 567}) {
+		t.Errorf("real line: %+v %v", cpu, err)
+	}
+	// A command name may hold spaces and parentheses: the fields count from its last ')'.
+	odd := "77 (my (odd) name) R 1 77 77 0 -1 0 0 0 0 0 9 8 7 6 20 0 1 0 5 100 10"
+	if cpu, err := parseProcStat(odd); err != nil || cpu != (procCPU{utime: 9, stime: 8}) {
+		t.Errorf("odd name: %+v %v", cpu, err)
+	}
+	for _, bad := range []string{"", "4242 fieldrelay S 1 2 3", "4242 (fieldrelay) S 1 4242 4242 0 -1", "1 (x) S 1 1 1 0 -1 0 0 0 0 0 x 5 0 0"} {
+		if _, err := parseProcStat(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	if runtime.GOOS == "linux" {
+		b, err := os.ReadFile("/proc/self/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := parseProcStat(string(b)); err != nil {
+			t.Errorf("/proc/self/stat: %v\n%s", err, b)
+		}
+	}
+}
+
+func TestBenchParseProcIO(t *testing.T) {
+	const line = "rchar: 6976\nwchar: 123456789\nsyscr: 10\nsyscw: 42\nread_bytes: 0\nwrite_bytes: 98304000\ncancelled_write_bytes: 4096\n"
+	got, err := parseProcIO(line)
+	if err != nil || got != (procIO{writeBytes: 98304000, wchar: 123456789, hasWriteBytes: true, hasWchar: true}) {
+		t.Errorf("real: %+v %v", got, err)
+	}
+	// Without block I/O accounting only the character counters are there.
+	got, err = parseProcIO("rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\n")
+	if err != nil || got != (procIO{wchar: 2, hasWchar: true}) {
+		t.Errorf("wchar only: %+v %v", got, err)
+	}
+	if _, err := parseProcIO("rchar: 1\nread_bytes: 2\n"); err == nil {
+		t.Error("a file without write_bytes and wchar parsed")
+	}
+	if runtime.GOOS == "linux" {
+		b, err := os.ReadFile("/proc/self/io")
+		if err != nil {
+			t.Skipf("/proc/self/io: %v", err)
+		}
+		if got, err := parseProcIO(string(b)); err != nil || !got.hasWchar {
+			t.Errorf("/proc/self/io: %+v %v\n%s", got, err, b)
+		}
+	}
+}
+
+func TestBenchClockTicks(t *testing.T) {
+	auxv := func(word int, pairs ...uint64) []byte {
+		var b []byte
+		for _, v := range pairs {
+			if word == 4 {
+				b = binary.LittleEndian.AppendUint32(b, uint32(v))
+			} else {
+				b = binary.LittleEndian.AppendUint64(b, v)
+			}
+		}
+		return b
+	}
+	for _, word := range []int{4, 8} {
+		// AT_PAGESZ 4096, AT_CLKTCK 100, AT_NULL.
+		if hz, ok := auxvClockTicks(auxv(word, 6, 4096, 17, 100, 0, 0), word, binary.LittleEndian); !ok || hz != 100 {
+			t.Errorf("%d-byte words: %d %v", word, hz, ok)
+		}
+		if _, ok := auxvClockTicks(auxv(word, 6, 4096, 0, 0, 17, 100), word, binary.LittleEndian); ok {
+			t.Errorf("%d-byte words: AT_CLKTCK read past AT_NULL", word)
+		}
+	}
+	if _, ok := auxvClockTicks(nil, 8, binary.LittleEndian); ok {
+		t.Error("an empty vector has a clock")
+	}
+	if hz := clockTicks(filepath.Join(t.TempDir(), "missing")); hz != defaultClockTicks {
+		t.Errorf("no auxv: %d Hz", hz)
+	}
+	if runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64") {
+		if hz := clockTicks("/proc/self/auxv"); hz != 100 {
+			t.Errorf("CLK_TCK of this process: %d, want 100 as `getconf CLK_TCK` says", hz)
+		}
+	}
+}
+
+func TestBenchServerPIDFromAdminSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "admin.sock")
+	if runtime.GOOS != "linux" {
+		if _, err := adminSocketPID(context.Background(), path); err == nil {
+			t.Error("a pid without a socket")
+		}
+		t.Skip("SO_PEERCRED is Linux only")
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	pid, err := adminSocketPID(context.Background(), path)
+	if err != nil || pid != os.Getpid() {
+		t.Fatalf("pid %d %v, want this test's %d", pid, err, os.Getpid())
+	}
+	if _, err := adminSocketPID(context.Background(), path+".missing"); err == nil {
+		t.Error("a pid from a missing socket")
+	}
+}
+
+func TestBenchServerReport(t *testing.T) {
+	p := &serverProbe{pid: 4242, pidFrom: "--server-pid", dbPath: "/data/fieldrelay.db", clkTck: 100}
+	before := serverSample{cpu: procCPU{utime: 1000, stime: 200}, io: procIO{writeBytes: 1 << 20, wchar: 5 << 20, hasWriteBytes: true, hasWchar: true}, dbSize: 32 << 20}
+	after := serverSample{cpu: procCPU{utime: 1600, stime: 400}, io: procIO{writeBytes: 1<<20 + 80_000_000, wchar: 5<<20 + 90_000_000, hasWriteBytes: true, hasWchar: true}, dbSize: 64 << 20}
+	r := p.report(before, after, 100_000, 10)
+	// 8 s of CPU over 100000 requests is 80 µs each; 80 MB written is 800 bytes each.
+	if r.CPUSeconds == nil || *r.CPUSeconds != 8 || *r.CPUUserSeconds != 6 || *r.CPUSystemSeconds != 2 || *r.CPUCores != 0.8 ||
+		*r.CPUMicrosPerRequest != 80 || r.ClkTck != 100 {
+		t.Errorf("cpu: %s", benchJSON(t, r))
+	}
+	if r.DiskBytesSource != "write_bytes" || *r.DiskBytes != 80_000_000 || *r.WriteBytes != 80_000_000 || *r.WChar != 90_000_000 || *r.DiskBytesPerRequest != 800 {
+		t.Errorf("disk: %s", benchJSON(t, r))
+	}
+	if *r.DBBytesBefore != 32<<20 || *r.DBBytesAfter != 64<<20 || *r.DBGrowthBytes != 32<<20 || *r.DBGrowthPerRequest != 335.5 || len(r.Notes) != 0 {
+		t.Errorf("db: %s", benchJSON(t, r))
+	}
+	var text strings.Builder
+	r.printText(&text)
+	for _, want := range []string{
+		"server:      pid 4242 (from --server-pid)",
+		"server cpu:  8.000s (user 6.000s, system 2.000s, 0.80 cores; /proc/4242/stat at 100 Hz) = 80.0 µs/request",
+		"disk writes: 76.29 MiB (write_bytes of /proc/4242/io) = 800 bytes/request (800 B)",
+		"db file:     /data/fieldrelay.db 32.00 MiB -> 64.00 MiB (+33554432 bytes = 336 bytes/request)",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the text lacks %q:\n%s", want, text.String())
+		}
+	}
+
+	// write_bytes that does not move (tmpfs) gives way to wchar, with a note.
+	after.io.writeBytes = before.io.writeBytes
+	r = p.report(before, after, 1000, 1)
+	if r.DiskBytesSource != "wchar" || *r.DiskBytes != 90_000_000 || *r.WriteBytes != 0 || *r.DiskBytesPerRequest != 90_000 ||
+		len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "wchar") {
+		t.Errorf("wchar fallback: %s", benchJSON(t, r))
+	}
+
+	// No request measured: totals without figures per request.
+	r = p.report(before, before, 0, 0)
+	if *r.CPUSeconds != 0 || r.CPUMicrosPerRequest != nil || r.DiskBytesPerRequest != nil || r.DBGrowthPerRequest != nil || r.CPUCores != nil {
+		t.Errorf("no requests: %s", benchJSON(t, r))
+	}
+
+	// Unreadable /proc and a missing database file are said, and the rest goes on.
+	unreadable := serverSample{cpuErr: os.ErrPermission, ioErr: os.ErrPermission, dbErr: os.ErrNotExist}
+	r = p.report(unreadable, unreadable, 10, 1)
+	if r.CPUSeconds != nil || r.DiskBytes != nil || r.DBGrowthBytes != nil || len(r.Notes) != 3 ||
+		!strings.Contains(r.Notes[0], "/proc unreadable") || !strings.Contains(r.Notes[1], "/proc unreadable") {
+		t.Errorf("unreadable: %s", benchJSON(t, r))
+	}
+	text.Reset()
+	r.printText(&text)
+	if strings.Count(text.String(), "server note: ") != 3 || strings.Contains(text.String(), "server cpu:") {
+		t.Errorf("unreadable, as text:\n%s", text.String())
+	}
+
+	// A pid that now names another process: counters going backwards are not figures.
+	r = p.report(after, before, 10, 1)
+	if r.CPUSeconds != nil || r.DiskBytes != nil || len(r.Notes) != 2 {
+		t.Errorf("backwards: %s", benchJSON(t, r))
+	}
+}
+
+func benchJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestBenchServerFigures(t *testing.T) {
+	// The fake node runs in this process, so this process is the server to measure.
+	node := startFakeNode(t, 0, false)
+	rep := runBenchJSON(t, "--url", node.srv.URL, "--api-key", "k", "--conns", "4", "--duration", "300ms",
+		"--warmup", "50ms", "--server-pid", strconv.Itoa(os.Getpid()))
+	node.check(t)
+	s := rep.Server
+	if s == nil {
+		t.Fatal("no server figures with --server-pid")
+	}
+	if runtime.GOOS != "linux" {
+		if len(s.Notes) == 0 || !strings.Contains(s.Notes[0], "/proc unreadable") {
+			t.Errorf("without /proc: %s", benchJSON(t, s))
+		}
+		return
+	}
+	if s.PID != os.Getpid() || s.PIDFrom != "--server-pid" || s.CPUSeconds == nil || *s.CPUSeconds <= 0 ||
+		s.CPUMicrosPerRequest == nil || *s.CPUMicrosPerRequest <= 0 || s.DiskBytes == nil || s.DBFile != "" {
+		t.Errorf("server figures: %s", benchJSON(t, s))
+	}
+
+	// With --data the pid is the one behind the admin socket (this process too), and the
+	// database file is measured; FIELDRELAY_SERVER_PID of a process that is gone is said.
+	data := t.TempDir()
+	startFakeServer(t, data)
+	r := run(t, newTestApp(nil), "", "bench", "--url", node.srv.URL, "--api-key", "k", "--data", data,
+		"--conns", "2", "--duration", "200ms", "--warmup", "0")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("server:      pid %d (from %s)", os.Getpid(), adminSocket(data)),
+		"server cpu:  ", "µs/request", "disk writes: ",
+		"db file:     " + filepath.Join(data, "fieldrelay.db"),
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the report lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	gone := newTestApp(map[string]string{"FIELDRELAY_SERVER_PID": "999999999"})
+	rep = runJSON[benchReport](t, gone, "", "bench", "--url", node.srv.URL, "--api-key", "k", "--count", "5", "--warmup", "0")
+	if rep.OK != 5 || rep.Server == nil || rep.Server.PID != 999999999 || rep.Server.CPUSeconds != nil ||
+		len(rep.Server.Notes) != 2 || !strings.Contains(rep.Server.Notes[0], "/proc unreadable") {
+		t.Errorf("a pid that is gone: %+v %s", rep, benchJSON(t, rep.Server))
+	}
+	node.check(t)
 }

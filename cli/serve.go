@@ -177,7 +177,8 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	return nil
 }
 
-// tuneGC sets the garbage collector for a node: its live heap is small (a few tens of MB)
+// tuneGC sets the garbage collector for a node (and for bench, which shares its machine):
+// its live heap is small (a few tens of MB)
 // and its allocation rate high, so collecting at 400 % growth instead of 100 % takes about
 // a tenth of the node's CPU back, within a soft memory limit of 64 MiB. GOGC and
 // GOMEMLIMIT in the environment win.

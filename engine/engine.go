@@ -41,6 +41,8 @@ type Engine struct {
 	retry  []time.Duration
 	policy AddressPolicy
 	sched  *scheduler
+	// runID names this run of the engine in the leases of its delivery attempts.
+	runID string
 	// Caches of the directory, checked against the store's directory versions.
 	keys    dirCache[keyAuth]
 	users   dirCache[userAuth]
@@ -61,6 +63,7 @@ func New(store Store, opt Options) *Engine {
 		e.retry = DefaultRetrySchedule
 	}
 	e.sched = newScheduler(e, opt.Workers)
+	e.runID = NewID()
 	if e.clock == nil {
 		e.clock = SystemClock{}
 	}

@@ -35,7 +35,11 @@ type OutboxEntry struct {
 	DueAt      Time   `json:"due_at"`
 	LastStatus int    `json:"last_status,omitempty"`
 	LastError  string `json:"last_error,omitempty"`
-	CreatedAt  Time   `json:"created_at"`
+	// LeasedBy names the run of the engine whose attempt is in flight (DueAt is then the
+	// end of its lease); empty otherwise. A later run retries it at once: the run that
+	// leased it died mid-call.
+	LeasedBy  string `json:"leased_by,omitempty"`
+	CreatedAt Time   `json:"created_at"`
 }
 
 // delivers reports whether the entry carries an event through one of its channels.
@@ -46,6 +50,8 @@ type OutboxRef struct {
 	TenantID string
 	ID       string
 	DueAt    time.Time
+	// Leased is true when an attempt was in flight (the entry's LeasedBy is set).
+	Leased bool
 }
 
 // WebhookEnvelope is the body of every webhook message (API.md, Webhooks).

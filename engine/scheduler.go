@@ -88,7 +88,12 @@ func (s *scheduler) load(ctx context.Context) error {
 		refs, err = tx.DueOutbox()
 		return err
 	})
+	now := s.e.clock.Now()
 	for _, r := range refs {
+		if r.Leased {
+			// Leased by an earlier run that died mid-call: no attempt of ours is in flight.
+			r.DueAt = now
+		}
 		s.add(r)
 	}
 	return err
@@ -270,7 +275,7 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 			return err
 		}
 		now := e.clock.Now()
-		if entry.DueAt.After(now) {
+		if entry.DueAt.After(now) && (entry.LeasedBy == "" || entry.LeasedBy == e.runID) {
 			ref := OutboxRef{TenantID: entry.TenantID, ID: entry.ID, DueAt: entry.DueAt.Time}
 			tx.OnCommit(func() { e.sched.add(ref) })
 			return nil
@@ -289,6 +294,7 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 		}
 		entry.Attempts++
 		entry.DueAt = At(now.Add(attemptLease))
+		entry.LeasedBy = e.runID
 		o = entry
 		return tx.PutOutboxEntry(entry)
 	})
@@ -321,7 +327,9 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 		return e.settle(tx, entry, res, false)
 	})
 	if err != nil {
+		// The attempt stays leased in the store: try again when the lease ends.
 		e.log.Error("outbox: recording an outcome", "tenant", r.TenantID, "entry", r.ID, "err", err)
+		e.sched.add(OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time})
 	}
 }
 
@@ -331,6 +339,7 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, final bool) error {
 	now := e.clock.Now()
 	ok := res.OK()
+	o.LeasedBy = ""
 	o.LastStatus = res.StatusCode
 	o.LastError = ""
 	if !ok {

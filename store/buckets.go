@@ -9,7 +9,7 @@ var (
 	bucketUsersByEmail = []byte("users_by_email") // email → tenant id | user id (32 bytes)
 	bucketLoginGuards  = []byte("login_guards")   // email → LoginGuard
 	bucketAuthTokens   = []byte("auth_tokens")    // sha256(token) hex → AuthToken
-	bucketOutboxDue    = []byte("outbox_due")     // due time | id → tenant, kind
+	bucketOutboxDue    = []byte("outbox_due")     // due ms | tenant id | entry id → 1 when leased
 	bucketTenantRoot   = []byte("t")              // tenant id → the tenant's bucket
 )
 

@@ -282,7 +282,11 @@ func (t *tx) PutOutboxEntry(o *engine.OutboxEntry) error {
 	if err != nil {
 		return err
 	}
-	if err := due.Put(newKey, nil); err != nil {
+	var leased []byte
+	if o.LeasedBy != "" {
+		leased = []byte{1}
+	}
+	if err := due.Put(newKey, leased); err != nil {
 		return err
 	}
 	return putJSON(b, k, o)
@@ -310,13 +314,13 @@ func (t *tx) DeleteOutboxEntry(tenantID, id string) error {
 
 func (t *tx) DueOutbox() ([]engine.OutboxRef, error) {
 	var out []engine.OutboxRef
-	err := t.btx.Bucket(bucketOutboxDue).ForEach(func(k, _ []byte) error {
+	err := t.btx.Bucket(bucketOutboxDue).ForEach(func(k, v []byte) error {
 		if len(k) != 40 {
 			return nil
 		}
 		out = append(out, engine.OutboxRef{
 			DueAt:    time.UnixMilli(int64(binary.BigEndian.Uint64(k[:8]))).UTC(),
-			TenantID: idString(k[8:24]), ID: idString(k[24:40])})
+			TenantID: idString(k[8:24]), ID: idString(k[24:40]), Leased: len(v) == 1 && v[0] == 1})
 		return nil
 	})
 	return out, err

@@ -30,6 +30,9 @@ type OutboxEntry struct {
 	// EventID and Channel are set on a message that delivers an event through a channel.
 	EventID string `json:"event_id,omitempty"`
 	Channel string `json:"channel,omitempty"`
+	// MissionID is set on a message that notifies a team of its mission (its first
+	// success moves the mission CREATED → SENT) and on a reinforcement check.
+	MissionID string `json:"mission_id,omitempty"`
 	// Attempts counts the attempts begun; DueAt is when the next one is due.
 	Attempts   int    `json:"attempts"`
 	DueAt      Time   `json:"due_at"`

@@ -130,7 +130,20 @@ type Tx interface {
 	DeleteOutboxEntry(tenantID, id string) error
 	// DueOutbox lists every pending entry of every tenant, soonest first.
 	DueOutbox() ([]OutboxRef, error)
+
+	Mission(tenantID, id string) (*Mission, error)
+	// PutMission stores a mission (new or changed) and its indexes by event and by team.
+	PutMission(tenantID string, m *Mission) error
+	// Missions lists a tenant's missions matching f, newest first.
+	Missions(tenantID string, f MissionFilter, p Page) ([]Mission, string, error)
+	// MissionsOfEvent lists the missions of one event, oldest first.
+	MissionsOfEvent(tenantID, eventID string) ([]Mission, error)
+	PutDispatch(tenantID string, d *Dispatch) error
+	Dispatch(tenantID, id string) (*Dispatch, error)
+	// PutLedgerEntry appends a billable operation.
+	PutLedgerEntry(tenantID string, e *LedgerEntry) error
 }
+
 
 // ParkedRef names a parked event.
 type ParkedRef struct {

@@ -1,0 +1,165 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+func (t *tx) Mission(tenantID, id string) (*engine.Mission, error) {
+	b, err := t.tbucket(tenantID, tbMissions)
+	if err != nil {
+		return nil, err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return nil, engine.NotFound("mission")
+	}
+	var m engine.Mission
+	if ok, err := getJSON(b, k, &m); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("mission")
+		}
+		return nil, err
+	}
+	return &m, nil
+}
+
+// PutMission stores m; a new mission also enters the indexes by event and by team (a
+// mission never changes event or team).
+func (t *tx) PutMission(tenantID string, m *engine.Mission) error {
+	b, err := t.tbucket(tenantID, tbMissions)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(m.ID)
+	if err != nil {
+		return err
+	}
+	if b.Get(k) == nil {
+		byEvent, err := pair(m.EventID, m.ID)
+		if err != nil {
+			return err
+		}
+		byTeam, err := pair(m.TeamID, m.ID)
+		if err != nil {
+			return err
+		}
+		tb, _ := t.tenant(tenantID)
+		if err := tb.Bucket(tbMissionsByEvent).Put(byEvent, nil); err != nil {
+			return err
+		}
+		if err := tb.Bucket(tbMissionsByTeam).Put(byTeam, nil); err != nil {
+			return err
+		}
+	}
+	b.FillPercent = appendFill
+	return putJSON(b, k, m)
+}
+
+// Missions walks the missions newest first; with a single team it walks that team's
+// index instead of every mission.
+func (t *tx) Missions(tenantID string, f engine.MissionFilter, p engine.Page) ([]engine.Mission, string, error) {
+	b, err := t.tbucket(tenantID, tbMissions)
+	if err != nil {
+		return nil, "", err
+	}
+	out := []engine.Mission{}
+	if f.TeamIDs != nil && len(f.TeamIDs) == 0 {
+		return out, "", nil
+	}
+	c := b.Cursor()
+	var k, v []byte
+	if p.Cursor != "" {
+		after, err := decodeCursor(p.Cursor, 16)
+		if err != nil {
+			return nil, "", err
+		}
+		k, v = seekBefore(c, after)
+	} else {
+		k, v = c.Last()
+	}
+	var last []byte
+	for ; k != nil; k, v = c.Prev() {
+		var m engine.Mission
+		if err := json.Unmarshal(v, &m); err != nil {
+			return nil, "", err
+		}
+		if !f.Match(&m) {
+			continue
+		}
+		if len(out) == p.Limit {
+			return out, encodeCursor(last), nil
+		}
+		out = append(out, m)
+		last = bytes.Clone(k)
+	}
+	return out, "", nil
+}
+
+func (t *tx) MissionsOfEvent(tenantID, eventID string) ([]engine.Mission, error) {
+	tb, err := t.tenant(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	ek, err := idKey(eventID)
+	if err != nil {
+		return nil, nil
+	}
+	var out []engine.Mission
+	c := tb.Bucket(tbMissionsByEvent).Cursor()
+	for k, _ := c.Seek(ek); k != nil && bytes.HasPrefix(k, ek); k, _ = c.Next() {
+		m, err := t.Mission(tenantID, idString(k[16:]))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *m)
+	}
+	return out, nil
+}
+
+func (t *tx) PutDispatch(tenantID string, d *engine.Dispatch) error {
+	b, err := t.tbucket(tenantID, tbDispatches)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(d.ID)
+	if err != nil {
+		return err
+	}
+	b.FillPercent = appendFill
+	return putJSON(b, k, d)
+}
+
+func (t *tx) Dispatch(tenantID, id string) (*engine.Dispatch, error) {
+	b, err := t.tbucket(tenantID, tbDispatches)
+	if err != nil {
+		return nil, err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return nil, engine.NotFound("dispatch")
+	}
+	var d engine.Dispatch
+	if ok, err := getJSON(b, k, &d); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("dispatch")
+		}
+		return nil, err
+	}
+	return &d, nil
+}
+
+func (t *tx) PutLedgerEntry(tenantID string, e *engine.LedgerEntry) error {
+	b, err := t.tbucket(tenantID, tbLedger)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(e.ID)
+	if err != nil {
+		return err
+	}
+	b.FillPercent = appendFill
+	return putJSON(b, k, e)
+}

@@ -40,10 +40,10 @@ type MissionMove struct {
 // Mission carries a team's response to an event from dispatch to completion. A finished
 // mission (COMPLETED or FAILED) is immutable: the audit record.
 type Mission struct {
-	ID       string `json:"id"`
-	EventID  string `json:"event_id"`
-	TeamID   string `json:"team_id"`
-	Status   string `json:"status"`
+	ID      string `json:"id"`
+	EventID string `json:"event_id"`
+	TeamID  string `json:"team_id"`
+	Status  string `json:"status"`
 	// ChannelUsed is how the team's notification went out: rest_full (webhook), sms or
 	// device; null until the mission is SENT.
 	ChannelUsed  *string         `json:"channel_used"`

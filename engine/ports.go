@@ -144,7 +144,6 @@ type Tx interface {
 	PutLedgerEntry(tenantID string, e *LedgerEntry) error
 }
 
-
 // ParkedRef names a parked event.
 type ParkedRef struct {
 	ZoneCode string

@@ -123,7 +123,7 @@ func (e *Engine) startNextChannel(tx Tx, cfg *tenantConfig, ev *Event) error {
 	var err error
 	switch ch {
 	case ChannelREST:
-		n, err = e.webhookMessages(tx, cfg, HookEventCreated, ev.ID, ChannelREST, ev)
+		n, err = e.webhookMessages(tx, cfg, HookEventCreated, outboxTag{eventID: ev.ID, channel: ChannelREST}, ev)
 	case ChannelSMS:
 		n, err = e.smsMessages(tx, cfg, ev)
 	}
@@ -264,7 +264,7 @@ func (e *Engine) settleDelivery(tx Tx, o *OutboxEntry, ok, settled bool) error {
 	switch {
 	case ok && ev.Status == EventPending:
 		ev.Status, ev.DeliveredAt = EventDelivered, &now
-		if _, err := e.webhookMessages(tx, cfg, HookEventDelivered, "", "", ev); err != nil {
+		if _, err := e.webhookMessages(tx, cfg, HookEventDelivered, outboxTag{}, ev); err != nil {
 			return err
 		}
 	case ok || ev.Status != EventPending:
@@ -282,7 +282,7 @@ func (e *Engine) settleDelivery(tx Tx, o *OutboxEntry, ok, settled bool) error {
 		}
 		if d.Outstanding == 0 {
 			ev.Status = EventFailed
-			if _, err := e.webhookMessages(tx, cfg, HookEventFailed, "", "", ev); err != nil {
+			if _, err := e.webhookMessages(tx, cfg, HookEventFailed, outboxTag{}, ev); err != nil {
 				return err
 			}
 		}

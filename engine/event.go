@@ -156,6 +156,9 @@ type EventAccepted struct {
 	Status          string `json:"status"`
 	ChannelSelected string `json:"channel_selected"`
 	CreatedAt       Time   `json:"created_at"`
+	// Dispatch is set when auto-dispatch sent a team; RequiresManual when it found none.
+	Dispatch       *AutoDispatch `json:"dispatch,omitempty"`
+	RequiresManual bool          `json:"requires_manual,omitempty"`
 }
 
 // Render turns an accepted event into the stored reply of its idempotency key.
@@ -198,12 +201,16 @@ func (e *Engine) IngestEvent(ctx context.Context, p Principal, in EventInput, re
 			out, out.Replayed = rec.Reply, true
 			return nil
 		}
-		ev, err := e.createEvent(tx, p.TenantID, ce)
+		ev, tenant, err := e.createEvent(tx, p.TenantID, ce)
 		if err != nil {
 			return err
 		}
-		if out, err = render(EventAccepted{EventID: ev.ID, Status: ev.Status,
-			ChannelSelected: ev.ChannelSelected, CreatedAt: ev.CreatedAt}); err != nil {
+		auto, manual, err := e.autoDispatch(tx, p.TenantID, tenant, ev)
+		if err != nil {
+			return err
+		}
+		if out, err = render(EventAccepted{EventID: ev.ID, Status: ev.Status, ChannelSelected: ev.ChannelSelected,
+			CreatedAt: ev.CreatedAt, Dispatch: auto, RequiresManual: manual}); err != nil {
 			return err
 		}
 		return tx.PutEventReply(p.TenantID, in.IdempotencyKey, &IdempotencyRecord{Reply: out, CreatedAt: ev.CreatedAt})
@@ -211,15 +218,16 @@ func (e *Engine) IngestEvent(ctx context.Context, p Principal, in EventInput, re
 	return out, err
 }
 
-// createEvent stores a checked event and plans its delivery, within tx.
-func (e *Engine) createEvent(tx Tx, tenantID string, ce *checkedEvent) (*Event, error) {
+// createEvent stores a checked event and plans its delivery, within tx. It also answers
+// the tenant (shared, read-only).
+func (e *Engine) createEvent(tx Tx, tenantID string, ce *checkedEvent) (*Event, *Tenant, error) {
 	in := ce.in
 	cfg, err := e.tenantConfig(tx, tenantID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !cfg.tenant.HasVertical(in.Vertical) {
-		return nil, Invalid("vertical", "vertical %q is not enabled for this tenant", in.Vertical)
+		return nil, nil, Invalid("vertical", "vertical %q is not enabled for this tenant", in.Vertical)
 	}
 	now := At(e.clock.Now())
 	ev := &Event{ID: NewIDAt(now.Time), Type: in.Type, Priority: in.Priority, Vertical: in.Vertical,
@@ -240,7 +248,7 @@ func (e *Engine) createEvent(tx Tx, tenantID string, ce *checkedEvent) (*Event, 
 	switch {
 	case in.ZoneCode != "":
 		if zone = cfg.zone(in.ZoneCode); zone == nil {
-			return nil, Invalid("zone_code", "zone_code %q is not a zone of this tenant", in.ZoneCode)
+			return nil, nil, Invalid("zone_code", "zone_code %q is not a zone of this tenant", in.ZoneCode)
 		}
 	case ev.Lat != nil:
 		zone = cfg.zoneAt(*ev.Lat, *ev.Lng)
@@ -250,9 +258,9 @@ func (e *Engine) createEvent(tx Tx, tenantID string, ce *checkedEvent) (*Event, 
 		ev.ZoneCode = &code
 	}
 	if err := e.planDelivery(tx, tenantID, cfg, zone, ev); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return ev, nil
+	return ev, cfg.tenant, nil
 }
 
 // Event returns one event of p's tenant.

@@ -75,9 +75,15 @@ func (e *Engine) enqueue(tx Tx, o *OutboxEntry) error {
 	return nil
 }
 
+// outboxTag says what a message is for: delivering an event through a channel, or
+// notifying a team of its mission.
+type outboxTag struct {
+	eventID, channel, missionID string
+}
+
 // webhookMessages writes one message named name to every active subscription of the
 // tenant that wants it, and returns how many it wrote.
-func (e *Engine) webhookMessages(tx Tx, cfg *tenantConfig, name, eventID, channel string, payload any) (int, error) {
+func (e *Engine) webhookMessages(tx Tx, cfg *tenantConfig, name string, tag outboxTag, payload any) (int, error) {
 	now := At(e.clock.Now())
 	var body []byte
 	n := 0
@@ -94,7 +100,8 @@ func (e *Engine) webhookMessages(tx Tx, cfg *tenantConfig, name, eventID, channe
 			}
 		}
 		o := &OutboxEntry{ID: NewID(), TenantID: cfg.tenant.ID, Kind: OutboxWebhook, WebhookID: wh.ID,
-			Name: name, Body: body, EventID: eventID, Channel: channel, DueAt: now, CreatedAt: now}
+			Name: name, Body: body, EventID: tag.eventID, Channel: tag.channel, MissionID: tag.missionID,
+			DueAt: now, CreatedAt: now}
 		if err := e.enqueue(tx, o); err != nil {
 			return n, err
 		}
@@ -110,6 +117,6 @@ func (e *Engine) Notify(tx Tx, tenantID, name string, payload any) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.webhookMessages(tx, cfg, name, "", "", payload)
+	_, err = e.webhookMessages(tx, cfg, name, outboxTag{}, payload)
 	return err
 }

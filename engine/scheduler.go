@@ -280,6 +280,13 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 			tx.OnCommit(func() { e.sched.add(ref) })
 			return nil
 		}
+		if entry.Kind == OutboxReinforce {
+			// A check, not a call: it runs here, and its entry ends.
+			if err := e.reinforce(tx, entry.TenantID, entry.MissionID); err != nil {
+				return err
+			}
+			return tx.DeleteOutboxEntry(entry.TenantID, entry.ID)
+		}
 		if entry.Kind == OutboxWebhook {
 			wh, err := tx.Webhook(entry.TenantID, entry.WebhookID)
 			if err != nil && !IsKind(err, KindNotFound) {
@@ -405,6 +412,12 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, final bool) error
 		}
 	} else if err := e.enqueue(tx, o); err != nil {
 		return err
+	}
+	if ok && o.MissionID != "" {
+		// The team's notification arrived: the mission is SENT.
+		if err := e.MarkMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o)); err != nil {
+			return err
+		}
 	}
 	if o.delivers() {
 		return e.settleDelivery(tx, o, ok, settled)

@@ -59,6 +59,9 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/connectivity/report", perm: engine.PermConnectivityReport, h: s.handleReportConnectivity},
 		{method: "GET", path: "/v1/connectivity/status", perm: engine.PermZonesRead, h: s.handleConnectivityStatus},
 
+		// dispatch
+		{method: "POST", path: "/v1/teams/dispatch", perm: engine.PermDispatchAssign, h: s.handleDispatch},
+
 		// webhooks
 		{method: "POST", path: "/v1/webhooks", perm: engine.PermWebhooksManage, h: s.handleCreateWebhook},
 		{method: "GET", path: "/v1/webhooks", perm: engine.PermWebhooksManage, h: s.handleListWebhooks},

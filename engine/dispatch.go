@@ -1,0 +1,306 @@
+package engine
+
+import "time"
+
+// Webhook names of the field response.
+const (
+	HookTeamDispatched     = "team.dispatched"
+	HookMissionReinforced  = "mission.reinforced"
+	HookDispatchRequiresMn = "dispatch.requires_manual"
+)
+
+// OutboxReinforce is the outbox entry of a mission's reinforcement check: no call, a
+// transaction at its due time.
+const OutboxReinforce = "reinforce"
+
+const (
+	maxDispatchNotes   = 2000
+	autoDispatchNotes  = "auto-dispatch"
+	reinforcementNotes = "reinforcement"
+)
+
+// DispatchInput is the body of POST /v1/teams/dispatch.
+type DispatchInput struct {
+	EventID  string   `json:"event_id"`
+	TeamID   string   `json:"team_id"`
+	Notes    string   `json:"notes"`
+	EventLat *float64 `json:"event_lat"`
+	EventLng *float64 `json:"event_lng"`
+}
+
+// Validate checks the body: ids present and well formed, notes not too long, both
+// coordinates or neither, in range.
+func (in *DispatchInput) Validate() error {
+	switch {
+	case in.EventID == "":
+		return Invalid("event_id", "event_id is required")
+	case !ValidID(in.EventID):
+		return Invalid("event_id", "event_id must be a UUID")
+	case in.TeamID == "":
+		return Invalid("team_id", "team_id is required")
+	case !ValidID(in.TeamID):
+		return Invalid("team_id", "team_id must be a UUID")
+	}
+	if err := checkLength("notes", in.Notes, maxDispatchNotes); err != nil {
+		return err
+	}
+	if (in.EventLat == nil) != (in.EventLng == nil) {
+		if in.EventLat == nil {
+			return Invalid("event_lat", "event_lat and event_lng go together")
+		}
+		return Invalid("event_lng", "event_lat and event_lng go together")
+	}
+	if in.EventLat != nil {
+		if *in.EventLat < -90 || *in.EventLat > 90 {
+			return Invalid("event_lat", "event_lat must be between -90 and 90")
+		}
+		if *in.EventLng < -180 || *in.EventLng > 180 {
+			return Invalid("event_lng", "event_lng must be between -180 and 180")
+		}
+	}
+	return nil
+}
+
+// DispatchTeam sends a team to an event by hand, within tx: the Dispatch record, a
+// CREATED mission, the team on_mission, the team.dispatched notification and one
+// billable operation, all in the caller's transaction. A second team on an event whose
+// mission is active is a backup: an independent mission.
+func (e *Engine) DispatchTeam(tx Tx, p Principal, in DispatchInput) (*Dispatch, error) {
+	if err := p.Require(PermDispatchAssign); err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	ev, err := tx.Event(p.TenantID, in.EventID)
+	if err != nil {
+		return nil, err
+	}
+	team, err := tx.Team(p.TenantID, in.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	if ev.Status == EventClosed {
+		return nil, Errorf(KindEventClosed, "event %s is closed", ev.ID)
+	}
+	if team.Status != TeamAvailable {
+		return nil, Errorf(KindTeamUnavailable, "team %q is %s, not available", team.Name, team.Status)
+	}
+	d, _, err := e.dispatch(tx, p.TenantID, ev, team, dispatchOrder{actor: p.ActorID(), source: MoveSourceAPI,
+		notes: in.Notes, lat: in.EventLat, lng: in.EventLng})
+	return d, err
+}
+
+// dispatchOrder says who dispatches and what the mission carries.
+type dispatchOrder struct {
+	actor, source, notes string
+	lat, lng             *float64
+	reinforcementOf      *string
+}
+
+// dispatch writes a dispatch of team to ev within tx (the checks are the caller's).
+func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispatchOrder) (*Dispatch, *Mission, error) {
+	t, err := tx.Tenant(tenantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := At(e.clock.Now())
+	m := &Mission{ID: NewIDAt(now.Time), EventID: ev.ID, TeamID: team.ID, Status: MissionCreated,
+		Vertical: ev.Vertical, Priority: ev.Priority, Notes: o.notes, EventLat: o.lat, EventLng: o.lng,
+		DispatchedAt: now, DispatchedBy: o.actor, ReinforcementOf: o.reinforcementOf, Origin: ev.Origin,
+		History:   []MissionMove{{To: MissionCreated, At: now, Actor: o.actor, Source: o.source}},
+		CreatedAt: now, UpdatedAt: now}
+	d := &Dispatch{ID: NewIDAt(now.Time), TenantID: tenantID, EventID: ev.ID, TeamID: team.ID,
+		DispatchedBy: o.actor, DispatchedAt: now, Notes: o.notes, MissionID: m.ID, Origin: ev.Origin}
+	m.DispatchID = d.ID
+	team.Status, team.UpdatedAt = TeamOnMission, now
+	if err := tx.PutTeam(tenantID, team); err != nil {
+		return nil, nil, err
+	}
+	if err := tx.PutMission(tenantID, m); err != nil {
+		return nil, nil, err
+	}
+	if err := tx.PutDispatch(tenantID, d); err != nil {
+		return nil, nil, err
+	}
+	if err := tx.PutLedgerEntry(tenantID, &LedgerEntry{ID: NewIDAt(now.Time), Kind: "dispatch", DispatchID: d.ID,
+		MissionID: m.ID, EventID: ev.ID, TeamID: team.ID, At: now}); err != nil {
+		return nil, nil, err
+	}
+	if err := e.notifyTeam(tx, tenantID, ev, team, d); err != nil {
+		return nil, nil, err
+	}
+	if t.ReinforcementTimeoutMin > 0 && o.reinforcementOf == nil {
+		due := At(now.Add(time.Duration(t.ReinforcementTimeoutMin) * time.Minute))
+		if err := e.enqueue(tx, &OutboxEntry{ID: NewID(), TenantID: tenantID, Kind: OutboxReinforce,
+			MissionID: m.ID, EventID: ev.ID, DueAt: due, CreatedAt: now}); err != nil {
+			return nil, nil, err
+		}
+	}
+	return d, m, nil
+}
+
+// notifyTeam tells a team of its mission: the team.dispatched webhooks (rest_full) and an
+// SMS to each member's phone. The first of them that succeeds moves the mission to SENT.
+func (e *Engine) notifyTeam(tx Tx, tenantID string, ev *Event, team *Team, d *Dispatch) error {
+	cfg, err := loadTenantConfig(tx, tenantID) // tx just changed the team: read afresh
+	if err != nil {
+		return err
+	}
+	if _, err := e.webhookMessages(tx, cfg, HookTeamDispatched, outboxTag{missionID: d.MissionID}, d); err != nil {
+		return err
+	}
+	if !e.sender.SMSAvailable() {
+		return nil
+	}
+	text, err := EncodeSMS(ev.ID, ev.Priority, ev.Type, zoneCodeOf(ev), ev.Lat, ev.Lng)
+	if err != nil {
+		return err
+	}
+	now := At(e.clock.Now())
+	seen := map[string]bool{}
+	for _, m := range team.Members {
+		if m.Phone == "" || seen[m.Phone] {
+			continue
+		}
+		seen[m.Phone] = true
+		if err := e.enqueue(tx, &OutboxEntry{ID: NewID(), TenantID: tenantID, Kind: OutboxSMS, To: m.Phone,
+			Text: text, MissionID: d.MissionID, DueAt: now, CreatedAt: now}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AutoDispatch is what POST /v1/events answers when auto-dispatch ran and sent a team.
+type AutoDispatch struct {
+	MissionID string  `json:"mission_id"`
+	TeamID    string  `json:"team_id"`
+	Score     float64 `json:"score"`
+}
+
+// requiresManual is the payload of dispatch.requires_manual.
+type requiresManual struct {
+	EventID    string  `json:"event_id"`
+	BestTeamID *string `json:"best_team_id"`
+	BestScore  float64 `json:"best_score"`
+	Threshold  float64 `json:"threshold"`
+	MissionID  *string `json:"mission_id,omitempty"`
+	Reason     string  `json:"reason"`
+}
+
+// autoDispatch dispatches the best eligible available team to a new event when the
+// tenant's dispatch_mode is on, within tx. It answers the dispatch, or requiresManual
+// true after alerting supervisors (dispatch.requires_manual). Team availability is read
+// from tx, never from a cache: two events of one group must not take the same team.
+func (e *Engine) autoDispatch(tx Tx, tenantID string, t *Tenant, ev *Event) (*AutoDispatch, bool, error) {
+	if !t.FeatureFlags.DispatchMode {
+		return nil, false, nil
+	}
+	best, team, err := e.bestTeam(tx, tenantID, t, ev)
+	if err != nil {
+		return nil, false, err
+	}
+	if team == nil {
+		return nil, true, e.alertManual(tx, tenantID, t, ev, best, nil, "no team meets the dispatch threshold")
+	}
+	_, m, err := e.dispatch(tx, tenantID, ev, team, dispatchOrder{actor: NilID, source: MoveSourceSystem,
+		notes: autoDispatchNotes, lat: ev.Lat, lng: ev.Lng})
+	if err != nil {
+		return nil, false, err
+	}
+	return &AutoDispatch{MissionID: m.ID, TeamID: team.ID, Score: best.Score}, false, nil
+}
+
+// bestTeam ranks the tenant's teams for ev and returns the best score and, when it is
+// eligible, its team.
+func (e *Engine) bestTeam(tx Tx, tenantID string, t *Tenant, ev *Event) (*TeamScore, *Team, error) {
+	teams, err := tx.Teams(tenantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ranked := RankTeams(teams, ScoreTarget{Vertical: ev.Vertical, Lat: ev.Lat, Lng: ev.Lng,
+		RequiredEquipment: ev.RequiredEquipment}, t.DispatchThreshold)
+	if len(ranked) == 0 {
+		return nil, nil, nil
+	}
+	best := ranked[0]
+	if !best.Eligible {
+		return &best, nil, nil
+	}
+	for i := range teams {
+		if teams[i].ID == best.TeamID {
+			return &best, &teams[i], nil
+		}
+	}
+	return &best, nil, nil
+}
+
+// alertManual writes dispatch.requires_manual.
+func (e *Engine) alertManual(tx Tx, tenantID string, t *Tenant, ev *Event, best *TeamScore, missionID *string, reason string) error {
+	payload := requiresManual{EventID: ev.ID, Threshold: t.DispatchThreshold, MissionID: missionID, Reason: reason}
+	if best != nil {
+		id := best.TeamID
+		payload.BestTeamID, payload.BestScore = &id, best.Score
+	}
+	return e.Notify(tx, tenantID, HookDispatchRequiresMn, payload)
+}
+
+// reinforced is the payload of mission.reinforced.
+type reinforced struct {
+	MissionID              string `json:"mission_id"`
+	ReinforcementMissionID string `json:"reinforcement_mission_id"`
+	EventID                string `json:"event_id"`
+	TeamID                 string `json:"team_id"`
+}
+
+// reinforce runs the reinforcement check of a mission within tx: a mission that has not
+// reached ACK when its timeout ends gets the next best eligible team as a backup, once;
+// with none eligible, supervisors are alerted.
+func (e *Engine) reinforce(tx Tx, tenantID, missionID string) error {
+	m, err := tx.Mission(tenantID, missionID)
+	if IsKind(err, KindNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if m.Reinforced || (m.Status != MissionCreated && m.Status != MissionSent) {
+		return nil
+	}
+	ev, err := tx.Event(tenantID, m.EventID)
+	if err != nil || ev.Status == EventClosed {
+		return err
+	}
+	t, err := tx.Tenant(tenantID)
+	if err != nil {
+		return err
+	}
+	now := At(e.clock.Now())
+	m.Reinforced, m.UpdatedAt = true, now
+	if err := tx.PutMission(tenantID, m); err != nil {
+		return err
+	}
+	best, team, err := e.bestTeam(tx, tenantID, t, ev)
+	if err != nil {
+		return err
+	}
+	if team == nil {
+		return e.alertManual(tx, tenantID, t, ev, best, &m.ID, "mission "+m.ID+" was not acknowledged in time and no team meets the dispatch threshold")
+	}
+	_, backup, err := e.dispatch(tx, tenantID, ev, team, dispatchOrder{actor: NilID, source: MoveSourceSystem,
+		notes: reinforcementNotes, lat: m.EventLat, lng: m.EventLng, reinforcementOf: &m.ID})
+	if err != nil {
+		return err
+	}
+	return e.Notify(tx, tenantID, HookMissionReinforced, reinforced{MissionID: m.ID,
+		ReinforcementMissionID: backup.ID, EventID: ev.ID, TeamID: team.ID})
+}
+
+// missionChannel names the channel of a notification that reached a team.
+func missionChannel(o *OutboxEntry) string {
+	if o.Kind == OutboxSMS {
+		return ChannelSMS
+	}
+	return ChannelREST
+}

@@ -69,6 +69,9 @@ func (s *Server) routeTable() []route {
 		{method: "DELETE", path: "/v1/webhooks/:id", perm: engine.PermWebhooksManage, h: s.handleDeleteWebhook},
 		{method: "GET", path: "/v1/webhooks/:id/deliveries", perm: engine.PermWebhooksManage, h: s.handleWebhookDeliveries},
 
+		// dispatch score
+		{method: "POST", path: "/v1/teams/dispatch/score", perm: engine.PermDispatchAssign, h: s.handleScore},
+
 		// parsers
 		{method: "GET", path: "/v1/parsers", perm: engine.PermEventsRead, h: s.handleParsers},
 	}

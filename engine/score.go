@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// ScoreFactors are the four factors of a team's score for an event.
+type ScoreFactors struct {
+	Vertical     float64  `json:"vertical"`
+	Availability float64  `json:"availability"`
+	Proximity    float64  `json:"proximity"`
+	DistanceKm   *float64 `json:"distance_km"` // null when either position is unknown
+	Equipment    float64  `json:"equipment"`
+}
+
+// TeamScore is one team ranked for an event.
+type TeamScore struct {
+	TeamID   string       `json:"team_id"`
+	TeamName string       `json:"team_name"`
+	Score    float64      `json:"score"`
+	Eligible bool         `json:"eligible"` // score > 0 and at or above the threshold passed to RankTeams
+	Factors  ScoreFactors `json:"factors"`
+}
+
+// ScoreTarget is what a score is computed for: an event's vertical, position and required
+// equipment.
+type ScoreTarget struct {
+	Vertical          string
+	Lat, Lng          *float64
+	RequiredEquipment []string
+}
+
+// unknownProximity is the proximity factor when the event's or the team's position is
+// unknown.
+const unknownProximity = 0.5
+
+// earthRadiusKm is the mean Earth radius DistanceKm uses.
+const earthRadiusKm = 6371.0088
+
+// RankTeams scores every team for t and returns them best first; ties go to the nearest
+// (unknown distance last), then by name, then id. threshold decides Eligible.
+//
+// score = vertical × availability × proximity × equipment (API.md "Dispatch score"). The
+// numbers are not rounded, so that the order and Eligible always agree with what is shown.
+// The required equipment is compared case-insensitively and without surrounding blanks;
+// repeated items count once. teams is only read.
+func RankTeams(teams []Team, t ScoreTarget, threshold float64) []TeamScore {
+	out := make([]TeamScore, len(teams))
+	if len(teams) == 0 {
+		return out
+	}
+	required := normaliseRequired(t.RequiredEquipment)
+	// Haversine terms of the event's position, computed once for every member.
+	known := t.Lat != nil && t.Lng != nil
+	var evLat, evLng, evCos float64
+	if known {
+		evLat, evLng = *t.Lat*(math.Pi/180), *t.Lng*(math.Pi/180)
+		evCos = math.Cos(evLat)
+	}
+	// One backing array for every distance: no allocation per team.
+	dists := make([]float64, len(teams))
+	for i := range teams {
+		tm := &teams[i]
+		s := &out[i]
+		s.TeamID, s.TeamName = tm.ID, tm.Name
+		f := &s.Factors
+		if slices.Contains(tm.Verticals, t.Vertical) {
+			f.Vertical = 1
+		}
+		if tm.Status == TeamAvailable {
+			f.Availability = 1
+		}
+		f.Proximity = unknownProximity
+		if known {
+			// The nearest member minimises the haversine term h, which grows with the
+			// distance: one asin per team, not per member.
+			best := math.Inf(1)
+			for j := range tm.Members {
+				m := &tm.Members[j]
+				if m.Lat == nil || m.Lng == nil {
+					continue
+				}
+				lat, lng := *m.Lat*(math.Pi/180), *m.Lng*(math.Pi/180)
+				sLat, sLng := math.Sin((lat-evLat)/2), math.Sin((lng-evLng)/2)
+				if h := sLat*sLat + evCos*math.Cos(lat)*sLng*sLng; h < best {
+					best = h
+				}
+			}
+			if !math.IsInf(best, 1) {
+				d := 2 * earthRadiusKm * math.Asin(math.Min(1, math.Sqrt(best)))
+				dists[i] = d
+				f.DistanceKm = &dists[i]
+				f.Proximity = 1 / (1 + d/10)
+			}
+		}
+		f.Equipment = equipmentShare(tm.Equipment, required)
+		s.Score = f.Vertical * f.Availability * f.Proximity * f.Equipment
+		s.Eligible = s.Score > 0 && s.Score >= threshold
+	}
+	slices.SortFunc(out, compareScores)
+	return out
+}
+
+// compareScores orders best first: higher score, then nearer (unknown distance last),
+// then name, then id.
+func compareScores(a, b TeamScore) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	da, db := a.Factors.DistanceKm, b.Factors.DistanceKm
+	switch {
+	case da != nil && db != nil:
+		if c := cmp.Compare(*da, *db); c != 0 {
+			return c
+		}
+	case da != nil:
+		return -1
+	case db != nil:
+		return 1
+	}
+	if c := strings.Compare(a.TeamName, b.TeamName); c != 0 {
+		return c
+	}
+	return strings.Compare(a.TeamID, b.TeamID)
+}
+
+// normaliseRequired returns the required equipment lowercased, trimmed, without empty or
+// repeated items. An event's list is already in that form and is returned as it is.
+func normaliseRequired(items []string) []string {
+	clean := true
+	for i, s := range items {
+		if s == "" || strings.TrimSpace(s) != s || strings.ToLower(s) != s || (i > 0 && items[i-1] >= s) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return items
+	}
+	out := make([]string, 0, len(items))
+	for _, s := range items {
+		if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// equipmentShare is the share of required (normalised) that held covers, compared
+// case-insensitively; 1 when nothing is required.
+func equipmentShare(held, required []string) float64 {
+	if len(required) == 0 {
+		return 1
+	}
+	n := 0
+	for _, r := range required {
+		for _, h := range held {
+			if strings.EqualFold(strings.TrimSpace(h), r) {
+				n++
+				break
+			}
+		}
+	}
+	return float64(n) / float64(len(required))
+}
+
+// ScoreInput is the body of POST /v1/teams/dispatch/score: an event, or the vertical,
+// position and required equipment of one.
+type ScoreInput struct {
+	EventID           string   `json:"event_id"`
+	Vertical          string   `json:"vertical"`
+	Lat               *float64 `json:"lat"`
+	Lng               *float64 `json:"lng"`
+	RequiredEquipment []string `json:"required_equipment"`
+}
+
+// target checks an input that names no event and returns what it describes.
+func (in ScoreInput) target(tenant *Tenant) (ScoreTarget, error) {
+	if in.Vertical == "" {
+		return ScoreTarget{}, Invalid("vertical", "vertical is required when no event_id is given")
+	}
+	if !tenant.HasVertical(in.Vertical) {
+		return ScoreTarget{}, Invalid("vertical", "vertical %q is not enabled for this tenant", in.Vertical)
+	}
+	switch {
+	case in.Lat == nil && in.Lng != nil:
+		return ScoreTarget{}, Invalid("lat", "lat and lng go together")
+	case in.Lat != nil && in.Lng == nil:
+		return ScoreTarget{}, Invalid("lng", "lat and lng go together")
+	case in.Lat != nil:
+		if !ValidLatLng(*in.Lat, 0) {
+			return ScoreTarget{}, Invalid("lat", "lat must be within -90..90")
+		}
+		if !ValidLatLng(0, *in.Lng) {
+			return ScoreTarget{}, Invalid("lng", "lng must be within -180..180")
+		}
+	}
+	if len(in.RequiredEquipment) > maxRequiredEquipment {
+		return ScoreTarget{}, Invalid("required_equipment", "required_equipment has more than %d items", maxRequiredEquipment)
+	}
+	for _, s := range in.RequiredEquipment {
+		s = strings.TrimSpace(s)
+		if s == "" || utf8.RuneCountInString(s) > maxRequiredEquipmentLen {
+			return ScoreTarget{}, Invalid("required_equipment", "required_equipment items must have 1 to %d characters", maxRequiredEquipmentLen)
+		}
+	}
+	return ScoreTarget{Vertical: in.Vertical, Lat: in.Lat, Lng: in.Lng,
+		RequiredEquipment: normaliseRequired(in.RequiredEquipment)}, nil
+}
+
+// ScoreTeams ranks p's tenant's teams for an event (in.EventID) or for the vertical,
+// position and equipment in the input, against the tenant's dispatch_threshold. With an
+// event_id the other fields are ignored.
+func (e *Engine) ScoreTeams(ctx context.Context, p Principal, in ScoreInput) ([]TeamScore, error) {
+	if in.EventID != "" && !ValidID(in.EventID) {
+		return nil, Invalid("event_id", "event_id must be an event's id")
+	}
+	var out []TeamScore
+	err := e.store.View(ctx, func(tx Tx) error {
+		tenant, err := tx.Tenant(p.TenantID)
+		if err != nil {
+			return err
+		}
+		var target ScoreTarget
+		if in.EventID != "" {
+			ev, err := tx.Event(p.TenantID, in.EventID)
+			if err != nil {
+				return err
+			}
+			target = ScoreTarget{Vertical: ev.Vertical, Lat: ev.Lat, Lng: ev.Lng, RequiredEquipment: ev.RequiredEquipment}
+		} else if target, err = in.target(tenant); err != nil {
+			return err
+		}
+		teams, err := tx.Teams(p.TenantID)
+		if err != nil {
+			return err
+		}
+		out = RankTeams(teams, target, tenant.DispatchThreshold)
+		return nil
+	})
+	return out, err
+}

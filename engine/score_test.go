@@ -1,0 +1,261 @@
+package engine_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+func fptr(v float64) *float64 { return &v }
+
+// refDistanceKm is an independent reference for the great-circle distance: the chord
+// between the two unit vectors, turned into an arc.
+func refDistanceKm(lat1, lng1, lat2, lng2 float64) float64 {
+	vec := func(lat, lng float64) [3]float64 {
+		la, ln := lat*math.Pi/180, lng*math.Pi/180
+		return [3]float64{math.Cos(la) * math.Cos(ln), math.Cos(la) * math.Sin(ln), math.Sin(la)}
+	}
+	a, b := vec(lat1, lng1), vec(lat2, lng2)
+	chord := math.Sqrt((a[0]-b[0])*(a[0]-b[0]) + (a[1]-b[1])*(a[1]-b[1]) + (a[2]-b[2])*(a[2]-b[2]))
+	return 2 * 6371.0088 * math.Asin(chord/2)
+}
+
+// kmNorth returns the latitude km north of lat along a meridian.
+func kmNorth(lat, km float64) float64 { return lat + km/(6371.0088*math.Pi/180) }
+
+func member(lat, lng float64) engine.Member {
+	return engine.Member{ID: "m", Name: "m", Lat: fptr(lat), Lng: fptr(lng)}
+}
+
+// scoreTeam is an available healthcare team with the given members and equipment.
+func scoreTeam(id, name string, eq []string, members ...engine.Member) engine.Team {
+	return engine.Team{ID: id, Name: name, Status: engine.TeamAvailable, Verticals: []string{"healthcare"},
+		Equipment: eq, Members: members}
+}
+
+const (
+	evLat, evLng = 45.0, 5.0
+	lyonLat      = 45.7640
+	lyonLng      = 4.8357
+	parisLat     = 48.8566
+	parisLng     = 2.3522
+)
+
+func approx(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+func TestRankTeams_Distance(t *testing.T) {
+	ref := refDistanceKm(lyonLat, lyonLng, parisLat, parisLng)
+	if !approx(ref, 392, 2) {
+		t.Fatalf("reference Lyon → Paris %.2f km, want about 392", ref)
+	}
+	tm := scoreTeam("t1", "Paris", nil, member(parisLat, parisLng))
+	got := engine.RankTeams([]engine.Team{tm}, engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(lyonLat), Lng: fptr(lyonLng)}, 0.1)
+	d := got[0].Factors.DistanceKm
+	if d == nil || math.Abs(*d-ref)/ref > 0.005 {
+		t.Fatalf("distance %v, want %.3f within 0.5 %%", d, ref)
+	}
+	if want := engine.DistanceKm(lyonLat, lyonLng, parisLat, parisLng); !approx(*d, want, 1e-6) {
+		t.Fatalf("distance %.6f, DistanceKm says %.6f", *d, want)
+	}
+	if want := 1 / (1 + *d/10); !approx(got[0].Factors.Proximity, want, 1e-12) {
+		t.Fatalf("proximity %v, want %v", got[0].Factors.Proximity, want)
+	}
+}
+
+func TestRankTeams_Factors(t *testing.T) {
+	at := func(km float64) engine.Member { return member(kmNorth(evLat, km), evLng) }
+	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng)}
+	for _, tc := range []struct {
+		name   string
+		team   engine.Team
+		target engine.ScoreTarget
+		want   engine.ScoreFactors // DistanceKm: nil, or any non-nil for "known"
+		score  float64
+	}{
+		{"on the spot", scoreTeam("a", "A", nil, at(0)), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 1},
+		{"30 km", scoreTeam("a", "A", nil, at(30)), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.25, DistanceKm: fptr(30), Equipment: 1}, 0.25},
+		{"nearest member counts", scoreTeam("a", "A", nil, at(90), engine.Member{Name: "no fix"}, at(10), at(50)), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, DistanceKm: fptr(10), Equipment: 1}, 0.5},
+		{"vertical mismatch", func() engine.Team {
+			tm := scoreTeam("a", "A", nil, at(0))
+			tm.Verticals = []string{"logistics", "gov"}
+			return tm
+		}(), target, engine.ScoreFactors{Vertical: 0, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 0},
+		{"on mission", func() engine.Team {
+			tm := scoreTeam("a", "A", nil, at(0))
+			tm.Status = engine.TeamOnMission
+			return tm
+		}(), target, engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 0},
+		{"off duty", func() engine.Team {
+			tm := scoreTeam("a", "A", nil, at(0))
+			tm.Status = engine.TeamOffDuty
+			return tm
+		}(), target, engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 0},
+		{"no member position", scoreTeam("a", "A", nil, engine.Member{Name: "no fix"}), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1}, 0.5},
+		{"no members", scoreTeam("a", "A", nil), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1}, 0.5},
+		{"no event position", scoreTeam("a", "A", nil, at(0)), engine.ScoreTarget{Vertical: "healthcare"},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1}, 0.5},
+		{"half the equipment, any case", scoreTeam("a", "A", []string{"Defibrillator", "rope"}, at(0)),
+			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"defibrillator", "stretcher"}},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0.5}, 0.5},
+		{"required list not normalised", scoreTeam("a", "A", []string{"defibrillator"}, at(0)),
+			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{" Stretcher", "DEFIBRILLATOR", "defibrillator ", "stretcher"}},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0.5}, 0.5},
+		{"all the equipment", scoreTeam("a", "A", []string{"stretcher", "defibrillator"}, at(0)),
+			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"defibrillator", "stretcher"}},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 1},
+		{"none held", scoreTeam("a", "A", nil, at(0)),
+			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"boat"}},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0}, 0},
+		{"none asked", scoreTeam("a", "A", nil, at(0)), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := engine.RankTeams([]engine.Team{tc.team}, tc.target, 0.2)
+			if len(got) != 1 {
+				t.Fatalf("%d scores", len(got))
+			}
+			f := got[0].Factors
+			if f.Vertical != tc.want.Vertical || f.Availability != tc.want.Availability ||
+				!approx(f.Proximity, tc.want.Proximity, 1e-9) || f.Equipment != tc.want.Equipment {
+				t.Fatalf("factors %+v, want %+v", f, tc.want)
+			}
+			if (f.DistanceKm == nil) != (tc.want.DistanceKm == nil) ||
+				f.DistanceKm != nil && !approx(*f.DistanceKm, *tc.want.DistanceKm, 1e-6) {
+				t.Fatalf("distance %v, want %v", f.DistanceKm, tc.want.DistanceKm)
+			}
+			if !approx(got[0].Score, tc.score, 1e-9) {
+				t.Fatalf("score %v, want %v", got[0].Score, tc.score)
+			}
+			if got[0].Eligible != (tc.score >= 0.2) {
+				t.Fatalf("eligible %v at score %v, threshold 0.2", got[0].Eligible, got[0].Score)
+			}
+			if got[0].TeamID != "a" || got[0].TeamName != "A" {
+				t.Fatalf("team %q %q", got[0].TeamID, got[0].TeamName)
+			}
+		})
+	}
+}
+
+func TestRankTeams_Threshold(t *testing.T) {
+	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng)}
+	for _, tc := range []struct {
+		km        float64
+		threshold float64
+		eligible  bool
+	}{
+		// INTERFACE.md: 0.10 within ~90 km, 0.20 within ~40 km, 0.40 within ~15 km.
+		{30, 0.20, true}, {30, 0.40, false}, {30, 0.10, true},
+		{80, 0.10, true}, {100, 0.10, false}, {80, 0.20, false},
+		{35, 0.20, true}, {45, 0.20, false},
+		{10, 0.40, true}, {20, 0.40, false},
+	} {
+		tm := scoreTeam("a", "A", nil, member(kmNorth(evLat, tc.km), evLng))
+		if got := engine.RankTeams([]engine.Team{tm}, target, tc.threshold)[0]; got.Eligible != tc.eligible {
+			t.Errorf("%v km at %.2f: score %.4f eligible %v, want %v", tc.km, tc.threshold, got.Score, got.Eligible, tc.eligible)
+		}
+	}
+	// A zero score is never eligible, even at a zero threshold.
+	off := scoreTeam("a", "A", nil)
+	off.Status = engine.TeamOnMission
+	if got := engine.RankTeams([]engine.Team{off}, target, 0)[0]; got.Eligible {
+		t.Fatalf("a zero score is eligible: %+v", got)
+	}
+	if got := engine.RankTeams([]engine.Team{scoreTeam("a", "A", nil)}, target, 0)[0]; !got.Eligible {
+		t.Fatalf("0.5 at threshold 0 not eligible: %+v", got)
+	}
+}
+
+func TestRankTeams_Order(t *testing.T) {
+	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng),
+		RequiredEquipment: []string{"rope", "boat"}}
+	at := func(km float64) engine.Member { return member(kmNorth(evLat, km), evLng) }
+	both := []string{"rope", "boat"}
+	teams := []engine.Team{
+		scoreTeam("id-far", "Far", both, at(50)),              // 1/6
+		scoreTeam("id-best", "Best", both, at(5)),             // 2/3
+		scoreTeam("id-half", "Half", []string{"rope"}, at(0)), // 0.5
+		// 0.5 with no position: ties with Half, comes after it (unknown distance last).
+		scoreTeam("id-unknown", "Unknown", both),
+		// Same score and distance: by name, then id.
+		scoreTeam("id-z2", "Zed", both, at(50)),
+		scoreTeam("id-z1", "Zed", both, at(50)),
+		scoreTeam("id-alpha", "Alpha", both, at(50)),
+	}
+	// Zero scores tie: nearest first, unknown distance last.
+	for _, b := range []engine.Team{scoreTeam("id-busy-far", "Busy far", both, at(50)),
+		scoreTeam("id-busy-unknown", "Busy unknown", both), scoreTeam("id-busy-near", "Busy near", both, at(0))} {
+		b.Status = engine.TeamOnMission
+		teams = append(teams, b)
+	}
+	input := fmt.Sprint(teams)
+	got := engine.RankTeams(teams, target, 0.2)
+	var order []string
+	for _, s := range got {
+		order = append(order, s.TeamID)
+	}
+	want := []string{"id-best", "id-half", "id-unknown", "id-alpha", "id-far", "id-z1", "id-z2",
+		"id-busy-near", "id-busy-far", "id-busy-unknown"}
+	if fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
+	for _, s := range got {
+		wantEligible := s.Score >= 0.2 && s.Score > 0
+		if s.Eligible != wantEligible {
+			t.Fatalf("%s: score %v eligible %v", s.TeamID, s.Score, s.Eligible)
+		}
+	}
+	if fmt.Sprint(teams) != input {
+		t.Fatal("RankTeams changed its input")
+	}
+	if got := engine.RankTeams(nil, target, 0.2); got == nil || len(got) != 0 {
+		t.Fatalf("no teams: %#v", got)
+	}
+}
+
+// benchTeams builds n teams of 5 members around Lyon, most of them capable and equipped.
+func benchTeams(n int) []engine.Team {
+	teams := make([]engine.Team, n)
+	for i := range teams {
+		tm := engine.Team{ID: fmt.Sprintf("team-%05d", i), Name: fmt.Sprintf("Team %d", i%300),
+			Status: engine.TeamAvailable, Verticals: []string{"emergency", "healthcare"},
+			Equipment: []string{"Stretcher", "Defibrillator", "Oxygen", "Rope"}}
+		if i%7 == 0 {
+			tm.Status = engine.TeamOnMission
+		}
+		for j := range 5 {
+			lat := lyonLat + float64((i*13+j*7)%200-100)/100
+			lng := lyonLng + float64((i*17+j*11)%200-100)/100
+			tm.Members = append(tm.Members, engine.Member{ID: fmt.Sprint(j), Name: "m", Lat: fptr(lat), Lng: fptr(lng)})
+		}
+		teams[i] = tm
+	}
+	return teams
+}
+
+func BenchmarkRankTeams1000(b *testing.B) {
+	teams := benchTeams(1000)
+	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(lyonLat), Lng: fptr(lyonLng),
+		RequiredEquipment: []string{"defibrillator", "oxygen", "stretcher"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		engine.RankTeams(teams, target, 0.2)
+	}
+}
+
+// TestRankTeams_Allocs keeps the inner loop free of allocations: the answer, the
+// distances and the sort only, whatever the number of teams (timing: BenchmarkRankTeams1000).
+func TestRankTeams_Allocs(t *testing.T) {
+	teams := benchTeams(1000)
+	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(lyonLat), Lng: fptr(lyonLng),
+		RequiredEquipment: []string{"defibrillator", "oxygen", "stretcher"}}
+	if a := testing.AllocsPerRun(10, func() { engine.RankTeams(teams, target, 0.2) }); a > 4 {
+		t.Fatalf("%v allocations per call over 1,000 teams", a)
+	}
+}

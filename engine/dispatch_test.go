@@ -31,7 +31,7 @@ func newFieldNode(t *testing.T) *fieldNode {
 		if err := tx.PutTeam(n.p.TenantID, n.alpha); err != nil {
 			return err
 		}
-		far := 46.5
+		far := 45.6 // about 11 km from alpha
 		n.bravo, err = n.e.CreateTeam(tx, n.p.TenantID, engine.TeamInput{Name: "Bravo", ZoneCode: "north",
 			Verticals: []string{"emergency"}, Members: []engine.MemberInput{{Name: "Bo", Phone: "+33600000002", Lat: &far, Lng: &lng}}})
 		return err

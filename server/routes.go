@@ -70,6 +70,11 @@ func (s *Server) routeTable() []route {
 		{method: "DELETE", path: "/v1/webhooks/:id", perm: engine.PermWebhooksManage, h: s.handleDeleteWebhook},
 		{method: "GET", path: "/v1/webhooks/:id/deliveries", perm: engine.PermWebhooksManage, h: s.handleWebhookDeliveries},
 
+		// missions
+		{method: "GET", path: "/v1/missions", perm: engine.PermMissionsView, h: s.handleListMissions},
+		{method: "GET", path: "/v1/missions/:id", perm: engine.PermMissionsView, h: s.handleGetMission},
+		{method: "PATCH", path: "/v1/missions/:id/status", perm: authenticated, h: s.handleMissionStatus},
+
 		// dispatch score
 		{method: "POST", path: "/v1/teams/dispatch/score", perm: engine.PermDispatchAssign, h: s.handleScore},
 

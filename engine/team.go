@@ -1,8 +1,13 @@
 package engine
 
 import (
+	"cmp"
+	"context"
+	"encoding/base64"
 	"regexp"
 	"slices"
+	"strings"
+	"time"
 )
 
 // Team statuses.
@@ -10,6 +15,15 @@ const (
 	TeamAvailable = "available"
 	TeamOnMission = "on_mission"
 	TeamOffDuty   = "off_duty"
+)
+
+// Limits of a team.
+const (
+	maxTeamEquipment  = 50
+	maxEquipmentChars = 64
+	// maxLocationLead is how far in the future a location's recorded_at may be: device
+	// clocks drift.
+	maxLocationLead = 2 * time.Minute
 )
 
 // Member is a person of a field team, with the last position it reported.
@@ -36,7 +50,18 @@ type Team struct {
 	UpdatedAt Time     `json:"updated_at"`
 }
 
-// MemberInput describes a member of a new team.
+// Member returns the member of the team with the given id, or nil.
+func (t *Team) Member(id string) *Member {
+	for i := range t.Members {
+		if t.Members[i].ID == id {
+			return &t.Members[i]
+		}
+	}
+	return nil
+}
+
+// MemberInput describes a member of a new team (inline in POST /v1/teams, or the body of
+// POST /v1/teams/:id/members).
 type MemberInput struct {
 	Name   string   `json:"name"`
 	UserID string   `json:"user_id"`
@@ -56,7 +81,9 @@ type TeamInput struct {
 
 var phoneRE = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 
-// CreateTeam adds an available team to a tenant.
+// CreateTeam adds an available team to a tenant. Inline members name their fields
+// members.name, members.user_id, members.phone, members.lat and members.lng in
+// validation errors.
 func (e *Engine) CreateTeam(tx Tx, tenantID string, in TeamInput) (*Team, error) {
 	name, err := requireText("name", in.Name, 200)
 	if err != nil {
@@ -66,35 +93,23 @@ func (e *Engine) CreateTeam(tx Tx, tenantID string, in TeamInput) (*Team, error)
 	if err != nil {
 		return nil, err
 	}
-	if len(in.Verticals) == 0 {
-		return nil, Invalid("verticals", "verticals must name at least one vertical")
+	verticals, err := teamVerticals(tenant, in.Verticals)
+	if err != nil {
+		return nil, err
 	}
-	for _, v := range in.Verticals {
-		if !tenant.HasVertical(v) {
-			return nil, Invalid("verticals", "vertical %q is not enabled for this tenant", v)
-		}
+	equipment, err := normalizeEquipment(in.Equipment)
+	if err != nil {
+		return nil, err
 	}
-	for _, eq := range in.Equipment {
-		if eq == "" || len(eq) > 64 {
-			return nil, Invalid("equipment", "equipment names must have 1 to 64 characters")
-		}
-	}
-	if in.ZoneCode != "" {
-		if _, err := tx.Zone(tenantID, in.ZoneCode); IsKind(err, KindNotFound) {
-			return nil, Invalid("zone_code", "zone %q does not exist", in.ZoneCode)
-		} else if err != nil {
-			return nil, err
-		}
+	if err := checkTeamZone(tx, tenantID, in.ZoneCode); err != nil {
+		return nil, err
 	}
 	now := At(e.clock.Now())
-	t := &Team{ID: NewID(), Name: name, Status: TeamAvailable, Verticals: slices.Clone(in.Verticals),
-		Equipment: slices.Clone(in.Equipment), ZoneCode: in.ZoneCode, Members: []Member{},
+	t := &Team{ID: NewID(), Name: name, Status: TeamAvailable, Verticals: verticals,
+		Equipment: equipment, ZoneCode: in.ZoneCode, Members: []Member{},
 		CreatedAt: now, UpdatedAt: now}
-	if t.Equipment == nil {
-		t.Equipment = []string{}
-	}
 	for _, m := range in.Members {
-		mem, err := e.newMember(tx, tenantID, m)
+		mem, err := e.newMember(tx, tenantID, t, "members.", m)
 		if err != nil {
 			return nil, err
 		}
@@ -103,35 +118,363 @@ func (e *Engine) CreateTeam(tx Tx, tenantID string, in TeamInput) (*Team, error)
 	return t, tx.PutTeam(tenantID, t)
 }
 
-func (e *Engine) newMember(tx Tx, tenantID string, in MemberInput) (Member, error) {
-	name, err := requireText("members.name", in.Name, 200)
+// CreateTeamAs is CreateTeam for a principal, which needs teams:manage.
+func (e *Engine) CreateTeamAs(tx Tx, p Principal, in TeamInput) (*Team, error) {
+	if err := p.Require(PermTeamsManage); err != nil {
+		return nil, err
+	}
+	return e.CreateTeam(tx, p.TenantID, in)
+}
+
+// teamVerticals checks a team's verticals (at least one, each valid for the tenant) and
+// drops repeats, keeping the order.
+func teamVerticals(tenant *Tenant, vs []string) ([]string, error) {
+	if len(vs) == 0 {
+		return nil, Invalid("verticals", "verticals must name at least one vertical")
+	}
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		if !tenant.HasVertical(v) {
+			return nil, Invalid("verticals", "vertical %q is not enabled for this tenant", v)
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// normalizeEquipment trims, lowercases and de-duplicates equipment names (keeping the
+// first occurrence's place); each has 1 to 64 characters, at most 50 of them.
+func normalizeEquipment(items []string) ([]string, error) {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		it = strings.ToLower(strings.TrimSpace(it))
+		if it == "" || checkLength("equipment", it, maxEquipmentChars) != nil {
+			return nil, Invalid("equipment", "equipment names must have 1 to %d characters", maxEquipmentChars)
+		}
+		if !slices.Contains(out, it) {
+			out = append(out, it)
+		}
+	}
+	if len(out) > maxTeamEquipment {
+		return nil, Invalid("equipment", "a team holds at most %d equipment items", maxTeamEquipment)
+	}
+	return out, nil
+}
+
+// checkTeamZone checks that a zone code, when given, names a zone of the tenant.
+func checkTeamZone(tx Tx, tenantID, code string) error {
+	if code == "" {
+		return nil
+	}
+	if !ValidZoneCode(code) {
+		return Invalid("zone_code", "zone %q does not exist", code)
+	}
+	if _, err := tx.Zone(tenantID, code); IsKind(err, KindNotFound) {
+		return Invalid("zone_code", "zone %q does not exist", code)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// newMember validates a member for team t; prefix is put before the field names of
+// validation errors ("members." for inline members, "" for POST /v1/teams/:id/members).
+// A user may be a member of a team once.
+func (e *Engine) newMember(tx Tx, tenantID string, t *Team, prefix string, in MemberInput) (Member, error) {
+	name, err := requireText(prefix+"name", in.Name, 200)
 	if err != nil {
 		return Member{}, err
 	}
-	m := Member{ID: NewID(), Name: name, Phone: in.Phone}
-	if in.Phone != "" && !phoneRE.MatchString(in.Phone) {
-		return m, Invalid("members.phone", "phone must be in E.164 form (+ and 7 to 15 digits)")
+	m := Member{ID: NewID(), Name: name, Phone: strings.TrimSpace(in.Phone)}
+	if m.Phone != "" && !phoneRE.MatchString(m.Phone) {
+		return m, Invalid(prefix+"phone", "phone must be in E.164 form (+ and 7 to 15 digits)")
 	}
 	if in.UserID != "" {
 		if !ValidID(in.UserID) {
-			return m, Invalid("members.user_id", "user_id must be a user's id")
+			return m, Invalid(prefix+"user_id", "user_id must be a user's id")
 		}
 		if _, err := tx.UserAccount(tenantID, in.UserID); IsKind(err, KindNotFound) {
-			return m, Invalid("members.user_id", "user %s does not exist", in.UserID)
+			return m, Invalid(prefix+"user_id", "user %s does not exist", in.UserID)
 		} else if err != nil {
 			return m, err
 		}
+		if slices.ContainsFunc(t.Members, func(o Member) bool { return o.UserID == in.UserID }) {
+			return m, Invalid(prefix+"user_id", "user %s is already a member of this team", in.UserID)
+		}
 		m.UserID = in.UserID
 	}
-	if (in.Lat == nil) != (in.Lng == nil) {
-		return m, Invalid("members.lat", "lat and lng go together")
+	if in.Lat == nil && in.Lng != nil {
+		return m, Invalid(prefix+"lat", "lat and lng go together: lat is missing")
+	}
+	if in.Lat != nil && in.Lng == nil {
+		return m, Invalid(prefix+"lng", "lat and lng go together: lng is missing")
 	}
 	if in.Lat != nil {
-		if !ValidLatLng(*in.Lat, *in.Lng) {
-			return m, Invalid("members.lat", "lat must be within -90..90 and lng within -180..180")
+		if err := checkLatLng(prefix, *in.Lat, *in.Lng); err != nil {
+			return m, err
 		}
-		m.Lat, m.Lng = in.Lat, in.Lng
+		m.Lat, m.Lng = ptrTo(*in.Lat), ptrTo(*in.Lng)
 		m.LocationUpdatedAt = TimePtr(e.clock.Now())
 	}
 	return m, nil
+}
+
+// checkLatLng checks a position's ranges, naming the field that is out.
+func checkLatLng(prefix string, lat, lng float64) error {
+	if !ValidLatLng(lat, 0) {
+		return Invalid(prefix+"lat", "lat must be within -90..90")
+	}
+	if !ValidLatLng(0, lng) {
+		return Invalid(prefix+"lng", "lng must be within -180..180")
+	}
+	return nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// TeamPatch is the body of PATCH /v1/teams/:id; nil fields stay as they are. ZoneCode ""
+// clears the zone. Status moves only between available and off_duty: on_mission belongs
+// to dispatch.
+type TeamPatch struct {
+	Name      *string   `json:"name"`
+	Verticals *[]string `json:"verticals"`
+	Equipment *[]string `json:"equipment"`
+	ZoneCode  *string   `json:"zone_code"`
+	Status    *string   `json:"status"`
+}
+
+// UpdateTeam changes a team of the principal's tenant (PATCH /v1/teams/:id). Every field
+// is validated before the status is checked; a request that changes nothing leaves
+// updated_at alone.
+func (e *Engine) UpdateTeam(tx Tx, p Principal, id string, in TeamPatch) (*Team, error) {
+	if err := p.Require(PermTeamsManage); err != nil {
+		return nil, err
+	}
+	t, err := e.team(tx, p.TenantID, id)
+	if err != nil {
+		return nil, err
+	}
+	next := *t
+	if in.Name != nil {
+		if next.Name, err = requireText("name", *in.Name, 200); err != nil {
+			return nil, err
+		}
+	}
+	if in.Verticals != nil {
+		tenant, err := tx.Tenant(p.TenantID)
+		if err != nil {
+			return nil, err
+		}
+		if next.Verticals, err = teamVerticals(tenant, *in.Verticals); err != nil {
+			return nil, err
+		}
+	}
+	if in.Equipment != nil {
+		if next.Equipment, err = normalizeEquipment(*in.Equipment); err != nil {
+			return nil, err
+		}
+	}
+	if in.ZoneCode != nil {
+		if err := checkTeamZone(tx, p.TenantID, *in.ZoneCode); err != nil {
+			return nil, err
+		}
+		next.ZoneCode = *in.ZoneCode
+	}
+	if in.Status != nil {
+		switch s := *in.Status; {
+		case s != TeamAvailable && s != TeamOffDuty && s != TeamOnMission:
+			return nil, Invalid("status", "status must be %s or %s", TeamAvailable, TeamOffDuty)
+		case s == TeamOnMission:
+			return nil, Errorf(KindTeamUnavailable, "a team becomes on_mission only by dispatch")
+		case t.Status == TeamOnMission:
+			return nil, Errorf(KindTeamUnavailable, "the team is on a mission; its status returns to available when the mission ends")
+		default:
+			next.Status = s
+		}
+	}
+	if next.Name == t.Name && slices.Equal(next.Verticals, t.Verticals) && slices.Equal(next.Equipment, t.Equipment) &&
+		next.ZoneCode == t.ZoneCode && next.Status == t.Status {
+		return t, nil
+	}
+	next.UpdatedAt = At(e.clock.Now())
+	if err := tx.PutTeam(p.TenantID, &next); err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// AddTeamMember adds a member to a team of the principal's tenant (POST
+// /v1/teams/:id/members) and returns the team. Validation errors name the member's
+// fields without a prefix (name, user_id, phone, lat, lng).
+func (e *Engine) AddTeamMember(tx Tx, p Principal, teamID string, in MemberInput) (*Team, error) {
+	if err := p.Require(PermTeamsManage); err != nil {
+		return nil, err
+	}
+	t, err := e.team(tx, p.TenantID, teamID)
+	if err != nil {
+		return nil, err
+	}
+	m, err := e.newMember(tx, p.TenantID, t, "", in)
+	if err != nil {
+		return nil, err
+	}
+	t.Members = append(t.Members, m)
+	t.UpdatedAt = At(e.clock.Now())
+	return t, tx.PutTeam(p.TenantID, t)
+}
+
+// LocationInput is the body of PATCH /v1/teams/:id/members/:memberId/location.
+// RecordedAt is an RFC 3339 timestamp; it defaults to now.
+type LocationInput struct {
+	Lat        *float64 `json:"lat"`
+	Lng        *float64 `json:"lng"`
+	RecordedAt *string  `json:"recorded_at"`
+}
+
+// UpdateMemberLocation sets a member's position (PATCH
+// /v1/teams/:id/members/:memberId/location) and returns the member. teams:manage may move
+// any member; location:self only the member whose user_id is the principal's user (else
+// forbidden). Positions only move forward in time: a recorded_at older than the stored
+// location_updated_at changes nothing and answers the member as it is. The team's
+// updated_at is left alone: a position has its own time.
+func (e *Engine) UpdateMemberLocation(tx Tx, p Principal, teamID, memberID string, in LocationInput) (*Member, error) {
+	manage := p.Can(PermTeamsManage)
+	if !manage && !p.Can(PermLocationSelf) {
+		return nil, Errorf(KindForbidden, "this operation needs the %s or %s permission", PermTeamsManage, PermLocationSelf)
+	}
+	t, err := e.team(tx, p.TenantID, teamID)
+	if err != nil {
+		return nil, err
+	}
+	m := t.Member(memberID)
+	if m == nil {
+		return nil, NotFound("member")
+	}
+	if !manage && (p.UserID == "" || m.UserID != p.UserID) {
+		return nil, Errorf(KindForbidden, "location:self updates only the member record of the calling user")
+	}
+	if in.Lat == nil {
+		return nil, Invalid("lat", "lat is required")
+	}
+	if in.Lng == nil {
+		return nil, Invalid("lng", "lng is required")
+	}
+	if err := checkLatLng("", *in.Lat, *in.Lng); err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	at := At(now)
+	if in.RecordedAt != nil {
+		if at, err = ParseTime(*in.RecordedAt); err != nil {
+			return nil, Invalid("recorded_at", "recorded_at must be an RFC 3339 timestamp")
+		}
+		if at.Sub(now) > maxLocationLead {
+			return nil, Invalid("recorded_at", "recorded_at is more than %s in the future", maxLocationLead)
+		}
+	}
+	if m.LocationUpdatedAt != nil && at.Before(m.LocationUpdatedAt.Time) {
+		return m, nil
+	}
+	m.Lat, m.Lng, m.LocationUpdatedAt = ptrTo(*in.Lat), ptrTo(*in.Lng), &at
+	if err := tx.PutTeam(p.TenantID, t); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// team reads a team of a tenant; a malformed id is not found.
+func (e *Engine) team(tx Tx, tenantID, id string) (*Team, error) {
+	if !ValidID(id) {
+		return nil, NotFound("team")
+	}
+	t, err := tx.Team(tenantID, id)
+	if err != nil {
+		return nil, err
+	}
+	t.withLists()
+	return t, nil
+}
+
+// withLists makes the lists of a team read from the store empty rather than null.
+func (t *Team) withLists() {
+	if t.Verticals == nil {
+		t.Verticals = []string{}
+	}
+	if t.Equipment == nil {
+		t.Equipment = []string{}
+	}
+	if t.Members == nil {
+		t.Members = []Member{}
+	}
+}
+
+// Team returns one team of the principal's tenant (GET /v1/teams/:id).
+func (e *Engine) Team(ctx context.Context, p Principal, id string) (*Team, error) {
+	if err := p.Require(PermTeamsRead); err != nil {
+		return nil, err
+	}
+	var t *Team
+	err := e.store.View(ctx, func(tx Tx) (err error) {
+		t, err = e.team(tx, p.TenantID, id)
+		return err
+	})
+	return t, err
+}
+
+// TeamFilter narrows GET /v1/teams; empty fields match every team.
+type TeamFilter struct {
+	Status   string
+	ZoneCode string
+	Vertical string
+}
+
+// Teams lists a page of the principal's tenant's teams ordered by name (then id), with
+// their members and positions (GET /v1/teams); the string is the next cursor ("" at the
+// end). A zero Limit reads them all.
+func (e *Engine) Teams(ctx context.Context, p Principal, f TeamFilter, page Page) ([]Team, string, error) {
+	if err := p.Require(PermTeamsRead); err != nil {
+		return nil, "", err
+	}
+	if f.Status != "" && f.Status != TeamAvailable && f.Status != TeamOnMission && f.Status != TeamOffDuty {
+		return nil, "", Invalid("status", "status must be %s, %s or %s", TeamAvailable, TeamOnMission, TeamOffDuty)
+	}
+	var afterName, afterID string
+	if page.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(page.Cursor)
+		i := strings.LastIndexByte(string(b), 0)
+		if err != nil || i < 0 || !ValidID(string(b[i+1:])) {
+			return nil, "", Invalid("cursor", "cursor is not valid")
+		}
+		afterName, afterID = string(b[:i]), string(b[i+1:])
+	}
+	var all []Team
+	err := e.store.View(ctx, func(tx Tx) (err error) {
+		all, err = tx.Teams(p.TenantID)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	byName := func(a, b *Team) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID)) }
+	slices.SortFunc(all, func(a, b Team) int { return byName(&a, &b) })
+	out := []Team{}
+	for i := range all {
+		t := &all[i]
+		if afterID != "" && byName(t, &Team{Name: afterName, ID: afterID}) <= 0 {
+			continue
+		}
+		if (f.Status != "" && t.Status != f.Status) || (f.ZoneCode != "" && t.ZoneCode != f.ZoneCode) ||
+			(f.Vertical != "" && !slices.Contains(t.Verticals, f.Vertical)) {
+			continue
+		}
+		if page.Limit > 0 && len(out) == page.Limit {
+			last := out[len(out)-1]
+			return out, base64.RawURLEncoding.EncodeToString([]byte(last.Name + "\x00" + last.ID)), nil
+		}
+		t.withLists()
+		out = append(out, *t)
+	}
+	return out, "", nil
 }

@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,7 +124,7 @@ func TestEngine_CreateTeam(t *testing.T) {
 		"ErrMemberUserIDUnknown": {"members.user_id", func(in *engine.TeamInput, _ fixture) {
 			in.Members = []engine.MemberInput{{Name: "Ann", UserID: engine.NewID()}}
 		}},
-		"ErrMemberLatWithoutLng": {"members.lat", func(in *engine.TeamInput, _ fixture) {
+		"ErrMemberLatWithoutLng": {"members.lng", func(in *engine.TeamInput, _ fixture) {
 			in.Members = []engine.MemberInput{{Name: "Ann", Lat: ptr(48.0)}}
 		}},
 		"ErrMemberLngWithoutLat": {"members.lat", func(in *engine.TeamInput, _ fixture) {
@@ -131,6 +133,19 @@ func TestEngine_CreateTeam(t *testing.T) {
 		"ErrMemberOutOfRange": {"members.lat", func(in *engine.TeamInput, _ fixture) {
 			in.Members = []engine.MemberInput{{Name: "Ann", Lat: ptr(91.0), Lng: ptr(2.0)}}
 		}},
+		"ErrMemberLngOutOfRange": {"members.lng", func(in *engine.TeamInput, _ fixture) {
+			in.Members = []engine.MemberInput{{Name: "Ann", Lat: ptr(45.0), Lng: ptr(-180.5)}}
+		}},
+		"ErrMemberUserTwice": {"members.user_id", func(in *engine.TeamInput, f fixture) {
+			in.Members = []engine.MemberInput{{Name: "Ann", UserID: f.user.ID}, {Name: "Ann again", UserID: f.user.ID}}
+		}},
+		"ErrEquipmentTooMany": {"equipment", func(in *engine.TeamInput, _ fixture) {
+			in.Equipment = nil
+			for i := range 51 {
+				in.Equipment = append(in.Equipment, fmt.Sprintf("item-%d", i))
+			}
+		}},
+		"ErrEquipmentBlank": {"equipment", func(in *engine.TeamInput, _ fixture) { in.Equipment = []string{"  "} }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := setup(t)
@@ -166,4 +181,425 @@ func TestEngine_CreateTeam(t *testing.T) {
 		_, err := createTeam(f.e, engine.NewID(), validTeamInput())
 		AssertKind(t, err, engine.KindNotFound)
 	})
+}
+
+func TestEngine_CreateTeamNormalizes(t *testing.T) {
+	e, _ := MustOpenEngine(t)
+	tid := MustCreateTenant(t, e, "acme").Tenant.ID
+	eq := []string{" Rope ", "rope", "LADDER", strings.Repeat("É", 64)}
+	for i := range 60 { // 60 names, 47 once lowercased: 50 in all, the limit
+		eq = append(eq, fmt.Sprintf("Item-%d", i%47))
+	}
+	tm, err := createTeam(e, tid, engine.TeamInput{Name: "Alpha", Verticals: []string{"gov", "gov", "banking"}, Equipment: eq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tm.Equipment) != 50 || tm.Equipment[0] != "rope" || tm.Equipment[1] != "ladder" || tm.Equipment[2] != strings.Repeat("é", 64) {
+		t.Fatalf("equipment = %v", tm.Equipment)
+	}
+	if !slices.Equal(tm.Verticals, []string{"gov", "banking"}) {
+		t.Fatalf("verticals = %v", tm.Verticals)
+	}
+}
+
+// teamFixture is a tenant with a zone, a team whose first member is a field operator
+// user, and principals.
+type teamFixture struct {
+	e                     *engine.Engine
+	clock                 *engine.FakeClock
+	tenant                *engine.Tenant
+	team                  *engine.Team
+	admin, super, opP     engine.Principal
+	operator, otherUser   *engine.User
+	otherTenant           engine.Principal
+	operatorMember, other string // member ids
+}
+
+func newTeamFixture(t *testing.T) teamFixture {
+	t.Helper()
+	e, clock := MustOpenEngine(t)
+	ct := MustCreateTenant(t, e, "acme")
+	op := MustCreateUser(t, e, "acme", "op@acme.example", engine.RoleFieldOperator)
+	op2 := MustCreateUser(t, e, "acme", "op2@acme.example", engine.RoleFieldOperator)
+	if _, err := createZone(e, ct.Tenant.ID, validZoneInput()); err != nil {
+		t.Fatal(err)
+	}
+	tm, err := createTeam(e, ct.Tenant.ID, engine.TeamInput{Name: "Alpha", Verticals: []string{"healthcare"},
+		Members: []engine.MemberInput{{Name: "Ann", UserID: op.ID}, {Name: "Ben", UserID: op2.ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := MustCreateTenant(t, e, "other").Tenant
+	user := func(tn *engine.Tenant, id string, role engine.Role) engine.Principal {
+		return engine.Principal{TenantID: tn.ID, TenantActive: true, UserID: id, Role: role}
+	}
+	return teamFixture{e: e, clock: clock, tenant: ct.Tenant, team: tm,
+		admin:          adminOf(ct.Tenant, engine.NewID()),
+		super:          user(ct.Tenant, engine.NewID(), engine.RoleOperationalSupervisor),
+		opP:            user(ct.Tenant, op.ID, engine.RoleFieldOperator),
+		operator:       op,
+		otherUser:      op2,
+		otherTenant:    adminOf(other, engine.NewID()),
+		operatorMember: tm.Members[0].ID, other: tm.Members[1].ID}
+}
+
+func (f teamFixture) update(fn func(tx engine.Tx) (any, error)) (any, error) {
+	var out any
+	err := f.e.Update(context.Background(), func(tx engine.Tx) (err error) {
+		out, err = fn(tx)
+		return err
+	})
+	return out, err
+}
+
+func (f teamFixture) patch(p engine.Principal, id string, in engine.TeamPatch) (*engine.Team, error) {
+	v, err := f.update(func(tx engine.Tx) (any, error) { return f.e.UpdateTeam(tx, p, id, in) })
+	tm, _ := v.(*engine.Team)
+	return tm, err
+}
+
+func (f teamFixture) stored(t *testing.T) *engine.Team {
+	t.Helper()
+	tm, err := f.e.Team(context.Background(), f.admin, f.team.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+func (f teamFixture) setStatus(t *testing.T, status string) {
+	t.Helper()
+	MustUpdate(t, f.e, func(tx engine.Tx) error {
+		tm, err := tx.Team(f.tenant.ID, f.team.ID)
+		if err != nil {
+			return err
+		}
+		tm.Status = status
+		return tx.PutTeam(f.tenant.ID, tm)
+	})
+}
+
+func TestEngine_UpdateTeam(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		f := newTeamFixture(t)
+		f.clock.Advance(time.Minute)
+		tm, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Name: ptr(" Bravo "), Verticals: &[]string{"gov"},
+			Equipment: &[]string{"Van", "van"}, ZoneCode: ptr("PAR-01"), Status: ptr(engine.TeamOffDuty)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tm.Name != "Bravo" || !slices.Equal(tm.Verticals, []string{"gov"}) || !slices.Equal(tm.Equipment, []string{"van"}) ||
+			tm.ZoneCode != "PAR-01" || tm.Status != engine.TeamOffDuty || !tm.UpdatedAt.Equal(f.clock.Now()) ||
+			!tm.CreatedAt.Equal(f.team.CreatedAt.Time) || len(tm.Members) != 2 {
+			t.Fatalf("patched = %+v", tm)
+		}
+		if got := f.stored(t); got.Name != "Bravo" || got.Status != engine.TeamOffDuty {
+			t.Fatalf("stored = %+v", got)
+		}
+		f.clock.Advance(time.Minute)
+		tm, err = f.patch(f.super, f.team.ID, engine.TeamPatch{ZoneCode: ptr(""), Status: ptr(engine.TeamAvailable), Equipment: &[]string{}})
+		if err != nil || tm.ZoneCode != "" || tm.Status != engine.TeamAvailable || len(tm.Equipment) != 0 || tm.Equipment == nil {
+			t.Fatalf("cleared = %+v, %v", tm, err)
+		}
+	})
+	t.Run("NoChangeKeepsUpdatedAt", func(t *testing.T) {
+		f := newTeamFixture(t)
+		f.clock.Advance(time.Minute)
+		tm, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Name: ptr("Alpha"), Status: ptr(engine.TeamAvailable)})
+		if err != nil || !tm.UpdatedAt.Equal(f.team.UpdatedAt.Time) {
+			t.Fatalf("no-op patch = %+v, %v", tm, err)
+		}
+	})
+	for name, tc := range map[string]struct {
+		field string
+		in    engine.TeamPatch
+	}{
+		"ErrName":          {"name", engine.TeamPatch{Name: ptr("")}},
+		"ErrNameTooLong":   {"name", engine.TeamPatch{Name: ptr(strings.Repeat("n", 201))}},
+		"ErrVerticalsNone": {"verticals", engine.TeamPatch{Verticals: &[]string{}}},
+		"ErrVertical":      {"verticals", engine.TeamPatch{Verticals: &[]string{"mining"}}},
+		"ErrEquipment":     {"equipment", engine.TeamPatch{Equipment: &[]string{""}}},
+		"ErrZone":          {"zone_code", engine.TeamPatch{ZoneCode: ptr("LYO-01")}},
+		"ErrZoneMalformed": {"zone_code", engine.TeamPatch{ZoneCode: ptr("a b")}},
+		"ErrStatus":        {"status", engine.TeamPatch{Status: ptr("busy")}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newTeamFixture(t)
+			_, err := f.patch(f.super, f.team.ID, tc.in)
+			AssertInvalid(t, err, tc.field)
+			if got := f.stored(t); got.Name != "Alpha" || !got.UpdatedAt.Equal(f.team.UpdatedAt.Time) {
+				t.Fatalf("a refused patch changed the team: %+v", got)
+			}
+		})
+	}
+	t.Run("ErrOnMission", func(t *testing.T) {
+		f := newTeamFixture(t)
+		_, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Status: ptr(engine.TeamOnMission)})
+		AssertKind(t, err, engine.KindTeamUnavailable)
+		f.setStatus(t, engine.TeamOnMission)
+		for _, s := range []string{engine.TeamAvailable, engine.TeamOffDuty, engine.TeamOnMission} {
+			_, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Status: ptr(s)})
+			AssertKind(t, err, engine.KindTeamUnavailable)
+		}
+		// Other fields may change during a mission.
+		tm, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Name: ptr("Alpha 2")})
+		if err != nil || tm.Status != engine.TeamOnMission || tm.Name != "Alpha 2" {
+			t.Fatalf("rename on mission = %+v, %v", tm, err)
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		f := newTeamFixture(t)
+		for _, id := range []string{engine.NewID(), "nope"} {
+			_, err := f.patch(f.super, id, engine.TeamPatch{Name: ptr("x")})
+			AssertKind(t, err, engine.KindNotFound)
+		}
+		_, err := f.patch(f.otherTenant, f.team.ID, engine.TeamPatch{Name: ptr("x")})
+		AssertKind(t, err, engine.KindNotFound)
+	})
+	t.Run("ErrForbidden", func(t *testing.T) {
+		f := newTeamFixture(t)
+		_, err := f.patch(f.opP, f.team.ID, engine.TeamPatch{Name: ptr("x")})
+		AssertKind(t, err, engine.KindForbidden)
+	})
+}
+
+func TestEngine_AddTeamMember(t *testing.T) {
+	add := func(f teamFixture, p engine.Principal, id string, in engine.MemberInput) (*engine.Team, error) {
+		v, err := f.update(func(tx engine.Tx) (any, error) { return f.e.AddTeamMember(tx, p, id, in) })
+		tm, _ := v.(*engine.Team)
+		return tm, err
+	}
+	t.Run("OK", func(t *testing.T) {
+		f := newTeamFixture(t)
+		f.clock.Advance(time.Minute)
+		tm, err := add(f, f.super, f.team.ID, engine.MemberInput{Name: " Cleo ", Phone: "+33600000009", Lat: ptr(48.0), Lng: ptr(2.0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tm.Members) != 3 || !tm.UpdatedAt.Equal(f.clock.Now()) {
+			t.Fatalf("team = %+v", tm)
+		}
+		c := tm.Members[2]
+		if c.Name != "Cleo" || c.Phone != "+33600000009" || *c.Lat != 48 || !c.LocationUpdatedAt.Equal(f.clock.Now()) || !engine.ValidID(c.ID) {
+			t.Fatalf("member = %+v", c)
+		}
+		if len(f.stored(t).Members) != 3 {
+			t.Fatal("the member was not stored")
+		}
+	})
+	for name, tc := range map[string]struct {
+		field string
+		in    func(f teamFixture) engine.MemberInput
+	}{
+		"ErrName":       {"name", func(teamFixture) engine.MemberInput { return engine.MemberInput{} }},
+		"ErrPhone":      {"phone", func(teamFixture) engine.MemberInput { return engine.MemberInput{Name: "C", Phone: "12"} }},
+		"ErrUserID":     {"user_id", func(teamFixture) engine.MemberInput { return engine.MemberInput{Name: "C", UserID: engine.NewID()} }},
+		"ErrUserTwice":  {"user_id", func(f teamFixture) engine.MemberInput { return engine.MemberInput{Name: "C", UserID: f.operator.ID} }},
+		"ErrLatMissing": {"lat", func(teamFixture) engine.MemberInput { return engine.MemberInput{Name: "C", Lng: ptr(1.0)} }},
+		"ErrLngMissing": {"lng", func(teamFixture) engine.MemberInput { return engine.MemberInput{Name: "C", Lat: ptr(1.0)} }},
+		"ErrLatRange": {"lat", func(teamFixture) engine.MemberInput {
+			return engine.MemberInput{Name: "C", Lat: ptr(-90.1), Lng: ptr(1.0)}
+		}},
+		"ErrLngRange": {"lng", func(teamFixture) engine.MemberInput {
+			return engine.MemberInput{Name: "C", Lat: ptr(1.0), Lng: ptr(181.0)}
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newTeamFixture(t)
+			_, err := add(f, f.super, f.team.ID, tc.in(f))
+			AssertInvalid(t, err, tc.field)
+			if len(f.stored(t).Members) != 2 {
+				t.Fatal("a refused member was stored")
+			}
+		})
+	}
+	t.Run("ErrNotFoundAndForbidden", func(t *testing.T) {
+		f := newTeamFixture(t)
+		_, err := add(f, f.otherTenant, f.team.ID, engine.MemberInput{Name: "C"})
+		AssertKind(t, err, engine.KindNotFound)
+		_, err = add(f, f.super, engine.NewID(), engine.MemberInput{Name: "C"})
+		AssertKind(t, err, engine.KindNotFound)
+		_, err = add(f, f.opP, f.team.ID, engine.MemberInput{Name: "C"})
+		AssertKind(t, err, engine.KindForbidden)
+	})
+}
+
+func TestEngine_UpdateMemberLocation(t *testing.T) {
+	move := func(f teamFixture, p engine.Principal, teamID, memberID string, in engine.LocationInput) (*engine.Member, error) {
+		v, err := f.update(func(tx engine.Tx) (any, error) { return f.e.UpdateMemberLocation(tx, p, teamID, memberID, in) })
+		m, _ := v.(*engine.Member)
+		return m, err
+	}
+	at := func(t time.Time) *string { s := t.Format(time.RFC3339Nano); return &s }
+	t.Run("OwnMember", func(t *testing.T) {
+		f := newTeamFixture(t)
+		f.clock.Advance(time.Minute)
+		m, err := move(f, f.opP, f.team.ID, f.operatorMember, engine.LocationInput{Lat: ptr(45.76), Lng: ptr(4.84)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.ID != f.operatorMember || *m.Lat != 45.76 || *m.Lng != 4.84 || !m.LocationUpdatedAt.Equal(f.clock.Now()) {
+			t.Fatalf("member = %+v", m)
+		}
+		got := f.stored(t)
+		if *got.Members[0].Lat != 45.76 || !got.UpdatedAt.Equal(f.team.UpdatedAt.Time) {
+			t.Fatalf("stored = %+v (a position leaves the team's updated_at alone)", got)
+		}
+	})
+	t.Run("RecordedAt", func(t *testing.T) {
+		f := newTeamFixture(t)
+		now := f.clock.Now()
+		m, err := move(f, f.super, f.team.ID, f.other, engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0), RecordedAt: at(now.Add(-time.Hour))})
+		if err != nil || !m.LocationUpdatedAt.Equal(now.Add(-time.Hour)) {
+			t.Fatalf("member = %+v, %v", m, err)
+		}
+		// Within the 2-minute lead, in another offset.
+		lead := now.Add(2 * time.Minute).In(time.FixedZone("x", 3600))
+		m, err = move(f, f.super, f.team.ID, f.other, engine.LocationInput{Lat: ptr(3.0), Lng: ptr(4.0), RecordedAt: at(lead)})
+		if err != nil || *m.Lat != 3 || !m.LocationUpdatedAt.Equal(lead) {
+			t.Fatalf("member = %+v, %v", m, err)
+		}
+		// An older position is ignored: the answer is the member as it is.
+		m, err = move(f, f.super, f.team.ID, f.other, engine.LocationInput{Lat: ptr(5.0), Lng: ptr(6.0), RecordedAt: at(now)})
+		if err != nil || *m.Lat != 3 || *m.Lng != 4 || !m.LocationUpdatedAt.Equal(lead) {
+			t.Fatalf("older position: %+v, %v", m, err)
+		}
+		if got := f.stored(t).Members[1]; *got.Lat != 3 {
+			t.Fatalf("stored = %+v", got)
+		}
+	})
+	t.Run("ManageAnyMember", func(t *testing.T) {
+		f := newTeamFixture(t)
+		for _, p := range []engine.Principal{f.admin, f.super} {
+			if _, err := move(f, p, f.team.ID, f.other, engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	t.Run("ErrForbidden", func(t *testing.T) {
+		f := newTeamFixture(t)
+		_, err := move(f, f.opP, f.team.ID, f.other, engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)})
+		AssertKind(t, err, engine.KindForbidden)
+		client := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: f.operator.ID, Role: engine.RoleCorporateClient}
+		_, err = move(f, client, f.team.ID, f.operatorMember, engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)})
+		AssertKind(t, err, engine.KindForbidden)
+		// A key with location:self is no user: it owns no member record, even one without a user.
+		key := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: engine.NewID(), Scopes: []string{engine.PermLocationSelf}}
+		v, err := f.update(func(tx engine.Tx) (any, error) {
+			return f.e.AddTeamMember(tx, f.super, f.team.ID, engine.MemberInput{Name: "No user"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		noUser := v.(*engine.Team).Members[2].ID
+		_, err = move(f, key, f.team.ID, noUser, engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)})
+		AssertKind(t, err, engine.KindForbidden)
+		if m := f.stored(t).Members[1]; m.Lat != nil {
+			t.Fatalf("a refused update moved the member: %+v", m)
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		f := newTeamFixture(t)
+		in := engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)}
+		for _, c := range [][2]string{{f.team.ID, engine.NewID()}, {f.team.ID, "x"}, {engine.NewID(), f.operatorMember}, {"x", f.operatorMember}} {
+			_, err := move(f, f.super, c[0], c[1], in)
+			AssertKind(t, err, engine.KindNotFound)
+		}
+		_, err := move(f, f.otherTenant, f.team.ID, f.operatorMember, in)
+		AssertKind(t, err, engine.KindNotFound)
+	})
+	for name, tc := range map[string]struct {
+		field string
+		in    func(now time.Time) engine.LocationInput
+	}{
+		"ErrLatRequired": {"lat", func(time.Time) engine.LocationInput { return engine.LocationInput{Lng: ptr(2.0)} }},
+		"ErrLngRequired": {"lng", func(time.Time) engine.LocationInput { return engine.LocationInput{Lat: ptr(2.0)} }},
+		"ErrLatRange":    {"lat", func(time.Time) engine.LocationInput { return engine.LocationInput{Lat: ptr(90.5), Lng: ptr(2.0)} }},
+		"ErrLngRange":    {"lng", func(time.Time) engine.LocationInput { return engine.LocationInput{Lat: ptr(2.0), Lng: ptr(-181.0)} }},
+		"ErrRecordedAtFormat": {"recorded_at", func(time.Time) engine.LocationInput {
+			return engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0), RecordedAt: ptr("yesterday")}
+		}},
+		"ErrRecordedAtFuture": {"recorded_at", func(now time.Time) engine.LocationInput {
+			return engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0), RecordedAt: at(now.Add(2*time.Minute + time.Second))}
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newTeamFixture(t)
+			_, err := move(f, f.opP, f.team.ID, f.operatorMember, tc.in(f.clock.Now()))
+			AssertInvalid(t, err, tc.field)
+		})
+	}
+}
+
+func TestEngine_Teams(t *testing.T) {
+	f := newTeamFixture(t)
+	for _, in := range []engine.TeamInput{
+		{Name: "Charlie", Verticals: []string{"gov"}, ZoneCode: "PAR-01"},
+		{Name: "Bravo", Verticals: []string{"healthcare", "gov"}},
+		{Name: "Delta", Verticals: []string{"banking"}, ZoneCode: "PAR-01"},
+	} {
+		if _, err := createTeam(f.e, f.tenant.ID, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Status: ptr(engine.TeamOffDuty)}); err != nil {
+		t.Fatal(err)
+	}
+	reader := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: engine.NewID(), Role: engine.RoleCorporateClient}
+	list := func(flt engine.TeamFilter, page engine.Page) ([]string, string) {
+		t.Helper()
+		teams, next, err := f.e.Teams(context.Background(), reader, flt, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, tm := range teams {
+			out = append(out, tm.Name)
+		}
+		return out, next
+	}
+	for _, c := range []struct {
+		f    engine.TeamFilter
+		want []string
+	}{
+		{engine.TeamFilter{}, []string{"Alpha", "Bravo", "Charlie", "Delta"}},
+		{engine.TeamFilter{Status: engine.TeamAvailable}, []string{"Bravo", "Charlie", "Delta"}},
+		{engine.TeamFilter{Status: engine.TeamOffDuty}, []string{"Alpha"}},
+		{engine.TeamFilter{ZoneCode: "PAR-01"}, []string{"Charlie", "Delta"}},
+		{engine.TeamFilter{Vertical: "gov"}, []string{"Bravo", "Charlie"}},
+		{engine.TeamFilter{Vertical: "gov", ZoneCode: "PAR-01"}, []string{"Charlie"}},
+		{engine.TeamFilter{Status: engine.TeamOnMission}, []string{}},
+	} {
+		if got, next := list(c.f, engine.Page{}); !slices.Equal(got, c.want) || next != "" {
+			t.Errorf("filter %+v: %v (next %q), want %v", c.f, got, next, c.want)
+		}
+	}
+	p1, next := list(engine.TeamFilter{}, engine.Page{Limit: 3})
+	if !slices.Equal(p1, []string{"Alpha", "Bravo", "Charlie"}) || next == "" {
+		t.Fatalf("page 1: %v %q", p1, next)
+	}
+	p2, next2 := list(engine.TeamFilter{}, engine.Page{Limit: 3, Cursor: next})
+	if !slices.Equal(p2, []string{"Delta"}) || next2 != "" {
+		t.Fatalf("page 2: %v %q", p2, next2)
+	}
+	if _, _, err := f.e.Teams(context.Background(), reader, engine.TeamFilter{Status: "busy"}, engine.Page{}); err != nil {
+		AssertInvalid(t, err, "status")
+	} else {
+		t.Fatal("an unknown status filter was accepted")
+	}
+	_, _, err := f.e.Teams(context.Background(), reader, engine.TeamFilter{}, engine.Page{Cursor: "!!"})
+	AssertInvalid(t, err, "cursor")
+	_, _, err = f.e.Teams(context.Background(), f.opP, engine.TeamFilter{}, engine.Page{})
+	AssertKind(t, err, engine.KindForbidden)
+	other, _, err := f.e.Teams(context.Background(), f.otherTenant, engine.TeamFilter{}, engine.Page{})
+	if err != nil || len(other) != 0 {
+		t.Fatalf("other tenant's teams: %v, %v", other, err)
+	}
+	if _, err := f.e.Team(context.Background(), f.otherTenant, f.team.ID); err == nil {
+		t.Fatal("another tenant read the team")
+	} else {
+		AssertKind(t, err, engine.KindNotFound)
+	}
+	_, err = f.e.Team(context.Background(), f.opP, f.team.ID)
+	AssertKind(t, err, engine.KindForbidden)
 }

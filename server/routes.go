@@ -24,6 +24,10 @@ type route struct {
 	h            handler
 	// allowSuspended lets a suspended tenant through (GET /v1/tenant/me only).
 	allowSuspended bool
+	// fallback puts the route in a second router, tried when the first finds no route:
+	// httprouter v1.3 refuses a parameter segment where a route of the same method has a
+	// static one (POST /v1/teams/:id/members beside POST /v1/teams/dispatch).
+	fallback bool
 }
 
 // routeTable lists every route of the API in one place.
@@ -69,34 +73,55 @@ func (s *Server) routeTable() []route {
 		{method: "DELETE", path: "/v1/webhooks/:id", perm: engine.PermWebhooksManage, h: s.handleDeleteWebhook},
 		{method: "GET", path: "/v1/webhooks/:id/deliveries", perm: engine.PermWebhooksManage, h: s.handleWebhookDeliveries},
 
+		// missions
+		{method: "GET", path: "/v1/missions", perm: engine.PermMissionsView, h: s.handleListMissions},
+		{method: "GET", path: "/v1/missions/:id", perm: engine.PermMissionsView, h: s.handleGetMission},
+		{method: "PATCH", path: "/v1/missions/:id/status", perm: authenticated, h: s.handleMissionStatus},
+
 		// dispatch score
 		{method: "POST", path: "/v1/teams/dispatch/score", perm: engine.PermDispatchAssign, h: s.handleScore},
 
 		// parsers
 		{method: "GET", path: "/v1/parsers", perm: engine.PermEventsRead, h: s.handleParsers},
+
+		// teams
+		{method: "POST", path: "/v1/teams", perm: engine.PermTeamsManage, h: s.handleCreateTeam},
+		{method: "GET", path: "/v1/teams", perm: engine.PermTeamsRead, h: s.handleListTeams},
+		{method: "GET", path: "/v1/teams/:id", perm: engine.PermTeamsRead, h: s.handleGetTeam},
+		{method: "PATCH", path: "/v1/teams/:id", perm: engine.PermTeamsManage, h: s.handleUpdateTeam},
+		{method: "POST", path: "/v1/teams/:id/members", perm: engine.PermTeamsManage, h: s.handleAddTeamMember, fallback: true},
+		{method: "PATCH", path: "/v1/teams/:id/members/:memberId/location", perm: authenticated, h: s.handleUpdateMemberLocation},
 	}
 }
 
 // routes builds the router: every route wrapped once, and 404, 405 and panics answered
-// by the same error writer.
+// by the same error writer. Routes marked fallback live in a second router that serves
+// what the first does not find.
 func (s *Server) routes() http.Handler {
-	rt := httprouter.New()
-	rt.RedirectTrailingSlash = false
-	rt.RedirectFixedPath = false
-	rt.HandleOPTIONS = false
-	for _, rte := range s.routeTable() {
-		rt.Handle(rte.method, rte.path, s.wrap(rte))
+	rt, fb := httprouter.New(), httprouter.New()
+	for _, router := range []*httprouter.Router{rt, fb} {
+		router.RedirectTrailingSlash = false
+		router.RedirectFixedPath = false
+		router.HandleOPTIONS = false
+		router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.writeError(w, r, engine.Errorf(engine.KindMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
+		})
+		router.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
+			s.log.Error("panic", "request_id", requestID(r), "panic", v)
+			s.writeError(w, r, engine.Internal(nil))
+		}
 	}
-	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	for _, rte := range s.routeTable() {
+		if rte.fallback {
+			fb.Handle(rte.method, rte.path, s.wrap(rte))
+		} else {
+			rt.Handle(rte.method, rte.path, s.wrap(rte))
+		}
+	}
+	rt.NotFound = fb
+	fb.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, engine.Errorf(engine.KindNotFound, "no such route: %s %s", r.Method, r.URL.Path))
 	})
-	rt.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, engine.Errorf(engine.KindMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
-	})
-	rt.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
-		s.log.Error("panic", "request_id", requestID(r), "panic", v)
-		s.writeError(w, r, engine.Internal(nil))
-	}
 	return s.withRequest(rt)
 }
 

@@ -1,0 +1,388 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+)
+
+// maxFeedbackBytes bounds the feedback object of a status update.
+const maxFeedbackBytes = 16 << 10
+
+// missionStatusHook is the webhook event of a mission status update.
+const missionStatusHook = "mission.status_updated"
+
+// MissionQuery is the query of GET /v1/missions; empty fields do not filter.
+type MissionQuery struct {
+	Status string
+	TeamID string
+	// MemberID keeps the missions of the teams that member belongs to.
+	MemberID string
+	EventID  string
+	Origin   string
+}
+
+// MissionStatusInput is the body of PATCH /v1/missions/:id/status (and the payload of a
+// device's mission_status item).
+type MissionStatusInput struct {
+	Status string `json:"status"`
+	// Feedback is an optional JSON object, opaque to the service (null counts as absent).
+	Feedback json.RawMessage `json:"feedback"`
+}
+
+// MissionStatusUpdate is the payload of the mission.status_updated webhook.
+type MissionStatusUpdate struct {
+	MissionID string          `json:"mission_id"`
+	Status    string          `json:"status"`
+	Feedback  json.RawMessage `json:"feedback"`
+	EventID   string          `json:"event_id"`
+	TeamID    string          `json:"team_id"`
+	At        Time            `json:"at"`
+}
+
+// teamRestricted reports whether p sees and moves only the missions of its own teams: a
+// user who holds missions:receive but not missions:manage (a field operator). API keys
+// are no team's members and are never restricted this way.
+func teamRestricted(p Principal) bool {
+	return !p.IsKey() && p.Can(PermMissionsReceive) && !p.Can(PermMissionsManage)
+}
+
+// ownTeamIDs lists the teams of the tenant with a member whose user_id is the user's.
+func ownTeamIDs(tx Tx, tenantID, userID string) ([]string, error) {
+	out := []string{}
+	if userID == "" {
+		return out, nil
+	}
+	teams, err := tx.Teams(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range teams {
+		if slices.ContainsFunc(t.Members, func(m Member) bool { return m.UserID == userID }) {
+			out = append(out, t.ID)
+		}
+	}
+	return out, nil
+}
+
+// intersectIDs narrows a team filter (nil: any team) to the ids of more.
+func intersectIDs(have, more []string) []string {
+	if have == nil {
+		return more
+	}
+	out := []string{}
+	for _, id := range have {
+		if slices.Contains(more, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// checkQueryID checks an optional id filter: a malformed id is a validation error.
+func checkQueryID(field, v string) error {
+	if v != "" && !ValidID(v) {
+		return Invalid(field, "%s must be a UUID", field)
+	}
+	return nil
+}
+
+// Missions lists a page of p's tenant's missions matching q, newest first (GET
+// /v1/missions); the string is the next cursor ("" at the end). It needs missions:view.
+// A field operator (see teamRestricted) sees only the missions of the teams it is a
+// member of. An unknown status, or a team_id, member_id or event_id that is no UUID, is a
+// validation error naming the parameter; an id that names nothing lists nothing.
+func (e *Engine) Missions(ctx context.Context, p Principal, q MissionQuery, pg Page) ([]Mission, string, error) {
+	if err := p.Require(PermMissionsView); err != nil {
+		return nil, "", err
+	}
+	if q.Status != "" && !ValidMissionState(q.Status) {
+		return nil, "", Invalid("status", "status must be one of %s", strings.Join(MissionStates, ", "))
+	}
+	for _, c := range [][2]string{{"team_id", q.TeamID}, {"member_id", q.MemberID}, {"event_id", q.EventID}} {
+		if err := checkQueryID(c[0], c[1]); err != nil {
+			return nil, "", err
+		}
+	}
+	f := MissionFilter{Status: q.Status, EventID: q.EventID, Origin: q.Origin}
+	if q.TeamID != "" {
+		f.TeamIDs = []string{q.TeamID}
+	}
+	var out []Mission
+	var next string
+	err := e.store.View(ctx, func(tx Tx) error {
+		if q.MemberID != "" {
+			teams, err := tx.Teams(p.TenantID)
+			if err != nil {
+				return err
+			}
+			ids := []string{}
+			for i := range teams {
+				if slices.ContainsFunc(teams[i].Members, func(m Member) bool { return m.ID == q.MemberID }) {
+					ids = append(ids, teams[i].ID)
+				}
+			}
+			f.TeamIDs = intersectIDs(f.TeamIDs, ids)
+		}
+		if teamRestricted(p) {
+			own, err := ownTeamIDs(tx, p.TenantID, p.UserID)
+			if err != nil {
+				return err
+			}
+			f.TeamIDs = intersectIDs(f.TeamIDs, own)
+		}
+		var err error
+		out, next, err = tx.Missions(p.TenantID, f, pg)
+		return err
+	})
+	return out, next, err
+}
+
+// Mission returns one mission of p's tenant with its history (GET /v1/missions/:id); it
+// needs missions:view. Another tenant's mission, and for a field operator another team's,
+// is not found.
+func (e *Engine) Mission(ctx context.Context, p Principal, id string) (*Mission, error) {
+	if err := p.Require(PermMissionsView); err != nil {
+		return nil, err
+	}
+	var m *Mission
+	err := e.store.View(ctx, func(tx Tx) (err error) {
+		m, err = e.visibleMission(tx, p, id)
+		return err
+	})
+	return m, err
+}
+
+// visibleMission reads a mission p may see: not found when it is another tenant's, or,
+// for a field operator, another team's.
+func (e *Engine) visibleMission(tx Tx, p Principal, id string) (*Mission, error) {
+	if !ValidID(id) {
+		return nil, NotFound("mission")
+	}
+	m, err := tx.Mission(p.TenantID, id)
+	if err != nil {
+		return nil, err
+	}
+	if teamRestricted(p) {
+		own, err := ownTeamIDs(tx, p.TenantID, p.UserID)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(own, m.TeamID) {
+			return nil, NotFound("mission")
+		}
+	}
+	return m, nil
+}
+
+// checkFeedback validates optional feedback: absent or null gives nil; anything else must
+// be a JSON object of at most 16 KiB, returned compacted.
+func checkFeedback(raw json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return nil, nil
+	}
+	if len(trimmed) > maxFeedbackBytes {
+		return nil, Invalid("feedback", "feedback must be at most %d KiB", maxFeedbackBytes>>10)
+	}
+	if trimmed[0] != '{' || !json.Valid(trimmed) {
+		return nil, Invalid("feedback", "feedback must be a JSON object")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, trimmed); err != nil {
+		return nil, Invalid("feedback", "feedback must be a JSON object")
+	}
+	return json.RawMessage(buf.Bytes()), nil
+}
+
+// UpdateMissionStatus moves a mission of p's tenant (PATCH /v1/missions/:id/status,
+// device sync, SMS replies) within tx, and returns it as stored. p needs missions:manage
+// or missions:receive (else forbidden); a field operator moves only the missions of its
+// own teams (another team's mission is not found). The move is checked by
+// NextMissionState. source is one of the MoveSource values. at is when the move happened
+// in the field (a device's captured_at); nil means now. A time more than MaxCaptureSkew
+// in the future is a validation error on captured_at; one in the near future counts as
+// now; one before the mission's last recorded move is invalid_transition.
+//
+// The move sets its timestamp (ack_at…) once, stores the feedback when given, appends to
+// the history (ACK from CREATED records SENT at the same instant first) and fires
+// mission.status_updated. COMPLETED and FAILED return the team to available (when it has
+// no other active mission) and close the event: COMPLETED always, FAILED when no other
+// mission of the event is still active.
+func (e *Engine) UpdateMissionStatus(tx Tx, p Principal, id string, in MissionStatusInput, source string, at *Time) (*Mission, error) {
+	canManage, canReceive := p.Can(PermMissionsManage), p.Can(PermMissionsReceive)
+	if !canManage && !canReceive {
+		return nil, Errorf(KindForbidden, "this operation needs the %s or %s permission", PermMissionsManage, PermMissionsReceive)
+	}
+	if strings.TrimSpace(in.Status) == "" {
+		return nil, Invalid("status", "status is required")
+	}
+	if !ValidMissionState(in.Status) {
+		return nil, Invalid("status", "status must be one of %s", strings.Join(MissionStates, ", "))
+	}
+	feedback, err := checkFeedback(in.Feedback)
+	if err != nil {
+		return nil, err
+	}
+	now := At(e.clock.Now())
+	if at != nil && at.Sub(now.Time) > MaxCaptureSkew {
+		return nil, Invalid("captured_at", "captured_at is more than %s in the future", MaxCaptureSkew)
+	}
+	m, err := e.visibleMission(tx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := NextMissionState(m.Status, in.Status, canManage, canReceive); err != nil {
+		return nil, err
+	}
+	last := m.CreatedAt
+	if n := len(m.History); n > 0 {
+		last = m.History[n-1].At
+	}
+	moveAt := now
+	if at != nil {
+		if at.Before(now.Time) {
+			moveAt = At(at.Time)
+		}
+		if moveAt.Before(last.Time) {
+			return nil, Errorf(KindInvalidTransition, "captured before the mission's last recorded move (%s at %s)",
+				m.Status, last.UTC().Format(TimeLayout))
+		}
+	} else if moveAt.Before(last.Time) {
+		// The last move came from a device whose clock runs slightly ahead: keep the
+		// history in order.
+		moveAt = last
+	}
+
+	actor := p.ActorID()
+	from := m.Status
+	if from == MissionCreated && in.Status == MissionAck {
+		m.History = append(m.History, MissionMove{From: MissionCreated, To: MissionSent, At: moveAt, Actor: actor, Source: source})
+		from = MissionSent
+	}
+	m.History = append(m.History, MissionMove{From: from, To: in.Status, At: moveAt, Actor: actor, Source: source, Feedback: feedback})
+	m.Status = in.Status
+	stamp := func(t **Time) {
+		if *t == nil {
+			v := moveAt
+			*t = &v
+		}
+	}
+	switch in.Status {
+	case MissionAck:
+		stamp(&m.AckAt)
+	case MissionOnRoute:
+		stamp(&m.OnRouteAt)
+	case MissionOnSite:
+		stamp(&m.OnSiteAt)
+	case MissionCompleted:
+		stamp(&m.CompletedAt)
+	case MissionFailed:
+		stamp(&m.FailedAt)
+	}
+	if feedback != nil {
+		m.Feedback = feedback
+	}
+	m.UpdatedAt = now
+	if err := tx.PutMission(p.TenantID, m); err != nil {
+		return nil, err
+	}
+	if MissionFinished(m.Status) {
+		if err := e.freeTeam(tx, p.TenantID, m, now); err != nil {
+			return nil, err
+		}
+		if err := e.closeEvent(tx, p.TenantID, m, moveAt, now); err != nil {
+			return nil, err
+		}
+	}
+	payload := MissionStatusUpdate{MissionID: m.ID, Status: m.Status, Feedback: feedback, EventID: m.EventID,
+		TeamID: m.TeamID, At: moveAt}
+	if payload.Feedback == nil {
+		payload.Feedback = json.RawMessage("null")
+	}
+	if err := e.Notify(tx, p.TenantID, missionStatusHook, payload); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// freeTeam returns the team of a finished mission to available, unless it is not on a
+// mission (off duty, or already freed) or another of its missions is still active.
+func (e *Engine) freeTeam(tx Tx, tenantID string, m *Mission, now Time) error {
+	t, err := tx.Team(tenantID, m.TeamID)
+	if IsKind(err, KindNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if t.Status != TeamOnMission {
+		return nil
+	}
+	others, _, err := tx.Missions(tenantID, MissionFilter{TeamIDs: []string{m.TeamID}}, Page{Limit: math.MaxInt})
+	if err != nil {
+		return err
+	}
+	for i := range others {
+		if others[i].ID != m.ID && others[i].Active() {
+			return nil
+		}
+	}
+	t.Status, t.UpdatedAt = TeamAvailable, now
+	return tx.PutTeam(tenantID, t)
+}
+
+// closeEvent closes the event of a finished mission (API.md, Mission rules): COMPLETED
+// closes it; FAILED closes it when no other mission of the event is still active. A
+// closed event stays closed with its first closed_at; its other missions go on.
+func (e *Engine) closeEvent(tx Tx, tenantID string, m *Mission, at, now Time) error {
+	ev, err := tx.Event(tenantID, m.EventID)
+	if IsKind(err, KindNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ev.Status == EventClosed {
+		return nil
+	}
+	if m.Status == MissionFailed {
+		missions, err := tx.MissionsOfEvent(tenantID, m.EventID)
+		if err != nil {
+			return err
+		}
+		for i := range missions {
+			if missions[i].ID != m.ID && missions[i].Active() {
+				return nil
+			}
+		}
+	}
+	ev.Status, ev.ClosedAt, ev.UpdatedAt = EventClosed, &at, now
+	return tx.PutEvent(tenantID, ev)
+}
+
+// MarkMissionSent records that a mission's notification reached its team through channel
+// (rest_full, sms or device), for the delivery engine: CREATED → SENT by the system
+// (actor NilID, source system) with channel_used set. A mission past CREATED is left
+// alone (nil); no webhook is fired.
+func (e *Engine) MarkMissionSent(tx Tx, tenantID, missionID, channel string) error {
+	m, err := tx.Mission(tenantID, missionID)
+	if err != nil {
+		return err
+	}
+	if m.Status != MissionCreated {
+		return nil
+	}
+	now := At(e.clock.Now())
+	at := now
+	if n := len(m.History); n > 0 && at.Before(m.History[n-1].At.Time) {
+		at = m.History[n-1].At
+	}
+	ch := channel
+	m.Status, m.ChannelUsed, m.UpdatedAt = MissionSent, &ch, now
+	m.History = append(m.History, MissionMove{From: MissionCreated, To: MissionSent, At: at, Actor: NilID, Source: MoveSourceSystem})
+	return tx.PutMission(tenantID, m)
+}

@@ -1,0 +1,45 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/julienschmidt/httprouter"
+)
+
+func (s *Server) handleListMissions(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	page, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	mq := engine.MissionQuery{Status: q.Get("status"), TeamID: q.Get("team_id"), MemberID: q.Get("member_id"),
+		EventID: q.Get("event_id"), Origin: q.Get("origin")}
+	missions, next, err := s.eng.Missions(r.Context(), principal(r), mq, page)
+	if err != nil {
+		return err
+	}
+	writeList(w, r, missions, next)
+	return nil
+}
+
+func (s *Server) handleGetMission(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	m, err := s.eng.Mission(r.Context(), principal(r), ps.ByName("id"))
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, m)
+}
+
+// handleMissionStatus moves a mission (PATCH /v1/missions/:id/status). The route admits
+// any authenticated caller: the engine asks for missions:manage or missions:receive.
+func (s *Server) handleMissionStatus(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	body, in, err := decodeBody[engine.MissionStatusInput](r)
+	if err != nil {
+		return err
+	}
+	id := ps.ByName("id")
+	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+		return s.eng.UpdateMissionStatus(tx, principal(r), id, in, engine.MoveSourceAPI, nil)
+	})
+}

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/julienschmidt/httprouter"
+)
+
+func (s *Server) handleCreateTeam(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	body, in, err := decodeBody[engine.TeamInput](r)
+	if err != nil {
+		return err
+	}
+	return s.write(w, r, body, http.StatusCreated, func(tx engine.Tx) (any, error) {
+		return s.eng.CreateTeamAs(tx, principal(r), in)
+	})
+}
+
+func (s *Server) handleUpdateTeam(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	body, in, err := decodeBody[engine.TeamPatch](r)
+	if err != nil {
+		return err
+	}
+	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+		return s.eng.UpdateTeam(tx, principal(r), ps.ByName("id"), in)
+	})
+}
+
+// handleAddTeamMember answers the team with its new member.
+func (s *Server) handleAddTeamMember(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	body, in, err := decodeBody[engine.MemberInput](r)
+	if err != nil {
+		return err
+	}
+	return s.write(w, r, body, http.StatusCreated, func(tx engine.Tx) (any, error) {
+		return s.eng.AddTeamMember(tx, principal(r), ps.ByName("id"), in)
+	})
+}
+
+// handleUpdateMemberLocation is routed as authenticated: the engine decides between
+// teams:manage and location:self (the caller's own member record).
+func (s *Server) handleUpdateMemberLocation(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	body, in, err := decodeBody[engine.LocationInput](r)
+	if err != nil {
+		return err
+	}
+	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+		return s.eng.UpdateMemberLocation(tx, principal(r), ps.ByName("id"), ps.ByName("memberId"), in)
+	})
+}
+
+// handleListTeams answers GET /v1/teams, filtered by ?status, ?zone_code and ?vertical.
+func (s *Server) handleListTeams(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	page, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := engine.TeamFilter{Status: q.Get("status"), ZoneCode: q.Get("zone_code"), Vertical: q.Get("vertical")}
+	teams, next, err := s.eng.Teams(r.Context(), principal(r), f, page)
+	if err != nil {
+		return err
+	}
+	writeList(w, r, teams, next)
+	return nil
+}
+
+func (s *Server) handleGetTeam(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	t, err := s.eng.Team(r.Context(), principal(r), ps.ByName("id"))
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, t)
+}

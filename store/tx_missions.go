@@ -69,6 +69,9 @@ func (t *tx) Missions(tenantID string, f engine.MissionFilter, p engine.Page) ([
 	if f.TeamIDs != nil && len(f.TeamIDs) == 0 {
 		return out, "", nil
 	}
+	if len(f.TeamIDs) == 1 {
+		return t.teamMissions(tenantID, f, p)
+	}
 	c := b.Cursor()
 	var k, v []byte
 	if p.Cursor != "" {
@@ -94,6 +97,44 @@ func (t *tx) Missions(tenantID string, f engine.MissionFilter, p engine.Page) ([
 		}
 		out = append(out, m)
 		last = bytes.Clone(k)
+	}
+	return out, "", nil
+}
+
+// teamMissions walks one team's index newest first (mission ids are time-ordered).
+func (t *tx) teamMissions(tenantID string, f engine.MissionFilter, p engine.Page) ([]engine.Mission, string, error) {
+	tb, err := t.tenant(tenantID)
+	if err != nil {
+		return nil, "", err
+	}
+	team, err := idKey(f.TeamIDs[0])
+	if err != nil {
+		return []engine.Mission{}, "", nil
+	}
+	bound := append(bytes.Clone(team), bytes.Repeat([]byte{0xff}, 16)...)
+	if p.Cursor != "" {
+		after, err := decodeCursor(p.Cursor, 16)
+		if err != nil {
+			return nil, "", err
+		}
+		bound = append(bytes.Clone(team), after...)
+	}
+	out := []engine.Mission{}
+	var last []byte
+	c := tb.Bucket(tbMissionsByTeam).Cursor()
+	for k, _ := seekBefore(c, bound); k != nil && bytes.HasPrefix(k, team); k, _ = c.Prev() {
+		m, err := t.Mission(tenantID, idString(k[16:]))
+		if err != nil {
+			return nil, "", err
+		}
+		if !f.Match(m) {
+			continue
+		}
+		if len(out) == p.Limit {
+			return out, encodeCursor(last), nil
+		}
+		out = append(out, *m)
+		last = bytes.Clone(k[16:])
 	}
 	return out, "", nil
 }

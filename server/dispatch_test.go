@@ -111,3 +111,31 @@ func TestDispatch_TwentyAtOnce(t *testing.T) {
 		t.Fatalf("statuses %v: want one 201 and nineteen 409", statuses)
 	}
 }
+
+func TestDispatch_AutoThroughEvents(t *testing.T) {
+	n := newNode(t)
+	f := n.addTenant("acme", "core")
+	admin := []string{"Authorization", n.login(f.emails["company_admin"])}
+	key := []string{"x-svc-api-key", f.key}
+	n.do("PATCH", "/v1/tenant/dispatch-settings", map[string]any{"dispatch_mode": true, "dispatch_threshold": 0.2}, admin...).want(http.StatusOK)
+	team := n.dispatchTeam(f, "Near", 48.9, 2.3)
+	first := n.do("POST", "/v1/events", eventBody("auto-1"), key...).want(http.StatusCreated)
+	d := first.obj("dispatch")
+	if d == nil || d["team_id"] != team.ID || d["mission_id"] == "" || d["score"].(float64) < 0.2 {
+		t.Fatalf("auto-dispatch answer: %s", first.raw)
+	}
+	mission := n.do("GET", "/v1/missions/"+d["mission_id"].(string), nil, admin...).want(http.StatusOK)
+	if mission.str("dispatched_by") != engine.NilID || mission.str("status") != "CREATED" {
+		t.Fatalf("auto-dispatched mission: %s", mission.raw)
+	}
+	// The only team is busy now: the next event needs a supervisor.
+	second := n.do("POST", "/v1/events", eventBody("auto-2"), key...).want(http.StatusCreated)
+	if second.body["requires_manual"] != true || second.body["dispatch"] != nil {
+		t.Fatalf("second event: %s", second.raw)
+	}
+	// A replay answers the original, dispatch included.
+	again := n.do("POST", "/v1/events", eventBody("auto-1"), key...).want(http.StatusCreated)
+	if string(again.raw) != string(first.raw) {
+		t.Fatalf("replay: %s", again.raw)
+	}
+}

@@ -143,10 +143,17 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 // notifyTeam tells a team of its mission: the team.dispatched webhooks (rest_full) and an
 // SMS to each member's phone. The first of them that succeeds moves the mission to SENT.
 func (e *Engine) notifyTeam(tx Tx, tenantID string, ev *Event, team *Team, d *Dispatch) error {
-	cfg, err := loadTenantConfig(tx, tenantID) // tx just changed the team: read afresh
+	// Only the tenant and its webhooks are needed: the cached configuration would be
+	// stale after every dispatch (the team's status changed) and reload every team.
+	t, err := tx.Tenant(tenantID)
 	if err != nil {
 		return err
 	}
+	hooks, err := tx.Webhooks(tenantID)
+	if err != nil {
+		return err
+	}
+	cfg := &tenantConfig{tenant: t, webhooks: hooks}
 	if _, err := e.webhookMessages(tx, cfg, HookTeamDispatched, outboxTag{missionID: d.MissionID}, d); err != nil {
 		return err
 	}

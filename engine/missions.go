@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"slices"
 	"strings"
 )
@@ -322,7 +321,9 @@ func (e *Engine) freeTeam(tx Tx, tenantID string, m *Mission, now Time) error {
 	if t.Status != TeamOnMission {
 		return nil
 	}
-	others, _, err := tx.Missions(tenantID, MissionFilter{TeamIDs: []string{m.TeamID}}, Page{Limit: math.MaxInt})
+	// Only an available team is dispatched, so another active mission of the team could
+	// only be among its newest: the walk stops there instead of reading its whole past.
+	others, _, err := tx.Missions(tenantID, MissionFilter{TeamIDs: []string{m.TeamID}}, Page{Limit: recentTeamMissions})
 	if err != nil {
 		return err
 	}
@@ -334,6 +335,9 @@ func (e *Engine) freeTeam(tx Tx, tenantID string, m *Mission, now Time) error {
 	t.Status, t.UpdatedAt = TeamAvailable, now
 	return tx.PutTeam(tenantID, t)
 }
+
+// recentTeamMissions bounds the look for a team's other active missions.
+const recentTeamMissions = 16
 
 // closeEvent closes the event of a finished mission (API.md, Mission rules): COMPLETED
 // closes it; FAILED closes it when no other mission of the event is still active. A

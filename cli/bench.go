@@ -53,6 +53,7 @@ type benchFlags struct {
 	insecure bool
 	ca       string
 	json     bool
+	workload string
 	// serverPID is the server process to measure (0: find it from --data's admin socket).
 	serverPID int
 }
@@ -61,7 +62,7 @@ func (a *app) newBenchCommand() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Load-test a running node with POST /v1/events and report throughput and latency",
+		Short: "Load-test a running node with POST /v1/events, or with dispatch cycles, and report throughput and latency",
 		Long: "Drive a running node with --conns keep-alive connections, each owned by one worker that posts\n" +
 			"realistic events back to back: about 500-byte bodies with a unique idempotency_key, a type,\n" +
 			"priority and vertical drawn like a dispatch site's traffic, and a payload near Lyon. Requests\n" +
@@ -77,11 +78,18 @@ func (a *app) newBenchCommand() *cobra.Command {
 			"With --server-pid, or with --data where the pid is read from the admin socket (Linux), the\n" +
 			"report adds the server's CPU time (utime+stime of /proc/PID/stat) and disk writes (write_bytes\n" +
 			"of /proc/PID/io) over the measured run, per request, and with --data the growth of\n" +
-			"DATA/fieldrelay.db.",
+			"DATA/fieldrelay.db.\n\n" +
+			"--workload lifecycle plays the field response instead: each worker creates its own team (one\n" +
+			"member near the events, the vertical of the events it posts) in its tenant, then loops over\n" +
+			"cycles of six requests: POST /v1/events, POST /v1/teams/dispatch of its team, and PATCH\n" +
+			"/v1/missions/:id/status ACK, ON_ROUTE, ON_SITE, COMPLETED (with feedback), which frees the team\n" +
+			"for the next cycle. The report adds cycles per second, the cycle's latency, and requests,\n" +
+			"errors and latency per step; --count counts cycles.",
 		Example: `  fieldrelay bench --data /var/lib/fieldrelay --tenants 8 --conns 64 --duration 30s
   fieldrelay bench --url https://node.example:8443 --ca node-ca.pem --api-key fr_live_… --api-key fr_live_… --count 100000
   fieldrelay bench --url http://127.0.0.1:8080 --api-key "$KEY" --conns 16 --duration 10s --json
-  fieldrelay bench --url http://127.0.0.1:8080 --api-key "$KEY" --server-pid "$(pgrep -x fieldrelay)"`,
+  fieldrelay bench --url http://127.0.0.1:8080 --api-key "$KEY" --server-pid "$(pgrep -x fieldrelay)"
+  fieldrelay bench --url http://127.0.0.1:8080 --data ./data --tenants 4 --conns 32 --duration 10s --workload lifecycle`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -94,7 +102,7 @@ func (a *app) newBenchCommand() *cobra.Command {
 	fl.StringVar(&f.path, "path", "/v1/events", "path that the events are posted to")
 	fl.IntVar(&f.conns, "conns", 64, "keep-alive connections, one worker each")
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "length of the measured run (after the warm-up)")
-	fl.Int64Var(&f.count, "count", 0, "measured requests to send, then stop (wins over --duration)")
+	fl.Int64Var(&f.count, "count", 0, "measured requests to send, then stop (wins over --duration; cycles with --workload lifecycle)")
 	fl.DurationVar(&f.warmup, "warmup", time.Second, "warm-up before the measured run, left out of the figures")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of one request")
 	fl.StringSliceVar(&f.apiKeys, "api-key", nil, "API key to send as x-svc-api-key (repeat, or comma-separate, to rotate over several; wins over --data)")
@@ -103,6 +111,7 @@ func (a *app) newBenchCommand() *cobra.Command {
 	fl.BoolVar(&f.insecure, "insecure", false, "skip the verification of the node's TLS certificate")
 	fl.StringVar(&f.ca, "ca", "", "PEM file of the CA (or self-signed certificate) to trust (default with --data: DATA/tls/cert.pem when it exists)")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
+	fl.StringVar(&f.workload, "workload", benchWorkloadEvents, "what each worker loops over: events (POST /v1/events) or lifecycle (event, dispatch of its own team, ACK, ON_ROUTE, ON_SITE, COMPLETED)")
 	fl.IntVar(&f.serverPID, "server-pid", 0, "pid of the server: report its CPU time and disk writes per request from /proc/PID (Linux; default with --data: the pid behind DATA/admin.sock)")
 	return cmd
 }
@@ -110,6 +119,11 @@ func (a *app) newBenchCommand() *cobra.Command {
 // benchConfig is a validated bench run.
 type benchConfig struct {
 	target   string // URL the events are posted to
+	base     string // URL of the node, without a trailing slash
+	workload string // benchWorkloadEvents or benchWorkloadLifecycle
+	// teams are the lifecycle teams of the workers, by worker id (made by
+	// createBenchTeams; a worker without one creates it on its first cycle).
+	teams    []string
 	conns    int
 	duration time.Duration
 	count    int64 // 0: run for duration
@@ -143,6 +157,12 @@ func (a *app) runBenchCommand(cmd *cobra.Command, f *benchFlags) error {
 		}
 		fmt.Fprintf(errOut, "created %d mission-critical tenants: %s\n", len(created), strings.Join(created, ", "))
 	}
+	if cfg.workload == benchWorkloadLifecycle {
+		if cfg.teams, err = createBenchTeams(ctx, cfg); err != nil {
+			return err
+		}
+		fmt.Fprintf(errOut, "created %d teams, one per worker\n", len(cfg.teams))
+	}
 	cfg.probe = newServerProbe(ctx, f.serverPID, f.data)
 	rep := runBench(ctx, cfg, errOut)
 	rep.TenantsCreated = created
@@ -164,7 +184,13 @@ func (f *benchFlags) config() (*benchConfig, error) {
 	if !strings.HasPrefix(f.path, "/") {
 		return nil, engine.Invalid("path", "--path must start with /")
 	}
-	cfg.target = strings.TrimRight(f.url, "/") + f.path
+	cfg.base = strings.TrimRight(f.url, "/")
+	cfg.target = cfg.base + f.path
+	switch cfg.workload = strings.TrimSpace(f.workload); cfg.workload {
+	case benchWorkloadEvents, benchWorkloadLifecycle:
+	default:
+		return nil, engine.Invalid("workload", "--workload must be %s or %s, not %q", benchWorkloadEvents, benchWorkloadLifecycle, f.workload)
+	}
 	switch {
 	case f.conns < 1 || f.conns > 100000:
 		return nil, engine.Invalid("conns", "--conns must be between 1 and 100000")
@@ -288,6 +314,7 @@ func createBenchTenants(ctx context.Context, dataDir, runID string, n int) (slug
 // benchReport is what a run measured; it is the JSON of --json.
 type benchReport struct {
 	URL               string            `json:"url"`
+	Workload          string            `json:"workload"`
 	Conns             int               `json:"conns"`
 	ConnectionsOpened uint64            `json:"connections_opened"`
 	Tenants           int               `json:"tenants"` // API keys rotated over
@@ -305,13 +332,19 @@ type benchReport struct {
 	RequestsPerSec    float64           `json:"requests_per_sec"`
 	LatencyMS         latencySummary    `json:"latency_ms"` // of the 201 answers
 	BodyBytes         int               `json:"body_bytes"`
+	// Lifecycle holds the cycles and the figures of each step, with --workload lifecycle.
+	Lifecycle *benchLifecycleReport `json:"lifecycle,omitempty"`
 	// Server is what the server process and its database file did over the measured run,
 	// with --server-pid or --data.
 	Server *benchServerReport `json:"server,omitempty"`
 }
 
 func (r *benchReport) printText(w io.Writer) {
-	fmt.Fprintf(w, "fieldrelay bench: POST %s\n", r.URL)
+	if r.Lifecycle != nil {
+		fmt.Fprintf(w, "fieldrelay bench: lifecycle workload, POST %s then dispatch and four mission moves\n", r.URL)
+	} else {
+		fmt.Fprintf(w, "fieldrelay bench: POST %s\n", r.URL)
+	}
 	fmt.Fprintf(w, "  conns:       %d (%d connections opened)\n", r.Conns, r.ConnectionsOpened)
 	tenants := fmt.Sprintf("%d (one per API key given)", r.Tenants)
 	if len(r.TenantsCreated) > 0 {
@@ -322,7 +355,13 @@ func (r *benchReport) printText(w io.Writer) {
 	if r.Interrupted {
 		stopped = ", interrupted"
 	}
+	if r.Lifecycle != nil {
+		r.Lifecycle.printTeams(w)
+	}
 	fmt.Fprintf(w, "  duration:    %.2fs (warm-up %.2fs excluded%s)\n", r.DurationSeconds, r.WarmupSeconds, stopped)
+	if r.Lifecycle != nil {
+		r.Lifecycle.printCycles(w)
+	}
 	fmt.Fprintf(w, "  requests:    %d (%d ok, %d-byte bodies)\n", r.Requests, r.OK, r.BodyBytes)
 	fmt.Fprintf(w, "  errors:      %d", r.Errors)
 	var kinds []string
@@ -343,6 +382,9 @@ func (r *benchReport) printText(w io.Writer) {
 	l := r.LatencyMS
 	fmt.Fprintf(w, "  latency ms:  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f  (min %.2f, mean %.2f, of %d ok)\n",
 		l.P50, l.P90, l.P99, l.Max, l.Min, l.Mean, r.OK)
+	if r.Lifecycle != nil {
+		r.Lifecycle.printSteps(w)
+	}
 	if r.Server != nil {
 		r.Server.printText(w)
 	}
@@ -361,11 +403,16 @@ type benchWorker struct {
 	errs  atomic.Uint64 // measured errors
 	warm  atomic.Uint64 // warm-up requests completed
 	dials atomic.Uint64 // connections opened
+	// cycles counts measured lifecycle cycles whose six requests all succeeded.
+	cycles atomic.Uint64
 
-	hist      latencyHistogram // latencies of 201 answers
+	hist      latencyHistogram // latencies of 201 answers (of every step's success with --workload lifecycle)
 	byStatus  map[int]uint64
 	transport map[string]uint64
 	examples  map[string]string
+
+	// lc is the worker's lifecycle state and figures, with --workload lifecycle.
+	lc *benchLifecycleWorker
 }
 
 // benchRun is the state the workers share.
@@ -422,7 +469,11 @@ func runBench(ctx context.Context, cfg *benchConfig, progress io.Writer) *benchR
 	}
 	var wg sync.WaitGroup
 	for _, w := range workers {
-		wg.Go(func() { w.loop(r) })
+		if w.lc != nil {
+			wg.Go(func() { w.lifecycleLoop(r) })
+		} else {
+			wg.Go(func() { w.loop(r) })
+		}
 	}
 	wg.Wait()
 	end := time.Now()
@@ -473,6 +524,9 @@ func newBenchWorker(id int, cfg *benchConfig, rng *mrand.Rand) *benchWorker {
 		Transport:     w.tr,
 		Timeout:       cfg.timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	if cfg.workload == benchWorkloadLifecycle {
+		w.lc = newBenchLifecycleWorker(id, cfg)
 	}
 	return w
 }
@@ -578,11 +632,12 @@ func (r *benchRun) progress(w io.Writer, start time.Time, workers []*benchWorker
 			}
 			return
 		case now := <-t.C:
-			var done, errs, warm uint64
+			var done, errs, warm, cycles uint64
 			for _, wk := range workers {
 				done += wk.done.Load()
 				errs += wk.errs.Load()
 				warm += wk.warm.Load()
+				cycles += wk.cycles.Load()
 			}
 			rate := float64(done+warm-last) / now.Sub(lastAt).Seconds()
 			last, lastAt = done+warm, now
@@ -596,6 +651,15 @@ func (r *benchRun) progress(w io.Writer, start time.Time, workers []*benchWorker
 			}
 			line := fmt.Sprintf("%6.1fs  requests %s  %.0f req/s  errors %d%s",
 				now.Sub(start).Seconds(), requests, rate, errs, phase)
+			if r.cfg.workload == benchWorkloadLifecycle {
+				// --count counts cycles here.
+				c := strconv.FormatUint(cycles, 10)
+				if r.cfg.count > 0 {
+					c += "/" + strconv.FormatInt(r.cfg.count, 10)
+				}
+				line = fmt.Sprintf("%6.1fs  cycles %s  requests %d  %.0f req/s  errors %d%s",
+					now.Sub(start).Seconds(), c, done, rate, errs, phase)
+			}
 			if r.cfg.tty {
 				fmt.Fprintf(w, "\r%-78s", line)
 			} else {
@@ -609,7 +673,7 @@ func (r *benchRun) progress(w io.Writer, start time.Time, workers []*benchWorker
 // report merges the workers' figures.
 func (r *benchRun) report(workers []*benchWorker, end time.Time) *benchReport {
 	cfg := r.cfg
-	rep := &benchReport{URL: cfg.target, Conns: cfg.conns, Tenants: len(cfg.keys), RunID: cfg.runID,
+	rep := &benchReport{URL: cfg.target, Workload: cfg.workload, Conns: cfg.conns, Tenants: len(cfg.keys), RunID: cfg.runID,
 		WarmupSeconds: cfg.warmup.Seconds(), Interrupted: r.ctx.Err() != nil,
 		ErrorsByStatus: map[string]uint64{}, TransportErrors: map[string]uint64{}, TransportExamples: map[string]string{},
 		BodyBytes: benchBodySize}
@@ -635,6 +699,9 @@ func (r *benchRun) report(workers []*benchWorker, end time.Time) *benchReport {
 		rep.RequestsPerSec = math.Round(float64(rep.Requests)/elapsed.Seconds()*100) / 100
 	}
 	rep.LatencyMS = hist.summary()
+	if cfg.workload == benchWorkloadLifecycle {
+		rep.Lifecycle = lifecycleReport(workers, len(cfg.teams), rep.DurationSeconds)
+	}
 	return rep
 }
 
@@ -698,7 +765,13 @@ var benchSeverities = []string{"critical", "high", "medium", "low"}
 // event builds the worker's next event, benchBodySize bytes long, and advances its counter.
 func (w *benchWorker) event(runID string) []byte {
 	rng := w.rng
-	et := benchEventTypes[rng.IntN(len(benchEventTypes))]
+	var ti int
+	if w.lc != nil { // the events of the worker's vertical, which its team serves
+		ti = w.lc.vertical.types[rng.IntN(len(w.lc.vertical.types))]
+	} else {
+		ti = rng.IntN(len(benchEventTypes))
+	}
+	et := benchEventTypes[ti]
 	prio, p := "normal", rng.IntN(100)
 	for _, bp := range benchPriorities {
 		if p < bp.weight {

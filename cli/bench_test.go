@@ -409,6 +409,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{"duration", []string{"bench", "--api-key", "k", "--duration", "0s"}},
 		{"tenants", []string{"bench", "--data", "x", "--tenants", "0"}},
 		{"server-pid", []string{"bench", "--api-key", "k", "--server-pid", "-1"}},
+		{"workload", []string{"bench", "--api-key", "k", "--workload", "dispatch"}},
 		{"ca", []string{"bench", "--api-key", "k", "--ca", filepath.Join(t.TempDir(), "missing.pem")}},
 	} {
 		e := runJSONError(t, a, "", c.args...)
@@ -674,4 +675,395 @@ func TestBenchServerFigures(t *testing.T) {
 		t.Errorf("a pid that is gone: %+v %s", rep, benchJSON(t, rep.Server))
 	}
 	node.check(t)
+}
+
+// fakeFieldNode is an httptest server that plays the field-response API minimally, with
+// its state in maps: POST /v1/events, POST /v1/teams, POST /v1/teams/dispatch, PATCH
+// /v1/missions/:id/status (the lifecycle, ACK straight from CREATED, FAILED from any open
+// state, COMPLETED and FAILED free the team and close the event) and GET /v1/missions/:id.
+// It answers failStatus, without any effect, to every failEvery-th request of failStep,
+// and 403 to POST /v1/teams when refuseTeams is set. It does not use the engine.
+type fakeFieldNode struct {
+	srv         *httptest.Server
+	failStep    string
+	failEvery   int
+	failStatus  int
+	refuseTeams bool
+
+	mu       sync.Mutex
+	seq      int
+	events   map[string]*fakeEvent
+	teams    map[string]*fakeTeam
+	missions map[string]*fakeMission
+	steps    map[string]int // requests by step name
+	failed   map[string]int // injected failures by step name
+	problems []string
+}
+
+type fakeEvent struct {
+	key, vertical string
+	closed        bool
+}
+
+type fakeTeam struct {
+	key, name, vertical, status string
+}
+
+type fakeMission struct {
+	event, team, status string
+	feedback            map[string]any
+}
+
+func startFakeFieldNode(t *testing.T) *fakeFieldNode {
+	t.Helper()
+	n := &fakeFieldNode{events: map[string]*fakeEvent{}, teams: map[string]*fakeTeam{}, missions: map[string]*fakeMission{},
+		steps: map[string]int{}, failed: map[string]int{}}
+	n.srv = httptest.NewServer(http.HandlerFunc(n.handle))
+	t.Cleanup(n.srv.Close)
+	return n
+}
+
+// fakeMoves are the moves the fake node allows, besides FAILED from any open state.
+var fakeMoves = map[string]string{"CREATED": "ACK", "ACK": "ON_ROUTE", "ON_ROUTE": "ON_SITE", "ON_SITE": "COMPLETED"}
+
+func (n *fakeFieldNode) handle(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	key := r.Header.Get("x-svc-api-key")
+	answer := func(status int, body any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(body)
+	}
+	fail := func(status int, code string) { answer(status, map[string]string{"error": code, "message": code}) }
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	problem := func(format string, args ...any) { n.problems = append(n.problems, fmt.Sprintf(format, args...)) }
+	if r.Header.Get("Content-Type") != "application/json" || key == "" {
+		problem("%s %s: content type %q, key %q", r.Method, r.URL.Path, r.Header.Get("Content-Type"), key)
+	}
+	n.seq++
+	id := fmt.Sprintf("0190a0b0-0000-7000-8000-%012d", n.seq)
+
+	// step names the request as the report does, for injected failures and counts.
+	step := ""
+	var move struct {
+		Status   string         `json:"status"`
+		Feedback map[string]any `json:"feedback"`
+	}
+	missionID, isMove := strings.CutPrefix(r.URL.Path, "/v1/missions/")
+	missionID, isMove = strings.CutSuffix(missionID, "/status")
+	switch {
+	case r.Method == "POST" && r.URL.Path == "/v1/events":
+		step = "event"
+	case r.Method == "POST" && r.URL.Path == "/v1/teams/dispatch":
+		step = "dispatch"
+	case r.Method == "PATCH" && isMove:
+		if err := json.Unmarshal(raw, &move); err != nil {
+			problem("PATCH %s: %v", r.URL.Path, err)
+		}
+		step = strings.ToLower(move.Status)
+	}
+	if step != "" {
+		n.steps[step]++
+		if step == n.failStep && n.failEvery > 0 && n.steps[step]%n.failEvery == 0 {
+			n.failed[step]++
+			fail(n.failStatus, "injected")
+			return
+		}
+	}
+
+	switch {
+	case step == "event":
+		var ev struct {
+			Vertical string `json:"vertical"`
+			Payload  struct {
+				Lat float64 `json:"lat"`
+				Lng float64 `json:"lng"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal(raw, &ev); err != nil || len(raw) != benchBodySize || ev.Payload.Lat < 45.7 || ev.Payload.Lat > 45.8 {
+			problem("event body: %v: %s", err, raw)
+		}
+		n.events[id] = &fakeEvent{key: key, vertical: ev.Vertical}
+		answer(http.StatusCreated, map[string]string{"event_id": id, "status": "delivered"})
+
+	case r.Method == "POST" && r.URL.Path == "/v1/teams":
+		if n.refuseTeams {
+			fail(http.StatusForbidden, "forbidden")
+			return
+		}
+		var in engine.TeamInput
+		if err := json.Unmarshal(raw, &in); err != nil || in.Name == "" || len(in.Verticals) != 1 || len(in.Equipment) == 0 ||
+			len(in.Members) != 1 || in.Members[0].Lat == nil || in.Members[0].Lng == nil ||
+			math.Abs(*in.Members[0].Lat-45.75) > 0.05 || math.Abs(*in.Members[0].Lng-4.85) > 0.05 {
+			problem("team body: %v: %s", err, raw)
+			fail(http.StatusBadRequest, "validation_error")
+			return
+		}
+		n.teams[id] = &fakeTeam{key: key, name: in.Name, vertical: in.Verticals[0], status: "available"}
+		answer(http.StatusCreated, map[string]any{"id": id, "name": in.Name, "status": "available"})
+
+	case step == "dispatch":
+		var in struct {
+			EventID string `json:"event_id"`
+			TeamID  string `json:"team_id"`
+		}
+		_ = json.Unmarshal(raw, &in)
+		ev, team := n.events[in.EventID], n.teams[in.TeamID]
+		switch {
+		case ev == nil || team == nil || ev.key != key || team.key != key:
+			problem("dispatch of an unknown event or team, or another tenant's: %s", raw)
+			fail(http.StatusNotFound, "not_found")
+		case ev.closed:
+			problem("dispatch to a closed event: %s", raw)
+			fail(http.StatusConflict, "event_closed")
+		case team.status != "available":
+			problem("dispatch of a busy team: %s", raw)
+			fail(http.StatusConflict, "team_unavailable")
+		default:
+			if ev.vertical != team.vertical {
+				problem("team %s (%s) sent to a %s event", team.name, team.vertical, ev.vertical)
+			}
+			team.status = "on_mission"
+			n.missions[id] = &fakeMission{event: in.EventID, team: in.TeamID, status: "CREATED"}
+			answer(http.StatusCreated, map[string]string{"id": id, "event_id": in.EventID, "team_id": in.TeamID, "mission_id": id})
+		}
+
+	case r.Method == "PATCH" && isMove:
+		m := n.missions[missionID]
+		switch {
+		case m == nil || n.teams[m.team].key != key:
+			problem("move of an unknown mission %s", missionID)
+			fail(http.StatusNotFound, "not_found")
+		case m.status == "COMPLETED" || m.status == "FAILED":
+			fail(http.StatusConflict, "mission_closed")
+		case move.Status != "FAILED" && fakeMoves[m.status] != move.Status:
+			problem("move %s → %s", m.status, move.Status)
+			fail(http.StatusConflict, "invalid_transition")
+		default:
+			m.status = move.Status
+			if move.Feedback != nil {
+				m.feedback = move.Feedback
+			}
+			if move.Status == "COMPLETED" || move.Status == "FAILED" {
+				if note, _ := move.Feedback["note"].(string); note == "" {
+					problem("%s without a feedback note: %s", move.Status, raw)
+				}
+				n.teams[m.team].status = "available"
+				n.events[m.event].closed = true
+			}
+			answer(http.StatusOK, map[string]any{"id": missionID, "status": m.status, "feedback": m.feedback})
+		}
+
+	case r.Method == "GET" && strings.HasPrefix(r.URL.Path, "/v1/missions/"):
+		if m := n.missions[strings.TrimPrefix(r.URL.Path, "/v1/missions/")]; m != nil {
+			answer(http.StatusOK, map[string]any{"status": m.status})
+			return
+		}
+		fail(http.StatusNotFound, "not_found")
+
+	default:
+		problem("unexpected %s %s", r.Method, r.URL.Path)
+		fail(http.StatusNotFound, "not_found")
+	}
+}
+
+// check fails on anything the node did not like and on a mission or team left open:
+// every cycle ends its mission. It returns the missions by status.
+func (n *fakeFieldNode) check(t *testing.T) map[string]int {
+	t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i, p := range n.problems {
+		if i == 5 {
+			t.Errorf("… and %d more", len(n.problems)-5)
+			break
+		}
+		t.Error(p)
+	}
+	byStatus := map[string]int{}
+	for _, m := range n.missions {
+		byStatus[m.status]++
+	}
+	if byStatus["COMPLETED"]+byStatus["FAILED"] != len(n.missions) {
+		t.Errorf("missions left open: %v", byStatus)
+	}
+	for id, tm := range n.teams {
+		if tm.status != "available" {
+			t.Errorf("team %s (%s) left %s", id, tm.name, tm.status)
+		}
+	}
+	return byStatus
+}
+
+func TestBenchLifecycleCount(t *testing.T) {
+	node := startFakeFieldNode(t)
+	rep := runBenchJSON(t, "--url", node.srv.URL, "--api-key", "k1,k2", "--conns", "4", "--count", "60",
+		"--warmup", "0", "--workload", "lifecycle")
+	missions := node.check(t)
+	lc := rep.Lifecycle
+	if rep.Workload != "lifecycle" || lc == nil {
+		t.Fatalf("report: %s", benchJSON(t, rep))
+	}
+	if lc.Cycles != 60 || lc.CyclesFailed != 0 || missions["COMPLETED"] != 60 || len(missions) != 1 {
+		t.Errorf("cycles %d failed %d, missions on the node %v, want exactly 60 completed", lc.Cycles, lc.CyclesFailed, missions)
+	}
+	if rep.Requests != 360 || rep.OK != 360 || rep.Errors != 0 || lc.RequestsPerCycle != 6 || lc.CyclesPerSec <= 0 ||
+		rep.RequestsPerSec < 5*lc.CyclesPerSec {
+		t.Errorf("requests %d ok %d errors %d, %.2f cycles/s, %.2f req/s", rep.Requests, rep.OK, rep.Errors, lc.CyclesPerSec, rep.RequestsPerSec)
+	}
+	var names []string
+	for _, s := range lc.Steps {
+		names = append(names, s.Step)
+		if s.Requests != 60 || s.OK != 60 || s.Errors != 0 || s.LatencyMS.Max <= 0 || s.LatencyMS.P50 > s.LatencyMS.P99 {
+			t.Errorf("step %s: %+v", s.Step, s)
+		}
+	}
+	if strings.Join(names, ",") != "event,dispatch,ack,on_route,on_site,completed" {
+		t.Errorf("steps %v", names)
+	}
+	if l := lc.CycleLatencyMS; l.Max <= 0 || l.Mean < lc.Steps[0].LatencyMS.Mean || l.P50 > l.P99 {
+		t.Errorf("cycle latency %+v", l)
+	}
+	node.mu.Lock()
+	keys := map[string]int{}
+	for _, tm := range node.teams {
+		keys[tm.key]++
+	}
+	node.mu.Unlock()
+	if lc.TeamsSetUp != 4 || lc.TeamsRecreated != 0 || len(node.teams) != 4 || keys["k1"] != 2 || keys["k2"] != 2 {
+		t.Errorf("teams: set up %d, recreated %d, by key %v", lc.TeamsSetUp, lc.TeamsRecreated, keys)
+	}
+
+	// The text report has the cycles and a line per step.
+	r := run(t, newTestApp(nil), "", "bench", "--url", node.srv.URL, "--api-key", "k", "--conns", "2", "--count", "10",
+		"--warmup", "0", "--workload", "lifecycle")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"lifecycle workload", "teams:       2 created before the run", "cycles:      10 ok, 0 failed",
+		"requests:    60 (60 ok", "\n  event ", "\n  dispatch ", "\n  ack ", "\n  on_route ", "\n  on_site ", "\n  completed ", "\n  cycle "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the text report lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "created 2 teams") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+	node.check(t)
+}
+
+func TestBenchLifecycleErrorsByStep(t *testing.T) {
+	// Every 7th ON_SITE answers 500: the cycle fails at that step, the mission is moved
+	// to FAILED to free the team, and the next cycle goes on with the same team.
+	node := startFakeFieldNode(t)
+	node.failStep, node.failEvery, node.failStatus = "on_site", 7, http.StatusInternalServerError
+	rep := runBenchJSON(t, "--url", node.srv.URL, "--api-key", "k", "--conns", "3", "--count", "70",
+		"--warmup", "0", "--workload", "lifecycle")
+	missions := node.check(t)
+	lc := rep.Lifecycle
+	failed := uint64(node.failed["on_site"])
+	if failed != 10 || lc.Cycles+lc.CyclesFailed != 70 || lc.CyclesFailed != failed || lc.Recoveries != failed ||
+		lc.RecoveryErrors != 0 || lc.TeamsRecreated != 0 {
+		t.Fatalf("injected %d failures; report: %s", failed, benchJSON(t, lc))
+	}
+	if missions["COMPLETED"] != int(lc.Cycles) || missions["FAILED"] != int(failed) {
+		t.Errorf("missions on the node %v", missions)
+	}
+	for _, s := range lc.Steps {
+		want := uint64(70)
+		if s.Step == "completed" {
+			want = lc.Cycles
+		}
+		errs := uint64(0)
+		if s.Step == "on_site" {
+			errs = failed
+		}
+		if s.Requests != want || s.Errors != errs || s.ErrorsByStatus["500"] != errs || s.OK != want-errs {
+			t.Errorf("step %s: %+v", s.Step, s)
+		}
+	}
+	if rep.Errors != failed || rep.ErrorsByStatus["500"] != failed || rep.Requests != 70*5+lc.Cycles {
+		t.Errorf("totals: requests %d errors %d %v", rep.Requests, rep.Errors, rep.ErrorsByStatus)
+	}
+
+	// Every 5th dispatch answers 409 team_unavailable: the worker takes a new team before
+	// its next cycle (the last failure may end the run before that).
+	node = startFakeFieldNode(t)
+	node.failStep, node.failEvery, node.failStatus = "dispatch", 5, http.StatusConflict
+	rep = runBenchJSON(t, "--url", node.srv.URL, "--api-key", "k", "--conns", "2", "--count", "40",
+		"--warmup", "0", "--workload", "lifecycle")
+	node.check(t)
+	lc = rep.Lifecycle
+	if lc.CyclesFailed != 8 || lc.Cycles != 32 || lc.TeamsRecreated < 6 || lc.TeamsRecreated > 8 || lc.Recoveries != 0 ||
+		lc.Steps[1].ErrorsByStatus["409"] != 8 || lc.Steps[2].Requests != 32 || uint64(len(node.teams)) != 2+lc.TeamsRecreated {
+		t.Errorf("409 on dispatch: %s (teams on the node: %d)", benchJSON(t, lc), len(node.teams))
+	}
+}
+
+func TestBenchLifecycleDurationWarmupAndEnv(t *testing.T) {
+	node := startFakeFieldNode(t)
+	a := newTestApp(map[string]string{"FIELDRELAY_WORKLOAD": "lifecycle"})
+	rep := runJSON[benchReport](t, a, "", "bench", "--url", node.srv.URL, "--api-key", "k", "--conns", "3",
+		"--duration", "300ms", "--warmup", "100ms")
+	missions := node.check(t) // the cycles under way when the time was up were finished
+	lc := rep.Lifecycle
+	if rep.Workload != "lifecycle" || lc == nil || lc.Cycles == 0 || lc.CyclesFailed != 0 {
+		t.Fatalf("report: %s", benchJSON(t, rep))
+	}
+	if int(lc.Cycles) >= missions["COMPLETED"] {
+		t.Errorf("%d cycles reported, %d on the node: the warm-up's must be left out", lc.Cycles, missions["COMPLETED"])
+	}
+	if rep.Requests != 6*lc.Cycles || rep.DurationSeconds < 0.3 || rep.WarmupSeconds != 0.1 {
+		t.Errorf("report: %s", benchJSON(t, rep))
+	}
+}
+
+func TestBenchLifecycleTeams(t *testing.T) {
+	// A node that refuses teams: the run does not start.
+	node := startFakeFieldNode(t)
+	node.refuseTeams = true
+	e := runJSONError(t, newTestApp(nil), "", "bench", "--url", node.srv.URL, "--api-key", "k", "--count", "5",
+		"--workload", "lifecycle")
+	if e.Error != string(engine.KindUnavailable) || !strings.Contains(e.Message, "team") || !strings.Contains(e.Message, "403") {
+		t.Errorf("teams refused: %+v", e)
+	}
+	node.mu.Lock()
+	if node.steps["event"] != 0 {
+		t.Errorf("%d events posted without a team", node.steps["event"])
+	}
+	node.mu.Unlock()
+
+	// Without teams made beforehand (runBench on its own), each worker creates its own;
+	// an interrupt stops the run and abandons the cycles under way.
+	node = startFakeFieldNode(t)
+	cfg := &benchConfig{target: node.srv.URL + "/v1/events", base: node.srv.URL, workload: benchWorkloadLifecycle,
+		conns: 3, duration: time.Hour, timeout: 5 * time.Second, keys: []string{"k"}, runID: "test", progressEvery: 40 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+	defer cancel()
+	progress := &syncBuffer{}
+	rep := runBench(ctx, cfg, progress)
+	lc := rep.Lifecycle
+	if !rep.Interrupted || lc.Cycles == 0 || lc.TeamsSetUp != 0 || lc.TeamsRecreated != 3 || lc.CyclesFailed != 0 {
+		t.Errorf("report: %s", benchJSON(t, rep))
+	}
+	if !strings.Contains(progress.String(), "cycles ") {
+		t.Errorf("progress: %q", progress.String())
+	}
+	node.mu.Lock()
+	if len(node.problems) > 0 {
+		t.Errorf("problems: %v", node.problems)
+	}
+	node.mu.Unlock()
+}
+
+func TestBenchLifecycleAgainstServe(t *testing.T) {
+	a := newTestApp(nil)
+	data := t.TempDir()
+	s := startServe(t, a, "--data", data, "--plain-http")
+	rep := runBenchJSON(t, "--url", s.base, "--data", data, "--tenants", "2", "--conns", "4", "--count", "20",
+		"--warmup", "0", "--workload", "lifecycle")
+	if lc := rep.Lifecycle; lc == nil || lc.Cycles != 20 || rep.Requests != 120 || rep.Errors != 0 || lc.TeamsSetUp != 4 {
+		t.Fatalf("against serve: %s", benchJSON(t, rep))
+	}
 }

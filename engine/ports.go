@@ -142,6 +142,12 @@ type Tx interface {
 	Dispatch(tenantID, id string) (*Dispatch, error)
 	// PutLedgerEntry appends a billable operation.
 	PutLedgerEntry(tenantID string, e *LedgerEntry) error
+
+	// The transaction methods of each further area are declared beside it.
+	SyncTx
+	DeviceTx
+	SMSTx
+	UsageTx
 }
 
 // ParkedRef names a parked event.

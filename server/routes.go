@@ -32,7 +32,7 @@ type route struct {
 
 // routeTable lists every route of the API in one place.
 func (s *Server) routeTable() []route {
-	return []route{
+	rs := []route{
 		{method: "GET", path: "/healthz", perm: public, h: s.handleHealthz},
 		{method: "GET", path: "/readyz", perm: public, h: s.handleReadyz},
 
@@ -92,6 +92,12 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/teams/:id/members", perm: engine.PermTeamsManage, h: s.handleAddTeamMember, fallback: true},
 		{method: "PATCH", path: "/v1/teams/:id/members/:memberId/location", perm: authenticated, h: s.handleUpdateMemberLocation},
 	}
+	// The routes of each further area are listed beside its handlers.
+	rs = append(rs, s.syncRoutes()...)
+	rs = append(rs, s.deviceRoutes()...)
+	rs = append(rs, s.smsRoutes()...)
+	rs = append(rs, s.adminRoutes()...)
+	return rs
 }
 
 // routes builds the router: every route wrapped once, and 404, 405 and panics answered

@@ -41,12 +41,16 @@ var (
 	tbEventsParked = []byte("events_parked")
 	// tbWebhookDeliveries: webhook id | attempt id → DeliveryAttempt.
 	tbWebhookDeliveries = []byte("webhook_deliveries")
+	// tbDevicesByHardware: hardware_id → device id.
+	tbDevicesByHardware = []byte("devices_by_hardware")
+	// tbMissionCodes: short mission code → mission id, for the tenant's active missions.
+	tbMissionCodes = []byte("mission_codes")
 )
 
 var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByEvent,
 	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
 	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
-	tbEventsParked, tbWebhookDeliveries}
+	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes}
 
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")

@@ -1,0 +1,5 @@
+package engine
+
+// UsageTx holds the transaction methods of usage counters and tenant administration.
+type UsageTx interface {
+}

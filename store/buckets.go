@@ -45,12 +45,14 @@ var (
 	tbDevicesByHardware = []byte("devices_by_hardware")
 	// tbMissionCodes: short mission code → mission id, for the tenant's active missions.
 	tbMissionCodes = []byte("mission_codes")
+	// tbSMSInbound: received SMS replies, in arrival order (the log of what came in).
+	tbSMSInbound = []byte("sms_inbound")
 )
 
 var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByEvent,
 	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
 	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
-	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes}
+	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes, tbSMSInbound}
 
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")

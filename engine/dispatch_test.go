@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -230,5 +231,136 @@ func TestDispatch_Reinforcement(t *testing.T) {
 	})
 	if len(missions) != 2 || missions[1].ReinforcementOf == nil || *missions[1].ReinforcementOf != d.MissionID {
 		t.Fatalf("missions of the event: %d", len(missions))
+	}
+}
+
+// hooks returns the payloads of the webhook calls named name made so far, one per
+// message (retries of a message counted once).
+func (f *fakeSender) hooks(t *testing.T, name string) []map[string]any {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[string]bool{}
+	var out []map[string]any
+	for _, c := range f.calls {
+		if c.kind != "webhook" || seen[c.id] {
+			continue
+		}
+		var env struct {
+			Event   string         `json:"event"`
+			Payload map[string]any `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(c.body), &env); err != nil {
+			t.Fatalf("webhook body %q: %v", c.body, err)
+		}
+		if env.Event == name {
+			seen[c.id] = true
+			out = append(out, env.Payload)
+		}
+	}
+	return out
+}
+
+func TestDispatch_ReinforcementOnceAcrossRestarts(t *testing.T) {
+	ctx := context.Background()
+	n := newFieldNode(t)
+	n.settings(t, false, 0.0, 5)
+	n.sender.webhook = func(_ int, m engine.WebhookMessage) engine.SendResult {
+		if strings.Contains(string(m.Body), `"event":"team.dispatched"`) {
+			return engine.SendResult{StatusCode: 500} // the team never hears of it: no ACK
+		}
+		return engine.SendResult{StatusCode: 200}
+	}
+	acc := n.post(t, "high", "north")
+	d, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.clock.Advance(5 * time.Minute)
+	n.e.RunDue(ctx)
+	if !n.mission(t, d.MissionID).Reinforced {
+		t.Fatal("not reinforced at the timeout")
+	}
+	// Restarts after the reinforcement, and time goes on: no second backup.
+	for range 3 {
+		n.open(t)
+		n.clock.Advance(10 * time.Minute)
+		n.e.RunDue(ctx)
+	}
+	var missions []engine.Mission
+	_ = n.e.View(ctx, func(tx engine.Tx) (err error) {
+		missions, err = tx.MissionsOfEvent(n.p.TenantID, acc.EventID)
+		return err
+	})
+	if len(missions) != 2 {
+		t.Fatalf("the event has %d missions, want the original and one backup", len(missions))
+	}
+	got := n.sender.hooks(t, engine.HookMissionReinforced)
+	if len(got) != 1 || got[0]["mission_id"] != d.MissionID || got[0]["team_id"] != n.bravo.ID ||
+		got[0]["reinforcement_mission_id"] != missions[1].ID || got[0]["event_id"] != acc.EventID {
+		t.Fatalf("mission.reinforced webhooks: %v", got)
+	}
+}
+
+func TestDispatch_ReinforcementWithNoTeamAlertsSupervisors(t *testing.T) {
+	ctx := context.Background()
+	n := newFieldNode(t)
+	n.settings(t, false, 0.0, 5)
+	n.sender.webhook = func(_ int, m engine.WebhookMessage) engine.SendResult {
+		if strings.Contains(string(m.Body), `"event":"team.dispatched"`) {
+			return engine.SendResult{StatusCode: 500}
+		}
+		return engine.SendResult{StatusCode: 200}
+	}
+	first := n.post(t, "high", "north")
+	d, err := n.dispatch(t, engine.DispatchInput{EventID: first.EventID, TeamID: n.alpha.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bravo is busy elsewhere: nobody is left to reinforce alpha.
+	other := n.post(t, "high", "north")
+	if _, err := n.dispatch(t, engine.DispatchInput{EventID: other.EventID, TeamID: n.bravo.ID}); err != nil {
+		t.Fatal(err)
+	}
+	n.clock.Advance(5*time.Minute - time.Second)
+	n.e.RunDue(ctx)
+	if got := n.sender.hooks(t, engine.HookDispatchRequiresMn); len(got) != 0 {
+		t.Fatalf("alerted before the timeout: %v", got)
+	}
+	n.clock.Advance(time.Second)
+	n.e.RunDue(ctx)
+	n.clock.Advance(time.Hour)
+	n.e.RunDue(ctx)
+	got := n.sender.hooks(t, engine.HookDispatchRequiresMn)
+	if len(got) != 2 { // one for each mission: alpha's and bravo's
+		t.Fatalf("dispatch.requires_manual webhooks: %v", got)
+	}
+	var alpha map[string]any
+	for _, p := range got {
+		if p["mission_id"] == d.MissionID {
+			alpha = p
+		}
+	}
+	if alpha == nil || alpha["event_id"] != first.EventID || alpha["threshold"] != 0.0 {
+		t.Fatalf("no alert for alpha's mission: %v", got)
+	}
+	if ms := n.sender.hooks(t, engine.HookMissionReinforced); len(ms) != 0 {
+		t.Fatalf("reinforced with no team: %v", ms)
+	}
+}
+
+func TestDispatch_AutoWithNoTeamAlertsSupervisors(t *testing.T) {
+	ctx := context.Background()
+	n := newFieldNode(t)
+	n.settings(t, true, 0.99, 0) // no team scores 0.99: both are kilometres away
+	acc := n.post(t, "high", "north")
+	if !acc.RequiresManual || acc.Dispatch != nil {
+		t.Fatalf("accepted: %+v", acc)
+	}
+	n.e.RunDue(ctx)
+	got := n.sender.hooks(t, engine.HookDispatchRequiresMn)
+	if len(got) != 1 || got[0]["event_id"] != acc.EventID || got[0]["threshold"] != 0.99 ||
+		got[0]["best_team_id"] == nil || got[0]["best_score"].(float64) >= 0.99 {
+		t.Fatalf("dispatch.requires_manual webhooks: %v", got)
 	}
 }

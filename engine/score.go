@@ -102,13 +102,23 @@ func RankTeams(teams []Team, t ScoreTarget, threshold float64) []TeamScore {
 		s.Score = f.Vertical * f.Availability * f.Proximity * f.Equipment
 		s.Eligible = s.Score > 0 && s.Score >= threshold
 	}
-	slices.SortFunc(out, compareScores)
-	return out
+	// Sort an index, not the scores: a score is ~100 bytes, copied at every compare and
+	// swap of a sort of the records themselves.
+	order := make([]int32, len(out))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return compareScores(&out[a], &out[b]) })
+	ranked := make([]TeamScore, len(out))
+	for i, j := range order {
+		ranked[i] = out[j]
+	}
+	return ranked
 }
 
 // compareScores orders best first: higher score, then nearer (unknown distance last),
 // then name, then id.
-func compareScores(a, b TeamScore) int {
+func compareScores(a, b *TeamScore) int {
 	if c := cmp.Compare(b.Score, a.Score); c != 0 {
 		return c
 	}

@@ -50,6 +50,46 @@ type Team struct {
 	UpdatedAt Time     `json:"updated_at"`
 }
 
+// Clone returns a deep copy of t: nothing in it is shared with t. The members'
+// positions share one backing array per team (a copy costs five allocations, not three
+// per member).
+func (t *Team) Clone() Team {
+	c := *t
+	c.Verticals = slices.Clone(t.Verticals)
+	c.Equipment = slices.Clone(t.Equipment)
+	if t.Members == nil {
+		return c
+	}
+	c.Members = slices.Clone(t.Members)
+	var floats []float64
+	var times []Time
+	for i := range c.Members {
+		m := &c.Members[i]
+		if m.Lat != nil {
+			if floats == nil {
+				floats = make([]float64, 0, 2*len(c.Members))
+			}
+			floats = append(floats, *m.Lat)
+			m.Lat = &floats[len(floats)-1]
+		}
+		if m.Lng != nil {
+			if floats == nil {
+				floats = make([]float64, 0, 2*len(c.Members))
+			}
+			floats = append(floats, *m.Lng)
+			m.Lng = &floats[len(floats)-1]
+		}
+		if m.LocationUpdatedAt != nil {
+			if times == nil {
+				times = make([]Time, 0, len(c.Members))
+			}
+			times = append(times, *m.LocationUpdatedAt)
+			m.LocationUpdatedAt = &times[len(times)-1]
+		}
+	}
+	return c
+}
+
 // Member returns the member of the team with the given id, or nil.
 func (t *Team) Member(id string) *Member {
 	for i := range t.Members {

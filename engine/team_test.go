@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -602,4 +603,22 @@ func TestEngine_Teams(t *testing.T) {
 	}
 	_, err = f.e.Team(context.Background(), f.opP, f.team.ID)
 	AssertKind(t, err, engine.KindForbidden)
+}
+
+func TestTeam_CloneSharesNothing(t *testing.T) {
+	lat, lng := 45.1, 4.2
+	at := engine.At(epoch)
+	orig := engine.Team{ID: "t", Verticals: []string{"emergency"}, Equipment: []string{"axe"},
+		Members: []engine.Member{{ID: "a", Lat: &lat, Lng: &lng, LocationUpdatedAt: &at}, {ID: "b"}}}
+	c := orig.Clone()
+	if !reflect.DeepEqual(c, orig) {
+		t.Fatalf("clone %+v differs from %+v", c, orig)
+	}
+	*c.Members[0].Lat, *c.Members[0].Lng = 1, 2
+	*c.Members[0].LocationUpdatedAt = engine.At(epoch.Add(time.Hour))
+	c.Members[1].Name, c.Verticals[0], c.Equipment[0] = "changed", "x", "y"
+	if lat != 45.1 || lng != 4.2 || !at.Equal(epoch) || orig.Members[1].Name != "" ||
+		orig.Verticals[0] != "emergency" || orig.Equipment[0] != "axe" {
+		t.Fatalf("changing the clone changed the original: %+v", orig)
+	}
 }

@@ -43,7 +43,7 @@ func (s *Server) handleListEvents(w http.ResponseWriter, r *http.Request, _ http
 	if err != nil {
 		return err
 	}
-	writeList(w, r, events, next)
+	writeAppendedList(w, r, events, next)
 	return nil
 }
 

@@ -18,6 +18,6 @@ func (s *Server) handleScore(w http.ResponseWriter, r *http.Request, _ httproute
 	if err != nil {
 		return err
 	}
-	writeList(w, r, scores, "")
+	writeAppendedList(w, r, scores, "")
 	return nil
 }

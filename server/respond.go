@@ -56,6 +56,35 @@ type list[T any] struct {
 	RequestID  string `json:"request_id"`
 }
 
+// jsonAppender is a record that writes its own JSON (the same document json.Marshal
+// makes, faster).
+type jsonAppender interface{ AppendJSON(b []byte) []byte }
+
+// writeAppendedList answers a page of items that write their own JSON: writeList
+// without reflection, for long lists.
+func writeAppendedList[T any, P interface {
+	*T
+	jsonAppender
+}](w http.ResponseWriter, r *http.Request, items []T, next string) {
+	b := make([]byte, 0, 64+len(items)*256)
+	b = append(b, `{"data":[`...)
+	for i := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = P(&items[i]).AppendJSON(b)
+	}
+	b = append(b, `],"count":`...)
+	b = strconv.AppendInt(b, int64(len(items)), 10)
+	if next != "" {
+		b = append(b, `,"next_cursor":`...)
+		b = strconv.AppendQuote(b, next)
+	}
+	b = append(b, `,"request_id":`...)
+	b = strconv.AppendQuote(b, requestID(r))
+	writeBody(w, http.StatusOK, append(b, '}'))
+}
+
 // writeList answers a page of items.
 func writeList[T any](w http.ResponseWriter, r *http.Request, items []T, next string) {
 	if items == nil {

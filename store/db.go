@@ -32,6 +32,7 @@ type DB struct {
 	path     string
 	loop     *commitLoop // the group commit loop of Batch; nil when read-only
 	versions versions
+	teams    teamCache
 }
 
 var _ engine.Store = (*DB)(nil)

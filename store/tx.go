@@ -394,9 +394,24 @@ func (t *tx) Teams(tenantID string) ([]engine.Team, error) {
 		return nil, err
 	}
 	out := []engine.Team{}
-	err = b.ForEach(func(_, v []byte) error {
-		var tm engine.Team
-		if err := json.Unmarshal(v, &tm); err != nil {
+	if t.db == nil {
+		err = b.ForEach(func(_, v []byte) error {
+			var tm engine.Team
+			if err := json.Unmarshal(v, &tm); err != nil {
+				return err
+			}
+			out = append(out, tm)
+			return nil
+		})
+		return out, err
+	}
+	tk, err := idKey(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	err = b.ForEach(func(k, v []byte) error {
+		tm, err := t.db.teams.decode(tk, k, v)
+		if err != nil {
 			return err
 		}
 		out = append(out, tm)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -77,9 +78,14 @@ func (s *Server) handleSyncBatch(w http.ResponseWriter, r *http.Request, _ httpr
 // own fields do not fit, is refused whole.
 func decodeSyncBatch(body []byte) (syncBody, error) {
 	var in syncBody
-	if err := decodeJSON(body, &in); err == nil {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return in, nil
-	} else if engine.IsKind(err, engine.KindInvalidJSON) {
+	}
+	// json.Unmarshal reads body in place (a Decoder would copy up to 8 MiB first) and
+	// refuses anything after the object, as decodeJSON does.
+	if err := json.Unmarshal(body, &in); err == nil {
+		return in, nil
+	} else if err = jsonError(err); engine.IsKind(err, engine.KindInvalidJSON) {
 		return in, err
 	}
 	var env syncEnvelope

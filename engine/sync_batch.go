@@ -179,8 +179,9 @@ func (e *Engine) SyncBatch(ctx context.Context, p Principal, in SyncBatchInput, 
 	for {
 		var out Reply
 		var reused bool
+		var done *Batch
 		err := e.store.Batch(ctx, func(tx Tx) error {
-			out, reused = Reply{}, false
+			out, reused, done = Reply{}, false, nil
 			if storeKey != "" {
 				rec, err := tx.Idempotency(p.TenantID, storeKey)
 				if err != nil {
@@ -199,11 +200,12 @@ func (e *Engine) SyncBatch(ctx context.Context, p Principal, in SyncBatchInput, 
 			if err != nil {
 				return err
 			}
+			if storeKey == "" {
+				done = b // rendered after the commit: nothing keeps the reply
+				return nil
+			}
 			if out, err = render.Batch(b); err != nil {
 				return err
-			}
-			if storeKey == "" {
-				return nil
 			}
 			return tx.PutIdempotency(p.TenantID, storeKey, &IdempotencyRecord{Reply: out,
 				Fingerprint: k.Fingerprint, CreatedAt: b.ReceivedAt})
@@ -218,6 +220,9 @@ func (e *Engine) SyncBatch(ctx context.Context, p Principal, in SyncBatchInput, 
 		}
 		if f != nil {
 			err = f.err
+		}
+		if err == nil && done != nil {
+			out, err = render.Batch(done)
 		}
 		return out, err
 	}

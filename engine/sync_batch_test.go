@@ -1,0 +1,116 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/store"
+)
+
+// syncRender renders replies as plain JSON.
+var syncRender = engine.SyncRender{
+	Batch: func(v any) (engine.Reply, error) {
+		b, err := json.Marshal(v)
+		return engine.Reply{Status: 200, Body: b}, err
+	},
+	Event: func(v any) (engine.Reply, error) {
+		b, err := json.Marshal(v)
+		return engine.Reply{Status: 201, Body: b}, err
+	},
+}
+
+// failingStore is a real store whose transactions refuse to store the event of one
+// idempotency_key, as a rule met only after the event's outbox entries were written would.
+type failingStore struct {
+	*store.DB
+	key string
+}
+
+func (s failingStore) Batch(ctx context.Context, fn func(engine.Tx) error) error {
+	return s.DB.Batch(ctx, func(tx engine.Tx) error { return fn(failingTx{tx, s.key}) })
+}
+
+type failingTx struct {
+	engine.Tx
+	key string
+}
+
+func (t failingTx) PutEvent(tenantID string, ev *engine.Event) error {
+	if ev.IdempotencyKey == t.key {
+		return engine.Invalid("payload", "refused by the test store")
+	}
+	return t.Tx.PutEvent(tenantID, ev)
+}
+
+// TestSyncBatch_ItemFailingAfterWrites: an item that fails only once it has written (here
+// its webhook message) is rejected alone and leaves nothing behind; its siblings are
+// accepted.
+func TestSyncBatch_ItemFailingAfterWrites(t *testing.T) {
+	e := engine.New(failingStore{MustOpenDB(t), "bad"}, engine.Options{Clock: engine.NewFakeClock(epoch),
+		Password: cheapPasswords, Logger: slog.New(slog.DiscardHandler)})
+	ct := MustCreateTenant(t, e, "acme")
+	MustUpdate(t, e, func(tx engine.Tx) error {
+		_, err := e.CreateWebhook(tx, adminOf(ct.Tenant, engine.NewID()), engine.WebhookInput{URL: "https://hooks.example/a"})
+		return err
+	})
+	key := engine.Principal{TenantID: ct.Tenant.ID, TenantActive: true, KeyID: engine.NewID(),
+		Scopes: []string{engine.PermSyncWrite}}
+	in := engine.SyncBatchInput{CapturedAt: "2026-06-09T10:00:00Z", Events: []engine.SyncItemInput{
+		{Type: "FIRE", Vertical: "emergency", IdempotencyKey: "good-1"},
+		{Type: "FIRE", Vertical: "emergency", IdempotencyKey: "bad"},
+		{Type: "FIRE", Vertical: "emergency", IdempotencyKey: "good-2"},
+	}}
+	reply, err := e.SyncBatch(context.Background(), key, in, nil, syncRender)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b engine.Batch
+	if err := json.Unmarshal(reply.Body, &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Accepted != 2 || b.Rejected != 1 || b.Items[1].Status != engine.ItemRejected || b.Items[1].Error == nil ||
+		b.Items[1].Error.Field != "payload" || b.Items[0].Status != engine.ItemAccepted || b.Items[2].Status != engine.ItemAccepted {
+		t.Fatalf("batch: %s", reply.Body)
+	}
+	good := map[string]bool{*b.Items[0].EventID: true, *b.Items[2].EventID: true}
+	delivered, processed := 0, 0
+	MustUpdate(t, e, func(tx engine.Tx) error {
+		refs, err := tx.DueOutbox()
+		if err != nil {
+			return err
+		}
+		for _, r := range refs {
+			o, err := tx.OutboxEntry(r.TenantID, r.ID)
+			if err != nil {
+				return err
+			}
+			switch {
+			case o.EventID != "" && !good[o.EventID]:
+				t.Errorf("an outbox entry of the rejected item was kept: %+v", o)
+			case o.EventID != "":
+				delivered++
+			case o.Name == engine.HookSyncBatchProcessed:
+				processed++
+			}
+		}
+		if rec, err := tx.EventReply(ct.Tenant.ID, "bad"); err != nil || rec != nil {
+			t.Errorf("the rejected item's key names an event: %v %v", rec, err)
+		}
+		return nil
+	})
+	if delivered != 2 || processed != 1 {
+		t.Fatalf("%d event messages (want 2), %d sync.batch_processed (want 1)", delivered, processed)
+	}
+}
+
+// TestSyncBatch_UserTokenRefused: the use case itself refuses a user, whatever its role.
+func TestSyncBatch_UserTokenRefused(t *testing.T) {
+	n := newDeliveryNode(t, false, false)
+	in := engine.SyncBatchInput{CapturedAt: "2026-06-09T10:00:00Z", Events: []engine.SyncItemInput{
+		{Type: "FIRE", Vertical: "emergency", IdempotencyKey: "u-1"}}}
+	_, err := n.e.SyncBatch(context.Background(), n.p, in, nil, syncRender)
+	AssertKind(t, err, engine.KindAPIKeyRequired)
+}

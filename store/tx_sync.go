@@ -1,0 +1,37 @@
+package store
+
+import "github.com/fieldrelay/fieldrelay/engine"
+
+// Sync batch records live in the tenant's batches bucket: batch id (UUIDv7) → Batch.
+
+func (t *tx) SyncBatch(tenantID, id string) (*engine.Batch, error) {
+	b, err := t.tbucket(tenantID, tbBatches)
+	if err != nil {
+		return nil, err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return nil, engine.NotFound("sync batch")
+	}
+	var out engine.Batch
+	if ok, err := getJSON(b, k, &out); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("sync batch")
+		}
+		return nil, err
+	}
+	return &out, nil
+}
+
+func (t *tx) PutSyncBatch(tenantID string, sb *engine.Batch) error {
+	b, err := t.tbucket(tenantID, tbBatches)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(sb.ID)
+	if err != nil {
+		return err
+	}
+	b.FillPercent = appendFill
+	return putJSON(b, k, sb)
+}

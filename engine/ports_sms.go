@@ -10,4 +10,10 @@ type SMSTx interface {
 	// DeleteMissionCode releases a code held by missionID; a code that is free or held
 	// by another mission is left as it is (no error).
 	DeleteMissionCode(tenantID, code, missionID string) error
+
+	// PutSMSInbound appends a received SMS to the tenant's inbound log.
+	PutSMSInbound(tenantID string, m *SMSInbound) error
+	// SMSInbounds lists the tenant's inbound log, newest first; the string is the next
+	// cursor ("" at the end).
+	SMSInbounds(tenantID string, p Page) ([]SMSInbound, string, error)
 }

@@ -2,12 +2,14 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 
 	"github.com/fieldrelay/fieldrelay/engine"
 )
 
 // Mission codes: tbMissionCodes maps a code (its ASCII bytes) to the 16-byte id of the
-// active mission holding it.
+// active mission holding it. Inbound SMS: tbSMSInbound maps the record's UUIDv7 (arrival
+// order) to the SMSInbound.
 
 func (t *tx) MissionByCode(tenantID, code string) (string, error) {
 	b, err := t.tbucket(tenantID, tbMissionCodes)
@@ -58,4 +60,34 @@ func (t *tx) DeleteMissionCode(tenantID, code, missionID string) error {
 		return b.Delete([]byte(code))
 	}
 	return nil
+}
+
+func (t *tx) PutSMSInbound(tenantID string, m *engine.SMSInbound) error {
+	b, err := t.tbucket(tenantID, tbSMSInbound)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(m.ID)
+	if err != nil {
+		return err
+	}
+	b.FillPercent = appendFill
+	return putJSON(b, k, m)
+}
+
+func (t *tx) SMSInbounds(tenantID string, p engine.Page) ([]engine.SMSInbound, string, error) {
+	b, err := t.tbucket(tenantID, tbSMSInbound)
+	if err != nil {
+		return nil, "", err
+	}
+	out := []engine.SMSInbound{}
+	next, err := listNewestFirst(b, p, 16, func(_, v []byte) error {
+		var m engine.SMSInbound
+		if err := json.Unmarshal(v, &m); err != nil {
+			return err
+		}
+		out = append(out, m)
+		return nil
+	})
+	return out, next, err
 }

@@ -113,6 +113,9 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 	d := &Dispatch{ID: NewIDAt(now.Time), TenantID: tenantID, EventID: ev.ID, TeamID: team.ID,
 		DispatchedBy: o.actor, DispatchedAt: now, Notes: o.notes, MissionID: m.ID, Origin: ev.Origin}
 	m.DispatchID = d.ID
+	if m.Code, err = newMissionCode(tx, tenantID, m.ID); err != nil {
+		return nil, nil, err
+	}
 	team.Status, team.UpdatedAt = TeamOnMission, now
 	if err := tx.PutTeam(tenantID, team); err != nil {
 		return nil, nil, err
@@ -127,7 +130,7 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 		MissionID: m.ID, EventID: ev.ID, TeamID: team.ID, At: now}); err != nil {
 		return nil, nil, err
 	}
-	if err := e.notifyTeam(tx, tenantID, ev, team, d); err != nil {
+	if err := e.notifyTeam(tx, tenantID, ev, team, d, m); err != nil {
 		return nil, nil, err
 	}
 	if t.ReinforcementTimeoutMin > 0 && o.reinforcementOf == nil {
@@ -140,9 +143,10 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 	return d, m, nil
 }
 
-// notifyTeam tells a team of its mission: the team.dispatched webhooks (rest_full) and an
-// SMS to each member's phone. The first of them that succeeds moves the mission to SENT.
-func (e *Engine) notifyTeam(tx Tx, tenantID string, ev *Event, team *Team, d *Dispatch) error {
+// notifyTeam tells a team of its mission: the team.dispatched webhooks (rest_full) and
+// an SMS to each member's phone (the mission SMS, with its code: EncodeMissionSMS). The
+// first of them that succeeds moves the mission to SENT.
+func (e *Engine) notifyTeam(tx Tx, tenantID string, ev *Event, team *Team, d *Dispatch, mission *Mission) error {
 	// Only the tenant and its webhooks are needed: the cached configuration would be
 	// stale after every dispatch (the team's status changed) and reload every team.
 	t, err := tx.Tenant(tenantID)
@@ -160,7 +164,7 @@ func (e *Engine) notifyTeam(tx Tx, tenantID string, ev *Event, team *Team, d *Di
 	if !e.sender.SMSAvailable() {
 		return nil
 	}
-	text, err := EncodeSMS(ev.ID, ev.Priority, ev.Type, zoneCodeOf(ev), ev.Lat, ev.Lng)
+	text, err := EncodeMissionSMS(mission.Code, ev.ID, ev.Priority, ev.Type, zoneCodeOf(ev), ev.Lat, ev.Lng)
 	if err != nil {
 		return err
 	}

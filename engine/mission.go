@@ -44,6 +44,9 @@ type Mission struct {
 	EventID string `json:"event_id"`
 	TeamID  string `json:"team_id"`
 	Status  string `json:"status"`
+	// Code is the short code the team quotes in SMS replies (FR1 ACK <code>), unique among
+	// the tenant's active missions; empty for missions dispatched before codes existed.
+	Code string `json:"code,omitempty"`
 	// ChannelUsed is how the team's notification went out: rest_full (webhook), sms or
 	// device; null until the mission is SENT.
 	ChannelUsed  *string         `json:"channel_used"`

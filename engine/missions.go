@@ -290,6 +290,9 @@ func (e *Engine) UpdateMissionStatus(tx Tx, p Principal, id string, in MissionSt
 		return nil, err
 	}
 	if MissionFinished(m.Status) {
+		if err := releaseMissionCode(tx, p.TenantID, m); err != nil {
+			return nil, err
+		}
 		if err := e.freeTeam(tx, p.TenantID, m, now); err != nil {
 			return nil, err
 		}

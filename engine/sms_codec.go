@@ -135,6 +135,13 @@ func smsCRC(head string) string {
 // empty; lat and lng both nil (unknown position) or both set and in range. Errors are
 // validation errors naming the offending argument.
 func EncodeSMS(eventID, priority, typ, zoneCode string, lat, lng *float64) (string, error) {
+	return encodeFR1(smsPrefix+"|", "", eventID, priority, typ, zoneCode, lat, lng)
+}
+
+// encodeFR1 writes an FR1 line: lead (the fields before the event ref, with their '|'),
+// the event's fields, the CRC over the line, then tail (text after the line, outside
+// the CRC). TYPE is cut so that the whole body fits in SMSMaxLen septets.
+func encodeFR1(lead, tail, eventID, priority, typ, zoneCode string, lat, lng *float64) (string, error) {
 	if !ValidID(eventID) {
 		return "", Invalid("event_id", "event_id must be a UUID")
 	}
@@ -158,9 +165,9 @@ func EncodeSMS(eventID, priority, typ, zoneCode string, lat, lng *float64) (stri
 	}
 	// Every field but TYPE is fixed (the CRC's 4 digits are counted as "0000"); TYPE takes
 	// what is left of SMSMaxLen, one septet per character.
-	before := smsPrefix + "|" + ref + "|" + letter + "|"
+	before := lead + ref + "|" + letter + "|"
 	after := "|" + zoneCode + "|" + pos
-	fixed, ok := gsm7Septets(before + after + "|0000")
+	fixed, ok := gsm7Septets(before + after + "|0000" + tail)
 	if !ok {
 		return "", Invalid("body", "the SMS line holds a character outside GSM-7")
 	}
@@ -173,11 +180,11 @@ func EncodeSMS(eventID, priority, typ, zoneCode string, lat, lng *float64) (stri
 		t = t[:room]
 	}
 	head := before + t + after
-	line := head + "|" + smsCRC(head)
-	if n, ok := gsm7Septets(line); !ok || n > SMSMaxLen {
+	body := head + "|" + smsCRC(head) + tail
+	if n, ok := gsm7Septets(body); !ok || n > SMSMaxLen {
 		return "", Invalid("body", "the SMS line does not fit in %d GSM-7 septets", SMSMaxLen)
 	}
-	return line, nil
+	return body, nil
 }
 
 // DecodeSMS reads an FR1 line written by EncodeSMS. It checks, in order: the line is GSM-7
@@ -188,10 +195,8 @@ func EncodeSMS(eventID, priority, typ, zoneCode string, lat, lng *float64) (stri
 // is a validation error on the field "body".
 func DecodeSMS(line string) (SMSMessage, error) {
 	var m SMSMessage
-	if n, ok := gsm7Septets(line); !ok {
-		return m, Invalid("body", "the SMS line holds a character outside GSM-7")
-	} else if n > SMSMaxLen {
-		return m, Invalid("body", "the SMS line is longer than %d GSM-7 septets", SMSMaxLen)
+	if err := checkSMSLength(line); err != nil {
+		return m, err
 	}
 	f := strings.Split(line, "|")
 	if len(f) != 7 {
@@ -200,55 +205,79 @@ func DecodeSMS(line string) (SMSMessage, error) {
 	if f[0] != smsPrefix {
 		return m, Invalid("body", "an FR1 line starts with FR1")
 	}
-	crc := f[6]
+	if err := checkSMSCRC(line, f[6]); err != nil {
+		return m, err
+	}
+	return m, decodeFR1Fields(&m, f[1:6])
+}
+
+// checkSMSLength checks that a body is GSM-7 and fits in one SMS.
+func checkSMSLength(body string) error {
+	if n, ok := gsm7Septets(body); !ok {
+		return Invalid("body", "the SMS line holds a character outside GSM-7")
+	} else if n > SMSMaxLen {
+		return Invalid("body", "the SMS line is longer than %d GSM-7 septets", SMSMaxLen)
+	}
+	return nil
+}
+
+// checkSMSCRC checks the CRC field crc of line: 4 hex digits matching every byte before
+// the line's last '|'.
+func checkSMSCRC(line, crc string) error {
 	if len(crc) != 4 || !smsHex(crc, true) {
-		return m, Invalid("body", "the CRC must be 4 hex digits")
+		return Invalid("body", "the CRC must be 4 hex digits")
 	}
 	head := line[:strings.LastIndexByte(line, '|')]
 	if want := smsCRC(head); !strings.EqualFold(crc, want) {
-		return m, Invalid("body", "CRC mismatch: the line says %s, its content gives %s", crc, want)
+		return Invalid("body", "CRC mismatch: the line says %s, its content gives %s", crc, want)
 	}
-	if len(f[1]) != 8 || !smsHex(f[1], false) {
-		return m, Invalid("body", "the event ref must be 8 lowercase hex digits")
+	return nil
+}
+
+// decodeFR1Fields reads the five event fields of an FR1 line (ref, priority, TYPE, zone
+// code, position) into m.
+func decodeFR1Fields(m *SMSMessage, f []string) error {
+	if len(f[0]) != 8 || !smsHex(f[0], false) {
+		return Invalid("body", "the event ref must be 8 lowercase hex digits")
 	}
-	m.EventRef = f[1]
-	p, ok := smsLetterPriority[f[2]]
+	m.EventRef = f[0]
+	p, ok := smsLetterPriority[f[1]]
 	if !ok {
-		return m, Invalid("body", "the priority letter must be C, H, N or L")
+		return Invalid("body", "the priority letter must be C, H, N or L")
 	}
 	m.Priority = p
-	for i := 0; i < len(f[3]); i++ {
-		if !smsTypeChar(rune(f[3][i])) {
-			return m, Invalid("body", "the TYPE may hold only A-Z, 0-9, '_', '.' and '-'")
+	for i := 0; i < len(f[2]); i++ {
+		if !smsTypeChar(rune(f[2][i])) {
+			return Invalid("body", "the TYPE may hold only A-Z, 0-9, '_', '.' and '-'")
 		}
 	}
-	m.Type = f[3]
-	if f[4] != "" && !ValidZoneCode(f[4]) {
-		return m, Invalid("body", "the zone code must be 1 to 64 letters, digits, '_' or '-'")
+	m.Type = f[2]
+	if f[3] != "" && !ValidZoneCode(f[3]) {
+		return Invalid("body", "the zone code must be 1 to 64 letters, digits, '_' or '-'")
 	}
-	m.ZoneCode = f[4]
-	if f[5] != "," {
-		latS, lngS, ok := strings.Cut(f[5], ",")
+	m.ZoneCode = f[3]
+	if f[4] != "," {
+		latS, lngS, ok := strings.Cut(f[4], ",")
 		if !ok {
-			return m, Invalid("body", "the position must be <lat>,<lng> or ','")
+			return Invalid("body", "the position must be <lat>,<lng> or ','")
 		}
 		if latS == "" || lngS == "" {
-			return m, Invalid("body", "the position needs both lat and lng, or neither")
+			return Invalid("body", "the position needs both lat and lng, or neither")
 		}
 		lat, err1 := strconv.ParseFloat(latS, 64)
 		lng, err2 := strconv.ParseFloat(lngS, 64)
 		if err1 != nil || err2 != nil {
-			return m, Invalid("body", "lat and lng must be decimal numbers")
+			return Invalid("body", "lat and lng must be decimal numbers")
 		}
 		if !ValidLatLng(lat, lng) {
-			return m, Invalid("body", "lat must be in [-90, 90] and lng in [-180, 180]")
+			return Invalid("body", "lat must be in [-90, 90] and lng in [-180, 180]")
 		}
 		if smsCoord(lat) != latS || smsCoord(lng) != lngS {
-			return m, Invalid("body", "lat and lng must be written with exactly 5 decimals")
+			return Invalid("body", "lat and lng must be written with exactly 5 decimals")
 		}
 		m.Lat, m.Lng = &lat, &lng
 	}
-	return m, nil
+	return nil
 }
 
 // smsHex reports whether s is made of hex digits, lowercase only unless upper is set.

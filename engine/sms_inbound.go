@@ -1,0 +1,219 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+)
+
+// Limits of an inbound SMS as recorded.
+const (
+	maxInboundFrom = 64
+	// maxInboundBody is ten concatenated SMS: a reply is a few words, anything longer
+	// is kept cut in the log and refused.
+	maxInboundBody = 1600
+)
+
+// Outcomes of an inbound SMS.
+const (
+	SMSOutcomeApplied     = "applied"      // the mission moved
+	SMSOutcomeInvalid     = "invalid"      // from or body malformed: 400 validation_error
+	SMSOutcomeUnknownCode = "unknown_code" // no active mission has the code: 404 not_found
+	SMSOutcomeStranger    = "stranger"     // from is no phone of the mission's team: 403 forbidden
+	SMSOutcomeRefused     = "refused"      // the mission refused the move: 409 invalid_transition or mission_closed
+)
+
+// SMSInboundInput is the body of POST /v1/sms/inbound: what the SMS gateway received.
+type SMSInboundInput struct {
+	From string `json:"from"`
+	Body string `json:"body"`
+}
+
+// SMSInbound is one received SMS as kept in the tenant's inbound log, with what came of it.
+type SMSInbound struct {
+	ID string `json:"id"`
+	// From is the sender's number in E.164 when it reads as one, else as received.
+	From       string `json:"from"`
+	Body       string `json:"body"`
+	ReceivedAt Time   `json:"received_at"`
+	Outcome    string `json:"outcome"`
+	// Error and Message are the error answered, when the message was refused.
+	Error   Kind   `json:"error,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Verb and Code are the reply's, once it parses.
+	Verb string `json:"verb,omitempty"`
+	Code string `json:"code,omitempty"`
+	// MissionID is the mission the code named, null when none.
+	MissionID *string `json:"mission_id"`
+	// MemberID is the team member whose phone sent it, when one did.
+	MemberID string `json:"member_id,omitempty"`
+	// Status is the mission's status after an applied reply.
+	Status string `json:"status,omitempty"`
+	// KeyID is the API key (the gateway's) that posted it.
+	KeyID string `json:"key_id"`
+}
+
+// SMSInboundResult is the answer to an applied reply: the log record and the mission as
+// it now stands.
+type SMSInboundResult struct {
+	SMSInbound
+	Mission *Mission `json:"mission"`
+}
+
+// NormalizePhone reads a sender's number the way team members' phones are stored (E.164,
+// see phoneRE): white space, '-', '.', '(' and ')' are dropped; '+' may only come first;
+// a leading "00" stands for '+'; digits without either are taken as an international
+// number whose '+' the gateway left out. It reports false when the result is not E.164.
+func NormalizePhone(s string) (string, bool) {
+	var b strings.Builder
+	for i, r := range strings.TrimSpace(s) {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == '+' && i == 0:
+			b.WriteRune(r)
+		case r == ' ' || r == '\t' || r == '-' || r == '.' || r == '(' || r == ')':
+		default:
+			return "", false
+		}
+	}
+	n := b.String()
+	switch {
+	case strings.HasPrefix(n, "+"):
+	case strings.HasPrefix(n, "00"):
+		n = "+" + n[2:]
+	default:
+		n = "+" + n
+	}
+	return n, phoneRE.MatchString(n)
+}
+
+// ReceiveSMS handles one SMS that the gateway received (POST /v1/sms/inbound), within
+// tx. p must be an API key holding sms:inbound (else forbidden, and nothing is recorded).
+//
+// A reply "FR1 ACK|ROUTE|SITE|DONE|FAIL <code>" (see ParseSMSReply) from the phone of a
+// member of the team of the tenant's active mission holding that code moves the mission
+// like a status update (UpdateMissionStatus, source sms, the same rules and webhook),
+// acting as the member: its user_id when it has one, else the member's own id. An ACK
+// of a CREATED mission (its notification not confirmed yet) also sets channel_used to
+// sms: the reply proves the SMS arrived.
+//
+// Every message, applied or not, is appended to the tenant's inbound log in tx. A message
+// that is refused comes back as refusal, with the record written: the caller commits tx
+// and answers the refusal — validation_error on from or body (malformed), not_found (no
+// active mission of the tenant holds the code), forbidden (from is no phone of the
+// mission's team), invalid_transition or mission_closed (the mission's rules). err is
+// anything else (storage): the caller rolls back.
+func (e *Engine) ReceiveSMS(tx Tx, p Principal, in SMSInboundInput) (res *SMSInboundResult, refusal *Error, err error) {
+	if !p.IsKey() || !p.Can(PermSMSInbound) {
+		return nil, nil, Errorf(KindForbidden, "this operation needs an API key with the %s scope", PermSMSInbound)
+	}
+	now := At(e.clock.Now())
+	rec := &SMSInbound{ID: NewIDAt(now.Time), From: smsTruncate(in.From, maxInboundFrom),
+		Body: smsTruncate(in.Body, maxInboundBody), ReceivedAt: now, KeyID: p.KeyID}
+	refuse := func(outcome string, e *Error) (*SMSInboundResult, *Error, error) {
+		rec.Outcome, rec.Error, rec.Message = outcome, e.Kind, e.Msg
+		if err := tx.PutSMSInbound(p.TenantID, rec); err != nil {
+			return nil, nil, err
+		}
+		return &SMSInboundResult{SMSInbound: *rec}, e, nil
+	}
+
+	from, ok := NormalizePhone(in.From)
+	switch {
+	case strings.TrimSpace(in.From) == "":
+		return refuse(SMSOutcomeInvalid, Invalid("from", "from is required: the sender's phone number"))
+	case !ok:
+		return refuse(SMSOutcomeInvalid, Invalid("from", "from must be a phone number in international form (+ and 7 to 15 digits)"))
+	}
+	rec.From = from
+	if len(in.Body) > maxInboundBody {
+		return refuse(SMSOutcomeInvalid, Invalid("body", "body is longer than %d bytes", maxInboundBody))
+	}
+	reply, err := ParseSMSReply(in.Body)
+	if err != nil {
+		return refuse(SMSOutcomeInvalid, asError(err))
+	}
+	rec.Verb, rec.Code = reply.Verb, reply.Code
+
+	missionID, err := tx.MissionByCode(p.TenantID, reply.Code)
+	if IsKind(err, KindNotFound) {
+		return refuse(SMSOutcomeUnknownCode, Errorf(KindNotFound, "no active mission has the code %s", reply.Code))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := tx.Mission(p.TenantID, missionID)
+	if IsKind(err, KindNotFound) {
+		return refuse(SMSOutcomeUnknownCode, Errorf(KindNotFound, "no active mission has the code %s", reply.Code))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	rec.MissionID = &m.ID
+	member, err := teamMemberByPhone(tx, p.TenantID, m.TeamID, from)
+	if err != nil {
+		return nil, nil, err
+	}
+	if member == nil {
+		return refuse(SMSOutcomeStranger, Errorf(KindForbidden,
+			"%s is not the phone of a member of the team of mission %s", from, reply.Code))
+	}
+	rec.MemberID = member.ID
+
+	actor := member.UserID
+	if actor == "" {
+		actor = member.ID
+	}
+	// The member acts through the gateway's key: missions:receive on its own team's
+	// mission (the membership was checked above), recorded under the member's id.
+	mp := Principal{TenantID: p.TenantID, Plan: p.Plan, TenantActive: p.TenantActive, KeyID: p.KeyID,
+		UserID: actor, Scopes: []string{PermMissionsReceive}}
+	wasCreated := m.Status == MissionCreated
+	moved, err := e.UpdateMissionStatus(tx, mp, m.ID, MissionStatusInput{Status: reply.Status}, MoveSourceSMS, nil)
+	if err != nil {
+		switch k := ErrorKind(err); k {
+		case KindInvalidTransition, KindMissionClosed, KindValidation, KindNotFound, KindForbidden:
+			return refuse(SMSOutcomeRefused, asError(err))
+		}
+		return nil, nil, err
+	}
+	if wasCreated && reply.Status == MissionAck && moved.ChannelUsed == nil {
+		ch := ChannelSMS
+		moved.ChannelUsed = &ch
+		if err := tx.PutMission(p.TenantID, moved); err != nil {
+			return nil, nil, err
+		}
+	}
+	rec.Outcome, rec.Status = SMSOutcomeApplied, moved.Status
+	if err := tx.PutSMSInbound(p.TenantID, rec); err != nil {
+		return nil, nil, err
+	}
+	return &SMSInboundResult{SMSInbound: *rec, Mission: moved}, nil, nil
+}
+
+// teamMemberByPhone returns the member of a team whose phone is phone (E.164), or nil;
+// a team that no longer exists has none.
+func teamMemberByPhone(tx Tx, tenantID, teamID, phone string) (*Member, error) {
+	t, err := tx.Team(tenantID, teamID)
+	if IsKind(err, KindNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range t.Members {
+		if t.Members[i].Phone == phone {
+			return &t.Members[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// asError returns the *Error in err's chain (every refusal above carries one).
+func asError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Internal(err)
+}

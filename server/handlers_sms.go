@@ -1,0 +1,58 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/julienschmidt/httprouter"
+)
+
+// handleSMSInbound takes an SMS the gateway received (POST /v1/sms/inbound, body {from,
+// body}). A reply that moves a mission answers 200 with the inbound record and the
+// mission. A refused one is recorded all the same: its transaction commits (with its
+// Idempotency-Key, so a replay does not record it twice) and its error is the answer,
+// in the contract's envelope.
+func (s *Server) handleSMSInbound(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	body, in, err := decodeBody[engine.SMSInboundInput](r)
+	if err != nil {
+		return err
+	}
+	key, err := s.idempotencyKey(r, body)
+	if err != nil {
+		return err
+	}
+	p, reqID := principal(r), requestID(r)
+	var refused engine.Kind
+	reply, err := s.eng.Write(r.Context(), p.TenantID, key, func(tx engine.Tx) (engine.Reply, error) {
+		res, refusal, err := s.eng.ReceiveSMS(tx, p, in)
+		if err != nil {
+			return engine.Reply{}, err
+		}
+		if refusal != nil {
+			refused = refusal.Kind
+			return errorReply(refusal, reqID)
+		}
+		b, err := render(res, reqID)
+		return engine.Reply{Status: http.StatusOK, Body: b, RequestID: reqID}, err
+	})
+	if err != nil {
+		return err
+	}
+	if st := state(r); st != nil && refused != "" {
+		st.errKind = refused
+	}
+	writeReply(w, reply)
+	return nil
+}
+
+// errorReply renders an error as writeError would answer it, for a refusal whose
+// transaction commits.
+func errorReply(e *engine.Error, reqID string) (engine.Reply, error) {
+	status, ok := statusOf[e.Kind]
+	if !ok || status >= http.StatusInternalServerError {
+		return engine.Reply{}, e
+	}
+	b, err := json.Marshal(errorBody{Error: e.Kind, Message: e.Msg, Field: e.Field, RequestID: reqID})
+	return engine.Reply{Status: status, Body: b, RequestID: reqID}, err
+}

@@ -15,8 +15,8 @@ const (
 
 // WebhookNames lists every webhook event name a subscription can ask for (API.md).
 var WebhookNames = []string{HookEventCreated, HookEventDelivered, HookEventFailed,
-	"team.dispatched", "mission.status_updated", "mission.reinforced",
-	"dispatch.requires_manual", "sync.batch_processed"}
+	HookTeamDispatched, missionStatusHook, HookMissionReinforced,
+	HookDispatchRequiresMn, HookSyncBatchProcessed}
 
 // Auto-disable rule: a subscription with no success for this long and at least this many
 // failed messages is disabled.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,6 +54,7 @@ type Engine struct {
 	// they are flushed into the usage counters.
 	stats    *stats
 	requests requestCounts
+	lastDay  atomic.Pointer[usageDay]
 	plans    PlanTable
 	// dummyHash is verified against for unknown emails, so that a login costs the same
 	// whether or not the account exists.

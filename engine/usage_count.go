@@ -45,8 +45,8 @@ type UsageDelta struct {
 // each calls fn for every stored counter the delta changes.
 func (d *UsageDelta) each(fn func(metric string, n uint64)) {
 	if d.Priority != "" {
-		fn(UsageEventsByChannel+d.Channel, 1)
-		fn(UsageEventsByPriority+d.Priority, 1)
+		fn(eventMetric(UsageEventsByChannel, d.Channel), 1)
+		fn(eventMetric(UsageEventsByPriority, d.Priority), 1)
 	}
 	switch {
 	case d.Priority != "":
@@ -74,13 +74,49 @@ func (d *UsageDelta) each(fn func(metric string, n uint64)) {
 	}
 }
 
+// eventMetrics holds the names of the event counters, made once.
+var eventMetrics = func() map[string]string {
+	m := map[string]string{}
+	for _, v := range append(append([]string{}, statChannels...), Priorities...) {
+		m[UsageEventsByChannel+v] = UsageEventsByChannel + v
+		m[UsageEventsByPriority+v] = UsageEventsByPriority + v
+	}
+	return m
+}()
+
+// eventMetric returns prefix+v without building it for the known channels and priorities.
+func eventMetric(prefix, v string) string {
+	var buf [64]byte
+	if m, ok := eventMetrics[string(append(append(buf[:0], prefix...), v...))]; ok {
+		return m
+	}
+	return prefix + v
+}
+
+// usageDay is the day (YYYY-MM-DD) of a time, cached for the current day.
+type usageDay struct {
+	start, end time.Time
+	name       string
+}
+
+// dayOf names the UTC day of at; the name of the latest day is kept, so counting does
+// not format a date each time.
+func (e *Engine) dayOf(at time.Time) string {
+	if d := e.lastDay.Load(); d != nil && !at.Before(d.start) && at.Before(d.end) {
+		return d.name
+	}
+	start := periodStart(PeriodDay, at)
+	d := &usageDay{start: start, end: start.AddDate(0, 0, 1), name: start.Format(dayLayout)}
+	e.lastDay.Store(d)
+	return d.name
+}
+
 // count adds d to the usage of tenantID on the day of at, within tx: the counters commit
 // (or roll back) with the work they count. Once tx commits, the node's in-memory
 // statistics (/metrics) follow; those updates are prepared at start, so counting an
 // event allocates nothing for them.
 func (e *Engine) count(tx Tx, tenantID string, at time.Time, d UsageDelta) error {
-	var buf [len(dayLayout)]byte
-	day := string(at.UTC().AppendFormat(buf[:0], dayLayout))
+	day := e.dayOf(at)
 	var err error
 	d.each(func(metric string, n uint64) {
 		if err == nil {

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -304,6 +306,10 @@ func backupTo(ctx context.Context, eng *engine.Engine, in backupArgs) (*backupRe
 		n, err = eng.Backup(ctx, f)
 		return err
 	})
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, engine.Invalid("out", "cannot write the backup to %s: %v", in.Path, pe.Err)
+	}
 	if err != nil {
 		return nil, err
 	}

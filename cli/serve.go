@@ -61,6 +61,14 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.BoolVar(&f.AllowPrivateWebhooks, "allow-private-webhooks", false, "let webhooks reach private addresses (RFC 1918, fc00::/7)")
 	fl.StringVar(&f.retrySchedule, "webhook-retry-schedule", DefaultWebhookRetrySchedule, "delays of the webhook retries after the first try, comma-separated")
 	fl.StringVar(&f.smsGateway, "sms-gateway", "none", "SMS gateway URL (http or https), or none")
+	fl.StringVar(&f.plansFile, "plans-file", "", "JSON price list of GET /v1/tenant/billing (default: the compiled-in one)")
+	fl.StringVar(&f.smtp.Host, "smtp-host", "", "SMTP relay for password-reset and verification mails (default: tokens go to the log)")
+	fl.IntVar(&f.smtp.Port, "smtp-port", 587, "SMTP relay port (465: TLS at once; others: STARTTLS when offered)")
+	fl.StringVar(&f.smtp.User, "smtp-user", "", "SMTP user (PLAIN authentication)")
+	fl.StringVar(&f.smtp.Password, "smtp-password", "", "SMTP password")
+	fl.StringVar(&f.smtp.From, "smtp-from", "", "sender address of the mails")
+	fl.DurationVar(&f.BackupEvery, "backup-every", 0, "take a snapshot into DATA/backups at this interval, e.g. 6h (0: never)")
+	fl.IntVar(&f.BackupKeep, "backup-keep", 7, "scheduled snapshots to keep (the oldest are removed)")
 	return cmd
 }
 
@@ -84,12 +92,21 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	if opts.Sender == nil {
 		opts.Sender = engine.NewHTTPSender(engine.HTTPSenderOptions{Policy: opts.WebhookPolicy, SMSGateway: cfg.SMSGateway})
 	}
+	if cfg.Plans != nil {
+		opts.Plans = cfg.Plans
+	}
+	if cfg.SMTP != nil && opts.Mailer == nil {
+		opts.Mailer = SMTPMailer{Config: *cfg.SMTP}
+	}
 	eng := engine.New(db, opts)
-	// The scheduler stops after HTTP and the admin socket, before the store closes.
+	// The scheduler stops after HTTP and the admin socket, before the store closes; its
+	// stop flushes the API requests counted in memory.
 	if err := eng.StartScheduler(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
 	defer eng.StopScheduler()
+	// Scheduled snapshots stop with the signal, a snapshot under way finishing first.
+	defer startBackups(ctx, eng, cfg, log)()
 
 	var demo *demoCredentials
 	if cfg.Demo {
@@ -156,7 +173,8 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	log.Info("serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil, "data", cfg.DataDir,
 		"admin_socket", adminSocket(cfg.DataDir), "webhook_retry_schedule", fmt.Sprint(cfg.WebhookRetrySchedule),
 		"sms_gateway", cfg.SMSGateway != nil, "allow_loopback_webhooks", cfg.AllowLoopbackWebhooks,
-		"allow_private_webhooks", cfg.AllowPrivateWebhooks)
+		"allow_private_webhooks", cfg.AllowPrivateWebhooks, "smtp", cfg.SMTP != nil,
+		"plans_file", cfg.Plans != nil, "backup_every", cfg.BackupEvery.String(), "backup_keep", cfg.BackupKeep)
 
 	var serveErr error
 	select {

@@ -3,6 +3,7 @@ package cli
 import (
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -41,6 +42,16 @@ type ServeConfig struct {
 	WebhookRetrySchedule []time.Duration
 	// SMSGateway receives SMS as POST {"to", "body"}; nil means no SMS channel.
 	SMSGateway *url.URL
+
+	// Plans is the price list of GET /v1/tenant/billing, read from --plans-file; nil
+	// means the compiled-in one.
+	Plans engine.PlanTable
+	// SMTP delivers account tokens; nil means the server log (and `user reset-link`).
+	SMTP *SMTPConfig
+	// BackupEvery takes a snapshot into DATA/backups at this interval (0: never), keeping
+	// the newest BackupKeep.
+	BackupEvery time.Duration
+	BackupKeep  int
 }
 
 // serveFlags are the raw flags of `fieldrelay serve`.
@@ -48,6 +59,8 @@ type serveFlags struct {
 	ServeConfig
 	retrySchedule string
 	smsGateway    string
+	plansFile     string
+	smtp          SMTPConfig
 }
 
 // config validates the flags into a ServeConfig.
@@ -74,6 +87,30 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	}
 	if c.SMSGateway, err = parseSMSGateway(f.smsGateway); err != nil {
 		return nil, err
+	}
+	if f.plansFile != "" {
+		data, err := os.ReadFile(f.plansFile)
+		if err != nil {
+			return nil, engine.Invalid("plans-file", "--plans-file: %v", err)
+		}
+		if c.Plans, err = engine.ParsePlans(data); err != nil {
+			return nil, engine.Invalid("plans-file", "--plans-file %s: %v", f.plansFile, err)
+		}
+	}
+	if f.smtp.Host != "" {
+		s := f.smtp
+		if err := s.validate(); err != nil {
+			return nil, err
+		}
+		c.SMTP = &s
+	} else if f.smtp.From != "" || f.smtp.User != "" || f.smtp.Password != "" {
+		return nil, engine.Invalid("smtp-host", "--smtp-host is required with the other --smtp-* flags")
+	}
+	if c.BackupEvery < 0 || (c.BackupEvery > 0 && c.BackupEvery < minBackupEvery) {
+		return nil, engine.Invalid("backup-every", "--backup-every must be 0 (no scheduled backups) or at least %s", minBackupEvery)
+	}
+	if c.BackupEvery > 0 && c.BackupKeep < 1 {
+		return nil, engine.Invalid("backup-keep", "--backup-keep must be at least 1")
 	}
 	return &c, nil
 }

@@ -224,3 +224,97 @@ func (e *Engine) RotateAPIKeyIn(tx Tx, slug string, in RotateAPIKeyInput) (*NewK
 	}
 	return e.RotateAPIKey(tx, t.ID, "", in)
 }
+
+// grantable reports whether p may give a key these scopes: a user holding tenant:admin
+// may give any scope; anyone else only scopes it holds itself, so that managing keys
+// never widens one's own access.
+func grantable(p Principal, scopes []string) error {
+	if !p.IsKey() && p.Can(PermTenantAdmin) {
+		return nil
+	}
+	for _, s := range scopes {
+		if !p.Can(s) {
+			return Errorf(KindForbidden, "you cannot give a key the %s scope, which you do not hold", s)
+		}
+	}
+	return nil
+}
+
+// ListAPIKeys lists the active keys of p's tenant, newest first, without their secrets
+// (GET /v1/tenant/api-keys, apikeys:manage).
+func (e *Engine) ListAPIKeys(ctx context.Context, p Principal) ([]APIKey, error) {
+	if err := p.Require(PermAPIKeysManage); err != nil {
+		return nil, err
+	}
+	return e.APIKeysOf(ctx, p.TenantID)
+}
+
+// CreateAPIKey creates a key of p's tenant with the given name and scopes (POST
+// /v1/tenant/api-keys, apikeys:manage). Without scopes, the key gets every scope but
+// sms:inbound that p may give. The key is shown once.
+func (e *Engine) CreateAPIKey(tx Tx, p Principal, in CreateAPIKeyInput) (*NewKey, error) {
+	if err := p.Require(PermAPIKeysManage); err != nil {
+		return nil, err
+	}
+	if in.Scopes == nil {
+		in.Scopes = []string{}
+		for _, s := range DefaultKeyScopes() {
+			if grantable(p, []string{s}) == nil {
+				in.Scopes = append(in.Scopes, s)
+			}
+		}
+	}
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	if err := grantable(p, in.Scopes); err != nil {
+		return nil, err
+	}
+	key, rec, err := e.createAPIKey(tx, p.TenantID, in.Name, in.Scopes, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &NewKey{APIKey: key, Key: &rec.APIKey}, nil
+}
+
+// RotateKey rotates a key of p's tenant (POST /v1/tenant/api-keys/rotate,
+// apikeys:manage): by default the calling key, else the tenant's oldest key without an
+// expiry. The new key has the old one's name and scopes, so p must be able to give them.
+// The grace period is 1 to 10080 minutes here: a key to end at once is revoked (the
+// command line's `--grace 0s` does that through RotateAPIKey).
+func (e *Engine) RotateKey(tx Tx, p Principal, in RotateAPIKeyInput) (*NewKey, error) {
+	if err := p.Require(PermAPIKeysManage); err != nil {
+		return nil, err
+	}
+	if in.GracePeriodMinutes != nil && (*in.GracePeriodMinutes < 1 || *in.GracePeriodMinutes > MaxGraceMin) {
+		return nil, Invalid("grace_period_minutes", "grace_period_minutes must be between 1 and %d", MaxGraceMin)
+	}
+	old, err := e.keyToRotate(tx, p.TenantID, p.KeyID, in.KeyID, e.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := grantable(p, old.Scopes); err != nil {
+		return nil, err
+	}
+	in.KeyID = old.ID
+	return e.RotateAPIKey(tx, p.TenantID, "", in)
+}
+
+// RevokeAPIKey deletes a key of p's tenant at once (DELETE /v1/tenant/api-keys/:id,
+// apikeys:manage); an unknown id, or another tenant's key, is not found.
+func (e *Engine) RevokeAPIKey(tx Tx, p Principal, id string) (*APIKey, error) {
+	if err := p.Require(PermAPIKeysManage); err != nil {
+		return nil, err
+	}
+	if !ValidID(id) {
+		return nil, NotFound("api key")
+	}
+	k, err := tx.APIKey(p.TenantID, id)
+	if err != nil {
+		return nil, err
+	}
+	if k.TenantID != p.TenantID {
+		return nil, NotFound("api key")
+	}
+	return &k.APIKey, tx.DeleteAPIKey(p.TenantID, id)
+}

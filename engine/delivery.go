@@ -264,6 +264,9 @@ func (e *Engine) settleDelivery(tx Tx, o *OutboxEntry, ok, settled bool) error {
 	switch {
 	case ok && ev.Status == EventPending:
 		ev.Status, ev.DeliveredAt = EventDelivered, &now
+		if err := e.count(tx, o.TenantID, now.Time, UsageDelta{Channel: ev.ChannelSelected, EventStatus: EventDelivered}); err != nil {
+			return err
+		}
 		if _, err := e.webhookMessages(tx, cfg, HookEventDelivered, outboxTag{}, ev); err != nil {
 			return err
 		}
@@ -282,6 +285,9 @@ func (e *Engine) settleDelivery(tx Tx, o *OutboxEntry, ok, settled bool) error {
 		}
 		if d.Outstanding == 0 {
 			ev.Status = EventFailed
+			if err := e.count(tx, o.TenantID, now.Time, UsageDelta{Channel: ev.ChannelSelected, EventStatus: EventFailed}); err != nil {
+				return err
+			}
 			if _, err := e.webhookMessages(tx, cfg, HookEventFailed, outboxTag{}, ev); err != nil {
 				return err
 			}

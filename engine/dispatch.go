@@ -130,6 +130,9 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 		MissionID: m.ID, EventID: ev.ID, TeamID: team.ID, At: now}); err != nil {
 		return nil, nil, err
 	}
+	if err := e.count(tx, tenantID, now.Time, UsageDelta{MissionState: MissionCreated}); err != nil {
+		return nil, nil, err
+	}
 	if err := e.notifyTeam(tx, tenantID, ev, team, d, m); err != nil {
 		return nil, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,6 +29,8 @@ type Options struct {
 	WebhookPolicy AddressPolicy
 	// Workers bounds the calls the scheduler makes at once (16 when zero).
 	Workers int
+	// Plans is the price list of GET /v1/tenant/billing; DefaultPlans when nil.
+	Plans PlanTable
 }
 
 // Engine runs the use cases of one node over a Store.
@@ -47,6 +50,12 @@ type Engine struct {
 	keys    dirCache[keyAuth]
 	users   dirCache[userAuth]
 	configs dirCache[*tenantConfig]
+	// stats count the node's work for /metrics; requests count API requests until
+	// they are flushed into the usage counters.
+	stats    *stats
+	requests requestCounts
+	lastDay  atomic.Pointer[usageDay]
+	plans    PlanTable
 	// dummyHash is verified against for unknown emails, so that a login costs the same
 	// whether or not the account exists.
 	dummyHash string
@@ -55,7 +64,10 @@ type Engine struct {
 // New returns an Engine over store.
 func New(store Store, opt Options) *Engine {
 	e := &Engine{store: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password, mailer: opt.Mailer,
-		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy}
+		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy, stats: newStats(), plans: opt.Plans}
+	if e.plans == nil {
+		e.plans = DefaultPlans()
+	}
 	if e.sender == nil {
 		e.sender = NoSender{}
 	}

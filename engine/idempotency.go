@@ -21,6 +21,10 @@ type Reply struct {
 	RequestID string `json:"request_id"`
 	// Replayed is true when the reply is the stored answer to an earlier request.
 	Replayed bool `json:"-"`
+	// Shown, when set, is the body answered this once instead of Body: an answer that
+	// shows a secret once (a new API key) stores Body without it, so no secret is kept
+	// in an idempotency record.
+	Shown []byte `json:"-"`
 }
 
 // IdempotencyRecord is a Reply kept under its key, with the fingerprint of the request

@@ -289,6 +289,9 @@ func (e *Engine) UpdateMissionStatus(tx Tx, p Principal, id string, in MissionSt
 	if err := tx.PutMission(p.TenantID, m); err != nil {
 		return nil, err
 	}
+	if err := e.count(tx, p.TenantID, moveAt.Time, UsageDelta{MissionState: m.Status}); err != nil {
+		return nil, err
+	}
 	if MissionFinished(m.Status) {
 		if err := releaseMissionCode(tx, p.TenantID, m); err != nil {
 			return nil, err
@@ -391,5 +394,8 @@ func (e *Engine) MarkMissionSent(tx Tx, tenantID, missionID, channel string) err
 	ch := channel
 	m.Status, m.ChannelUsed, m.UpdatedAt = MissionSent, &ch, now
 	m.History = append(m.History, MissionMove{From: MissionCreated, To: MissionSent, At: at, Actor: NilID, Source: MoveSourceSystem})
+	if err := e.count(tx, tenantID, now.Time, UsageDelta{MissionState: MissionSent}); err != nil {
+		return err
+	}
 	return tx.PutMission(tenantID, m)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,8 +32,9 @@ type scheduler struct {
 	busy    map[string]bool      // entries whose attempt is running
 	wake    chan struct{}
 
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	running atomic.Bool
 }
 
 func newScheduler(e *Engine, workers int) *scheduler {
@@ -120,6 +122,7 @@ func (s *scheduler) popDue(now time.Time, max int) ([]OutboxRef, time.Time) {
 		delete(s.pending, k)
 		s.busy[k] = true
 		out = append(out, it.ref)
+		s.e.stats.lagNanos.Store(int64(now.Sub(it.ref.DueAt)))
 	}
 	for _, it := range skipped {
 		heap.Push(&s.h, it)
@@ -135,6 +138,17 @@ func (s *scheduler) done(r OutboxRef) {
 	s.mu.Lock()
 	delete(s.busy, refKey(r))
 	s.mu.Unlock()
+}
+
+// oldest returns the number of scheduled entries and the due time of the soonest (zero
+// when none).
+func (s *scheduler) oldest() (int, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.h.Len() == 0 {
+		return 0, time.Time{}
+	}
+	return s.h.Len(), s.h[0].ref.DueAt
 }
 
 // Len returns the number of scheduled entries.
@@ -161,11 +175,16 @@ func (s *scheduler) start(ctx context.Context) error {
 			}
 		}()
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		s.sweepLoop(ctx)
 	}()
+	go func() {
+		defer s.wg.Done()
+		s.usageLoop(ctx)
+	}()
+	s.running.Store(true)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -228,10 +247,14 @@ func (e *Engine) StartScheduler(ctx context.Context) error { return e.sched.star
 // entries stay due in the outbox.
 func (e *Engine) StopScheduler() {
 	if e.sched.stop != nil {
+		e.sched.running.Store(false)
 		e.sched.stop()
 		e.sched.wg.Wait()
 	}
 }
+
+// SchedulerRunning reports whether the scheduler is started and not stopped (/readyz).
+func (e *Engine) SchedulerRunning() bool { return e.sched.running.Load() }
 
 // LoadSchedule rebuilds the delivery timers from the outbox without starting the loop,
 // for RunDue.
@@ -323,6 +346,7 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 	if ctx.Err() != nil && !res.OK() {
 		return // shutting down: the lease makes it due again after restart
 	}
+	e.stats.attempt(o.Kind, res.OK())
 	err = e.store.Batch(context.WithoutCancel(ctx), func(tx Tx) error {
 		entry, err := tx.OutboxEntry(o.TenantID, o.ID)
 		if IsKind(err, KindNotFound) {
@@ -413,6 +437,9 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, final bool) error
 	} else if err := e.enqueue(tx, o); err != nil {
 		return err
 	}
+	if err := e.count(tx, o.TenantID, now, settledUsage(o, ok, settled)); err != nil {
+		return err
+	}
 	if ok && o.MissionID != "" {
 		// The team's notification arrived: the mission is SENT.
 		if err := e.MarkMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o)); err != nil {
@@ -423,6 +450,19 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, final bool) error
 		return e.settleDelivery(tx, o, ok, settled)
 	}
 	return nil
+}
+
+// settledUsage is what an attempt's outcome adds to usage: an SMS the gateway accepted,
+// a webhook message that ended without success.
+func settledUsage(o *OutboxEntry, ok, settled bool) UsageDelta {
+	var d UsageDelta
+	if ok && o.Kind == OutboxSMS {
+		d.SMS = 1
+	}
+	if !ok && settled && o.Kind == OutboxWebhook {
+		d.WebhookFailed = 1
+	}
+	return d
 }
 
 // failureText describes a failed attempt for the logs and the attempt log.

@@ -353,6 +353,9 @@ func (e *Engine) syncBatchIn(tx Tx, tenantID string, in SyncBatchInput, captured
 	if err := tx.PutSyncBatch(tenantID, b); err != nil {
 		return nil, err
 	}
+	if err := e.count(tx, tenantID, b.ReceivedAt.Time, UsageDelta{SyncBatches: 1}); err != nil {
+		return nil, err
+	}
 	if err := e.Notify(tx, tenantID, HookSyncBatchProcessed, batchProcessed{BatchID: b.ID,
 		Accepted: b.Accepted, Rejected: b.Rejected}); err != nil {
 		return nil, err

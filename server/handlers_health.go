@@ -15,8 +15,12 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ httprou
 	return writeOne(w, r, http.StatusOK, health{"ok"})
 }
 
-// handleReadyz answers ready when the store answers a read.
+// handleReadyz answers ready when the scheduler runs and the store answers a read; 503
+// unavailable otherwise (starting, shutting down, store closed).
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if !s.eng.SchedulerRunning() {
+		return engine.Errorf(engine.KindUnavailable, "the scheduler is not running")
+	}
 	if err := s.eng.View(r.Context(), func(engine.Tx) error { return nil }); err != nil {
 		return &engine.Error{Kind: engine.KindUnavailable, Msg: "the store is not available", Err: err}
 	}

@@ -96,6 +96,8 @@ type tenantFix struct {
 type nodeOptions struct {
 	// realPasswords uses the production argon2id costs.
 	realPasswords bool
+	// internalSecret guards /metrics (none when empty).
+	internalSecret string
 }
 
 func newNode(t testing.TB) *node { t.Helper(); return newNodeWith(t, nodeOptions{}) }
@@ -115,7 +117,7 @@ func newNodeWith(t testing.TB, opt nodeOptions) *node {
 		pw = engine.DefaultPasswordParams
 	}
 	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: pw, Mailer: n.mailer, Logger: log})
-	srv, err := server.New(context.Background(), n.eng, server.Config{Logger: log})
+	srv, err := server.New(context.Background(), n.eng, server.Config{Logger: log, InternalSecret: opt.internalSecret})
 	if err != nil {
 		t.Fatal(err)
 	}

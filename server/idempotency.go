@@ -66,5 +66,9 @@ func writeReply(w http.ResponseWriter, reply engine.Reply) {
 		w.Header().Set("Idempotent-Replayed", "true")
 		w.Header().Set("X-Request-Id", reply.RequestID)
 	}
+	if !reply.Replayed && reply.Shown != nil {
+		writeBody(w, reply.Status, reply.Shown)
+		return
+	}
 	writeBody(w, reply.Status, reply.Body)
 }

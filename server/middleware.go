@@ -14,6 +14,8 @@ type reqState struct {
 	id        string
 	principal *engine.Principal
 	errKind   engine.Kind
+	// route holds the metrics of the matched route (nil: no route matched).
+	route *routeMetrics
 }
 
 type stateKey struct{}
@@ -80,10 +82,16 @@ func (s *Server) withRequest(next http.Handler) http.Handler {
 					s.writeError(sw, r, engine.Internal(nil))
 				}
 			}
+			took := time.Since(start)
+			rm := st.route
+			if rm == nil {
+				rm = s.metrics.unmatched
+			}
+			rm.observe(sw.status, took)
 			attrs := []slog.Attr{
 				slog.String("request_id", st.id), slog.String("method", r.Method),
 				slog.String("path", r.URL.Path), slog.Int("status", sw.status),
-				slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr),
+				slog.Duration("duration", took), slog.String("remote", r.RemoteAddr),
 			}
 			if p := st.principal; p != nil {
 				attrs = append(attrs, slog.String("tenant_id", p.TenantID))

@@ -134,7 +134,11 @@ func (s *Server) routes() http.Handler {
 // wrap turns a route into an httprouter.Handle: authentication, rate limit, tenant status
 // and permission, then the handler; any error goes to writeError.
 func (s *Server) wrap(rte route) httprouter.Handle {
+	rm := s.metrics.route(rte.method, rte.path)
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		if st := state(r); st != nil {
+			st.route = rm
+		}
 		if err := s.admit(w, r, rte); err != nil {
 			s.writeError(w, r, err)
 			return
@@ -154,6 +158,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error 
 		return err
 	}
 	state(r).principal = &p
+	s.eng.CountRequest(p.TenantID)
 	if err := s.limiter.allow(w, p); err != nil {
 		return err
 	}

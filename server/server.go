@@ -27,6 +27,7 @@ type Server struct {
 	jwtSecret []byte
 	fpSecret  []byte
 	limiter   *rateLimiter
+	metrics   *metrics
 	handler   http.Handler
 }
 
@@ -42,6 +43,7 @@ func New(ctx context.Context, eng *engine.Engine, cfg Config) (*Server, error) {
 	}
 	s.fpSecret = s.jwtSecret
 	s.limiter = newRateLimiter(eng.Clock())
+	s.metrics = newMetrics(eng)
 	s.handler = s.routes()
 	return s, nil
 }

@@ -475,3 +475,20 @@ func TestSyncBatch_AutoDispatch(t *testing.T) {
 		t.Fatalf("a rejected item was dispatched: %v", items[2])
 	}
 }
+
+func TestSyncBatch_CountedInUsage(t *testing.T) {
+	n := newNode(t)
+	f := n.addTenant("acme", "core")
+	key := []string{"x-svc-api-key", f.key}
+	n.do("POST", "/v1/sync/batch", syncBatch(syncItem("use-1"), syncItem("use-2")), key...).want(http.StatusOK).wantCounts(2, 0)
+	n.do("POST", "/v1/sync/batch", syncBatch(syncItem("use-1")), key...).want(http.StatusOK).wantCounts(1, 0)
+	day := n.clock.Now().UTC().Format("2006-01-02")
+	res := n.do("GET", "/v1/tenant/usage?period=day&from="+day+"&to="+day, nil, key...).want(http.StatusOK)
+	d := usagePeriod(t, res, day)
+	if got := numAt(d, "sync_batches"); got != 2 {
+		t.Fatalf("sync_batches = %v, want 2: %s", got, res.raw)
+	}
+	if got := numAt(d, "events.total"); got != 2 {
+		t.Fatalf("events.total = %v, want 2 (a duplicate item creates nothing): %s", got, res.raw)
+	}
+}

@@ -161,6 +161,9 @@ func (l *commitLoop) commit(calls []*batchCall) {
 			return nil
 		})
 		if failed < 0 {
+			if err == nil {
+				l.db.writeTx.Add(1)
+			}
 			// Committed, or a commit error (disk full, I/O) that is every call's.
 			for _, c := range calls {
 				c.done <- err

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
@@ -33,6 +34,7 @@ type DB struct {
 	loop     *commitLoop // the group commit loop of Batch; nil when read-only
 	versions versions
 	teams    teamCache
+	writeTx  atomic.Uint64 // write transactions committed, for Stats
 }
 
 var _ engine.Store = (*DB)(nil)
@@ -175,7 +177,11 @@ func (db *DB) Update(ctx context.Context, fn func(engine.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.bolt.Update(func(btx *bolt.Tx) error { return fn(&tx{btx: btx, db: db}) })
+	err := db.bolt.Update(func(btx *bolt.Tx) error { return fn(&tx{btx: btx, db: db}) })
+	if err == nil {
+		db.writeTx.Add(1)
+	}
+	return err
 }
 
 // Backup writes a consistent snapshot of the database to w, while others keep working.

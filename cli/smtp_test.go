@@ -1,0 +1,292 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+// fakeSMTP is an SMTP server on 127.0.0.1 that accepts every mail and hands it over.
+type fakeSMTP struct {
+	ln   net.Listener
+	port int
+	got  chan fakeMail
+}
+
+type fakeMail struct {
+	from string
+	to   []string
+	auth string // the decoded PLAIN response
+	data string
+}
+
+func startFakeSMTP(t *testing.T) *fakeSMTP {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &fakeSMTP{ln: ln, port: ln.Addr().(*net.TCPAddr).Port, got: make(chan fakeMail, 16)}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(c)
+		}
+	}()
+	return s
+}
+
+func (s *fakeSMTP) serve(c net.Conn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	r := bufio.NewReader(c)
+	say := func(line string) { fmt.Fprintf(c, "%s\r\n", line) }
+	say("220 fake.test ESMTP")
+	var m fakeMail
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		line = strings.TrimRight(line, "\r\n")
+		up := strings.ToUpper(line)
+		switch {
+		case strings.HasPrefix(up, "EHLO"), strings.HasPrefix(up, "HELO"):
+			say("250-fake.test")
+			say("250 AUTH PLAIN")
+		case strings.HasPrefix(up, "AUTH PLAIN "):
+			raw, _ := base64.StdEncoding.DecodeString(line[len("AUTH PLAIN "):])
+			m.auth = string(raw)
+			say("235 2.7.0 authenticated")
+		case strings.HasPrefix(up, "MAIL FROM:"):
+			m.from = strings.Trim(line[len("MAIL FROM:"):], "<> ")
+			say("250 ok")
+		case strings.HasPrefix(up, "RCPT TO:"):
+			m.to = append(m.to, strings.Trim(line[len("RCPT TO:"):], "<> "))
+			say("250 ok")
+		case up == "DATA":
+			say("354 go ahead")
+			var data strings.Builder
+			for {
+				l, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if l == ".\r\n" {
+					break
+				}
+				data.WriteString(l)
+			}
+			m.data = data.String()
+			say("250 queued")
+			s.got <- m
+			m = fakeMail{}
+		case up == "QUIT":
+			say("221 bye")
+			return
+		default:
+			say("250 ok")
+		}
+	}
+}
+
+// next waits for the next mail (at most 10 s).
+func (s *fakeSMTP) next(t *testing.T) fakeMail {
+	t.Helper()
+	select {
+	case m := <-s.got:
+		return m
+	case <-time.After(10 * time.Second):
+		t.Fatal("no mail arrived")
+		return fakeMail{}
+	}
+}
+
+var tokenLineRE = regexp.MustCompile(`(?m)^    (\S+)\r$`)
+
+func TestSMTPMailer(t *testing.T) {
+	s := startFakeSMTP(t)
+	m := SMTPMailer{Config: SMTPConfig{Host: "127.0.0.1", Port: s.port, User: "relay-user", Password: "relay-pass",
+		From: "noreply@fieldrelay.test"}}
+	tok := &engine.IssuedToken{Email: "ann@acme.example", Kind: engine.TokenReset, Token: "tok-123",
+		ExpiresAt: engine.At(time.Date(2026, 6, 9, 11, 0, 0, 0, time.UTC))}
+	if err := m.SendToken(context.Background(), tok); err != nil {
+		t.Fatal(err)
+	}
+	mail := s.next(t)
+	if mail.from != "noreply@fieldrelay.test" || len(mail.to) != 1 || mail.to[0] != "ann@acme.example" {
+		t.Fatalf("envelope: %+v", mail)
+	}
+	if mail.auth != "\x00relay-user\x00relay-pass" {
+		t.Fatalf("auth %q", mail.auth)
+	}
+	if !strings.Contains(mail.data, "Subject: Reset your fieldrelay password") ||
+		tokenLineRE.FindStringSubmatch(mail.data)[1] != "tok-123" || !strings.Contains(mail.data, "2026-06-09T11:00:00.000Z") {
+		t.Fatalf("message:\n%s", mail.data)
+	}
+	t.Run("ErrRelayDown", func(t *testing.T) {
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		down := SMTPMailer{Config: SMTPConfig{Host: "127.0.0.1", Port: port, From: "noreply@fieldrelay.test"}}
+		if err := down.SendToken(context.Background(), tok); err == nil || !strings.HasPrefix(err.Error(), "smtp:") {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
+
+// TestServeSMTPResetFlow runs serve with --smtp-*: forgot-password mails the token (and
+// does not log it), the token works once, a reset lifts the login lock, and no token or
+// password reaches the log.
+func TestServeSMTPResetFlow(t *testing.T) {
+	s := startFakeSMTP(t)
+	a := newTestApp(nil)
+	data := t.TempDir()
+	createTenant(t, a, data, "acme")
+	const email, pw, newPW = "ann@acme.example", "first password 1", "second password 2"
+	mustRun(t, a, "", "user", "create", "--data", data, "--tenant", "acme", "--email", email, "--name", "Ann",
+		"--role", "company_admin", "--password", pw)
+	srv := startServe(t, a, "--data", data, "--plain-http", "--smtp-host", "127.0.0.1", "--smtp-port", strconv.Itoa(s.port),
+		"--smtp-from", "noreply@fieldrelay.test", "--smtp-user", "relay", "--smtp-password", "relay-secret-pw")
+	post := func(path string, body any) int {
+		raw, _ := json.Marshal(body)
+		res, err := http.Post(srv.base+path, "application/json", bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for range 5 {
+		post("/v1/auth/login", map[string]string{"email": email, "password": "not my password"})
+	}
+	if code := post("/v1/auth/login", map[string]string{"email": email, "password": pw}); code != http.StatusLocked {
+		t.Fatalf("locked login: %d", code)
+	}
+	if code := post("/v1/auth/forgot-password", map[string]string{"email": email}); code != http.StatusAccepted {
+		t.Fatalf("forgot-password: %d", code)
+	}
+	if code := post("/v1/auth/forgot-password", map[string]string{"email": "ghost@acme.example"}); code != http.StatusAccepted {
+		t.Fatalf("forgot-password of nobody: %d", code)
+	}
+	mail := s.next(t)
+	m := tokenLineRE.FindStringSubmatch(mail.data)
+	if mail.to[0] != email || m == nil {
+		t.Fatalf("mail: %+v", mail)
+	}
+	token := m[1]
+	if code := post("/v1/auth/reset-password", map[string]string{"token": token, "new_password": newPW}); code != http.StatusOK {
+		t.Fatalf("reset: %d", code)
+	}
+	if code := post("/v1/auth/reset-password", map[string]string{"token": token, "new_password": newPW + "x"}); code != http.StatusUnauthorized {
+		t.Fatalf("second use of the token: %d", code)
+	}
+	if code := post("/v1/auth/login", map[string]string{"email": email, "password": newPW}); code != http.StatusOK {
+		t.Fatalf("login after the reset (the lock is lifted): %d", code)
+	}
+	select {
+	case extra := <-s.got:
+		t.Fatalf("a mail for nobody: %+v", extra)
+	default:
+	}
+	if srv.shutdown(t) != 0 {
+		t.Fatalf("serve exit\n%s", srv.stderr)
+	}
+	logs := srv.stderr.String() + srv.stdout.String()
+	for what, secret := range map[string]string{"token": token, "password": pw, "new password": newPW, "smtp password": "relay-secret-pw"} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the log holds the %s", what)
+		}
+	}
+}
+
+func TestServeAdminFlagErrors(t *testing.T) {
+	a := newTestApp(nil)
+	data := t.TempDir()
+	dir := t.TempDir()
+	bad := dir + "/bad.json"
+	for name, content := range map[string]string{
+		"bad.json":       `{"default": {"currency": "EUR"`,
+		"nodefault.json": `{"FR": {"currency": "EUR", "plans": {}, "channel_costs": {}}}`,
+	} {
+		if err := os.WriteFile(dir+"/"+name, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, c := range map[string]struct {
+		args []string
+		msg  string
+	}{
+		"MalformedPlans":   {[]string{"--plans-file", bad}, "--plans-file"},
+		"PlansNoDefault":   {[]string{"--plans-file", dir + "/nodefault.json"}, `"default"`},
+		"MissingPlans":     {[]string{"--plans-file", dir + "/nope.json"}, "--plans-file"},
+		"SMTPWithoutFrom":  {[]string{"--smtp-host", "127.0.0.1"}, "--smtp-from"},
+		"SMTPUserOnly":     {[]string{"--smtp-host", "127.0.0.1", "--smtp-from", "a@b.example", "--smtp-user", "u"}, "--smtp-user"},
+		"SMTPWithoutHost":  {[]string{"--smtp-from", "a@b.example"}, "--smtp-host"},
+		"SMTPPort":         {[]string{"--smtp-host", "h", "--smtp-from", "a@b.example", "--smtp-port", "0"}, "--smtp-port"},
+		"BackupEveryShort": {[]string{"--backup-every", "10s"}, "--backup-every"},
+		"BackupKeep":       {[]string{"--backup-every", "1h", "--backup-keep", "0"}, "--backup-keep"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, a, "", append([]string{"serve", "--data", data, "--plain-http", "--addr", "127.0.0.1:0"}, c.args...)...)
+			if r.code != 1 || !strings.HasPrefix(r.stderr, "error: ") || !strings.Contains(r.stderr, c.msg) {
+				t.Fatalf("got %d %q", r.code, r.stderr)
+			}
+		})
+	}
+}
+
+func TestParsePlansFile(t *testing.T) {
+	good, _ := json.Marshal(engine.DefaultPlans())
+	if _, err := engine.ParsePlans(good); err != nil {
+		t.Fatalf("the compiled-in list does not read back: %v", err)
+	}
+	for name, mutate := range map[string]func(engine.PlanTable){
+		"Country":  func(p engine.PlanTable) { p["fr"] = p["FR"] },
+		"Currency": func(p engine.PlanTable) { c := p["FR"]; c.Currency = "euro"; p["FR"] = c },
+		"Plan": func(p engine.PlanTable) {
+			c := p["FR"]
+			c.Plans = map[string]engine.PlanPrice{"starter": {}, "core": {}, "gold": {}}
+			p["FR"] = c
+		},
+		"Negative": func(p engine.PlanTable) {
+			c := p["FR"]
+			c.Plans = map[string]engine.PlanPrice{"starter": {MonthlyFee: -1}, "core": {}, "mission-critical": {}}
+			p["FR"] = c
+		},
+		"Channel": func(p engine.PlanTable) {
+			c := p["FR"]
+			c.ChannelCosts = map[string]float64{"rest_full": 0, "sms": 0, "pigeon": 1}
+			p["FR"] = c
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := engine.DefaultPlans()
+			mutate(p)
+			raw, _ := json.Marshal(p)
+			if _, err := engine.ParsePlans(raw); err == nil {
+				t.Fatal("accepted")
+			}
+		})
+	}
+	if _, err := engine.ParsePlans([]byte(`{"default": {"currency": "EUR", "plans": {}, "channel_costs": {}, "extra": 1}}`)); err == nil {
+		t.Fatal("an unknown field was accepted")
+	}
+}

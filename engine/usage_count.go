@@ -1,0 +1,362 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Names of the usage counters kept per tenant and per day (UTC) in the store.
+const (
+	UsageEventsByChannel  = "events.channel."  // + channel_selected, at acceptance
+	UsageEventsByPriority = "events.priority." // + priority, at acceptance
+	UsageEventsDelivered  = "events.delivered"
+	UsageEventsFailed     = "events.failed"
+	UsageDispatches       = "dispatches"
+	UsageMissionsDone     = "missions_completed"
+	UsageMissionsFailed   = "missions_failed"
+	UsageSyncBatches      = "sync_batches"
+	UsageAPIRequests      = "api_requests"
+	UsageSMS              = "sms"
+)
+
+// dayLayout names a usage day.
+const dayLayout = "2006-01-02"
+
+// UsageDelta is what one piece of work adds to its tenant's usage. Each non-zero field is
+// one counter (or two); the zero UsageDelta counts nothing.
+type UsageDelta struct {
+	// Channel and Priority count an accepted event (its channel_selected and priority);
+	// EventStatus is its status then (pending or queued_offline). An event that reaches
+	// delivered or failed is counted with its Channel and that EventStatus, no Priority.
+	Channel, Priority, EventStatus string
+	// MissionState counts a mission's move into that state: CREATED is a dispatch,
+	// COMPLETED and FAILED end missions; the other states are only in /metrics.
+	MissionState string
+	// SyncBatches, APIRequests and SMS (messages the gateway accepted) add to their
+	// counters.
+	SyncBatches, APIRequests, SMS uint64
+	// WebhookFailed counts webhook messages that ended without success (/metrics only).
+	WebhookFailed uint64
+}
+
+// each calls fn for every stored counter the delta changes.
+func (d *UsageDelta) each(fn func(metric string, n uint64)) {
+	if d.Priority != "" {
+		fn(eventMetric(UsageEventsByChannel, d.Channel), 1)
+		fn(eventMetric(UsageEventsByPriority, d.Priority), 1)
+	}
+	switch {
+	case d.Priority != "":
+	case d.EventStatus == EventDelivered:
+		fn(UsageEventsDelivered, 1)
+	case d.EventStatus == EventFailed:
+		fn(UsageEventsFailed, 1)
+	}
+	switch d.MissionState {
+	case MissionCreated:
+		fn(UsageDispatches, 1)
+	case MissionCompleted:
+		fn(UsageMissionsDone, 1)
+	case MissionFailed:
+		fn(UsageMissionsFailed, 1)
+	}
+	if d.SyncBatches > 0 {
+		fn(UsageSyncBatches, d.SyncBatches)
+	}
+	if d.APIRequests > 0 {
+		fn(UsageAPIRequests, d.APIRequests)
+	}
+	if d.SMS > 0 {
+		fn(UsageSMS, d.SMS)
+	}
+}
+
+// eventMetrics holds the names of the event counters, made once.
+var eventMetrics = func() map[string]string {
+	m := map[string]string{}
+	for _, v := range append(append([]string{}, statChannels...), Priorities...) {
+		m[UsageEventsByChannel+v] = UsageEventsByChannel + v
+		m[UsageEventsByPriority+v] = UsageEventsByPriority + v
+	}
+	return m
+}()
+
+// eventMetric returns prefix+v without building it for the known channels and priorities.
+func eventMetric(prefix, v string) string {
+	var buf [64]byte
+	if m, ok := eventMetrics[string(append(append(buf[:0], prefix...), v...))]; ok {
+		return m
+	}
+	return prefix + v
+}
+
+// usageDay is the day (YYYY-MM-DD) of a time, cached for the current day.
+type usageDay struct {
+	start, end time.Time
+	name       string
+}
+
+// dayOf names the UTC day of at; the name of the latest day is kept, so counting does
+// not format a date each time.
+func (e *Engine) dayOf(at time.Time) string {
+	if d := e.lastDay.Load(); d != nil && !at.Before(d.start) && at.Before(d.end) {
+		return d.name
+	}
+	start := periodStart(PeriodDay, at)
+	d := &usageDay{start: start, end: start.AddDate(0, 0, 1), name: start.Format(dayLayout)}
+	e.lastDay.Store(d)
+	return d.name
+}
+
+// count adds d to the usage of tenantID on the day of at, within tx: the counters commit
+// (or roll back) with the work they count. Once tx commits, the node's in-memory
+// statistics (/metrics) follow; those updates are prepared at start, so counting an
+// event allocates nothing for them.
+func (e *Engine) count(tx Tx, tenantID string, at time.Time, d UsageDelta) error {
+	day := e.dayOf(at)
+	var err error
+	d.each(func(metric string, n uint64) {
+		if err == nil {
+			err = tx.AddUsage(tenantID, day, metric, n)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	e.stats.onCommit(tx, &d)
+	return nil
+}
+
+// Indexes of the in-memory statistics.
+var (
+	statChannels       = []string{ChannelREST, ChannelSMS, ChannelQueued}
+	statEventStatuses  = []string{EventPending, EventQueuedOffline, EventDelivered, EventFailed}
+	statAttemptKinds   = []string{OutboxWebhook, OutboxSMS}
+	statAttemptOutcome = []string{"succeeded", "failed"}
+)
+
+const (
+	statEvents        = 0                // channel × status (3 × 4)
+	statMoves         = statEvents + 3*4 // mission state (the 7 of MissionStates)
+	statSMS           = statMoves + 7    // SMS accepted
+	statWebhookFailed = statSMS + 1      // webhook messages failed
+	statCount         = statWebhookFailed + 1
+	statAttempts      = 2 * 2 // kind × outcome
+)
+
+// stats are the node's counters since start, for /metrics. They move only after the
+// transaction of the work they count commits.
+type stats struct {
+	n     [statCount]atomic.Uint64
+	hooks [statCount]func()
+	// attempts counts delivery calls made, by kind and outcome (no transaction).
+	attempts [statAttempts]atomic.Uint64
+	// lagNanos is how late the scheduler started its latest attempt.
+	lagNanos atomic.Int64
+}
+
+func newStats() *stats {
+	s := &stats{}
+	for i := range s.hooks {
+		c := &s.n[i]
+		s.hooks[i] = func() { c.Add(1) }
+	}
+	return s
+}
+
+// onCommit schedules the in-memory side of d after tx commits.
+func (s *stats) onCommit(tx Tx, d *UsageDelta) {
+	if d.EventStatus != "" {
+		ch, st := slices.Index(statChannels, d.Channel), slices.Index(statEventStatuses, d.EventStatus)
+		if ch >= 0 && st >= 0 {
+			tx.OnCommit(s.hooks[statEvents+ch*4+st])
+		}
+	}
+	if i := slices.Index(MissionStates, d.MissionState); i >= 0 {
+		tx.OnCommit(s.hooks[statMoves+i])
+	}
+	for _, c := range [...]struct {
+		n   uint64
+		idx int
+	}{{d.SMS, statSMS}, {d.WebhookFailed, statWebhookFailed}} {
+		switch {
+		case c.n == 1:
+			tx.OnCommit(s.hooks[c.idx])
+		case c.n > 1:
+			n, ctr := c.n, &s.n[c.idx]
+			tx.OnCommit(func() { ctr.Add(n) })
+		}
+	}
+}
+
+// attempt counts a delivery call's outcome.
+func (s *stats) attempt(kind string, ok bool) {
+	k := slices.Index(statAttemptKinds, kind)
+	if k < 0 {
+		return
+	}
+	o := 1
+	if ok {
+		o = 0
+	}
+	s.attempts[k*2+o].Add(1)
+}
+
+// Stats is a snapshot of the node's statistics for /metrics. Counters count since the
+// process started; nothing in it names a tenant.
+type Stats struct {
+	// Events counts events by channel_selected and status: accepted (pending,
+	// queued_offline) and settled (delivered, failed).
+	Events []LabeledCount
+	// MissionMoves counts missions moved into each state (Label1), CREATED by dispatch.
+	MissionMoves []LabeledCount
+	// Attempts counts delivery calls by kind (webhook, sms) and outcome.
+	Attempts []LabeledCount
+	// WebhookFailures counts webhook messages that ended without success.
+	WebhookFailures uint64
+	// SMSSent counts SMS the gateway accepted.
+	SMSSent uint64
+	// OutboxDepth is the number of outbox entries waiting; OutboxOldestDue how long the
+	// most overdue one has been due (0 when none is due).
+	OutboxDepth     int
+	OutboxOldestDue time.Duration
+	// SchedulerLag is how late the scheduler started its latest attempt.
+	SchedulerLag     time.Duration
+	SchedulerRunning bool
+	// Store describes the store, when it can (StatsStore).
+	Store *StoreStats
+}
+
+// LabeledCount is one counter with up to two label values.
+type LabeledCount struct {
+	Label1, Label2 string
+	N              uint64
+}
+
+// Stats returns a snapshot of the node's statistics.
+func (e *Engine) Stats() Stats {
+	s := e.stats
+	var out Stats
+	for ci, ch := range statChannels {
+		for si, st := range statEventStatuses {
+			out.Events = append(out.Events, LabeledCount{ch, st, s.n[statEvents+ci*4+si].Load()})
+		}
+	}
+	for i, st := range MissionStates {
+		out.MissionMoves = append(out.MissionMoves, LabeledCount{Label1: st, N: s.n[statMoves+i].Load()})
+	}
+	for ki, k := range statAttemptKinds {
+		for oi, o := range statAttemptOutcome {
+			out.Attempts = append(out.Attempts, LabeledCount{k, o, s.attempts[ki*2+oi].Load()})
+		}
+	}
+	out.WebhookFailures = s.n[statWebhookFailed].Load()
+	out.SMSSent = s.n[statSMS].Load()
+	now := e.clock.Now()
+	var oldest time.Time
+	out.OutboxDepth, oldest = e.sched.oldest()
+	if !oldest.IsZero() && now.After(oldest) {
+		out.OutboxOldestDue = now.Sub(oldest)
+	}
+	out.SchedulerLag = time.Duration(s.lagNanos.Load())
+	out.SchedulerRunning = e.SchedulerRunning()
+	if ss, ok := e.store.(StatsStore); ok {
+		st := ss.Stats()
+		out.Store = &st
+	}
+	return out
+}
+
+// usageFlushEvery is how often the API requests counted in memory are written.
+const usageFlushEvery = 5 * time.Second
+
+// requestCounts counts API requests per tenant in memory until the next flush: a request
+// is no transaction of its own, and a write per request would cost a commit.
+type requestCounts struct {
+	// mu orders a flush against a usage read, so that a read sees every request once.
+	mu     sync.Mutex
+	counts sync.Map // tenant id → *atomic.Uint64
+}
+
+// CountRequest counts one API request of a tenant (every authenticated request, errors
+// included). It allocates only for a tenant's first request.
+func (e *Engine) CountRequest(tenantID string) {
+	c, ok := e.requests.counts.Load(tenantID)
+	if !ok {
+		c, _ = e.requests.counts.LoadOrStore(tenantID, new(atomic.Uint64))
+	}
+	c.(*atomic.Uint64).Add(1)
+}
+
+// pendingRequests returns the requests of a tenant counted since the last flush.
+func (e *Engine) pendingRequests(tenantID string) uint64 {
+	if c, ok := e.requests.counts.Load(tenantID); ok {
+		return c.(*atomic.Uint64).Load()
+	}
+	return 0
+}
+
+// FlushUsage writes the API requests counted in memory to their tenants' usage of
+// today, in one transaction. On failure the counts are kept for the next flush.
+func (e *Engine) FlushUsage(ctx context.Context) error {
+	e.requests.mu.Lock()
+	defer e.requests.mu.Unlock()
+	type pending struct {
+		tenantID string
+		c        *atomic.Uint64
+		n        uint64
+	}
+	var all []pending
+	e.requests.counts.Range(func(k, v any) bool {
+		c := v.(*atomic.Uint64)
+		if n := c.Swap(0); n > 0 {
+			all = append(all, pending{k.(string), c, n})
+		}
+		return true
+	})
+	if len(all) == 0 {
+		return nil
+	}
+	err := e.store.Update(ctx, func(tx Tx) error {
+		now := e.clock.Now()
+		for _, p := range all {
+			err := e.count(tx, p.tenantID, now, UsageDelta{APIRequests: p.n})
+			if IsKind(err, KindNotFound) {
+				continue // a tenant that no longer exists
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, p := range all {
+			p.c.Add(p.n)
+		}
+	}
+	return err
+}
+
+// usageLoop flushes the counted API requests every usageFlushEvery, and once more when
+// ctx ends (shutdown), before the store closes.
+func (s *scheduler) usageLoop(ctx context.Context) {
+	t := time.NewTicker(usageFlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if err := s.e.FlushUsage(context.WithoutCancel(ctx)); err != nil {
+				s.e.log.Error("usage flush at shutdown", "err", err)
+			}
+			return
+		case <-t.C:
+			if err := s.e.FlushUsage(ctx); err != nil && ctx.Err() == nil {
+				s.e.log.Error("usage flush", "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/julienschmidt/httprouter"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// headerInternal carries the internal secret that /metrics requires.
+const headerInternal = "x-svc-internal"
+
+// knownStatuses are the statuses the API answers; each route gets a counter for each at
+// start, so that counting a request is one atomic add, with no label look-up.
+var knownStatuses = [...]int{200, 201, 202, 400, 401, 403, 404, 405, 409, 413, 415, 422, 423, 429, 500, 503}
+
+// statusSlot maps a status to its index in knownStatuses (-1 for others).
+var statusSlot = func() (t [600]int8) {
+	for i := range t {
+		t[i] = -1
+	}
+	for i, s := range knownStatuses {
+		t[s] = int8(i)
+	}
+	return t
+}()
+
+// metrics are the node's Prometheus metrics: the HTTP ones counted per request, the rest
+// read from the engine's statistics at scrape time. No label holds a tenant, key, token
+// or email: routes are patterns (/v1/events/:id), never raw paths.
+type metrics struct {
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	unmatched *routeMetrics
+}
+
+// routeMetrics are the prepared series of one route.
+type routeMetrics struct {
+	method, route string
+	m             *metrics
+	latency       prometheus.Observer
+	byStatus      [len(knownStatuses)]prometheus.Counter
+}
+
+func newMetrics(eng *engine.Engine) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fieldrelay_http_requests_total",
+		Help: "HTTP requests answered, by method, route pattern and status."}, []string{"method", "route", "status"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "fieldrelay_http_request_duration_seconds",
+		Help:    "Time to answer an HTTP request, by method and route pattern.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}},
+		[]string{"method", "route"})
+	m.reg.MustRegister(m.requests, m.latency, engineCollector{eng},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.unmatched = m.route("-", "unmatched")
+	return m
+}
+
+// route prepares the series of a route.
+func (m *metrics) route(method, path string) *routeMetrics {
+	rm := &routeMetrics{method: method, route: path, m: m, latency: m.latency.WithLabelValues(method, path)}
+	for i, s := range knownStatuses {
+		rm.byStatus[i] = m.requests.WithLabelValues(method, path, strconv.Itoa(s))
+	}
+	return rm
+}
+
+// observe counts one answered request.
+func (rm *routeMetrics) observe(status int, d time.Duration) {
+	rm.latency.Observe(d.Seconds())
+	if status >= 0 && status < len(statusSlot) && statusSlot[status] >= 0 {
+		rm.byStatus[statusSlot[status]].Inc()
+		return
+	}
+	rm.m.requests.WithLabelValues(rm.method, rm.route, strconv.Itoa(status)).Inc()
+}
+
+// handleMetrics answers GET /metrics in the Prometheus text format when the request
+// carries the internal secret, and the JSON not_found of an unknown route otherwise, so
+// that the endpoint's existence is not revealed. The comparison takes the same time
+// whatever the header holds.
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if !s.internalOK(r.Header.Get(headerInternal)) {
+		return engine.Errorf(engine.KindNotFound, "no such route: %s %s", r.Method, r.URL.Path)
+	}
+	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	return nil
+}
+
+// internalOK compares a header with the internal secret in constant time (hashes of
+// equal length, so not even the secret's length leaks). An empty secret opens nothing.
+func (s *Server) internalOK(got string) bool {
+	if s.cfg.InternalSecret == "" || got == "" {
+		return false
+	}
+	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(s.cfg.InternalSecret))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// engineCollector reads the engine's statistics at scrape time.
+type engineCollector struct{ eng *engine.Engine }
+
+var (
+	descEvents = prometheus.NewDesc("fieldrelay_events_total",
+		"Events by channel_selected and status: accepted (pending, queued_offline) and settled (delivered, failed).",
+		[]string{"channel", "status"}, nil)
+	descAttempts = prometheus.NewDesc("fieldrelay_delivery_attempts_total",
+		"Delivery calls made, by kind (webhook, sms) and outcome (succeeded, failed).", []string{"kind", "outcome"}, nil)
+	descWebhookFailures = prometheus.NewDesc("fieldrelay_webhook_failures_total",
+		"Webhook messages that ended without success (retries spent, 410, subscription gone).", nil, nil)
+	descSMS         = prometheus.NewDesc("fieldrelay_sms_sent_total", "SMS messages the gateway accepted.", nil, nil)
+	descOutboxDepth = prometheus.NewDesc("fieldrelay_outbox_depth",
+		"Outbox entries waiting in the scheduler (deliveries, webhook messages, reinforcement checks).", nil, nil)
+	descOutboxOldest = prometheus.NewDesc("fieldrelay_outbox_oldest_due_seconds",
+		"How long the most overdue outbox entry has been due (0 when none is).", nil, nil)
+	descMissions = prometheus.NewDesc("fieldrelay_mission_moves_total",
+		"Missions moved into each state (CREATED by dispatch).", []string{"state"}, nil)
+	descLag = prometheus.NewDesc("fieldrelay_scheduler_lag_seconds",
+		"How late the scheduler started its latest outbox attempt after its due time.", nil, nil)
+	descRunning = prometheus.NewDesc("fieldrelay_scheduler_running", "1 while the scheduler runs.", nil, nil)
+	descDBSize  = prometheus.NewDesc("fieldrelay_bbolt_size_bytes", "Size of the database file.", nil, nil)
+	descReadTx  = prometheus.NewDesc("fieldrelay_bbolt_read_tx_total", "Read transactions started.", nil, nil)
+	descOpenTx  = prometheus.NewDesc("fieldrelay_bbolt_open_read_tx", "Read transactions open now.", nil, nil)
+	descWriteTx = prometheus.NewDesc("fieldrelay_bbolt_write_tx_total",
+		"Write transactions committed (a group commit counts once).", nil, nil)
+	descPages      = prometheus.NewDesc("fieldrelay_bbolt_pages_written_total", "Pages written by commits.", nil, nil)
+	descWriteTime  = prometheus.NewDesc("fieldrelay_bbolt_write_seconds_total", "Time spent writing pages.", nil, nil)
+	descSpillTime  = prometheus.NewDesc("fieldrelay_bbolt_spill_seconds_total", "Time spent spilling nodes.", nil, nil)
+	descFreePages  = prometheus.NewDesc("fieldrelay_bbolt_free_pages", "Free pages of the database file.", nil, nil)
+	descPendingPgs = prometheus.NewDesc("fieldrelay_bbolt_pending_pages",
+		"Pages freed but still held by open read transactions.", nil, nil)
+)
+
+func (engineCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descEvents, descAttempts, descWebhookFailures, descSMS, descOutboxDepth,
+		descOutboxOldest, descMissions, descLag, descRunning, descDBSize, descReadTx, descOpenTx, descWriteTx,
+		descPages, descWriteTime, descSpillTime, descFreePages, descPendingPgs} {
+		ch <- d
+	}
+}
+
+func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.eng.Stats()
+	for _, e := range st.Events {
+		ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(e.N), e.Label1, e.Label2)
+	}
+	for _, a := range st.Attempts {
+		ch <- prometheus.MustNewConstMetric(descAttempts, prometheus.CounterValue, float64(a.N), a.Label1, a.Label2)
+	}
+	for _, m := range st.MissionMoves {
+		ch <- prometheus.MustNewConstMetric(descMissions, prometheus.CounterValue, float64(m.N), m.Label1)
+	}
+	running := 0.0
+	if st.SchedulerRunning {
+		running = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descWebhookFailures, prometheus.CounterValue, float64(st.WebhookFailures))
+	ch <- prometheus.MustNewConstMetric(descSMS, prometheus.CounterValue, float64(st.SMSSent))
+	ch <- prometheus.MustNewConstMetric(descOutboxDepth, prometheus.GaugeValue, float64(st.OutboxDepth))
+	ch <- prometheus.MustNewConstMetric(descOutboxOldest, prometheus.GaugeValue, st.OutboxOldestDue.Seconds())
+	ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, st.SchedulerLag.Seconds())
+	ch <- prometheus.MustNewConstMetric(descRunning, prometheus.GaugeValue, running)
+	if db := st.Store; db != nil {
+		ch <- prometheus.MustNewConstMetric(descDBSize, prometheus.GaugeValue, float64(db.SizeBytes))
+		ch <- prometheus.MustNewConstMetric(descReadTx, prometheus.CounterValue, float64(db.ReadTxTotal))
+		ch <- prometheus.MustNewConstMetric(descOpenTx, prometheus.GaugeValue, float64(db.OpenReadTx))
+		ch <- prometheus.MustNewConstMetric(descWriteTx, prometheus.CounterValue, float64(db.WriteTxTotal))
+		ch <- prometheus.MustNewConstMetric(descPages, prometheus.CounterValue, float64(db.PagesWritten))
+		ch <- prometheus.MustNewConstMetric(descWriteTime, prometheus.CounterValue, db.WriteSeconds)
+		ch <- prometheus.MustNewConstMetric(descSpillTime, prometheus.CounterValue, db.SpillSecs)
+		ch <- prometheus.MustNewConstMetric(descFreePages, prometheus.GaugeValue, float64(db.FreePages))
+		ch <- prometheus.MustNewConstMetric(descPendingPgs, prometheus.GaugeValue, float64(db.PendingPages))
+	}
+}

@@ -205,6 +205,9 @@ func printDemo(w io.Writer, dataDir string, c *demoCredentials, baseURL, caFile,
 	fmt.Fprintf(w, "  %s %s/v1/events -H \"x-svc-api-key: %s\" -H \"content-type: application/json\" -d %s\n",
 		curl, baseURL, c.APIKey, shellQuote(demoEventBody))
 	fmt.Fprintf(w, "  %s %s/v1/events -H \"x-svc-api-key: %s\"\n", curl, baseURL, c.APIKey)
+	if internalSecret != "" {
+		fmt.Fprintf(w, "  %s %s/metrics -H \"x-svc-internal: %s\"\n", curl, baseURL, internalSecret)
+	}
 }
 
 // demoEventBody is the event of the demo's curl: a cardiac arrest in the lyon zone.

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -112,6 +113,22 @@ func TestServeDemo(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 200 || me.Slug != "demo" || me.LicenseType != engine.PlanCore || me.Country != "FR" {
 		t.Fatalf("GET /v1/tenant/me: %d %+v", res.StatusCode, me)
+	}
+
+	// The printed /metrics curl names the secret that opens /metrics.
+	m := regexp.MustCompile(`curl \S+/metrics -H "x-svc-internal: (\S+)"`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no /metrics curl in\n%s", out)
+	}
+	req, _ = http.NewRequest("GET", s.base+"/metrics", nil)
+	req.Header.Set("x-svc-internal", m[1])
+	if res, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(metrics), "fieldrelay_") {
+		t.Fatalf("GET /metrics with the printed secret: %d %.200s", res.StatusCode, metrics)
 	}
 
 	// The printed event curl works as printed too, and its event lands in the lyon zone.

@@ -142,6 +142,7 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 
 // notifyTeam tells a team of its mission: the team.dispatched webhooks (rest_full) and an
 // SMS to each member's phone. The first of them that succeeds moves the mission to SENT.
+// The mission also enters the queues of the team's devices (acknowledged: SENT).
 func (e *Engine) notifyTeam(tx Tx, tenantID string, ev *Event, team *Team, d *Dispatch) error {
 	// Only the tenant and its webhooks are needed: the cached configuration would be
 	// stale after every dispatch (the team's status changed) and reload every team.
@@ -155,6 +156,9 @@ func (e *Engine) notifyTeam(tx Tx, tenantID string, ev *Event, team *Team, d *Di
 	}
 	cfg := &tenantConfig{tenant: t, webhooks: hooks}
 	if _, err := e.webhookMessages(tx, cfg, HookTeamDispatched, outboxTag{missionID: d.MissionID}, d); err != nil {
+		return err
+	}
+	if err := e.queueMission(tx, tenantID, team.ID, d.MissionID, ev.ID); err != nil {
 		return err
 	}
 	if !e.sender.SMSAvailable() {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/fieldrelay/fieldrelay/engine"
@@ -44,9 +45,12 @@ func (s *Server) handleSyncDevice(w http.ResponseWriter, r *http.Request, _ http
 	if err != nil {
 		return err
 	}
+	// engine.DeviceSyncInput's fields, and the write's optional body key.
 	var in struct {
-		engine.DeviceSyncInput
-		IdempotencyKey *string `json:"idempotency_key"`
+		DeviceID       string            `json:"device_id"`
+		Items          []json.RawMessage `json:"items"`
+		AckThrough     *int64            `json:"ack_through"`
+		IdempotencyKey *string           `json:"idempotency_key"`
 	}
 	if err := decodeJSON(body, &in); err != nil {
 		return err
@@ -64,7 +68,8 @@ func (s *Server) handleSyncDevice(w http.ResponseWriter, r *http.Request, _ http
 			return engine.Reply{Status: status, Body: b, RequestID: reqID}, err
 		}
 	}
-	reply, err := s.eng.SyncDevice(r.Context(), principal(r), key, in.DeviceSyncInput,
+	sync := engine.DeviceSyncInput{DeviceID: in.DeviceID, Items: in.Items, AckThrough: in.AckThrough}
+	reply, err := s.eng.SyncDevice(r.Context(), principal(r), key, sync,
 		engine.SyncRender{Event: renderAs(http.StatusCreated), Answer: renderAs(http.StatusOK)})
 	if err != nil {
 		return err

@@ -253,6 +253,7 @@ func (e *Engine) syncDevice(tx Tx, p Principal, in DeviceSyncInput, renderEvent 
 	}
 
 	// Apply in sequence order, as far as there is no gap.
+	run := &syncRun{tenantID: p.TenantID, device: d, renderEvent: renderEvent}
 	var released []DeviceItemResult
 	for {
 		next := st.AppliedThrough + 1
@@ -270,7 +271,7 @@ func (e *Engine) syncDevice(tx Tx, p Principal, in DeviceSyncInput, renderEvent 
 			items[next] = it
 		}
 		if it.Status == ItemPending {
-			if err := e.applyItem(tx, p.TenantID, d, it, renderEvent); err != nil {
+			if err := e.applyItem(tx, run, it); err != nil {
 				return nil, err
 			}
 			if !fresh[next] {
@@ -508,9 +509,32 @@ func mayDo(p Principal, kind string) error {
 	return nil
 }
 
+// syncRun is what the items of one sync share.
+type syncRun struct {
+	tenantID    string
+	device      *Device
+	renderEvent Render
+	// cfg is the tenant's configuration, read once for the events of the sync (the
+	// cache is filled only when the transaction commits).
+	cfg *tenantConfig
+}
+
+// config returns the tenant's configuration, read at its first use in the sync.
+func (r *syncRun) config(e *Engine, tx Tx) (*tenantConfig, error) {
+	if r.cfg == nil {
+		cfg, err := e.tenantConfig(tx, r.tenantID)
+		if err != nil {
+			return nil, err
+		}
+		r.cfg = cfg
+	}
+	return r.cfg, nil
+}
+
 // applyItem applies a pending item in the name of its sender and records its outcome: an
 // error of the use case rejects the item; an internal error fails the sync.
-func (e *Engine) applyItem(tx Tx, tenantID string, d *Device, it *DeviceItem, renderEvent Render) error {
+func (e *Engine) applyItem(tx Tx, run *syncRun, it *DeviceItem) error {
+	tenantID, d := run.tenantID, run.device
 	if it.By == nil {
 		it.By = &ItemSender{}
 	}
@@ -518,7 +542,7 @@ func (e *Engine) applyItem(tx Tx, tenantID string, d *Device, it *DeviceItem, re
 	var err error
 	switch it.Kind {
 	case ItemEvent:
-		it.EventID, err = e.applyEvent(tx, p, d, it, renderEvent)
+		it.EventID, err = e.applyEvent(tx, p, run, it)
 	case ItemMissionStatus:
 		err = e.applyMissionStatus(tx, p, d, it)
 	case ItemLocation:
@@ -565,7 +589,8 @@ func decodePayload(raw json.RawMessage, v any) error {
 // applyEvent creates the event of an item as POST /v1/events would (source device,
 // device_id set, captured_at the item's; auto-dispatch applies) and returns its id. An
 // idempotency_key that already names an event applies nothing and returns that event.
-func (e *Engine) applyEvent(tx Tx, p Principal, d *Device, it *DeviceItem, render Render) (string, error) {
+func (e *Engine) applyEvent(tx Tx, p Principal, run *syncRun, it *DeviceItem) (string, error) {
+	d := run.device
 	var in EventInput
 	if err := decodePayload(it.Payload, &in); err != nil {
 		return "", err
@@ -588,7 +613,11 @@ func (e *Engine) applyEvent(tx Tx, p Principal, d *Device, it *DeviceItem, rende
 	if err != nil {
 		return "", err
 	}
-	ev, tenant, err := e.createEvent(tx, p.TenantID, ce)
+	cfg, err := run.config(e, tx)
+	if err != nil {
+		return "", err
+	}
+	ev, tenant, err := e.createEventIn(tx, p.TenantID, cfg, ce)
 	if err != nil {
 		return "", err
 	}
@@ -596,7 +625,7 @@ func (e *Engine) applyEvent(tx Tx, p Principal, d *Device, it *DeviceItem, rende
 	if err != nil {
 		return "", err
 	}
-	reply, err := render(EventAccepted{EventID: ev.ID, Status: ev.Status, ChannelSelected: ev.ChannelSelected,
+	reply, err := run.renderEvent(EventAccepted{EventID: ev.ID, Status: ev.Status, ChannelSelected: ev.ChannelSelected,
 		CreatedAt: ev.CreatedAt, Dispatch: auto, RequiresManual: manual})
 	if err != nil {
 		return "", Internal(err)
@@ -687,7 +716,7 @@ func (e *Engine) applyLocation(tx Tx, p Principal, d *Device, it *DeviceItem) er
 		return nil
 	}
 	m.Lat, m.Lng, m.LocationUpdatedAt = ptrTo(*in.Lat), ptrTo(*in.Lng), &at
-	return tx.PutTeam(p.TenantID, t)
+	return tx.PutTeamPositions(p.TenantID, t)
 }
 
 // applyConnectivity records a connectivity report of the device's zone as POST

@@ -10,6 +10,10 @@ type DeviceTx interface {
 	// PutDevice stores d with its indexes by hardware id, team and zone (KindConflict when
 	// another device holds the hardware id).
 	PutDevice(tenantID string, d *Device) error
+	// PutTeamPositions stores a team whose only change is the position of members. Unlike
+	// PutTeam it leaves the tenant's directory version alone: no cached value holds
+	// positions, and a device reporting them must not make every cache reload.
+	PutTeamPositions(tenantID string, t *Team) error
 	// DevicesOfTeam lists the ids of the devices registered to a team, oldest first.
 	DevicesOfTeam(tenantID, teamID string) ([]string, error)
 	// DevicesOfZone lists the ids of the devices registered to a zone, oldest first.

@@ -131,6 +131,19 @@ func sameString(a, b *string) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
+// PutTeamPositions is PutTeam without the directory version bump.
+func (t *tx) PutTeamPositions(tenantID string, tm *engine.Team) error {
+	b, err := t.tbucket(tenantID, tbTeams)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(tm.ID)
+	if err != nil {
+		return err
+	}
+	return putJSON(b, k, tm)
+}
+
 func (t *tx) DevicesOfTeam(tenantID, teamID string) ([]string, error) {
 	b, err := t.tbucket(tenantID, tbDevicesByTeam)
 	if err != nil {

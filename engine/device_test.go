@@ -397,3 +397,22 @@ func TestDeviceSync_Access(t *testing.T) {
 		AssertInvalid(t, err, c.field)
 	}
 }
+
+// TestDeviceQueue_RegisterReleasesWaiting: an event of a zone with no target waits
+// pending; a device registered to the zone becomes its target and receives it.
+func TestDeviceQueue_RegisterReleasesWaiting(t *testing.T) {
+	ctx := context.Background()
+	f := newDeviceFix(t)
+	reply, err := f.e.IngestEvent(ctx, f.sup, engine.EventInput{Type: "FIRE", Priority: "low", Vertical: "emergency",
+		IdempotencyKey: "waiting-1", ZoneCode: "north"}, jsonRender(201))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acc engine.EventAccepted
+	_ = json.Unmarshal(reply.Body, &acc)
+	dev := f.mustRegister(t, f.tech, engine.DeviceInput{Name: "relay", Platform: "linux", ZoneCode: "north"})
+	items, _, err := f.e.DeviceQueue(ctx, f.tech, dev.ID, engine.Page{Limit: 50})
+	if err != nil || len(items) != 1 || items[0].Event.ID != acc.EventID || len(items[0].Event.Delivery.Plan) != 1 {
+		t.Fatalf("queue: %+v %v", items, err)
+	}
+}

@@ -133,6 +133,12 @@ func (e *Engine) ReportConnectivity(tx Tx, p Principal, in ConnectivityReport) (
 	if err := p.Require(PermConnectivityReport); err != nil {
 		return nil, err
 	}
+	return e.reportConnectivity(tx, p.TenantID, in)
+}
+
+// reportConnectivity is ReportConnectivity once the caller is admitted (a device sync's
+// connectivity item too).
+func (e *Engine) reportConnectivity(tx Tx, tenantID string, in ConnectivityReport) (*ConnectivityStatus, error) {
 	now := e.clock.Now()
 	at, err := in.validate(now)
 	if err != nil {
@@ -141,7 +147,7 @@ func (e *Engine) ReportConnectivity(tx Tx, p Principal, in ConnectivityReport) (
 	if !ValidZoneCode(in.ZoneCode) {
 		return nil, Invalid("zone_code", "zone_code %q names no zone", in.ZoneCode)
 	}
-	z, err := tx.Zone(p.TenantID, in.ZoneCode)
+	z, err := tx.Zone(tenantID, in.ZoneCode)
 	if IsKind(err, KindNotFound) {
 		return nil, Invalid("zone_code", "zone_code %q names no zone", in.ZoneCode)
 	}
@@ -161,11 +167,11 @@ func (e *Engine) ReportConnectivity(tx Tx, p Principal, in ConnectivityReport) (
 	c.State, c.LastReportAt = in.State, &at
 	c.DeviceID, c.SignalDBM, c.Network = in.DeviceID, in.SignalDBM, in.Network
 	z.Connectivity = c
-	if err := tx.PutZone(p.TenantID, z); err != nil {
+	if err := tx.PutZone(tenantID, z); err != nil {
 		return nil, err
 	}
 	if !reachable(before) && reachable(c.StateAt(now)) {
-		if err := e.releaseQueuedEvents(tx, p.TenantID, z.Code); err != nil {
+		if err := e.releaseQueuedEvents(tx, tenantID, z.Code); err != nil {
 			return nil, err
 		}
 	}

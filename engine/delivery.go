@@ -47,7 +47,8 @@ func zoneState(zone *Zone, now time.Time) string {
 }
 
 // available reports whether a channel has a target for ev: rest_full needs a webhook
-// subscribed to event.created, sms a gateway and a phone to send to.
+// subscribed to event.created (or a device queue, which planDelivery counts), sms a
+// gateway and a phone to send to.
 func (e *Engine) available(cfg *tenantConfig, ev *Event, ch string) bool {
 	switch ch {
 	case ChannelREST:
@@ -66,9 +67,13 @@ func (e *Engine) available(cfg *tenantConfig, ev *Event, ch string) bool {
 func (e *Engine) planDelivery(tx Tx, tenantID string, cfg *tenantConfig, zone *Zone, ev *Event) error {
 	now := e.clock.Now()
 	nominal := nominalChannels(zoneState(zone, now))
+	devices, err := eventDevices(tx, tenantID, ev) // the device queues of rest_full
+	if err != nil {
+		return err
+	}
 	var plan []string
 	for _, ch := range nominal {
-		if len(plan) < channelLimit(ev.Priority) && e.available(cfg, ev, ch) {
+		if len(plan) < channelLimit(ev.Priority) && (e.available(cfg, ev, ch) || ch == ChannelREST && len(devices) > 0) {
 			plan = append(plan, ch)
 		}
 	}
@@ -124,6 +129,11 @@ func (e *Engine) startNextChannel(tx Tx, cfg *tenantConfig, ev *Event) error {
 	switch ch {
 	case ChannelREST:
 		n, err = e.webhookMessages(tx, cfg, HookEventCreated, outboxTag{eventID: ev.ID, channel: ChannelREST}, ev)
+		if err == nil {
+			var queued int
+			queued, err = e.queueEvent(tx, cfg.tenant.ID, ev)
+			n += queued
+		}
 	case ChannelSMS:
 		n, err = e.smsMessages(tx, cfg, ev)
 	}

@@ -146,9 +146,10 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 	return d, m, nil
 }
 
-// notifyTeam tells a team of its mission: the team.dispatched webhooks (rest_full) and
-// an SMS to each member's phone (the mission SMS, with its code: EncodeMissionSMS). The
-// first of them that succeeds moves the mission to SENT.
+// notifyTeam tells a team of its mission: the team.dispatched webhooks (rest_full), an
+// SMS to each member's phone (the mission SMS, with its code: EncodeMissionSMS) and the
+// queues of the team's devices. The first of them that succeeds (a device: its
+// acknowledgement) moves the mission to SENT.
 func (e *Engine) notifyTeam(tx Tx, tenantID string, ev *Event, team *Team, d *Dispatch, mission *Mission) error {
 	// Only the tenant and its webhooks are needed: the cached configuration would be
 	// stale after every dispatch (the team's status changed) and reload every team.
@@ -162,6 +163,9 @@ func (e *Engine) notifyTeam(tx Tx, tenantID string, ev *Event, team *Team, d *Di
 	}
 	cfg := &tenantConfig{tenant: t, webhooks: hooks}
 	if _, err := e.webhookMessages(tx, cfg, HookTeamDispatched, outboxTag{missionID: d.MissionID}, d); err != nil {
+		return err
+	}
+	if err := e.queueMission(tx, tenantID, team.ID, d.MissionID, ev.ID); err != nil {
 		return err
 	}
 	if !e.sender.SMSAvailable() {

@@ -221,11 +221,17 @@ func (e *Engine) IngestEvent(ctx context.Context, p Principal, in EventInput, re
 // createEvent stores a checked event and plans its delivery, within tx. It also answers
 // the tenant (shared, read-only).
 func (e *Engine) createEvent(tx Tx, tenantID string, ce *checkedEvent) (*Event, *Tenant, error) {
-	in := ce.in
 	cfg, err := e.tenantConfig(tx, tenantID)
 	if err != nil {
 		return nil, nil, err
 	}
+	return e.createEventIn(tx, tenantID, cfg, ce)
+}
+
+// createEventIn is createEvent with the tenant's configuration already read: a use case
+// that creates many events in one transaction reads it once.
+func (e *Engine) createEventIn(tx Tx, tenantID string, cfg *tenantConfig, ce *checkedEvent) (*Event, *Tenant, error) {
+	in := ce.in
 	if !cfg.tenant.HasVertical(in.Vertical) {
 		return nil, nil, Invalid("vertical", "vertical %q is not enabled for this tenant", in.Vertical)
 	}

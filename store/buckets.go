@@ -47,12 +47,17 @@ var (
 	tbMissionCodes = []byte("mission_codes")
 	// tbSMSInbound: received SMS replies, in arrival order (the log of what came in).
 	tbSMSInbound = []byte("sms_inbound")
+	// tbDevicesByTeam: team id | device id → nil; tbDevicesByZone: zone code | 0 | device
+	// id → nil. The device queues an event or a mission goes to.
+	tbDevicesByTeam = []byte("devices_by_team")
+	tbDevicesByZone = []byte("devices_by_zone")
 )
 
 var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByEvent,
 	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
 	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
-	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes, tbSMSInbound}
+	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes, tbSMSInbound,
+	tbDevicesByTeam, tbDevicesByZone}
 
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")

@@ -1,0 +1,422 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+// TestDeviceSync_Replay: 2,000 device items of every kind (mission moves of 100 missions,
+// events, positions, connectivity reports, some bad ones) are each sent 1 to 4 times in
+// shuffled batches, with a restart of the store and the engine half way. After every call
+// applied_through is the highest sequence below which everything was received, the gaps
+// are exactly the missing sequences, and every first receipt is answered applied,
+// rejected or pending as the model says; in the end each item was applied exactly once and
+// in sequence order: the moves of each mission form one history with the captured times,
+// every event exists once, the last position and report stand.
+func TestDeviceSync_Replay(t *testing.T) {
+	const total = 2000
+	f := newDeviceFix(t)
+	dev := f.mustRegister(t, f.opA, engine.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.teamA.ID, ZoneCode: "north"})
+	rng := rand.New(rand.NewPCG(5, 2026))
+	base := epoch.Add(-5 * time.Hour)
+	capturedAt := func(seq int64) time.Time { return base.Add(time.Duration(seq) * time.Second) }
+	al := f.teamA.Members[1].ID
+
+	// 100 missions of team A, created before anything was captured.
+	missions := make([]*engine.Mission, 100)
+	for i := range missions {
+		missions[i] = f.storedMission(t, f.teamA, base.Add(-time.Hour))
+	}
+	// The server moves on before the device's moves arrive: 0–9 fail at the supervisor's,
+	// 10–19 are acknowledged online by the operator now (after every capture).
+	for i := range 10 {
+		f.move(t, f.sup, missions[i].ID, engine.MissionFailed)
+		f.move(t, f.opA, missions[10+i].ID, engine.MissionAck)
+	}
+
+	// The model: what each sequence carries and what must become of it.
+	type planned struct {
+		body    map[string]any
+		outcome string // applied or rejected
+		atOnce  bool   // rejected on receipt, whatever the gaps below it
+	}
+	plan := make([]planned, total+1)
+	seqs := rng.Perm(total)[:400]
+	for i := range seqs {
+		seqs[i]++
+	}
+	slices.Sort(seqs)
+	moves := []string{engine.MissionAck, engine.MissionOnRoute, engine.MissionOnSite, engine.MissionCompleted}
+	moveSeq := map[string][4]int64{}
+	for step, move := range moves {
+		for m := range missions {
+			seq := int64(seqs[step*100+m])
+			outcome := engine.ItemApplied
+			if m < 20 {
+				outcome = engine.ItemRejected
+			}
+			plan[seq] = planned{body: item(seq, "mission_status", map[string]any{"mission_id": missions[m].ID, "status": move,
+				"feedback": map[string]any{"step": move}}, capturedAt(seq)), outcome: outcome}
+			s := moveSeq[missions[m].ID]
+			s[step] = seq
+			moveSeq[missions[m].ID] = s
+		}
+	}
+	eventKeys := map[string]int64{} // idempotency_key → first sequence
+	var lastLocation, lastReport int64
+	n := 0
+	for seq := int64(1); seq <= total; seq++ {
+		if plan[seq].body != nil {
+			continue
+		}
+		at := capturedAt(seq)
+		p := planned{outcome: engine.ItemApplied}
+		switch n++; {
+		case n%97 == 0: // unknown kind: rejected on receipt
+			p.body, p.outcome, p.atOnce = item(seq, "selfie", map[string]any{}, at), engine.ItemRejected, true
+		case n%89 == 0: // captured in the future: rejected on receipt
+			p.body, p.outcome, p.atOnce = item(seq, "location", map[string]any{"member_id": al, "lat": 45.1, "lng": 4.1},
+				epoch.Add(10*time.Minute)), engine.ItemRejected, true
+		case n%83 == 0: // an event without type: rejected when applied
+			p.body, p.outcome = item(seq, "event", map[string]any{"priority": "high", "vertical": "emergency",
+				"idempotency_key": fmt.Sprintf("bad-%d", seq)}, at), engine.ItemRejected
+		case n%79 == 0: // another team's member: rejected when applied
+			p.body, p.outcome = item(seq, "location", map[string]any{"member_id": f.teamB.Members[0].ID, "lat": 45.1, "lng": 4.1}, at), engine.ItemRejected
+		case n%61 == 0 && len(eventKeys) > 0: // an event sent again under a new sequence: applied, nothing new
+			var key string
+			for k := range eventKeys {
+				key = k
+				break
+			}
+			p.body = item(seq, "event", map[string]any{"type": "AGAIN", "priority": "low", "vertical": "emergency",
+				"idempotency_key": key}, at)
+		case n%3 == 0:
+			key := fmt.Sprintf("dev-%d", seq)
+			eventKeys[key] = seq
+			p.body = item(seq, "event", map[string]any{"type": "LEAK", "priority": "normal", "vertical": "emergency",
+				"idempotency_key": key, "payload": map[string]any{"seq": seq}}, at)
+		case n%3 == 1:
+			p.body, lastLocation = item(seq, "location", map[string]any{"member_id": al, "lat": 45 + float64(seq)/10000, "lng": 4.5}, at), seq
+		default:
+			state := []string{"online", "degraded"}[seq%2]
+			p.body, lastReport = item(seq, "connectivity", map[string]any{"zone_code": "north", "state": state, "signal_dbm": -80}, at), seq
+		}
+		plan[seq] = p
+	}
+
+	// Every sequence 1 to 4 times, shuffled, in batches of 1 to 60.
+	var sends []int64
+	for seq := int64(1); seq <= total; seq++ {
+		for range 1 + rng.IntN(4) {
+			sends = append(sends, seq)
+		}
+	}
+	rng.Shuffle(len(sends), func(i, j int) { sends[i], sends[j] = sends[j], sends[i] })
+	var batches [][]int64
+	for len(sends) > 0 {
+		size := min(1+rng.IntN(60), len(sends))
+		batches = append(batches, sends[:size])
+		sends = sends[size:]
+	}
+
+	received := make([]bool, total+1)
+	var applied, highest int64
+	// statusOf is what a first receipt (or a duplicate's outcome) must say after a call.
+	statusOf := func(seq int64) string {
+		if seq <= applied || plan[seq].atOnce {
+			return plan[seq].outcome
+		}
+		return engine.ItemPending
+	}
+	for call, batch := range batches {
+		if call == len(batches)/2 {
+			f.open(t) // restart
+		}
+		items := make([]any, len(batch))
+		fresh := make([]bool, len(batch))
+		freshSeq := map[int64]bool{}
+		before := applied
+		for i, seq := range batch {
+			items[i] = plan[seq].body
+			fresh[i] = !received[seq]
+			freshSeq[seq] = freshSeq[seq] || fresh[i]
+			received[seq] = true
+			highest = max(highest, seq)
+		}
+		for applied < total && received[applied+1] {
+			applied++
+		}
+		res := f.mustSync(t, f.opA, dev.ID, nil, items...)
+		if res.AppliedThrough != applied || res.HighestReceived != highest {
+			t.Fatalf("call %d: applied_through %d highest %d, want %d %d", call, res.AppliedThrough, res.HighestReceived, applied, highest)
+		}
+		var gaps []int64
+		for seq := applied + 1; seq < highest; seq++ {
+			if !received[seq] {
+				gaps = append(gaps, seq)
+			}
+		}
+		if int(res.GapCount) != len(gaps) || !slices.Equal(res.Gaps, gaps[:min(len(gaps), engine.MaxGaps)]) && len(gaps)+len(res.Gaps) > 0 {
+			t.Fatalf("call %d: gaps %v (%d), want %v", call, res.Gaps, res.GapCount, gaps)
+		}
+		if len(res.Results) != len(batch) {
+			t.Fatalf("call %d: %d results for %d items", call, len(res.Results), len(batch))
+		}
+		for i, r := range res.Results {
+			seq := batch[i]
+			if r.SequenceNumber == nil || *r.SequenceNumber != seq || r.Index == nil || *r.Index != i {
+				t.Fatalf("call %d: result %d names %v", call, i, r)
+			}
+			want, got := statusOf(seq), r.Status
+			if !fresh[i] {
+				want, got = engine.ItemDuplicate+"/"+want, r.Status+"/"+r.Outcome
+			}
+			if got != want {
+				t.Fatalf("call %d: seq %d is %s (%s %s), want %s", call, seq, got, r.Error, r.Message, want)
+			}
+			if r.Status == engine.ItemRejected && (r.Error == "" || r.Message == "") {
+				t.Fatalf("call %d: seq %d rejected without a reason: %+v", call, seq, r)
+			}
+		}
+		// The released items: those of earlier calls that this one processed.
+		var released []int64
+		for seq := before + 1; seq <= applied; seq++ {
+			if !freshSeq[seq] && !plan[seq].atOnce {
+				released = append(released, seq)
+			}
+		}
+		var got []int64
+		for _, r := range res.Released {
+			got = append(got, *r.SequenceNumber)
+			if r.Status != plan[*r.SequenceNumber].outcome {
+				t.Fatalf("call %d: released %d is %s, want %s", call, *r.SequenceNumber, r.Status, plan[*r.SequenceNumber].outcome)
+			}
+		}
+		if !slices.Equal(got, released) {
+			t.Fatalf("call %d: released %v, want %v", call, got, released)
+		}
+	}
+	if applied != total {
+		t.Fatalf("applied through %d", applied)
+	}
+
+	// Missions: each move once, at its captured time, in order; the rejected ones left
+	// the server's state as it was.
+	for i, m := range missions {
+		got := f.mission(t, m.ID)
+		s := moveSeq[m.ID]
+		switch {
+		case i < 10:
+			if got.Status != engine.MissionFailed || len(got.History) != 2 {
+				t.Fatalf("mission %d: %s %d moves", i, got.Status, len(got.History))
+			}
+		case i < 20:
+			if got.Status != engine.MissionAck || len(got.History) != 3 || got.OnRouteAt != nil {
+				t.Fatalf("mission %d: %s %d moves", i, got.Status, len(got.History))
+			}
+		default:
+			want := []string{engine.MissionCreated, engine.MissionSent, engine.MissionAck, engine.MissionOnRoute, engine.MissionOnSite, engine.MissionCompleted}
+			if got.Status != engine.MissionCompleted || len(got.History) != len(want) {
+				t.Fatalf("mission %d: %s %+v", i, got.Status, got.History)
+			}
+			for j, mv := range got.History {
+				if mv.To != want[j] || j > 0 && (mv.Source != engine.MoveSourceDevice || mv.Actor != f.opA.UserID) {
+					t.Fatalf("mission %d move %d: %+v", i, j, mv)
+				}
+			}
+			for j, ts := range []*engine.Time{got.AckAt, got.OnRouteAt, got.OnSiteAt, got.CompletedAt} {
+				if ts == nil || !ts.Equal(engine.At(capturedAt(s[j])).Time) {
+					t.Fatalf("mission %d: %s at %v, want %v", i, moves[j], ts, capturedAt(s[j]))
+				}
+			}
+		}
+	}
+
+	// Events: one per key, captured when the device captured it.
+	var events []engine.Event
+	_ = f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+		events, _, err = tx.Events(f.tenant.ID, engine.EventFilter{}, engine.Page{Limit: 10000})
+		return err
+	})
+	byKey := map[string]int{}
+	for _, ev := range events {
+		if ev.Source != engine.SourceDevice {
+			continue
+		}
+		byKey[ev.IdempotencyKey]++
+		seq, ok := eventKeys[ev.IdempotencyKey]
+		if !ok || ev.DeviceID == nil || *ev.DeviceID != dev.ID || ev.CapturedAt == nil || !ev.CapturedAt.Equal(engine.At(capturedAt(seq)).Time) {
+			t.Fatalf("event %+v", ev)
+		}
+	}
+	if len(byKey) != len(eventKeys) {
+		t.Fatalf("%d device events, want %d", len(byKey), len(eventKeys))
+	}
+	for k, c := range byKey {
+		if c != 1 {
+			t.Fatalf("event %s stored %d times", k, c)
+		}
+	}
+
+	// The last position and the last report stand.
+	var team *engine.Team
+	var zone *engine.Zone
+	_ = f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+		if team, err = tx.Team(f.tenant.ID, f.teamA.ID); err != nil {
+			return err
+		}
+		zone, err = tx.Zone(f.tenant.ID, "north")
+		return err
+	})
+	mem := team.Member(al)
+	if mem.LocationUpdatedAt == nil || !mem.LocationUpdatedAt.Equal(engine.At(capturedAt(lastLocation)).Time) ||
+		*mem.Lat != 45+float64(lastLocation)/10000 {
+		t.Fatalf("position %+v, want that of %d", mem, lastLocation)
+	}
+	c := zone.Connectivity
+	if c.LastReportAt == nil || !c.LastReportAt.Equal(engine.At(capturedAt(lastReport)).Time) || c.DeviceID != dev.ID ||
+		c.State != []string{"online", "degraded"}[lastReport%2] {
+		t.Fatalf("connectivity %+v, want the report of %d", c, lastReport)
+	}
+
+	// Everything once more: all duplicates, nothing moves.
+	var all []any
+	for seq := int64(1); seq <= total; seq++ {
+		all = append(all, plan[seq].body)
+	}
+	res := f.mustSync(t, f.opA, dev.ID, nil, all...)
+	for _, r := range res.Results {
+		if r.Status != engine.ItemDuplicate || r.Outcome != plan[*r.SequenceNumber].outcome {
+			t.Fatalf("resend: %+v", r)
+		}
+	}
+}
+
+// TestDeviceSync_OfflineMoveRejected: moves captured offline that the server has passed
+// are rejected, each with the mission's own error, and the items after them apply.
+func TestDeviceSync_OfflineMoveRejected(t *testing.T) {
+	f := newDeviceFix(t)
+	dev := f.mustRegister(t, f.opA, engine.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.teamA.ID})
+	m := f.storedMission(t, f.teamA, epoch.Add(-time.Hour))
+	closed := f.storedMission(t, f.teamA, epoch.Add(-time.Hour))
+	f.move(t, f.opA, m.ID, engine.MissionAck) // online, now
+	f.move(t, f.opA, m.ID, engine.MissionOnRoute)
+	f.move(t, f.sup, closed.ID, engine.MissionFailed)
+	at := epoch.Add(-30 * time.Minute)
+	res := f.mustSync(t, f.opA, dev.ID, nil,
+		item(1, "mission_status", map[string]any{"mission_id": m.ID, "status": "ACK"}, at),
+		item(2, "mission_status", map[string]any{"mission_id": m.ID, "status": "ON_SITE"}, at.Add(time.Minute)),
+		item(3, "mission_status", map[string]any{"mission_id": closed.ID, "status": "ACK"}, at),
+		item(4, "mission_status", map[string]any{"mission_id": engine.NewID(), "status": "ACK"}, at),
+		item(5, "mission_status", map[string]any{"mission_id": m.ID, "status": "SLEEPING"}, at),
+		item(6, "location", map[string]any{"member_id": f.teamA.Members[0].ID, "lat": 45.5, "lng": 4.5}, at.Add(2*time.Minute)),
+	)
+	want := []struct {
+		status string
+		err    engine.Kind
+		field  string
+	}{
+		{engine.ItemRejected, engine.KindInvalidTransition, ""},
+		{engine.ItemRejected, engine.KindInvalidTransition, ""},
+		{engine.ItemRejected, engine.KindMissionClosed, ""},
+		{engine.ItemRejected, engine.KindNotFound, ""},
+		{engine.ItemRejected, engine.KindValidation, "payload.status"},
+		{engine.ItemApplied, "", ""},
+	}
+	for i, r := range res.Results {
+		if r.Status != want[i].status || r.Error != want[i].err || r.Field != want[i].field {
+			t.Fatalf("item %d: %+v, want %+v", i+1, r, want[i])
+		}
+	}
+	if res.AppliedThrough != 6 {
+		t.Fatalf("applied_through %d", res.AppliedThrough)
+	}
+	if got := f.mission(t, m.ID); got.Status != engine.MissionOnRoute || len(got.History) != 4 {
+		t.Fatalf("the server's moves stand: %+v", got)
+	}
+	// On ON_SITE then captured in the field after the server's last move: applied.
+	res = f.mustSync(t, f.opA, dev.ID, nil, item(7, "mission_status", map[string]any{"mission_id": m.ID, "status": "ON_SITE"}, epoch))
+	if res.Results[0].Status != engine.ItemApplied {
+		t.Fatalf("a later move: %+v", res.Results[0])
+	}
+	// Another team's mission is not the device's.
+	other := f.storedMission(t, f.teamB, epoch.Add(-time.Hour))
+	res = f.mustSync(t, f.tech, dev.ID, nil, item(8, "mission_status", map[string]any{"mission_id": other.ID, "status": "ACK"}, epoch))
+	if r := res.Results[0]; r.Status != engine.ItemRejected || r.Error != engine.KindForbidden {
+		// company_tech holds no missions:receive: refused on receipt.
+		t.Fatalf("company_tech's move: %+v", r)
+	}
+	res = f.mustSync(t, f.opA, dev.ID, nil, item(9, "mission_status", map[string]any{"mission_id": other.ID, "status": "ACK"}, epoch))
+	if r := res.Results[0]; r.Status != engine.ItemRejected || r.Error != engine.KindNotFound {
+		t.Fatalf("another team's mission: %+v", r)
+	}
+}
+
+// TestDeviceSync_BadItems: every malformed item is rejected with the field it gets
+// wrong, an item without a readable sequence number is answered without taking one, and
+// none of them stops the good items.
+func TestDeviceSync_BadItems(t *testing.T) {
+	f := newDeviceFix(t)
+	dev := f.mustRegister(t, f.opA, engine.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.teamA.ID})
+	at := epoch.Add(-time.Minute).Format(engine.TimeLayout)
+	loc := `{"member_id":"` + f.teamA.Members[1].ID + `","lat":45.2,"lng":4.2}`
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	cases := []struct {
+		body   string
+		seq    int64 // 0: no sequence taken
+		status string
+		field  string
+	}{
+		{`{"sequence_number":1,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 1, engine.ItemApplied, ""},
+		{`{"sequence_number":1.5,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
+		{`{"sequence_number":"3","kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
+		{`{"sequence_number":0,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
+		{`{"sequence_number":-4,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
+		{`{"sequence_number":99999999999999999999,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
+		{`{"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
+		{`"not an object"`, 0, engine.ItemRejected, "items"},
+		{`{"sequence_number":2,"payload":` + loc + `,"captured_at":"` + at + `"}`, 2, engine.ItemRejected, "kind"},
+		{`{"sequence_number":3,"kind":7,"payload":` + loc + `,"captured_at":"` + at + `"}`, 3, engine.ItemRejected, "kind"},
+		{`{"sequence_number":4,"kind":"photo","payload":` + loc + `,"captured_at":"` + at + `"}`, 4, engine.ItemRejected, "kind"},
+		{`{"sequence_number":5,"kind":"location","captured_at":"` + at + `"}`, 5, engine.ItemRejected, "payload"},
+		{`{"sequence_number":6,"kind":"location","payload":[1],"captured_at":"` + at + `"}`, 6, engine.ItemRejected, "payload"},
+		{`{"sequence_number":7,"kind":"location","payload":` + loc + `}`, 7, engine.ItemRejected, "captured_at"},
+		{`{"sequence_number":8,"kind":"location","payload":` + loc + `,"captured_at":"yesterday"}`, 8, engine.ItemRejected, "captured_at"},
+		{`{"sequence_number":9,"kind":"location","payload":` + loc + `,"captured_at":12}`, 9, engine.ItemRejected, "captured_at"},
+		{`{"sequence_number":10,"kind":"location","payload":` + loc + `,"captured_at":"` + epoch.Add(3*time.Minute).Format(engine.TimeLayout) + `"}`, 10, engine.ItemRejected, "captured_at"},
+		{`{"sequence_number":11,"kind":"location","payload":{"member_id":"x","lat":"45","lng":4},"captured_at":"` + at + `"}`, 11, engine.ItemRejected, "payload.lat"},
+		{`{"sequence_number":12,"kind":"location","payload":{"lat":45,"lng":4},"captured_at":"` + at + `"}`, 12, engine.ItemRejected, "payload.member_id"},
+		{`{"sequence_number":13,"kind":"location","payload":{"member_id":"` + f.teamA.Members[1].ID + `","lat":95,"lng":4},"captured_at":"` + at + `"}`, 13, engine.ItemRejected, "payload.lat"},
+		{`{"sequence_number":14,"kind":"event","payload":{"type":"X","priority":"urgent","vertical":"emergency","idempotency_key":"k"},"captured_at":"` + at + `"}`, 14, engine.ItemRejected, "payload.priority"},
+		{`{"sequence_number":15,"kind":"event","payload":{"type":"X","priority":"high","vertical":"emergency"},"captured_at":"` + at + `"}`, 15, engine.ItemRejected, "payload.idempotency_key"},
+		{`{"sequence_number":16,"kind":"connectivity","payload":{"zone_code":"north","state":"sunny"},"captured_at":"` + at + `"}`, 16, engine.ItemRejected, "payload.state"},
+		{`{"sequence_number":17,"kind":"mission_status","payload":{"status":"ACK"},"captured_at":"` + at + `"}`, 17, engine.ItemRejected, "payload.mission_id"},
+		{`{"sequence_number":18,"kind":"event","payload":{"type":"X","priority":"high","vertical":"emergency","idempotency_key":"good"},"captured_at":"` + at + `"}`, 18, engine.ItemApplied, ""},
+	}
+	items := make([]any, len(cases))
+	for i, c := range cases {
+		items[i] = raw(c.body)
+	}
+	res := f.mustSync(t, f.opA, dev.ID, nil, items...)
+	for i, c := range cases {
+		r := res.Results[i]
+		gotSeq := int64(0)
+		if r.SequenceNumber != nil {
+			gotSeq = *r.SequenceNumber
+		}
+		if r.Status != c.status || r.Field != c.field || gotSeq != c.seq || *r.Index != i ||
+			(c.status == engine.ItemRejected && (r.Error != engine.KindValidation || r.Message == "")) {
+			t.Fatalf("item %d %s: %+v", i, c.body, r)
+		}
+	}
+	if res.AppliedThrough != 18 || len(res.Gaps) != 0 || res.Results[len(cases)-1].EventID == "" {
+		t.Fatalf("answer: %+v", res)
+	}
+}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/julienschmidt/httprouter"
+)
+
+// handleRegisterDevice registers a device (POST /v1/devices/register): 201 for a new
+// device, 200 when its hardware_id names one already registered.
+func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	body, in, err := decodeBody[engine.DeviceInput](r)
+	if err != nil {
+		return err
+	}
+	key, err := s.idempotencyKey(r, body)
+	if err != nil {
+		return err
+	}
+	p, reqID := principal(r), requestID(r)
+	reply, err := s.eng.Write(r.Context(), p.TenantID, key, func(tx engine.Tx) (engine.Reply, error) {
+		d, created, err := s.eng.RegisterDevice(tx, p, in)
+		if err != nil {
+			return engine.Reply{}, err
+		}
+		status := http.StatusOK
+		if created {
+			status = http.StatusCreated
+		}
+		b, err := render(d, reqID)
+		return engine.Reply{Status: status, Body: b, RequestID: reqID}, err
+	})
+	if err != nil {
+		return err
+	}
+	writeReply(w, reply)
+	return nil
+}
+
+// handleSyncDevice runs a device sync (POST /v1/devices/sync, bodies up to 8 MiB).
+func (s *Server) handleSyncDevice(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	body, err := readBody(r, maxBulkBody)
+	if err != nil {
+		return err
+	}
+	// engine.DeviceSyncInput's fields, and the write's optional body key.
+	var in struct {
+		DeviceID       string            `json:"device_id"`
+		Items          []json.RawMessage `json:"items"`
+		AckThrough     *int64            `json:"ack_through"`
+		IdempotencyKey *string           `json:"idempotency_key"`
+	}
+	if err := decodeJSON(body, &in); err != nil {
+		return err
+	}
+	var key *engine.IdempotencyKey
+	if r.Header.Get(headerIdempotencyKey) != "" || in.IdempotencyKey != nil {
+		if key, err = s.idempotencyKey(r, body); err != nil {
+			return err
+		}
+	}
+	reqID := requestID(r)
+	renderAs := func(status int) engine.Render {
+		return func(v any) (engine.Reply, error) {
+			b, err := render(v, reqID)
+			return engine.Reply{Status: status, Body: b, RequestID: reqID}, err
+		}
+	}
+	sync := engine.DeviceSyncInput{DeviceID: in.DeviceID, Items: in.Items, AckThrough: in.AckThrough}
+	reply, err := s.eng.SyncDevice(r.Context(), principal(r), key, sync,
+		engine.DeviceSyncRender{Event: renderAs(http.StatusCreated), Answer: renderAs(http.StatusOK)})
+	if err != nil {
+		return err
+	}
+	writeReply(w, reply)
+	return nil
+}
+
+// deviceQueue is the answer of GET /v1/devices/:id/queue.
+type deviceQueue struct {
+	DeviceID   string              `json:"device_id"`
+	Data       []engine.QueueEntry `json:"data"`
+	Count      int                 `json:"count"`
+	NextCursor string              `json:"next_cursor,omitempty"`
+	RequestID  string              `json:"request_id"`
+}
+
+// handleDeviceQueue lists a device's pending queue (GET /v1/devices/:id/queue).
+func (s *Server) handleDeviceQueue(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	page, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	id := ps.ByName("id")
+	items, next, err := s.eng.DeviceQueue(r.Context(), principal(r), id, page)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, r, http.StatusOK, deviceQueue{DeviceID: id, Data: items, Count: len(items), NextCursor: next,
+		RequestID: requestID(r)})
+	return nil
+}

@@ -199,18 +199,11 @@ func TestDelivery_EndToEnd(t *testing.T) {
 	t.Setenv("SSL_CERT_FILE", caFile) // inherited by the node: it trusts both receivers
 
 	data := t.TempDir()
-	s := serve(t, bin, data, false, "--demo", "--allow-loopback-webhooks",
+	s := serveDemo(t, bin, data, "--allow-loopback-webhooks",
 		"--webhook-retry-schedule", "100ms,100ms,100ms", "--sms-gateway", gwSrv.URL+"/sms")
 
 	// Tenant A: the demo tenant, whose key --demo saved in the data dir.
-	var demo struct {
-		APIKey string `json:"api_key"`
-	}
-	raw, err := os.ReadFile(filepath.Join(data, "demo-credentials.json"))
-	if err != nil || json.Unmarshal(raw, &demo) != nil || demo.APIKey == "" {
-		t.Fatalf("demo credentials: %v %s\n%s", err, raw, s.logs)
-	}
-	keyA := []string{"x-svc-api-key", demo.APIKey}
+	keyA := s.key()
 	st, _, me := s.call(t, "GET", "/v1/tenant/me", nil, keyA...)
 	expect(t, "tenant A me", st, 200, me)
 	tenantA, _ := me["id"].(string)
@@ -261,7 +254,7 @@ func TestDelivery_EndToEnd(t *testing.T) {
 	waitStatus := func(t *testing.T, key []string, id, want string) map[string]any {
 		t.Helper()
 		var ev map[string]any
-		waitFor(t, s, "event "+id+" "+want, 10*time.Second, func() bool {
+		waitFor(t, s.served, "event "+id+" "+want, 10*time.Second, func() bool {
 			ev = getEvent(t, key, id)
 			return ev["status"] == want
 		})
@@ -290,7 +283,7 @@ func TestDelivery_EndToEnd(t *testing.T) {
 	// event.created message of id (two 500, then 200) and checks them.
 	checkCreated := func(t *testing.T, id string) {
 		t.Helper()
-		waitFor(t, s, "a 2xx to event.created of "+id, 10*time.Second, func() bool {
+		waitFor(t, s.served, "a 2xx to event.created of "+id, 10*time.Second, func() bool {
 			for _, q := range hooksA.of(engine.HookEventCreated, id) {
 				if q.status == 200 {
 					return true
@@ -347,7 +340,7 @@ func TestDelivery_EndToEnd(t *testing.T) {
 
 		// The attempt log: two failures then a success, for that one message.
 		var mine []map[string]any
-		waitFor(t, s, "3 attempts in the deliveries of webhook A", 5*time.Second, func() bool {
+		waitFor(t, s.served, "3 attempts in the deliveries of webhook A", 5*time.Second, func() bool {
 			st, _, body := s.call(t, "GET", "/v1/webhooks/"+whAID+"/deliveries?limit=500", nil, keyA...)
 			expect(t, "deliveries", st, 200, body)
 			list, _ := body["data"].([]any)
@@ -374,7 +367,7 @@ func TestDelivery_EndToEnd(t *testing.T) {
 			}
 		}
 		// event.delivered follows, once.
-		waitFor(t, s, "event.delivered of "+id, 5*time.Second, func() bool {
+		waitFor(t, s.served, "event.delivered of "+id, 5*time.Second, func() bool {
 			return len(hooksA.of(engine.HookEventDelivered, id)) > 0
 		})
 	})
@@ -389,7 +382,7 @@ func TestDelivery_EndToEnd(t *testing.T) {
 			t.Fatalf("POST event in a degraded zone: %v, want pending on sms", ev)
 		}
 		ref := eventRef(id)
-		waitFor(t, s, "an SMS of "+id, 10*time.Second, func() bool { return len(gw.withRef(ref)) > 0 })
+		waitFor(t, s.served, "an SMS of "+id, 10*time.Second, func() bool { return len(gw.withRef(ref)) > 0 })
 		for _, m := range gw.withRef(ref) {
 			dec, err := engine.DecodeSMS(m.Body)
 			if err != nil {
@@ -454,7 +447,7 @@ func TestDelivery_EndToEnd(t *testing.T) {
 			t.Fatal("no event of tenant B")
 		}
 		waitStatus(t, keyB, eventB, "delivered")
-		waitFor(t, s, "receiver B got B's event.created", 5*time.Second, func() bool {
+		waitFor(t, s.served, "receiver B got B's event.created", 5*time.Second, func() bool {
 			return len(hooksB.of(engine.HookEventCreated, eventB)) > 0
 		})
 		for _, id := range idsA {

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -18,28 +15,9 @@ import (
 func TestField_DeviceOffline(t *testing.T) {
 	bin := binary(t)
 	data := t.TempDir()
-	s := serve(t, bin, data, false, "--demo")
-	var creds struct {
-		APIKey string `json:"api_key"`
-		Users  []struct{ Email, Password, Role string }
-	}
-	raw, err := os.ReadFile(filepath.Join(data, "demo-credentials.json"))
-	if err != nil || json.Unmarshal(raw, &creds) != nil {
-		t.Fatalf("demo credentials: %v", err)
-	}
-	login := func(role string) []string {
-		for _, u := range creds.Users {
-			if u.Role == role {
-				status, _, body := s.call(t, "POST", "/v1/auth/login", map[string]any{"email": u.Email, "password": u.Password})
-				expect(t, "login "+role, status, 200, body)
-				return []string{"Authorization", "Bearer " + body["token"].(string)}
-			}
-		}
-		t.Fatalf("no demo %s", role)
-		return nil
-	}
-	key := []string{"x-svc-api-key", creds.APIKey}
-	sup, op := login("operational_supervisor"), login("field_operator")
+	s := serveDemo(t, bin, data)
+	key := s.key()
+	sup, op := s.login(t, "operational_supervisor"), s.login(t, "field_operator")
 
 	status, _, body := s.call(t, "GET", "/v1/teams", nil, sup...)
 	expect(t, "teams", status, 200, body)

@@ -64,28 +64,9 @@ func TestField_MissionLifecycle(t *testing.T) {
 	}
 	t.Setenv("SSL_CERT_FILE", caFile)
 	data := t.TempDir()
-	s := serve(t, bin, data, false, "--demo", "--allow-loopback-webhooks")
-	var creds struct {
-		APIKey string `json:"api_key"`
-		Users  []struct{ Email, Password, Role string }
-	}
-	raw, err := os.ReadFile(filepath.Join(data, "demo-credentials.json"))
-	if err != nil || json.Unmarshal(raw, &creds) != nil {
-		t.Fatalf("demo credentials: %v", err)
-	}
-	login := func(role string) []string {
-		for _, u := range creds.Users {
-			if u.Role == role {
-				status, _, body := s.call(t, "POST", "/v1/auth/login", map[string]any{"email": u.Email, "password": u.Password})
-				expect(t, "login "+role, status, 200, body)
-				return []string{"Authorization", "Bearer " + body["token"].(string)}
-			}
-		}
-		t.Fatalf("no demo %s", role)
-		return nil
-	}
-	key := []string{"x-svc-api-key", creds.APIKey}
-	sup, op := login("operational_supervisor"), login("field_operator")
+	s := serveDemo(t, bin, data, "--allow-loopback-webhooks")
+	key := s.key()
+	sup, op := s.login(t, "operational_supervisor"), s.login(t, "field_operator")
 
 	status, _, body := s.call(t, "POST", "/v1/webhooks", map[string]any{"url": rcv.URL + "/hooks",
 		"events": []string{"team.dispatched", "mission.*"}}, key...)
@@ -117,7 +98,7 @@ func TestField_MissionLifecycle(t *testing.T) {
 		"notes": "entrance on rue de la Republique"}, sup...)
 	expect(t, "dispatch", status, 201, body)
 	missionID := body["mission_id"].(string)
-	pollUntil(t, s, "the mission SENT", func() bool {
+	pollUntil(t, s.served, "the mission SENT", func() bool {
 		_, _, m := s.call(t, "GET", "/v1/missions/"+missionID, nil, sup...)
 		return m["status"] == "SENT"
 	})
@@ -134,7 +115,7 @@ func TestField_MissionLifecycle(t *testing.T) {
 	if status != 409 || body["error"] != "mission_closed" {
 		t.Fatalf("a move of a completed mission: %d %v", status, body)
 	}
-	pollUntil(t, s, "four mission.status_updated", func() bool { return len(hooks.named("mission.status_updated")) == 4 })
+	pollUntil(t, s.served, "four mission.status_updated", func() bool { return len(hooks.named("mission.status_updated")) == 4 })
 	for i, want := range []string{"ACK", "ON_ROUTE", "ON_SITE", "COMPLETED"} {
 		p := hooks.named("mission.status_updated")[i]
 		fb, _ := p["feedback"].(map[string]any)

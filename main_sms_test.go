@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,28 +22,9 @@ func TestSMS_ReplyEndToEnd(t *testing.T) {
 	gwSrv := httptest.NewServer(gw)
 	defer gwSrv.Close()
 	data := t.TempDir()
-	s := serve(t, bin, data, false, "--demo", "--sms-gateway", gwSrv.URL+"/sms")
-
-	var creds struct {
-		APIKey string `json:"api_key"`
-		Users  []struct{ Email, Password, Role string }
-	}
-	raw, err := os.ReadFile(filepath.Join(data, "demo-credentials.json"))
-	if err != nil || json.Unmarshal(raw, &creds) != nil {
-		t.Fatalf("demo credentials: %v", err)
-	}
-	key := []string{"x-svc-api-key", creds.APIKey}
-	var sup []string
-	for _, u := range creds.Users {
-		if u.Role == "operational_supervisor" {
-			status, _, body := s.call(t, "POST", "/v1/auth/login", map[string]any{"email": u.Email, "password": u.Password})
-			expect(t, "login", status, 200, body)
-			sup = []string{"Authorization", "Bearer " + body["token"].(string)}
-		}
-	}
-	if sup == nil {
-		t.Fatal("no demo supervisor")
-	}
+	s := serveDemo(t, bin, data, "--sms-gateway", gwSrv.URL+"/sms")
+	key := s.key()
+	sup := s.login(t, "operational_supervisor")
 
 	// The gateway's key, made with the CLI while the node serves (through the admin socket).
 	var gwKey struct {
@@ -86,8 +65,8 @@ func TestSMS_ReplyEndToEnd(t *testing.T) {
 		msgs, _ := gw.all()
 		return slices.DeleteFunc(msgs, func(m smsSent) bool { return !strings.HasPrefix(m.Body, "FR1|M|") })
 	}
-	pollUntil(t, s, "the mission SMS to both members", func() bool { return len(missionSMS()) >= 2 })
-	pollUntil(t, s, "the mission SENT", func() bool {
+	pollUntil(t, s.served, "the mission SMS to both members", func() bool { return len(missionSMS()) >= 2 })
+	pollUntil(t, s.served, "the mission SENT", func() bool {
 		_, _, m := s.call(t, "GET", "/v1/missions/"+missionID, nil, sup...)
 		return m["status"] == "SENT"
 	})

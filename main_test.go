@@ -351,3 +351,39 @@ func TestCorruptDataDir(t *testing.T) {
 		}
 	}
 }
+
+// demoNode is a node started with --demo and the credentials it saved.
+type demoNode struct {
+	*served
+	APIKey string `json:"api_key"`
+	Users  []struct{ Email, Password, Role string }
+}
+
+// serveDemo starts a node with --demo (and extra flags) on data and reads its saved
+// credentials.
+func serveDemo(t *testing.T, bin, data string, extra ...string) *demoNode {
+	t.Helper()
+	d := &demoNode{served: serve(t, bin, data, false, append([]string{"--demo"}, extra...)...)}
+	raw, err := os.ReadFile(filepath.Join(data, "demo-credentials.json"))
+	if err != nil || json.Unmarshal(raw, d) != nil || d.APIKey == "" {
+		t.Fatalf("demo credentials: %v %s\n%s", err, raw, d.logs)
+	}
+	return d
+}
+
+// key returns the header of the demo tenant's API key.
+func (d *demoNode) key() []string { return []string{"x-svc-api-key", d.APIKey} }
+
+// login logs the demo user of role in and returns its Authorization header.
+func (d *demoNode) login(t *testing.T, role string) []string {
+	t.Helper()
+	for _, u := range d.Users {
+		if u.Role == role {
+			status, _, body := d.call(t, "POST", "/v1/auth/login", map[string]any{"email": u.Email, "password": u.Password})
+			expect(t, "login "+role, status, 200, body)
+			return []string{"Authorization", "Bearer " + body["token"].(string)}
+		}
+	}
+	t.Fatalf("no demo %s", role)
+	return nil
+}

@@ -170,7 +170,7 @@ func (e *Engine) ReportConnectivity(tx Tx, p Principal, in ConnectivityReport) (
 		}
 	}
 	st := z.ConnectivityAt(now)
-	return &st, nil
+	return &st, e.publish(tx, p.TenantID, StreamZoneConnectivity, PermZonesRead, "", st)
 }
 
 // ZoneConnectivity returns the connectivity in force now in one zone of the principal's

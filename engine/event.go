@@ -260,6 +260,9 @@ func (e *Engine) createEvent(tx Tx, tenantID string, ce *checkedEvent) (*Event, 
 	if err := e.planDelivery(tx, tenantID, cfg, zone, ev); err != nil {
 		return nil, nil, err
 	}
+	if err := e.publish(tx, tenantID, HookEventCreated, PermEventsRead, "", ev); err != nil {
+		return nil, nil, err
+	}
 	return ev, cfg.tenant, nil
 }
 

@@ -333,7 +333,10 @@ func (e *Engine) freeTeam(tx Tx, tenantID string, m *Mission, now Time) error {
 		}
 	}
 	t.Status, t.UpdatedAt = TeamAvailable, now
-	return tx.PutTeam(tenantID, t)
+	if err := tx.PutTeam(tenantID, t); err != nil {
+		return err
+	}
+	return e.publish(tx, tenantID, StreamTeamUpdated, PermTeamsRead, t.ID, t)
 }
 
 // recentTeamMissions bounds the look for a team's other active missions.
@@ -365,7 +368,10 @@ func (e *Engine) closeEvent(tx Tx, tenantID string, m *Mission, at, now Time) er
 		}
 	}
 	ev.Status, ev.ClosedAt, ev.UpdatedAt = EventClosed, &at, now
-	return tx.PutEvent(tenantID, ev)
+	if err := tx.PutEvent(tenantID, ev); err != nil {
+		return err
+	}
+	return e.publish(tx, tenantID, StreamEventClosed, PermEventsRead, "", ev)
 }
 
 // MarkMissionSent records that a mission's notification reached its team through channel
@@ -388,5 +394,10 @@ func (e *Engine) MarkMissionSent(tx Tx, tenantID, missionID, channel string) err
 	ch := channel
 	m.Status, m.ChannelUsed, m.UpdatedAt = MissionSent, &ch, now
 	m.History = append(m.History, MissionMove{From: MissionCreated, To: MissionSent, At: at, Actor: NilID, Source: MoveSourceSystem})
-	return tx.PutMission(tenantID, m)
+	if err := tx.PutMission(tenantID, m); err != nil {
+		return err
+	}
+	// No webhook, but the stream shows the move (the console's timeline).
+	return e.publish(tx, tenantID, missionStatusHook, PermMissionsView, m.TeamID, MissionStatusUpdate{MissionID: m.ID,
+		Status: m.Status, Feedback: json.RawMessage("null"), EventID: m.EventID, TeamID: m.TeamID, At: at})
 }

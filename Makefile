@@ -7,7 +7,7 @@ COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
 DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -s -w -X $(PKG)/cli.version=$(VERSION) -X $(PKG)/cli.commit=$(COMMIT) -X $(PKG)/cli.date=$(DATE)
 
-.PHONY: build run test bench bench-node clean
+.PHONY: build run test bench bench-node sse-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -22,6 +22,15 @@ test:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
+
+# sse-bench: GET /v1/stream fan-out, SSE_CLIENTS stream clients while SSE_RATE events/s are
+# posted for SSE_SECONDS; prints p50/p90/p99/max event-to-client latency (docs/bench.md).
+SSE_CLIENTS ?= 200
+SSE_RATE    ?= 1000
+SSE_SECONDS ?= 10
+sse-bench:
+	FIELDRELAY_SSE_BENCH=1 FIELDRELAY_SSE_CLIENTS=$(SSE_CLIENTS) FIELDRELAY_SSE_RATE=$(SSE_RATE) \
+	FIELDRELAY_SSE_SECONDS=$(SSE_SECONDS) go test -count=1 -run '^TestStreamFanout$$' -v ./server
 
 # bench-node: build, start a node on a fresh data directory, load it with `fieldrelay bench`
 # (which also reports the node's CPU and disk writes per event), then stop the node and remove

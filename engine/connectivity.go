@@ -176,7 +176,7 @@ func (e *Engine) reportConnectivity(tx Tx, tenantID string, in ConnectivityRepor
 		}
 	}
 	st := z.ConnectivityAt(now)
-	return &st, nil
+	return &st, e.publish(tx, tenantID, StreamZoneConnectivity, PermZonesRead, "", st)
 }
 
 // ZoneConnectivity returns the connectivity in force now in one zone of the principal's

@@ -120,6 +120,9 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 	if err := tx.PutTeam(tenantID, team); err != nil {
 		return nil, nil, err
 	}
+	if err := e.publish(tx, tenantID, StreamTeamUpdated, PermTeamsRead, team.ID, team); err != nil {
+		return nil, nil, err
+	}
 	if err := tx.PutMission(tenantID, m); err != nil {
 		return nil, nil, err
 	}

@@ -31,6 +31,9 @@ type Options struct {
 	Workers int
 	// Plans is the price list of GET /v1/tenant/billing; DefaultPlans when nil.
 	Plans PlanTable
+	// StreamRing is how many changes per tenant the stream keeps for resume
+	// (StreamRingSize when zero).
+	StreamRing int
 }
 
 // Engine runs the use cases of one node over a Store.
@@ -44,6 +47,8 @@ type Engine struct {
 	retry  []time.Duration
 	policy AddressPolicy
 	sched  *scheduler
+	// stream fans committed changes out to GET /v1/stream.
+	stream *Broker
 	// runID names this run of the engine in the leases of its delivery attempts.
 	runID string
 	// Caches of the directory, checked against the store's directory versions.
@@ -75,6 +80,7 @@ func New(store Store, opt Options) *Engine {
 		e.retry = DefaultRetrySchedule
 	}
 	e.sched = newScheduler(e, opt.Workers)
+	e.stream = NewBroker(opt.StreamRing)
 	e.runID = NewID()
 	if e.clock == nil {
 		e.clock = SystemClock{}

@@ -269,6 +269,9 @@ func (e *Engine) createEventIn(tx Tx, tenantID string, cfg *tenantConfig, ce *ch
 	if err := e.count(tx, tenantID, now.Time, UsageDelta{Channel: ev.ChannelSelected, Priority: ev.Priority, EventStatus: ev.Status}); err != nil {
 		return nil, nil, err
 	}
+	if err := e.publish(tx, tenantID, HookEventCreated, PermEventsRead, "", ev); err != nil {
+		return nil, nil, err
+	}
 	return ev, cfg.tenant, nil
 }
 

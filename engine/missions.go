@@ -339,7 +339,10 @@ func (e *Engine) freeTeam(tx Tx, tenantID string, m *Mission, now Time) error {
 		}
 	}
 	t.Status, t.UpdatedAt = TeamAvailable, now
-	return tx.PutTeam(tenantID, t)
+	if err := tx.PutTeam(tenantID, t); err != nil {
+		return err
+	}
+	return e.publish(tx, tenantID, StreamTeamUpdated, PermTeamsRead, t.ID, t)
 }
 
 // recentTeamMissions bounds the look for a team's other active missions.
@@ -371,7 +374,10 @@ func (e *Engine) closeEvent(tx Tx, tenantID string, m *Mission, at, now Time) er
 		}
 	}
 	ev.Status, ev.ClosedAt, ev.UpdatedAt = EventClosed, &at, now
-	return tx.PutEvent(tenantID, ev)
+	if err := tx.PutEvent(tenantID, ev); err != nil {
+		return err
+	}
+	return e.publish(tx, tenantID, StreamEventClosed, PermEventsRead, "", ev)
 }
 
 // MarkMissionSent records that a mission's notification reached its team through channel
@@ -397,5 +403,10 @@ func (e *Engine) MarkMissionSent(tx Tx, tenantID, missionID, channel string) err
 	if err := e.count(tx, tenantID, now.Time, UsageDelta{MissionState: MissionSent}); err != nil {
 		return err
 	}
-	return tx.PutMission(tenantID, m)
+	if err := tx.PutMission(tenantID, m); err != nil {
+		return err
+	}
+	// No webhook, but the stream shows the move (the console's timeline).
+	return e.publish(tx, tenantID, missionStatusHook, PermMissionsView, m.TeamID, MissionStatusUpdate{MissionID: m.ID,
+		Status: m.Status, Feedback: json.RawMessage("null"), EventID: m.EventID, TeamID: m.TeamID, At: at})
 }

@@ -82,8 +82,16 @@ type outboxTag struct {
 }
 
 // webhookMessages writes one message named name to every active subscription of the
-// tenant that wants it, and returns how many it wrote.
+// tenant that wants it, and returns how many it wrote. The change also goes to the
+// tenant's stream after commit (event.created is published by createEvent: this
+// function sees it only when a webhook channel is planned).
 func (e *Engine) webhookMessages(tx Tx, cfg *tenantConfig, name string, tag outboxTag, payload any) (int, error) {
+	if name != HookEventCreated {
+		perm, team := streamScope(name, payload)
+		if err := e.publish(tx, cfg.tenant.ID, name, perm, team, payload); err != nil {
+			return 0, err
+		}
+	}
 	now := At(e.clock.Now())
 	var body []byte
 	n := 0

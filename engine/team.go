@@ -155,7 +155,10 @@ func (e *Engine) CreateTeam(tx Tx, tenantID string, in TeamInput) (*Team, error)
 		}
 		t.Members = append(t.Members, mem)
 	}
-	return t, tx.PutTeam(tenantID, t)
+	if err := tx.PutTeam(tenantID, t); err != nil {
+		return nil, err
+	}
+	return t, e.publish(tx, tenantID, StreamTeamUpdated, PermTeamsRead, t.ID, t)
 }
 
 // CreateTeamAs is CreateTeam for a principal, which needs teams:manage.
@@ -342,7 +345,7 @@ func (e *Engine) UpdateTeam(tx Tx, p Principal, id string, in TeamPatch) (*Team,
 	if err := tx.PutTeam(p.TenantID, &next); err != nil {
 		return nil, err
 	}
-	return &next, nil
+	return &next, e.publish(tx, p.TenantID, StreamTeamUpdated, PermTeamsRead, next.ID, &next)
 }
 
 // AddTeamMember adds a member to a team of the principal's tenant (POST
@@ -362,7 +365,10 @@ func (e *Engine) AddTeamMember(tx Tx, p Principal, teamID string, in MemberInput
 	}
 	t.Members = append(t.Members, m)
 	t.UpdatedAt = At(e.clock.Now())
-	return t, tx.PutTeam(p.TenantID, t)
+	if err := tx.PutTeam(p.TenantID, t); err != nil {
+		return nil, err
+	}
+	return t, e.publish(tx, p.TenantID, StreamTeamUpdated, PermTeamsRead, t.ID, t)
 }
 
 // LocationInput is the body of PATCH /v1/teams/:id/members/:memberId/location.
@@ -421,7 +427,7 @@ func (e *Engine) UpdateMemberLocation(tx Tx, p Principal, teamID, memberID strin
 	if err := tx.PutTeam(p.TenantID, t); err != nil {
 		return nil, err
 	}
-	return m, nil
+	return m, e.publish(tx, p.TenantID, StreamTeamUpdated, PermTeamsRead, t.ID, t)
 }
 
 // team reads a team of a tenant; a malformed id is not found.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
@@ -17,6 +18,8 @@ type Config struct {
 	InternalSecret string
 	// Logger receives the access log; slog.Default when nil.
 	Logger *slog.Logger
+	// StreamHeartbeat is the interval of GET /v1/stream's heartbeat (15 s when zero).
+	StreamHeartbeat time.Duration
 }
 
 // Server serves the HTTP API of one node.
@@ -29,11 +32,17 @@ type Server struct {
 	limiter   *rateLimiter
 	metrics   *metrics
 	handler   http.Handler
+	// closing is closed when the HTTP server shuts down: streams end then.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // New returns a Server over eng. It loads (or creates) the installation's JWT secret.
 func New(ctx context.Context, eng *engine.Engine, cfg Config) (*Server, error) {
-	s := &Server{eng: eng, cfg: cfg, log: cfg.Logger}
+	s := &Server{eng: eng, cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
+	if s.cfg.StreamHeartbeat <= 0 {
+		s.cfg.StreamHeartbeat = 15 * time.Second
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -52,9 +61,10 @@ func New(ctx context.Context, eng *engine.Engine, cfg Config) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // HTTPServer returns an http.Server for addr with the node's timeouts: a slow client
-// cannot hold a connection by trickling its headers or body.
+// cannot hold a connection by trickling its headers or body. A stream sets its own
+// deadlines, and ends when the server shuts down.
 func (s *Server) HTTPServer(addr string) *http.Server {
-	return &http.Server{
+	hs := &http.Server{
 		Addr:              addr,
 		Handler:           s.handler,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -64,4 +74,10 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	hs.RegisterOnShutdown(s.CloseStreams)
+	return hs
 }
+
+// CloseStreams ends every GET /v1/stream in progress (at shutdown: they never end
+// otherwise); new ones end at once.
+func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }

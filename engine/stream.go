@@ -1,0 +1,277 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Names of the stream's changes that are not webhook names (the webhook names of
+// WebhookNames are sent as they are).
+const (
+	// StreamEventClosed: an event closed by the end of its mission; the Event record.
+	StreamEventClosed = "event.closed"
+	// StreamTeamUpdated: a team's status, members or a member's position changed; the Team.
+	StreamTeamUpdated = "team.updated"
+	// StreamZoneConnectivity: a zone's reported link state; the ConnectivityStatus.
+	StreamZoneConnectivity = "zone.connectivity"
+)
+
+// Defaults of the stream broker.
+const (
+	// StreamRingSize is how many changes of a tenant are kept for Last-Event-ID resume.
+	StreamRingSize = 1000
+	// streamSubBuffer is how many changes may wait for one subscriber; one more drops it.
+	streamSubBuffer = 512
+)
+
+// Change is one committed change of a tenant, as GET /v1/stream sends it.
+type Change struct {
+	// Seq orders a tenant's changes in one run of the node (1, 2, …).
+	Seq  uint64
+	Name string
+	// Perm is the permission a caller needs to see the change.
+	Perm Permission
+	// TeamID is the team the change belongs to ("" when none): a field operator sees the
+	// changes of its own teams only.
+	TeamID string
+	// Data is the JSON of the payload: the record or the webhook payload.
+	Data json.RawMessage
+	At   Time
+}
+
+// Broker fans a tenant's committed changes out to its stream subscribers, and keeps the
+// last StreamRingSize of them for resume. Publishing never blocks: a subscriber that
+// falls streamSubBuffer changes behind is dropped (its channel closes with Lagged set).
+// A tenant is recorded from its first subscription on, so an ingest into a tenant that
+// nobody watches costs one map lookup.
+type Broker struct {
+	// Epoch names this run: ids of another run (before a restart) cannot be resumed.
+	epoch string
+	ring  int
+	mu    sync.Mutex
+	// tenants maps a tenant id to its stream; written under mu, read lock-free by watched.
+	tenants sync.Map // string → *tenantStream
+}
+
+type tenantStream struct {
+	next uint64   // Seq of the next change
+	buf  []Change // ring: buf[(seq-1) % len] holds seq, for the last len changes
+	subs map[*Subscription]struct{}
+}
+
+// Subscription receives the changes of one tenant.
+type Subscription struct {
+	// C delivers the changes in order; it is closed by Close or when the subscriber fell
+	// too far behind (then Lagged reports true).
+	C      <-chan Change
+	c      chan Change
+	b      *Broker
+	tenant string
+	lagged bool // under b.mu
+	closed bool // under b.mu
+}
+
+// NewBroker returns a broker keeping ring changes per tenant (StreamRingSize when ≤ 0).
+func NewBroker(ring int) *Broker {
+	if ring <= 0 {
+		ring = StreamRingSize
+	}
+	return &Broker{epoch: strconv.FormatInt(time.Now().UnixMilli(), 36), ring: ring}
+}
+
+// Epoch names this run of the broker.
+func (b *Broker) Epoch() string { return b.epoch }
+
+// EventID is the SSE id of a change: epoch and sequence, "<epoch>-<seq>".
+func (b *Broker) EventID(seq uint64) string { return b.epoch + "-" + strconv.FormatUint(seq, 10) }
+
+// ParseEventID reads an id of EventID; ok is false for an id of another run or one
+// that does not parse.
+func (b *Broker) ParseEventID(id string) (seq uint64, ok bool) {
+	ep, s, found := strings.Cut(strings.TrimSpace(id), "-")
+	if !found || ep != b.epoch {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(s, 10, 64)
+	return seq, err == nil
+}
+
+// watched reports whether a tenant has (or had) a subscriber in this run.
+func (b *Broker) watched(tenantID string) bool {
+	_, ok := b.tenants.Load(tenantID)
+	return ok
+}
+
+// Publish records a change of a tenant and hands it to every subscriber without ever
+// blocking; a subscriber whose buffer is full is dropped. Seq and At are set here.
+func (b *Broker) Publish(tenantID string, c Change) {
+	v, ok := b.tenants.Load(tenantID)
+	if !ok {
+		return
+	}
+	ts := v.(*tenantStream)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c.Seq = ts.next
+	ts.next++
+	ts.buf[(c.Seq-1)%uint64(len(ts.buf))] = c
+	for s := range ts.subs {
+		select {
+		case s.c <- c:
+		default:
+			s.lagged, s.closed = true, true
+			delete(ts.subs, s)
+			close(s.c)
+		}
+	}
+}
+
+// Subscribe starts receiving a tenant's changes after seq after (0: from now on). It
+// answers the changes after it that the ring still holds, to send before those of C;
+// resumed is false when after is older than the ring or newer than the last change:
+// the caller cannot be brought up to date and should reload. head is the seq of the
+// newest change (0 when none).
+func (b *Broker) Subscribe(tenantID string, after uint64) (s *Subscription, backlog []Change, head uint64, resumed bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.tenants.Load(tenantID)
+	if !ok {
+		v = &tenantStream{next: 1, buf: make([]Change, b.ring), subs: map[*Subscription]struct{}{}}
+		b.tenants.Store(tenantID, v)
+	}
+	ts := v.(*tenantStream)
+	head = ts.next - 1
+	oldest := uint64(1)
+	if head > uint64(len(ts.buf)) {
+		oldest = head - uint64(len(ts.buf)) + 1
+	}
+	resumed = after == 0 || (after <= head && after+1 >= oldest)
+	if resumed && after > 0 {
+		for seq := after + 1; seq <= head; seq++ {
+			backlog = append(backlog, ts.buf[(seq-1)%uint64(len(ts.buf))])
+		}
+	}
+	c := make(chan Change, streamSubBuffer)
+	s = &Subscription{C: c, c: c, b: b, tenant: tenantID}
+	ts.subs[s] = struct{}{}
+	return s, backlog, head, resumed
+}
+
+// Lagged reports whether the subscription was dropped for falling behind.
+func (s *Subscription) Lagged() bool {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	return s.lagged
+}
+
+// Close ends the subscription; C is closed. It may be called more than once.
+func (s *Subscription) Close() {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if v, ok := s.b.tenants.Load(s.tenant); ok {
+		delete(v.(*tenantStream).subs, s)
+	}
+	close(s.c)
+}
+
+// Subscribers counts a tenant's subscriptions.
+func (b *Broker) Subscribers(tenantID string) int {
+	v, ok := b.tenants.Load(tenantID)
+	if !ok {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(v.(*tenantStream).subs)
+}
+
+// Stream returns the engine's broker.
+func (e *Engine) Stream() *Broker { return e.stream }
+
+// publish sends a change of a tenant to its stream once tx commits. The payload is
+// encoded now, as it stands in the transaction; nothing is done for a tenant nobody
+// watches.
+func (e *Engine) publish(tx Tx, tenantID, name string, perm Permission, teamID string, payload any) error {
+	if !e.stream.watched(tenantID) {
+		return nil
+	}
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	c := Change{Name: name, Perm: perm, TeamID: teamID, Data: data, At: At(e.clock.Now())}
+	tx.OnCommit(func() { e.stream.Publish(tenantID, c) })
+	return nil
+}
+
+// streamScope says who may see a webhook-named change, and of which team it is.
+func streamScope(name string, payload any) (Permission, string) {
+	switch p := payload.(type) {
+	case *Event, Event:
+		return PermEventsRead, ""
+	case *Dispatch:
+		return PermMissionsView, p.TeamID
+	case MissionStatusUpdate:
+		return PermMissionsView, p.TeamID
+	case reinforced:
+		return PermMissionsView, p.TeamID
+	}
+	switch {
+	case strings.HasPrefix(name, "event."):
+		return PermEventsRead, ""
+	case strings.HasPrefix(name, "mission."), strings.HasPrefix(name, "team."), strings.HasPrefix(name, "dispatch."):
+		return PermMissionsView, ""
+	}
+	// sync.* and names to come: what the caller sees of events.
+	return PermEventsRead, ""
+}
+
+// StreamViewer decides which changes a caller of GET /v1/stream may see: the change's
+// permission, and for a field operator (see teamRestricted) only the mission and team
+// changes of its own teams.
+type StreamViewer struct {
+	p          Principal
+	restricted bool
+	own        []string
+}
+
+// StreamViewer returns the viewer of p, reading p's teams. p needs events:read.
+func (e *Engine) StreamViewer(ctx context.Context, p Principal) (*StreamViewer, error) {
+	if err := p.Require(PermEventsRead); err != nil {
+		return nil, err
+	}
+	v := &StreamViewer{p: p, restricted: teamRestricted(p)}
+	return v, v.Refresh(ctx, e)
+}
+
+// Refresh reads the viewer's own teams again (after a team changed its members).
+func (v *StreamViewer) Refresh(ctx context.Context, e *Engine) error {
+	if !v.restricted {
+		return nil
+	}
+	return e.store.View(ctx, func(tx Tx) (err error) {
+		v.own, err = ownTeamIDs(tx, v.p.TenantID, v.p.UserID)
+		return err
+	})
+}
+
+// Sees reports whether the viewer may see c.
+func (v *StreamViewer) Sees(c *Change) bool {
+	if v.restricted && c.TeamID != "" && slices.Contains(v.own, c.TeamID) {
+		return true
+	}
+	if !v.p.Can(c.Perm) {
+		return false
+	}
+	// A field operator sees no mission of another team, nor a mission alert of no team.
+	return !(v.restricted && c.Perm == PermMissionsView)
+}

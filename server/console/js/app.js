@@ -1,0 +1,322 @@
+// The console's shell: log-in, the role's views, the shared state and the live stream.
+
+import { h, clear } from "./dom.js";
+import * as api from "./api.js";
+import { LiveStream } from "./stream.js";
+import { eventsView } from "./views/events.js";
+import { mapView } from "./views/map.js";
+import { dispatchView } from "./views/dispatch.js";
+import { missionsView } from "./views/missions.js";
+import { webhooksView } from "./views/webhooks.js";
+import { adminView } from "./views/admin.js";
+
+const NIL = "00000000-0000-0000-0000-000000000000";
+const VIEWS = [eventsView, mapView, dispatchView, missionsView, webhooksView, adminView];
+
+const $ = (id) => document.getElementById(id);
+
+// state is what every view reads; the stream and the loads write it.
+const state = {
+  me: null, perms: new Set(), tenant: null, roles: null,
+  events: new Map(), missions: new Map(), teams: new Map(), zones: new Map(), users: new Map(),
+  fresh: new Set(), live: "off", active: null, loadedAt: 0,
+};
+
+const ctx = {
+  state,
+  can: (p) => state.perms.has(p),
+  // restricted: a field operator, held to its own teams' missions.
+  restricted: () => state.perms.has("missions:receive") && !state.perms.has("missions:manage"),
+  readOnly: () => !["events:write", "dispatch:assign", "missions:manage", "missions:receive",
+    "tenant:admin", "webhooks:manage", "settings:dispatch", "teams:manage"].some((p) => state.perms.has(p)),
+  go, toast, rerender, loadMission, reload,
+  actorName(id) {
+    if (!id) return "";
+    if (id === NIL) return "system";
+    if (state.me && id === state.me.id) return state.me.name + " (you)";
+    const u = state.users.get(id);
+    if (u) return u.name;
+    for (const t of state.teams.values()) {
+      for (const m of t.members || []) if (m.user_id === id) return m.name;
+    }
+    return "user …" + id.slice(-6);
+  },
+};
+
+// ---- theme
+
+function applyTheme(sun) {
+  document.documentElement.classList.toggle("sun", sun);
+  document.documentElement.classList.toggle("dim", !sun);
+  $("theme-toggle").setAttribute("aria-pressed", String(sun));
+  try { localStorage.setItem("fieldrelay.theme", sun ? "sun" : "dim"); } catch (_) { /* private mode */ }
+}
+
+function initTheme() {
+  let saved = null;
+  try { saved = localStorage.getItem("fieldrelay.theme"); } catch (_) { saved = null; }
+  const sun = saved ? saved === "sun" : matchMedia("(prefers-contrast: more)").matches;
+  applyTheme(sun);
+  $("theme-toggle").addEventListener("click", () => applyTheme(!document.documentElement.classList.contains("sun")));
+}
+
+// ---- toasts and banner
+
+function toast(text, kind, ms) {
+  const el = h("div", { class: "toast " + (kind || ""), role: kind === "critical" ? "alert" : "status" }, text);
+  $("alerts").append(el);
+  setTimeout(() => el.remove(), ms || (kind === "critical" ? 12000 : 5000));
+}
+
+function banner(text, info) {
+  const b = $("banner");
+  b.textContent = text || "";
+  b.classList.toggle("info", !!info);
+  b.hidden = !text;
+}
+
+// ---- log-in and log-out
+
+async function loadRoles() {
+  if (!state.roles) state.roles = (await api.get("roles.json")).roles;
+  return state.roles;
+}
+
+async function login(ev) {
+  ev.preventDefault();
+  const err = $("login-error");
+  err.textContent = "";
+  $("login-submit").disabled = true;
+  try {
+    const roles = await loadRoles();
+    const res = await api.post("/v1/auth/login", { email: $("login-email").value.trim(), password: $("login-password").value });
+    $("login-password").value = "";
+    api.setSession({ token: res.token, user: res.user, expiresAt: Date.now() + res.expires_in * 1000 });
+    state.me = res.user;
+    state.perms = new Set(roles[res.user.rbac_level] || []);
+    await start(res.expires_in);
+  } catch (e) {
+    err.textContent = e.plain || String(e);
+  } finally {
+    $("login-submit").disabled = false;
+  }
+}
+
+let expiryTimer = null;
+
+async function start(expiresIn) {
+  $("login").hidden = true;
+  $("bar").hidden = false;
+  $("who").textContent = state.me.name + " · " + state.me.rbac_level.replace(/_/g, " ");
+  clearTimeout(expiryTimer);
+  expiryTimer = setTimeout(() => logout("Your session has expired (8 hours). Please log in again."), expiresIn * 1000);
+  try {
+    state.tenant = await api.get("/v1/tenant/me");
+    $("tenant-name").textContent = state.tenant.name;
+    if (state.tenant.status !== "active") banner(api.plainWords({ code: "tenant_suspended" }));
+  } catch (e) {
+    if (!api.getSession()) return;
+    banner(e.plain);
+  }
+  if (state.me.rbac_level === "api_user") {
+    $("view").hidden = false;
+    clear($("view")).append(h("div", { class: "card" }, h("h2", {}, "API access only"),
+      h("p", {}, "This account is for API clients: the console has no view for it. Use an API key or ask an administrator for a console role.")));
+    return;
+  }
+  buildNav();
+  go(VIEWS.find((v) => v.visible(ctx)).id);
+  reload();
+  stream.start();
+}
+
+function logout(message) {
+  clearTimeout(expiryTimer);
+  stream.stop();
+  api.setSession(null);
+  state.me = null; state.perms = new Set(); state.tenant = null; state.active = null;
+  for (const m of [state.events, state.missions, state.teams, state.zones, state.users]) m.clear();
+  banner("");
+  $("bar").hidden = true;
+  $("nav").hidden = true;
+  $("view").hidden = true;
+  clear($("view"));
+  $("login").hidden = false;
+  $("login-error").textContent = message || "";
+  $("login-email").focus();
+}
+
+api.onSessionEnd((e) => logout(e.plain));
+
+// ---- navigation
+
+function buildNav() {
+  const nav = clear($("nav"));
+  for (const v of VIEWS) {
+    if (!v.visible(ctx)) continue;
+    nav.append(h("button", { type: "button", role: "tab", id: "tab-" + v.id, dataset: { view: v.id },
+      "aria-selected": "false", onclick: () => go(v.id) }, v.title(ctx)));
+  }
+  nav.addEventListener("keydown", (e) => {
+    if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
+    const tabs = [...nav.querySelectorAll("button")];
+    const i = tabs.indexOf(document.activeElement);
+    if (i < 0) return;
+    const next = tabs[(i + (e.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
+    next.focus();
+    next.click();
+  });
+  nav.hidden = false;
+}
+
+function go(id, opts) {
+  const v = VIEWS.find((x) => x.id === id && x.visible(ctx));
+  if (!v) return;
+  if (state.active && state.active.unmount) state.active.unmount();
+  state.active = v;
+  for (const b of $("nav").querySelectorAll("button")) b.setAttribute("aria-selected", String(b.dataset.view === id));
+  const root = clear($("view"));
+  root.hidden = false;
+  root.setAttribute("role", "tabpanel");
+  root.setAttribute("aria-labelledby", "tab-" + id);
+  v.mount(root, ctx, opts || {});
+}
+
+let pending = false;
+
+// rerender updates the active view once per frame, keeping the focus on the element
+// with the same data-key.
+function rerender() {
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(() => {
+    pending = false;
+    const v = state.active;
+    if (!v || !v.update) return;
+    const key = document.activeElement && document.activeElement.dataset && document.activeElement.dataset.key;
+    v.update(ctx);
+    if (key) {
+      const el = $("view").querySelector('[data-key="' + CSS.escape(key) + '"]');
+      if (el && el !== document.activeElement) el.focus({ preventScroll: true });
+    }
+  });
+}
+
+// ---- data
+
+function put(map, items, key) {
+  for (const it of items) map.set(it[key || "id"], it);
+}
+
+async function reload() {
+  const jobs = [];
+  if (ctx.can("events:read")) {
+    jobs.push(api.get("/v1/events?limit=300").then((r) => { state.events.clear(); put(state.events, r.data, "event_id"); }));
+  }
+  if (ctx.can("zones:read")) jobs.push(api.all("/v1/zones").then((z) => { state.zones.clear(); put(state.zones, z, "code"); }));
+  if (ctx.can("teams:read")) jobs.push(api.all("/v1/teams").then((t) => { state.teams.clear(); put(state.teams, t); }));
+  if (ctx.can("missions:view")) {
+    jobs.push(api.get("/v1/missions?limit=300").then((r) => { state.missions.clear(); put(state.missions, r.data); }));
+  }
+  if (ctx.can("tenant:admin")) jobs.push(api.all("/v1/tenant/users").then((u) => { state.users.clear(); put(state.users, u); }));
+  const results = await Promise.allSettled(jobs);
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed && api.getSession()) {
+    const e = failed.reason;
+    if (e.code === "tenant_suspended") banner(e.plain);
+    else toast(e.plain || String(e), "warn");
+  }
+  state.loadedAt = Date.now();
+  rerender();
+}
+
+async function loadMission(id) {
+  try {
+    const m = await api.get("/v1/missions/" + id);
+    state.missions.set(m.id, m);
+    rerender();
+    return m;
+  } catch (e) {
+    if (e.code !== "not_found") toast(e.plain, "warn");
+    return null;
+  }
+}
+
+// ---- live changes
+
+function onChange(name, data) {
+  switch (name) {
+    case "ready":
+      if (!data.resumed) reload();
+      return;
+    case "reset":
+      reload();
+      return;
+    case "event.created":
+    case "event.delivered":
+    case "event.failed":
+    case "event.closed": {
+      const isNew = !state.events.has(data.event_id);
+      state.events.set(data.event_id, data);
+      if (name === "event.created" && isNew) {
+        state.fresh.add(data.event_id);
+        setTimeout(() => state.fresh.delete(data.event_id), 5000);
+        if (data.priority === "critical") {
+          toast("Critical event: " + data.type + (data.zone_code ? " in " + data.zone_code : ""), "critical");
+        }
+      }
+      break;
+    }
+    case "team.updated":
+      state.teams.set(data.id, data);
+      break;
+    case "team.dispatched":
+      loadMission(data.mission_id);
+      break;
+    case "mission.status_updated":
+      loadMission(data.mission_id);
+      break;
+    case "mission.reinforced":
+      loadMission(data.reinforcement_mission_id);
+      toast("Backup team sent: mission …" + data.mission_id.slice(-6) + " was not acknowledged in time.", "warn");
+      break;
+    case "dispatch.requires_manual": {
+      const ev = state.events.get(data.event_id);
+      toast("Needs a manual dispatch: " + (ev ? ev.type : "event …" + data.event_id.slice(-6)) + " — " + data.reason, "critical");
+      break;
+    }
+    case "zone.connectivity": {
+      const z = state.zones.get(data.zone_code);
+      if (z) {
+        z.connectivity = Object.assign({}, z.connectivity, { state: data.state, last_report_at: data.last_report_at, since: data.since });
+        z.live_state = data.state;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  if (state.active && state.active.onChange) state.active.onChange(name, data, ctx);
+  rerender();
+}
+
+const stream = new LiveStream({
+  onEvent: onChange,
+  onState(st) {
+    state.live = st;
+    const el = $("live-status");
+    el.dataset.state = st;
+    el.textContent = { live: "live", reconnecting: "reconnecting…", polling: "polling every 10 s", off: "offline" }[st] || st;
+  },
+  poll: reload,
+  onAuth(e) {
+    logout(e.plain || "Please log in again.");
+  },
+});
+
+// ---- start
+
+initTheme();
+$("login-form").addEventListener("submit", login);
+$("logout").addEventListener("click", () => logout("You are logged out."));
+$("login-email").focus();

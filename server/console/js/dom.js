@@ -1,0 +1,88 @@
+// Small DOM helpers: elements are built with properties and text nodes, never from HTML
+// strings, so nothing a payload holds can become markup.
+
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  setAttrs(el, attrs);
+  append(el, children);
+  return el;
+}
+
+export const SVG_NS = "http://www.w3.org/2000/svg";
+
+export function s(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== undefined && v !== null && v !== false) el.setAttribute(k, String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function setAttrs(el, attrs) {
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on") && typeof v === "function") {
+      el.addEventListener(k.slice(2), v);
+    } else if (k === "class") {
+      el.className = v;
+    } else if (k === "dataset") {
+      Object.assign(el.dataset, v);
+    } else if (k in el && typeof v !== "string") {
+      el[k] = v;
+    } else {
+      el.setAttribute(k, v === true ? "" : String(v));
+    }
+  }
+}
+
+function append(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+export function clear(el) {
+  while (el.firstChild) el.removeChild(el.firstChild);
+  return el;
+}
+
+export function time(ts) {
+  if (!ts) return "";
+  const d = new Date(ts);
+  if (Number.isNaN(d.getTime())) return ts;
+  return d.toLocaleString(undefined, { hour12: false, month: "short", day: "2-digit",
+    hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
+export function ago(ts) {
+  if (!ts) return "";
+  const s = Math.round((Date.now() - new Date(ts).getTime()) / 1000);
+  if (s < 60) return s + " s ago";
+  if (s < 3600) return Math.round(s / 60) + " min ago";
+  if (s < 86400) return Math.round(s / 3600) + " h ago";
+  return Math.round(s / 86400) + " d ago";
+}
+
+export function short(id) {
+  return id ? String(id).slice(-8) : "";
+}
+
+export function badge(text, cls) {
+  return h("span", { class: "badge " + (cls || "") }, text);
+}
+
+export function field(label, input, id) {
+  input.id = id;
+  return h("div", {}, h("label", { for: id }, label), input);
+}
+
+export function select(options, value, attrs) {
+  const el = h("select", attrs || {});
+  for (const o of options) {
+    const [v, text] = Array.isArray(o) ? o : [o, o === "" ? "any" : o];
+    el.append(h("option", { value: v, selected: v === value }, text));
+  }
+  return el;
+}

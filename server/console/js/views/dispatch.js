@@ -1,0 +1,153 @@
+// The dispatch panel: pick an open event, see every team's score with its factors
+// (POST /v1/teams/dispatch/score), and dispatch a team, or a backup team when the event
+// already has an active mission (POST /v1/teams/dispatch).
+
+import { h, clear, time, badge } from "../dom.js";
+import * as api from "../api.js";
+
+let selected = null;
+let scores = null;
+let scoreErr = "";
+let listEl = null;
+let panel = null;
+let notes = "";
+let busy = false;
+let rescore = null;
+
+const active = (m) => !["COMPLETED", "FAILED"].includes(m.status);
+
+function openEvents(ctx) {
+  return [...ctx.state.events.values()].filter((e) => e.status !== "closed")
+    .sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
+}
+
+async function score(ctx) {
+  if (!selected) return;
+  const id = selected;
+  try {
+    const res = await api.post("/v1/teams/dispatch/score", { event_id: id });
+    if (id === selected) { scores = res.data; scoreErr = ""; }
+  } catch (e) {
+    if (id === selected) { scores = null; scoreErr = e.plain; }
+  }
+  ctx.rerender();
+}
+
+function choose(ctx, id) {
+  selected = id;
+  scores = null;
+  scoreErr = "";
+  ctx.rerender();
+  score(ctx);
+}
+
+async function dispatch(ctx, ev, team, backup) {
+  if (busy) return;
+  busy = true;
+  ctx.rerender();
+  const body = { event_id: ev.event_id, team_id: team.team_id };
+  if (notes.trim()) body.notes = notes.trim();
+  if (ev.lat != null) { body.event_lat = ev.lat; body.event_lng = ev.lng; }
+  try {
+    const d = await api.post("/v1/teams/dispatch", body);
+    notes = "";
+    ctx.toast((backup ? "Backup: " : "Dispatched: ") + team.team_name + " → " + ev.type, "ok");
+    await ctx.loadMission(d.mission_id);
+  } catch (e) {
+    ctx.toast(e.plain, "warn", 8000);
+  } finally {
+    busy = false;
+    score(ctx);
+  }
+}
+
+function eventList(ctx) {
+  const rows = openEvents(ctx).map((e) => {
+    const n = [...ctx.state.missions.values()].filter((m) => m.event_id === e.event_id && active(m)).length;
+    return h("tr", { class: (e.event_id === selected ? "selected " : "") + (e.priority === "critical" ? "critical" : ""), dataset: { eventId: e.event_id } },
+      h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "pick-" + e.event_id },
+        "aria-pressed": String(e.event_id === selected), onclick: () => choose(ctx, e.event_id) }, e.type)),
+      h("td", {}, badge(e.priority, "p-" + e.priority)), h("td", {}, e.zone_code || "—"),
+      h("td", { class: "small" }, time(e.created_at)), h("td", {}, n ? n + " active" : h("span", { class: "muted" }, "none")));
+  });
+  return h("table", {}, h("caption", { class: "muted" }, "Open events"),
+    h("thead", {}, h("tr", {}, ["Event", "Priority", "Zone", "Received", "Missions"].map((t) => h("th", { scope: "col" }, t)))),
+    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No open event."))));
+}
+
+function pct(v) {
+  return Math.round(v * 100) + "%";
+}
+
+function scorePanel(ctx) {
+  const ev = selected && ctx.state.events.get(selected);
+  if (!ev) return h("div", { class: "card muted" }, "Choose an open event to see the teams' scores.");
+  const missions = [...ctx.state.missions.values()].filter((m) => m.event_id === ev.event_id);
+  const backup = missions.some(active);
+  const head = h("div", {},
+    h("h3", {}, ev.type, " ", badge(ev.priority, "p-" + ev.priority)),
+    h("dl", { class: "facts" },
+      h("dt", {}, "Vertical"), h("dd", {}, ev.vertical),
+      h("dt", {}, "Zone"), h("dd", {}, ev.zone_code || "—"),
+      h("dt", {}, "Position"), h("dd", {}, ev.lat != null ? ev.lat.toFixed(4) + ", " + ev.lng.toFixed(4) : "unknown"),
+      h("dt", {}, "Equipment"), h("dd", {}, (ev.required_equipment || []).join(", ") || "none asked"),
+      h("dt", {}, "Missions"), h("dd", {}, missions.length ? missions.map((m) => h("button", { type: "button", class: "link",
+        onclick: () => ctx.go("missions", { missionId: m.id }) }, (ctx.state.teams.get(m.team_id) || {}).name || "team", " (", m.status, ")")) : "none")));
+  const notesEl = h("input", { id: "dispatch-notes", type: "text", maxlength: 2000, value: notes, placeholder: "visible to the team",
+    oninput: (e) => { notes = e.target.value; } });
+  if (scoreErr) return h("div", {}, head, h("p", { class: "error" }, scoreErr));
+  if (!scores) return h("div", {}, head, h("p", { class: "muted" }, "Scoring the teams…"));
+  const best = scores.find((s) => s.eligible);
+  const rows = scores.map((s) => {
+    const f = s.factors;
+    const canSend = f.availability === 1 && !busy;
+    return h("tr", { dataset: { teamId: s.team_id }, class: best === s ? "selected" : "" },
+      h("td", {}, h("strong", {}, s.team_name), best === s ? h("div", {}, badge("best", "s-COMPLETED")) : null,
+        !s.eligible && f.availability === 1 ? h("div", { class: "muted small" }, "below the threshold") : null),
+      h("td", { class: "num" }, h("span", { class: "bar-score", dataset: { w: pct(s.score) } }), s.score.toFixed(3)),
+      h("td", { class: "num" }, f.vertical), h("td", { class: "num" }, f.availability ? "available" : "busy"),
+      h("td", { class: "num" }, f.proximity.toFixed(2)), h("td", { class: "num" }, f.distance_km == null ? "?" : f.distance_km.toFixed(1) + " km"),
+      h("td", { class: "num" }, pct(f.equipment)),
+      h("td", {}, h("button", { type: "button", class: best === s ? "primary" : "", disabled: !canSend,
+        dataset: { key: "send-" + s.team_id, dispatchTeam: s.team_id },
+        onclick: () => dispatch(ctx, ev, s, backup) }, backup ? "Dispatch backup" : "Dispatch")));
+  });
+  return h("div", {}, head,
+    h("div", { class: "toolbar" }, h("div", { class: "grow" }, h("label", { for: "dispatch-notes" }, "Notes for the team"), notesEl)),
+    h("table", { id: "score-table" }, h("caption", { class: "muted" }, "Score = vertical × availability × proximity × equipment; threshold " +
+      ((ctx.state.tenant && ctx.state.tenant.dispatch_threshold) ?? "?")),
+    h("thead", {}, h("tr", {}, ["Team", "Score", "Vertical", "Availability", "Proximity", "Distance", "Equipment", ""].map((t) => h("th", { scope: "col" }, t)))),
+    h("tbody", {}, rows)));
+}
+
+function widthBars(root) {
+  for (const el of root.querySelectorAll(".bar-score")) el.style.width = "calc(" + el.dataset.w + " * 0.6 + 2px)";
+}
+
+export const dispatchView = {
+  id: "dispatch",
+  title: () => "Dispatch",
+  visible: (ctx) => ctx.can("dispatch:assign"),
+  mount(root, ctx, opts) {
+    if (opts.eventId) { selected = opts.eventId; scores = null; }
+    listEl = h("div", { class: "scroll" });
+    panel = h("div", { class: "card", id: "score-panel" });
+    root.append(h("h2", {}, "Dispatch"), h("div", { class: "split" }, listEl, panel));
+    this.update(ctx);
+    if (selected) score(ctx);
+  },
+  update(ctx) {
+    if (!listEl) return;
+    clear(listEl).append(eventList(ctx));
+    clear(panel).append(scorePanel(ctx));
+    widthBars(panel);
+  },
+  onChange(name, data, ctx) {
+    if (!selected) return;
+    if (name === "team.updated" || name === "team.dispatched" || (name === "mission.status_updated" && data.event_id === selected)) {
+      clearTimeout(rescore);
+      rescore = setTimeout(() => score(ctx), 300);
+    }
+  },
+  unmount() { listEl = null; panel = null; },
+};

@@ -1,0 +1,122 @@
+// Missions and their timeline: every move (from, to, at, actor, source, feedback) of the
+// chosen mission, updated live. Field operators see their own teams' missions and move
+// them along the field path; supervisors may too; everyone else reads.
+
+import { h, clear, time, badge, short } from "../dom.js";
+import * as api from "../api.js";
+
+const NEXT = {
+  CREATED: ["ACK", "FAILED"], SENT: ["ACK", "FAILED"], ACK: ["ON_ROUTE", "FAILED"],
+  ON_ROUTE: ["ON_SITE", "FAILED"], ON_SITE: ["COMPLETED", "FAILED"], COMPLETED: [], FAILED: [],
+};
+const LABEL = { ACK: "Acknowledge", ON_ROUTE: "On route", ON_SITE: "On site", COMPLETED: "Completed", FAILED: "Failed" };
+const STATUSES = ["", "CREATED", "SENT", "ACK", "ON_ROUTE", "ON_SITE", "COMPLETED", "FAILED"];
+
+let selected = null;
+let statusFilter = "";
+let listEl = null;
+let detail = null;
+let note = "";
+let busy = false;
+
+function teamName(ctx, id) {
+  const t = ctx.state.teams.get(id);
+  if (t) return t.name;
+  return ctx.restricted() ? "your team" : "team …" + short(id);
+}
+
+function eventLabel(ctx, id) {
+  const e = ctx.state.events.get(id);
+  return e ? e.type + (e.zone_code ? " · " + e.zone_code : "") : "event …" + short(id);
+}
+
+function canMove(ctx) {
+  return ctx.can("missions:manage") || ctx.can("missions:receive");
+}
+
+async function move(ctx, m, to) {
+  if (busy) return;
+  busy = true;
+  ctx.rerender();
+  const body = { status: to };
+  if (note.trim()) body.feedback = { note: note.trim() };
+  try {
+    const res = await api.patch("/v1/missions/" + m.id + "/status", body);
+    note = "";
+    ctx.state.missions.set(res.id, res);
+    ctx.toast(eventLabel(ctx, m.event_id) + ": " + to.replace("_", " "), "ok");
+  } catch (e) {
+    ctx.toast(e.plain, "warn", 8000);
+    ctx.loadMission(m.id);
+  } finally {
+    busy = false;
+    ctx.rerender();
+  }
+}
+
+function list(ctx) {
+  const ms = [...ctx.state.missions.values()].filter((m) => !statusFilter || m.status === statusFilter)
+    .sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
+  const rows = ms.map((m) => h("tr", { class: m.id === selected ? "selected" : "", dataset: { missionId: m.id, status: m.status } },
+    h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "mis-" + m.id }, "aria-pressed": String(m.id === selected),
+      onclick: () => { selected = m.id; ctx.rerender(); ctx.loadMission(m.id); } }, eventLabel(ctx, m.event_id))),
+    h("td", {}, badge(m.priority, "p-" + m.priority)),
+    h("td", {}, teamName(ctx, m.team_id)),
+    h("td", {}, badge(m.status, "s-" + m.status)),
+    h("td", { class: "small hide-narrow" }, time(m.dispatched_at))));
+  const sel = h("select", { id: "m-status", onchange: (e) => { statusFilter = e.target.value; ctx.rerender(); } },
+    STATUSES.map((s) => h("option", { value: s, selected: s === statusFilter }, s || "any")));
+  return h("div", {}, h("div", { class: "toolbar" }, h("div", {}, h("label", { for: "m-status" }, "Status"), sel)),
+    h("table", {}, h("thead", {}, h("tr", {}, ["Event", "Priority", "Team", "Status", "Dispatched"].map((t, i) =>
+      h("th", { scope: "col", class: i === 4 ? "hide-narrow" : "" }, t)))),
+    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" },
+      ctx.restricted() ? "Your team has no mission." : "No mission.")))));
+}
+
+function timeline(ctx, m) {
+  return h("ol", { class: "timeline", id: "timeline", "aria-label": "Moves of the mission" },
+    (m.history || []).map((mv) => h("li", { dataset: { to: mv.to } },
+      h("div", { class: "move" }, mv.from ? mv.from + " → " + mv.to : "dispatched: " + mv.to),
+      h("div", { class: "small" }, time(mv.at), " · ", ctx.actorName(mv.actor), " · via ", mv.source),
+      mv.feedback ? h("pre", { class: "feedback" }, JSON.stringify(mv.feedback, null, 2)) : null)));
+}
+
+function details(ctx) {
+  const m = selected && ctx.state.missions.get(selected);
+  if (!m) return h("div", { class: "muted" }, "Choose a mission to see its timeline.");
+  const next = NEXT[m.status] || [];
+  const moves = canMove(ctx) && next.length ? h("div", {},
+    h("label", { for: "move-note" }, "Note with the move (optional)"),
+    h("input", { id: "move-note", type: "text", value: note, oninput: (e) => { note = e.target.value; }, placeholder: "e.g. patient handed over" }),
+    h("div", { class: "moves" }, next.map((to) => h("button", { type: "button", class: to === "FAILED" ? "danger" : "primary",
+      disabled: busy, dataset: { key: "move-" + to, move: to }, onclick: () => move(ctx, m, to) }, LABEL[to])))) : null;
+  return h("div", { dataset: { missionId: m.id } },
+    h("h3", {}, eventLabel(ctx, m.event_id), " ", badge(m.status, "s-" + m.status)),
+    h("dl", { class: "facts" },
+      h("dt", {}, "Team"), h("dd", {}, teamName(ctx, m.team_id)),
+      h("dt", {}, "Priority"), h("dd", {}, m.priority + " · " + m.vertical),
+      m.notes ? [h("dt", {}, "Notes"), h("dd", {}, m.notes)] : null,
+      h("dt", {}, "Channel"), h("dd", {}, m.channel_used || "not yet delivered"),
+      m.reinforcement_of ? [h("dt", {}, "Backup of"), h("dd", {}, "mission …" + short(m.reinforcement_of))] : null,
+      h("dt", {}, "Dispatched"), h("dd", {}, time(m.dispatched_at), " by ", ctx.actorName(m.dispatched_by))),
+    moves, h("h3", {}, "Timeline"), timeline(ctx, m));
+}
+
+export const missionsView = {
+  id: "missions",
+  title: (ctx) => (ctx.restricted() ? "My missions" : "Missions"),
+  visible: (ctx) => ctx.can("missions:view"),
+  mount(root, ctx, opts) {
+    if (opts.missionId) { selected = opts.missionId; ctx.loadMission(selected); }
+    listEl = h("div", { class: "scroll", id: "mission-list" });
+    detail = h("div", { class: "card", id: "mission-detail", "aria-live": "polite" });
+    root.append(h("h2", {}, ctx.restricted() ? "My team's missions" : "Missions"), h("div", { class: "split" }, listEl, detail));
+    this.update(ctx);
+  },
+  update(ctx) {
+    if (!listEl) return;
+    clear(listEl).append(list(ctx));
+    clear(detail).append(details(ctx));
+  },
+  unmount() { listEl = null; detail = null; },
+};

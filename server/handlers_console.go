@@ -1,0 +1,131 @@
+package server
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/julienschmidt/httprouter"
+)
+
+// consoleFS holds the web console: plain HTML, CSS and JavaScript modules, no build step.
+//
+//go:embed console
+var consoleFS embed.FS
+
+// ConsoleCSP is the Content-Security-Policy of every console file: everything from the
+// node itself, no inline script or style, no frames, no plugins.
+const ConsoleCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; " +
+	"frame-ancestors 'none'; form-action 'self'"
+
+// consoleFile is one embedded file, ready to serve.
+type consoleFile struct {
+	body        []byte
+	contentType string
+	etag        string
+}
+
+// consoleFiles reads the embedded files once, and adds roles.json: each role's
+// permissions, from the engine's table, so that the console never holds a copy of it.
+var consoleFiles = sync.OnceValue(func() map[string]consoleFile {
+	files := map[string]consoleFile{}
+	add := func(name string, body []byte) {
+		sum := sha256.Sum256(body)
+		ct := mime.TypeByExtension(path.Ext(name))
+		switch path.Ext(name) { // the system's MIME table may lack or differ on these
+		case ".js":
+			ct = "text/javascript; charset=utf-8"
+		case ".css":
+			ct = "text/css; charset=utf-8"
+		case ".html":
+			ct = "text/html; charset=utf-8"
+		case ".svg":
+			ct = "image/svg+xml"
+		case ".json":
+			ct = "application/json"
+		}
+		files[name] = consoleFile{body: body, contentType: ct,
+			etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+	}
+	err := fs.WalkDir(consoleFS, "console", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := consoleFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		add(strings.TrimPrefix(p, "console/"), body)
+		return nil
+	})
+	if err != nil {
+		panic(err) // the embedded tree is part of the binary
+	}
+	roles := map[string][]string{}
+	for _, r := range engine.Roles {
+		roles[r] = []string{}
+		for _, p := range engine.Permissions {
+			if engine.RoleHas(r, p) {
+				roles[r] = append(roles[r], p)
+			}
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"roles": roles})
+	add("roles.json", body)
+	return files
+})
+
+// ConsoleBundle returns the embedded console's files by name (for tests and the size
+// report).
+func ConsoleBundle() map[string][]byte {
+	out := map[string][]byte{}
+	for name, f := range consoleFiles() {
+		out[name] = f.body
+	}
+	return out
+}
+
+func (s *Server) handleConsoleRedirect(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	w.Header().Set("Location", "/console/")
+	w.WriteHeader(http.StatusMovedPermanently)
+	return nil
+}
+
+// handleConsole serves the embedded console: /console/ is index.html. Every file carries
+// the strict CSP, an ETag, and must be revalidated (a new binary serves new files).
+func (s *Server) handleConsole(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	name := strings.TrimPrefix(ps.ByName("file"), "/")
+	if name == "" {
+		name = "index.html"
+	}
+	f, ok := consoleFiles()[name]
+	if !ok {
+		return engine.Errorf(engine.KindNotFound, "no such console file: %s", name)
+	}
+	h := w.Header()
+	h.Set("Content-Security-Policy", ConsoleCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", f.etag)
+	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, f.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	h.Set("Content-Type", f.contentType)
+	h.Set("Content-Length", strconv.Itoa(len(f.body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(f.body)
+	return nil
+}

@@ -1,0 +1,13 @@
+package server
+
+import "github.com/fieldrelay/fieldrelay/engine"
+
+// consoleRoutes lists the routes of the console area: the change stream and the embedded
+// web console.
+func (s *Server) consoleRoutes() []route {
+	return []route{
+		{method: "GET", path: "/v1/stream", perm: engine.PermEventsRead, h: s.handleStream},
+		{method: "GET", path: "/console", perm: public, h: s.handleConsoleRedirect},
+		{method: "GET", path: "/console/*file", perm: public, h: s.handleConsole},
+	}
+}

@@ -325,7 +325,7 @@ func TestConsoleE2E(t *testing.T) {
 			waitJS(t, admin, "the zones on the map", `document.querySelectorAll('svg.map path.zone').length === 2 && document.querySelectorAll('svg.map circle.member').length === 6`)
 		}
 		if view == "admin" {
-			waitJS(t, admin, "the API keys section", `document.querySelector('#apikeys table, #apikeys-missing')`)
+			waitJS(t, admin, "the API keys section", `document.querySelector('#apikeys table tbody tr code')`)
 		}
 		screenshot(t, admin, shots, "08-admin-"+view)
 	}

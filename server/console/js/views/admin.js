@@ -96,7 +96,7 @@ async function loadKeys() {
   try {
     keys = (await api.get("/v1/tenant/api-keys")).data;
   } catch (e) {
-    keys = e.status === 404 || e.status === 405 ? "missing" : e.plain;
+    keys = e.plain;
   }
   render(curCtx);
 }
@@ -104,7 +104,6 @@ async function loadKeys() {
 function apiKeys() {
   let body;
   if (keys === null) body = h("p", { class: "muted" }, "Loading…");
-  else if (keys === "missing") body = h("p", { class: "muted", id: "apikeys-missing" }, "API key management is not available on this node yet. Keys can be listed and rotated with `fieldrelay apikey` on the node.");
   else if (typeof keys === "string") body = h("p", { class: "error" }, keys);
   else {
     body = h("table", {}, h("thead", {}, h("tr", {}, ["Name", "Prefix", "Scopes", "Created", "Last used", "Expires"].map((t) => h("th", { scope: "col" }, t)))),

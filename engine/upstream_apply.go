@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -83,10 +84,25 @@ func sameOrigin(stored, origin *string) bool {
 	return stored != nil && origin != nil && *stored == *origin
 }
 
-// decodeUpstream decodes a replicated record. Timestamps are checked first, by name, so
-// that a malformed one is a validation error naming its field (a Time that does not
-// parse is not a type error json can name); history moves are named history[i].at.
+// decodeUpstream decodes a replicated record. A timestamp that does not parse is not a
+// type error json can name, so when decoding fails without naming a field, the record's
+// timestamps are read one by one, by name (history moves as history[i].at), to find it.
+// A good record is decoded once.
 func decodeUpstream(raw json.RawMessage, v any, times ...string) error {
+	err := decodePayload(raw, v)
+	var de *Error
+	if err == nil || errors.As(err, &de) && de.Field != "" {
+		return err
+	}
+	if ferr := badTimestamp(raw, times); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// badTimestamp names the first of the record's timestamps that is neither null nor an
+// RFC 3339 string, or returns nil.
+func badTimestamp(raw json.RawMessage, times []string) error {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return Invalid("", "payload could not be read")
@@ -123,7 +139,7 @@ func decodeUpstream(raw json.RawMessage, v any, times ...string) error {
 			}
 		}
 	}
-	return decodePayload(raw, v)
+	return nil
 }
 
 // requireID checks a required UUID field.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/google/uuid"
 )
 
 // Kinds of the items an edge node pushes to its central node (upstream sync): the records
@@ -153,6 +155,19 @@ func requireID(field, v string) error {
 	return nil
 }
 
+// requireRecordID checks the id of a replicated record: a UUIDv7, as every id a node
+// makes, since lists walk records in the time order of their ids (and since/until bound
+// events by it).
+func requireRecordID(field, v string) error {
+	if err := requireID(field, v); err != nil {
+		return err
+	}
+	if uuid.MustParse(v).Version() != 7 {
+		return Invalid(field, "%s must be a UUIDv7", field)
+	}
+	return nil
+}
+
 // requireTime checks a required timestamp field.
 func requireTime(field string, t Time) error {
 	if t.IsZero() {
@@ -169,7 +184,7 @@ var (
 
 // checkUpstreamEvent validates a replicated event record.
 func checkUpstreamEvent(ev *Event) error {
-	if err := requireID("event_id", ev.ID); err != nil {
+	if err := requireRecordID("event_id", ev.ID); err != nil {
 		return err
 	}
 	switch {
@@ -244,7 +259,10 @@ func applyUpstreamDispatch(tx Tx, tenantID string, d *Device, it *DeviceItem) (b
 	if err := decodeUpstream(it.Payload, &dp, "dispatched_at"); err != nil {
 		return false, err
 	}
-	for _, c := range [][2]string{{"id", dp.ID}, {"event_id", dp.EventID}, {"team_id", dp.TeamID},
+	if err := requireRecordID("id", dp.ID); err != nil {
+		return false, err
+	}
+	for _, c := range [][2]string{{"event_id", dp.EventID}, {"team_id", dp.TeamID},
 		{"mission_id", dp.MissionID}, {"dispatched_by", dp.DispatchedBy}} {
 		if err := requireID(c[0], c[1]); err != nil {
 			return false, err
@@ -271,7 +289,10 @@ func applyUpstreamDispatch(tx Tx, tenantID string, d *Device, it *DeviceItem) (b
 // checkUpstreamMission validates a replicated mission record: ids, a known status, the
 // timestamps every mission has, and a history of known moves that ends in the status.
 func checkUpstreamMission(m *Mission) error {
-	for _, c := range [][2]string{{"id", m.ID}, {"event_id", m.EventID}, {"team_id", m.TeamID}} {
+	if err := requireRecordID("id", m.ID); err != nil {
+		return err
+	}
+	for _, c := range [][2]string{{"event_id", m.EventID}, {"team_id", m.TeamID}} {
 		if err := requireID(c[0], c[1]); err != nil {
 			return err
 		}

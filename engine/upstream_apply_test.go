@@ -589,6 +589,8 @@ func TestUpstream_BadPayloads(t *testing.T) {
 	}{
 		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"event_id": "nope"}), "payload.event_id"},
 		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"event_id": nil}), "payload.event_id"},
+		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"event_id": "6f1c2a4e-8b3d-4c5e-9f60-7a8b9c0d1e2f"}), "payload.event_id"},
+		{engine.ItemUpstreamMission, with(mJSON, map[string]any{"id": "6f1c2a4e-8b3d-4c5e-9f60-7a8b9c0d1e2f"}), "payload.id"},
 		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"type": nil}), "payload.type"},
 		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"type": 5}), "payload.type"},
 		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"priority": "urgent"}), "payload.priority"},

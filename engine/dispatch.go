@@ -83,6 +83,9 @@ func (e *Engine) DispatchTeam(tx Tx, p Principal, in DispatchInput) (*Dispatch, 
 	if ev.Status == EventClosed {
 		return nil, Errorf(KindEventClosed, "event %s is closed", ev.ID)
 	}
+	if ev.Origin != nil {
+		return nil, Errorf(KindConflict, "event %s is replicated from node %s: its teams are dispatched there", ev.ID, *ev.Origin)
+	}
 	if team.Status != TeamAvailable {
 		return nil, Errorf(KindTeamUnavailable, "team %q is %s, not available", team.Name, team.Status)
 	}

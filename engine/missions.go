@@ -234,6 +234,9 @@ func (e *Engine) UpdateMissionStatus(tx Tx, p Principal, id string, in MissionSt
 	if err != nil {
 		return nil, err
 	}
+	if m.Origin != nil && m.Active() {
+		return nil, Errorf(KindConflict, "mission %s is replicated from node %s: it moves on that node only", m.ID, *m.Origin)
+	}
 	if err := NextMissionState(m.Status, in.Status, canManage, canReceive); err != nil {
 		return nil, err
 	}

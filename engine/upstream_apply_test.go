@@ -679,3 +679,35 @@ func TestUpstream_ReplayAfterRestart(t *testing.T) {
 	}
 	f.assertNothingTriggered(t)
 }
+
+// Replicated records are read-only on the central node: their missions move on the node
+// that owns them (a move here would make that node's next copy conflict), and their
+// events are dispatched there.
+func TestUpstream_ReplicasAreReadOnly(t *testing.T) {
+	f := newUpstreamFix(t)
+	ev := edgeEvent(epoch.Add(-time.Hour), engine.EventDelivered)
+	m := edgeMission(epoch.Add(-time.Hour), ev.ID, f.team.ID) // C's own team id, so C's operator sees it
+	at := epoch.Add(-time.Minute)
+	wantStatuses(t, f.sync(t, f.key, f.node.ID, item(1, engine.ItemUpstreamEvent, ev, at),
+		item(2, engine.ItemUpstreamMission, m, at)), "applied", "applied")
+	sup := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: engine.RoleOperationalSupervisor, UserID: engine.NewID()}
+	for name, p := range map[string]engine.Principal{"supervisor": sup, "operator": f.op} {
+		err := f.e.Update(context.Background(), func(tx engine.Tx) error {
+			_, err := f.e.UpdateMissionStatus(tx, p, m.ID, engine.MissionStatusInput{Status: engine.MissionAck}, engine.MoveSourceAPI, nil)
+			return err
+		})
+		AssertKind(t, err, engine.KindConflict)
+		if got := f.mission(t, m.ID); got.Status != engine.MissionCreated || len(got.History) != 1 {
+			t.Fatalf("%s moved a replica: %+v", name, got)
+		}
+	}
+	err := f.e.Update(context.Background(), func(tx engine.Tx) error {
+		_, err := f.e.DispatchTeam(tx, sup, engine.DispatchInput{EventID: ev.ID, TeamID: f.team.ID})
+		return err
+	})
+	AssertKind(t, err, engine.KindConflict)
+	if tm := f.team; tm.Status != engine.TeamAvailable {
+		t.Fatalf("team %s", tm.Status)
+	}
+	f.assertNothingTriggered(t)
+}

@@ -502,7 +502,7 @@ func TestCrashLoop(t *testing.T) {
 		node = startCrashNode(t, bin, data, addr, flags)
 		restarts = append(restarts, node.readyIn)
 		if node.readyIn > time.Second {
-			t.Logf("round %d: restart took %s:\n%s", round, node.readyIn, node.logs)
+			t.Logf("round %d: restart took %s:\n%s", round, node.readyIn, withoutRequests(node.logs.String()))
 		}
 	}
 	// A last stretch of load on the node that will stop cleanly, then the clients finish
@@ -519,6 +519,10 @@ func TestCrashLoop(t *testing.T) {
 		t.Errorf("the clients did not finish their last write within a minute")
 	}
 	loadTime := time.Since(loadStart)
+	// check refuses a directory a server holds.
+	if out, _, err := runCLI(bin, "", "check", "--data", data, "--json"); err == nil || !bytes.Contains(out, []byte("is running")) {
+		t.Errorf("fieldrelay check on a served directory: %v\n%s", err, out)
+	}
 	if err := node.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
 DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -s -w -X $(PKG)/cli.version=$(VERSION) -X $(PKG)/cli.commit=$(COMMIT) -X $(PKG)/cli.date=$(DATE)
 
-.PHONY: build run test bench bench-node sse-bench clean
+.PHONY: build run test bench bench-node sse-bench crash clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -31,6 +31,16 @@ SSE_SECONDS ?= 10
 sse-bench:
 	FIELDRELAY_SSE_BENCH=1 FIELDRELAY_SSE_CLIENTS=$(SSE_CLIENTS) FIELDRELAY_SSE_RATE=$(SSE_RATE) \
 	FIELDRELAY_SSE_SECONDS=$(SSE_SECONDS) go test -count=1 -run '^TestStreamFanout$$' -v ./server
+
+# crash: the crash loop (main_crash_test.go): CRASH_CLIENTS clients post events, sync batches
+# and device syncs while the node is killed with SIGKILL CRASH_ROUNDS times and restarted; then
+# every acknowledged write must be there once and `fieldrelay check` clean. Prints lost=0/N,
+# duplicates, restart time p50/p99 and the run time.
+CRASH_ROUNDS  ?= 20
+CRASH_CLIENTS ?= 8
+crash:
+	FIELDRELAY_CRASH=1 FIELDRELAY_CRASH_ROUNDS=$(CRASH_ROUNDS) FIELDRELAY_CRASH_CLIENTS=$(CRASH_CLIENTS) \
+	go test -count=1 -timeout 10m -run '^TestCrashLoop$$' -v .
 
 # bench-node: build, start a node on a fresh data directory, load it with `fieldrelay bench`
 # (which also reports the node's CPU and disk writes per event), then stop the node and remove

@@ -76,6 +76,7 @@ func (a *app) newRootCommand() *cobra.Command {
 		a.newAPIKeyCommand(),
 		a.newBackupCommand(),
 		a.newRestoreCommand(),
+		a.newCheckCommand(),
 		a.newBenchCommand(),
 		newVersionCommand(),
 	)
@@ -89,7 +90,7 @@ func runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command,
 	return func(cmd *cobra.Command, args []string) error {
 		err := fn(cmd, args)
 		var e *engine.Error
-		if err != nil && !errors.As(err, &e) {
+		if err != nil && !errors.Is(err, errReported) && !errors.As(err, &e) {
 			return engine.Internal(err)
 		}
 		return err
@@ -100,6 +101,9 @@ func runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command,
 // for JSON, as {"error": kind, "message": …} on stdout. Errors that cobra itself raises
 // (an unknown command, a wrong argument count) are usage errors: validation_error.
 func printError(cmd *cobra.Command, err error) {
+	if errors.Is(err, errReported) {
+		return
+	}
 	var e *engine.Error
 	desc := &server.AdminError{Kind: engine.KindValidation, Message: err.Error()}
 	if errors.As(err, &e) {

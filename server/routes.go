@@ -97,6 +97,7 @@ func (s *Server) routeTable() []route {
 	rs = append(rs, s.deviceRoutes()...)
 	rs = append(rs, s.smsRoutes()...)
 	rs = append(rs, s.adminRoutes()...)
+	rs = append(rs, s.upstreamRoutes()...)
 	return rs
 }
 

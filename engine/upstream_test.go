@@ -34,7 +34,7 @@ type fakeUpstream struct {
 	syncs      int
 	applied    int64
 	pending    map[int64]upItem
-	received   map[int64]int             // sequence → how many times it came
+	received   map[int64]int              // sequence → how many times it came
 	records    map[string]json.RawMessage // kind/id → the latest payload
 	appliedLog []upItem                   // every item applied, in order
 }

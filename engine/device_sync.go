@@ -147,8 +147,9 @@ func (in *DeviceSyncInput) validate() error {
 // from the first unprocessed one for as long as there is no gap, so an item above a gap
 // stays pending until a later sync fills the gap. Applying an item is the use case it
 // stands for (a mission move with source device at captured_at, an event with source
-// device, a member's position, a connectivity report); an error of that use case rejects
-// the item and never the others. The answer carries every item's result, the applied
+// device, a member's position, a connectivity report; from a node device, an upstream_*
+// item is a replicated record written without side effects: applyUpstream); an error of
+// that use case rejects the item and never the others. The answer carries every item's result, the applied
 // items of earlier syncs, applied_through, the gaps and the device's pending queue.
 func (e *Engine) SyncDevice(ctx context.Context, p Principal, key *IdempotencyKey, in DeviceSyncInput, render DeviceSyncRender) (Reply, error) {
 	if !p.Can(PermDevicesSync) && !p.Can(PermDevicesManage) {
@@ -237,6 +238,9 @@ func (e *Engine) syncDevice(tx Tx, p Principal, in DeviceSyncInput, renderEvent 
 		it.Seq, it.ReceivedAt = seq, now
 		if ierr == nil {
 			ierr = mayDo(p, it.Kind)
+		}
+		if ierr == nil {
+			ierr = mayUpstream(p, d, it.Kind)
 		}
 		if ierr != nil {
 			it.Payload, it.CapturedAt = nil, nil
@@ -417,10 +421,12 @@ func readItem(raw json.RawMessage, now Time) (int64, *DeviceItem, error) {
 		return seq, it, Invalid("kind", "kind must be a string")
 	}
 	switch kind {
-	case ItemMissionStatus, ItemEvent, ItemLocation, ItemConnectivity:
+	case ItemMissionStatus, ItemEvent, ItemLocation, ItemConnectivity,
+		ItemUpstreamEvent, ItemUpstreamDispatch, ItemUpstreamMission:
 		it.Kind = kind
 	default:
-		return seq, it, Invalid("kind", "kind must be one of mission_status, event, location, connectivity")
+		return seq, it, Invalid("kind", "kind must be one of mission_status, event, location, connectivity "+
+			"(and, from a node, upstream_event, upstream_dispatch, upstream_mission)")
 	}
 	switch p := bytes.TrimSpace(f.Payload); {
 	case isNull(p):
@@ -531,7 +537,8 @@ func (r *syncRun) config(e *Engine, tx Tx) (*tenantConfig, error) {
 }
 
 // applyItem applies a pending item in the name of its sender and records its outcome: an
-// error of the use case rejects the item; an internal error fails the sync.
+// error of the use case rejects the item; an internal error fails the sync. An upstream_*
+// item that changes nothing (the record held here is as new) is a duplicate.
 func (e *Engine) applyItem(tx Tx, run *syncRun, it *DeviceItem) error {
 	tenantID, d := run.tenantID, run.device
 	if it.By == nil {
@@ -539,7 +546,10 @@ func (e *Engine) applyItem(tx Tx, run *syncRun, it *DeviceItem) error {
 	}
 	p := it.By.principal(tenantID)
 	var err error
+	var dup bool
 	switch it.Kind {
+	case ItemUpstreamEvent, ItemUpstreamDispatch, ItemUpstreamMission:
+		dup, err = e.applyUpstream(tx, tenantID, d, it)
 	case ItemEvent:
 		it.EventID, err = e.applyEvent(tx, p, run, it)
 	case ItemMissionStatus:
@@ -551,6 +561,8 @@ func (e *Engine) applyItem(tx Tx, run *syncRun, it *DeviceItem) error {
 	}
 	var de *Error
 	switch {
+	case err == nil && dup:
+		it.Status = ItemDuplicate
 	case err == nil:
 		it.Status = ItemApplied
 	case errors.As(err, &de) && de.Kind != KindInternal:

@@ -1,0 +1,152 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+// upstreamSyncItems is the size of one benchmarked upstream push.
+const upstreamSyncItems = 1000
+
+// BenchmarkUpstreamApply measures a central node applying an edge node's push: one POST
+// /v1/devices/sync of 1,000 upstream items per op from a fieldrelay-node device, through
+// the real router and a real, fsynced store. The mix: 600 upstream_event (new events,
+// 300-byte payloads), 200 upstream_dispatch (new dispatches) and 200 upstream_mission, of
+// which 100 insert a CREATED mission and 100 move forward a mission the previous op
+// inserted (CREATED → COMPLETED: six moves, the stored history a prefix). Every item must
+// be applied. It reports the p50 and p99 latency of a push and the items applied per second.
+//
+//	go test ./server -run XXX -bench UpstreamApply -benchtime 100x
+func BenchmarkUpstreamApply(b *testing.B) {
+	const nodeID = "0190d5a0-4444-7000-8000-0000000000e1"
+	n := newNode(b)
+	f := n.addTenant("central", "mission-critical")
+	h := n.handler(b)
+	dev := n.do("POST", "/v1/devices/register", map[string]any{"name": "fieldrelay node " + nodeID, "platform": "fieldrelay-node",
+		"hardware_id": nodeID}, "x-svc-api-key", f.key).want(201).str("device_id")
+	pad := strings.Repeat("x", 200)
+	edgeTeam := engine.NewID()
+
+	newMission := func(evID string, at engine.Time) *engine.Mission {
+		return &engine.Mission{ID: engine.NewIDAt(at.Time), EventID: evID, TeamID: edgeTeam, Status: engine.MissionCreated,
+			Code: "ABCDE", Vertical: "healthcare", Priority: "high", Notes: "auto-dispatch", DispatchedAt: at,
+			DispatchID: engine.NewIDAt(at.Time), DispatchedBy: engine.NilID,
+			History:   []engine.MissionMove{{To: engine.MissionCreated, At: at, Actor: engine.NilID, Source: engine.MoveSourceSystem}},
+			CreatedAt: at, UpdatedAt: at}
+	}
+	complete := func(m *engine.Mission, at engine.Time) *engine.Mission {
+		c := *m
+		c.History = slices.Clone(m.History)
+		from := c.Status
+		for _, to := range []string{engine.MissionSent, engine.MissionAck, engine.MissionOnRoute, engine.MissionOnSite, engine.MissionCompleted} {
+			c.History = append(c.History, engine.MissionMove{From: from, To: to, At: at, Actor: engine.NilID, Source: engine.MoveSourceDevice})
+			from = to
+		}
+		c.Status, c.UpdatedAt, c.AckAt, c.OnRouteAt, c.OnSiteAt, c.CompletedAt = engine.MissionCompleted, at, &at, &at, &at, &at
+		c.Feedback = json.RawMessage(`{"outcome":"treated"}`)
+		return &c
+	}
+
+	var seq int64
+	var previous []*engine.Mission // inserted by the previous op, moved forward by the next
+	item := func(kind string, payload any, at string) map[string]any {
+		seq++
+		return map[string]any{"sequence_number": seq, "kind": kind, "captured_at": at, "payload": payload}
+	}
+	// body builds the next push; first (outside any timer) it stores the 100 missions the
+	// first push moves forward.
+	body := func() string {
+		at := n.clock.Now().Add(-time.Second).UTC().Format(engine.TimeLayout)
+		now := engine.At(time.Now())
+		items := make([]map[string]any, 0, upstreamSyncItems)
+		var inserted []*engine.Mission
+		for j := range 600 {
+			id := engine.NewIDAt(now.Time)
+			ev := &engine.Event{ID: id, Type: "MEDICAL", Priority: "high", Vertical: "healthcare",
+				IdempotencyKey: fmt.Sprintf("edge-%d-%d", seq, j), Payload: json.RawMessage(`{"lat":45.5,"lng":4.5,"note":"` + pad + `"}`),
+				ZoneCode: upPtr("north"), Lat: upPtr(45.5), Lng: upPtr(4.5), Status: engine.EventDelivered, ChannelSelected: engine.ChannelREST,
+				ChannelsAttempted: []string{engine.ChannelREST}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
+			items = append(items, item("upstream_event", ev, at))
+			if j < 200 {
+				m := newMission(id, now)
+				items = append(items, item("upstream_dispatch", &engine.Dispatch{ID: m.DispatchID, TenantID: engine.NewID(),
+					EventID: id, TeamID: edgeTeam, DispatchedBy: engine.NilID, DispatchedAt: now, Notes: m.Notes, MissionID: m.ID}, at))
+				if j < 100 {
+					items = append(items, item("upstream_mission", m, at))
+					inserted = append(inserted, m)
+				}
+			}
+		}
+		for _, m := range previous {
+			items = append(items, item("upstream_mission", complete(m, now), at))
+		}
+		previous = inserted
+		raw, _ := json.Marshal(map[string]any{"device_id": dev, "items": items})
+		return string(raw)
+	}
+	send := func(raw string) (time.Duration, int) {
+		req := httptest.NewRequest("POST", "/v1/devices/sync", strings.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-svc-api-key", f.key)
+		w := httptest.NewRecorder()
+		t0 := time.Now()
+		h.ServeHTTP(w, req)
+		d := time.Since(t0)
+		if w.Code != 200 {
+			b.Fatal(w.Code, w.Body.String())
+		}
+		var res struct {
+			AppliedThrough int64 `json:"applied_through"`
+			Results        []struct {
+				Status, Message string
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil || res.AppliedThrough != seq {
+			b.Fatalf("applied_through %d, want %d (%v)", res.AppliedThrough, seq, err)
+		}
+		for _, r := range res.Results {
+			if r.Status != "applied" {
+				b.Fatalf("an item %s: %s", r.Status, r.Message)
+			}
+		}
+		return d, len(res.Results)
+	}
+	// A first push outside the timer leaves 100 missions for the first measured one.
+	send(body())
+
+	durations := make([]time.Duration, 0, b.N)
+	var total time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		n.clock.Advance(time.Second)
+		raw := body()
+		b.StartTimer()
+		d, count := send(raw)
+		b.StopTimer()
+		if count != upstreamSyncItems {
+			b.Fatalf("%d items, want %d", count, upstreamSyncItems)
+		}
+		durations = append(durations, d)
+		total += d
+		b.StartTimer()
+	}
+	b.StopTimer()
+	slices.Sort(durations)
+	at := func(q float64) float64 {
+		return float64(durations[min(len(durations)-1, int(q*float64(len(durations))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(at(0.50), "p50-ms")
+	b.ReportMetric(at(0.99), "p99-ms")
+	b.ReportMetric(float64(upstreamSyncItems*len(durations))/total.Seconds(), "items/s")
+}
+
+func upPtr[T any](v T) *T { return &v }

@@ -16,13 +16,10 @@ import (
 
 // Kinds of the change log: the item kinds of the upstream wire protocol.
 const (
-	ChangeEvent    = "upstream_event"
-	ChangeDispatch = "upstream_dispatch"
-	ChangeMission  = "upstream_mission"
+	ChangeEvent    = ItemUpstreamEvent
+	ChangeDispatch = ItemUpstreamDispatch
+	ChangeMission  = ItemUpstreamMission
 )
-
-// PlatformNode is the platform a node registers itself with on its upstream.
-const PlatformNode = "fieldrelay-node"
 
 // SecretUpstream names the installation secret the upstream API keys are encrypted with.
 const SecretUpstream = "upstream_secret"

@@ -7,7 +7,7 @@ COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
 DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -s -w -X $(PKG)/cli.version=$(VERSION) -X $(PKG)/cli.commit=$(COMMIT) -X $(PKG)/cli.date=$(DATE)
 
-.PHONY: build run test bench bench-node sse-bench crash clean
+.PHONY: build run test bench bench-node sse-bench crash upstream-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -41,6 +41,10 @@ CRASH_CLIENTS ?= 8
 crash:
 	FIELDRELAY_CRASH=1 FIELDRELAY_CRASH_ROUNDS=$(CRASH_ROUNDS) FIELDRELAY_CRASH_CLIENTS=$(CRASH_CLIENTS) \
 	go test -count=1 -timeout 10m -run '^TestCrashLoop$$' -v .
+# upstream-bench: an edge records 50,000 changes with its link paused, then drains them into a
+# central node over HTTP on 127.0.0.1 (real stores, fsync on): drain time and changes/s, 3 runs.
+upstream-bench:
+	go test ./server -run '^$$' -bench 'UpstreamDrain$$' -benchtime 1x -count 3 -timeout 15m
 
 # bench-node: build, start a node on a fresh data directory, load it with `fieldrelay bench`
 # (which also reports the node's CPU and disk writes per event), then stop the node and remove

@@ -96,7 +96,12 @@ type served struct {
 // serve starts the node and waits until /readyz answers (at most 20 s).
 func serve(t *testing.T, bin, data string, tlsOn bool, extra ...string) *served {
 	t.Helper()
-	addr := freeAddr(t)
+	return serveAt(t, bin, data, freeAddr(t), tlsOn, extra...)
+}
+
+// serveAt is serve on a given address (a node restarted where its peers expect it).
+func serveAt(t *testing.T, bin, data, addr string, tlsOn bool, extra ...string) *served {
+	t.Helper()
 	args := append([]string{"serve", "--data", data, "--addr", addr}, extra...)
 	if !tlsOn {
 		args = append(args, "--plain-http")

@@ -53,6 +53,10 @@ func adminOps() map[string]adminOp {
 		opAPIKeyList:     withArgs(apikeyList),
 		opAPIKeyRotate:   withArgs(apikeyRotate),
 		opBackup:         withArgs(backupTo),
+		opUpstreamSet:    withArgs(upstreamSet),
+		opUpstreamShow:   withArgs(upstreamShow),
+		opUpstreamPause:  withArgs(upstreamPause(true)),
+		opUpstreamResume: withArgs(upstreamPause(false)),
 	}
 }
 

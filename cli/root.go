@@ -74,6 +74,7 @@ func (a *app) newRootCommand() *cobra.Command {
 		a.newTenantCommand(),
 		a.newUserCommand(),
 		a.newAPIKeyCommand(),
+		a.newUpstreamCommand(),
 		a.newBackupCommand(),
 		a.newRestoreCommand(),
 		a.newCheckCommand(),

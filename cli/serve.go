@@ -69,6 +69,7 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.StringVar(&f.smtp.From, "smtp-from", "", "sender address of the mails")
 	fl.DurationVar(&f.BackupEvery, "backup-every", 0, "take a snapshot into DATA/backups at this interval, e.g. 6h (0: never)")
 	fl.IntVar(&f.BackupKeep, "backup-keep", 7, "scheduled snapshots to keep (the oldest are removed)")
+	fl.DurationVar(&f.UpstreamRetryMax, "upstream-retry-max", engine.DefaultUpstreamRetryMax, "longest wait between attempts of a failing upstream link (at least 1s)")
 	return cmd
 }
 
@@ -89,6 +90,7 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	opts.Logger = log
 	opts.WebhookPolicy = engine.AddressPolicy{AllowLoopback: cfg.AllowLoopbackWebhooks, AllowPrivate: cfg.AllowPrivateWebhooks}
 	opts.RetrySchedule = cfg.WebhookRetrySchedule
+	opts.Upstream.RetryMax = cfg.UpstreamRetryMax
 	if opts.Sender == nil {
 		opts.Sender = engine.NewHTTPSender(engine.HTTPSenderOptions{Policy: opts.WebhookPolicy, SMSGateway: cfg.SMSGateway})
 	}
@@ -174,7 +176,8 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 		"admin_socket", adminSocket(cfg.DataDir), "webhook_retry_schedule", fmt.Sprint(cfg.WebhookRetrySchedule),
 		"sms_gateway", cfg.SMSGateway != nil, "allow_loopback_webhooks", cfg.AllowLoopbackWebhooks,
 		"allow_private_webhooks", cfg.AllowPrivateWebhooks, "smtp", cfg.SMTP != nil,
-		"plans_file", cfg.Plans != nil, "backup_every", cfg.BackupEvery.String(), "backup_keep", cfg.BackupKeep)
+		"plans_file", cfg.Plans != nil, "backup_every", cfg.BackupEvery.String(), "backup_keep", cfg.BackupKeep,
+		"upstream_retry_max", cfg.UpstreamRetryMax.String())
 
 	var serveErr error
 	select {

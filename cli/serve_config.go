@@ -52,6 +52,8 @@ type ServeConfig struct {
 	// the newest BackupKeep.
 	BackupEvery time.Duration
 	BackupKeep  int
+	// UpstreamRetryMax caps the delay between attempts of a failing upstream link.
+	UpstreamRetryMax time.Duration
 }
 
 // serveFlags are the raw flags of `fieldrelay serve`.
@@ -108,6 +110,12 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	}
 	if c.BackupEvery < 0 || (c.BackupEvery > 0 && c.BackupEvery < minBackupEvery) {
 		return nil, engine.Invalid("backup-every", "--backup-every must be 0 (no scheduled backups) or at least %s", minBackupEvery)
+	}
+	if c.UpstreamRetryMax == 0 {
+		c.UpstreamRetryMax = engine.DefaultUpstreamRetryMax
+	}
+	if c.UpstreamRetryMax < engine.DefaultUpstreamRetryMin {
+		return nil, engine.Invalid("upstream-retry-max", "--upstream-retry-max must be at least %s", engine.DefaultUpstreamRetryMin)
 	}
 	if c.BackupEvery > 0 && c.BackupKeep < 1 {
 		return nil, engine.Invalid("backup-keep", "--backup-keep must be at least 1")

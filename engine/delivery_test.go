@@ -86,6 +86,8 @@ type deliveryNode struct {
 	dir    string
 	db     interface{ Close() error }
 	retry  []time.Duration // the retry schedule; the default when nil
+	log    *slog.Logger    // the engine's log; discarded when nil
+	up     engine.UpstreamOptions
 }
 
 func newDeliveryNode(t *testing.T, sms bool, withWebhook bool) *deliveryNode {
@@ -120,8 +122,12 @@ func (n *deliveryNode) open(t *testing.T) {
 	}
 	db := mustOpenDir(t, n.dir)
 	n.db = db
+	log := n.log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	n.e = engine.New(db, engine.Options{Clock: n.clock, Password: cheapPasswords,
-		Logger: slog.New(slog.DiscardHandler), Sender: n.sender, RetrySchedule: n.retry})
+		Logger: log, Sender: n.sender, RetrySchedule: n.retry, Upstream: n.up})
 	if err := n.e.LoadSchedule(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -34,11 +34,17 @@ type Options struct {
 	// StreamRing is how many changes per tenant the stream keeps for resume
 	// (StreamRingSize when zero).
 	StreamRing int
+	// Upstream tunes the push of upstream sync.
+	Upstream UpstreamOptions
 }
 
 // Engine runs the use cases of one node over a Store.
 type Engine struct {
+	// store is the Store given to New wrapped so that writes keep the upstream change
+	// log (upstream_log.go); base is the Store as given.
 	store  Store
+	base   Store
+	up     *upstreamRunner
 	clock  Clock
 	log    *slog.Logger
 	pw     PasswordParams
@@ -68,7 +74,7 @@ type Engine struct {
 
 // New returns an Engine over store.
 func New(store Store, opt Options) *Engine {
-	e := &Engine{store: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password, mailer: opt.Mailer,
+	e := &Engine{base: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password, mailer: opt.Mailer,
 		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy, stats: newStats(), plans: opt.Plans}
 	if e.plans == nil {
 		e.plans = DefaultPlans()
@@ -79,6 +85,8 @@ func New(store Store, opt Options) *Engine {
 	if len(e.retry) == 0 {
 		e.retry = DefaultRetrySchedule
 	}
+	e.up = newUpstreamRunner(e, opt.Upstream)
+	e.store = &logStore{Store: store, up: e.up}
 	e.sched = newScheduler(e, opt.Workers)
 	e.stream = NewBroker(opt.StreamRing)
 	e.runID = NewID()

@@ -148,6 +148,7 @@ type Tx interface {
 	DeviceTx
 	SMSTx
 	UsageTx
+	UpstreamTx
 }
 
 // ParkedRef names a parked event.

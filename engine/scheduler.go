@@ -175,10 +175,14 @@ func (s *scheduler) start(ctx context.Context) error {
 			}
 		}()
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		s.sweepLoop(ctx)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.e.up.loop(ctx)
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -240,11 +244,13 @@ func (s *scheduler) sweepLoop(ctx context.Context) {
 	}
 }
 
-// StartScheduler rebuilds the delivery timers from the outbox and starts delivering.
+// StartScheduler rebuilds the delivery timers from the outbox and starts delivering, and
+// starts the upstream pusher.
 func (e *Engine) StartScheduler(ctx context.Context) error { return e.sched.start(ctx) }
 
-// StopScheduler stops delivering and waits for the attempts in flight; unfinished
-// entries stay due in the outbox.
+// StopScheduler stops delivering and pushing upstream and waits for the attempts in
+// flight; unfinished entries stay due in the outbox, unacknowledged changes in the
+// change log.
 func (e *Engine) StopScheduler() {
 	if e.sched.stop != nil {
 		e.sched.running.Store(false)

@@ -228,6 +228,8 @@ type Stats struct {
 	SchedulerRunning bool
 	// Store describes the store, when it can (StatsStore).
 	Store *StoreStats
+	// Upstream describes the upstream links.
+	Upstream *UpstreamStats
 }
 
 // LabeledCount is one counter with up to two label values.
@@ -263,7 +265,8 @@ func (e *Engine) Stats() Stats {
 	}
 	out.SchedulerLag = time.Duration(s.lagNanos.Load())
 	out.SchedulerRunning = e.SchedulerRunning()
-	if ss, ok := e.store.(StatsStore); ok {
+	out.Upstream = e.upstreamStats()
+	if ss, ok := e.base.(StatsStore); ok {
 		st := ss.Stats()
 		out.Store = &st
 	}

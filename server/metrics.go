@@ -137,12 +137,28 @@ var (
 	descFreePages  = prometheus.NewDesc("fieldrelay_bbolt_free_pages", "Free pages of the database file.", nil, nil)
 	descPendingPgs = prometheus.NewDesc("fieldrelay_bbolt_pending_pages",
 		"Pages freed but still held by open read transactions.", nil, nil)
+	descUpLinks = prometheus.NewDesc("fieldrelay_upstream_links",
+		"Tenants with an upstream, by link state (paused, down, idle, pushing).", []string{"state"}, nil)
+	descUpBacklog = prometheus.NewDesc("fieldrelay_upstream_backlog",
+		"Changes in the upstream change logs not yet acknowledged by the upstream, over every tenant.", nil, nil)
+	descUpOldest = prometheus.NewDesc("fieldrelay_upstream_backlog_oldest_seconds",
+		"Age of the oldest change not yet acknowledged by an upstream (0 when none).", nil, nil)
+	descUpPushed = prometheus.NewDesc("fieldrelay_upstream_pushed_total",
+		"Changes pushed upstream and acknowledged.", nil, nil)
+	descUpFailures = prometheus.NewDesc("fieldrelay_upstream_failures_total",
+		"Upstream push attempts that failed (the link then backs off).", nil, nil)
+	descUpRejected = prometheus.NewDesc("fieldrelay_upstream_rejected_total",
+		"Changes an upstream answered as rejected.", nil, nil)
 )
+
+// upstreamStates are the link states counted by fieldrelay_upstream_links.
+var upstreamStates = []string{engine.UpstreamPaused, engine.UpstreamDown, engine.UpstreamIdle, engine.UpstreamPushing}
 
 func (engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descEvents, descAttempts, descWebhookFailures, descSMS, descOutboxDepth,
 		descOutboxOldest, descMissions, descLag, descRunning, descDBSize, descReadTx, descOpenTx, descWriteTx,
-		descPages, descWriteTime, descSpillTime, descFreePages, descPendingPgs} {
+		descPages, descWriteTime, descSpillTime, descFreePages, descPendingPgs, descUpLinks, descUpBacklog,
+		descUpOldest, descUpPushed, descUpFailures, descUpRejected} {
 		ch <- d
 	}
 }
@@ -168,6 +184,16 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descOutboxOldest, prometheus.GaugeValue, st.OutboxOldestDue.Seconds())
 	ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, st.SchedulerLag.Seconds())
 	ch <- prometheus.MustNewConstMetric(descRunning, prometheus.GaugeValue, running)
+	if up := st.Upstream; up != nil {
+		for _, state := range upstreamStates {
+			ch <- prometheus.MustNewConstMetric(descUpLinks, prometheus.GaugeValue, float64(up.Links[state]), state)
+		}
+		ch <- prometheus.MustNewConstMetric(descUpBacklog, prometheus.GaugeValue, float64(up.Backlog))
+		ch <- prometheus.MustNewConstMetric(descUpOldest, prometheus.GaugeValue, up.Oldest.Seconds())
+		ch <- prometheus.MustNewConstMetric(descUpPushed, prometheus.CounterValue, float64(up.Pushed))
+		ch <- prometheus.MustNewConstMetric(descUpFailures, prometheus.CounterValue, float64(up.Failures))
+		ch <- prometheus.MustNewConstMetric(descUpRejected, prometheus.CounterValue, float64(up.Rejected))
+	}
 	if db := st.Store; db != nil {
 		ch <- prometheus.MustNewConstMetric(descDBSize, prometheus.GaugeValue, float64(db.SizeBytes))
 		ch <- prometheus.MustNewConstMetric(descReadTx, prometheus.CounterValue, float64(db.ReadTxTotal))

@@ -11,10 +11,13 @@ var (
 	bucketAuthTokens   = []byte("auth_tokens")    // sha256(token) hex → AuthToken
 	bucketOutboxDue    = []byte("outbox_due")     // due ms | tenant id | entry id → 1 when leased
 	bucketTenantRoot   = []byte("t")              // tenant id → the tenant's bucket
+	// bucketUpstreams: tenant id (16 bytes) → UpstreamConfig, for the tenants that sync
+	// upstream (a root bucket, so that the pusher lists them without opening every tenant).
+	bucketUpstreams = []byte("upstreams")
 )
 
 var rootBuckets = [][]byte{bucketMeta, bucketTenants, bucketSlugs, bucketAPIKeys,
-	bucketUsersByEmail, bucketLoginGuards, bucketAuthTokens, bucketOutboxDue, bucketTenantRoot}
+	bucketUsersByEmail, bucketLoginGuards, bucketAuthTokens, bucketOutboxDue, bucketTenantRoot, bucketUpstreams}
 
 // Buckets nested in each tenant's bucket.
 var (
@@ -51,13 +54,17 @@ var (
 	// id → nil. The device queues an event or a mission goes to.
 	tbDevicesByTeam = []byte("devices_by_team")
 	tbDevicesByZone = []byte("devices_by_zone")
+	// tbUpstreamLog: the change log of upstream sync, sequence (8 bytes, big-endian) →
+	// kind (1 byte) | record id (16 bytes) | time of the change (8 bytes, Unix ms). The
+	// bucket's own sequence is the last sequence given.
+	tbUpstreamLog = []byte("upstream_log")
 )
 
 var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByEvent,
 	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
 	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
 	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes, tbSMSInbound,
-	tbDevicesByTeam, tbDevicesByZone}
+	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog}
 
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")

@@ -1,0 +1,109 @@
+package engine
+
+import "context"
+
+// The change log of upstream sync is written by a wrapper of the engine's Store: every
+// read-write transaction hands the use cases a Tx whose PutEvent, PutMission and
+// PutDispatch also append to the tenant's change log, in the same transaction, when the
+// tenant has an upstream. No use case has to remember it.
+
+// logStore is the Store the engine uses: the store it was given, with the change log
+// written beside every change of an event, dispatch or mission.
+type logStore struct {
+	Store
+	up *upstreamRunner
+}
+
+// Update implements Store.
+func (s *logStore) Update(ctx context.Context, fn func(Tx) error) error {
+	return s.Store.Update(ctx, func(tx Tx) error { return fn(&logTx{Tx: tx, up: s.up}) })
+}
+
+// Batch implements Store.
+func (s *logStore) Batch(ctx context.Context, fn func(Tx) error) error {
+	return s.Store.Batch(ctx, func(tx Tx) error { return fn(&logTx{Tx: tx, up: s.up}) })
+}
+
+// logTx is a read-write Tx that appends to the change log.
+type logTx struct {
+	Tx
+	up *upstreamRunner
+}
+
+// PutEvent implements Tx.
+func (t *logTx) PutEvent(tenantID string, ev *Event) error {
+	if err := t.Tx.PutEvent(tenantID, ev); err != nil {
+		return err
+	}
+	return t.up.logChange(t.Tx, tenantID, ChangeEvent, ev.ID)
+}
+
+// PutMission implements Tx.
+func (t *logTx) PutMission(tenantID string, m *Mission) error {
+	if err := t.Tx.PutMission(tenantID, m); err != nil {
+		return err
+	}
+	return t.up.logChange(t.Tx, tenantID, ChangeMission, m.ID)
+}
+
+// PutDispatch implements Tx.
+func (t *logTx) PutDispatch(tenantID string, d *Dispatch) error {
+	if err := t.Tx.PutDispatch(tenantID, d); err != nil {
+		return err
+	}
+	return t.up.logChange(t.Tx, tenantID, ChangeDispatch, d.ID)
+}
+
+// logChange appends a change to the tenant's log when the tenant has an upstream, and
+// wakes the pusher once the transaction commits.
+func (u *upstreamRunner) logChange(tx Tx, tenantID, kind, id string) error {
+	on, err := u.configured(tx, tenantID)
+	if err != nil || !on {
+		return err
+	}
+	if _, err := tx.AppendChange(tenantID, LogChange{Kind: kind, ID: id, At: At(u.e.clock.Now())}); err != nil {
+		return err
+	}
+	tx.OnCommit(u.signal)
+	return nil
+}
+
+// configured reports whether a tenant has an upstream. The set of such tenants is
+// cached; a change of settings drops the cache inside its own transaction, and write
+// transactions are serialized, so the next one reads the set again from what committed.
+func (u *upstreamRunner) configured(tx Tx, tenantID string) (bool, error) {
+	set := u.tenants.Load()
+	if set == nil {
+		ids, err := tx.UpstreamTenants()
+		if err != nil {
+			return false, err
+		}
+		m := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			m[id] = true
+		}
+		set = &m
+		u.tenants.Store(set)
+	}
+	return (*set)[tenantID], nil
+}
+
+// settingsChanged is called within the transaction that changes a tenant's upstream
+// settings: the cached set of tenants is dropped now (no other write can run until this
+// one ends) and again after commit, and the pusher looks at the settings again.
+func (u *upstreamRunner) settingsChanged(tx Tx) {
+	u.tenants.Store(nil)
+	tx.OnCommit(func() {
+		u.tenants.Store(nil)
+		u.dirty.Store(true)
+		u.signal()
+	})
+}
+
+// signal wakes the pusher without blocking.
+func (u *upstreamRunner) signal() {
+	select {
+	case u.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,726 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// UpstreamOptions tune the push of upstream sync. Zero fields take the defaults.
+type UpstreamOptions struct {
+	// RetryMin and RetryMax bound the delay after a failed attempt (1 s and 60 s): the
+	// n-th failure in a row waits RetryMin plus a uniform draw up to
+	// min(RetryMax, RetryMin·2ⁿ) − RetryMin.
+	RetryMin, RetryMax time.Duration
+	// BatchSize is the most changes one sync carries (500).
+	BatchSize int
+	// Timeout limits one call to the upstream (30 s).
+	Timeout time.Duration
+}
+
+// Defaults of UpstreamOptions.
+const (
+	DefaultUpstreamRetryMin  = time.Second
+	DefaultUpstreamRetryMax  = time.Minute
+	DefaultUpstreamBatchSize = 500
+	DefaultUpstreamTimeout   = 30 * time.Second
+)
+
+// Bounds of a push.
+const (
+	// maxPushBody bounds the body of one sync (the upstream takes 8 MiB): a batch ends
+	// before the item that would pass it, but carries at least one item.
+	maxPushBody = 4 << 20
+	// maxAnswerRead bounds what is read of an upstream's answer.
+	maxAnswerRead = 16 << 20
+	// batchesPerRound is how many batches one tenant pushes before the others get a turn.
+	batchesPerRound = 20
+)
+
+func (o *UpstreamOptions) fill() {
+	if o.RetryMin <= 0 {
+		o.RetryMin = DefaultUpstreamRetryMin
+	}
+	if o.RetryMax < o.RetryMin {
+		o.RetryMax = max(DefaultUpstreamRetryMax, o.RetryMin)
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultUpstreamBatchSize
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultUpstreamTimeout
+	}
+}
+
+// upstreamRunner writes the change log (upstream_log.go) and pushes it: one goroutine
+// per engine, started and stopped with the scheduler, which takes the tenants with an
+// upstream in turn and pushes each one's log until it is empty or the link fails.
+type upstreamRunner struct {
+	e    *Engine
+	opt  UpstreamOptions
+	wake chan struct{}
+	// tenants caches the set of tenants with an upstream (nil: read it again).
+	tenants atomic.Pointer[map[string]bool]
+	// dirty says the settings changed since the pusher last read them.
+	dirty atomic.Bool
+
+	mu    sync.Mutex // guards links and rnd: the loop, RunUpstream and Stats
+	links map[string]*upLink
+	rnd   *rand.Rand
+
+	pushed, failed, rejected atomic.Uint64
+}
+
+// upLink is what the pusher keeps in memory of one tenant's link.
+type upLink struct {
+	tenantID string
+	paused   bool
+	gen      int64
+	failures int
+	next     time.Time // no attempt before
+	// synced says the upstream's applied_through has been read since the last failure.
+	synced bool
+	key    string // the decrypted API key of generation gen
+	client *http.Client
+	ca     string // the CA the client trusts
+}
+
+func newUpstreamRunner(e *Engine, opt UpstreamOptions) *upstreamRunner {
+	opt.fill()
+	u := &upstreamRunner{e: e, opt: opt, wake: make(chan struct{}, 1),
+		rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	u.dirty.Store(true)
+	return u
+}
+
+// loop pushes until ctx ends: whenever a change commits, the settings change or the
+// soonest retry is due.
+func (u *upstreamRunner) loop(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		more, wait := u.runDue(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if more {
+			continue
+		}
+		timer.Reset(max(wait, time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return
+		case <-u.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// RunUpstream pushes, in the caller's goroutine, the change logs of the tenants whose
+// link is due at the clock's time, each until it is empty or fails, and returns how long
+// until the soonest retry (an hour when none is planned). Tests drive the pusher with it
+// and a FakeClock instead of the loop.
+func (e *Engine) RunUpstream(ctx context.Context) time.Duration {
+	for {
+		more, wait := e.up.runDue(ctx)
+		if !more || ctx.Err() != nil {
+			return wait
+		}
+	}
+}
+
+// runDue makes one round: every due link pushes up to batchesPerRound batches. more says
+// a log was left non-empty; wait is the time until the soonest retry.
+func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Duration) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	wait = time.Hour
+	if u.dirty.Swap(false) || u.links == nil {
+		if err := u.reload(ctx); err != nil {
+			if ctx.Err() == nil {
+				u.e.log.Error("upstream: reading the settings", "err", err)
+			}
+			u.dirty.Store(true)
+			return false, u.opt.RetryMin
+		}
+	}
+	ids := make([]string, 0, len(u.links))
+	for id := range u.links {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		l := u.links[id]
+		now := u.e.clock.Now()
+		if l.paused {
+			continue
+		}
+		if l.next.After(now) {
+			wait = min(wait, l.next.Sub(now))
+			continue
+		}
+		left, err := u.push(ctx, l)
+		if ctx.Err() != nil {
+			return false, wait
+		}
+		if err != nil {
+			u.fail(ctx, l, err)
+			wait = min(wait, max(l.next.Sub(u.e.clock.Now()), 0))
+			continue
+		}
+		more = more || left
+	}
+	return more, wait
+}
+
+// reload reads which tenants have an upstream and whether each is paused.
+func (u *upstreamRunner) reload(ctx context.Context) error {
+	var cfgs []*UpstreamConfig
+	err := u.e.store.View(ctx, func(tx Tx) error {
+		ids, err := tx.UpstreamTenants()
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			c, err := tx.Upstream(id)
+			if err != nil {
+				return err
+			}
+			cfgs = append(cfgs, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	links := make(map[string]*upLink, len(cfgs))
+	for _, c := range cfgs {
+		l := u.links[c.TenantID]
+		if l == nil {
+			l = &upLink{tenantID: c.TenantID, gen: c.Generation}
+		}
+		if l.gen != c.Generation || (l.paused && !c.Paused) {
+			// A new link, or a link resumed: tried at once, from what the upstream says.
+			l.gen, l.failures, l.next, l.synced, l.key = c.Generation, 0, time.Time{}, false, ""
+		}
+		l.paused = c.Paused
+		links[c.TenantID] = l
+	}
+	u.links = links
+	return nil
+}
+
+// upstreamError is a failed call: the status and code the upstream answered, or the
+// transport's error.
+type upstreamError struct {
+	status     int
+	code, msg  string
+	retryAfter time.Duration
+	err        error
+}
+
+func (e *upstreamError) Error() string {
+	if e.err != nil {
+		return e.err.Error()
+	}
+	s := "the upstream answered HTTP " + strconv.Itoa(e.status)
+	if e.code != "" {
+		s += " " + e.code
+	}
+	if e.msg != "" {
+		s += ": " + e.msg
+	}
+	return s
+}
+
+func (e *upstreamError) Unwrap() error { return e.err }
+
+// deviceGone reports whether the upstream no longer knows the node's device.
+func deviceGone(err error) bool {
+	var ue *upstreamError
+	return errors.As(err, &ue) && ue.status == http.StatusNotFound && ue.code == string(KindNotFound)
+}
+
+// errStale ends a push whose settings changed under it.
+var errStale = errors.New("upstream settings changed during the push")
+
+// push pushes a tenant's log: it registers the node when it has no device upstream,
+// learns the upstream's applied_through when it does not know it, then sends batches
+// until the log is empty (left false) or batchesPerRound were sent (left true).
+func (u *upstreamRunner) push(ctx context.Context, l *upLink) (left bool, err error) {
+	cfg, err := u.load(ctx, l)
+	if err != nil || cfg == nil {
+		return false, err
+	}
+	client := u.clientFor(l, cfg.CAPEM)
+	for range 2 { // a device the upstream forgot is registered again, once
+		if cfg.DeviceID == "" {
+			id, err := u.register(ctx, client, cfg, l.key)
+			if err != nil {
+				return false, err
+			}
+			if cfg, err = u.setDevice(ctx, cfg, id); err != nil {
+				return false, err
+			}
+			l.synced = false
+		}
+		if l.synced {
+			break
+		}
+		ans, err := u.sync(ctx, client, cfg, l.key, nil)
+		if deviceGone(err) {
+			if cfg, err = u.setDevice(ctx, cfg, ""); err != nil {
+				return false, err
+			}
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if cfg, err = u.ack(ctx, l, cfg, ans, 0); err != nil {
+			return false, err
+		}
+		l.synced = true
+	}
+	if !l.synced {
+		return false, errors.New("the upstream does not know the device it has just registered")
+	}
+	for range batchesPerRound {
+		body, n, last, err := u.batch(ctx, cfg)
+		if err != nil || n == 0 {
+			return false, err
+		}
+		ans, err := u.sync(ctx, client, cfg, l.key, body)
+		if deviceGone(err) {
+			// Registered again on the next attempt, which starts from what it says.
+			if _, serr := u.setDevice(ctx, cfg, ""); serr != nil {
+				return false, serr
+			}
+		}
+		if err != nil {
+			return false, err
+		}
+		before := cfg.AckedThrough
+		if cfg, err = u.ack(ctx, l, cfg, ans, n); err != nil {
+			return false, err
+		}
+		if cfg.AckedThrough <= before {
+			return false, fmt.Errorf("the upstream applied none of changes %d–%d (applied_through %d)",
+				before+1, last, ans.AppliedThrough)
+		}
+	}
+	return true, nil
+}
+
+// load reads a tenant's settings and decrypts its key when the generation is new; nil
+// when the link is gone or paused.
+func (u *upstreamRunner) load(ctx context.Context, l *upLink) (*UpstreamConfig, error) {
+	var cfg *UpstreamConfig
+	var secret []byte
+	err := u.e.store.View(ctx, func(tx Tx) (err error) {
+		cfg, err = tx.Upstream(l.tenantID)
+		if IsKind(err, KindNotFound) {
+			cfg, err = nil, nil
+		}
+		if err != nil || cfg == nil || (l.key != "" && cfg.Generation == l.gen) {
+			return err
+		}
+		secret, err = tx.Meta(SecretUpstream)
+		return err
+	})
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	if cfg.Paused {
+		l.paused = true
+		return nil, nil
+	}
+	if cfg.Generation != l.gen || l.key == "" {
+		if secret == nil {
+			return nil, Errorf(KindInternal, "the node has no upstream secret: set the upstream again")
+		}
+		aead, err := upstreamAEAD(secret)
+		if err != nil {
+			return nil, err
+		}
+		key, err := openKey(aead, cfg.TenantID, cfg.KeyCipher)
+		if err != nil {
+			return nil, err
+		}
+		l.gen, l.key, l.synced = cfg.Generation, key, false
+	}
+	return cfg, nil
+}
+
+// clientFor returns the link's HTTP client, made again when its CA changed. It trusts
+// the system's roots and the link's CA; it does not follow redirects.
+func (u *upstreamRunner) clientFor(l *upLink, ca string) *http.Client {
+	if l.client != nil && l.ca == ca {
+		return l.client
+	}
+	if l.client != nil {
+		l.client.CloseIdleConnections()
+	}
+	var pool *x509.CertPool
+	if ca != "" {
+		var err error
+		if pool, err = x509.SystemCertPool(); err != nil {
+			pool = x509.NewCertPool()
+		}
+		pool.AppendCertsFromPEM([]byte(ca))
+	}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool},
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: u.opt.Timeout,
+	}
+	l.client = &http.Client{Transport: tr, Timeout: u.opt.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	l.ca = ca
+	return l.client
+}
+
+// call POSTs a JSON body to the upstream and decodes a 2xx answer into out.
+func (u *upstreamRunner) call(ctx context.Context, client *http.Client, url, key string, body []byte, out any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "fieldrelay-node")
+	req.Header.Set("x-svc-api-key", key)
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, &upstreamError{err: err}
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, maxAnswerRead))
+	if err != nil {
+		return res.StatusCode, &upstreamError{err: fmt.Errorf("reading the answer (HTTP %d): %w", res.StatusCode, err)}
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		ue := &upstreamError{status: res.StatusCode}
+		var e struct {
+			Error   string `json:"error"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(raw, &e) == nil {
+			ue.code, ue.msg = e.Error, e.Message
+		}
+		if res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable {
+			ue.retryAfter = ParseRetryAfter(res.Header.Get("Retry-After"), time.Now())
+		}
+		return res.StatusCode, ue
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return res.StatusCode, &upstreamError{err: fmt.Errorf("the upstream's answer (HTTP %d) is not the expected JSON: %v", res.StatusCode, err)}
+	}
+	return res.StatusCode, nil
+}
+
+// register registers the node as a device of the upstream tenant and returns its id.
+func (u *upstreamRunner) register(ctx context.Context, client *http.Client, cfg *UpstreamConfig, key string) (string, error) {
+	nodeID, err := u.e.Secret(ctx, SecretNodeID)
+	if err != nil {
+		return "", err
+	}
+	body, _ := json.Marshal(DeviceInput{Name: "fieldrelay node " + string(nodeID), Platform: PlatformNode,
+		HardwareID: string(nodeID)})
+	var ans struct {
+		DeviceID string `json:"device_id"`
+	}
+	if _, err := u.call(ctx, client, cfg.URL+"/v1/devices/register", key, body, &ans); err != nil {
+		return "", err
+	}
+	if !ValidID(ans.DeviceID) {
+		return "", fmt.Errorf("the upstream's registration answer has no device_id")
+	}
+	return ans.DeviceID, nil
+}
+
+// syncAnswer is what the pusher reads of a device sync's answer.
+type syncAnswer struct {
+	AppliedThrough int64              `json:"applied_through"`
+	Results        []DeviceItemResult `json:"results"`
+	Released       []DeviceItemResult `json:"released"`
+}
+
+// sync sends one device sync: body, or an ack-only sync when body is nil.
+func (u *upstreamRunner) sync(ctx context.Context, client *http.Client, cfg *UpstreamConfig, key string, body []byte) (*syncAnswer, error) {
+	if body == nil {
+		body = []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"items":[]}`)
+	}
+	var ans syncAnswer
+	if _, err := u.call(ctx, client, cfg.URL+"/v1/devices/sync", key, body, &ans); err != nil {
+		return nil, err
+	}
+	return &ans, nil
+}
+
+// batch reads the changes after the acknowledged one, each record as it stands now, into
+// the body of a sync; n is how many it holds, last the log sequence of the last.
+func (u *upstreamRunner) batch(ctx context.Context, cfg *UpstreamConfig) (body []byte, n int, last int64, err error) {
+	err = u.e.store.View(ctx, func(tx Tx) error {
+		changes, err := tx.Changes(cfg.TenantID, cfg.AckedThrough, u.opt.BatchSize)
+		if err != nil || len(changes) == 0 {
+			return err
+		}
+		b := make([]byte, 0, 64<<10)
+		b = append(b, `{"device_id":`...)
+		b = strconv.AppendQuote(b, cfg.DeviceID)
+		b = append(b, `,"items":[`...)
+		for _, ch := range changes {
+			mark := len(b)
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"sequence_number":`...)
+			b = strconv.AppendInt(b, ch.Seq-cfg.Base, 10)
+			b = append(b, `,"kind":`...)
+			b = strconv.AppendQuote(b, ch.Kind)
+			b = append(b, `,"captured_at":`...)
+			b = appendTime(b, ch.At)
+			b = append(b, `,"payload":`...)
+			if b, err = appendRecord(b, tx, cfg.TenantID, ch); err != nil {
+				return err
+			}
+			b = append(b, '}')
+			if n > 0 && len(b) > maxPushBody {
+				b = b[:mark]
+				break
+			}
+			n, last = n+1, ch.Seq
+		}
+		body = append(b, "]}"...)
+		return nil
+	})
+	return body, n, last, err
+}
+
+// appendRecord appends the current state of a change's record; a record that is gone
+// is sent as {} (the upstream rejects it, which settles its sequence number).
+func appendRecord(b []byte, tx Tx, tenantID string, ch LogChange) ([]byte, error) {
+	var v any
+	var err error
+	switch ch.Kind {
+	case ChangeEvent:
+		var ev *Event
+		if ev, err = tx.Event(tenantID, ch.ID); err == nil {
+			return ev.AppendJSON(b), nil
+		}
+	case ChangeMission:
+		v, err = tx.Mission(tenantID, ch.ID)
+	case ChangeDispatch:
+		v, err = tx.Dispatch(tenantID, ch.ID)
+	default:
+		err = NotFound("record")
+	}
+	if IsKind(err, KindNotFound) {
+		return append(b, "{}"...), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(v)
+	return append(b, raw...), err
+}
+
+// setDevice records the node's device upstream ("" to register again).
+func (u *upstreamRunner) setDevice(ctx context.Context, cfg *UpstreamConfig, deviceID string) (*UpstreamConfig, error) {
+	var out *UpstreamConfig
+	err := u.e.store.Update(ctx, func(tx Tx) error {
+		c, err := u.current(tx, cfg)
+		if err != nil {
+			return err
+		}
+		c.DeviceID = deviceID
+		out = c
+		return tx.PutUpstream(c)
+	})
+	return out, err
+}
+
+// current reads a tenant's settings within tx; errStale when they changed since cfg.
+func (u *upstreamRunner) current(tx Tx, cfg *UpstreamConfig) (*UpstreamConfig, error) {
+	c, err := tx.Upstream(cfg.TenantID)
+	if IsKind(err, KindNotFound) || (err == nil && c.Generation != cfg.Generation) {
+		return nil, errStale
+	}
+	return c, err
+}
+
+// ack records an answer of the upstream in one transaction: the log is trimmed up to
+// its applied_through, the rejected items are counted, the link is healthy. sent is how
+// many items the sync carried.
+//
+// When applied_through does not fall between what the upstream acknowledged before and
+// the end of the log (a new device upstream, an upstream restored from a backup, a node
+// restored from one), the numbering moves so that the next change is the upstream's
+// applied_through + 1: what the log holds is sent, nothing is trimmed.
+func (u *upstreamRunner) ack(ctx context.Context, l *upLink, cfg *UpstreamConfig, ans *syncAnswer, sent int) (*UpstreamConfig, error) {
+	var out *UpstreamConfig
+	var rejected []DeviceItemResult
+	for _, r := range slices.Concat(ans.Results, ans.Released) {
+		if r.Status == ItemRejected {
+			rejected = append(rejected, r)
+		}
+	}
+	err := u.e.store.Update(ctx, func(tx Tx) error {
+		c, err := u.current(tx, cfg)
+		if err != nil {
+			return err
+		}
+		end, err := tx.ChangeLogEnd(c.TenantID)
+		if err != nil {
+			return err
+		}
+		if local := ans.AppliedThrough + c.Base; local < c.AckedThrough || local > end {
+			u.e.log.Warn("upstream: the upstream's applied_through does not match the change log; numbering from it",
+				"tenant", c.TenantID, "applied_through", ans.AppliedThrough, "acked_through", c.AckedThrough-c.Base,
+				"log_end", end-c.Base)
+			c.Base = c.AckedThrough - ans.AppliedThrough
+		} else {
+			c.AckedThrough = local
+		}
+		if err := tx.TrimChanges(c.TenantID, c.AckedThrough); err != nil {
+			return err
+		}
+		now := At(u.e.clock.Now())
+		c.LastSuccessAt, c.LastAttemptAt, c.LastError, c.Failures, c.NextAttemptAt = &now, &now, "", 0, nil
+		if len(rejected) > 0 {
+			last := rejected[len(rejected)-1]
+			c.Rejected += int64(len(rejected))
+			c.LastRejection = fmt.Sprintf("item %d: %s: %s", ptrValue(last.SequenceNumber), last.Error, last.Message)
+		}
+		out = c
+		return tx.PutUpstream(c)
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.failures, l.next = 0, time.Time{}
+	u.pushed.Add(uint64(sent))
+	if len(rejected) > 0 {
+		u.rejected.Add(uint64(len(rejected)))
+		u.e.log.Warn("upstream: items rejected by the upstream", "tenant", cfg.TenantID, "count", len(rejected),
+			"last", out.LastRejection)
+	}
+	return out, nil
+}
+
+func ptrValue[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// fail records a failed attempt and plans the next one: exponential backoff with
+// jitter (see UpstreamOptions), at least what a 429 or 503 asked for (up to RetryMax).
+func (u *upstreamRunner) fail(ctx context.Context, l *upLink, cause error) {
+	if errors.Is(cause, errStale) {
+		u.dirty.Store(true)
+		return
+	}
+	u.failed.Add(1)
+	l.failures++
+	l.synced = false
+	delay := u.backoff(l.failures)
+	var ue *upstreamError
+	if errors.As(cause, &ue) && ue.retryAfter > delay {
+		delay = min(ue.retryAfter, u.opt.RetryMax)
+	}
+	now := u.e.clock.Now()
+	l.next = now.Add(delay)
+	u.e.log.Warn("upstream: push failed", "tenant", l.tenantID, "failures", l.failures, "retry_in", delay.String(),
+		"err", cause.Error())
+	err := u.e.store.Update(context.WithoutCancel(ctx), func(tx Tx) error {
+		c, err := tx.Upstream(l.tenantID)
+		if IsKind(err, KindNotFound) {
+			return nil
+		}
+		if err != nil || c.Generation != l.gen {
+			return err
+		}
+		at, next := At(now), At(l.next)
+		c.LastAttemptAt, c.LastError, c.Failures, c.NextAttemptAt = &at, cause.Error(), l.failures, &next
+		return tx.PutUpstream(c)
+	})
+	if err != nil {
+		u.e.log.Error("upstream: recording a failed push", "tenant", l.tenantID, "err", err)
+	}
+}
+
+// backoff is the delay after the n-th failure in a row.
+func (u *upstreamRunner) backoff(n int) time.Duration {
+	ceil := u.opt.RetryMax
+	if n < 30 {
+		ceil = min(ceil, u.opt.RetryMin<<n)
+	}
+	span := ceil - u.opt.RetryMin
+	if span <= 0 {
+		return u.opt.RetryMin
+	}
+	return u.opt.RetryMin + time.Duration(u.rnd.Int64N(int64(span)+1))
+}
+
+// UpstreamStats describes the upstream links of the node for /metrics.
+type UpstreamStats struct {
+	// Links counts the tenants with an upstream by state.
+	Links map[string]int
+	// Backlog is the number of changes not yet acknowledged, over every tenant; Oldest
+	// the age of the oldest of them.
+	Backlog int64
+	Oldest  time.Duration
+	// Pushed counts the changes acknowledged, Failures the failed attempts, Rejected the
+	// items the upstreams rejected, since the process started.
+	Pushed, Failures, Rejected uint64
+}
+
+// upstreamStats reads the links' state from the store.
+func (e *Engine) upstreamStats() *UpstreamStats {
+	st := &UpstreamStats{Links: map[string]int{}, Pushed: e.up.pushed.Load(), Failures: e.up.failed.Load(),
+		Rejected: e.up.rejected.Load()}
+	now := e.clock.Now()
+	err := e.store.View(context.Background(), func(tx Tx) error {
+		ids, err := tx.UpstreamTenants()
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			s, err := upstreamStatusIn(tx, id)
+			if err != nil {
+				return err
+			}
+			st.Links[s.State]++
+			st.Backlog += s.Backlog
+			if s.BacklogOldestAt != nil {
+				st.Oldest = max(st.Oldest, now.Sub(s.BacklogOldestAt.Time))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.log.Error("upstream: reading the links for metrics", "err", err)
+	}
+	return st
+}

@@ -1,0 +1,36 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/julienschmidt/httprouter"
+)
+
+// handlePutUpstream sets the upstream of the caller's tenant (PUT /v1/tenant/upstream).
+// The answer, and what an Idempotency-Key stores, hold the key's prefix only.
+func (s *Server) handlePutUpstream(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	body, in, err := decodeBody[engine.UpstreamInput](r)
+	if err != nil {
+		return err
+	}
+	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+		return s.eng.SetUpstream(tx, principal(r), in)
+	})
+}
+
+func (s *Server) handleGetUpstream(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	u, err := s.eng.Upstream(r.Context(), principal(r))
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, u)
+}
+
+func (s *Server) handleUpstreamStatus(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	st, err := s.eng.UpstreamStatus(r.Context(), principal(r))
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, st)
+}

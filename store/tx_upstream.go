@@ -1,0 +1,131 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine"
+)
+
+// Kinds of a change, as the one byte that stores them.
+var changeKinds = map[string]byte{engine.ChangeEvent: 'e', engine.ChangeDispatch: 'd', engine.ChangeMission: 'm'}
+
+func changeKind(b byte) string {
+	switch b {
+	case 'e':
+		return engine.ChangeEvent
+	case 'd':
+		return engine.ChangeDispatch
+	case 'm':
+		return engine.ChangeMission
+	}
+	return ""
+}
+
+// changeValueLen is kind (1) | record id (16) | time (8, Unix ms).
+const changeValueLen = 1 + 16 + 8
+
+func (t *tx) Upstream(tenantID string) (*engine.UpstreamConfig, error) {
+	k, err := idKey(tenantID)
+	if err != nil {
+		return nil, engine.NotFound("upstream")
+	}
+	var c engine.UpstreamConfig
+	if ok, err := getJSON(t.btx.Bucket(bucketUpstreams), k, &c); !ok || err != nil {
+		if err == nil {
+			err = engine.NotFound("upstream")
+		}
+		return nil, err
+	}
+	return &c, nil
+}
+
+func (t *tx) PutUpstream(c *engine.UpstreamConfig) error {
+	if _, err := t.tenant(c.TenantID); err != nil {
+		return err
+	}
+	k, err := idKey(c.TenantID)
+	if err != nil {
+		return err
+	}
+	return putJSON(t.btx.Bucket(bucketUpstreams), k, c)
+}
+
+func (t *tx) UpstreamTenants() ([]string, error) {
+	var out []string
+	err := t.btx.Bucket(bucketUpstreams).ForEach(func(k, _ []byte) error {
+		out = append(out, idString(k))
+		return nil
+	})
+	return out, err
+}
+
+func (t *tx) AppendChange(tenantID string, c engine.LogChange) (int64, error) {
+	b, err := t.tbucket(tenantID, tbUpstreamLog)
+	if err != nil {
+		return 0, err
+	}
+	kind, ok := changeKinds[c.Kind]
+	if !ok {
+		return 0, fmt.Errorf("unknown change kind %q", c.Kind)
+	}
+	id, err := idKey(c.ID)
+	if err != nil {
+		return 0, fmt.Errorf("change of %s: the record id %q is not a UUID", c.Kind, c.ID)
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	var v [changeValueLen]byte
+	v[0] = kind
+	copy(v[1:17], id)
+	binary.BigEndian.PutUint64(v[17:], uint64(c.At.UnixMilli()))
+	b.FillPercent = appendFill
+	return int64(seq), b.Put(binary.BigEndian.AppendUint64(nil, seq), v[:])
+}
+
+func (t *tx) Changes(tenantID string, after int64, limit int) ([]engine.LogChange, error) {
+	b, err := t.tbucket(tenantID, tbUpstreamLog)
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.LogChange
+	c := b.Cursor()
+	for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, uint64(after+1))); k != nil && len(out) < limit; k, v = c.Next() {
+		if len(k) != 8 || len(v) != changeValueLen {
+			return nil, fmt.Errorf("upstream log: malformed record %x", k)
+		}
+		out = append(out, engine.LogChange{Seq: int64(binary.BigEndian.Uint64(k)), Kind: changeKind(v[0]),
+			ID: idString(v[1:17]), At: engine.At(time.UnixMilli(int64(binary.BigEndian.Uint64(v[17:]))))})
+	}
+	return out, nil
+}
+
+func (t *tx) TrimChanges(tenantID string, through int64) error {
+	b, err := t.tbucket(tenantID, tbUpstreamLog)
+	if err != nil {
+		return err
+	}
+	// Collect, then delete: never delete under a walking cursor.
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && int64(binary.BigEndian.Uint64(k)) <= through; k, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tx) ChangeLogEnd(tenantID string) (int64, error) {
+	b, err := t.tbucket(tenantID, tbUpstreamLog)
+	if err != nil {
+		return 0, err
+	}
+	return int64(b.Sequence()), nil
+}

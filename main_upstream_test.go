@@ -468,8 +468,10 @@ func TestUpstream_TwoNodes(t *testing.T) {
 			if err := n.central.stop(t); err != nil {
 				t.Fatalf("central exit: %v", err)
 			}
-			n.waitFor("the edge to see the link down", 20*time.Second, down)
+			// Changes made while it is down: the edge tries, fails and says so (an edge
+			// whose backlog had drained before the stop has nothing to try with).
 			work(300)
+			n.waitFor("the edge to see the link down", 20*time.Second, down)
 			n.startCentral()
 		case 2, 4: // the proxy drops three connections mid-body
 			base := proxy.cut.Load()

@@ -577,8 +577,14 @@ func TestAuthzMatrix(t *testing.T) {
 			}
 			got := call(t, n, r.Method, pr.path, pr.body, c.header...)
 			cells++
-			// Every answer is one the API reference documents for the route.
-			if err := doc.checkAnswer(r.Method, r.Path, got.status, got.contentType, got.raw); err != nil {
+			// Every answer is one the API reference documents for the route (its status
+			// and, for JSON, its schema; the document itself is validated once by
+			// TestOpenAPI_Served: 27 times costs seconds under -race).
+			ct := got.contentType
+			if k == "GET /v1/openapi.json" {
+				ct = ""
+			}
+			if err := doc.checkAnswer(r.Method, r.Path, got.status, ct, got.raw); err != nil {
 				t.Errorf("as %s: %v", c.name, err)
 			}
 			if want.allow {

@@ -99,6 +99,7 @@ func (s *Server) routeTable() []route {
 	rs = append(rs, s.adminRoutes()...)
 	rs = append(rs, s.consoleRoutes()...)
 	rs = append(rs, s.upstreamRoutes()...)
+	rs = append(rs, s.openapiRoutes()...)
 	return rs
 }
 

@@ -110,9 +110,6 @@ var (
 type access struct {
 	public bool
 	check  func(c caller) outcome
-	// pendingUpstream marks a route being built on another branch: tolerated while the
-	// router lacks it, held to its rule once it exists.
-	pendingUpstream bool
 }
 
 var open = access{public: true}
@@ -164,9 +161,9 @@ var matrixRoutes = map[string]access{
 	"POST /v1/tenant/api-keys":           need(mAPIKeys),
 	"POST /v1/tenant/api-keys/rotate":    need(mAPIKeys),
 	"DELETE /v1/tenant/api-keys/:id":     need(mAPIKeys),
-	"PUT /v1/tenant/upstream":            {check: need(mTenantAdmin).check, pendingUpstream: true},
-	"GET /v1/tenant/upstream":            {check: need(mTenantAdmin).check, pendingUpstream: true},
-	"GET /v1/tenant/upstream/status":     {check: need(mTenantAdmin).check, pendingUpstream: true},
+	"PUT /v1/tenant/upstream":            {check: need(mTenantAdmin).check},
+	"GET /v1/tenant/upstream":            {check: need(mTenantAdmin).check},
+	"GET /v1/tenant/upstream/status":     {check: need(mTenantAdmin).check},
 
 	"POST /v1/events":    need(mEventsWrite),
 	"GET /v1/events":     need(mEventsRead),
@@ -531,8 +528,8 @@ func matrixCoverage(routes []server.RouteInfo, table map[string]access, probes m
 			missing = append(missing, k)
 		}
 	}
-	for k, a := range table {
-		if !inRouter[k] && !a.pendingUpstream {
+	for k := range table {
+		if !inRouter[k] {
 			stale = append(stale, k)
 		}
 	}

@@ -4,13 +4,24 @@ BINARY  := bin/fieldrelay
 PKG     := github.com/fieldrelay/fieldrelay
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
-DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-LDFLAGS := -s -w -X $(PKG)/cli.version=$(VERSION) -X $(PKG)/cli.commit=$(COMMIT) -X $(PKG)/cli.date=$(DATE)
+# The build date is the commit's date, not the clock's: two builds of one commit are
+# byte-identical (docs/decisions.md, "Reproducible builds").
+DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -buildid= -X $(PKG)/cli.version=$(VERSION) -X $(PKG)/cli.commit=$(COMMIT) -X $(PKG)/cli.date=$(DATE)
 
-.PHONY: build run test bench bench-node sse-bench crash upstream-bench clean
+# Pinned tools, installed from the Go module proxy into bin/tools (gitignored).
+STATICCHECK_VERSION := v0.8.2
+GOVULNCHECK_VERSION := v1.9.0
+TOOLS := $(CURDIR)/bin/tools
+# VULNDB: govulncheck's database (-db), e.g. file:///srv/vulndb for a local mirror.
+VULNDB ?= https://vuln.go.dev
+FUZZTIME ?= 30s
+
+.PHONY: build run test lint fuzz hostile bench bench-node sse-bench crash upstream-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
+	@sha256sum $(BINARY)
 
 run: build
 	$(BINARY) serve --demo --data .demo
@@ -19,6 +30,41 @@ test:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
 	go test -race -count=1 ./...
+
+# lint: staticcheck and govulncheck at pinned versions. staticcheck must be clean.
+# govulncheck fails on a vulnerability that the code reaches (exit 3); when its database
+# cannot be reached (no network), it says so and does not fail (docs/decisions.md).
+$(TOOLS)/staticcheck-$(STATICCHECK_VERSION):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	@touch $@
+
+$(TOOLS)/govulncheck-$(GOVULNCHECK_VERSION):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+	@touch $@
+
+lint: $(TOOLS)/staticcheck-$(STATICCHECK_VERSION) $(TOOLS)/govulncheck-$(GOVULNCHECK_VERSION)
+	$(TOOLS)/staticcheck ./...
+	@echo "staticcheck $(STATICCHECK_VERSION): clean"
+	@out=$$(mktemp); status=0; $(TOOLS)/govulncheck -db '$(VULNDB)' ./... >"$$out" 2>&1 || status=$$?; \
+	cat "$$out"; \
+	if [ $$status -eq 0 ]; then echo "govulncheck $(GOVULNCHECK_VERSION): no known vulnerability reached"; \
+	elif [ $$status -ne 3 ] && grep -q 'fetching vulnerabilities' "$$out"; then \
+		echo "govulncheck $(GOVULNCHECK_VERSION): SKIPPED: the vulnerability database $(VULNDB) cannot be reached from here;"; \
+		echo "  nothing was checked. Run make lint where it can be reached, or VULNDB=file:///path/to/a/mirror."; \
+	else rm -f "$$out"; exit $$status; fi; rm -f "$$out"
+
+# fuzz: every Fuzz target of the module for FUZZTIME each (.ci/fuzz; FUZZPKG narrows it).
+FUZZPKG ?= ./...
+fuzz:
+	FUZZTIME=$(FUZZTIME) .ci/fuzz $(FUZZPKG)
+
+# hostile: slow and hostile clients against a real socket (slowloris, 100 MB bodies),
+# then the bad-key flood measurement: p99 of good requests alone and under 10,000
+# bad-key requests (about 25 s; FIELDRELAY_BADKEY_* vary it, see server/hostile_test.go).
+hostile:
+	FIELDRELAY_HOSTILE=1 go test -count=1 -v -run '^(TestSlowloris|TestHugeBody|TestBadKeyFlood)$$' ./server
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...

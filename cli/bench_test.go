@@ -753,8 +753,9 @@ func (n *fakeFieldNode) handle(w http.ResponseWriter, r *http.Request) {
 		Status   string         `json:"status"`
 		Feedback map[string]any `json:"feedback"`
 	}
-	missionID, isMove := strings.CutPrefix(r.URL.Path, "/v1/missions/")
-	missionID, isMove = strings.CutSuffix(missionID, "/status")
+	rest, underMissions := strings.CutPrefix(r.URL.Path, "/v1/missions/")
+	missionID, isStatus := strings.CutSuffix(rest, "/status")
+	isMove := underMissions && isStatus
 	switch {
 	case r.Method == "POST" && r.URL.Path == "/v1/events":
 		step = "event"

@@ -70,12 +70,6 @@ func (f *fakeSender) kinds() []string {
 	return out
 }
 
-func (f *fakeSender) reset() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = nil
-}
-
 // deliveryNode is an engine with a fake sender, a tenant with a webhook subscribed to
 // every event, a zone `north` and a team of that zone with a phone.
 type deliveryNode struct {

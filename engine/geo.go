@@ -95,6 +95,11 @@ func (p *Polygon) Contains(lat, lng float64) bool {
 }
 
 func inRing(ring [][]float64, lat, lng float64) bool {
+	for _, pos := range ring {
+		if len(pos) < 2 { // never in a validated polygon; a malformed one holds nothing
+			return false
+		}
+	}
 	in := false
 	for i, j := 0, len(ring)-1; i < len(ring); j, i = i, i+1 {
 		xi, yi := ring[i][0], ring[i][1]

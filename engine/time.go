@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -36,7 +37,13 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
 		return fmt.Errorf("timestamp must be a string")
 	}
-	v, err := ParseTime(string(b[1 : len(b)-1]))
+	s := string(b[1 : len(b)-1])
+	if bytes.IndexByte(b, '\\') >= 0 { // an escaped character: read the string's value
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("timestamp must be a string")
+		}
+	}
+	v, err := ParseTime(s)
 	if err != nil {
 		return err
 	}
@@ -44,11 +51,17 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ParseTime parses an RFC 3339 timestamp.
+// ParseTime parses an RFC 3339 timestamp. Its instant in UTC must fall in the years 0000
+// to 9999: an offset can move a timestamp of year 0000 or 9999 out of them, and TimeLayout
+// cannot write such a year back in a form that parses (a stored record would no longer
+// decode).
 func ParseTime(s string) (Time, error) {
 	v, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return Time{}, fmt.Errorf("not an RFC 3339 timestamp")
+	}
+	if y := v.UTC().Year(); y < 0 || y > 9999 {
+		return Time{}, fmt.Errorf("not an RFC 3339 timestamp: its UTC year is outside 0000-9999")
 	}
 	return At(v), nil
 }

@@ -39,19 +39,22 @@ func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ 
 	return nil
 }
 
+// deviceSyncBody is the body of POST /v1/devices/sync: engine.DeviceSyncInput's fields
+// (items left raw, each judged alone by the engine) and the write's optional body key.
+type deviceSyncBody struct {
+	DeviceID       string            `json:"device_id"`
+	Items          []json.RawMessage `json:"items"`
+	AckThrough     *int64            `json:"ack_through"`
+	IdempotencyKey *string           `json:"idempotency_key"`
+}
+
 // handleSyncDevice runs a device sync (POST /v1/devices/sync, bodies up to 8 MiB).
 func (s *Server) handleSyncDevice(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	body, err := readBody(r, maxBulkBody)
 	if err != nil {
 		return err
 	}
-	// engine.DeviceSyncInput's fields, and the write's optional body key.
-	var in struct {
-		DeviceID       string            `json:"device_id"`
-		Items          []json.RawMessage `json:"items"`
-		AckThrough     *int64            `json:"ack_through"`
-		IdempotencyKey *string           `json:"idempotency_key"`
-	}
+	var in deviceSyncBody
 	if err := decodeJSON(body, &in); err != nil {
 		return err
 	}

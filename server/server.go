@@ -20,6 +20,33 @@ type Config struct {
 	Logger *slog.Logger
 	// StreamHeartbeat is the interval of GET /v1/stream's heartbeat (15 s when zero).
 	StreamHeartbeat time.Duration
+	// Timeouts of HTTPServer's connections; zero takes the production default
+	// (DefaultTimeouts). Tests of slow clients set short ones.
+	Timeouts Timeouts
+}
+
+// Timeouts bound how long a client may hold a connection (net/http's fields of the same
+// names): a client that dribbles its headers is cut at ReadHeaderTimeout, one that dribbles
+// its body at ReadTimeout (counted from the start of the request).
+type Timeouts struct {
+	ReadHeader, Read, Write, Idle time.Duration
+}
+
+// DefaultTimeouts are the node's connection timeouts.
+var DefaultTimeouts = Timeouts{ReadHeader: 5 * time.Second, Read: 60 * time.Second,
+	Write: 60 * time.Second, Idle: 120 * time.Second}
+
+// orDefault fills the zero fields of t from DefaultTimeouts.
+func (t Timeouts) orDefault() Timeouts {
+	pick := func(v, d time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return d
+	}
+	d := DefaultTimeouts
+	return Timeouts{ReadHeader: pick(t.ReadHeader, d.ReadHeader), Read: pick(t.Read, d.Read),
+		Write: pick(t.Write, d.Write), Idle: pick(t.Idle, d.Idle)}
 }
 
 // Server serves the HTTP API of one node.
@@ -64,13 +91,14 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // cannot hold a connection by trickling its headers or body. A stream sets its own
 // deadlines, and ends when the server shuts down.
 func (s *Server) HTTPServer(addr string) *http.Server {
+	to := s.cfg.Timeouts.orDefault()
 	hs := &http.Server{
 		Addr:              addr,
 		Handler:           s.handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: to.ReadHeader,
+		ReadTimeout:       to.Read,
+		WriteTimeout:      to.Write,
+		IdleTimeout:       to.Idle,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}

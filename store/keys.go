@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/base64"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/google/uuid"
@@ -46,4 +47,31 @@ func decodeCursor(c string, keyLen int) ([]byte, error) {
 		return nil, engine.Invalid("cursor", "cursor is not valid")
 	}
 	return k, nil
+}
+
+// maxUUIDMillis is the largest Unix millisecond a UUIDv7's 48-bit time holds.
+const maxUUIDMillis = 1<<48 - 1
+
+// millisKey returns the smallest 16-byte UUIDv7 key of Unix millisecond ms. A time before
+// 1970 or past a UUIDv7's range (year 10889) is clamped to it, so that keys keep the order
+// of the times they bound (a negative ms would otherwise wrap to the largest key).
+func millisKey(ms int64) []byte {
+	ms = min(max(ms, 0), maxUUIDMillis)
+	k := make([]byte, 16)
+	for i := range 6 {
+		k[i] = byte(ms >> (40 - 8*i))
+	}
+	return k
+}
+
+// msKey is the smallest 16-byte UUIDv7 key of t's millisecond.
+func msKey(t time.Time) []byte { return millisKey(t.UnixMilli()) }
+
+// uuidMillis returns the Unix milliseconds of a UUIDv7 key.
+func uuidMillis(k []byte) int64 {
+	var ms int64
+	for _, b := range k[:6] {
+		ms = ms<<8 | int64(b)
+	}
+	return ms
 }

@@ -48,13 +48,6 @@ func (t *tx) PutEvent(tenantID string, ev *engine.Event) error {
 	return b.Put(k, ev.AppendJSON(make([]byte, 0, 768+len(ev.Payload))))
 }
 
-// uuidMillis returns the Unix milliseconds of a UUIDv7 key.
-func uuidMillis(k []byte) int64 {
-	var b [8]byte
-	copy(b[2:], k[:6])
-	return int64(binary.BigEndian.Uint64(b[:]))
-}
-
 // Events walks the events newest first from the cursor (or from until), decoding only what
 // the filter needs to see, and stops at since: event keys are time-ordered.
 func (t *tx) Events(tenantID string, f engine.EventFilter, p engine.Page) ([]engine.Event, string, error) {
@@ -73,9 +66,7 @@ func (t *tx) Events(tenantID string, f engine.EventFilter, p engine.Page) ([]eng
 		k, v = seekBefore(c, after)
 	case f.Until != nil:
 		// The first key after until's millisecond, then one step back.
-		var bound [16]byte
-		binary.BigEndian.PutUint64(bound[:8], uint64(f.Until.UnixMilli()+1)<<16)
-		k, v = seekBefore(c, bound[:])
+		k, v = seekBefore(c, millisKey(f.Until.UnixMilli()+1))
 	default:
 		k, v = c.Last()
 	}

@@ -82,16 +82,6 @@ func (t *tx) LedgerCount(tenantID, kind string, from, to time.Time) (int, error)
 	return n, nil
 }
 
-// msKey is the smallest 16-byte UUIDv7 key of t's millisecond.
-func msKey(t time.Time) []byte {
-	k := make([]byte, 16)
-	ms := uint64(t.UnixMilli())
-	for i := range 6 {
-		k[i] = byte(ms >> (40 - 8*i))
-	}
-	return k
-}
-
 // Stats describes the database for /metrics.
 func (db *DB) Stats() engine.StoreStats {
 	s := db.bolt.Stats()

@@ -62,7 +62,7 @@ func (t *tx) DeleteWebhook(tenantID, id string) error {
 	// Collect, then delete: never delete while a cursor walks.
 	var keys [][]byte
 	c := log.Cursor()
-	for lk, _ := c.Seek(k); lk != nil && len(lk) == 32 && string(lk[:16]) == string(k); lk, _ = c.Next() {
+	for lk, _ := c.Seek(k); len(lk) == 32 && string(lk[:16]) == string(k); lk, _ = c.Next() {
 		keys = append(keys, append([]byte(nil), lk...))
 	}
 	for _, lk := range keys {
@@ -126,7 +126,7 @@ func (t *tx) DeliveryAttempts(tenantID, webhookID string, p engine.Page) ([]engi
 	}
 	out := []engine.DeliveryAttempt{}
 	var last []byte
-	for ; k != nil && len(k) == 32 && string(k[:16]) == string(wk); k, v = c.Prev() {
+	for ; len(k) == 32 && string(k[:16]) == string(wk); k, v = c.Prev() {
 		if len(out) == p.Limit {
 			return out, encodeCursor(last), nil
 		}

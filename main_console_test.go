@@ -132,6 +132,15 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	}
 }
 
+// clickJS clicks the first enabled element matching sel, as soon as there is one. Unlike
+// chromedp.Click it cannot lose a race with a view that re-renders (a live update) between
+// finding the node and clicking it: the lookup and the click are one evaluation.
+func clickJS(t *testing.T, ctx context.Context, what, sel string) {
+	t.Helper()
+	q, _ := json.Marshal(sel)
+	waitJS(t, ctx, what, `(() => { const b = document.querySelector(`+string(q)+`); if (!b || b.disabled) return false; b.click(); return true })()`)
+}
+
 func do(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	if err := chromedp.Do(ctx, actions...); err != nil {
@@ -255,15 +264,14 @@ func TestConsoleE2E(t *testing.T) {
 	screenshot(t, sup, shots, "02-supervisor-event-arrived")
 
 	// Dispatch the best team from the score panel.
-	do(t, sup, "open the dispatch panel",
-		chromedp.Click(chromedp.CSS(`button[data-dispatch-event="`+eventID+`"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#score-table tr.selected button[data-dispatch-team]`)))
+	clickJS(t, sup, "open the dispatch panel", `button[data-dispatch-event="`+eventID+`"]`)
+	do(t, sup, "the score panel", chromedp.WaitVisible(chromedp.CSS(`#score-table tr.selected button[data-dispatch-team]`)))
 	best, err := chromedp.Run(sup, chromedp.Text(chromedp.CSS(`#score-table tr.selected td strong`)))
 	if err != nil || best != "SAMU Lyon 1" {
 		t.Fatalf("best team %q (%v), want SAMU Lyon 1", best, err)
 	}
 	screenshot(t, sup, shots, "03-supervisor-score")
-	do(t, sup, "dispatch the best team", chromedp.Click(chromedp.CSS(`#score-table tr.selected button[data-dispatch-team]`)))
+	clickJS(t, sup, "dispatch the best team", `#score-table tr.selected button[data-dispatch-team]`)
 	var missionID string
 	pollUntil(t, s, "the mission", func() bool {
 		_, _, list := s.call(t, "GET", "/v1/missions?event_id="+eventID, nil, key...)
@@ -275,10 +283,9 @@ func TestConsoleE2E(t *testing.T) {
 	// The score panel follows: the team is busy now and the event has a mission.
 	waitJS(t, sup, "the score panel to show the team busy", `[...document.querySelectorAll('#score-table tbody tr')].some(tr =>
 		tr.querySelector('strong').textContent === 'SAMU Lyon 1' && tr.textContent.includes('busy'))`)
-	do(t, sup, "the mission's timeline",
-		chromedp.Click(chromedp.ID("tab-missions")),
-		chromedp.Click(chromedp.CSS(`tr[data-mission-id="`+missionID+`"] button`)),
-		chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-to="CREATED"]`)))
+	do(t, sup, "the missions view", chromedp.Click(chromedp.ID("tab-missions")))
+	clickJS(t, sup, "the mission's timeline", `tr[data-mission-id="`+missionID+`"] button`)
+	do(t, sup, "the timeline", chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-to="CREATED"]`)))
 	screenshot(t, sup, shots, "04-supervisor-dispatched")
 
 	// The field operator, in its own browser context, moves the mission to COMPLETED.
@@ -290,16 +297,15 @@ func TestConsoleE2E(t *testing.T) {
 	if n, err := chromedp.Run(op, chromedp.Evaluate[int](`document.querySelectorAll('#tab-dispatch, #tab-admin, #tab-webhooks').length`)); err != nil || n != 0 {
 		t.Fatalf("the field operator sees %d views it may not use (%v)", n, err)
 	}
-	do(t, op, "the operator's missions",
-		chromedp.Click(chromedp.ID("tab-missions")),
-		chromedp.Click(chromedp.CSS(`tr[data-mission-id="`+missionID+`"] button`)),
-		chromedp.WaitVisible(chromedp.CSS(`button[data-move="ACK"]`)))
+	do(t, op, "the operator's missions", chromedp.Click(chromedp.ID("tab-missions")))
+	clickJS(t, op, "the operator's mission", `tr[data-mission-id="`+missionID+`"] button`)
+	do(t, op, "the moves", chromedp.WaitVisible(chromedp.CSS(`button[data-move="ACK"]`)))
 	screenshot(t, op, shots, "05-operator-mission")
 	for _, to := range []string{"ACK", "ON_ROUTE", "ON_SITE", "COMPLETED"} {
 		if to == "COMPLETED" {
 			do(t, op, "feedback", chromedp.SendKeys(chromedp.ID("move-note"), "patient handed over"))
 		}
-		do(t, op, "move to "+to, chromedp.Click(chromedp.CSS(`button[data-move="`+to+`"]`)))
+		clickJS(t, op, "move to "+to, `button[data-move="`+to+`"]`)
 		waitJS(t, op, "the operator's timeline at "+to, `document.querySelector('#timeline li[data-to="`+to+`"]')`)
 		waitJS(t, sup, "the supervisor's timeline at "+to, `document.querySelector('#timeline li[data-to="`+to+`"]')`)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -139,7 +138,6 @@ type twoNodes struct {
 	edgeAdmin             []string
 	nodeID, centralTenant string
 	edgeFlags             []string
-	client                *http.Client
 }
 
 func (n *twoNodes) startEdge() {
@@ -263,7 +261,7 @@ func list(t *testing.T, s *served, path string, auth []string) []map[string]any 
 
 // comparison is what the central node holds of the edge's records.
 type comparison struct {
-	events, missions, dispatches   int
+	events, missions               int
 	missing, duplicates, different int
 	notes                          []string
 }

@@ -5,7 +5,10 @@ import "context"
 // The change log of upstream sync is written by a wrapper of the engine's Store: every
 // read-write transaction hands the use cases a Tx whose PutEvent, PutMission and
 // PutDispatch also append to the tenant's change log, in the same transaction, when the
-// tenant has an upstream. No use case has to remember it.
+// tenant has an upstream. No use case has to remember it. The same wrapper gathers the
+// usage counters a use case adds (count) and writes each one once when the use case
+// returns, still inside its transaction: a sync batch of 1,000 events writes a handful of
+// counters, not two per event.
 
 // logStore is the Store the engine uses: the store it was given, with the change log
 // written beside every change of an event, dispatch or mission.
@@ -16,18 +19,58 @@ type logStore struct {
 
 // Update implements Store.
 func (s *logStore) Update(ctx context.Context, fn func(Tx) error) error {
-	return s.Store.Update(ctx, func(tx Tx) error { return fn(&logTx{Tx: tx, up: s.up}) })
+	return s.Store.Update(ctx, s.wrap(fn))
 }
 
 // Batch implements Store.
 func (s *logStore) Batch(ctx context.Context, fn func(Tx) error) error {
-	return s.Store.Batch(ctx, func(tx Tx) error { return fn(&logTx{Tx: tx, up: s.up}) })
+	return s.Store.Batch(ctx, s.wrap(fn))
 }
 
-// logTx is a read-write Tx that appends to the change log.
+// wrap runs fn with a logTx and then writes the usage it gathered.
+func (s *logStore) wrap(fn func(Tx) error) func(Tx) error {
+	return func(tx Tx) error {
+		lt := &logTx{Tx: tx, up: s.up}
+		if err := fn(lt); err != nil {
+			return err
+		}
+		return lt.flushUsage()
+	}
+}
+
+// logTx is a read-write Tx that appends to the change log and gathers usage counters.
 type logTx struct {
 	Tx
-	up *upstreamRunner
+	up    *upstreamRunner
+	usage []usageAdd
+}
+
+// usageAdd is a usage counter to add when the use case returns.
+type usageAdd struct {
+	tenantID, day, metric string
+	n                     uint64
+}
+
+// addUsage gathers n for a counter (a few distinct counters per transaction: a list).
+func (t *logTx) addUsage(tenantID, day, metric string, n uint64) {
+	for i := range t.usage {
+		if u := &t.usage[i]; u.metric == metric && u.day == day && u.tenantID == tenantID {
+			u.n += n
+			return
+		}
+	}
+	t.usage = append(t.usage, usageAdd{tenantID: tenantID, day: day, metric: metric, n: n})
+}
+
+// flushUsage writes the gathered counters.
+func (t *logTx) flushUsage() error {
+	for _, u := range t.usage {
+		if err := t.Tx.AddUsage(u.tenantID, u.day, u.metric, u.n); err != nil {
+			return err
+		}
+	}
+	t.usage = nil
+	return nil
 }
 
 // PutEvent implements Tx.

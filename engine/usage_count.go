@@ -117,9 +117,14 @@ func (e *Engine) dayOf(at time.Time) string {
 // event allocates nothing for them.
 func (e *Engine) count(tx Tx, tenantID string, at time.Time, d UsageDelta) error {
 	day := e.dayOf(at)
+	lt, gathered := tx.(*logTx) // the engine's own transactions write them once, at the end
 	var err error
 	d.each(func(metric string, n uint64) {
-		if err == nil {
+		switch {
+		case err != nil:
+		case gathered:
+			lt.addUsage(tenantID, day, metric, n)
+		default:
 			err = tx.AddUsage(tenantID, day, metric, n)
 		}
 	})

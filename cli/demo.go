@@ -196,6 +196,7 @@ func printDemo(w io.Writer, dataDir string, c *demoCredentials, baseURL, caFile,
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", u.Role, u.Email, u.Password)
 	}
 	_ = tw.Flush()
+	fmt.Fprintf(w, "\nConsole: %s/console/ (log in as one of the users above)\n", baseURL)
 	fmt.Fprintf(w, "\nTry it:\n  %s %s/v1/tenant/me -H \"x-svc-api-key: %s\"\n", curl, baseURL, c.APIKey)
 	if len(c.Users) > 0 {
 		u := c.Users[0]

@@ -97,6 +97,16 @@ func TestServeDemo(t *testing.T) {
 		t.Fatalf("emails not printed:\n%s", out)
 	}
 
+	// The console's address is printed and serves the console.
+	if !strings.Contains(out, "Console: "+s.base+"/console/") {
+		t.Fatalf("no console address in\n%s", out)
+	}
+	if res, err := http.Get(s.base + "/console/"); err != nil || res.StatusCode != 200 {
+		t.Fatalf("GET /console/: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+
 	// The printed curl works as printed.
 	curl := "curl " + s.base + "/v1/tenant/me -H \"x-svc-api-key: " + creds.APIKey + "\""
 	if !strings.Contains(out, curl) {

@@ -3,7 +3,6 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -91,33 +90,7 @@ func BenchmarkUpstreamApply(b *testing.B) {
 		raw, _ := json.Marshal(map[string]any{"device_id": dev, "items": items})
 		return string(raw)
 	}
-	send := func(raw string) (time.Duration, int) {
-		req := httptest.NewRequest("POST", "/v1/devices/sync", strings.NewReader(raw))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-svc-api-key", f.key)
-		w := httptest.NewRecorder()
-		t0 := time.Now()
-		h.ServeHTTP(w, req)
-		d := time.Since(t0)
-		if w.Code != 200 {
-			b.Fatal(w.Code, w.Body.String())
-		}
-		var res struct {
-			AppliedThrough int64 `json:"applied_through"`
-			Results        []struct {
-				Status, Message string
-			} `json:"results"`
-		}
-		if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil || res.AppliedThrough != seq {
-			b.Fatalf("applied_through %d, want %d (%v)", res.AppliedThrough, seq, err)
-		}
-		for _, r := range res.Results {
-			if r.Status != "applied" {
-				b.Fatalf("an item %s: %s", r.Status, r.Message)
-			}
-		}
-		return d, len(res.Results)
-	}
+	send := func(raw string) (time.Duration, int) { return benchDeviceSync(b, h, f.key, raw, seq) }
 	// A first push outside the timer leaves 100 missions for the first measured one.
 	send(body())
 

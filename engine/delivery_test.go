@@ -109,22 +109,8 @@ func newDeliveryNode(t *testing.T, sms bool, withWebhook bool) *deliveryNode {
 // open (re)opens the store of the node's directory with a fresh engine.
 func (n *deliveryNode) open(t *testing.T) {
 	t.Helper()
-	if n.db != nil {
-		if err := n.db.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db := mustOpenDir(t, n.dir)
-	n.db = db
-	log := n.log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	n.e = engine.New(db, engine.Options{Clock: n.clock, Password: cheapPasswords,
-		Logger: log, Sender: n.sender, RetrySchedule: n.retry, Upstream: n.up})
-	if err := n.e.LoadSchedule(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	n.db, n.e = reopen(t, n.dir, n.db, engine.Options{Clock: n.clock, Logger: n.log, Sender: n.sender,
+		RetrySchedule: n.retry, Upstream: n.up})
 }
 
 func (n *deliveryNode) webhook(t *testing.T, url string, events ...string) *engine.Webhook {

@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -61,17 +60,7 @@ func newDeviceFix(t *testing.T) *deviceFix {
 // open (re)opens the store of the fixture's directory with a fresh engine: a restart.
 func (f *deviceFix) open(t *testing.T) {
 	t.Helper()
-	if f.db != nil {
-		if err := f.db.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db := mustOpenDir(t, f.dir)
-	f.db = db
-	f.e = engine.New(db, engine.Options{Clock: f.clock, Password: cheapPasswords, Logger: slog.New(slog.DiscardHandler)})
-	if err := f.e.LoadSchedule(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	f.db, f.e = reopen(t, f.dir, f.db, engine.Options{Clock: f.clock})
 }
 
 func (f *deviceFix) register(t *testing.T, p engine.Principal, in engine.DeviceInput) (*engine.Device, bool, error) {

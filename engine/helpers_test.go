@@ -42,6 +42,30 @@ func mustOpenDir(tb testing.TB, dir string) *store.DB {
 	return db
 }
 
+// reopen closes old (when there is one) and opens the store of dir with a fresh engine
+// over it, its schedule loaded: a restart of the node. opt's Password and Logger default
+// to cheap hashing and no log.
+func reopen(tb testing.TB, dir string, old interface{ Close() error }, opt engine.Options) (*store.DB, *engine.Engine) {
+	tb.Helper()
+	if old != nil {
+		if err := old.Close(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	db := mustOpenDir(tb, dir)
+	if opt.Password == (engine.PasswordParams{}) {
+		opt.Password = cheapPasswords
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	e := engine.New(db, opt)
+	if err := e.LoadSchedule(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return db, e
+}
+
 // MustOpenEngine returns an engine over a fresh store, with a fake clock set to epoch.
 func MustOpenEngine(tb testing.TB) (*engine.Engine, *engine.FakeClock) {
 	tb.Helper()

@@ -90,8 +90,8 @@ func jsonRender(status int) engine.Render {
 	}
 }
 
-// sync sends items (each marshalled unless it is a json.RawMessage) and decodes the answer.
-func (f *deviceFix) sync(t *testing.T, p engine.Principal, deviceID string, ack *int64, items ...any) (*engine.DeviceSyncResult, error) {
+// rawItems marshals device-sync items, keeping any json.RawMessage as it is.
+func rawItems(t *testing.T, items ...any) []json.RawMessage {
 	t.Helper()
 	raws := make([]json.RawMessage, len(items))
 	for i, it := range items {
@@ -105,6 +105,13 @@ func (f *deviceFix) sync(t *testing.T, p engine.Principal, deviceID string, ack 
 		}
 		raws[i] = b
 	}
+	return raws
+}
+
+// sync sends items (each marshalled unless it is a json.RawMessage) and decodes the answer.
+func (f *deviceFix) sync(t *testing.T, p engine.Principal, deviceID string, ack *int64, items ...any) (*engine.DeviceSyncResult, error) {
+	t.Helper()
+	raws := rawItems(t, items...)
 	reply, err := f.e.SyncDevice(context.Background(), p, nil, engine.DeviceSyncInput{DeviceID: deviceID, Items: raws, AckThrough: ack},
 		engine.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)})
 	if err != nil {

@@ -86,18 +86,7 @@ func (f *upstreamFix) register(t *testing.T, p engine.Principal, in engine.Devic
 // sync sends items (marshalled unless json.RawMessage) and decodes the answer.
 func (f *upstreamFix) sync(t *testing.T, p engine.Principal, deviceID string, items ...any) *engine.DeviceSyncResult {
 	t.Helper()
-	raws := make([]json.RawMessage, len(items))
-	for i, it := range items {
-		if raw, ok := it.(json.RawMessage); ok {
-			raws[i] = raw
-			continue
-		}
-		b, err := json.Marshal(it)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raws[i] = b
-	}
+	raws := rawItems(t, items...)
 	reply, err := f.e.SyncDevice(context.Background(), p, nil, engine.DeviceSyncInput{DeviceID: deviceID, Items: raws},
 		engine.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)})
 	if err != nil {

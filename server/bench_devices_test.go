@@ -124,13 +124,7 @@ func BenchmarkDeviceSync(b *testing.B) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	slices.Sort(durations)
-	at := func(q float64) float64 {
-		return float64(durations[min(len(durations)-1, int(q*float64(len(durations))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.99), "p99-ms")
-	b.ReportMetric(float64(deviceSyncItems*len(durations))/total.Seconds(), "items/s")
+	reportSyncFigures(b, durations, total, deviceSyncItems)
 }
 
 // benchDeviceSync posts one device sync through the router and checks that every item
@@ -162,4 +156,16 @@ func benchDeviceSync(b *testing.B, h http.Handler, key, raw string, seq int64) (
 		}
 	}
 	return d, len(res.Results)
+}
+
+// reportSyncFigures reports p50 and p99 of the syncs' durations and the items applied per
+// second of sync (perSync items each).
+func reportSyncFigures(b *testing.B, durations []time.Duration, total time.Duration, perSync int) {
+	slices.Sort(durations)
+	at := func(q float64) float64 {
+		return float64(durations[min(len(durations)-1, int(q*float64(len(durations))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(at(0.50), "p50-ms")
+	b.ReportMetric(at(0.99), "p99-ms")
+	b.ReportMetric(float64(perSync*len(durations))/total.Seconds(), "items/s")
 }

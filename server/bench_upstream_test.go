@@ -113,13 +113,7 @@ func BenchmarkUpstreamApply(b *testing.B) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	slices.Sort(durations)
-	at := func(q float64) float64 {
-		return float64(durations[min(len(durations)-1, int(q*float64(len(durations))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.99), "p99-ms")
-	b.ReportMetric(float64(upstreamSyncItems*len(durations))/total.Seconds(), "items/s")
+	reportSyncFigures(b, durations, total, upstreamSyncItems)
 }
 
 func upPtr[T any](v T) *T { return &v }

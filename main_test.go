@@ -301,19 +301,31 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("tenant list through the socket: %s", out)
 	}
 
-	// The starter plan's 500 requests a minute, then a 429.
-	limited := 0
-	for i := 0; i < 520 && limited == 0; i++ {
+	// The starter plan's 500 requests a minute, then a 429. Windows are fixed per minute
+	// (API.md), so a minute may turn during the loop: the count follows x-ratelimit-reset
+	// and the 429 must come on the request after the one that left 0 remaining.
+	limited, window, exhausted := false, "", false
+	for i := 0; i < 1600 && !limited; i++ {
 		st, hdr, body = s.call(t, "GET", "/v1/tenant/me", nil, key...)
-		if st == 429 {
-			limited = i
-			if body["error"] != "rate_limited" || hdr.Get("Retry-After") == "" {
-				t.Fatalf("429: %v %v", body, hdr)
+		if reset := hdr.Get("x-ratelimit-reset"); reset != window {
+			window, exhausted = reset, false
+		}
+		switch {
+		case st == 429:
+			limited = true
+			if body["error"] != "rate_limited" || hdr.Get("Retry-After") == "" || !exhausted {
+				t.Fatalf("429 (after exhausting the window: %t): %v %v", exhausted, body, hdr)
 			}
+		case exhausted:
+			t.Fatalf("request %d answered %d after the window's last request", i, st)
+		case hdr.Get("x-ratelimit-limit") != "500":
+			t.Fatalf("starter plan limit header: %v", hdr)
+		default:
+			exhausted = hdr.Get("x-ratelimit-remaining") == "0"
 		}
 	}
-	if limited == 0 {
-		t.Fatal("no 429 after 520 requests on the starter plan")
+	if !limited {
+		t.Fatal("no 429 in three minutes' worth of windows on the starter plan")
 	}
 
 	// SIGTERM: exit 0.

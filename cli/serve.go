@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -164,14 +165,18 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 		}
 	}()
 
+	// The banner goes out in one write: whoever waits for the "listening" line (a script,
+	// a test) then also has the fingerprint and the demo credentials.
 	base := baseURL(ln.Addr(), tlsConfig != nil)
-	fmt.Fprintf(out, "fieldrelay %s listening on %s (data %s)\n", version, base, cfg.DataDir)
+	var banner bytes.Buffer
+	fmt.Fprintf(&banner, "fieldrelay %s listening on %s (data %s)\n", version, base, cfg.DataDir)
 	if fingerprint != "" {
-		fmt.Fprintf(out, "TLS certificate SHA-256 fingerprint: %s\n", fingerprint)
+		fmt.Fprintf(&banner, "TLS certificate SHA-256 fingerprint: %s\n", fingerprint)
 	}
 	if cfg.Demo {
-		printDemo(out, cfg.DataDir, demo, base, caFile, secret)
+		printDemo(&banner, cfg.DataDir, demo, base, caFile, secret)
 	}
+	_, _ = out.Write(banner.Bytes())
 	log.Info("serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil, "data", cfg.DataDir,
 		"admin_socket", adminSocket(cfg.DataDir), "webhook_retry_schedule", fmt.Sprint(cfg.WebhookRetrySchedule),
 		"sms_gateway", cfg.SMSGateway != nil, "allow_loopback_webhooks", cfg.AllowLoopbackWebhooks,

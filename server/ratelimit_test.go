@@ -3,6 +3,7 @@ package server_test
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,6 +49,38 @@ func TestRateLimitUnlimited(t *testing.T) {
 		res := n.do("GET", "/v1/tenant/me", nil, "x-svc-api-key", f.key).want(200)
 		if res.header.Get("x-ratelimit-limit") != "unlimited" || res.header.Get("x-ratelimit-remaining") != "unlimited" || res.header.Get("x-ratelimit-reset") == "" {
 			t.Fatalf("headers: %v", res.header)
+		}
+	}
+}
+
+// TestRateLimitUnrouted: a request no route serves still names a tenant by its
+// credentials, so its 404 or 405 carries the rate-limit headers and counts in the window;
+// without valid credentials it is the plain 404 or 405.
+func TestRateLimitUnrouted(t *testing.T) {
+	n := newNode(t)
+	f := n.addTenant("acme", "starter")
+	key := []string{"x-svc-api-key", f.key}
+	cases := []struct {
+		method, path string
+		status       int
+		code         string
+	}{
+		{"GET", "/v1/nonexistent", http.StatusNotFound, "not_found"},
+		{"GET", "/v1/events/", http.StatusNotFound, "not_found"},
+		{"DELETE", "/v1/events", http.StatusMethodNotAllowed, "method_not_allowed"},
+		{"OPTIONS", "/v1/events", http.StatusMethodNotAllowed, "method_not_allowed"},
+	}
+	for i, c := range cases {
+		res := n.do(c.method, c.path, nil, key...).wantErr(c.status, c.code)
+		if res.header.Get("x-ratelimit-limit") != "500" || res.header.Get("x-ratelimit-remaining") != strconv.Itoa(499-i) || res.header.Get("x-ratelimit-reset") == "" {
+			t.Fatalf("%s %s headers: %v", c.method, c.path, res.header)
+		}
+		if c.status == http.StatusMethodNotAllowed && (res.header.Get("Allow") == "" || strings.Contains(res.header.Get("Allow"), "OPTIONS")) {
+			t.Fatalf("%s %s Allow: %q", c.method, c.path, res.header.Get("Allow"))
+		}
+		anon := n.do(c.method, c.path, nil, "x-svc-api-key", "fr_live_"+strings.Repeat("x", 32)).wantErr(c.status, c.code)
+		if anon.header.Get("x-ratelimit-limit") != "" {
+			t.Fatalf("%s %s with a bad key has rate-limit headers: %v", c.method, c.path, anon.header)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/julienschmidt/httprouter"
@@ -113,7 +115,12 @@ func (s *Server) routes() http.Handler {
 		router.RedirectFixedPath = false
 		router.HandleOPTIONS = false
 		router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			s.writeError(w, r, engine.Errorf(engine.KindMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
+			// httprouter lists OPTIONS in Allow, but OPTIONS is answered 405 too.
+			if allow := w.Header().Get("Allow"); allow != "" {
+				w.Header().Set("Allow", strings.Join(slices.DeleteFunc(strings.Split(allow, ", "),
+					func(m string) bool { return m == http.MethodOptions }), ", "))
+			}
+			s.unrouted(w, r, engine.Errorf(engine.KindMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 		})
 		router.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
 			s.log.Error("panic", "request_id", requestID(r), "panic", v)
@@ -129,9 +136,28 @@ func (s *Server) routes() http.Handler {
 	}
 	rt.NotFound = fb
 	fb.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, engine.Errorf(engine.KindNotFound, "no such route: %s %s", r.Method, r.URL.Path))
+		s.unrouted(w, r, engine.Errorf(engine.KindNotFound, "no such route: %s %s", r.Method, r.URL.Path))
 	})
 	return s.withRequest(rt)
+}
+
+// unrouted answers a request that no route serves (404, 405). When its credentials name
+// a tenant it counts in the tenant's rate-limit window and carries the rate-limit headers
+// like every other answer (API.md), and over the limit it is a 429 like any other request;
+// it is not an API request of the usage report (no route served it). Bad or missing
+// credentials change nothing: the answer is the route's error.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Header.Get(headerAPIKey) != "" || r.Header.Get("Authorization") != "" {
+		if p, aerr := s.authenticate(r); aerr == nil {
+			if st := state(r); st != nil {
+				st.principal = &p
+			}
+			if lerr := s.limiter.allow(w, p); lerr != nil {
+				err = lerr
+			}
+		}
+	}
+	s.writeError(w, r, err)
 }
 
 // wrap turns a route into an httprouter.Handle: authentication, rate limit, tenant status

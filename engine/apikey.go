@@ -242,11 +242,15 @@ func grantable(p Principal, scopes []string) error {
 
 // ListAPIKeys lists the active keys of p's tenant, newest first, without their secrets
 // (GET /v1/tenant/api-keys, apikeys:manage).
-func (e *Engine) ListAPIKeys(ctx context.Context, p Principal) ([]APIKey, error) {
+func (e *Engine) ListAPIKeys(ctx context.Context, p Principal, page Page) ([]APIKey, string, error) {
 	if err := p.Require(PermAPIKeysManage); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return e.APIKeysOf(ctx, p.TenantID)
+	keys, err := e.APIKeysOf(ctx, p.TenantID)
+	if err != nil {
+		return nil, "", err
+	}
+	return pageList(keys, byIDNewestFirst(func(k *APIKey) string { return k.ID }), nil, page)
 }
 
 // CreateAPIKey creates a key of p's tenant with the given name and scopes (POST

@@ -277,8 +277,9 @@ func TestEngine_ZonesConnectivity(t *testing.T) {
 	if err != nil || next != "" || len(sts) != 3 {
 		t.Fatalf("ZonesConnectivity = %+v, %q, %v", sts, next, err)
 	}
-	if sts[0].ZoneCode != "a" || sts[0].State != engine.ConnUnknown || sts[1].ZoneCode != "b" ||
-		sts[1].State != engine.ConnOffline || sts[2].ZoneCode != "c" {
+	// Newest first: c, a, b were created in that order.
+	if sts[0].ZoneCode != "c" || sts[1].ZoneCode != "a" || sts[1].State != engine.ConnUnknown ||
+		sts[2].ZoneCode != "b" || sts[2].State != engine.ConnOffline {
 		t.Fatalf("statuses = %+v", sts)
 	}
 	_, err = e.ZoneConnectivity(context.Background(), p, "zz")

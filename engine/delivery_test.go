@@ -329,7 +329,7 @@ func TestDelivery_RetryAfterAndGone(t *testing.T) {
 	}
 	n.clock.Advance(time.Minute)
 	n.e.RunDue(ctx)
-	hooks, err := n.e.Webhooks(ctx, n.p)
+	hooks, _, err := n.e.Webhooks(ctx, n.p, engine.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}

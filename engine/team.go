@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"cmp"
 	"context"
-	"encoding/base64"
 	"regexp"
 	"slices"
 	"strings"
@@ -476,24 +474,15 @@ type TeamFilter struct {
 	Vertical string
 }
 
-// Teams lists a page of the principal's tenant's teams ordered by name (then id), with
-// their members and positions (GET /v1/teams); the string is the next cursor ("" at the
-// end). A zero Limit reads them all.
+// Teams lists a page of the principal's tenant's teams, newest first, with their members
+// and positions (GET /v1/teams); the string is the next cursor ("" at the end). A zero
+// Limit reads them all.
 func (e *Engine) Teams(ctx context.Context, p Principal, f TeamFilter, page Page) ([]Team, string, error) {
 	if err := p.Require(PermTeamsRead); err != nil {
 		return nil, "", err
 	}
 	if f.Status != "" && f.Status != TeamAvailable && f.Status != TeamOnMission && f.Status != TeamOffDuty {
 		return nil, "", Invalid("status", "status must be %s, %s or %s", TeamAvailable, TeamOnMission, TeamOffDuty)
-	}
-	var afterName, afterID string
-	if page.Cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(page.Cursor)
-		i := strings.LastIndexByte(string(b), 0)
-		if err != nil || i < 0 || !ValidID(string(b[i+1:])) {
-			return nil, "", Invalid("cursor", "cursor is not valid")
-		}
-		afterName, afterID = string(b[:i]), string(b[i+1:])
 	}
 	var all []Team
 	err := e.store.View(ctx, func(tx Tx) (err error) {
@@ -503,24 +492,12 @@ func (e *Engine) Teams(ctx context.Context, p Principal, f TeamFilter, page Page
 	if err != nil {
 		return nil, "", err
 	}
-	byName := func(a, b *Team) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID)) }
-	slices.SortFunc(all, func(a, b Team) int { return byName(&a, &b) })
-	out := []Team{}
-	for i := range all {
-		t := &all[i]
-		if afterID != "" && byName(t, &Team{Name: afterName, ID: afterID}) <= 0 {
-			continue
-		}
-		if (f.Status != "" && t.Status != f.Status) || (f.ZoneCode != "" && t.ZoneCode != f.ZoneCode) ||
-			(f.Vertical != "" && !slices.Contains(t.Verticals, f.Vertical)) {
-			continue
-		}
-		if page.Limit > 0 && len(out) == page.Limit {
-			last := out[len(out)-1]
-			return out, base64.RawURLEncoding.EncodeToString([]byte(last.Name + "\x00" + last.ID)), nil
-		}
-		t.withLists()
-		out = append(out, *t)
+	out, next, err := pageList(all, byIDNewestFirst(func(t *Team) string { return t.ID }), func(t *Team) bool {
+		return (f.Status == "" || t.Status == f.Status) && (f.ZoneCode == "" || t.ZoneCode == f.ZoneCode) &&
+			(f.Vertical == "" || slices.Contains(t.Verticals, f.Vertical))
+	}, page)
+	for i := range out {
+		out[i].withLists()
 	}
-	return out, "", nil
+	return out, next, err
 }

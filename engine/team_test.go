@@ -563,10 +563,11 @@ func TestEngine_Teams(t *testing.T) {
 		f    engine.TeamFilter
 		want []string
 	}{
-		{engine.TeamFilter{}, []string{"Alpha", "Bravo", "Charlie", "Delta"}},
-		{engine.TeamFilter{Status: engine.TeamAvailable}, []string{"Bravo", "Charlie", "Delta"}},
+		// Newest first: Alpha (the fixture's), then Charlie, Bravo and Delta were created.
+		{engine.TeamFilter{}, []string{"Delta", "Bravo", "Charlie", "Alpha"}},
+		{engine.TeamFilter{Status: engine.TeamAvailable}, []string{"Delta", "Bravo", "Charlie"}},
 		{engine.TeamFilter{Status: engine.TeamOffDuty}, []string{"Alpha"}},
-		{engine.TeamFilter{ZoneCode: "PAR-01"}, []string{"Charlie", "Delta"}},
+		{engine.TeamFilter{ZoneCode: "PAR-01"}, []string{"Delta", "Charlie"}},
 		{engine.TeamFilter{Vertical: "gov"}, []string{"Bravo", "Charlie"}},
 		{engine.TeamFilter{Vertical: "gov", ZoneCode: "PAR-01"}, []string{"Charlie"}},
 		{engine.TeamFilter{Status: engine.TeamOnMission}, []string{}},
@@ -576,11 +577,11 @@ func TestEngine_Teams(t *testing.T) {
 		}
 	}
 	p1, next := list(engine.TeamFilter{}, engine.Page{Limit: 3})
-	if !slices.Equal(p1, []string{"Alpha", "Bravo", "Charlie"}) || next == "" {
+	if !slices.Equal(p1, []string{"Delta", "Bravo", "Charlie"}) || next == "" {
 		t.Fatalf("page 1: %v %q", p1, next)
 	}
 	p2, next2 := list(engine.TeamFilter{}, engine.Page{Limit: 3, Cursor: next})
-	if !slices.Equal(p2, []string{"Delta"}) || next2 != "" {
+	if !slices.Equal(p2, []string{"Alpha"}) || next2 != "" {
 		t.Fatalf("page 2: %v %q", p2, next2)
 	}
 	if _, _, err := f.e.Teams(context.Background(), reader, engine.TeamFilter{Status: "busy"}, engine.Page{}); err != nil {

@@ -153,17 +153,20 @@ func (e *Engine) DeleteWebhook(tx Tx, p Principal, id string) (*Webhook, error) 
 }
 
 // Webhooks lists p's tenant's subscriptions, newest first, without secrets.
-func (e *Engine) Webhooks(ctx context.Context, p Principal) ([]Webhook, error) {
-	var out []Webhook
+func (e *Engine) Webhooks(ctx context.Context, p Principal, page Page) ([]Webhook, string, error) {
+	var all []Webhook
 	err := e.store.View(ctx, func(tx Tx) (err error) {
-		out, err = tx.Webhooks(p.TenantID)
+		all, err = tx.Webhooks(p.TenantID)
 		return err
 	})
+	if err != nil {
+		return nil, "", err
+	}
+	out, next, err := pageList(all, byIDNewestFirst(func(w *Webhook) string { return w.ID }), nil, page)
 	for i := range out {
 		out[i] = out[i].Public()
 	}
-	slices.Reverse(out)
-	return out, err
+	return out, next, err
 }
 
 // Webhook returns one subscription of p's tenant, without its secret.

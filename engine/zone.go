@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/base64"
 	"regexp"
 	"time"
 )
@@ -177,7 +176,7 @@ func (e *Engine) storedZone(ctx context.Context, p Principal, code string) (*Zon
 	return z, err
 }
 
-// Zones lists a page of the principal's tenant's zones ordered by code (GET /v1/zones),
+// Zones lists a page of the principal's tenant's zones newest first (GET /v1/zones),
 // each with its connectivity in force now; the string is the next cursor ("" at the end).
 func (e *Engine) Zones(ctx context.Context, p Principal, page Page) ([]Zone, string, error) {
 	zones, next, err := e.zonePage(ctx, p, page)
@@ -191,19 +190,11 @@ func (e *Engine) Zones(ctx context.Context, p Principal, page Page) ([]Zone, str
 	return zones, next, nil
 }
 
-// zonePage reads one page of a tenant's zones, ordered by code. A zero Limit reads them
+// zonePage reads one page of a tenant's zones, newest first. A zero Limit reads them
 // all.
 func (e *Engine) zonePage(ctx context.Context, p Principal, page Page) ([]Zone, string, error) {
 	if err := p.Require(PermZonesRead); err != nil {
 		return nil, "", err
-	}
-	var after string
-	if page.Cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(page.Cursor)
-		if err != nil || !ValidZoneCode(string(b)) {
-			return nil, "", Invalid("cursor", "cursor is not valid")
-		}
-		after = string(b)
 	}
 	var zones []Zone
 	err := e.store.View(ctx, func(tx Tx) (err error) {
@@ -213,19 +204,5 @@ func (e *Engine) zonePage(ctx context.Context, p Principal, page Page) ([]Zone, 
 	if err != nil {
 		return nil, "", err
 	}
-	start := 0
-	if after != "" {
-		for start < len(zones) && zones[start].Code <= after {
-			start++
-		}
-	}
-	zones = zones[start:]
-	if page.Limit > 0 && len(zones) > page.Limit {
-		zones = zones[:page.Limit]
-		return zones, base64.RawURLEncoding.EncodeToString([]byte(zones[len(zones)-1].Code)), nil
-	}
-	if zones == nil {
-		zones = []Zone{}
-	}
-	return zones, "", nil
+	return pageList(zones, byIDNewestFirst(func(z *Zone) string { return z.ID }), nil, page)
 }

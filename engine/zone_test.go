@@ -333,19 +333,19 @@ func TestEngine_Zones(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
-	t.Run("ByCode", func(t *testing.T) {
+	t.Run("NewestFirst", func(t *testing.T) {
 		zs, next, err := e.Zones(ctx, reader, engine.Page{Limit: 50})
-		if err != nil || next != "" || codes(zs) != "east,north,south,west" {
+		if err != nil || next != "" || codes(zs) != "west,south,east,north" {
 			t.Fatalf("Zones = %s, %q, %v", codes(zs), next, err)
 		}
 	})
 	t.Run("Pages", func(t *testing.T) {
 		zs, next, err := e.Zones(ctx, reader, engine.Page{Limit: 3})
-		if err != nil || next == "" || codes(zs) != "east,north,south" {
+		if err != nil || next == "" || codes(zs) != "west,south,east" {
 			t.Fatalf("page 1 = %s, %q, %v", codes(zs), next, err)
 		}
 		zs, next, err = e.Zones(ctx, reader, engine.Page{Limit: 3, Cursor: next})
-		if err != nil || next != "" || codes(zs) != "west" {
+		if err != nil || next != "" || codes(zs) != "north" {
 			t.Fatalf("page 2 = %s, %q, %v", codes(zs), next, err)
 		}
 		_, _, err = e.Zones(ctx, reader, engine.Page{Limit: 3, Cursor: "!!"})
@@ -356,13 +356,13 @@ func TestEngine_Zones(t *testing.T) {
 			t.Fatal(err)
 		}
 		zs, _, _ := e.Zones(ctx, reader, engine.Page{})
-		if zs[1].Connectivity.State != engine.ConnOnline || zs[0].Connectivity.State != engine.ConnUnknown {
+		if zs[3].Connectivity.State != engine.ConnOnline || zs[0].Connectivity.State != engine.ConnUnknown {
 			t.Fatalf("zones = %+v", zs)
 		}
 		clock.Advance(engine.ConnectivityStaleAfter)
 		zs, _, _ = e.Zones(ctx, reader, engine.Page{})
 		z, _ := e.Zone(ctx, reader, "north")
-		if zs[1].Connectivity.State != engine.ConnUnknown || z.Connectivity.State != engine.ConnUnknown {
+		if zs[3].Connectivity.State != engine.ConnUnknown || z.Connectivity.State != engine.ConnUnknown {
 			t.Fatalf("a stale report still holds: %+v / %+v", zs[1].Connectivity, z.Connectivity)
 		}
 	})

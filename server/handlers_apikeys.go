@@ -8,11 +8,15 @@ import (
 )
 
 func (s *Server) handleListAPIKeys(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	keys, err := s.eng.ListAPIKeys(r.Context(), principal(r))
+	page, err := pageOf(r)
 	if err != nil {
 		return err
 	}
-	writeList(w, r, keys, "")
+	keys, next, err := s.eng.ListAPIKeys(r.Context(), principal(r), page)
+	if err != nil {
+		return err
+	}
+	writeList(w, r, keys, next)
 	return nil
 }
 

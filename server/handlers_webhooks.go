@@ -21,11 +21,15 @@ func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request, _ h
 }
 
 func (s *Server) handleListWebhooks(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	hooks, err := s.eng.Webhooks(r.Context(), principal(r))
+	page, err := pageOf(r)
 	if err != nil {
 		return err
 	}
-	writeList(w, r, hooks, "")
+	hooks, next, err := s.eng.Webhooks(r.Context(), principal(r), page)
+	if err != nil {
+		return err
+	}
+	writeList(w, r, hooks, next)
 	return nil
 }
 

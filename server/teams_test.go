@@ -119,10 +119,10 @@ func TestTeams(t *testing.T) {
 			t.Fatalf("team: %s", res.raw)
 		}
 		l := n.do("GET", "/v1/teams", nil, client...).want(http.StatusOK)
-		if l.num("count") != 2 || l.items()[0]["name"] != "Alpha" || l.items()[1]["name"] != "Bravo" {
+		if l.num("count") != 2 || l.items()[0]["name"] != "Bravo" || l.items()[1]["name"] != "Alpha" {
 			t.Fatalf("list: %s", l.raw)
 		}
-		if m, _ := l.items()[0]["members"].([]any); len(m) != 2 || m[0].(map[string]any)["lat"] != 48.85 {
+		if m, _ := l.items()[1]["members"].([]any); len(m) != 2 || m[0].(map[string]any)["lat"] != 48.85 {
 			t.Fatalf("list without members' positions: %s", l.raw)
 		}
 		for q, want := range map[string]int{"status=available": 2, "status=off_duty": 0, "zone_code=PAR-01": 1,
@@ -133,7 +133,7 @@ func TestTeams(t *testing.T) {
 		}
 		p1 := n.do("GET", "/v1/teams?limit=1", nil, client...).want(http.StatusOK)
 		p2 := n.do("GET", "/v1/teams?limit=1&cursor="+p1.str("next_cursor"), nil, client...).want(http.StatusOK)
-		if p1.items()[0]["name"] != "Alpha" || p2.items()[0]["name"] != "Bravo" || p2.str("next_cursor") != "" {
+		if p1.items()[0]["name"] != "Bravo" || p2.items()[0]["name"] != "Alpha" || p2.str("next_cursor") != "" {
 			t.Fatalf("pages: %s %s", p1.raw, p2.raw)
 		}
 		n.do("GET", "/v1/teams?status=busy", nil, client...).wantErr(http.StatusBadRequest, "validation_error", "status")

@@ -119,8 +119,8 @@ func TestZones(t *testing.T) {
 		for _, z := range a.items() {
 			codes = append(codes, z["code"].(string))
 		}
-		if codes[0] != "LYO-01" || codes[1] != "PAR-01" || codes[2] != "PAR-02" {
-			t.Fatalf("codes %v, want ordered by code", codes)
+		if codes[0] != "LYO-01" || codes[1] != "PAR-02" || codes[2] != "PAR-01" {
+			t.Fatalf("codes %v, want newest first", codes)
 		}
 		da, _ := json.Marshal(a.body["data"])
 		db, _ := json.Marshal(b.body["data"])
@@ -135,7 +135,7 @@ func TestZones(t *testing.T) {
 			t.Fatalf("page 1: %s", p1.raw)
 		}
 		p2 := n.do("GET", "/v1/zones?limit=2&cursor="+p1.str("next_cursor"), nil, operator...).want(http.StatusOK)
-		if p2.num("count") != 1 || p2.items()[0]["code"] != "PAR-02" {
+		if p2.num("count") != 1 || p2.items()[0]["code"] != "PAR-01" {
 			t.Fatalf("page 2: %s", p2.raw)
 		}
 		n.do("GET", "/v1/zones?limit=0", nil, operator...).wantErr(http.StatusBadRequest, "validation_error", "limit")

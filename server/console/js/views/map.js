@@ -129,7 +129,7 @@ function draw(ctx) {
 }
 
 function table(ctx) {
-  const rows = [...ctx.state.zones.values()].map((z) => h("tr", {},
+  const rows = [...ctx.state.zones.values()].sort((a, b) => (a.code < b.code ? -1 : 1)).map((z) => h("tr", {},
     h("td", {}, h("span", { class: "sw " + state(z) }), z.name), h("td", {}, z.code), h("td", {}, state(z)),
     h("td", {}, time(z.connectivity && z.connectivity.last_report_at) || "never")));
   return h("table", { class: "section" }, h("caption", { class: "muted" }, "Zone connectivity"),

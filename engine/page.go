@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"encoding/base64"
+	"slices"
+	"strings"
+)
+
+// listOrder is the order of a list the engine pages in memory: by a unique string key,
+// descending or ascending. valid checks a key read back from a cursor.
+type listOrder[T any] struct {
+	key   func(*T) string
+	desc  bool
+	valid func(string) bool
+}
+
+// byIDNewestFirst orders records newest first by id (UUIDv7, so by creation time), as
+// API.md asks of every list of records.
+func byIDNewestFirst[T any](id func(*T) string) listOrder[T] {
+	return listOrder[T]{key: id, desc: true, valid: ValidID}
+}
+
+// pageList is the page of a list the engine holds in memory (teams, zones, webhooks, API
+// keys, parsers) after page.Cursor, in order o; keep filters items out before paging (nil
+// keeps all). A zero Limit reads them all. The cursor is the last item's key, base64url;
+// one that does not decode to a valid key is a validation_error on `cursor`. items is
+// sorted in place.
+func pageList[T any](items []T, o listOrder[T], keep func(*T) bool, page Page) ([]T, string, error) {
+	var after string
+	if page.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(page.Cursor)
+		if err != nil || len(b) == 0 || !o.valid(string(b)) {
+			return nil, "", Invalid("cursor", "cursor is not valid")
+		}
+		after = string(b)
+	}
+	cmp := func(a, b T) int { return strings.Compare(o.key(&a), o.key(&b)) }
+	if o.desc {
+		cmp = func(a, b T) int { return strings.Compare(o.key(&b), o.key(&a)) }
+	}
+	slices.SortFunc(items, cmp)
+	out := make([]T, 0, min(len(items), max(page.Limit, 0)))
+	for i := range items {
+		it := &items[i]
+		if after != "" {
+			if c := strings.Compare(o.key(it), after); c == 0 || (c > 0) == o.desc {
+				continue
+			}
+		}
+		if keep != nil && !keep(it) {
+			continue
+		}
+		if page.Limit > 0 && len(out) == page.Limit {
+			return out, base64.RawURLEncoding.EncodeToString([]byte(o.key(&out[len(out)-1]))), nil
+		}
+		out = append(out, *it)
+	}
+	return out, "", nil
+}

@@ -143,13 +143,66 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 		return nil, nil, err
 	}
 	if t.ReinforcementTimeoutMin > 0 && o.reinforcementOf == nil {
-		due := At(now.Add(time.Duration(t.ReinforcementTimeoutMin) * time.Minute))
-		if err := e.enqueue(tx, &OutboxEntry{ID: NewID(), TenantID: tenantID, Kind: OutboxReinforce,
-			MissionID: m.ID, EventID: ev.ID, DueAt: due, CreatedAt: now}); err != nil {
+		if err := e.armReinforcement(tx, t, m); err != nil {
 			return nil, nil, err
 		}
 	}
 	return d, m, nil
+}
+
+// reinforceable reports whether a mission is one that reinforcement watches: dispatched
+// here (not a reinforcement itself, not replicated), not yet reinforced, not yet at ACK.
+func reinforceable(m *Mission) bool {
+	return m.ReinforcementOf == nil && m.Origin == nil && !m.Reinforced &&
+		(m.Status == MissionCreated || m.Status == MissionSent)
+}
+
+// reinforceDue is when a mission's reinforcement check is due under the tenant's timeout.
+func reinforceDue(t *Tenant, m *Mission) Time {
+	return At(m.DispatchedAt.Add(time.Duration(t.ReinforcementTimeoutMin) * time.Minute))
+}
+
+// armReinforcement writes a mission's reinforcement check into the outbox, due at its
+// dispatch + the tenant's timeout (at once when that has passed).
+func (e *Engine) armReinforcement(tx Tx, t *Tenant, m *Mission) error {
+	now := At(e.clock.Now())
+	due := reinforceDue(t, m)
+	if due.Before(now.Time) {
+		due = now
+	}
+	return e.enqueue(tx, &OutboxEntry{ID: NewID(), TenantID: t.ID, Kind: OutboxReinforce,
+		MissionID: m.ID, EventID: m.EventID, DueAt: due, CreatedAt: now})
+}
+
+// rearmReinforcement follows a change of the tenant's reinforcement timeout from before
+// to t's, within tx. The timeout in force is the one a check reads when it runs: a check
+// that runs early (the timeout grew) arms itself again for the new time, and one that
+// runs while reinforcement is off ends. So only a shorter timeout, or one switched on,
+// needs new checks: one for each mission reinforcement watches.
+func (e *Engine) rearmReinforcement(tx Tx, t *Tenant, before int) error {
+	after := t.ReinforcementTimeoutMin
+	if after == 0 || (before != 0 && after >= before) {
+		return nil
+	}
+	ids, err := tx.CodedMissions(t.ID)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		m, err := tx.Mission(t.ID, id)
+		if IsKind(err, KindNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if reinforceable(m) {
+			if err := e.armReinforcement(tx, t, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // notifyTeam tells a team of its mission: the team.dispatched webhooks (rest_full), an
@@ -279,8 +332,8 @@ type reinforced struct {
 }
 
 // reinforce runs the reinforcement check of a mission within tx: a mission that has not
-// reached ACK when its timeout ends gets the next best eligible team as a backup, once;
-// with none eligible, supervisors are alerted.
+// reached ACK when the tenant's timeout in force ends gets the next best eligible team as
+// a backup, once; with none eligible, supervisors are alerted.
 func (e *Engine) reinforce(tx Tx, tenantID, missionID string) error {
 	m, err := tx.Mission(tenantID, missionID)
 	if IsKind(err, KindNotFound) {
@@ -289,18 +342,27 @@ func (e *Engine) reinforce(tx Tx, tenantID, missionID string) error {
 	if err != nil {
 		return err
 	}
-	if m.Reinforced || (m.Status != MissionCreated && m.Status != MissionSent) {
+	if !reinforceable(m) {
 		return nil
-	}
-	ev, err := tx.Event(tenantID, m.EventID)
-	if err != nil || ev.Status == EventClosed {
-		return err
 	}
 	t, err := tx.Tenant(tenantID)
 	if err != nil {
 		return err
 	}
+	// The timeout in force now decides (INTERFACE.md: a check every minute against
+	// reinforcement_timeout_min): off, the check ends; grown since the check was armed,
+	// it is armed again for the new time.
 	now := At(e.clock.Now())
+	if t.ReinforcementTimeoutMin == 0 {
+		return nil
+	}
+	if reinforceDue(t, m).After(now.Time) {
+		return e.armReinforcement(tx, t, m)
+	}
+	ev, err := tx.Event(tenantID, m.EventID)
+	if err != nil || ev.Status == EventClosed {
+		return err
+	}
 	m.Reinforced, m.UpdatedAt = true, now
 	if err := tx.PutMission(tenantID, m); err != nil {
 		return err

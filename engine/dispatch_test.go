@@ -234,6 +234,73 @@ func TestDispatch_Reinforcement(t *testing.T) {
 	}
 }
 
+// TestDispatch_ReinforcementTimeoutInForce: the timeout that decides is the tenant's
+// setting when the per-mission check runs, not the one at dispatch (INTERFACE.md: a check
+// every minute against reinforcement_timeout_min, 0 disabling it). Each case dispatches
+// with the first timeout, changes it a minute later, and checks the mission is left alone
+// one second before the reinforcement time and reinforced at it, exactly once.
+func TestDispatch_ReinforcementTimeoutInForce(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		atDispatch    int
+		changedTo     int
+		reinforceAtMn int // minutes after dispatch; 0: never
+	}{
+		{"SwitchedOffAfterDispatch", 5, 0, 0},
+		{"SwitchedOnAfterDispatch", 0, 3, 3},
+		{"SwitchedOnPastTheTimeout", 0, 1, 1}, // the mission is already 1 min old: at once
+		{"Lengthened", 2, 10, 10},
+		{"Shortened", 10, 4, 4},
+		{"Unchanged", 5, 5, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			n := newFieldNode(t)
+			n.settings(t, false, 0.0, c.atDispatch)
+			n.sender.webhook = failing // the team never hears of it: no ACK
+			acc := n.post(t, "high", "north")
+			d, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.clock.Advance(time.Minute)
+			n.e.RunDue(ctx)
+			n.settings(t, false, 0.0, c.changedTo)
+			n.e.RunDue(ctx)
+			if c.reinforceAtMn > 1 {
+				n.clock.Advance(time.Duration(c.reinforceAtMn-1)*time.Minute - time.Second)
+				n.e.RunDue(ctx)
+				if n.mission(t, d.MissionID).Reinforced {
+					t.Fatal("reinforced a second before the timeout in force")
+				}
+				n.clock.Advance(time.Second)
+				n.e.RunDue(ctx)
+			}
+			n.clock.Advance(time.Hour) // every check armed so far has run
+			n.e.RunDue(ctx)
+			got := n.sender.hooks(t, engine.HookMissionReinforced)
+			switch {
+			case c.reinforceAtMn == 0 && (len(got) != 0 || n.mission(t, d.MissionID).Reinforced):
+				t.Fatalf("reinforced with reinforcement switched off: %v", got)
+			case c.reinforceAtMn > 0 && len(got) != 1:
+				t.Fatalf("mission.reinforced webhooks: %v, want one", got)
+			}
+			if c.reinforceAtMn > 1 {
+				// The backup's dispatch time says when the check ran.
+				var missions []engine.Mission
+				_ = n.e.View(ctx, func(tx engine.Tx) (err error) {
+					missions, err = tx.MissionsOfEvent(n.p.TenantID, acc.EventID)
+					return err
+				})
+				want := n.mission(t, d.MissionID).DispatchedAt.Add(time.Duration(c.reinforceAtMn) * time.Minute)
+				if len(missions) != 2 || !missions[1].DispatchedAt.Equal(want) {
+					t.Fatalf("backup dispatched at %v, want %v", missions[len(missions)-1].DispatchedAt, want)
+				}
+			}
+		})
+	}
+}
+
 // hooks returns the payloads of the webhook calls named name made so far, one per
 // message (retries of a message counted once).
 func (f *fakeSender) hooks(t *testing.T, name string) []map[string]any {

@@ -10,6 +10,9 @@ type SMSTx interface {
 	// DeleteMissionCode releases a code held by missionID; a code that is free or held
 	// by another mission is left as it is (no error).
 	DeleteMissionCode(tenantID, code, missionID string) error
+	// CodedMissions returns the ids of the missions holding a code: the tenant's active
+	// missions dispatched on this node, in no particular order.
+	CodedMissions(tenantID string) ([]string, error)
 
 	// PutSMSInbound appends a received SMS to the tenant's inbound log.
 	PutSMSInbound(tenantID string, m *SMSInbound) error

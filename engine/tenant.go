@@ -237,11 +237,15 @@ func (e *Engine) UpdateDispatchSettings(tx Tx, p Principal, in DispatchSettingsI
 	if in.DispatchThreshold != nil {
 		t.DispatchThreshold = *in.DispatchThreshold
 	}
+	before := t.ReinforcementTimeoutMin
 	if in.ReinforcementTimeoutMin != nil {
 		t.ReinforcementTimeoutMin = *in.ReinforcementTimeoutMin
 	}
 	t.UpdatedAt = At(e.clock.Now())
 	if err := tx.PutTenant(t); err != nil {
+		return nil, err
+	}
+	if err := e.rearmReinforcement(tx, t, before); err != nil {
 		return nil, err
 	}
 	return &DispatchSettings{t.FeatureFlags.DispatchMode, t.DispatchThreshold, t.ReinforcementTimeoutMin}, nil

@@ -62,6 +62,21 @@ func (t *tx) DeleteMissionCode(tenantID, code, missionID string) error {
 	return nil
 }
 
+func (t *tx) CodedMissions(tenantID string) ([]string, error) {
+	b, err := t.tbucket(tenantID, tbMissionCodes)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = b.ForEach(func(_, v []byte) error {
+		if len(v) == 16 {
+			out = append(out, idString(v))
+		}
+		return nil
+	})
+	return out, err
+}
+
 func (t *tx) PutSMSInbound(tenantID string, m *engine.SMSInbound) error {
 	b, err := t.tbucket(tenantID, tbSMSInbound)
 	if err != nil {

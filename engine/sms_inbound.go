@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"slices"
 	"strings"
 )
 
@@ -137,6 +138,18 @@ func (e *Engine) ReceiveSMS(tx Tx, p Principal, in SMSInboundInput) (res *SMSInb
 
 	missionID, err := tx.MissionByCode(p.TenantID, reply.Code)
 	if IsKind(err, KindNotFound) {
+		// A late reply about a mission of the sender's team that has ended since: its
+		// code is free again, but the answer is the mission's (API.md: a change to a
+		// finished mission is mission_closed), not "no such code".
+		ended, err := endedMissionOfSender(tx, p.TenantID, from, reply.Code)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ended != nil {
+			rec.MissionID = &ended.ID
+			return refuse(SMSOutcomeRefused, Errorf(KindMissionClosed,
+				"mission %s is %s: a finished mission cannot change", reply.Code, ended.Status))
+		}
 		return refuse(SMSOutcomeUnknownCode, Errorf(KindNotFound, "no active mission has the code %s", reply.Code))
 	}
 	if err != nil {
@@ -204,6 +217,35 @@ func teamMemberByPhone(tx Tx, tenantID, teamID, phone string) (*Member, error) {
 	for i := range t.Members {
 		if t.Members[i].Phone == phone {
 			return &t.Members[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// endedLookback is how many of a team's latest missions a late SMS reply is matched
+// against: a reply comes minutes or hours after its mission, not a hundred missions later.
+const endedLookback = 20
+
+// endedMissionOfSender finds the finished mission that held code among the latest
+// missions of the teams whose member has the phone from; nil when there is none (a code
+// nobody of the sender's teams had is unknown, whoever else had it).
+func endedMissionOfSender(tx Tx, tenantID, from, code string) (*Mission, error) {
+	teams, err := tx.Teams(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range teams {
+		if !slices.ContainsFunc(teams[i].Members, func(m Member) bool { return m.Phone == from }) {
+			continue
+		}
+		missions, _, err := tx.Missions(tenantID, MissionFilter{TeamIDs: []string{teams[i].ID}}, Page{Limit: endedLookback})
+		if err != nil {
+			return nil, err
+		}
+		for j := range missions {
+			if m := &missions[j]; m.Code == code && MissionFinished(m.Status) {
+				return m, nil
+			}
 		}
 	}
 	return nil, nil

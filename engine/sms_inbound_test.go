@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,7 +255,7 @@ func TestReceiveSMS_MovesMission(t *testing.T) {
 		t.Fatalf("mission.status_updated: %v", hooks)
 	}
 	// COMPLETED freed the team, closed the event and released the code: a late reply
-	// names no active mission.
+	// from the team is mission_closed, and names no active mission to anyone else.
 	err = f.e.View(context.Background(), func(tx engine.Tx) error {
 		tm, err := tx.Team(f.tenant.ID, f.alpha.ID)
 		if err != nil || tm.Status != engine.TeamAvailable {
@@ -272,14 +273,20 @@ func TestReceiveSMS_MovesMission(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, refusal, err = f.receive(f.gateway, phoneAl, "FR1 DONE "+m.Code)
+	if err != nil || refusal == nil || refusal.Kind != engine.KindMissionClosed || !strings.Contains(refusal.Msg, "COMPLETED") {
+		t.Fatalf("a late reply from the team: %v %v, want mission_closed", refusal, err)
+	}
+	_, refusal, err = f.receive(f.gateway, phoneBob, "FR1 DONE "+m.Code)
 	if err != nil || refusal == nil || refusal.Kind != engine.KindNotFound {
-		t.Fatalf("a reply to a finished mission: %v %v, want not_found", refusal, err)
+		t.Fatalf("the code from another team's phone: %v %v, want not_found", refusal, err)
 	}
 	log := f.log(t, f.tenant.ID)
-	if len(log) != 5 || log[0].Outcome != engine.SMSOutcomeUnknownCode || log[0].Error != engine.KindNotFound {
+	if len(log) != 6 || log[0].Outcome != engine.SMSOutcomeUnknownCode || log[0].Error != engine.KindNotFound ||
+		log[1].Outcome != engine.SMSOutcomeRefused || log[1].Error != engine.KindMissionClosed ||
+		log[1].MissionID == nil || *log[1].MissionID != m.ID {
 		t.Fatalf("inbound log: %+v", log)
 	}
-	for _, r := range log[1:] {
+	for _, r := range log[2:] {
 		if r.Outcome != engine.SMSOutcomeApplied || r.MissionID == nil || *r.MissionID != m.ID {
 			t.Fatalf("inbound record %+v, want applied to %s", r, m.ID)
 		}

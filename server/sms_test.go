@@ -218,8 +218,10 @@ func TestSMSInbound(t *testing.T) {
 				t.Fatalf("after %s: %s", step.verb, st)
 			}
 		}
-		// The code went with the mission.
-		s.sms("+33622222222", "FR1 DONE "+code).wantErr(http.StatusNotFound, "not_found")
+		// The code went with the mission: a late reply from the team is told the mission
+		// is closed; to another team's phone the code means nothing.
+		s.sms("+33622222222", "FR1 DONE "+code).wantErr(http.StatusConflict, "mission_closed")
+		s.sms("+33633333333", "FR1 DONE "+code).wantErr(http.StatusNotFound, "not_found")
 		id2, code2 := s.dispatch("sms-2", s.bravo)
 		s.sms("+33633333333", "FR1 FAIL "+code2).want(http.StatusOK)
 		if st := s.status(id2); st != "FAILED" {

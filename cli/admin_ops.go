@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine"
@@ -168,6 +169,8 @@ func tenantList(ctx context.Context, eng *engine.Engine, _ struct{}) (*tenantLis
 	if ts == nil {
 		ts = []engine.Tenant{}
 	}
+	// Newest first, like every list of the API (ids are UUIDv7).
+	slices.SortFunc(ts, func(a, b engine.Tenant) int { return strings.Compare(b.ID, a.ID) })
 	return &tenantListResult{Data: ts, Count: len(ts)}, nil
 }
 

@@ -100,7 +100,8 @@ func (a *app) newAPIKeyRotateCommand() *cobra.Command {
 			if grace < 0 || grace > engine.MaxGraceMin*time.Minute {
 				return engine.Invalid("grace", "--grace must be between 0 and %s", engine.MaxGraceMin*time.Minute)
 			}
-			minutes := int(grace / time.Minute)
+			// Whole minutes, rounded up: a grace is never shorter than asked (59s is 1m).
+			minutes := int((grace + time.Minute - 1) / time.Minute)
 			in.GracePeriodMinutes = &minutes
 			return runAdmin(a, cmd, &f, opAPIKeyRotate, in, printNewKey)
 		}),
@@ -108,6 +109,6 @@ func (a *app) newAPIKeyRotateCommand() *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().StringVar(&in.Tenant, "tenant", "", "slug of the tenant (required)")
 	cmd.Flags().StringVar(&in.KeyID, "key", "", "id of the key to rotate (default: the oldest key without an expiry)")
-	cmd.Flags().DurationVar(&grace, "grace", engine.DefaultGraceMin*time.Minute, "how long the old key stays valid (whole minutes)")
+	cmd.Flags().DurationVar(&grace, "grace", engine.DefaultGraceMin*time.Minute, "how long the old key stays valid (rounded up to whole minutes; 0 ends it at once)")
 	return cmd
 }

@@ -55,6 +55,15 @@ func TestAPIKeyCommands(t *testing.T) {
 		t.Fatalf("a key rotated with no grace is gone at once: %+v", list)
 	}
 
+	t.Run("GraceRoundedUp", func(t *testing.T) {
+		// Whole minutes, never fewer than asked: 59s is a minute of grace, not none.
+		before := time.Now()
+		rot := runJSON[engine.NewKey](t, a, "", "apikey", "rotate", "--data", data, "--tenant", "acme",
+			"--key", rot.Key.ID, "--grace", "59s")
+		if rot.PreviousKeyExpiresAt == nil || rot.PreviousKeyExpiresAt.Sub(before) < 59*time.Second {
+			t.Fatalf("--grace 59s: the previous key expires at %v (rotated at %v)", rot.PreviousKeyExpiresAt, before)
+		}
+	})
 	t.Run("ErrGrace", func(t *testing.T) {
 		e := runJSONError(t, a, "", "apikey", "rotate", "--data", data, "--tenant", "acme", "--grace", "200h")
 		if e.Error != string(engine.KindValidation) || e.Field != "grace" {

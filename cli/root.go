@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/server"
@@ -48,7 +49,9 @@ func (a *app) execute(ctx context.Context, args []string, in io.Reader, out, err
 	if err == nil {
 		return 0
 	}
-	printError(cmd, err)
+	// A flag error stops cobra before --json is parsed: the raw arguments still say
+	// whether the caller reads JSON.
+	printError(cmd, err, slices.Contains(args, "--json") || slices.Contains(args, "--json=true"))
 	return 1
 }
 
@@ -101,7 +104,7 @@ func runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command,
 // printError prints err as `error: <message>` on stderr, or, when the command was asked
 // for JSON, as {"error": kind, "message": …} on stdout. Errors that cobra itself raises
 // (an unknown command, a wrong argument count) are usage errors: validation_error.
-func printError(cmd *cobra.Command, err error) {
+func printError(cmd *cobra.Command, err error, jsonAsked bool) {
 	if errors.Is(err, errReported) {
 		return
 	}
@@ -110,7 +113,7 @@ func printError(cmd *cobra.Command, err error) {
 	if errors.As(err, &e) {
 		desc = server.AdminErrorOf(err)
 	}
-	if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+	if asJSON, _ := cmd.Flags().GetBool("json"); asJSON || jsonAsked {
 		out := map[string]string{"error": string(desc.Kind), "message": desc.Message}
 		if desc.Field != "" {
 			out["field"] = desc.Field

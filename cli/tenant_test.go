@@ -63,6 +63,13 @@ func TestTenantCreate(t *testing.T) {
 			t.Fatalf("error: %+v", e)
 		}
 	})
+	t.Run("ErrUnknownFlagAsJSON", func(t *testing.T) {
+		// cobra stops at --bogus before it parses --json: the answer is JSON all the same.
+		e := runJSONError(t, a, "", "tenant", "create", "--data", data, "--bogus")
+		if e.Error != string(engine.KindValidation) || !strings.Contains(e.Message, "--bogus") {
+			t.Fatalf("error: %+v", e)
+		}
+	})
 	t.Run("ErrTextOnStderr", func(t *testing.T) {
 		r := run(t, a, "", "tenant", "create", "--data", data, "--name", "X", "--slug", "acme",
 			"--email", "x@acme.example", "--country", "FR")
@@ -78,8 +85,9 @@ func TestTenantListShowSuspendActivate(t *testing.T) {
 	createTenant(t, a, data, "acme")
 	createTenant(t, a, data, "beta")
 
+	// Newest first, like the API's lists.
 	list := runJSON[tenantListResult](t, a, "", "tenant", "list", "--data", data)
-	if list.Count != 2 || len(list.Data) != 2 || list.Data[0].Slug != "acme" || list.Data[1].Slug != "beta" {
+	if list.Count != 2 || len(list.Data) != 2 || list.Data[0].Slug != "beta" || list.Data[1].Slug != "acme" {
 		t.Fatalf("list: %+v", list)
 	}
 	if out := mustRun(t, a, "", "tenant", "list", "--data", data); !strings.Contains(out, "SLUG") || !strings.Contains(out, "beta") {

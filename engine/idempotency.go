@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"time"
 )
 
@@ -40,9 +42,29 @@ type IdempotencyRecord struct {
 type IdempotencyKey struct {
 	Route string
 	Key   string
-	// Fingerprint identifies the request body: the same key with another body is
-	// idempotency_key_reused.
+	// Fingerprint identifies the request body (CanonicalJSON of it): the same key with
+	// another body is idempotency_key_reused.
 	Fingerprint string
+	// RawFingerprint is the fingerprint of the body's bytes as sent, which records made
+	// before fingerprints were canonical hold; a replay matching it is a replay too.
+	RawFingerprint string
+}
+
+// CanonicalJSON returns body in one form for every way of writing the same JSON: keys
+// sorted, no insignificant white space, numbers as written. A body that is not JSON is
+// returned as it is.
+func CanonicalJSON(body []byte) []byte {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil || d.More() {
+		return body
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 // Fingerprint returns the fingerprint of a request body: an HMAC under an installation
@@ -89,7 +111,7 @@ func (e *Engine) Write(ctx context.Context, tenantID string, k *IdempotencyKey, 
 				return err
 			}
 			if rec != nil {
-				if rec.Fingerprint != k.Fingerprint {
+				if rec.Fingerprint != k.Fingerprint && (k.RawFingerprint == "" || rec.Fingerprint != k.RawFingerprint) {
 					return Errorf(KindIdempotencyReused, "this Idempotency-Key was used with a different request body")
 				}
 				out = rec.Reply

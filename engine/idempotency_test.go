@@ -290,3 +290,28 @@ func TestEngine_SweepIdempotency(t *testing.T) {
 		t.Fatal("the old key was kept")
 	}
 }
+
+func TestCanonicalJSON(t *testing.T) {
+	for _, c := range []struct{ a, b string }{
+		{`{"a":1,"b":[1,2,{"d":null,"c":"x"}]}`, "{ \"b\" : [1, 2, {\"c\":\"x\", \"d\":null}],\n \"a\":1 }"},
+		{`"\u00e9"`, `"é"`},
+	} {
+		if x, y := engine.CanonicalJSON([]byte(c.a)), engine.CanonicalJSON([]byte(c.b)); string(x) != string(y) {
+			t.Errorf("%s and %s: %s != %s", c.a, c.b, x, y)
+		}
+	}
+	for _, c := range []struct{ a, b string }{
+		{`{"a":1}`, `{"a":1.0}`}, // numbers as written: a decoder may tell them apart
+		{`{"a":1}`, `{"a":2}`},
+		{`[1,2]`, `[2,1]`},
+	} {
+		if x, y := engine.CanonicalJSON([]byte(c.a)), engine.CanonicalJSON([]byte(c.b)); string(x) == string(y) {
+			t.Errorf("%s and %s have one form: %s", c.a, c.b, x)
+		}
+	}
+	for _, raw := range []string{"", "not json", `{"a":1} trailing`, `{"a":`} {
+		if got := engine.CanonicalJSON([]byte(raw)); string(got) != raw {
+			t.Errorf("%q: %q, want it as it is", raw, got)
+		}
+	}
+}

@@ -32,7 +32,8 @@ func (s *Server) idempotencyKey(r *http.Request, body []byte) (*engine.Idempoten
 		return nil, err
 	}
 	return &engine.IdempotencyKey{Route: r.Method + " " + r.URL.Path, Key: key,
-		Fingerprint: engine.Fingerprint(s.fpSecret, body)}, nil
+		Fingerprint:    engine.Fingerprint(s.fpSecret, engine.CanonicalJSON(body)),
+		RawFingerprint: engine.Fingerprint(s.fpSecret, body)}, nil
 }
 
 // write runs one write use case in one transaction with the request's idempotency key,

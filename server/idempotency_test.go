@@ -38,6 +38,17 @@ func TestIdempotentWrites(t *testing.T) {
 			t.Fatal("the replay ran the write again")
 		}
 	})
+	t.Run("SameJSONWrittenOtherwise", func(t *testing.T) {
+		// The same JSON with its keys in another order and other white space is the same
+		// request: a replay, not idempotency_key_reused.
+		n := n.on(t)
+		h := append(admin, "Idempotency-Key", "settings-json")
+		a := n.do("PATCH", "/v1/tenant/dispatch-settings", `{"dispatch_threshold":0.25,"reinforcement_timeout_min":0}`, h...).want(200)
+		b := n.do("PATCH", "/v1/tenant/dispatch-settings", "{ \"reinforcement_timeout_min\" : 0,\n  \"dispatch_threshold\": 0.25 }", h...).want(200)
+		if string(a.raw) != string(b.raw) || b.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("the same JSON written otherwise did not replay:\n%s\n%s", a.raw, b.raw)
+		}
+	})
 	t.Run("ErrReusedWithAnotherBody", func(t *testing.T) {
 		n := n.on(t)
 		h := append(admin, "Idempotency-Key", "settings-2")

@@ -28,6 +28,17 @@ func newRateLimiter(c engine.Clock) *rateLimiter {
 // allow counts a request of the principal's tenant, sets the x-ratelimit-* headers and
 // answers rate_limited when the plan's limit is spent.
 func (l *rateLimiter) allow(w http.ResponseWriter, p engine.Principal) error {
+	return l.take(w, p, 1)
+}
+
+// peek sets the x-ratelimit-* headers of the principal's tenant without counting a
+// request: the answer of a public route (health, login) to a caller that sent credentials.
+func (l *rateLimiter) peek(w http.ResponseWriter, p engine.Principal) {
+	_ = l.take(w, p, 0)
+}
+
+// take counts n requests of the principal's tenant in its window and sets the headers.
+func (l *rateLimiter) take(w http.ResponseWriter, p engine.Principal, n int) error {
 	now := l.clock.Now()
 	start := now.Truncate(time.Minute)
 	reset := start.Add(time.Minute)
@@ -49,12 +60,12 @@ func (l *rateLimiter) allow(w http.ResponseWriter, p engine.Principal) error {
 		win.start, win.count = start, 0
 		l.sweep(start)
 	}
-	win.count++
+	win.count += n
 	count := win.count
 	l.mu.Unlock()
 	h.Set("x-ratelimit-limit", strconv.Itoa(limit))
 	h.Set("x-ratelimit-remaining", strconv.Itoa(max(0, limit-count)))
-	if count > limit {
+	if n > 0 && count > limit {
 		return &engine.Error{Kind: engine.KindRateLimited, RetryAfter: reset.Sub(now),
 			Msg: "rate limit of " + strconv.Itoa(limit) + " requests per minute exceeded"}
 	}

@@ -84,3 +84,21 @@ func TestRateLimitUnrouted(t *testing.T) {
 		}
 	}
 }
+
+// TestRateLimitPublicRoutes: a public route answers credentials that name a tenant with
+// the tenant's rate-limit headers, without counting the request in its window.
+func TestRateLimitPublicRoutes(t *testing.T) {
+	n := newNode(t)
+	f := n.addTenant("acme", "starter")
+	key := []string{"x-svc-api-key", f.key}
+	n.do("GET", "/v1/tenant/me", nil, key...).want(http.StatusOK) // 499 left
+	for _, path := range []string{"/healthz", "/v1/openapi.json"} {
+		res := n.do("GET", path, nil, key...).want(http.StatusOK)
+		if res.header.Get("x-ratelimit-limit") != "500" || res.header.Get("x-ratelimit-remaining") != "499" {
+			t.Fatalf("%s with a key: %v", path, res.header)
+		}
+		if res := n.do("GET", path, nil).want(http.StatusOK); res.header.Get("x-ratelimit-limit") != "" {
+			t.Fatalf("%s without credentials: %v", path, res.header)
+		}
+	}
+}

@@ -147,7 +147,7 @@ func (s *Server) routes() http.Handler {
 // it is not an API request of the usage report (no route served it). Bad or missing
 // credentials change nothing: the answer is the route's error.
 func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Header.Get(headerAPIKey) != "" || r.Header.Get("Authorization") != "" {
+	if hasCredentials(r) {
 		if p, aerr := s.authenticate(r); aerr == nil {
 			if st := state(r); st != nil {
 				st.principal = &p
@@ -180,6 +180,13 @@ func (s *Server) wrap(rte route) httprouter.Handle {
 
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error {
 	if rte.perm == public {
+		// No credentials needed, none counted; but credentials that name a tenant get
+		// its rate-limit headers, as on every answer (API.md).
+		if hasCredentials(r) {
+			if p, err := s.authenticate(r); err == nil {
+				s.limiter.peek(w, p)
+			}
+		}
 		return nil
 	}
 	p, err := s.authenticate(r)
@@ -198,6 +205,11 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error 
 		return p.Require(rte.perm)
 	}
 	return nil
+}
+
+// hasCredentials reports whether a request carries an API key or an Authorization header.
+func hasCredentials(r *http.Request) bool {
+	return r.Header.Get(headerAPIKey) != "" || r.Header.Get("Authorization") != ""
 }
 
 // principal returns the authenticated caller of a request.

@@ -60,6 +60,8 @@ type DeviceItem struct {
 	Field      string          `json:"field,omitempty"`
 	EventID    string          `json:"event_id,omitempty"`
 	ReceivedAt Time            `json:"received_at"`
+	// PayloadWarnings are those of the event an event item created (EventAccepted's).
+	PayloadWarnings []string `json:"payload_warnings,omitempty"`
 }
 
 // ItemSender is who sent a held item: it is applied later in that caller's name.
@@ -88,6 +90,9 @@ type DeviceItemResult struct {
 	Message        string `json:"message,omitempty"`
 	Field          string `json:"field,omitempty"`
 	EventID        string `json:"event_id,omitempty"`
+	// PayloadWarnings are those of the event an event item created, as POST /v1/events
+	// gives them.
+	PayloadWarnings []string `json:"payload_warnings,omitempty"`
 }
 
 // DeviceSyncResult is the answer to POST /v1/devices/sync.
@@ -299,6 +304,7 @@ func (e *Engine) syncDevice(tx Tx, p Principal, in DeviceSyncInput, renderEvent 
 		it := items[*r.SequenceNumber]
 		if r.Status == ItemDuplicate {
 			r.Outcome, r.Error, r.Message, r.Field, r.EventID = it.Status, it.Error, it.Message, it.Field, it.EventID
+			r.PayloadWarnings = it.PayloadWarnings
 			continue
 		}
 		*r = itemResult(it, r.Index)
@@ -377,7 +383,7 @@ func deviceGaps(tx Tx, tenantID, deviceID string, st *DeviceSyncState) ([]int64,
 // itemResult is the answer about a received item.
 func itemResult(it *DeviceItem, index *int) DeviceItemResult {
 	return DeviceItemResult{Index: index, SequenceNumber: ptrTo(it.Seq), Status: it.Status, Error: it.Error,
-		Message: it.Message, Field: it.Field, EventID: it.EventID}
+		Message: it.Message, Field: it.Field, EventID: it.EventID, PayloadWarnings: it.PayloadWarnings}
 }
 
 // setError puts err into a result.
@@ -598,7 +604,8 @@ func decodePayload(raw json.RawMessage, v any) error {
 }
 
 // applyEvent creates the event of an item as POST /v1/events would (source device,
-// device_id set, captured_at the item's; auto-dispatch applies) and returns its id. An
+// device_id set, captured_at the item's; auto-dispatch applies), notes the payload's
+// warnings on the item and returns the event's id. An
 // idempotency_key that already names an event applies nothing and returns that event.
 func (e *Engine) applyEvent(tx Tx, p Principal, run *syncRun, it *DeviceItem) (string, error) {
 	d := run.device
@@ -637,13 +644,14 @@ func (e *Engine) applyEvent(tx Tx, p Principal, run *syncRun, it *DeviceItem) (s
 		return "", err
 	}
 	reply, err := run.renderEvent(EventAccepted{EventID: ev.ID, Status: ev.Status, ChannelSelected: ev.ChannelSelected,
-		CreatedAt: ev.CreatedAt, Dispatch: auto, RequiresManual: manual})
+		CreatedAt: ev.CreatedAt, Dispatch: auto, RequiresManual: manual, PayloadWarnings: ce.parsed.Warnings})
 	if err != nil {
 		return "", Internal(err)
 	}
 	if err := tx.PutEventReply(p.TenantID, in.IdempotencyKey, &IdempotencyRecord{Reply: reply, CreatedAt: ev.CreatedAt}); err != nil {
 		return "", err
 	}
+	it.PayloadWarnings = ce.parsed.Warnings
 	return ev.ID, nil
 }
 

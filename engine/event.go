@@ -112,7 +112,8 @@ type checkedEvent struct {
 }
 
 // checkEvent validates what can be validated without the store: required fields in the
-// order of the contract, enums, lengths and the vertical's payload parser.
+// order of the contract, enums, lengths and the vertical's payload parser (which refuses
+// only a payload that is not a JSON object, and warns about the fields it ignores).
 func checkEvent(in EventInput, now time.Time) (*checkedEvent, error) {
 	in.Type = strings.TrimSpace(in.Type)
 	switch {
@@ -159,6 +160,9 @@ type EventAccepted struct {
 	// Dispatch is set when auto-dispatch sent a team; RequiresManual when it found none.
 	Dispatch       *AutoDispatch `json:"dispatch,omitempty"`
 	RequiresManual bool          `json:"requires_manual,omitempty"`
+	// PayloadWarnings name the payload fields the vertical's parser read in a form it
+	// cannot use and ignored (ParsedPayload.Warnings); absent when there are none.
+	PayloadWarnings []string `json:"payload_warnings,omitempty"`
 }
 
 // Render turns an accepted event into the stored reply of its idempotency key.
@@ -210,7 +214,7 @@ func (e *Engine) IngestEvent(ctx context.Context, p Principal, in EventInput, re
 			return err
 		}
 		if out, err = render(EventAccepted{EventID: ev.ID, Status: ev.Status, ChannelSelected: ev.ChannelSelected,
-			CreatedAt: ev.CreatedAt, Dispatch: auto, RequiresManual: manual}); err != nil {
+			CreatedAt: ev.CreatedAt, Dispatch: auto, RequiresManual: manual, PayloadWarnings: ce.parsed.Warnings}); err != nil {
 			return err
 		}
 		return tx.PutEventReply(p.TenantID, in.IdempotencyKey, &IdempotencyRecord{Reply: out, CreatedAt: ev.CreatedAt})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -15,7 +16,10 @@ import (
 type ParsedPayload struct {
 	Lat, Lng          *float64 // both or neither
 	RequiredEquipment []string // lowercase, trimmed, deduplicated, sorted; nil when absent
-	Severity          string   // normalised; "" when absent
+	Severity          string   // normalised; "" when absent or unusable
+	// Warnings say, one short sentence each naming its field, which fields the parser
+	// reads were in a form it cannot use and were ignored; nil when none.
+	Warnings []string
 }
 
 // ParserInfo describes one parser for GET /v1/parsers.
@@ -25,7 +29,7 @@ type ParserInfo struct {
 	Description string   `json:"description"`
 	Location    []string `json:"location"` // accepted location forms, e.g. ["lat/lng","latitude/longitude","location: GeoJSON Point"]
 	Fields      []string `json:"fields"`   // payload fields it reads
-	// Severities are the severity values the parser accepts, as compared after
+	// Severities are the severity values the parser maps, as compared after
 	// normalisation (trimmed, lowercase): the four levels first, then the vertical's
 	// synonyms. Every one of them is stored as one of critical, high, medium, low.
 	Severities []string `json:"severities"`
@@ -92,7 +96,7 @@ type payloadParser struct {
 	info     ParserInfo
 	levels   map[string]string // accepted input → level
 	numeric  bool
-	accepted string // for error messages
+	accepted string // the values it maps, for warnings
 }
 
 func newPayloadParser(name string, s parserSpec) *payloadParser {
@@ -159,12 +163,15 @@ func Parsers(verticals []string) []ParserInfo {
 }
 
 // ParsePayload runs the parser of vertical over payload (raw JSON; nil/empty or JSON null
-// = no payload). A payload that is not a JSON object is Invalid("payload", ...). Malformed
-// values are Invalid("payload.<field>", ...) naming the field, e.g. "payload.lat".
+// = no payload). The payload is opaque (INTERFACE.md): the only error is a payload that is
+// not a JSON object, Invalid("payload", ...). What the parser reads (ParserInfo.Fields) in
+// a form it cannot use is left out of the result and reported in ParsedPayload.Warnings;
+// the event is accepted all the same.
 //
-// Location comes from lat+lng, else latitude+longitude, else location, else geometry (a
-// GeoJSON Point, coordinates [lng, lat]); JSON null counts as absent. Only the fields
-// listed in ParserInfo.Fields are read; the rest of the payload stays opaque.
+// Location comes from the first usable form of lat+lng, latitude+longitude (JSON numbers
+// or strings holding one), location, geometry (a GeoJSON Point, coordinates [lng, lat]);
+// JSON null counts as absent, a form present but unusable is warned about and the next
+// one tried, and the forms after the one used are not read.
 func ParsePayload(vertical string, payload json.RawMessage) (ParsedPayload, error) {
 	var out ParsedPayload
 	payload = bytes.TrimSpace(payload)
@@ -179,24 +186,25 @@ func ParsePayload(vertical string, payload json.RawMessage) (ParsedPayload, erro
 		return out, Invalid("payload", "payload is not a valid JSON object")
 	}
 	p := payloadParserOf(vertical)
-	if err := parseLocation(m, &out); err != nil {
-		return ParsedPayload{}, err
-	}
+	parseLocation(m, &out)
 	if raw, ok := payloadField(m, "required_equipment"); ok {
-		eq, err := parseRequiredEquipment(raw)
-		if err != nil {
-			return ParsedPayload{}, err
-		}
+		eq, warning := parseRequiredEquipment(raw)
 		out.RequiredEquipment = eq
+		out.warn(warning)
 	}
 	if raw, ok := payloadField(m, "severity"); ok {
-		sev, err := p.severity(raw)
-		if err != nil {
-			return ParsedPayload{}, err
-		}
+		sev, warning := p.severity(raw)
 		out.Severity = sev
+		out.warn(warning)
 	}
 	return out, nil
+}
+
+// warn adds a warning about a field that was ignored; "" adds nothing.
+func (out *ParsedPayload) warn(warning string) {
+	if warning != "" {
+		out.Warnings = append(out.Warnings, warning+"; ignored")
+	}
 }
 
 // payloadField returns the raw value of key; absent and JSON null are both absent.
@@ -219,6 +227,24 @@ func payloadNumber(raw json.RawMessage) (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(string(raw), 64)
 	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+}
+
+// payloadCoordinate reads a JSON number, or a JSON string holding exactly one in JSON's
+// own syntax, spaces around it allowed ("45.7", " -4.8 "): a form that cannot be read
+// two ways. "45,7", "0x2D", "Inf" and "45.7N" are not numbers.
+func payloadCoordinate(raw json.RawMessage) (float64, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return payloadNumber(raw)
+	}
+	s, ok := payloadString(raw)
+	if !ok {
+		return 0, false
+	}
+	b := []byte(strings.TrimSpace(s))
+	if !json.Valid(b) {
+		return 0, false
+	}
+	return payloadNumber(b)
 }
 
 // payloadString reads a JSON string.
@@ -254,42 +280,57 @@ func payloadStringEnd(b []byte) int {
 	return -1
 }
 
-// parseLocation fills out.Lat and out.Lng from the first location form present.
-func parseLocation(m map[string]json.RawMessage, out *ParsedPayload) error {
+// parseLocation fills out.Lat and out.Lng from the first usable location form, warning
+// about each form before it that is present but unusable.
+func parseLocation(m map[string]json.RawMessage, out *ParsedPayload) {
 	for _, pair := range [...][2]string{{"lat", "lng"}, {"latitude", "longitude"}} {
-		if found, err := parseLatLngPair(m, pair[0], pair[1], out); found || err != nil {
-			return err
+		if parseLatLngPair(m, pair[0], pair[1], out) {
+			return
 		}
 	}
 	for _, key := range [...]string{"location", "geometry"} {
 		if raw, ok := payloadField(m, key); ok {
-			return parsePoint("payload."+key, raw, out)
+			warning := parsePoint("payload."+key, raw, out)
+			if warning == "" {
+				return
+			}
+			out.warn(warning)
 		}
 	}
-	return nil
 }
 
-// parseLatLngPair reads two sibling number fields; found reports whether either is present.
-func parseLatLngPair(m map[string]json.RawMessage, latKey, lngKey string, out *ParsedPayload) (found bool, err error) {
+// parseLatLngPair reads two sibling coordinate fields into out and reports whether it
+// did; a pair present but unusable is warned about.
+func parseLatLngPair(m map[string]json.RawMessage, latKey, lngKey string, out *ParsedPayload) bool {
 	latRaw, hasLat := payloadField(m, latKey)
 	lngRaw, hasLng := payloadField(m, lngKey)
 	switch {
 	case !hasLat && !hasLng:
-		return false, nil
+		return false
 	case !hasLng:
-		return true, Invalid("payload."+lngKey, "payload.%s is required with payload.%s", lngKey, latKey)
+		out.warn("payload." + latKey + " is given without payload." + lngKey)
+		return false
 	case !hasLat:
-		return true, Invalid("payload."+latKey, "payload.%s is required with payload.%s", latKey, lngKey)
+		out.warn("payload." + lngKey + " is given without payload." + latKey)
+		return false
 	}
-	lat, ok := payloadNumber(latRaw)
-	if !ok {
-		return true, Invalid("payload."+latKey, "payload.%s must be a number", latKey)
+	lat, latOK := payloadCoordinate(latRaw)
+	latOK = latOK && ValidLatLng(lat, 0)
+	lng, lngOK := payloadCoordinate(lngRaw)
+	lngOK = lngOK && ValidLatLng(0, lng)
+	// A position is both coordinates: one unusable leaves the other unused too.
+	ignored := "; payload." + latKey + " and payload." + lngKey + " ignored"
+	if !latOK {
+		out.Warnings = append(out.Warnings, "payload."+latKey+" must be a number between -90 and 90"+ignored)
 	}
-	lng, ok := payloadNumber(lngRaw)
-	if !ok {
-		return true, Invalid("payload."+lngKey, "payload.%s must be a number", lngKey)
+	if !lngOK {
+		out.Warnings = append(out.Warnings, "payload."+lngKey+" must be a number between -180 and 180"+ignored)
 	}
-	return true, setLatLng(out, lat, lng, "payload."+latKey, "payload."+lngKey)
+	if !latOK || !lngOK {
+		return false
+	}
+	out.Lat, out.Lng = &lat, &lng
+	return true
 }
 
 // geoJSONPoint is the GeoJSON Point of payload.location and payload.geometry.
@@ -298,43 +339,36 @@ type geoJSONPoint struct {
 	Coordinates []float64 `json:"coordinates"`
 }
 
-// parsePoint reads a GeoJSON Point: {"type":"Point","coordinates":[lng, lat]} with an
-// optional altitude.
-func parsePoint(field string, raw json.RawMessage, out *ParsedPayload) error {
+// parsePoint reads a GeoJSON Point, {"type":"Point","coordinates":[lng, lat]} with an
+// optional altitude, into out; it answers why it could not ("" when it did).
+func parsePoint(field string, raw json.RawMessage, out *ParsedPayload) string {
 	var pt geoJSONPoint
 	if raw[0] != '{' || json.Unmarshal(raw, &pt) != nil || pt.Type != "Point" ||
 		len(pt.Coordinates) < 2 || len(pt.Coordinates) > 3 {
-		return Invalid(field, `%s must be a GeoJSON Point {"type": "Point", "coordinates": [lng, lat]}`, field)
+		return field + ` must be a GeoJSON Point {"type": "Point", "coordinates": [lng, lat]}`
 	}
-	return setLatLng(out, pt.Coordinates[1], pt.Coordinates[0], field, field)
-}
-
-// setLatLng checks the ranges and stores the position.
-func setLatLng(out *ParsedPayload, lat, lng float64, latField, lngField string) error {
-	latName, lngName := latField, lngField
-	if latField == lngField { // one GeoJSON field holds both
-		latName, lngName = latField+" latitude", lngField+" longitude"
-	}
+	lat, lng := pt.Coordinates[1], pt.Coordinates[0]
 	if !ValidLatLng(lat, 0) {
-		return Invalid(latField, "%s must be between -90 and 90", latName)
+		return field + " latitude must be between -90 and 90"
 	}
 	if !ValidLatLng(0, lng) {
-		return Invalid(lngField, "%s must be between -180 and 180", lngName)
+		return field + " longitude must be between -180 and 180"
 	}
 	out.Lat, out.Lng = &lat, &lng
-	return nil
+	return ""
 }
 
 // parseRequiredEquipment reads an array of non-empty strings or one comma-separated
-// string (empty pieces of which are skipped), and normalises it.
-func parseRequiredEquipment(raw json.RawMessage) ([]string, error) {
+// string (empty pieces of which are skipped), and normalises it. A value it cannot use
+// as a whole gives nil and the reason.
+func parseRequiredEquipment(raw json.RawMessage) ([]string, string) {
 	const field = "payload.required_equipment"
 	var items []string
 	switch raw[0] {
 	case '"':
 		s, ok := payloadString(raw)
 		if !ok {
-			return nil, Invalid(field, "%s must be an array of strings or a comma-separated string", field)
+			return nil, field + " must be an array of strings or a comma-separated string"
 		}
 		for piece := range strings.SplitSeq(s, ",") {
 			if piece = strings.TrimSpace(piece); piece != "" {
@@ -346,17 +380,17 @@ func parseRequiredEquipment(raw json.RawMessage) ([]string, error) {
 		for len(rest) > 0 && rest[0] != ']' {
 			end := payloadStringEnd(rest)
 			if end < 0 {
-				return nil, Invalid(field, "%s items must be strings", field)
+				return nil, field + " items must be strings"
 			}
 			if len(items) == maxRequiredEquipment {
-				return nil, Invalid(field, "%s has more than %d items", field, maxRequiredEquipment)
+				return nil, fmt.Sprintf("%s has more than %d items", field, maxRequiredEquipment)
 			}
 			s, ok := payloadString(rest[:end])
 			if !ok {
-				return nil, Invalid(field, "%s items must be strings", field)
+				return nil, field + " items must be strings"
 			}
 			if s = strings.TrimSpace(s); s == "" {
-				return nil, Invalid(field, "%s items must not be empty", field)
+				return nil, field + " items must not be empty"
 			}
 			items = append(items, s)
 			rest = bytes.TrimSpace(rest[end:])
@@ -365,38 +399,33 @@ func parseRequiredEquipment(raw json.RawMessage) ([]string, error) {
 			}
 		}
 	default:
-		return nil, Invalid(field, "%s must be an array of strings or a comma-separated string", field)
+		return nil, field + " must be an array of strings or a comma-separated string"
 	}
 	if len(items) > maxRequiredEquipment {
-		return nil, Invalid(field, "%s has more than %d items", field, maxRequiredEquipment)
+		return nil, fmt.Sprintf("%s has more than %d items", field, maxRequiredEquipment)
 	}
 	if len(items) == 0 {
-		return nil, nil
+		return nil, ""
 	}
 	for i, s := range items {
 		if utf8.RuneCountInString(s) > maxRequiredEquipmentLen {
-			return nil, Invalid(field, "%s items must be at most %d characters", field, maxRequiredEquipmentLen)
+			return nil, fmt.Sprintf("%s items must be at most %d characters", field, maxRequiredEquipmentLen)
 		}
 		items[i] = strings.ToLower(s)
 	}
 	slices.Sort(items)
-	return slices.Compact(items), nil
+	return slices.Compact(items), ""
 }
 
-// severity normalises payload.severity to one of the four levels.
-func (p *payloadParser) severity(raw json.RawMessage) (string, error) {
-	const field = "payload.severity"
+// severity normalises payload.severity to one of the four levels; a value it cannot map
+// gives "" and the reason, which lists the values it can.
+func (p *payloadParser) severity(raw json.RawMessage) (string, string) {
 	if s, ok := payloadString(raw); ok {
 		if level, ok := p.levels[strings.ToLower(strings.TrimSpace(s))]; ok {
-			return level, nil
+			return level, ""
 		}
-		return "", Invalid(field, "%s is not a %s severity; accepted: %s", field, p.info.Name, p.accepted)
+	} else if n, ok := payloadNumber(raw); ok && p.numeric && n == math.Trunc(n) && n >= 1 && n <= 4 {
+		return severityLevels[int(n)-1], ""
 	}
-	if !p.numeric {
-		return "", Invalid(field, "%s must be a string, one of: %s", field, p.accepted)
-	}
-	if n, ok := payloadNumber(raw); ok && n == math.Trunc(n) && n >= 1 && n <= 4 {
-		return severityLevels[int(n)-1], nil
-	}
-	return "", Invalid(field, "%s is not a %s severity; accepted: %s", field, p.info.Name, p.accepted)
+	return "", "payload.severity is not one of the " + p.info.Name + " severities (" + p.accepted + ")"
 }

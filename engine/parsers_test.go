@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -22,6 +23,23 @@ func wantPayloadErr(t *testing.T, err error, field string) {
 	}
 }
 
+// wantWarnings checks that a parse succeeded with one warning per field of fields, in
+// order, each naming its field first and ending in "ignored".
+func wantWarnings(t *testing.T, got engine.ParsedPayload, err error, fields ...string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("error %v, want warnings on %v", err, fields)
+	}
+	if len(got.Warnings) != len(fields) {
+		t.Fatalf("warnings %q, want one on each of %v", got.Warnings, fields)
+	}
+	for i, w := range got.Warnings {
+		if !strings.HasPrefix(w, fields[i]+" ") || !strings.HasSuffix(w, "ignored") {
+			t.Fatalf("warning %q, want a sentence on %s ending in ignored", w, fields[i])
+		}
+	}
+}
+
 func TestParsePayloadNoPayload(t *testing.T) {
 	for _, raw := range []string{"", "null", "  null ", "{}", `{"note": "nothing we read"}`,
 		`{"lat": null, "lng": null, "location": null, "required_equipment": null, "severity": null}`} {
@@ -29,7 +47,7 @@ func TestParsePayloadNoPayload(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", raw, err)
 		}
-		if got.Lat != nil || got.Lng != nil || got.RequiredEquipment != nil || got.Severity != "" {
+		if got.Lat != nil || got.Lng != nil || got.RequiredEquipment != nil || got.Severity != "" || got.Warnings != nil {
 			t.Fatalf("%q: %+v, want nothing", raw, got)
 		}
 	}
@@ -55,6 +73,10 @@ func TestParsePayloadLocation(t *testing.T) {
 		{"LatitudeWinsOverLocation", `{"latitude": 3, "longitude": 4, "location": {"type": "Point", "coordinates": [6, 5]}}`, 3, 4},
 		{"LocationWinsOverGeometry", `{"location": {"type": "Point", "coordinates": [6, 5]}, "geometry": "ignored"}`, 5, 6},
 		{"NullPairFallsThrough", `{"lat": null, "lng": null, "latitude": 7, "longitude": 8}`, 7, 8},
+		{"LatLngNumericStrings", `{"lat": "45.7", "lng": " -4.8 "}`, 45.7, -4.8},
+		{"LatLngStringExponent", `{"lat": "4.5e1", "lng": "-0"}`, 45, 0},
+		{"LatitudeLongitudeStrings", `{"latitude": "48.8566", "longitude": 2.3522}`, 48.8566, 2.3522},
+		{"LaterFormsNotRead", `{"lat": 1, "lng": 2, "location": "Lyon gare", "geometry": {"type": "LineString"}}`, 1, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := engine.ParsePayload("emergency", json.RawMessage(tc.payload))
@@ -64,77 +86,136 @@ func TestParsePayloadLocation(t *testing.T) {
 			if got.Lat == nil || got.Lng == nil || *got.Lat != tc.lat || *got.Lng != tc.lng {
 				t.Fatalf("position %v,%v, want %v,%v", got.Lat, got.Lng, tc.lat, tc.lng)
 			}
+			if got.Warnings != nil {
+				t.Fatalf("warnings %q", got.Warnings)
+			}
 		})
 	}
 }
 
-func TestParsePayloadErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name, payload, field string
-	}{
-		{"Array", `[1, 2]`, "payload"},
-		{"String", `"lat=45"`, "payload"},
-		{"Number", `42`, "payload"},
-		{"Bool", `true`, "payload"},
-		{"Truncated", `{"lat": 45`, "payload"},
-
-		{"LatString", `{"lat": "45.7", "lng": 4.8}`, "payload.lat"},
-		{"LngString", `{"lat": 45.7, "lng": "4.8"}`, "payload.lng"},
-		{"LatBool", `{"lat": true, "lng": 4.8}`, "payload.lat"},
-		{"LatObject", `{"lat": {}, "lng": 4.8}`, "payload.lat"},
-		{"LatTooBig", `{"lat": 90.0001, "lng": 4.8}`, "payload.lat"},
-		{"LatTooSmall", `{"lat": -91, "lng": 4.8}`, "payload.lat"},
-		{"LngTooBig", `{"lat": 45, "lng": 180.5}`, "payload.lng"},
-		{"LatOverflow", `{"lat": 1e400, "lng": 4.8}`, "payload.lat"},
-		{"LatWithoutLng", `{"lat": 45.7}`, "payload.lng"},
-		{"LngWithoutLat", `{"lng": 4.8}`, "payload.lat"},
-		{"LngNullLat", `{"lat": 45.7, "lng": null}`, "payload.lng"},
-		{"LatWithoutLngDespiteLatitude", `{"lat": 45.7, "latitude": 1, "longitude": 2}`, "payload.lng"},
-
-		{"LatitudeString", `{"latitude": "45.7", "longitude": 4.8}`, "payload.latitude"},
-		{"LongitudeString", `{"latitude": 45.7, "longitude": "4.8"}`, "payload.longitude"},
-		{"LatitudeRange", `{"latitude": 145.7, "longitude": 4.8}`, "payload.latitude"},
-		{"LongitudeRange", `{"latitude": 45.7, "longitude": -181}`, "payload.longitude"},
-		{"LatitudeWithoutLongitude", `{"latitude": 45.7}`, "payload.longitude"},
-		{"LongitudeWithoutLatitude", `{"longitude": 4.8}`, "payload.latitude"},
-
-		{"LocationString", `{"location": "Building A"}`, "payload.location"},
-		{"LocationArray", `{"location": [4.8, 45.7]}`, "payload.location"},
-		{"LocationNotPoint", `{"location": {"type": "Polygon", "coordinates": [4.8, 45.7]}}`, "payload.location"},
-		{"LocationNoType", `{"location": {"coordinates": [4.8, 45.7]}}`, "payload.location"},
-		{"LocationOneCoordinate", `{"location": {"type": "Point", "coordinates": [4.8]}}`, "payload.location"},
-		{"LocationFourCoordinates", `{"location": {"type": "Point", "coordinates": [4.8, 45.7, 1, 2]}}`, "payload.location"},
-		{"LocationStringCoordinates", `{"location": {"type": "Point", "coordinates": ["4.8", "45.7"]}}`, "payload.location"},
-		{"LocationNullCoordinates", `{"location": {"type": "Point", "coordinates": null}}`, "payload.location"},
-		{"LocationLatRange", `{"location": {"type": "Point", "coordinates": [4.8, 95]}}`, "payload.location"},
-		{"LocationLngRange", `{"location": {"type": "Point", "coordinates": [-200, 45]}}`, "payload.location"},
-		{"GeometryBad", `{"geometry": {"type": "Point", "coordinates": {"lat": 1}}}`, "payload.geometry"},
-
-		{"EquipmentNumber", `{"required_equipment": 3}`, "payload.required_equipment"},
-		{"EquipmentObject", `{"required_equipment": {"defibrillator": true}}`, "payload.required_equipment"},
-		{"EquipmentBool", `{"required_equipment": true}`, "payload.required_equipment"},
-		{"EquipmentNumberItem", `{"required_equipment": ["ladder", 2]}`, "payload.required_equipment"},
-		{"EquipmentNullItem", `{"required_equipment": ["ladder", null]}`, "payload.required_equipment"},
-		{"EquipmentNestedArray", `{"required_equipment": [["ladder"]]}`, "payload.required_equipment"},
-		{"EquipmentEmptyItem", `{"required_equipment": ["ladder", "  "]}`, "payload.required_equipment"},
-		{"EquipmentTooLongItem", `{"required_equipment": ["` + strings.Repeat("x", 65) + `"]}`, "payload.required_equipment"},
-		{"EquipmentTooLongPiece", `{"required_equipment": "ladder,` + strings.Repeat("é", 65) + `"}`, "payload.required_equipment"},
-		{"EquipmentTooMany", `{"required_equipment": [` + strings.Repeat(`"a",`, 50) + `"b"]}`, "payload.required_equipment"},
-		{"EquipmentTooManyPieces", `{"required_equipment": "` + strings.Repeat(`a,`, 50) + `b"}`, "payload.required_equipment"},
-
-		{"SeverityNumber", `{"severity": 1}`, "payload.severity"},
-		{"SeverityBool", `{"severity": true}`, "payload.severity"},
-		{"SeverityArray", `{"severity": ["high"]}`, "payload.severity"},
-		{"SeverityUnknown", `{"severity": "catastrophic"}`, "payload.severity"},
-		{"SeverityEmpty", `{"severity": ""}`, "payload.severity"},
+// TestParsePayloadNotObject: the one payload refused is one that is not a JSON object.
+func TestParsePayloadNotObject(t *testing.T) {
+	for _, tc := range []struct{ name, payload string }{
+		{"Array", `[1, 2]`},
+		{"EmptyArray", `[]`},
+		{"String", `"lat=45"`},
+		{"Number", `42`},
+		{"True", `true`},
+		{"False", `false`},
+		{"Truncated", `{"lat": 45`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := engine.ParsePayload("telecom", json.RawMessage(tc.payload))
-			wantPayloadErr(t, err, tc.field)
-			if got.Lat != nil || got.RequiredEquipment != nil || got.Severity != "" {
+			wantPayloadErr(t, err, "payload")
+			if got.Lat != nil || got.RequiredEquipment != nil || got.Severity != "" || got.Warnings != nil {
 				t.Fatalf("an error came with a result: %+v", got)
 			}
 		})
+	}
+}
+
+// TestParsePayloadWarnings: a field the parser reads, in a form it cannot use, never
+// refuses the payload: it is ignored, with a warning naming it, and the rest is read.
+func TestParsePayloadWarnings(t *testing.T) {
+	type pos struct{ lat, lng float64 }
+	for _, tc := range []struct {
+		name, payload string
+		warned        []string // the fields warned about, in order
+		at            *pos     // the position read despite the warnings, if any
+	}{
+		{"LatNotNumber", `{"lat": "north", "lng": 4.8}`, []string{"payload.lat"}, nil},
+		{"LngNotNumber", `{"lat": 45.7, "lng": "4,8"}`, []string{"payload.lng"}, nil},
+		{"LatLngBothBad", `{"lat": true, "lng": {}}`, []string{"payload.lat", "payload.lng"}, nil},
+		{"LatObject", `{"lat": {}, "lng": 4.8}`, []string{"payload.lat"}, nil},
+		{"LatHex", `{"lat": "0x2D", "lng": 4.8}`, []string{"payload.lat"}, nil},
+		{"LatInf", `{"lat": "Inf", "lng": 4.8}`, []string{"payload.lat"}, nil},
+		{"LatWithSuffix", `{"lat": "45.7N", "lng": 4.8}`, []string{"payload.lat"}, nil},
+		{"LatEmptyString", `{"lat": "", "lng": 4.8}`, []string{"payload.lat"}, nil},
+		{"LatTooBig", `{"lat": 90.0001, "lng": 4.8}`, []string{"payload.lat"}, nil},
+		{"LatTooBigString", `{"lat": "95", "lng": 4.8}`, []string{"payload.lat"}, nil},
+		{"LatTooSmall", `{"lat": -91, "lng": 4.8}`, []string{"payload.lat"}, nil},
+		{"LatNinetyFive", `{"lat": 95, "lng": 4.8}`, []string{"payload.lat"}, nil},
+		{"LngTooBig", `{"lat": 45, "lng": 180.5}`, []string{"payload.lng"}, nil},
+		{"LatOverflow", `{"lat": 1e400, "lng": 4.8}`, []string{"payload.lat"}, nil},
+		{"LatAlone", `{"lat": 45.7}`, []string{"payload.lat"}, nil},
+		{"LngAlone", `{"lng": 4.8}`, []string{"payload.lng"}, nil},
+		{"LngNull", `{"lat": 45.7, "lng": null}`, []string{"payload.lat"}, nil},
+		{"LatitudeString", `{"latitude": "x", "longitude": 4.8}`, []string{"payload.latitude"}, nil},
+		{"LongitudeRange", `{"latitude": 45.7, "longitude": -181}`, []string{"payload.longitude"}, nil},
+		{"LatitudeAlone", `{"latitude": 45.7}`, []string{"payload.latitude"}, nil},
+
+		{"LocationString", `{"location": "Lyon gare"}`, []string{"payload.location"}, nil},
+		{"LocationArray", `{"location": [4.8, 45.7]}`, []string{"payload.location"}, nil},
+		{"LocationNotPoint", `{"location": {"type": "Polygon", "coordinates": [4.8, 45.7]}}`, []string{"payload.location"}, nil},
+		{"LocationNoType", `{"location": {"coordinates": [4.8, 45.7]}}`, []string{"payload.location"}, nil},
+		{"LocationOneCoordinate", `{"location": {"type": "Point", "coordinates": [4.8]}}`, []string{"payload.location"}, nil},
+		{"LocationFourCoordinates", `{"location": {"type": "Point", "coordinates": [4.8, 45.7, 1, 2]}}`, []string{"payload.location"}, nil},
+		{"LocationStringCoordinates", `{"location": {"type": "Point", "coordinates": ["4.8", "45.7"]}}`, []string{"payload.location"}, nil},
+		{"LocationNullCoordinates", `{"location": {"type": "Point", "coordinates": null}}`, []string{"payload.location"}, nil},
+		{"LocationLatRange", `{"location": {"type": "Point", "coordinates": [4.8, 95]}}`, []string{"payload.location"}, nil},
+		{"LocationLngRange", `{"location": {"type": "Point", "coordinates": [-200, 45]}}`, []string{"payload.location"}, nil},
+		{"GeometryLineString", `{"geometry": {"type": "LineString"}}`, []string{"payload.geometry"}, nil},
+		{"GeometryBad", `{"geometry": {"type": "Point", "coordinates": {"lat": 1}}}`, []string{"payload.geometry"}, nil},
+
+		// An unusable form gives way to the next usable one.
+		{"LatAloneThenLatitude", `{"lat": 45.7, "latitude": 1, "longitude": 2}`, []string{"payload.lat"}, &pos{1, 2}},
+		{"BadLatThenLocation", `{"lat": 95, "lng": 4.8, "location": {"type": "Point", "coordinates": [4.8, 45.7]}}`,
+			[]string{"payload.lat"}, &pos{45.7, 4.8}},
+		{"LocationTextThenGeometry", `{"location": "Lyon gare", "geometry": {"type": "Point", "coordinates": [4.8, 45.7]}}`,
+			[]string{"payload.location"}, &pos{45.7, 4.8}},
+		{"EveryFormBad", `{"lat": "a", "lng": 1, "latitude": 1, "location": "x", "geometry": 3}`,
+			[]string{"payload.lat", "payload.latitude", "payload.location", "payload.geometry"}, nil},
+
+		{"EquipmentNumbers", `{"required_equipment": [1, 2]}`, []string{"payload.required_equipment"}, nil},
+		{"EquipmentNumber", `{"required_equipment": 3}`, []string{"payload.required_equipment"}, nil},
+		{"EquipmentObject", `{"required_equipment": {"defibrillator": true}}`, []string{"payload.required_equipment"}, nil},
+		{"EquipmentBool", `{"required_equipment": true}`, []string{"payload.required_equipment"}, nil},
+		{"EquipmentNumberItem", `{"required_equipment": ["ladder", 2]}`, []string{"payload.required_equipment"}, nil},
+		{"EquipmentNullItem", `{"required_equipment": ["ladder", null]}`, []string{"payload.required_equipment"}, nil},
+		{"EquipmentNestedArray", `{"required_equipment": [["ladder"]]}`, []string{"payload.required_equipment"}, nil},
+		{"EquipmentEmptyItem", `{"required_equipment": ["ladder", "  "]}`, []string{"payload.required_equipment"}, nil},
+		{"EquipmentTooLongItem", `{"required_equipment": ["` + strings.Repeat("x", 65) + `"]}`, []string{"payload.required_equipment"}, nil},
+		{"EquipmentTooLongPiece", `{"required_equipment": "ladder,` + strings.Repeat("é", 65) + `"}`, []string{"payload.required_equipment"}, nil},
+		{"EquipmentTooMany", `{"required_equipment": [` + strings.Repeat(`"a",`, 50) + `"b"]}`, []string{"payload.required_equipment"}, nil},
+		{"EquipmentTooManyPieces", `{"required_equipment": "` + strings.Repeat(`a,`, 50) + `b"}`, []string{"payload.required_equipment"}, nil},
+
+		{"SeverityUrgent", `{"severity": "urgent"}`, []string{"payload.severity"}, nil},
+		{"SeverityNumber", `{"severity": 1}`, []string{"payload.severity"}, nil},
+		{"SeverityBool", `{"severity": true}`, []string{"payload.severity"}, nil},
+		{"SeverityArray", `{"severity": ["high"]}`, []string{"payload.severity"}, nil},
+		{"SeverityEmpty", `{"severity": ""}`, []string{"payload.severity"}, nil},
+
+		{"AllAtOnce", `{"lat": "45.7", "lng": 400, "required_equipment": [1], "severity": "urgent", "note": "kept"}`,
+			[]string{"payload.lng", "payload.required_equipment", "payload.severity"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := engine.ParsePayload("telecom", json.RawMessage(tc.payload))
+			wantWarnings(t, got, err, tc.warned...)
+			switch {
+			case tc.at == nil && got.Lat != nil:
+				t.Fatalf("position %v,%v read from an unusable form", *got.Lat, *got.Lng)
+			case tc.at != nil && (got.Lat == nil || *got.Lat != tc.at.lat || *got.Lng != tc.at.lng):
+				t.Fatalf("position %v,%v, want %v", got.Lat, got.Lng, *tc.at)
+			}
+			if got.RequiredEquipment != nil || got.Severity != "" {
+				t.Fatalf("an ignored field came with a result: %+v", got)
+			}
+		})
+	}
+}
+
+// TestParsePayloadWarningsKeepTheRest: a field ignored does not hide the usable ones.
+func TestParsePayloadWarningsKeepTheRest(t *testing.T) {
+	got, err := engine.ParsePayload("healthcare", json.RawMessage(
+		`{"lat": 45.7, "lng": 4.8, "required_equipment": "Ladder", "severity": "purple"}`))
+	wantWarnings(t, got, err, "payload.severity")
+	if got.Lat == nil || *got.Lat != 45.7 || !slices.Equal(got.RequiredEquipment, []string{"ladder"}) || got.Severity != "" {
+		t.Fatalf("%+v", got)
+	}
+	got, err = engine.ParsePayload("healthcare", json.RawMessage(`{"location": "Lyon gare", "required_equipment": 7, "severity": "red"}`))
+	wantWarnings(t, got, err, "payload.location", "payload.required_equipment")
+	if got.Lat != nil || got.RequiredEquipment != nil || got.Severity != "critical" {
+		t.Fatalf("%+v", got)
 	}
 }
 
@@ -163,6 +244,9 @@ func TestParsePayloadEquipment(t *testing.T) {
 			}
 			if !slices.Equal(got.RequiredEquipment, tc.want) || (tc.want == nil) != (got.RequiredEquipment == nil) {
 				t.Fatalf("required_equipment %#v, want %#v", got.RequiredEquipment, tc.want)
+			}
+			if got.Warnings != nil {
+				t.Fatalf("warnings %q", got.Warnings)
 			}
 		})
 	}
@@ -194,7 +278,19 @@ func TestParsePayloadSeverity(t *testing.T) {
 		t.Run(tc.vertical, func(t *testing.T) {
 			parse := func(raw string) (string, error) {
 				got, err := engine.ParsePayload(tc.vertical, json.RawMessage(`{"severity": `+raw+`}`))
+				if err == nil && got.Warnings != nil {
+					t.Errorf("%s → %q with warnings %q", raw, got.Severity, got.Warnings)
+				}
 				return got.Severity, err
+			}
+			// ignored checks that raw is not mapped: no severity, one warning on it.
+			ignored := func(raw string) {
+				t.Helper()
+				got, err := engine.ParsePayload(tc.vertical, json.RawMessage(`{"severity": `+raw+`}`))
+				wantWarnings(t, got, err, "payload.severity")
+				if got.Severity != "" {
+					t.Errorf("%s → %q, want it ignored", raw, got.Severity)
+				}
 			}
 			for in, want := range levels {
 				if got, err := parse(`"` + in + `"`); err != nil || got != want {
@@ -214,21 +310,19 @@ func TestParsePayloadSeverity(t *testing.T) {
 					if _, ok := tc.accepts[strings.ToLower(strings.TrimSpace(in))]; ok {
 						continue
 					}
-					_, err := parse(`"` + in + `"`)
-					wantPayloadErr(t, err, "payload.severity")
+					ignored(`"` + in + `"`)
 				}
 			}
 			for _, in := range []string{`"urgent"`, `"sev5"`, `"p0"`, `"5"`, `"0"`, `""`, `"hi gh"`, `true`, `{}`, `[]`} {
-				_, err := parse(in)
-				wantPayloadErr(t, err, "payload.severity")
+				ignored(in)
 			}
 			for i, want := range []string{"critical", "high", "medium", "low"} {
 				raw := string(rune('1' + i))
-				got, err := parse(raw)
 				if !tc.numeric {
-					wantPayloadErr(t, err, "payload.severity")
+					ignored(raw)
 					continue
 				}
+				got, err := parse(raw)
 				if err != nil || got != want {
 					t.Errorf("%s → %q, %v; want %q", raw, got, err, want)
 				}
@@ -238,18 +332,17 @@ func TestParsePayloadSeverity(t *testing.T) {
 					t.Errorf("2.0 → %q, %v", got, err)
 				}
 				for _, in := range []string{`0`, `5`, `1.5`, `-1`, `1e400`} {
-					_, err := parse(in)
-					wantPayloadErr(t, err, "payload.severity")
+					ignored(in)
 				}
 			}
 		})
 	}
 }
 
-func TestParsePayloadSeverityErrorListsAccepted(t *testing.T) {
-	_, err := engine.ParsePayload("healthcare", json.RawMessage(`{"severity": "purple"}`))
-	wantPayloadErr(t, err, "payload.severity")
-	msg := err.(*engine.Error).Msg
+func TestParsePayloadSeverityWarningListsAccepted(t *testing.T) {
+	got, err := engine.ParsePayload("healthcare", json.RawMessage(`{"severity": "purple"}`))
+	wantWarnings(t, got, err, "payload.severity")
+	msg := got.Warnings[0]
 	for _, v := range []string{"critical", "low", "red", "green", "1", "4"} {
 		if !strings.Contains(msg, v) {
 			t.Errorf("message %q does not list %q", msg, v)
@@ -324,21 +417,37 @@ func TestParsers(t *testing.T) {
 	})
 }
 
+// FuzzParsePayload: the payload is opaque. ParsePayload refuses exactly the payloads that
+// are not a JSON object (on the field payload); any object is accepted, whatever its
+// fields hold, with what it could read in range and normalised, and one warning per field
+// ignored, naming that field (present in the payload) first and ending in "ignored".
 func FuzzParsePayload(f *testing.F) {
-	for _, seed := range []string{benchPayload, `{}`, `null`, `[]`, `{"lat": 1, "lng": 2}`,
+	for _, seed := range []string{benchPayload, `{}`, `null`, `[]`, `"x"`, `1`, `true`, `{"lat": 1, "lng": 2}`,
 		`{"latitude": "1", "longitude": 2}`, `{"location": {"type": "Point", "coordinates": [1, 2, 3]}}`,
-		`{"required_equipment": "a,B, c"}`, `{"severity": 3}`, `{"severity": "P1"}`} {
+		`{"required_equipment": "a,B, c"}`, `{"severity": 3}`, `{"severity": "P1"}`,
+		`{"location": "Lyon gare"}`, `{"severity": "urgent"}`, `{"lat": "45.7", "lng": "4.8"}`, `{"lat": 95, "lng": 4.8}`,
+		`{"lat": 45.7}`, `{"required_equipment": [1, 2]}`, `{"geometry": {"type": "LineString"}}`,
+		`{"lat": "1e400", "lng": " 2 ", "latitude": 1, "geometry": {"type": "Point", "coordinates": [1, 95]}}`} {
 		f.Add("healthcare", []byte(seed))
 		f.Add("emergency", []byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, vertical string, payload []byte) {
 		got, err := engine.ParsePayload(vertical, payload)
+		trimmed := bytes.TrimSpace(payload)
+		absent := len(trimmed) == 0 || string(trimmed) == "null"
+		object := !absent && trimmed[0] == '{' && json.Valid(trimmed)
 		if err != nil {
 			var e *engine.Error
-			if !errors.As(err, &e) || e.Kind != engine.KindValidation || (e.Field != "payload" && !strings.HasPrefix(e.Field, "payload.")) {
+			if !errors.As(err, &e) || e.Kind != engine.KindValidation || e.Field != "payload" {
 				t.Fatalf("error %#v", err)
 			}
+			if object {
+				t.Fatalf("a JSON object refused: %v", err)
+			}
 			return
+		}
+		if !absent && !object {
+			t.Fatalf("%q accepted, not being a JSON object", payload)
 		}
 		if (got.Lat == nil) != (got.Lng == nil) {
 			t.Fatalf("one coordinate: %+v", got)
@@ -356,6 +465,27 @@ func FuzzParsePayload(f *testing.F) {
 		for _, s := range eq {
 			if s == "" || s != strings.ToLower(strings.TrimSpace(s)) {
 				t.Fatalf("required_equipment item %q", s)
+			}
+		}
+		if absent {
+			if got.Warnings != nil {
+				t.Fatalf("warnings without a payload: %q", got.Warnings)
+			}
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(trimmed, &m); err != nil {
+			t.Fatal(err)
+		}
+		if got.Warnings != nil && len(got.Warnings) == 0 || len(got.Warnings) > 7 {
+			t.Fatalf("warnings %q", got.Warnings)
+		}
+		for _, w := range got.Warnings {
+			name, _, _ := strings.Cut(w, " ")
+			key, ok := strings.CutPrefix(name, "payload.")
+			if raw, present := m[key]; !ok || !present || string(bytes.TrimSpace(raw)) == "null" ||
+				!slices.Contains(engine.Parsers(nil)[0].Fields, key) || !strings.HasSuffix(w, "ignored") {
+				t.Fatalf("warning %q does not name a field of %s the parser reads", w, trimmed)
 			}
 		}
 	})

@@ -76,6 +76,8 @@ type BatchItem struct {
 	// /v1/events does.
 	Dispatch       *AutoDispatch `json:"dispatch,omitempty"`
 	RequiresManual bool          `json:"requires_manual,omitempty"`
+	// PayloadWarnings are those of an accepted item's payload, as POST /v1/events gives.
+	PayloadWarnings []string `json:"payload_warnings,omitempty"`
 }
 
 // ItemError says why an item was rejected, in the terms of the error body.
@@ -338,8 +340,9 @@ func (e *Engine) syncBatchIn(tx Tx, tenantID string, in SyncBatchInput, captured
 		if err != nil {
 			return nil, &itemFailure{index: i, err: err}
 		}
+		warnings := ce.parsed.Warnings
 		reply, err := renderEvent(EventAccepted{EventID: ev.ID, Status: ev.Status, ChannelSelected: ev.ChannelSelected,
-			CreatedAt: ev.CreatedAt, Dispatch: auto, RequiresManual: manual})
+			CreatedAt: ev.CreatedAt, Dispatch: auto, RequiresManual: manual, PayloadWarnings: warnings})
 		if err != nil {
 			return nil, err
 		}
@@ -347,7 +350,7 @@ func (e *Engine) syncBatchIn(tx Tx, tenantID string, in SyncBatchInput, captured
 			return nil, err
 		}
 		id := ev.ID
-		it.Status, it.EventID, it.Dispatch, it.RequiresManual = ItemAccepted, &id, auto, manual
+		it.Status, it.EventID, it.Dispatch, it.RequiresManual, it.PayloadWarnings = ItemAccepted, &id, auto, manual, warnings
 		b.Accepted++
 	}
 	if err := tx.PutSyncBatch(tenantID, b); err != nil {

@@ -208,6 +208,46 @@ func TestDevices_Sync(t *testing.T) {
 		body["items"] = []any{}
 		n.do("POST", "/v1/devices/sync", body, append(op, "Idempotency-Key", "sync-13")...).wantErr(http.StatusUnprocessableEntity, "idempotency_key_reused")
 	})
+
+	// An event item whose payload has a field in a form the parser cannot use is applied,
+	// with the warnings POST /v1/events would give: when applied at once, when released
+	// from behind a gap, in a duplicate's answer and in the reply of its idempotency_key.
+	t.Run("PayloadWarnings", func(t *testing.T) {
+		n := n.on(t)
+		dev := n.do("POST", "/v1/devices/register", map[string]any{"name": "w", "platform": "android", "team_id": s.teamA.ID}, op...).
+			want(http.StatusCreated).str("device_id")
+		warned := func(seq int, k string) map[string]any {
+			it := ev(seq, k)
+			it["payload"].(map[string]any)["payload"] = map[string]any{"location": "Lyon gare", "severity": "urgent"}
+			return it
+		}
+		check := func(r map[string]any, status string) {
+			t.Helper()
+			w, _ := r["payload_warnings"].([]any)
+			if r["status"] != status || len(w) != 2 || !strings.HasPrefix(w[0].(string), "payload.location ") ||
+				!strings.HasPrefix(w[1].(string), "payload.severity ") {
+				t.Fatalf("result: %v", r)
+			}
+		}
+		res := n.do("POST", "/v1/devices/sync", map[string]any{"device_id": dev, "items": []any{warned(1, "w-1"), warned(3, "w-3")}}, op...).
+			want(http.StatusOK)
+		check(res.list("results")[0], "applied")
+		if r := res.list("results")[1]; r["status"] != "pending" || r["payload_warnings"] != nil {
+			t.Fatalf("held item: %v", r)
+		}
+		res = n.do("POST", "/v1/devices/sync", map[string]any{"device_id": dev, "items": []any{ev(2, "w-2"), warned(1, "w-1")}}, op...).
+			want(http.StatusOK)
+		if r := res.list("results")[0]; r["status"] != "applied" || r["payload_warnings"] != nil {
+			t.Fatalf("item without warnings: %v", r)
+		}
+		dup := res.list("results")[1]
+		check(dup, "duplicate")
+		check(res.list("released")[0], "applied")
+		replay := n.do("POST", "/v1/events", eventBody("w-3"), key...).want(http.StatusCreated)
+		if w, _ := replay.body["payload_warnings"].([]any); len(w) != 2 || replay.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("reply of the item's idempotency_key: %s", replay.raw)
+		}
+	})
 }
 
 // TestDevices_Queue: a mission dispatched to the device's team reaches its queue; the

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -29,6 +30,9 @@ func TestEvents_Create(t *testing.T) {
 		}
 		if !timeRE.MatchString(res.str("created_at")) || res.str("status") != "pending" || res.str("channel_selected") != "rest_full" {
 			t.Fatalf("answer: %s", res.raw)
+		}
+		if _, ok := res.body["payload_warnings"]; ok {
+			t.Fatalf("payload_warnings without a warning: %s", res.raw)
 		}
 	})
 
@@ -91,7 +95,8 @@ func TestEvents_Create(t *testing.T) {
 			{"payload string", map[string]any{"type": "X", "priority": "high", "vertical": "gov", "idempotency_key": "b3", "payload": "x"}, "payload"},
 			{"type not a string", map[string]any{"type": 7, "priority": "high", "vertical": "gov", "idempotency_key": "b4"}, "type"},
 			{"unknown zone", map[string]any{"type": "X", "priority": "high", "vertical": "gov", "idempotency_key": "b5", "zone_code": "nowhere"}, "zone_code"},
-			{"bad latitude", map[string]any{"type": "X", "priority": "high", "vertical": "gov", "idempotency_key": "b6", "payload": map[string]any{"lat": 91, "lng": 2}}, "payload.lat"},
+			{"payload number", map[string]any{"type": "X", "priority": "high", "vertical": "gov", "idempotency_key": "b6", "payload": 42}, "payload"},
+			{"payload true", map[string]any{"type": "X", "priority": "high", "vertical": "gov", "idempotency_key": "b7", "payload": true}, "payload"},
 		} {
 			n.do("POST", "/v1/events", tc.body, key...).wantErr(http.StatusBadRequest, "validation_error", tc.field)
 		}
@@ -210,4 +215,86 @@ func TestEvents_ListAndRead(t *testing.T) {
 		}
 		n.do("GET", "/v1/events/not-a-uuid", nil, key...).wantErr(http.StatusNotFound, "not_found")
 	})
+}
+
+// TestEvents_PayloadIsOpaque: the payload is "arbitrary JSON, opaque to the service"
+// (INTERFACE.md). A field the vertical's parser reads, in a form it cannot use, never
+// refuses the event: 201, the event stored with its payload as sent, the field ignored
+// for placement and scoring and named in payload_warnings (also in the replay).
+func TestEvents_PayloadIsOpaque(t *testing.T) {
+	n := newNode(t)
+	f := n.addTenant("acme", "core")
+	key := []string{"x-svc-api-key", f.key}
+	n.do("POST", "/v1/zones", zoneBody("PAR"), key...).want(http.StatusCreated)
+
+	for i, tc := range []struct {
+		vertical, payload string
+		warned            []string // the fields named by payload_warnings, in order
+		lat               any      // the event's lat: nil (JSON null) or a number
+	}{
+		{"gov", `{"location":"Lyon gare"}`, []string{"payload.location"}, nil},
+		{"healthcare", `{"severity":"urgent"}`, []string{"payload.severity"}, nil},
+		{"gov", `{"lat":"48.9","lng":"2.3"}`, nil, 48.9}, // numeric strings are read
+		{"gov", `{"lat":95,"lng":4.8}`, []string{"payload.lat"}, nil},
+		{"gov", `{"lat":45.7}`, []string{"payload.lat"}, nil},
+		{"logistics", `{"required_equipment":[1,2]}`, []string{"payload.required_equipment"}, nil},
+		{"emergency", `{"geometry":{"type":"LineString"}}`, []string{"payload.geometry"}, nil},
+		{"emergency", `{"lat":true,"lng":[],"required_equipment":{"a":1},"severity":3,"note":"kept \u00e9 \"q\""}`,
+			[]string{"payload.lat", "payload.lng", "payload.required_equipment", "payload.severity"}, nil},
+		{"gov", `{"severity":"","nested":{"lat":"x"}}`, []string{"payload.severity"}, nil},
+	} {
+		idem := fmt.Sprintf("opaque-%d", i)
+		body := fmt.Sprintf(`{"type":"NOTE","priority":"normal","vertical":%q,"idempotency_key":%q,"payload":%s}`, tc.vertical, idem, tc.payload)
+		res := n.do("POST", "/v1/events", body, key...).want(http.StatusCreated)
+		var ans struct {
+			EventID  string   `json:"event_id"`
+			Warnings []string `json:"payload_warnings"`
+		}
+		if err := json.Unmarshal(res.raw, &ans); err != nil {
+			t.Fatal(err)
+		}
+		if _, present := res.body["payload_warnings"]; present != (len(tc.warned) > 0) || len(ans.Warnings) != len(tc.warned) {
+			t.Fatalf("%s: payload_warnings %q, want one on each of %v", tc.payload, ans.Warnings, tc.warned)
+		}
+		for j, w := range ans.Warnings {
+			if !strings.HasPrefix(w, tc.warned[j]+" ") || !strings.HasSuffix(w, "ignored") {
+				t.Fatalf("%s: warning %q, want one on %s", tc.payload, w, tc.warned[j])
+			}
+		}
+		again := n.do("POST", "/v1/events", body, key...).want(http.StatusCreated)
+		if string(again.raw) != string(res.raw) || again.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("%s: replay %s, first %s", tc.payload, again.raw, res.raw)
+		}
+
+		ev := n.do("GET", "/v1/events/"+ans.EventID, nil, key...).want(http.StatusOK)
+		var stored struct {
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(ev.raw, &stored); err != nil {
+			t.Fatal(err)
+		}
+		if string(stored.Payload) != tc.payload {
+			t.Fatalf("payload stored as %s, sent %s", stored.Payload, tc.payload)
+		}
+		if ev.body["lat"] != tc.lat {
+			t.Fatalf("%s: lat %v, want %v", tc.payload, ev.body["lat"], tc.lat)
+		}
+		if tc.lat != nil && ev.str("zone_code") != "PAR" {
+			t.Fatalf("%s: not placed in its zone: %s", tc.payload, ev.raw)
+		}
+		if _, ok := ev.body["severity"]; ok && len(tc.warned) > 0 {
+			t.Fatalf("%s: an ignored severity was stored: %s", tc.payload, ev.raw)
+		}
+	}
+
+	// The one payload still refused is one that is not a JSON object; JSON null is absent.
+	for i, payload := range []string{`[]`, `[1,2]`, `"Lyon gare"`, `45.7`, `true`, `false`} {
+		body := fmt.Sprintf(`{"type":"NOTE","priority":"normal","vertical":"gov","idempotency_key":"not-object-%d","payload":%s}`, i, payload)
+		n.do("POST", "/v1/events", body, key...).wantErr(http.StatusBadRequest, "validation_error", "payload")
+	}
+	res := n.do("POST", "/v1/events", `{"type":"NOTE","priority":"normal","vertical":"gov","idempotency_key":"null-payload","payload":null}`, key...).
+		want(http.StatusCreated)
+	if _, ok := res.body["payload_warnings"]; ok {
+		t.Fatalf("null payload: %s", res.raw)
+	}
 }

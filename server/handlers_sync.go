@@ -116,11 +116,12 @@ func itemJSONError(err error) error {
 }
 
 // renderAccepted is render for the answer to an accepted event, written by hand when
-// auto-dispatch did not run (the common case: one per item of a batch): the same bytes
-// without reflection. Its fields are ids, enums and a timestamp, none needing escapes.
+// auto-dispatch did not run and the payload raised no warning (the common case: one per
+// item of a batch): the same bytes without reflection. Its fields are then ids, enums and
+// a timestamp, none needing escapes.
 func renderAccepted(v any, reqID string) ([]byte, error) {
 	a, ok := v.(engine.EventAccepted)
-	if !ok || a.Dispatch != nil || a.RequiresManual {
+	if !ok || a.Dispatch != nil || a.RequiresManual || len(a.PayloadWarnings) > 0 {
 		return render(v, reqID)
 	}
 	b := make([]byte, 0, 160+len(reqID))

@@ -14,6 +14,9 @@ func TestSyncBatch_RenderAccepted(t *testing.T) {
 		{EventID: engine.NewID(), Status: engine.EventPending, ChannelSelected: engine.ChannelREST, CreatedAt: at},
 		{EventID: engine.NewID(), Status: engine.EventQueuedOffline, ChannelSelected: engine.ChannelQueued, CreatedAt: at},
 		{EventID: engine.NewID(), Status: engine.EventPending, ChannelSelected: engine.ChannelSMS, CreatedAt: at, RequiresManual: true},
+		{EventID: engine.NewID(), Status: engine.EventPending, ChannelSelected: engine.ChannelREST, CreatedAt: at,
+			PayloadWarnings: []string{`payload.severity is not a gov.v1 severity (accepted: "<x>" & more); ignored`}},
+		{EventID: engine.NewID(), Status: engine.EventPending, ChannelSelected: engine.ChannelREST, CreatedAt: at, PayloadWarnings: []string{}},
 	} {
 		got, err := renderAccepted(a, "req-1\"x")
 		if err != nil {

@@ -195,13 +195,13 @@ func TestSyncBatch_Items(t *testing.T) {
 		with("bad-capture", "captured_at", "last tuesday"), // 11
 		"not an object",                          // 12
 		with("bad-payload", "payload", []int{1}), // 13
-		with("bad-lat", "payload", map[string]any{"lat": 91, "lng": 2}), // 14
-		with("", "idempotency_key", nil),                                // 15
-		with("bad-key-int", "idempotency_key", 12),                      // 16
+		with("ok-bad-lat", "payload", map[string]any{"lat": 91, "lng": 2}), // 14: accepted, lat ignored
+		with("", "idempotency_key", nil),                                   // 15
+		with("bad-key-int", "idempotency_key", 12),                         // 16
 	}
 	wantField := map[int]string{1: "type", 3: "type", 4: "priority", 6: "zone_code", 7: "vertical", 9: "captured_at",
-		11: "captured_at", 12: "", 13: "payload", 14: "payload.lat", 15: "idempotency_key", 16: "idempotency_key"}
-	res := n.do("POST", "/v1/sync/batch", syncBatch(items...), key...).want(http.StatusOK).wantCounts(5, 12)
+		11: "captured_at", 12: "", 13: "payload", 15: "idempotency_key", 16: "idempotency_key"}
+	res := n.do("POST", "/v1/sync/batch", syncBatch(items...), key...).want(http.StatusOK).wantCounts(6, 11)
 	batchID := res.str("batch_id")
 	got := res.batchItems()
 	if len(got) != len(items) {
@@ -216,6 +216,11 @@ func TestSyncBatch_Items(t *testing.T) {
 			if it["status"] != "accepted" || it["event_id"] == nil || it["error"] != nil {
 				t.Fatalf("item %d: %v", i, it)
 			}
+			// Only the item with a payload field in a form the parser cannot use has warnings.
+			w, _ := it["payload_warnings"].([]any)
+			if _, has := it["payload_warnings"]; has != (i == 14) || i == 14 && (len(w) != 1 || !strings.HasPrefix(w[0].(string), "payload.lat ")) {
+				t.Fatalf("item %d: payload_warnings %v", i, it["payload_warnings"])
+			}
 			continue
 		}
 		e, _ := it["error"].(map[string]any)
@@ -228,8 +233,21 @@ func TestSyncBatch_Items(t *testing.T) {
 	}
 
 	events := n.eventsOf(key)
-	if len(events) != 5 {
-		t.Fatalf("%d events stored, want 5", len(events))
+	if len(events) != 6 {
+		t.Fatalf("%d events stored, want 6", len(events))
+	}
+	if ev := events["ok-bad-lat"]; ev["lat"] != nil || ev["zone_code"] != nil {
+		t.Fatalf("an ignored latitude was used: %v", ev)
+	}
+	// The warnings are kept: in the batch's status, and in the item's event reply.
+	status := n.do("GET", "/v1/sync/status?batch_id="+batchID, nil, key...).want(http.StatusOK)
+	if w, _ := status.batchItems()[14]["payload_warnings"].([]any); len(w) != 1 {
+		t.Fatalf("sync status item 14: %v", status.batchItems()[14])
+	}
+	replay := n.do("POST", "/v1/events", map[string]any{"type": "X", "priority": "low", "vertical": "gov",
+		"idempotency_key": "ok-bad-lat"}, key...).want(http.StatusCreated)
+	if w, _ := replay.body["payload_warnings"].([]any); len(w) != 1 || replay.str("event_id") != got[14]["event_id"] {
+		t.Fatalf("reply of the item's idempotency_key: %s", replay.raw)
 	}
 	for k, ev := range events {
 		if !strings.HasPrefix(k, "ok-") || ev["source"] != "sync_batch" || ev["batch_id"] != batchID || ev["device_id"] != "tablet-7" {

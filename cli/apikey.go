@@ -101,7 +101,7 @@ func (a *app) newAPIKeyRotateCommand() *cobra.Command {
 				return engine.Invalid("grace", "--grace must be between 0 and %s", engine.MaxGraceMin*time.Minute)
 			}
 			// Whole minutes, rounded up: a grace is never shorter than asked (59s is 1m).
-			minutes := int((grace + time.Minute - 1) / time.Minute)
+			minutes := engine.Int((grace + time.Minute - 1) / time.Minute)
 			in.GracePeriodMinutes = &minutes
 			return runAdmin(a, cmd, &f, opAPIKeyRotate, in, printNewKey)
 		}),

@@ -276,7 +276,7 @@ func TestRestoredSnapshotReproduces(t *testing.T) {
 			return err
 		}
 		p = keyPrincipal(ct.Tenant.ID)
-		five := 5
+		five := engine.Int(5)
 		_, err = eng.UpdateDispatchSettings(tx, p, engine.DispatchSettingsInput{ReinforcementTimeoutMin: &five})
 		return err
 	})

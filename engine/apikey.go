@@ -154,13 +154,13 @@ type RotateAPIKeyInput struct {
 	// KeyID is the key to rotate; when empty, the caller's own key, else the tenant's
 	// oldest key without an expiry.
 	KeyID              string `json:"key_id"`
-	GracePeriodMinutes *int   `json:"grace_period_minutes"`
+	GracePeriodMinutes *Int   `json:"grace_period_minutes"`
 }
 
 // RotateAPIKey replaces a key of tenantID by a new one with the same name and scopes; the
 // old key stays valid for the grace period. callerKeyID is the key making the call, if any.
 func (e *Engine) RotateAPIKey(tx Tx, tenantID, callerKeyID string, in RotateAPIKeyInput) (*NewKey, error) {
-	grace := DefaultGraceMin
+	grace := Int(DefaultGraceMin)
 	if in.GracePeriodMinutes != nil {
 		grace = *in.GracePeriodMinutes
 	}

@@ -185,7 +185,7 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 			other, err = e.CreateAPIKeyIn(tx, "acme", engine.CreateAPIKeyInput{Name: "other", Scopes: []string{"events:read"}})
 			return err
 		})
-		nk, err := rotate(e, ct.Tenant.ID, other.Key.ID, engine.RotateAPIKeyInput{GracePeriodMinutes: ptr(0)})
+		nk, err := rotate(e, ct.Tenant.ID, other.Key.ID, engine.RotateAPIKeyInput{GracePeriodMinutes: ptr[engine.Int](0)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +203,7 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
 		id := firstKeyID(t, e, ct)
-		nk, err := rotate(e, ct.Tenant.ID, engine.NewID(), engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr(5)})
+		nk, err := rotate(e, ct.Tenant.ID, engine.NewID(), engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[engine.Int](5)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,11 +215,11 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 		e, clock := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
 		id := firstKeyID(t, e, ct)
-		if _, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr(10)}); err != nil {
+		if _, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[engine.Int](10)}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Minute)
-		nk, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr(1440)})
+		nk, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[engine.Int](1440)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,11 +253,11 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 	t.Run("ErrGraceOutOfRange", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		for _, g := range []int{-1, engine.MaxGraceMin + 1} {
-			_, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{GracePeriodMinutes: ptr(g)})
+		for _, g := range []engine.Int{-1, engine.MaxGraceMin + 1} {
+			_, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{GracePeriodMinutes: ptr[engine.Int](g)})
 			AssertInvalid(t, err, "grace_period_minutes")
 		}
-		if _, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{GracePeriodMinutes: ptr(engine.MaxGraceMin)}); err != nil {
+		if _, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{GracePeriodMinutes: ptr[engine.Int](engine.MaxGraceMin)}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -265,7 +265,7 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 		e, clock := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
 		id := firstKeyID(t, e, ct)
-		if _, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr(1)}); err != nil {
+		if _, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[engine.Int](1)}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Minute)

@@ -462,7 +462,7 @@ func TestEngine_AuthenticateKey(t *testing.T) {
 		ct := MustCreateTenant(t, e, "acme")
 		var nk *engine.NewKey
 		MustUpdate(t, e, func(tx engine.Tx) (err error) {
-			nk, err = e.RotateAPIKey(tx, ct.Tenant.ID, "", engine.RotateAPIKeyInput{GracePeriodMinutes: ptr(10)})
+			nk, err = e.RotateAPIKey(tx, ct.Tenant.ID, "", engine.RotateAPIKeyInput{GracePeriodMinutes: ptr[engine.Int](10)})
 			return err
 		})
 		if want := epoch.Add(10 * time.Minute); nk.PreviousKeyExpiresAt == nil || !nk.PreviousKeyExpiresAt.Equal(want) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 )
 
 // Kinds of a device's items.
@@ -42,7 +41,7 @@ const (
 type DeviceSyncInput struct {
 	DeviceID   string            `json:"device_id"`
 	Items      []json.RawMessage `json:"items"`
-	AckThrough *int64            `json:"ack_through"`
+	AckThrough *Int              `json:"ack_through"`
 }
 
 // DeviceItem is what is kept of a device's item under its sequence number, for the
@@ -210,7 +209,7 @@ func (e *Engine) syncDevice(tx Tx, p Principal, in DeviceSyncInput, renderEvent 
 	}
 	now := At(e.clock.Now())
 	if in.AckThrough != nil {
-		if err := e.acknowledge(tx, p.TenantID, d, *in.AckThrough); err != nil {
+		if err := e.acknowledge(tx, p.TenantID, d, int64(*in.AckThrough)); err != nil {
 			return nil, err
 		}
 	}
@@ -460,39 +459,27 @@ func readItem(raw json.RawMessage, now Time) (int64, *DeviceItem, error) {
 	return seq, it, nil
 }
 
-// readSequence reads a sequence_number: a JSON integer from 1 to MaxSequence (1.5, 1e3
-// and "3" are not).
+// readSequence reads a sequence_number: a JSON number whose value is an integer from 1 to
+// MaxSequence, in any spelling (3, 3.0 and 3e0 are 3; 1.5 and "3" are not).
 func readSequence(raw json.RawMessage) (int64, error) {
 	raw = bytes.TrimSpace(raw)
 	if isNull(raw) {
 		return 0, Invalid("sequence_number", "sequence_number is required")
 	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
+	n, integral, fits := jsonInteger(raw)
 	switch {
-	case err != nil && integerSyntax(raw):
-		return 0, Invalid("sequence_number", "sequence_number must be at most %d", int64(MaxSequence))
-	case err != nil:
+	case !integral:
 		return 0, Invalid("sequence_number", "sequence_number must be an integer")
+	case !fits && raw[0] == '-':
+		return 0, Invalid("sequence_number", "sequence_number must be at least 1")
+	case !fits:
+		return 0, Invalid("sequence_number", "sequence_number must be at most %d", int64(MaxSequence))
 	case n < 1:
 		return 0, Invalid("sequence_number", "sequence_number must be at least 1")
 	case n > MaxSequence:
 		return 0, Invalid("sequence_number", "sequence_number must be at most %d", int64(MaxSequence))
 	}
 	return n, nil
-}
-
-// integerSyntax reports whether raw is a JSON integer: an optional minus and digits.
-func integerSyntax(raw []byte) bool {
-	digits := bytes.TrimPrefix(raw, []byte("-"))
-	if len(digits) == 0 {
-		return false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 func isNull(raw json.RawMessage) bool {

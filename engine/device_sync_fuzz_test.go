@@ -15,7 +15,7 @@ func FuzzReadDeviceItem(f *testing.F) {
 		`{"sequence_number": 1, "kind": "event", "payload": {"type": "fire"}, "captured_at": "2026-06-09T10:11:12.345Z"}`,
 		`{"sequence_number": 9007199254740991, "kind": "location", "payload": {}, "captured_at": "2026-06-09T10:11:12Z"}`,
 		`{"sequence_number": 9007199254740992, "kind": "event"}`, `{"sequence_number": 1.5}`, `{"sequence_number": "3"}`,
-		`{"sequence_number": -0, "kind": "event"}`, `{"sequence_number": 1e3}`, `{"sequence_number": 2, "kind": 3}`,
+		`{"sequence_number": -0, "kind": "event"}`, `{"sequence_number": 1e3}`, `{"sequence_number": 3.0}`, `{"sequence_number": 1e-400}`, `{"sequence_number": 2, "kind": 3}`,
 		`{"sequence_number": 2, "kind": "mission_status", "payload": [], "captured_at": "x"}`,
 		`{"sequence_number": 2, "kind": "connectivity", "payload": {}, "captured_at": "0000-01-01T00:00:00+01:00"}`,
 		`{"sequence_number": 2, "kind": "event", "payload": {}, "captured_at": "\u0032026-06-09T10:11:12Z"}`,

@@ -399,6 +399,11 @@ func TestDeviceSync_BadItems(t *testing.T) {
 		{`{"sequence_number":16,"kind":"connectivity","payload":{"zone_code":"north","state":"sunny"},"captured_at":"` + at + `"}`, 16, engine.ItemRejected, "payload.state"},
 		{`{"sequence_number":17,"kind":"mission_status","payload":{"status":"ACK"},"captured_at":"` + at + `"}`, 17, engine.ItemRejected, "payload.mission_id"},
 		{`{"sequence_number":18,"kind":"event","payload":{"type":"X","priority":"high","vertical":"emergency","idempotency_key":"good"},"captured_at":"` + at + `"}`, 18, engine.ItemApplied, ""},
+		// A number with an integral value is an integer, however written (JSON Schema).
+		{`{"sequence_number":19.0,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 19, engine.ItemApplied, ""},
+		{`{"sequence_number":2e1,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 20, engine.ItemApplied, ""},
+		{`{"sequence_number":1e400,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
+		{`{"sequence_number":20.5,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
 	}
 	items := make([]any, len(cases))
 	for i, c := range cases {
@@ -416,7 +421,13 @@ func TestDeviceSync_BadItems(t *testing.T) {
 			t.Fatalf("item %d %s: %+v", i, c.body, r)
 		}
 	}
-	if res.AppliedThrough != 18 || len(res.Gaps) != 0 || res.Results[len(cases)-1].EventID == "" {
+	event := 0 // the result of the good event item, sequence 18
+	for i, c := range cases {
+		if c.seq == 18 {
+			event = i
+		}
+	}
+	if res.AppliedThrough != 20 || len(res.Gaps) != 0 || res.Results[event].EventID == "" {
 		t.Fatalf("answer: %+v", res)
 	}
 }

@@ -109,7 +109,7 @@ func rawItems(t *testing.T, items ...any) []json.RawMessage {
 }
 
 // sync sends items (each marshalled unless it is a json.RawMessage) and decodes the answer.
-func (f *deviceFix) sync(t *testing.T, p engine.Principal, deviceID string, ack *int64, items ...any) (*engine.DeviceSyncResult, error) {
+func (f *deviceFix) sync(t *testing.T, p engine.Principal, deviceID string, ack *engine.Int, items ...any) (*engine.DeviceSyncResult, error) {
 	t.Helper()
 	raws := rawItems(t, items...)
 	reply, err := f.e.SyncDevice(context.Background(), p, nil, engine.DeviceSyncInput{DeviceID: deviceID, Items: raws, AckThrough: ack},
@@ -124,7 +124,7 @@ func (f *deviceFix) sync(t *testing.T, p engine.Principal, deviceID string, ack 
 	return &res, nil
 }
 
-func (f *deviceFix) mustSync(t *testing.T, p engine.Principal, deviceID string, ack *int64, items ...any) *engine.DeviceSyncResult {
+func (f *deviceFix) mustSync(t *testing.T, p engine.Principal, deviceID string, ack *engine.Int, items ...any) *engine.DeviceSyncResult {
 	t.Helper()
 	res, err := f.sync(t, p, deviceID, ack, items...)
 	if err != nil {
@@ -300,7 +300,7 @@ func TestDeviceQueue_MissionAndEvent(t *testing.T) {
 	}
 
 	// Ack of the event only: delivered; the mission stays CREATED and queued.
-	res = f.mustSync(t, f.opA, dev.ID, ptr(int64(1)))
+	res = f.mustSync(t, f.opA, dev.ID, ptr[engine.Int](1))
 	if len(res.Queue) != 1 || res.Queue[0].QueueSequence != 2 || res.AckThrough != 1 {
 		t.Fatalf("after ack 1: %+v", res)
 	}
@@ -313,7 +313,7 @@ func TestDeviceQueue_MissionAndEvent(t *testing.T) {
 		t.Fatalf("mission before its ack: %s", m.Status)
 	}
 	f.clock.Advance(time.Second)
-	res = f.mustSync(t, f.opA, dev.ID, ptr(int64(2)))
+	res = f.mustSync(t, f.opA, dev.ID, ptr[engine.Int](2))
 	if len(res.Queue) != 0 || res.QueuePending != 0 {
 		t.Fatalf("after ack 2: %+v", res)
 	}
@@ -322,8 +322,8 @@ func TestDeviceQueue_MissionAndEvent(t *testing.T) {
 		t.Fatalf("mission after ack: %+v", m)
 	}
 	// Acknowledging again, or less, changes nothing; beyond the last queue_sequence is 400.
-	f.mustSync(t, f.opA, dev.ID, ptr(int64(1)))
-	_, err = f.sync(t, f.opA, dev.ID, ptr(int64(3)))
+	f.mustSync(t, f.opA, dev.ID, ptr[engine.Int](1))
+	_, err = f.sync(t, f.opA, dev.ID, ptr[engine.Int](3))
 	AssertInvalid(t, err, "ack_through")
 
 	// The device's own event is not queued back to it, but reaches the other device.
@@ -387,7 +387,7 @@ func TestDeviceSync_Access(t *testing.T) {
 		{engine.DeviceSyncInput{Items: []json.RawMessage{}}, "device_id"},
 		{engine.DeviceSyncInput{DeviceID: "x", Items: []json.RawMessage{}}, "device_id"},
 		{engine.DeviceSyncInput{DeviceID: devA.ID}, "items"},
-		{engine.DeviceSyncInput{DeviceID: devA.ID, Items: []json.RawMessage{}, AckThrough: ptr(int64(-1))}, "ack_through"},
+		{engine.DeviceSyncInput{DeviceID: devA.ID, Items: []json.RawMessage{}, AckThrough: ptr[engine.Int](-1)}, "ack_through"},
 	} {
 		_, err := f.e.SyncDevice(context.Background(), f.opA, nil, c.in, engine.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)})
 		AssertInvalid(t, err, c.field)

@@ -43,8 +43,9 @@ func newFieldNode(t *testing.T) *fieldNode {
 func (n *fieldNode) settings(t *testing.T, mode bool, threshold float64, timeout int) {
 	t.Helper()
 	MustUpdate(t, n.e, func(tx engine.Tx) error {
+		minutes := engine.Int(timeout)
 		_, err := n.e.UpdateDispatchSettings(tx, n.p, engine.DispatchSettingsInput{DispatchMode: &mode,
-			DispatchThreshold: &threshold, ReinforcementTimeoutMin: &timeout})
+			DispatchThreshold: &threshold, ReinforcementTimeoutMin: &minutes})
 		return err
 	})
 }

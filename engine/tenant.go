@@ -201,7 +201,7 @@ type DispatchSettings struct {
 type DispatchSettingsInput struct {
 	DispatchMode            *bool    `json:"dispatch_mode"`
 	DispatchThreshold       *float64 `json:"dispatch_threshold"`
-	ReinforcementTimeoutMin *int     `json:"reinforcement_timeout_min"`
+	ReinforcementTimeoutMin *Int     `json:"reinforcement_timeout_min"`
 }
 
 // MaxReinforcementTimeoutMin caps reinforcement_timeout_min at one day.
@@ -239,7 +239,7 @@ func (e *Engine) UpdateDispatchSettings(tx Tx, p Principal, in DispatchSettingsI
 	}
 	before := t.ReinforcementTimeoutMin
 	if in.ReinforcementTimeoutMin != nil {
-		t.ReinforcementTimeoutMin = *in.ReinforcementTimeoutMin
+		t.ReinforcementTimeoutMin = int(*in.ReinforcementTimeoutMin) // in range: validated
 	}
 	t.UpdatedAt = At(e.clock.Now())
 	if err := tx.PutTenant(t); err != nil {

@@ -308,7 +308,7 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 		e, clock, p := setup(t)
 		clock.Advance(time.Minute)
 		got, err := update(e, p, engine.DispatchSettingsInput{DispatchMode: ptr(true),
-			DispatchThreshold: ptr(0.4), ReinforcementTimeoutMin: ptr(15)})
+			DispatchThreshold: ptr(0.4), ReinforcementTimeoutMin: ptr[engine.Int](15)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -324,7 +324,7 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 	t.Run("NilFieldsUnchanged", func(t *testing.T) {
 		e, _, p := setup(t)
 		if _, err := update(e, p, engine.DispatchSettingsInput{DispatchMode: ptr(true),
-			DispatchThreshold: ptr(0.3), ReinforcementTimeoutMin: ptr(20)}); err != nil {
+			DispatchThreshold: ptr(0.3), ReinforcementTimeoutMin: ptr[engine.Int](20)}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := update(e, p, engine.DispatchSettingsInput{DispatchThreshold: ptr(0.1)})
@@ -341,7 +341,7 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 		if *got != (engine.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 20}) {
 			t.Fatalf("an empty update changed the settings: %+v", got)
 		}
-		got, err = update(e, p, engine.DispatchSettingsInput{DispatchMode: ptr(false), ReinforcementTimeoutMin: ptr(0)})
+		got, err = update(e, p, engine.DispatchSettingsInput{DispatchMode: ptr(false), ReinforcementTimeoutMin: ptr[engine.Int](0)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,7 +353,7 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 		e, _, p := setup(t)
 		for _, in := range []engine.DispatchSettingsInput{
 			{DispatchThreshold: ptr(0.0)}, {DispatchThreshold: ptr(1.0)},
-			{ReinforcementTimeoutMin: ptr(0)}, {ReinforcementTimeoutMin: ptr(1440)},
+			{ReinforcementTimeoutMin: ptr[engine.Int](0)}, {ReinforcementTimeoutMin: ptr[engine.Int](1440)},
 		} {
 			if _, err := update(e, p, in); err != nil {
 				t.Errorf("update %+v: %v", in, err)
@@ -369,8 +369,8 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 		"ErrThresholdNaN":      {"dispatch_threshold", engine.DispatchSettingsInput{DispatchThreshold: ptr(math.NaN())}},
 		"ErrThresholdInf":      {"dispatch_threshold", engine.DispatchSettingsInput{DispatchThreshold: ptr(math.Inf(1))}},
 		"ErrThresholdNegInf":   {"dispatch_threshold", engine.DispatchSettingsInput{DispatchThreshold: ptr(math.Inf(-1))}},
-		"ErrTimeoutNegative":   {"reinforcement_timeout_min", engine.DispatchSettingsInput{ReinforcementTimeoutMin: ptr(-1)}},
-		"ErrTimeoutTooLong":    {"reinforcement_timeout_min", engine.DispatchSettingsInput{ReinforcementTimeoutMin: ptr(1441)}},
+		"ErrTimeoutNegative":   {"reinforcement_timeout_min", engine.DispatchSettingsInput{ReinforcementTimeoutMin: ptr[engine.Int](-1)}},
+		"ErrTimeoutTooLong":    {"reinforcement_timeout_min", engine.DispatchSettingsInput{ReinforcementTimeoutMin: ptr[engine.Int](1441)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e, _, p := setup(t)

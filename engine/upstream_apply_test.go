@@ -58,7 +58,7 @@ func newUpstreamFix(t *testing.T) *upstreamFix {
 			return err
 		}
 		_, err = f.e.UpdateDispatchSettings(tx, admin, engine.DispatchSettingsInput{DispatchMode: ptr(true),
-			DispatchThreshold: ptr(0.0), ReinforcementTimeoutMin: ptr(5)})
+			DispatchThreshold: ptr(0.0), ReinforcementTimeoutMin: ptr[engine.Int](5)})
 		return err
 	})
 	f.node = f.register(t, f.key, engine.DeviceInput{Name: "fieldrelay node " + nodeE, Platform: engine.PlatformNode, HardwareID: nodeE})

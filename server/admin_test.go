@@ -279,7 +279,8 @@ func TestAPIKeys(t *testing.T) {
 	t.Run("RotateGraceToTheSecond", func(t *testing.T) {
 		n := n.on(t)
 		k := n.addTenant("rot", "core")
-		res := n.do("POST", "/v1/tenant/api-keys/rotate", map[string]any{"grace_period_minutes": 60}, "x-svc-api-key", k.key).want(http.StatusOK)
+		// 6e1 is the integer 60 (JSON Schema's integers).
+		res := n.do("POST", "/v1/tenant/api-keys/rotate", `{"grace_period_minutes": 6e1}`, "x-svc-api-key", k.key).want(http.StatusOK)
 		newKey := res.str("api_key")
 		exp, err := engine.ParseTime(res.str("previous_key_expires_at"))
 		if err != nil || !engine.LooksLikeAPIKey(newKey) || !exp.Equal(engine.At(n.clock.Now().Add(time.Hour)).Time) {
@@ -307,7 +308,7 @@ func TestAPIKeys(t *testing.T) {
 	})
 	t.Run("ErrRotateInput", func(t *testing.T) {
 		n := n.on(t)
-		for _, g := range []any{0, -1, 10081, "60"} {
+		for _, g := range []any{0, -1, 10081, "60", 59.5} {
 			n.do("POST", "/v1/tenant/api-keys/rotate", map[string]any{"grace_period_minutes": g}, admin...).
 				wantErr(http.StatusBadRequest, "validation_error", "grace_period_minutes")
 		}

@@ -101,6 +101,7 @@ func TestDevices_Sync(t *testing.T) {
 			{map[string]any{"device_id": dev}, "validation_error", "items"},
 			{map[string]any{"device_id": dev, "items": "none"}, "validation_error", "items"},
 			{map[string]any{"device_id": dev, "items": []any{}, "ack_through": 1.5}, "validation_error", "ack_through"},
+			{`{"device_id": "` + dev + `", "items": [], "ack_through": 1e30}`, "validation_error", "ack_through"},
 			{map[string]any{"device_id": dev, "items": []any{}, "ack_through": "2"}, "validation_error", "ack_through"},
 			{map[string]any{"device_id": dev, "items": []any{}, "ack_through": -1}, "validation_error", "ack_through"},
 			{map[string]any{"device_id": dev, "items": []any{}, "ack_through": 9}, "validation_error", "ack_through"},

@@ -44,7 +44,7 @@ func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ 
 type deviceSyncBody struct {
 	DeviceID       string            `json:"device_id"`
 	Items          []json.RawMessage `json:"items"`
-	AckThrough     *int64            `json:"ack_through"`
+	AckThrough     *engine.Int       `json:"ack_through"`
 	IdempotencyKey *string           `json:"idempotency_key"`
 }
 

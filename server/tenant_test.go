@@ -78,6 +78,23 @@ func TestDispatchSettings(t *testing.T) {
 		n.do("PATCH", path, map[string]any{"dispatch_threshold": 0, "reinforcement_timeout_min": 0}, admin...).want(200)
 		n.do("PATCH", path, map[string]any{"dispatch_threshold": 1, "reinforcement_timeout_min": 1440}, admin...).want(200)
 	})
+	// JSON Schema counts every number with an integral value as an integer: 10.0 and 1e1
+	// are 10. 10.5 is refused (ErrBadInputStoresNothing).
+	t.Run("IntegralNumbers", func(t *testing.T) {
+		n := n.on(t)
+		for body, want := range map[string]float64{`{"reinforcement_timeout_min": 10.0}`: 10, `{"reinforcement_timeout_min": 1e1}`: 10,
+			`{"reinforcement_timeout_min": 1.2e3}`: 1200, `{"reinforcement_timeout_min": 1440.000}`: 1440, `{"reinforcement_timeout_min": 0.0}`: 0,
+			`{"reinforcement_timeout_min": 700e-1}`: 70} {
+			res := n.do("PATCH", path, body, admin...).want(200)
+			if res.num("reinforcement_timeout_min") != want {
+				t.Fatalf("%s: %s", body, res.raw)
+			}
+			if me := n.do("GET", "/v1/tenant/me", nil, admin...); me.num("reinforcement_timeout_min") != want {
+				t.Fatalf("%s: tenant after: %s", body, me.raw)
+			}
+		}
+		n.do("PATCH", path, `{"reinforcement_timeout_min": 7}`, admin...).want(200)
+	})
 	t.Run("ErrBadInputStoresNothing", func(t *testing.T) {
 		n := n.on(t)
 		before := n.do("GET", "/v1/tenant/me", nil, admin...)
@@ -93,6 +110,10 @@ func TestDispatchSettings(t *testing.T) {
 			{`{"dispatch_threshold": 1e400}`, "dispatch_threshold"},
 			{`{"reinforcement_timeout_min": -1}`, "reinforcement_timeout_min"},
 			{`{"reinforcement_timeout_min": 2.5}`, "reinforcement_timeout_min"},
+			{`{"reinforcement_timeout_min": 10.5}`, "reinforcement_timeout_min"},
+			{`{"reinforcement_timeout_min": 1.05e1}`, "reinforcement_timeout_min"},
+			{`{"reinforcement_timeout_min": 1441.0}`, "reinforcement_timeout_min"},
+			{`{"reinforcement_timeout_min": 1e30}`, "reinforcement_timeout_min"},
 			{`{"reinforcement_timeout_min": "5"}`, "reinforcement_timeout_min"},
 			{`{"reinforcement_timeout_min": 1441}`, "reinforcement_timeout_min"},
 			{`{"dispatch_mode": true, "dispatch_threshold": 2}`, "dispatch_threshold"},

@@ -14,6 +14,9 @@ const maxFeedbackBytes = 16 << 10
 // missionStatusHook is the webhook event of a mission status update.
 const missionStatusHook = "mission.status_updated"
 
+// noFeedback is the feedback of a mission.status_updated payload whose move had none.
+var noFeedback = json.RawMessage("{}")
+
 // MissionQuery is the query of GET /v1/missions; empty fields do not filter.
 type MissionQuery struct {
 	Status string
@@ -32,14 +35,17 @@ type MissionStatusInput struct {
 	Feedback json.RawMessage `json:"feedback"`
 }
 
-// MissionStatusUpdate is the payload of the mission.status_updated webhook.
+// MissionStatusUpdate is the payload of the mission.status_updated webhook (and of the
+// change of that name on the stream).
 type MissionStatusUpdate struct {
-	MissionID string          `json:"mission_id"`
-	Status    string          `json:"status"`
-	Feedback  json.RawMessage `json:"feedback"`
-	EventID   string          `json:"event_id"`
-	TeamID    string          `json:"team_id"`
-	At        Time            `json:"at"`
+	MissionID string `json:"mission_id"`
+	Status    string `json:"status"`
+	// Feedback is the move's feedback; an object always, as INTERFACE.md types it: {}
+	// when the move carried none (the Mission's own feedback stays null until one is given).
+	Feedback json.RawMessage `json:"feedback"`
+	EventID  string          `json:"event_id"`
+	TeamID   string          `json:"team_id"`
+	At       Time            `json:"at"`
 }
 
 // teamRestricted reports whether p sees and moves only the missions of its own teams: a
@@ -309,7 +315,7 @@ func (e *Engine) UpdateMissionStatus(tx Tx, p Principal, id string, in MissionSt
 	payload := MissionStatusUpdate{MissionID: m.ID, Status: m.Status, Feedback: feedback, EventID: m.EventID,
 		TeamID: m.TeamID, At: moveAt}
 	if payload.Feedback == nil {
-		payload.Feedback = json.RawMessage("null")
+		payload.Feedback = noFeedback
 	}
 	if err := e.Notify(tx, p.TenantID, missionStatusHook, payload); err != nil {
 		return nil, err
@@ -411,5 +417,5 @@ func (e *Engine) MarkMissionSent(tx Tx, tenantID, missionID, channel string) err
 	}
 	// No webhook, but the stream shows the move (the console's timeline).
 	return e.publish(tx, tenantID, missionStatusHook, PermMissionsView, m.TeamID, MissionStatusUpdate{MissionID: m.ID,
-		Status: m.Status, Feedback: json.RawMessage("null"), EventID: m.EventID, TeamID: m.TeamID, At: at})
+		Status: m.Status, Feedback: noFeedback, EventID: m.EventID, TeamID: m.TeamID, At: at})
 }

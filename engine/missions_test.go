@@ -215,12 +215,64 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 		if len(hooks) != 4 {
 			t.Fatalf("%d webhook messages, want 4", len(hooks))
 		}
-		if h := hooks[0]; h.Status != "ACK" || string(h.Feedback) != "null" || h.MissionID != m.ID {
+		if h := hooks[0]; h.Status != "ACK" || string(h.Feedback) != "{}" || h.MissionID != m.ID {
 			t.Fatalf("first hook: %+v", h)
 		}
 		if h := hooks[3]; h.Status != "COMPLETED" || h.MissionID != m.ID || h.EventID != ev.ID || h.TeamID != f.teamA.ID ||
 			!h.At.Equal(doneAt) || string(h.Feedback) != `{"outcome":"resolved","n":2}` {
 			t.Fatalf("last hook: %+v", h)
+		}
+	})
+
+	// INTERFACE.md types the webhook's feedback as an object: a move without feedback
+	// sends {} (never null), while the Mission resource keeps null until feedback is given,
+	// then the last one given. The stream's change of the same name carries the same payload.
+	t.Run("WebhookFeedbackIsAnObject", func(t *testing.T) {
+		f := newLifecycleFix(t)
+		mission, _, _ := f.read(t)
+		m := f.mission(t, f.teamA, f.event(t))
+		sub, _, _, _ := f.e.Stream().Subscribe(f.tenant.ID, 0)
+		defer sub.Close()
+		for _, mv := range []struct{ status, feedback, hook, stored string }{
+			{"ACK", "", `{}`, "null"},
+			{"ON_ROUTE", "null", `{}`, "null"},
+			{"ON_SITE", `{"eta_min": 3}`, `{"eta_min":3}`, `{"eta_min":3}`},
+			{"COMPLETED", "", `{}`, `{"eta_min":3}`},
+		} {
+			f.clock.Advance(time.Minute)
+			if _, err := f.move(f.sup, m.ID, mv.status, mv.feedback, nil); err != nil {
+				t.Fatal(err)
+			}
+			hooks := f.hooks(t)
+			if h := hooks[len(hooks)-1]; h.Status != mv.status || string(h.Feedback) != mv.hook {
+				t.Fatalf("%s: webhook feedback %s, want %s", mv.status, h.Feedback, mv.hook)
+			}
+			var rec struct {
+				Feedback json.RawMessage `json:"feedback"`
+			}
+			b, _ := json.Marshal(mission(m.ID))
+			if err := json.Unmarshal(b, &rec); err != nil || string(rec.Feedback) != mv.stored {
+				t.Fatalf("%s: the mission's feedback is %s, want %s", mv.status, rec.Feedback, mv.stored)
+			}
+		}
+		var seen []string
+		for len(seen) < 4 {
+			select {
+			case c := <-sub.C:
+				if c.Name != "mission.status_updated" {
+					continue
+				}
+				var u engine.MissionStatusUpdate
+				if err := json.Unmarshal(c.Data, &u); err != nil {
+					t.Fatal(err)
+				}
+				seen = append(seen, string(u.Feedback))
+			case <-time.After(5 * time.Second):
+				t.Fatalf("stream changes: %v", seen)
+			}
+		}
+		if got := strings.Join(seen, " "); got != `{} {} {"eta_min":3} {}` {
+			t.Fatalf("stream feedback: %s", got)
 		}
 	})
 

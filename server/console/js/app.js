@@ -184,8 +184,9 @@ function go(id, opts) {
 
 let pending = false;
 
-// rerender updates the active view once per frame, keeping the focus on the element
-// with the same data-key.
+// rerender updates the active view once per frame, keeping the focus (and, in a text
+// field, the caret) on the element with the same data-key: a live update must not take
+// the keyboard away from someone typing.
 function rerender() {
   if (pending) return;
   pending = true;
@@ -193,11 +194,16 @@ function rerender() {
     pending = false;
     const v = state.active;
     if (!v || !v.update) return;
-    const key = document.activeElement && document.activeElement.dataset && document.activeElement.dataset.key;
+    const was = document.activeElement;
+    const key = was && was.dataset && was.dataset.key;
+    const caret = key && typeof was.selectionStart === "number" ? [was.selectionStart, was.selectionEnd] : null;
     v.update(ctx);
     if (key) {
       const el = $("view").querySelector('[data-key="' + CSS.escape(key) + '"]');
-      if (el && el !== document.activeElement) el.focus({ preventScroll: true });
+      if (el && el !== document.activeElement) {
+        el.focus({ preventScroll: true });
+        if (caret && typeof el.setSelectionRange === "function") el.setSelectionRange(caret[0], caret[1]);
+      }
     }
   });
 }

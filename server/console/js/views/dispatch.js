@@ -93,7 +93,7 @@ function scorePanel(ctx) {
       h("dt", {}, "Equipment"), h("dd", {}, (ev.required_equipment || []).join(", ") || "none asked"),
       h("dt", {}, "Missions"), h("dd", {}, missions.length ? missions.map((m) => h("button", { type: "button", class: "link",
         onclick: () => ctx.go("missions", { missionId: m.id }) }, (ctx.state.teams.get(m.team_id) || {}).name || "team", " (", m.status, ")")) : "none")));
-  const notesEl = h("input", { id: "dispatch-notes", type: "text", maxlength: 2000, value: notes, placeholder: "visible to the team",
+  const notesEl = h("input", { id: "dispatch-notes", type: "text", maxlength: 2000, value: notes, placeholder: "visible to the team", dataset: { key: "dispatch-notes" },
     oninput: (e) => { notes = e.target.value; } });
   if (scoreErr) return h("div", {}, head, h("p", { class: "error" }, scoreErr));
   if (!scores) return h("div", {}, head, h("p", { class: "muted" }, "Scoring the teams…"));

@@ -87,7 +87,7 @@ function details(ctx) {
   const next = NEXT[m.status] || [];
   const moves = canMove(ctx) && next.length ? h("div", {},
     h("label", { for: "move-note" }, "Note with the move (optional)"),
-    h("input", { id: "move-note", type: "text", value: note, oninput: (e) => { note = e.target.value; }, placeholder: "e.g. patient handed over" }),
+    h("input", { id: "move-note", type: "text", value: note, dataset: { key: "move-note" }, oninput: (e) => { note = e.target.value; }, placeholder: "e.g. patient handed over" }),
     h("div", { class: "moves" }, next.map((to) => h("button", { type: "button", class: to === "FAILED" ? "danger" : "primary",
       disabled: busy, dataset: { key: "move-" + to, move: to }, onclick: () => move(ctx, m, to) }, LABEL[to])))) : null;
   return h("div", { dataset: { missionId: m.id } },

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -25,8 +26,7 @@ func newVersionCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			v := versionInfo{Version: version, Commit: commit, BuildDate: date,
-				GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+			v := buildInfo()
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), v)
 			}
@@ -37,4 +37,39 @@ func newVersionCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// buildInfo is the binary's version: what the Makefile stamped, else what the Go
+// toolchain recorded (a plain `go build` in a git checkout records the commit and its
+// time; `go install …@v1.2.3` the module version).
+func buildInfo() versionInfo {
+	v := versionInfo{Version: version, Commit: commit, BuildDate: date,
+		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if v.Version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v.Version = bi.Main.Version
+	}
+	if v.Commit != "none" {
+		return v
+	}
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Commit = s.Value
+		case "vcs.time":
+			if v.BuildDate == "unknown" {
+				v.BuildDate = s.Value + " (commit time)"
+			}
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if modified && v.Commit != "none" {
+		v.Commit += "-dirty"
+	}
+	return v
 }

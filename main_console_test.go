@@ -303,7 +303,18 @@ func TestConsoleE2E(t *testing.T) {
 	screenshot(t, op, shots, "05-operator-mission")
 	for _, to := range []string{"ACK", "ON_ROUTE", "ON_SITE", "COMPLETED"} {
 		if to == "COMPLETED" {
-			do(t, op, "feedback", chromedp.SendKeys(chromedp.ID("move-note"), "patient handed over"))
+			// Typed into whatever has the focus, as a person types: the supervisor's moves
+			// stream in meanwhile and re-render the view, which must keep the focus and
+			// the caret in the note (a node-bound SendKeys would lose its node instead).
+			// Half the note, then a live update that re-renders the view (a new input
+			// node), then the rest: every key must land in the note.
+			waitJS(t, op, "the note to take the focus", `(() => { const n = document.getElementById('move-note'); if (!n) return false; n.focus(); window.__note = n; return document.activeElement === n })()`)
+			do(t, op, "feedback", chromedp.KeyEvent("patient "))
+			st, _, body := s.call(t, "POST", "/v1/connectivity/report", map[string]any{"zone_code": "lyon", "state": "online"}, key...)
+			expect(t, "a connectivity report", st, 200, body)
+			waitJS(t, op, "the view re-rendered while typing", `document.getElementById('move-note') !== window.__note`)
+			do(t, op, "feedback", chromedp.KeyEvent("handed over"))
+			waitJS(t, op, "the whole note in the field", `document.getElementById('move-note').value === 'patient handed over'`)
 		}
 		clickJS(t, op, "move to "+to, `button[data-move="`+to+`"]`)
 		waitJS(t, op, "the operator's timeline at "+to, `document.querySelector('#timeline li[data-to="`+to+`"]')`)

@@ -100,7 +100,7 @@ func TestAdmin_EndToEnd(t *testing.T) {
 		t.Fatalf("metrics: %d %v\n%s", res.StatusCode, err, text)
 	}
 	for _, name := range []string{"fieldrelay_http_requests_total", "fieldrelay_http_request_duration_seconds",
-		"fieldrelay_events_total", "fieldrelay_outbox_depth", "fieldrelay_bbolt_size_bytes", "fieldrelay_scheduler_running"} {
+		"fieldrelay_events_accepted_total", "fieldrelay_events_settled_total", "fieldrelay_outbox_depth", "fieldrelay_bbolt_size_bytes", "fieldrelay_scheduler_running"} {
 		if families[name] == nil {
 			t.Errorf("family %s missing", name)
 		}

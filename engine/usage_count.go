@@ -138,14 +138,15 @@ func (e *Engine) count(tx Tx, tenantID string, at time.Time, d UsageDelta) error
 // Indexes of the in-memory statistics.
 var (
 	statChannels       = []string{ChannelREST, ChannelSMS, ChannelQueued}
-	statEventStatuses  = []string{EventPending, EventQueuedOffline, EventDelivered, EventFailed}
+	statSettledStatus  = []string{EventDelivered, EventFailed}
 	statAttemptKinds   = []string{OutboxWebhook, OutboxSMS}
 	statAttemptOutcome = []string{"succeeded", "failed"}
 )
 
 const (
-	statEvents        = 0                // channel × status (3 × 4)
-	statMoves         = statEvents + 3*4 // mission state (the 7 of MissionStates)
+	statAccepted      = 0                // events accepted, by channel_selected (3)
+	statSettled       = statAccepted + 3 // events settled, by final status (delivered, failed)
+	statMoves         = statSettled + 2  // mission state (the 7 of MissionStates)
 	statSMS           = statMoves + 7    // SMS accepted
 	statWebhookFailed = statSMS + 1      // webhook messages failed
 	statCount         = statWebhookFailed + 1
@@ -174,11 +175,14 @@ func newStats() *stats {
 
 // onCommit schedules the in-memory side of d after tx commits.
 func (s *stats) onCommit(tx Tx, d *UsageDelta) {
-	if d.EventStatus != "" {
-		ch, st := slices.Index(statChannels, d.Channel), slices.Index(statEventStatuses, d.EventStatus)
-		if ch >= 0 && st >= 0 {
-			tx.OnCommit(s.hooks[statEvents+ch*4+st])
+	// An event counts once when accepted (its delta has a Priority) and once more when it
+	// settles (delivered or failed), in two families that never overlap.
+	if d.Priority != "" {
+		if ch := slices.Index(statChannels, d.Channel); ch >= 0 {
+			tx.OnCommit(s.hooks[statAccepted+ch])
 		}
+	} else if st := slices.Index(statSettledStatus, d.EventStatus); st >= 0 {
+		tx.OnCommit(s.hooks[statSettled+st])
 	}
 	if i := slices.Index(MissionStates, d.MissionState); i >= 0 {
 		tx.OnCommit(s.hooks[statMoves+i])
@@ -213,9 +217,12 @@ func (s *stats) attempt(kind string, ok bool) {
 // Stats is a snapshot of the node's statistics for /metrics. Counters count since the
 // process started; nothing in it names a tenant.
 type Stats struct {
-	// Events counts events by channel_selected and status: accepted (pending,
-	// queued_offline) and settled (delivered, failed).
-	Events []LabeledCount
+	// EventsAccepted counts events accepted, by channel_selected (Label1); each event
+	// counts once, whatever it becomes.
+	EventsAccepted []LabeledCount
+	// EventsSettled counts events that reached a delivery outcome, by that status
+	// (Label1: delivered, failed); each event counts at most once.
+	EventsSettled []LabeledCount
 	// MissionMoves counts missions moved into each state (Label1), CREATED by dispatch.
 	MissionMoves []LabeledCount
 	// Attempts counts delivery calls by kind (webhook, sms) and outcome.
@@ -247,10 +254,11 @@ type LabeledCount struct {
 func (e *Engine) Stats() Stats {
 	s := e.stats
 	var out Stats
-	for ci, ch := range statChannels {
-		for si, st := range statEventStatuses {
-			out.Events = append(out.Events, LabeledCount{ch, st, s.n[statEvents+ci*4+si].Load()})
-		}
+	for i, ch := range statChannels {
+		out.EventsAccepted = append(out.EventsAccepted, LabeledCount{Label1: ch, N: s.n[statAccepted+i].Load()})
+	}
+	for i, st := range statSettledStatus {
+		out.EventsSettled = append(out.EventsSettled, LabeledCount{Label1: st, N: s.n[statSettled+i].Load()})
 	}
 	for i, st := range MissionStates {
 		out.MissionMoves = append(out.MissionMoves, LabeledCount{Label1: st, N: s.n[statMoves+i].Load()})

@@ -388,7 +388,7 @@ func TestMetrics(t *testing.T) {
 			t.Fatalf("not Prometheus text: %v", err)
 		}
 		for _, name := range []string{"fieldrelay_http_requests_total", "fieldrelay_http_request_duration_seconds",
-			"fieldrelay_events_total", "fieldrelay_delivery_attempts_total", "fieldrelay_webhook_failures_total",
+			"fieldrelay_events_accepted_total", "fieldrelay_events_settled_total", "fieldrelay_delivery_attempts_total", "fieldrelay_webhook_failures_total",
 			"fieldrelay_outbox_depth", "fieldrelay_outbox_oldest_due_seconds", "fieldrelay_mission_moves_total",
 			"fieldrelay_scheduler_lag_seconds", "fieldrelay_scheduler_running", "fieldrelay_bbolt_size_bytes",
 			"fieldrelay_bbolt_write_tx_total", "fieldrelay_bbolt_read_tx_total", "go_goroutines"} {
@@ -413,14 +413,118 @@ func TestMetrics(t *testing.T) {
 		if !found {
 			t.Fatalf("no GET /v1/events/:id 404 counted:\n%s", body)
 		}
-		for _, m := range families["fieldrelay_events_total"].GetMetric() {
-			if labelsOf(m.GetLabel()) == "rest_full,pending" && m.GetCounter().GetValue() != 1 {
-				t.Fatalf("events rest_full/pending = %v", m.GetCounter().GetValue())
+		for _, m := range families["fieldrelay_events_accepted_total"].GetMetric() {
+			if labelsOf(m.GetLabel()) == "rest_full" && m.GetCounter().GetValue() != 1 {
+				t.Fatalf("events accepted on rest_full = %v", m.GetCounter().GetValue())
 			}
 		}
 		for _, secret := range []string{f.key, f.tenant.ID, "acme.example", testInternalSecret} {
 			if bytes.Contains(body, []byte(secret)) {
 				t.Fatalf("the metrics hold %q", secret)
+			}
+		}
+	})
+}
+
+// TestMetrics_SeriesAsTheyOccur: a scrape holds the HTTP series of the routes and
+// statuses that were answered, none made in advance at zero, and counts each event once
+// when accepted and once when settled, in two families.
+func TestMetrics_SeriesAsTheyOccur(t *testing.T) {
+	rcv := &hookReceiver{answer: func(m engine.WebhookMessage) engine.SendResult {
+		if strings.HasSuffix(m.URL, "/gone") {
+			return engine.SendResult{StatusCode: http.StatusGone}
+		}
+		return engine.SendResult{StatusCode: http.StatusOK}
+	}}
+	n := newNodeWith(t, nodeOptions{internalSecret: testInternalSecret, sender: rcv})
+	a, b := n.addTenant("acme", "core"), n.addTenant("other", "core")
+	keyA, keyB := []string{"x-svc-api-key", a.key}, []string{"x-svc-api-key", b.key}
+	n.do("POST", "/v1/webhooks", map[string]any{"url": "https://93.184.216.34/ok", "events": []string{"event.created"}},
+		keyA...).want(http.StatusCreated)
+	n.do("POST", "/v1/webhooks", map[string]any{"url": "https://93.184.216.34/gone", "events": []string{"event.created"}},
+		keyB...).want(http.StatusCreated)
+	n.do("POST", "/v1/events", eventBody("s-1"), keyA...).want(http.StatusCreated)
+	n.do("POST", "/v1/events", eventBody("s-2"), keyA...).want(http.StatusCreated)
+	n.do("POST", "/v1/events", eventBody("s-3"), keyB...).want(http.StatusCreated)
+	n.do("GET", "/v1/events/"+engine.NewID(), nil, keyA...).wantErr(http.StatusNotFound, "not_found")
+	n.eng.RunDue(context.Background()) // A's two events are delivered, B's fails on the 410
+
+	status, body := n.scrape(testInternalSecret)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("not Prometheus text: %v", err)
+	}
+
+	t.Run("HTTPSeriesOnlyForWhatWasAnswered", func(t *testing.T) {
+		want := map[string]float64{
+			"POST,/v1/webhooks,201":       2,
+			"POST,/v1/events,201":         3,
+			"GET,/v1/events/:id,404":      1,
+			"POST,/v1/auth/login,200":     0, // never called: must be absent, not zero
+			"GET,/v1/zones/:code,200":     0,
+			"-,unmatched,404":             0,
+			"DELETE,/v1/webhooks/:id,200": 0,
+		}
+		got := map[string]float64{}
+		var zero []string
+		for _, m := range families["fieldrelay_http_requests_total"].GetMetric() {
+			v := m.GetCounter().GetValue()
+			if v == 0 {
+				zero = append(zero, labelsOf(m.GetLabel()))
+			}
+			got[labelsOf(m.GetLabel())] = v
+		}
+		if len(got) != 3 || len(zero) > 0 {
+			t.Errorf("%d request series (%d of them zero, e.g. %.3q), want only the 3 answered", len(got), len(zero), zero)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("requests %s = %v, want %v", k, got[k], v)
+			}
+		}
+		routes := map[string]bool{}
+		for _, m := range families["fieldrelay_http_request_duration_seconds"].GetMetric() {
+			routes[labelsOf(m.GetLabel())] = m.GetHistogram().GetSampleCount() > 0
+		}
+		if len(routes) != 3 || !routes["POST,/v1/events"] || !routes["GET,/v1/events/:id"] || !routes["POST,/v1/webhooks"] {
+			t.Errorf("%d latency series, want only the 3 routes answered, each observed: %v", len(routes), routes)
+		}
+	})
+
+	t.Run("EventsAcceptedAndSettledApart", func(t *testing.T) {
+		if families["fieldrelay_events_total"] != nil {
+			t.Error("fieldrelay_events_total, which counted accepted and settled events together, is still served")
+		}
+		sum := func(name string) (float64, map[string]float64) {
+			t.Helper()
+			f := families[name]
+			if f == nil {
+				t.Fatalf("family %s missing", name)
+			}
+			by := map[string]float64{}
+			total := 0.0
+			for _, m := range f.GetMetric() {
+				by[labelsOf(m.GetLabel())] = m.GetCounter().GetValue()
+				total += m.GetCounter().GetValue()
+			}
+			return total, by
+		}
+		accepted, byChannel := sum("fieldrelay_events_accepted_total")
+		settled, byStatus := sum("fieldrelay_events_settled_total")
+		// Three events: sum() of each family counts each event once, whatever it became.
+		if accepted != 3 || byChannel["rest_full"] != 3 {
+			t.Errorf("accepted = %v by channel %v, want 3 on rest_full", accepted, byChannel)
+		}
+		if settled != 3 || byStatus["delivered"] != 2 || byStatus["failed"] != 1 {
+			t.Errorf("settled = %v by status %v, want 2 delivered and 1 failed", settled, byStatus)
+		}
+		for _, k := range []string{"rest_full", "sms", "queued_offline"} {
+			if _, ok := byChannel[k]; !ok {
+				t.Errorf("no accepted series for channel %s", k)
 			}
 		}
 	})

@@ -98,6 +98,11 @@ type nodeOptions struct {
 	realPasswords bool
 	// internalSecret guards /metrics (none when empty).
 	internalSecret string
+	// sender makes the node's webhook and SMS calls (engine.NoSender when nil); tests
+	// drive it with eng.RunDue.
+	sender engine.Sender
+	// webhookPolicy says which addresses webhook URLs may name.
+	webhookPolicy engine.AddressPolicy
 }
 
 func newNode(t testing.TB) *node { t.Helper(); return newNodeWith(t, nodeOptions{}) }
@@ -116,7 +121,8 @@ func newNodeWith(t testing.TB, opt nodeOptions) *node {
 	if opt.realPasswords {
 		pw = engine.DefaultPasswordParams
 	}
-	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: pw, Mailer: n.mailer, Logger: log})
+	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: pw, Mailer: n.mailer, Logger: log,
+		Sender: opt.sender, WebhookPolicy: opt.webhookPolicy})
 	srv, err := server.New(context.Background(), n.eng, server.Config{Logger: log, InternalSecret: opt.internalSecret})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
@@ -17,8 +18,9 @@ import (
 // headerInternal carries the internal secret that /metrics requires.
 const headerInternal = "x-svc-internal"
 
-// knownStatuses are the statuses the API answers; each route gets a counter for each at
-// start, so that counting a request is one atomic add, with no label look-up.
+// knownStatuses are the statuses the API answers; each route keeps a slot for each, filled
+// with its counter at the first answer of that status, so that counting a request is one
+// atomic load and one atomic add, with no label look-up.
 var knownStatuses = [...]int{200, 201, 202, 400, 401, 403, 404, 405, 409, 413, 415, 422, 423, 429, 500, 503}
 
 // statusSlot maps a status to its index in knownStatuses (-1 for others).
@@ -42,12 +44,15 @@ type metrics struct {
 	unmatched *routeMetrics
 }
 
-// routeMetrics are the prepared series of one route.
+// routeMetrics are the series of one route. A series is made when the route first
+// answers (the latency) or first answers a status (the counter), never before: a route
+// that is never hit, or a status it never answers, shows no zero series in a scrape
+// (docs/decisions.md, "/metrics: series as they occur").
 type routeMetrics struct {
 	method, route string
 	m             *metrics
-	latency       prometheus.Observer
-	byStatus      [len(knownStatuses)]prometheus.Counter
+	latency       atomic.Pointer[prometheus.Observer]
+	byStatus      [len(knownStatuses)]atomic.Pointer[prometheus.Counter]
 }
 
 func newMetrics(eng *engine.Engine) *metrics {
@@ -64,23 +69,34 @@ func newMetrics(eng *engine.Engine) *metrics {
 	return m
 }
 
-// route prepares the series of a route.
+// route returns the (still empty) series of a route.
 func (m *metrics) route(method, path string) *routeMetrics {
-	rm := &routeMetrics{method: method, route: path, m: m, latency: m.latency.WithLabelValues(method, path)}
-	for i, s := range knownStatuses {
-		rm.byStatus[i] = m.requests.WithLabelValues(method, path, strconv.Itoa(s))
-	}
-	return rm
+	return &routeMetrics{method: method, route: path, m: m}
 }
 
-// observe counts one answered request.
+// observe counts one answered request, making the route's series it needs on first use.
+// Two first requests racing make the same series: WithLabelValues returns the one child
+// of a label set.
 func (rm *routeMetrics) observe(status int, d time.Duration) {
-	rm.latency.Observe(d.Seconds())
-	if status >= 0 && status < len(statusSlot) && statusSlot[status] >= 0 {
-		rm.byStatus[statusSlot[status]].Inc()
+	lat := rm.latency.Load()
+	if lat == nil {
+		o := rm.m.latency.WithLabelValues(rm.method, rm.route)
+		lat = &o
+		rm.latency.Store(lat)
+	}
+	(*lat).Observe(d.Seconds())
+	if status < 0 || status >= len(statusSlot) || statusSlot[status] < 0 {
+		rm.m.requests.WithLabelValues(rm.method, rm.route, strconv.Itoa(status)).Inc()
 		return
 	}
-	rm.m.requests.WithLabelValues(rm.method, rm.route, strconv.Itoa(status)).Inc()
+	slot := &rm.byStatus[statusSlot[status]]
+	c := slot.Load()
+	if c == nil {
+		n := rm.m.requests.WithLabelValues(rm.method, rm.route, strconv.Itoa(status))
+		c = &n
+		slot.Store(c)
+	}
+	(*c).Inc()
 }
 
 // handleMetrics answers GET /metrics in the Prometheus text format when the request
@@ -109,9 +125,11 @@ func (s *Server) internalOK(got string) bool {
 type engineCollector struct{ eng *engine.Engine }
 
 var (
-	descEvents = prometheus.NewDesc("fieldrelay_events_total",
-		"Events by channel_selected and status: accepted (pending, queued_offline) and settled (delivered, failed).",
-		[]string{"channel", "status"}, nil)
+	descAccepted = prometheus.NewDesc("fieldrelay_events_accepted_total",
+		"Events accepted, by channel_selected; each event counts once.", []string{"channel"}, nil)
+	descSettled = prometheus.NewDesc("fieldrelay_events_settled_total",
+		"Events that reached a delivery outcome, by status (delivered, failed); each event counts at most once.",
+		[]string{"status"}, nil)
 	descAttempts = prometheus.NewDesc("fieldrelay_delivery_attempts_total",
 		"Delivery calls made, by kind (webhook, sms) and outcome (succeeded, failed).", []string{"kind", "outcome"}, nil)
 	descWebhookFailures = prometheus.NewDesc("fieldrelay_webhook_failures_total",
@@ -155,7 +173,7 @@ var (
 var upstreamStates = []string{engine.UpstreamPaused, engine.UpstreamDown, engine.UpstreamIdle, engine.UpstreamPushing}
 
 func (engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descEvents, descAttempts, descWebhookFailures, descSMS, descOutboxDepth,
+	for _, d := range []*prometheus.Desc{descAccepted, descSettled, descAttempts, descWebhookFailures, descSMS, descOutboxDepth,
 		descOutboxOldest, descMissions, descLag, descRunning, descDBSize, descReadTx, descOpenTx, descWriteTx,
 		descPages, descWriteTime, descSpillTime, descFreePages, descPendingPgs, descUpLinks, descUpBacklog,
 		descUpOldest, descUpPushed, descUpFailures, descUpRejected} {
@@ -165,8 +183,11 @@ func (engineCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.eng.Stats()
-	for _, e := range st.Events {
-		ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(e.N), e.Label1, e.Label2)
+	for _, e := range st.EventsAccepted {
+		ch <- prometheus.MustNewConstMetric(descAccepted, prometheus.CounterValue, float64(e.N), e.Label1)
+	}
+	for _, e := range st.EventsSettled {
+		ch <- prometheus.MustNewConstMetric(descSettled, prometheus.CounterValue, float64(e.N), e.Label1)
 	}
 	for _, a := range st.Attempts {
 		ch <- prometheus.MustNewConstMetric(descAttempts, prometheus.CounterValue, float64(a.N), a.Label1, a.Label2)

@@ -1,10 +1,55 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/fieldrelay/fieldrelay/engine"
 )
+
+// hookReceiver is the Sender of a test node: it keeps every webhook message it is given
+// and answers what answer says (200 when nil). answer may move the node's clock, as
+// real time moves while a real call is under way.
+type hookReceiver struct {
+	mu     sync.Mutex
+	msgs   []engine.WebhookMessage
+	answer func(m engine.WebhookMessage) engine.SendResult
+}
+
+var _ engine.Sender = (*hookReceiver)(nil)
+
+func (h *hookReceiver) SendWebhook(_ context.Context, m engine.WebhookMessage) engine.SendResult {
+	h.mu.Lock()
+	h.msgs = append(h.msgs, m)
+	answer := h.answer
+	h.mu.Unlock()
+	if answer != nil {
+		return answer(m)
+	}
+	return engine.SendResult{StatusCode: http.StatusOK}
+}
+
+func (h *hookReceiver) SendSMS(context.Context, string, string) engine.SendResult {
+	return engine.SendResult{Err: engine.ErrNoSMSGateway}
+}
+
+func (h *hookReceiver) SMSAvailable() bool { return false }
+
+// received returns the messages sent so far whose envelope names event.
+func (h *hookReceiver) received(event string) []engine.WebhookMessage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []engine.WebhookMessage
+	for _, m := range h.msgs {
+		if strings.Contains(string(m.Body), `"event":"`+event+`"`) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
 
 func TestWebhooks(t *testing.T) {
 	n := newNode(t)

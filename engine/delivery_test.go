@@ -538,3 +538,38 @@ func TestDelivery_SuccessResetsFailures(t *testing.T) {
 		t.Fatalf("after a success: %+v", got)
 	}
 }
+
+func TestDelivery_AttemptDurationIsTimed(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, false, false)
+	w := n.webhook(t, "https://hooks.example/slow", "event.created")
+	// The receiver takes its time: the fake sender moves the engine's clock while the
+	// call is in progress, as real time moves under a real call.
+	takes := []time.Duration{1500 * time.Millisecond, 300 * time.Microsecond, 0}
+	n.sender.webhook = func(k int, m engine.WebhookMessage) engine.SendResult {
+		n.clock.Advance(takes[k-1])
+		if k == 1 {
+			return engine.SendResult{StatusCode: 503}
+		}
+		return engine.SendResult{StatusCode: 200}
+	}
+	n.post(t, "low", "north")
+	n.e.RunDue(ctx)
+	n.clock.Advance(engine.DefaultRetrySchedule[0])
+	n.e.RunDue(ctx)
+	n.post(t, "low", "north")
+	n.e.RunDue(ctx)
+	attempts, _, err := n.e.WebhookDeliveries(ctx, n.p, w.ID, engine.Page{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Newest first: a call that took no time reads 0, a sub-millisecond one 1 (rounded
+	// up), the slow one its 1,500 ms.
+	var got []int64
+	for _, a := range attempts {
+		got = append(got, a.DurationMs)
+	}
+	if want := []int64{0, 1, 1500}; !slices.Equal(got, want) {
+		t.Fatalf("duration_ms of the attempts, newest first = %v, want %v", got, want)
+	}
+}

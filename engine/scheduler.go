@@ -324,7 +324,7 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 			if wh == nil || wh.Status != WebhookActive {
 				// The subscription is gone or disabled: the message fails now.
 				entry.Attempts++
-				return e.settle(tx, entry, SendResult{Err: errors.New("the subscription is deleted or disabled")}, true)
+				return e.settle(tx, entry, SendResult{Err: errors.New("the subscription is deleted or disabled")}, 0, true)
 			}
 			msg = WebhookMessage{URL: wh.URL, ID: entry.ID, Timestamp: now, Secret: wh.Secret, Body: entry.Body}
 		}
@@ -342,13 +342,17 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 	if o == nil {
 		return
 	}
+	// The call is timed through the engine's clock: the system clock's monotonic reading
+	// in a node, a fake clock that the test's sender moves in tests.
 	var res SendResult
+	start := e.clock.Now()
 	switch o.Kind {
 	case OutboxWebhook:
 		res = e.sender.SendWebhook(ctx, msg)
 	case OutboxSMS:
 		res = e.sender.SendSMS(ctx, o.To, o.Text)
 	}
+	took := e.clock.Now().Sub(start)
 	if ctx.Err() != nil && !res.OK() {
 		return // shutting down: the lease makes it due again after restart
 	}
@@ -361,7 +365,7 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 		if err != nil {
 			return err
 		}
-		return e.settle(tx, entry, res, false)
+		return e.settle(tx, entry, res, took, false)
 	})
 	if err != nil {
 		// The attempt stays leased in the store: try again when the lease ends.
@@ -372,8 +376,9 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 
 // settle writes the outcome of an attempt: the attempt log of a webhook, the next due
 // time or the end of the message, the subscription's health and the event's delivery.
-// final forces the message to end (its subscription is gone).
-func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, final bool) error {
+// took is how long the call took (0 when none was made); final forces the message to end
+// (its subscription is gone).
+func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, took time.Duration, final bool) error {
 	now := e.clock.Now()
 	ok := res.OK()
 	o.LeasedBy = ""
@@ -432,7 +437,7 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, final bool) error
 		}
 		if err := tx.PutDeliveryAttempt(o.TenantID, &DeliveryAttempt{ID: NewID(), WebhookID: o.WebhookID,
 			MessageID: o.ID, Event: o.Name, Attempt: o.Attempts, Status: status, StatusCode: res.StatusCode,
-			Error: o.LastError, DurationMs: res.Duration.Milliseconds(), At: at, NextAttemptAt: next}); err != nil {
+			Error: o.LastError, DurationMs: durationMs(took), At: at, NextAttemptAt: next}); err != nil {
 			return err
 		}
 	}
@@ -469,6 +474,15 @@ func settledUsage(o *OutboxEntry, ok, settled bool) UsageDelta {
 		d.WebhookFailed = 1
 	}
 	return d
+}
+
+// durationMs is a call's duration in whole milliseconds, rounded up: a call that took any
+// time reads at least 1 ms, so a fast receiver is not shown as no call at all.
+func durationMs(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 // failureText describes a failed attempt for the logs and the attempt log.

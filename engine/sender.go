@@ -6,7 +6,8 @@ import (
 )
 
 // Sender makes the calls of the delivery engine to the world outside the node. The
-// scheduler calls it after commit, never inside a transaction.
+// scheduler calls it after commit, never inside a transaction, and times each call
+// itself through the engine's Clock (the duration_ms of the attempt log).
 type Sender interface {
 	// SendWebhook POSTs one signed webhook message.
 	SendWebhook(ctx context.Context, m WebhookMessage) SendResult
@@ -39,8 +40,6 @@ type SendResult struct {
 	RetryAfter time.Duration
 	// Err describes a failure to get a response (refused address, timeout, TLS…).
 	Err error
-	// Duration is how long the call took.
-	Duration time.Duration
 }
 
 // OK reports whether the call succeeded: a 2xx answer.

@@ -103,8 +103,7 @@ func newSendClient(d *net.Dialer, opt HTTPSenderOptions) *http.Client {
 // SendWebhook POSTs m.Body to m.URL, signed with m.Secret. Only a 2xx answer is a
 // success; a redirect is not followed and is reported with its status.
 func (s *HTTPSender) SendWebhook(ctx context.Context, m WebhookMessage) SendResult {
-	start := time.Now()
-	fail := func(err error) SendResult { return SendResult{Err: err, Duration: time.Since(start)} }
+	fail := func(err error) SendResult { return SendResult{Err: err} }
 	u, err := url.Parse(m.URL)
 	if err != nil || !strings.EqualFold(u.Scheme, "https") || u.Host == "" || u.User != nil {
 		return fail(Invalid("url", "webhook URL %q is not an https URL without user info", m.URL))
@@ -122,13 +121,12 @@ func (s *HTTPSender) SendWebhook(ctx context.Context, m WebhookMessage) SendResu
 	req.Header.Set(HeaderWebhookID, m.ID)
 	req.Header.Set(HeaderWebhookTimestamp, strconv.FormatInt(m.Timestamp.Unix(), 10))
 	req.Header.Set(HeaderWebhookSignature, sig)
-	return s.do(s.webhook, req, start)
+	return s.do(s.webhook, req)
 }
 
 // SendSMS POSTs {"to": to, "body": body} to the SMS gateway; a 2xx answer means the
 // gateway accepted the message.
 func (s *HTTPSender) SendSMS(ctx context.Context, to, body string) SendResult {
-	start := time.Now()
 	if s.opt.SMSGateway == nil {
 		return SendResult{Err: ErrNoSMSGateway}
 	}
@@ -137,15 +135,15 @@ func (s *HTTPSender) SendSMS(ctx context.Context, to, body string) SendResult {
 		Body string `json:"body"`
 	}{to, body})
 	if err != nil {
-		return SendResult{Err: err, Duration: time.Since(start)}
+		return SendResult{Err: err}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.opt.SMSGateway.String(), bytes.NewReader(payload))
 	if err != nil {
-		return SendResult{Err: err, Duration: time.Since(start)}
+		return SendResult{Err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", s.opt.UserAgent)
-	return s.do(s.sms, req, start)
+	return s.do(s.sms, req)
 }
 
 // SMSAvailable reports whether an SMS gateway is configured.
@@ -153,15 +151,15 @@ func (s *HTTPSender) SMSAvailable() bool { return s.opt.SMSGateway != nil }
 
 // do sends req and reads the status, the Retry-After of a 429 or 503 and at most
 // maxResponseRead bytes of the body.
-func (s *HTTPSender) do(c *http.Client, req *http.Request, start time.Time) SendResult {
+func (s *HTTPSender) do(c *http.Client, req *http.Request) SendResult {
 	resp, err := c.Do(req)
 	if err != nil {
-		return SendResult{Err: s.describe(err), Duration: time.Since(start)}
+		return SendResult{Err: s.describe(err)}
 	}
 	// A failure while reading the body does not change the answer already received.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseRead))
 	resp.Body.Close()
-	res := SendResult{StatusCode: resp.StatusCode, Duration: time.Since(start)}
+	res := SendResult{StatusCode: resp.StatusCode}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		res.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}

@@ -59,9 +59,6 @@ func TestHTTPSenderWebhook(t *testing.T) {
 	if !res.OK() || res.StatusCode != http.StatusNoContent || res.Err != nil {
 		t.Fatalf("result %+v, want a 204", res)
 	}
-	if res.Duration <= 0 {
-		t.Errorf("duration %v", res.Duration)
-	}
 	r := <-got
 	if r.method != http.MethodPost {
 		t.Errorf("method %s", r.method)
@@ -214,9 +211,6 @@ func TestHTTPSenderTimeout(t *testing.T) {
 	}
 	if !strings.Contains(res.Err.Error(), "timed out") {
 		t.Errorf("error %q does not say it timed out", res.Err)
-	}
-	if res.Duration < 200*time.Millisecond || res.Duration > 5*time.Second {
-		t.Errorf("duration %v, want about 200ms", res.Duration)
 	}
 }
 

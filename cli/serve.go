@@ -58,7 +58,8 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.BoolVar(&f.PlainHTTP, "plain-http", false, "serve plain HTTP (behind a TLS proxy, or for tests)")
 	fl.StringVar(&f.InternalSecret, "internal-secret", "", "secret of the x-svc-internal header that /metrics requires (default: generated and stored)")
 	fl.BoolVar(&f.Demo, "demo", false, "create a demo tenant, users, zones and teams on an empty data directory and print their credentials")
-	fl.BoolVar(&f.AllowLoopbackWebhooks, "allow-loopback-webhooks", false, "let webhooks reach loopback, link-local and metadata addresses")
+	fl.BoolVar(&f.AllowLoopbackWebhooks, "allow-loopback-webhooks", false, "let webhooks reach loopback addresses (127.0.0.0/8, ::1)")
+	fl.BoolVar(&f.AllowLinkLocalWebhooks, "allow-link-local-webhooks", false, "let webhooks reach link-local addresses (169.254.0.0/16, fe80::/10); cloud metadata addresses stay refused")
 	fl.BoolVar(&f.AllowPrivateWebhooks, "allow-private-webhooks", false, "let webhooks reach private addresses (RFC 1918, fc00::/7)")
 	fl.StringVar(&f.retrySchedule, "webhook-retry-schedule", DefaultWebhookRetrySchedule, "delays of the webhook retries after the first try, comma-separated")
 	fl.StringVar(&f.smsGateway, "sms-gateway", "none", "SMS gateway URL (http or https), or none")
@@ -89,7 +90,7 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	defer db.Close() // last: after HTTP and the admin socket
 	opts := a.engineOptions
 	opts.Logger = log
-	opts.WebhookPolicy = engine.AddressPolicy{AllowLoopback: cfg.AllowLoopbackWebhooks, AllowPrivate: cfg.AllowPrivateWebhooks}
+	opts.WebhookPolicy = cfg.WebhookPolicy()
 	opts.RetrySchedule = cfg.WebhookRetrySchedule
 	opts.Upstream.RetryMax = cfg.UpstreamRetryMax
 	if opts.Sender == nil {
@@ -180,8 +181,8 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	log.Info("serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil, "data", cfg.DataDir,
 		"admin_socket", adminSocket(cfg.DataDir), "webhook_retry_schedule", fmt.Sprint(cfg.WebhookRetrySchedule),
 		"sms_gateway", cfg.SMSGateway != nil, "allow_loopback_webhooks", cfg.AllowLoopbackWebhooks,
-		"allow_private_webhooks", cfg.AllowPrivateWebhooks, "smtp", cfg.SMTP != nil,
-		"plans_file", cfg.Plans != nil, "backup_every", cfg.BackupEvery.String(), "backup_keep", cfg.BackupKeep,
+		"allow_link_local_webhooks", cfg.AllowLinkLocalWebhooks, "allow_private_webhooks", cfg.AllowPrivateWebhooks,
+		"smtp", cfg.SMTP != nil, "plans_file", cfg.Plans != nil, "backup_every", cfg.BackupEvery.String(), "backup_keep", cfg.BackupKeep,
 		"upstream_retry_max", cfg.UpstreamRetryMax.String())
 
 	var serveErr error

@@ -34,8 +34,11 @@ type ServeConfig struct {
 	// Demo creates the demo tenant on an empty data directory.
 	Demo bool
 
-	// AllowLoopbackWebhooks lets webhooks reach loopback, link-local and metadata addresses.
+	// AllowLoopbackWebhooks lets webhooks reach loopback addresses (127.0.0.0/8, ::1).
 	AllowLoopbackWebhooks bool
+	// AllowLinkLocalWebhooks lets webhooks reach link-local addresses (169.254.0.0/16,
+	// fe80::/10); cloud metadata addresses stay refused.
+	AllowLinkLocalWebhooks bool
 	// AllowPrivateWebhooks lets webhooks reach private ranges (RFC 1918, fc00::/7).
 	AllowPrivateWebhooks bool
 	// WebhookRetrySchedule is the delay before each retry after a message's first try.
@@ -54,6 +57,12 @@ type ServeConfig struct {
 	BackupKeep  int
 	// UpstreamRetryMax caps the delay between attempts of a failing upstream link.
 	UpstreamRetryMax time.Duration
+}
+
+// WebhookPolicy is the address policy of webhook destinations that the flags set.
+func (c *ServeConfig) WebhookPolicy() engine.AddressPolicy {
+	return engine.AddressPolicy{AllowLoopback: c.AllowLoopbackWebhooks, AllowLinkLocal: c.AllowLinkLocalWebhooks,
+		AllowPrivate: c.AllowPrivateWebhooks}
 }
 
 // serveFlags are the raw flags of `fieldrelay serve`.

@@ -319,6 +319,59 @@ func TestServeConfig(t *testing.T) {
 	if c, err = f.config(); err != nil || c.SMSGateway != nil {
 		t.Fatalf("none: %+v %v", c, err)
 	}
+	if p := c.WebhookPolicy(); p != (engine.AddressPolicy{}) {
+		t.Fatalf("default policy %+v, want only public addresses", p)
+	}
+	f.AllowLoopbackWebhooks, f.AllowLinkLocalWebhooks = true, true
+	if c, err = f.config(); err != nil || c.WebhookPolicy() != (engine.AddressPolicy{AllowLoopback: true, AllowLinkLocal: true}) {
+		t.Fatalf("policy %+v %v", c.WebhookPolicy(), err)
+	}
+}
+
+// TestServeLinkLocalWebhooks: FIELDRELAY_ALLOW_LINK_LOCAL_WEBHOOKS (the environment form of
+// --allow-link-local-webhooks) opens link-local webhook destinations and nothing more;
+// --allow-loopback-webhooks alone opens none of them.
+func TestServeLinkLocalWebhooks(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		env       map[string]string
+		args      []string
+		linkLocal int
+	}{
+		{"LoopbackFlagOnly", nil, []string{"--allow-loopback-webhooks"}, http.StatusBadRequest},
+		{"LinkLocalEnv", map[string]string{"FIELDRELAY_ALLOW_LINK_LOCAL_WEBHOOKS": "true"}, nil, http.StatusCreated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := t.TempDir()
+			s := startServe(t, newTestApp(tc.env), append([]string{"--data", data, "--plain-http", "--demo"}, tc.args...)...)
+			var creds demoCredentials
+			raw, _ := os.ReadFile(filepath.Join(data, DemoCredentialsFile))
+			if err := json.Unmarshal(raw, &creds); err != nil {
+				t.Fatal(err)
+			}
+			create := func(url string) int {
+				t.Helper()
+				req, _ := http.NewRequest("POST", s.base+"/v1/webhooks", strings.NewReader(`{"url":"`+url+`"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("x-svc-api-key", creds.APIKey)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				return res.StatusCode
+			}
+			if got := create("https://169.254.10.20/hook"); got != tc.linkLocal {
+				t.Errorf("a link-local webhook: %d, want %d", got, tc.linkLocal)
+			}
+			if got := create("https://[fe80::1]/hook"); got != tc.linkLocal {
+				t.Errorf("an IPv6 link-local webhook: %d, want %d", got, tc.linkLocal)
+			}
+			if got := create("https://169.254.169.254/latest/meta-data/"); got != http.StatusBadRequest {
+				t.Errorf("the metadata address: %d, want 400", got)
+			}
+		})
+	}
 }
 
 func TestShellQuote(t *testing.T) {

@@ -14,11 +14,15 @@ import (
 )
 
 // AddressPolicy says which destination addresses webhooks may reach. The zero policy
-// allows only public unicast addresses.
+// allows only public unicast addresses; cloud metadata addresses are refused whatever it
+// says.
 type AddressPolicy struct {
-	// AllowLoopback lets webhooks reach loopback, link-local and cloud metadata addresses
+	// AllowLoopback lets webhooks reach loopback addresses: 127.0.0.0/8, ::1
 	// (--allow-loopback-webhooks).
 	AllowLoopback bool
+	// AllowLinkLocal lets webhooks reach link-local addresses: 169.254.0.0/16, fe80::/10,
+	// but for the metadata addresses among them (--allow-link-local-webhooks).
+	AllowLinkLocal bool
 	// AllowPrivate lets webhooks reach private addresses: RFC 1918, CGNAT 100.64.0.0/10,
 	// fc00::/7 (--allow-private-webhooks).
 	AllowPrivate bool
@@ -49,9 +53,14 @@ const (
 )
 
 var (
+	// metadataAddrs serve a cloud instance's or container's credentials: never a
+	// webhook's destination, whatever the flags.
 	metadataAddrs = []netip.Addr{
 		netip.MustParseAddr("169.254.169.254"), // AWS, GCP, Azure, OpenStack…
 		netip.MustParseAddr("fd00:ec2::254"),   // AWS over IPv6
+		netip.MustParseAddr("169.254.170.2"),   // AWS ECS task credentials
+		netip.MustParseAddr("169.254.170.23"),  // AWS EKS Pod Identity
+		netip.MustParseAddr("fd00:ec2::23"),    // AWS EKS Pod Identity over IPv6
 		netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
 	}
 	prefixThisNetwork = netip.MustParsePrefix("0.0.0.0/8")
@@ -118,9 +127,10 @@ func classify(ip netip.Addr) addrClass {
 // empty when p allows ip.
 func (p AddressPolicy) refusal(ip netip.Addr) (what, rule string) {
 	const (
-		never    = "never allowed"
-		loopback = "refused unless the node runs with --allow-loopback-webhooks"
-		private  = "refused unless the node runs with --allow-private-webhooks"
+		never     = "never allowed"
+		loopback  = "refused unless the node runs with --allow-loopback-webhooks"
+		linkLocal = "refused unless the node runs with --allow-link-local-webhooks"
+		private   = "refused unless the node runs with --allow-private-webhooks"
 	)
 	switch classify(ip) {
 	case classPublic:
@@ -141,15 +151,12 @@ func (p AddressPolicy) refusal(ip netip.Addr) (what, rule string) {
 		}
 		return "a loopback address", loopback
 	case classLinkLocal:
-		if p.AllowLoopback {
+		if p.AllowLinkLocal {
 			return "", ""
 		}
-		return "a link-local address", loopback
+		return "a link-local address", linkLocal
 	case classMetadata:
-		if p.AllowLoopback {
-			return "", ""
-		}
-		return "a cloud metadata address", loopback
+		return "a cloud metadata address", never
 	case classShared:
 		if p.AllowPrivate {
 			return "", ""
@@ -167,10 +174,11 @@ func (p AddressPolicy) refusal(ip netip.Addr) (what, rule string) {
 func normalize(ip netip.Addr) netip.Addr { return ip.WithZone("").Unmap() }
 
 // Check returns nil when webhooks may reach ip under p, else a validation_error on "url"
-// whose chain holds ErrAddressRefused. Unspecified, multicast, broadcast and reserved
-// addresses are always refused; loopback (127.0.0.0/8, ::1), link-local (169.254.0.0/16,
-// fe80::/10) and metadata addresses (169.254.169.254, fd00:ec2::254, 100.100.100.200)
-// need AllowLoopback; private addresses (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16,
+// whose chain holds ErrAddressRefused. Unspecified, multicast, broadcast, reserved and
+// cloud metadata addresses (169.254.169.254, fd00:ec2::254, 169.254.170.2,
+// 169.254.170.23, fd00:ec2::23, 100.100.100.200) are always refused; loopback
+// (127.0.0.0/8, ::1) needs AllowLoopback; link-local (169.254.0.0/16, fe80::/10)
+// AllowLinkLocal; private addresses (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16,
 // 100.64.0.0/10, fc00::/7) need AllowPrivate. An IPv4-mapped IPv6 address is judged as
 // the IPv4 address it maps.
 func (p AddressPolicy) Check(ip netip.Addr) error {

@@ -15,10 +15,11 @@ import (
 
 // Which policies allow an address.
 const (
-	guardNever    = iota // refused whatever the flags
-	guardAlways          // public
-	guardLoopback        // needs AllowLoopback
-	guardPrivate         // needs AllowPrivate
+	guardNever     = iota // refused whatever the flags
+	guardAlways           // public
+	guardLoopback         // needs AllowLoopback
+	guardLinkLocal        // needs AllowLinkLocal
+	guardPrivate          // needs AllowPrivate
 )
 
 func TestAddressPolicyCheck(t *testing.T) {
@@ -54,21 +55,32 @@ func TestAddressPolicyCheck(t *testing.T) {
 		{"255.255.255.255", guardNever},
 		{"240.0.0.1", guardNever},
 
-		// Loopback, link-local, metadata: AllowLoopback.
+		// Loopback: AllowLoopback.
 		{"127.0.0.1", guardLoopback},
 		{"127.255.255.254", guardLoopback},
 		{"::1", guardLoopback},
 		{"::ffff:127.0.0.1", guardLoopback},
 		{"::127.0.0.1", guardLoopback},     // deprecated IPv4-compatible
 		{"64:ff9b::7f00:1", guardLoopback}, // NAT64 of 127.0.0.1
-		{"169.254.0.1", guardLoopback},     // link-local
-		{"169.254.169.254", guardLoopback}, // metadata (AWS, GCP, Azure)
-		{"::ffff:169.254.169.254", guardLoopback},
-		{"fe80::1", guardLoopback},
-		{"fe80::1%eth0", guardLoopback},
-		{"febf:ffff::1", guardLoopback},
-		{"fd00:ec2::254", guardLoopback},   // metadata (AWS IPv6), inside fc00::/7
-		{"100.100.100.200", guardLoopback}, // metadata (Alibaba), inside 100.64.0.0/10
+
+		// Link-local: AllowLinkLocal, not AllowLoopback.
+		{"169.254.0.1", guardLinkLocal},
+		{"169.254.255.255", guardLinkLocal},
+		{"::ffff:169.254.10.10", guardLinkLocal},
+		{"64:ff9b::a9fe:101", guardLinkLocal}, // NAT64 of 169.254.1.1
+		{"fe80::1", guardLinkLocal},
+		{"fe80::1%eth0", guardLinkLocal},
+		{"febf:ffff::1", guardLinkLocal},
+
+		// Cloud metadata: never, even where the flags open the range they sit in.
+		{"169.254.169.254", guardNever}, // AWS, GCP, Azure
+		{"::ffff:169.254.169.254", guardNever},
+		{"64:ff9b::a9fe:a9fe", guardNever}, // NAT64 of 169.254.169.254
+		{"169.254.170.2", guardNever},      // AWS ECS task credentials
+		{"169.254.170.23", guardNever},     // AWS EKS Pod Identity
+		{"fd00:ec2::254", guardNever},      // AWS over IPv6, inside fc00::/7
+		{"fd00:ec2::23", guardNever},       // EKS Pod Identity over IPv6, inside fc00::/7
+		{"100.100.100.200", guardNever},    // Alibaba, inside 100.64.0.0/10
 
 		// Private: AllowPrivate.
 		{"10.0.0.1", guardPrivate},
@@ -83,16 +95,19 @@ func TestAddressPolicyCheck(t *testing.T) {
 		{"fd12:3456:789a::1", guardPrivate},
 		{"64:ff9b::a00:1", guardPrivate}, // NAT64 of 10.0.0.1
 	}
-	policies := []engine.AddressPolicy{
-		{},
-		{AllowLoopback: true},
-		{AllowPrivate: true},
-		{AllowLoopback: true, AllowPrivate: true},
+	var policies []engine.AddressPolicy
+	for _, loop := range []bool{false, true} {
+		for _, ll := range []bool{false, true} {
+			for _, priv := range []bool{false, true} {
+				policies = append(policies, engine.AddressPolicy{AllowLoopback: loop, AllowLinkLocal: ll, AllowPrivate: priv})
+			}
+		}
 	}
 	for _, tt := range tests {
 		ip := netip.MustParseAddr(tt.addr)
 		for _, p := range policies {
-			want := tt.need == guardAlways || tt.need == guardLoopback && p.AllowLoopback || tt.need == guardPrivate && p.AllowPrivate
+			want := tt.need == guardAlways || tt.need == guardLoopback && p.AllowLoopback ||
+				tt.need == guardLinkLocal && p.AllowLinkLocal || tt.need == guardPrivate && p.AllowPrivate
 			err := p.Check(ip)
 			if want && err != nil {
 				t.Errorf("%s with %+v: refused: %v", tt.addr, p, err)
@@ -105,14 +120,15 @@ func TestAddressPolicyCheck(t *testing.T) {
 				if !errors.Is(err, engine.ErrAddressRefused) || !engine.IsKind(err, engine.KindValidation) {
 					t.Errorf("%s with %+v: %v is not a validation_error wrapping ErrAddressRefused", tt.addr, p, err)
 				}
-				hint := map[int]string{guardNever: "never", guardLoopback: "--allow-loopback-webhooks", guardPrivate: "--allow-private-webhooks"}[tt.need]
+				hint := map[int]string{guardNever: "never", guardLoopback: "--allow-loopback-webhooks",
+					guardLinkLocal: "--allow-link-local-webhooks", guardPrivate: "--allow-private-webhooks"}[tt.need]
 				if !strings.Contains(err.Error(), hint) {
 					t.Errorf("%s with %+v: %q does not mention %q", tt.addr, p, err, hint)
 				}
 			}
 		}
 	}
-	if err := (engine.AddressPolicy{AllowLoopback: true, AllowPrivate: true}).Check(netip.Addr{}); err == nil {
+	if err := (engine.AddressPolicy{AllowLoopback: true, AllowLinkLocal: true, AllowPrivate: true}).Check(netip.Addr{}); err == nil {
 		t.Error("the zero Addr is allowed")
 	}
 }
@@ -221,6 +237,16 @@ func TestValidateWebhookURL(t *testing.T) {
 		{"ErrMappedLoopback", "https://[::ffff:127.0.0.1]/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
 		{"ErrMappedHexLoopback", "https://[::ffff:7f00:1]/", engine.AddressPolicy{}, nil, false, "loopback"},
 		{"ErrZonedLinkLocal", "https://[fe80::1%25eth0]/", engine.AddressPolicy{}, nil, false, "link-local"},
+		{"ErrLinkLocalWithLoopbackFlag", "https://169.254.1.1/", engine.AddressPolicy{AllowLoopback: true}, nil, false, "--allow-link-local-webhooks"},
+		{"ErrLinkLocalV6WithLoopbackFlag", "https://[fe80::1]/", engine.AddressPolicy{AllowLoopback: true}, nil, false, "--allow-link-local-webhooks"},
+		{"OKLinkLocalAllowed", "https://169.254.1.1/", engine.AddressPolicy{AllowLinkLocal: true}, nil, true, ""},
+		{"OKLinkLocalV6Allowed", "https://[fe80::1%25eth0]/", engine.AddressPolicy{AllowLinkLocal: true}, nil, true, ""},
+		{"ErrMetadataWithEveryFlag", "https://169.254.169.254/latest/meta-data/", engine.AddressPolicy{AllowLoopback: true, AllowLinkLocal: true, AllowPrivate: true}, nil, false, "never"},
+		{"ErrMetadataV6WithEveryFlag", "https://[fd00:ec2::254]/", engine.AddressPolicy{AllowLoopback: true, AllowLinkLocal: true, AllowPrivate: true}, nil, false, "metadata"},
+		{"ErrMetadataDecimalWithEveryFlag", "https://2852039166/", engine.AddressPolicy{AllowLoopback: true, AllowLinkLocal: true, AllowPrivate: true}, nil, false, "metadata"},
+		{"ErrECSCredentials", "https://169.254.170.2/v2/credentials", engine.AddressPolicy{AllowLinkLocal: true}, nil, false, "metadata"},
+		{"ErrNameToLinkLocalWithLoopbackFlag", "https://ll.example.com/", engine.AddressPolicy{AllowLoopback: true}, guardTestResolver(t, [4]byte{169, 254, 3, 4}), false, "--allow-link-local-webhooks"},
+		{"ErrNameToMetadataWithEveryFlag", "https://meta2.example.com/", engine.AddressPolicy{AllowLoopback: true, AllowLinkLocal: true, AllowPrivate: true}, guardTestResolver(t, [4]byte{169, 254, 169, 254}), false, "metadata"},
 		{"ErrDecimal", "https://2130706433/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
 		{"ErrHex", "https://0x7f000001/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
 		{"ErrHexUpper", "https://0X7F000001/", engine.AddressPolicy{}, nil, false, "127.0.0.1"},
@@ -323,6 +349,31 @@ func TestAddressGuardDialer(t *testing.T) {
 		t.Fatalf("dial with AllowLoopback: %v", err)
 	}
 	c.Close()
+}
+
+// TestAddressGuardDialerLinkLocal: at connect time --allow-loopback-webhooks opens no
+// link-local or metadata address, and --allow-link-local-webhooks no metadata one. The
+// refusals happen in the dialer's Control function, before any packet is sent.
+func TestAddressGuardDialerLinkLocal(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		policy engine.AddressPolicy
+		addr   string
+		hint   string
+	}{
+		{engine.AddressPolicy{AllowLoopback: true}, "169.254.1.1:443", "--allow-link-local-webhooks"},
+		{engine.AddressPolicy{AllowLoopback: true}, "[fe80::1]:443", "--allow-link-local-webhooks"},
+		{engine.AddressPolicy{AllowLoopback: true}, "169.254.169.254:80", "never"},
+		{engine.AddressPolicy{AllowLoopback: true, AllowLinkLocal: true, AllowPrivate: true}, "169.254.169.254:80", "metadata"},
+		{engine.AddressPolicy{AllowLoopback: true, AllowLinkLocal: true, AllowPrivate: true}, "[fd00:ec2::254]:80", "metadata"},
+		{engine.AddressPolicy{AllowLinkLocal: true}, "169.254.170.2:80", "metadata"},
+		{engine.AddressPolicy{AllowLinkLocal: true}, "[::ffff:169.254.169.254]:80", "metadata"},
+	} {
+		_, err := tc.policy.Dialer().DialContext(ctx, "tcp", tc.addr)
+		if !errors.Is(err, engine.ErrAddressRefused) || !strings.Contains(err.Error(), tc.hint) {
+			t.Errorf("dial %s with %+v: %v, want ErrAddressRefused mentioning %q", tc.addr, tc.policy, err, tc.hint)
+		}
+	}
 }
 
 func guardPortOf(t *testing.T, ln net.Listener) string {

@@ -321,8 +321,9 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 			if err != nil && !IsKind(err, KindNotFound) {
 				return err
 			}
-			if wh == nil || wh.Status != WebhookActive {
-				// The subscription is gone or disabled: the message fails now.
+			if wh == nil || wh.Status != WebhookActive && entry.Name != HookWebhookTest {
+				// The subscription is gone or disabled: the message fails now. A test
+				// message still goes to a disabled one: checking it is its purpose.
 				entry.Attempts++
 				return e.settle(tx, entry, SendResult{Err: errors.New("the subscription is deleted or disabled")}, 0, true)
 			}
@@ -388,6 +389,9 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, took time.Duratio
 		o.LastError = failureText(res)
 	}
 	settled := ok || final
+	// A test message is a probe: one attempt, and no effect on the subscription's health
+	// but the 410 that disables any subscription (API.md).
+	probe := o.Name == HookWebhookTest
 	var wh *Webhook
 	if o.Kind == OutboxWebhook && !final {
 		var err error
@@ -401,7 +405,7 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, took time.Duratio
 		wh.Status, wh.DisabledReason = WebhookDisabled, "the receiver answered 410 Gone"
 		settled = true
 	}
-	if !settled && o.Attempts > len(e.retry) {
+	if !settled && (probe || o.Attempts > len(e.retry)) {
 		settled = true
 	}
 	var next *Time
@@ -415,21 +419,21 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, took time.Duratio
 	}
 	if wh != nil {
 		at := At(now)
-		if ok {
-			wh.LastSuccessAt, wh.FailedMessages = &at, 0
-		} else if settled {
-			wh.FailedMessages++
-			since := wh.CreatedAt
-			if wh.LastSuccessAt != nil {
-				since = *wh.LastSuccessAt
-			}
-			if wh.Status == WebhookActive && wh.FailedMessages >= webhookDisableMessages && now.Sub(since.Time) >= webhookDisableAfter {
-				wh.Status, wh.DisabledReason = WebhookDisabled, "no success for 5 days"
+		if !probe {
+			if ok {
+				wh.LastSuccessAt, wh.FailedMessages = &at, 0
+			} else if settled {
+				wh.FailedMessages++
+				if wh.Status == WebhookActive && wh.FailedMessages >= webhookDisableMessages && now.Sub(wh.failingSince()) >= webhookDisableAfter {
+					wh.Status, wh.DisabledReason = WebhookDisabled, "no success for 5 days"
+				}
 			}
 		}
-		wh.UpdatedAt = at
-		if err := tx.PutWebhook(o.TenantID, wh); err != nil {
-			return err
+		if !probe || res.Gone() {
+			wh.UpdatedAt = at
+			if err := tx.PutWebhook(o.TenantID, wh); err != nil {
+				return err
+			}
 		}
 		status := "failed"
 		if ok {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,10 @@ const (
 var WebhookNames = []string{HookEventCreated, HookEventDelivered, HookEventFailed,
 	HookTeamDispatched, missionStatusHook, HookMissionReinforced,
 	HookDispatchRequiresMn, HookSyncBatchProcessed}
+
+// HookWebhookTest names the message of POST /v1/webhooks/:id/test. It goes to the one
+// subscription asked, whatever its events filter, so it is no name to subscribe to.
+const HookWebhookTest = "webhook.test"
 
 // Auto-disable rule: a subscription with no success for this long and at least this many
 // failed messages is disabled.
@@ -37,14 +42,30 @@ type Webhook struct {
 	// DisabledReason says why a disabled subscription stopped (410, failures).
 	DisabledReason string `json:"disabled_reason,omitempty"`
 	LastSuccessAt  *Time  `json:"last_success_at"`
-	// FailedMessages counts the messages that failed since the last success.
-	FailedMessages int  `json:"failed_messages"`
-	CreatedAt      Time `json:"created_at"`
-	UpdatedAt      Time `json:"updated_at"`
+	// FailedMessages counts the messages that failed since the last success (or the last
+	// re-enabling).
+	FailedMessages int `json:"failed_messages"`
+	// ReenabledAt is when PATCH last re-enabled the disabled subscription; null until then.
+	// The auto-disable rule counts from the latest of it, the last success and creation.
+	ReenabledAt *Time `json:"reenabled_at"`
+	CreatedAt   Time  `json:"created_at"`
+	UpdatedAt   Time  `json:"updated_at"`
 }
 
 // Public returns the subscription without its secret.
 func (w Webhook) Public() Webhook { w.Secret = ""; return w }
+
+// failingSince is when the auto-disable rule starts counting the time without success:
+// the latest of the last success, the last re-enabling and the creation.
+func (w *Webhook) failingSince() time.Time {
+	since := w.CreatedAt.Time
+	for _, t := range []*Time{w.LastSuccessAt, w.ReenabledAt} {
+		if t != nil && t.After(since) {
+			since = t.Time
+		}
+	}
+	return since
+}
 
 // Wants reports whether the subscription asks for the event name: no filter means all.
 func (w *Webhook) Wants(name string) bool {
@@ -98,23 +119,33 @@ func (e *Engine) CheckWebhookInput(ctx context.Context, in *WebhookInput) error 
 	if err := ValidateWebhookURL(ctx, in.URL, e.policy, nil); err != nil {
 		return err
 	}
+	events, err := checkWebhookEvents(in.Events)
+	in.Events = events
+	return err
+}
+
+// checkWebhookEvents validates the events filter of a subscription and returns it trimmed
+// and without duplicates (an empty filter, meaning all, is []).
+func checkWebhookEvents(in []string) ([]string, error) {
 	seen := map[string]bool{}
 	events := []string{}
-	for _, p := range in.Events {
+	for _, p := range in {
 		p = strings.TrimSpace(p)
 		if p == "" || len(p) > 64 {
-			return Invalid("events", "events must hold event names such as event.created or mission.*")
+			return nil, Invalid("events", "events must hold event names such as event.created or mission.*")
+		}
+		if p == HookWebhookTest {
+			return nil, Invalid("events", "%s is sent by POST /v1/webhooks/{id}/test to its subscription whatever its events; it is no name to subscribe to", HookWebhookTest)
 		}
 		if !slices.ContainsFunc(WebhookNames, func(n string) bool { return matchName(p, n) }) {
-			return Invalid("events", "%q is not a webhook event name (known: %s; `*` wildcards allowed)", p, strings.Join(WebhookNames, ", "))
+			return nil, Invalid("events", "%q is not a webhook event name (known: %s; `*` wildcards allowed)", p, strings.Join(WebhookNames, ", "))
 		}
 		if !seen[p] {
 			seen[p] = true
 			events = append(events, p)
 		}
 	}
-	in.Events = events
-	return nil
+	return events, nil
 }
 
 // CreateWebhook subscribes p's tenant to webhook events, within tx; in was checked by
@@ -141,6 +172,130 @@ func (e *Engine) CreateWebhook(tx Tx, p Principal, in WebhookInput) (*Webhook, e
 		}
 	}
 	return w, nil
+}
+
+// WebhookPatch is the body of PATCH /v1/webhooks/:id; absent (or null) fields stay as
+// they are.
+type WebhookPatch struct {
+	// Enabled true re-enables a disabled subscription, its failure counters reset; false
+	// disables it (its pending messages fail at their next attempt).
+	Enabled *bool `json:"enabled"`
+	// URL moves the subscription; it is checked as at creation.
+	URL *string `json:"url"`
+	// Events replaces the events filter; [] means all.
+	Events *[]string `json:"events"`
+}
+
+// CheckWebhookPatch validates a change of subscription as CheckWebhookInput validates a
+// new one (a new URL against the address policy, resolving its host), before the
+// transaction.
+func (e *Engine) CheckWebhookPatch(ctx context.Context, in *WebhookPatch) error {
+	if in.URL != nil {
+		if strings.TrimSpace(*in.URL) == "" {
+			return Invalid("url", "url cannot be empty")
+		}
+		if err := ValidateWebhookURL(ctx, *in.URL, e.policy, nil); err != nil {
+			return err
+		}
+	}
+	if in.Events != nil {
+		events, err := checkWebhookEvents(*in.Events)
+		if err != nil {
+			return err
+		}
+		in.Events = &events
+	}
+	return nil
+}
+
+// webhookDisabledOnRequest is the disabled_reason of a subscription disabled by PATCH.
+const webhookDisabledOnRequest = "disabled on request (PATCH enabled: false)"
+
+// UpdateWebhook changes a subscription of p's tenant within tx (PATCH /v1/webhooks/:id);
+// in was checked by CheckWebhookPatch. Re-enabling a disabled subscription clears its
+// disabled_reason and restarts the auto-disable rule: failed_messages back to 0, the five
+// days counted from now (reenabled_at). The secret stays. A subscription that becomes
+// active and wants event.created releases the events waiting for a target, as a new one
+// does. A request that changes nothing leaves updated_at alone. The answer has no secret.
+func (e *Engine) UpdateWebhook(tx Tx, p Principal, id string, in WebhookPatch) (*Webhook, error) {
+	w, err := tx.Webhook(p.TenantID, id)
+	if err != nil {
+		return nil, err
+	}
+	now := At(e.clock.Now())
+	targetBefore := w.Status == WebhookActive && w.Wants(HookEventCreated)
+	changed := false
+	if in.URL != nil && *in.URL != w.URL {
+		w.URL, changed = *in.URL, true
+	}
+	if in.Events != nil && !slices.Equal(*in.Events, w.Events) {
+		w.Events, changed = *in.Events, true
+	}
+	if in.Enabled != nil {
+		switch {
+		case *in.Enabled && w.Status != WebhookActive:
+			w.Status, w.DisabledReason, w.FailedMessages, w.ReenabledAt = WebhookActive, "", 0, &now
+			changed = true
+		case !*in.Enabled && w.Status == WebhookActive:
+			w.Status, w.DisabledReason = WebhookDisabled, webhookDisabledOnRequest
+			changed = true
+		}
+	}
+	if changed {
+		w.UpdatedAt = now
+		if err := tx.PutWebhook(p.TenantID, w); err != nil {
+			return nil, err
+		}
+	}
+	if !targetBefore && w.Status == WebhookActive && w.Wants(HookEventCreated) {
+		if err := e.releaseWaiting(tx, p.TenantID); err != nil {
+			return nil, err
+		}
+	}
+	pub := w.Public()
+	return &pub, nil
+}
+
+// WebhookTestPayload is the payload of a webhook.test message.
+type WebhookTestPayload struct {
+	WebhookID string `json:"webhook_id"`
+	Message   string `json:"message"`
+}
+
+// WebhookTestSent is the answer of POST /v1/webhooks/:id/test: the message is queued in
+// the outbox; its attempt appears in GET /v1/webhooks/:id/deliveries under message_id.
+type WebhookTestSent struct {
+	// MessageID is the webhook-id header the receiver gets.
+	MessageID string `json:"message_id"`
+	WebhookID string `json:"webhook_id"`
+	Event     string `json:"event"`
+	// Status is "queued": the call is made after commit, by the scheduler.
+	Status   string `json:"status"`
+	QueuedAt Time   `json:"queued_at"`
+}
+
+// SendTestWebhook queues a signed webhook.test message to one subscription of p's tenant,
+// within tx: through the outbox like every webhook, to this subscription only, whatever its
+// events filter and whether or not it is disabled (a disabled receiver can be checked
+// before it is re-enabled). The message has one attempt, no retry, and changes nothing of
+// the subscription's health (status, failed_messages, last_success_at): it is a probe.
+func (e *Engine) SendTestWebhook(tx Tx, p Principal, id string) (*WebhookTestSent, error) {
+	w, err := tx.Webhook(p.TenantID, id)
+	if err != nil {
+		return nil, err
+	}
+	now := At(e.clock.Now())
+	body, err := json.Marshal(WebhookEnvelope{Event: HookWebhookTest, TenantID: p.TenantID, OccurredAt: now,
+		Payload: WebhookTestPayload{WebhookID: w.ID, Message: "a test message from fieldrelay, sent on request"}})
+	if err != nil {
+		return nil, err
+	}
+	o := &OutboxEntry{ID: NewID(), TenantID: p.TenantID, Kind: OutboxWebhook, WebhookID: w.ID,
+		Name: HookWebhookTest, Body: body, DueAt: now, CreatedAt: now}
+	if err := e.enqueue(tx, o); err != nil {
+		return nil, err
+	}
+	return &WebhookTestSent{MessageID: o.ID, WebhookID: w.ID, Event: HookWebhookTest, Status: "queued", QueuedAt: now}, nil
 }
 
 // DeleteWebhook removes a subscription; its pending messages fail at their next attempt.

@@ -201,7 +201,9 @@ var matrixRoutes = map[string]access{
 	"POST /v1/webhooks":               need(mWebhooks),
 	"GET /v1/webhooks":                need(mWebhooks),
 	"GET /v1/webhooks/:id":            need(mWebhooks),
+	"PATCH /v1/webhooks/:id":          need(mWebhooks),
 	"DELETE /v1/webhooks/:id":         need(mWebhooks),
+	"POST /v1/webhooks/:id/test":      need(mWebhooks),
 	"GET /v1/webhooks/:id/deliveries": need(mWebhooks),
 	"GET /v1/missions":                need(mMissionsView),
 	"GET /v1/missions/:id":            need(mMissionsView),
@@ -320,7 +322,9 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"POST /v1/webhooks":               {path: "/v1/webhooks", body: map[string]any{}},
 		"GET /v1/webhooks":                {path: "/v1/webhooks"},
 		"GET /v1/webhooks/:id":            {path: "/v1/webhooks/" + fx.webhook},
+		"PATCH /v1/webhooks/:id":          {path: "/v1/webhooks/" + fx.webhook, body: map[string]any{"url": "not a url"}},
 		"DELETE /v1/webhooks/:id":         {path: "/v1/webhooks/" + none},
+		"POST /v1/webhooks/:id/test":      {path: "/v1/webhooks/" + none + "/test"},
 		"GET /v1/webhooks/:id/deliveries": {path: "/v1/webhooks/" + fx.webhook + "/deliveries"},
 		"GET /v1/missions":                {path: "/v1/missions"},
 		"GET /v1/missions/:id":            {path: "/v1/missions/" + fx.missionA},
@@ -685,7 +689,9 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 		"DELETE /v1/zones/:code":          {"DELETE", "/v1/zones/" + fx.zone, nil, false, false},
 		"GET /v1/connectivity/status":     {"GET", "/v1/connectivity/status?zone_code=" + fx.zone, nil, false, false},
 		"GET /v1/webhooks/:id":            {"GET", "/v1/webhooks/" + fx.webhook, nil, false, false},
+		"PATCH /v1/webhooks/:id":          {"PATCH", "/v1/webhooks/" + fx.webhook, map[string]any{"enabled": false}, false, false},
 		"DELETE /v1/webhooks/:id":         {"DELETE", "/v1/webhooks/" + fx.webhook, nil, false, false},
+		"POST /v1/webhooks/:id/test":      {"POST", "/v1/webhooks/" + fx.webhook + "/test", nil, false, false},
 		"GET /v1/webhooks/:id/deliveries": {"GET", "/v1/webhooks/" + fx.webhook + "/deliveries", nil, false, false},
 		"GET /v1/missions/:id":            {"GET", "/v1/missions/" + fx.missionA, nil, false, false},
 		"PATCH /v1/missions/:id/status":   {"PATCH", "/v1/missions/" + fx.missionA + "/status", map[string]any{"status": "ACK"}, false, false},
@@ -737,6 +743,8 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 		t.Fatalf("tenant A's mission moved: %s", m.raw)
 	}
 	n.do("GET", "/v1/zones/"+fx.zone, nil, key...).want(http.StatusOK)
-	n.do("GET", "/v1/webhooks/"+fx.webhook, nil, key...).want(http.StatusOK)
+	if wh := n.do("GET", "/v1/webhooks/"+fx.webhook, nil, key...).want(http.StatusOK); wh.str("status") != engine.WebhookActive {
+		t.Fatalf("tenant A's webhook changed: %s", wh.raw)
+	}
 	t.Logf("cross-tenant: %d requests with another tenant's ids", count)
 }

@@ -41,6 +41,32 @@ func (s *Server) handleGetWebhook(w http.ResponseWriter, r *http.Request, ps htt
 	return writeOne(w, r, http.StatusOK, wh)
 }
 
+func (s *Server) handleUpdateWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	body, in, err := decodeBody[engine.WebhookPatch](r)
+	if err != nil {
+		return err
+	}
+	if err := s.eng.CheckWebhookPatch(r.Context(), &in); err != nil {
+		return err
+	}
+	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+		return s.eng.UpdateWebhook(tx, principal(r), ps.ByName("id"), in)
+	})
+}
+
+// handleTestWebhook queues a webhook.test message: 202, since the call is made after
+// commit by the scheduler; its outcome is in the subscription's deliveries. The body, if
+// any, is ignored (but for the idempotency fingerprint).
+func (s *Server) handleTestWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	body, err := readBody(r, maxBody)
+	if err != nil {
+		return err
+	}
+	return s.write(w, r, body, http.StatusAccepted, func(tx engine.Tx) (any, error) {
+		return s.eng.SendTestWebhook(tx, principal(r), ps.ByName("id"))
+	})
+}
+
 func (s *Server) handleDeleteWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	return s.write(w, r, nil, http.StatusOK, func(tx engine.Tx) (any, error) {
 		wh, err := s.eng.DeleteWebhook(tx, principal(r), ps.ByName("id"))

@@ -426,6 +426,8 @@ func TestOpenAPI_RealAnswersFitTheDocument(t *testing.T) {
 		{"GET", "/v1/webhooks", "/v1/webhooks", nil, key, 200},
 		{"GET", "/v1/webhooks/:id", "/v1/webhooks/" + fx.webhook, nil, key, 200},
 		{"GET", "/v1/webhooks/:id/deliveries", "/v1/webhooks/" + fx.webhook + "/deliveries", nil, key, 200},
+		{"PATCH", "/v1/webhooks/:id", "/v1/webhooks/" + fx.webhook, map[string]any{"enabled": true}, key, 200},
+		{"POST", "/v1/webhooks/:id/test", "/v1/webhooks/" + fx.webhook + "/test", nil, key, 202},
 		{"GET", "/v1/sync/status", "/v1/sync/status?batch_id=" + fx.batch, nil, key, 200},
 		{"POST", "/v1/teams/dispatch/score", "/v1/teams/dispatch/score", map[string]any{"event_id": fx.event}, key, 200},
 		{"GET", "/v1/devices/:id/queue", "/v1/devices/" + fx.deviceA + "/queue", nil, key, 200},

@@ -72,7 +72,9 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/webhooks", perm: engine.PermWebhooksManage, h: s.handleCreateWebhook},
 		{method: "GET", path: "/v1/webhooks", perm: engine.PermWebhooksManage, h: s.handleListWebhooks},
 		{method: "GET", path: "/v1/webhooks/:id", perm: engine.PermWebhooksManage, h: s.handleGetWebhook},
+		{method: "PATCH", path: "/v1/webhooks/:id", perm: engine.PermWebhooksManage, h: s.handleUpdateWebhook},
 		{method: "DELETE", path: "/v1/webhooks/:id", perm: engine.PermWebhooksManage, h: s.handleDeleteWebhook},
+		{method: "POST", path: "/v1/webhooks/:id/test", perm: engine.PermWebhooksManage, h: s.handleTestWebhook},
 		{method: "GET", path: "/v1/webhooks/:id/deliveries", perm: engine.PermWebhooksManage, h: s.handleWebhookDeliveries},
 
 		// missions

@@ -33,12 +33,30 @@ async function loadDeliveries(ctx, id) {
   render(ctx);
 }
 
+// act runs one change of a subscription (enable, disable, test) and shows the list again;
+// a test's attempt shows in the delivery log once the node has made it (Refresh).
+async function act(ctx, w, call) {
+  try {
+    await call();
+    err = "";
+  } catch (e) {
+    err = e.plain;
+  }
+  selected = w.id;
+  load(ctx);
+}
+
 function render(ctx) {
   if (!root) return;
   const rows = hooks.map((w) => h("tr", { class: w.id === selected ? "selected" : "" },
     h("td", {}, h("button", { type: "button", class: "link", onclick: () => loadDeliveries(ctx, w.id) }, w.url)),
-    h("td", {}, (w.events || []).join(", ") || "all"), h("td", {}, badge(w.status, w.status === "active" ? "s-COMPLETED" : "s-FAILED")),
-    h("td", { class: "small" }, time(w.created_at))));
+    h("td", {}, (w.events || []).join(", ") || "all"),
+    h("td", {}, badge(w.status, w.status === "active" ? "s-COMPLETED" : "s-FAILED"), w.disabled_reason ? h("div", { class: "small" }, w.disabled_reason) : null),
+    h("td", { class: "small" }, time(w.created_at)),
+    h("td", {},
+      h("button", { type: "button", onclick: () => act(ctx, w, () => api.patch("/v1/webhooks/" + w.id, { enabled: w.status !== "active" })) },
+        w.status === "active" ? "Disable" : "Enable"), " ",
+      h("button", { type: "button", onclick: () => act(ctx, w, () => api.post("/v1/webhooks/" + w.id + "/test", {})) }, "Send test"))));
   let log;
   if (!selected) log = h("p", { class: "muted" }, "Choose a subscription to see its deliveries.");
   else if (deliveries === null) log = h("p", { class: "muted" }, "Loading…");
@@ -53,8 +71,8 @@ function render(ctx) {
   }
   clear(root).append(h("h2", {}, "Webhooks ", h("button", { type: "button", onclick: () => load(ctx) }, "Refresh")), err ? h("p", { class: "error" }, err) : null,
     h("div", { class: "split" },
-      h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ["URL", "Events", "Status", "Created"].map((t) => h("th", { scope: "col" }, t)))),
-        h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 4, class: "muted" }, "No subscription."))))),
+      h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ["URL", "Events", "Status", "Created", ""].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No subscription."))))),
       h("div", { class: "scroll" }, h("h3", {}, "Delivery log"), log)));
 }
 

@@ -344,6 +344,7 @@ type answer struct {
 	status        int
 	code, message string
 	contentType   string
+	header        http.Header
 	raw           []byte
 }
 
@@ -385,7 +386,7 @@ func callRaw(t testing.TB, n *node, method, path string, body any, headers ...st
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
-	a := answer{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type")}
+	a := answer{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), header: resp.Header}
 	if strings.HasPrefix(a.contentType, "application/json") {
 		var env struct{ Error, Message string }
 		a.raw, _ = io.ReadAll(resp.Body)

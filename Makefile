@@ -17,7 +17,7 @@ TOOLS := $(CURDIR)/bin/tools
 VULNDB ?= https://vuln.go.dev
 FUZZTIME ?= 30s
 
-.PHONY: build run test lint fuzz hostile bench bench-node sse-bench crash upstream-bench clean
+.PHONY: build run test lint lint-openapi fuzz hostile bench bench-node sse-bench crash upstream-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -31,7 +31,8 @@ test:
 	go vet ./...
 	go test -race -count=1 ./...
 
-# lint: staticcheck and govulncheck at pinned versions. staticcheck must be clean.
+# lint: the API reference (lint-openapi, below), then staticcheck and govulncheck at pinned
+# versions. Redocly and staticcheck must be clean.
 # govulncheck fails on a vulnerability that the code reaches (exit 3); when its database
 # cannot be reached (no network), it says so and does not fail (docs/decisions.md).
 $(TOOLS)/staticcheck-$(STATICCHECK_VERSION):
@@ -44,7 +45,21 @@ $(TOOLS)/govulncheck-$(GOVULNCHECK_VERSION):
 	GOBIN=$(TOOLS) go install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
 	@touch $@
 
-lint: $(TOOLS)/staticcheck-$(STATICCHECK_VERSION) $(TOOLS)/govulncheck-$(GOVULNCHECK_VERSION)
+# lint-openapi: Redocly CLI, at the version .ci/redocly/package-lock.json pins (installed by
+# `npm ci` into .ci/redocly/node_modules, gitignored; needs Node.js 20.19+ and npm), lints
+# docs/openapi.yaml with .ci/redocly/redocly.yaml: any finding fails (docs/decisions.md).
+REDOCLY_DIR   := .ci/redocly
+REDOCLY_STAMP := $(REDOCLY_DIR)/node_modules/.installed
+$(REDOCLY_STAMP): $(REDOCLY_DIR)/package.json $(REDOCLY_DIR)/package-lock.json
+	@command -v npm >/dev/null || { echo "lint-openapi: npm is needed to install Redocly CLI (Node.js 20.19+)" >&2; exit 1; }
+	cd $(REDOCLY_DIR) && npm ci --no-audit --no-fund
+	@touch $@
+
+lint-openapi: $(REDOCLY_STAMP)
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true $(REDOCLY_DIR)/node_modules/.bin/redocly lint \
+		--config $(REDOCLY_DIR)/redocly.yaml docs/openapi.yaml
+
+lint: $(TOOLS)/staticcheck-$(STATICCHECK_VERSION) $(TOOLS)/govulncheck-$(GOVULNCHECK_VERSION) lint-openapi
 	$(TOOLS)/staticcheck ./...
 	@echo "staticcheck $(STATICCHECK_VERSION): clean"
 	@out=$$(mktemp); status=0; $(TOOLS)/govulncheck -db '$(VULNDB)' ./... >"$$out" 2>&1 || status=$$?; \
@@ -130,4 +145,4 @@ bench-node: build
 	exit $$status
 
 clean:
-	rm -rf bin
+	rm -rf bin $(REDOCLY_DIR)/node_modules

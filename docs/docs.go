@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"go.yaml.in/yaml/v2"
@@ -18,8 +19,12 @@ import (
 var OpenAPIYAML []byte
 
 // OpenAPIJSON returns the document converted to JSON once, keys in the order the YAML
-// gives them.
-var OpenAPIJSON = sync.OnceValues(func() ([]byte, error) { return YAMLToJSON(OpenAPIYAML) })
+// gives them. Every caller shares the slice: its capacity is its length, so that an
+// append (a newline after an answer's body) copies it instead of writing into it.
+var OpenAPIJSON = sync.OnceValues(func() ([]byte, error) {
+	b, err := YAMLToJSON(OpenAPIYAML)
+	return slices.Clip(b), err
+})
 
 // YAMLToJSON converts a YAML document to JSON, keeping the order of mapping keys. Keys
 // that are not strings (a response status such as 200) are written as strings.

@@ -38,6 +38,10 @@ func TestOpenAPIJSON(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil || doc.OpenAPI != "3.1.0" || len(doc.Paths) < 40 {
 		t.Fatalf("openapi %q, %d paths, %v", doc.OpenAPI, len(doc.Paths), err)
 	}
+	// The node answers these bytes as they are, to concurrent requests: an append must copy.
+	if cap(raw) != len(raw) {
+		t.Fatalf("the shared document has room for an append (len %d, cap %d)", len(raw), cap(raw))
+	}
 }
 
 // TestOpenAPIValid: docs/openapi.yaml is a valid OpenAPI document for kin-openapi

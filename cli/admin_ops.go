@@ -65,7 +65,7 @@ func adminOps() map[string]adminOp {
 func runAdminOp(ctx context.Context, eng *engine.Engine, name string, args json.RawMessage) (any, error) {
 	op, ok := adminOps()[name]
 	if !ok {
-		return nil, engine.Errorf(engine.KindNotFound, "unknown admin operation %q", name)
+		return nil, engine.Errorf(engine.KindNotFound, "unknown admin operation %s", engine.Quote(name))
 	}
 	return op(ctx, eng, args)
 }

@@ -179,7 +179,7 @@ func (f *benchFlags) config() (*benchConfig, error) {
 		timeout: f.timeout, progressEvery: time.Second}
 	u, err := url.Parse(f.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, engine.Invalid("url", "--url must be an http:// or https:// URL with a host, not %q", f.url)
+		return nil, engine.Invalid("url", "--url must be an http:// or https:// URL with a host, not %s", engine.Quote(f.url))
 	}
 	if !strings.HasPrefix(f.path, "/") {
 		return nil, engine.Invalid("path", "--path must start with /")
@@ -189,7 +189,7 @@ func (f *benchFlags) config() (*benchConfig, error) {
 	switch cfg.workload = strings.TrimSpace(f.workload); cfg.workload {
 	case benchWorkloadEvents, benchWorkloadLifecycle:
 	default:
-		return nil, engine.Invalid("workload", "--workload must be %s or %s, not %q", benchWorkloadEvents, benchWorkloadLifecycle, f.workload)
+		return nil, engine.Invalid("workload", "--workload must be %s or %s, not %s", benchWorkloadEvents, benchWorkloadLifecycle, engine.Quote(f.workload))
 	}
 	switch {
 	case f.conns < 1 || f.conns > 100000:

@@ -140,7 +140,7 @@ func parseRetrySchedule(s string) ([]time.Duration, error) {
 		d, err := time.ParseDuration(part)
 		if err != nil || d <= 0 {
 			return nil, engine.Invalid("webhook-retry-schedule",
-				"--webhook-retry-schedule must be comma-separated positive durations such as %s (got %q)", DefaultWebhookRetrySchedule, part)
+				"--webhook-retry-schedule must be comma-separated positive durations such as %s (got %s)", DefaultWebhookRetrySchedule, engine.Quote(part))
 		}
 		out = append(out, d)
 	}

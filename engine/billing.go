@@ -83,7 +83,7 @@ func ParsePlans(data []byte) (PlanTable, error) {
 	plans := []string{PlanStarter, PlanCore, PlanMissionCritical}
 	for country, c := range t {
 		if country != PlanDefault && !countryRE.MatchString(country) {
-			return nil, fmt.Errorf("%q: a country is a two-letter upper-case ISO 3166-1 code or \"default\"", country)
+			return nil, fmt.Errorf("%s: a country is a two-letter upper-case ISO 3166-1 code or \"default\"", Quote(country))
 		}
 		if !currencyRE.MatchString(c.Currency) {
 			return nil, fmt.Errorf("%s: currency must be a three-letter upper-case ISO 4217 code", country)
@@ -93,7 +93,7 @@ func ParsePlans(data []byte) (PlanTable, error) {
 		}
 		for name, p := range c.Plans {
 			if !slices.Contains(plans, name) {
-				return nil, fmt.Errorf("%s: unknown plan %q", country, name)
+				return nil, fmt.Errorf("%s: unknown plan %s", country, Quote(name))
 			}
 			if p.MonthlyFee < 0 || p.DispatchPrice < 0 || p.IncludedDispatches < 0 {
 				return nil, fmt.Errorf("%s: plan %s has a negative price or quantity", country, name)
@@ -104,7 +104,7 @@ func ParsePlans(data []byte) (PlanTable, error) {
 		}
 		for ch, v := range c.ChannelCosts {
 			if !slices.Contains(statChannels, ch) {
-				return nil, fmt.Errorf("%s: unknown channel %q in channel_costs", country, ch)
+				return nil, fmt.Errorf("%s: unknown channel %s in channel_costs", country, Quote(ch))
 			}
 			if v < 0 {
 				return nil, fmt.Errorf("%s: channel %s has a negative cost", country, ch)

@@ -145,11 +145,11 @@ func (e *Engine) reportConnectivity(tx Tx, tenantID string, in ConnectivityRepor
 		return nil, err
 	}
 	if !ValidZoneCode(in.ZoneCode) {
-		return nil, Invalid("zone_code", "zone_code %q names no zone", in.ZoneCode)
+		return nil, Invalid("zone_code", "zone_code %s names no zone", Quote(in.ZoneCode))
 	}
 	z, err := tx.Zone(tenantID, in.ZoneCode)
 	if IsKind(err, KindNotFound) {
-		return nil, Invalid("zone_code", "zone_code %q names no zone", in.ZoneCode)
+		return nil, Invalid("zone_code", "zone_code %s names no zone", Quote(in.ZoneCode))
 	}
 	if err != nil {
 		return nil, err

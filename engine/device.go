@@ -177,7 +177,7 @@ func (e *Engine) RegisterDevice(tx Tx, p Principal, in DeviceInput) (*Device, bo
 			return nil, false, Invalid("team_id", "team_id must be a team's id")
 		}
 		if _, err := tx.Team(p.TenantID, in.TeamID); IsKind(err, KindNotFound) {
-			return nil, false, Invalid("team_id", "team %s does not exist", in.TeamID)
+			return nil, false, Invalid("team_id", "team %s does not exist", Quote(in.TeamID))
 		} else if err != nil {
 			return nil, false, err
 		}
@@ -205,7 +205,7 @@ func (e *Engine) RegisterDevice(tx Tx, p Principal, in DeviceInput) (*Device, bo
 				return nil, false, err
 			}
 			if !ok {
-				return nil, false, Errorf(KindConflict, "hardware_id %q is registered to another team's device", hardware)
+				return nil, false, Errorf(KindConflict, "hardware_id %s is registered to another team's device", Quote(hardware))
 			}
 			return d, false, nil
 		case !IsKind(err, KindNotFound):

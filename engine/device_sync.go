@@ -712,7 +712,7 @@ func (e *Engine) applyLocation(tx Tx, p Principal, d *Device, it *DeviceItem) er
 	}
 	m := t.Member(in.MemberID)
 	if m == nil {
-		return Invalid("member_id", "member %s is not a member of the device's team", in.MemberID)
+		return Invalid("member_id", "member %s is not a member of the device's team", Quote(in.MemberID))
 	}
 	at := *it.CapturedAt
 	if at.After(e.clock.Now()) {

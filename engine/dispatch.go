@@ -87,7 +87,7 @@ func (e *Engine) DispatchTeam(tx Tx, p Principal, in DispatchInput) (*Dispatch, 
 		return nil, Errorf(KindConflict, "event %s is replicated from node %s: its teams are dispatched there", ev.ID, *ev.Origin)
 	}
 	if team.Status != TeamAvailable {
-		return nil, Errorf(KindTeamUnavailable, "team %q is %s, not available", team.Name, team.Status)
+		return nil, Errorf(KindTeamUnavailable, "team %s is %s, not available", Quote(team.Name), team.Status)
 	}
 	d, _, err := e.dispatch(tx, p.TenantID, ev, team, dispatchOrder{actor: p.ActorID(), source: MoveSourceAPI,
 		notes: in.Notes, lat: in.EventLat, lng: in.EventLng})

@@ -3,7 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Kind is the machine-readable class of an Error. Its value is the error code of the
@@ -64,6 +66,28 @@ func Errorf(kind Kind, format string, args ...any) *Error {
 // Invalid returns a validation_error naming the offending field.
 func Invalid(field, format string, args ...any) *Error {
 	return &Error{Kind: KindValidation, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// MaxQuoted is how many characters of a value Quote keeps.
+const MaxQuoted = 64
+
+// Quote is how an error message quotes a value it was given (a field, a query parameter,
+// a path, a flag): Go-quoted, and cut to its first MaxQuoted characters followed by "…"
+// when longer, so that an answer never echoes a huge input whole. Every message that
+// quotes input goes through it (docs/decisions.md, "Error messages quote at most 64
+// characters of a value").
+func Quote(s string) string {
+	if len(s) <= MaxQuoted || utf8.RuneCountInString(s) <= MaxQuoted {
+		return strconv.Quote(s)
+	}
+	n := 0
+	for i := range s {
+		if n == MaxQuoted {
+			return strconv.Quote(s[:i]) + "…"
+		}
+		n++
+	}
+	return strconv.Quote(s)
 }
 
 // NotFound returns a not_found error for a resource of the given name.

@@ -3,7 +3,11 @@ package engine_test
 import (
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,4 +64,70 @@ func TestError(t *testing.T) {
 			t.Fatal("IsKind(nil, internal_error) = true")
 		}
 	})
+}
+
+func TestQuote(t *testing.T) {
+	long := strings.Repeat("é", engine.MaxQuoted) + "tail"
+	for name, c := range map[string]struct{ in, want string }{
+		"Short":      {"gov", `"gov"`},
+		"Empty":      {"", `""`},
+		"Escaped":    {"a\"b\x00", `"a\"b\x00"`},
+		"AtTheLimit": {strings.Repeat("x", engine.MaxQuoted), `"` + strings.Repeat("x", engine.MaxQuoted) + `"`},
+		"Cut":        {strings.Repeat("x", 500<<10), `"` + strings.Repeat("x", engine.MaxQuoted) + `"…`},
+		"CutRunes":   {long, `"` + strings.Repeat("é", engine.MaxQuoted) + `"…`},
+		"InvalidUTF": {strings.Repeat("\xff", engine.MaxQuoted+1), `"` + strings.Repeat(`\xff`, engine.MaxQuoted) + `"…`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := engine.Quote(c.in); got != c.want {
+				t.Fatalf("Quote = %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+// TestMessagesQuoteThroughQuote holds the rule of engine.Quote: no error constructor of
+// engine, server, cli or store formats a value with %q itself (it would echo the value whole).
+func TestMessagesQuoteThroughQuote(t *testing.T) {
+	constructors := map[string]bool{"Invalid": true, "Errorf": true, "refused": true}
+	fset := token.NewFileSet()
+	for _, dir := range []string{".", "../server", "../cli", "../store"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				var name string
+				switch fn := call.Fun.(type) {
+				case *ast.Ident:
+					name = fn.Name
+				case *ast.SelectorExpr:
+					if x, ok := fn.X.(*ast.Ident); ok && x.Name == "engine" {
+						name = fn.Sel.Name
+					}
+				}
+				if !constructors[name] {
+					return true
+				}
+				ast.Inspect(call, func(n ast.Node) bool {
+					if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && strings.Contains(lit.Value, "%q") {
+						t.Errorf("%s: %s formats with %%q: quote the value with Quote", fset.Position(lit.Pos()), name)
+					}
+					return true
+				})
+				return false
+			})
+		}
+	}
 }

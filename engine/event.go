@@ -136,7 +136,7 @@ func checkEvent(in EventInput, now time.Time) (*checkedEvent, error) {
 		return nil, err
 	}
 	if in.ZoneCode != "" && !ValidZoneCode(in.ZoneCode) {
-		return nil, Invalid("zone_code", "zone_code %q is not a zone of this tenant", in.ZoneCode)
+		return nil, Invalid("zone_code", "zone_code %s is not a zone of this tenant", Quote(in.ZoneCode))
 	}
 	if p := bytes.TrimSpace(in.Payload); len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		in.Payload = nil
@@ -237,7 +237,7 @@ func (e *Engine) createEvent(tx Tx, tenantID string, ce *checkedEvent) (*Event, 
 func (e *Engine) createEventIn(tx Tx, tenantID string, cfg *tenantConfig, ce *checkedEvent) (*Event, *Tenant, error) {
 	in := ce.in
 	if !cfg.tenant.HasVertical(in.Vertical) {
-		return nil, nil, Invalid("vertical", "vertical %q is not enabled for this tenant", in.Vertical)
+		return nil, nil, Invalid("vertical", "vertical %s is not enabled for this tenant", Quote(in.Vertical))
 	}
 	now := At(e.clock.Now())
 	ev := &Event{ID: NewIDAt(now.Time), Type: in.Type, Priority: in.Priority, Vertical: in.Vertical,
@@ -258,7 +258,7 @@ func (e *Engine) createEventIn(tx Tx, tenantID string, cfg *tenantConfig, ce *ch
 	switch {
 	case in.ZoneCode != "":
 		if zone = cfg.zone(in.ZoneCode); zone == nil {
-			return nil, nil, Invalid("zone_code", "zone_code %q is not a zone of this tenant", in.ZoneCode)
+			return nil, nil, Invalid("zone_code", "zone_code %s is not a zone of this tenant", Quote(in.ZoneCode))
 		}
 	case ev.Lat != nil:
 		zone = cfg.zoneAt(*ev.Lat, *ev.Lng)

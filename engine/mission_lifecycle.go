@@ -60,7 +60,7 @@ func NextMissionState(from, to string, canManage, canReceive bool) error {
 	}
 	allowed := AllowedMissionMoves(from)
 	if allowed == nil {
-		return Errorf(KindInvalidTransition, "the mission is in an unknown state %q", from)
+		return Errorf(KindInvalidTransition, "the mission is in an unknown state %s", Quote(from))
 	}
 	if !slices.Contains(allowed, to) {
 		return Errorf(KindInvalidTransition, "%s → %s is not allowed; allowed next: %s", from, to, strings.Join(allowed, ", "))

@@ -210,7 +210,7 @@ func (p AddressPolicy) Dialer() *net.Dialer {
 func (p AddressPolicy) control(network, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return refused(fmt.Sprintf("webhook destination %q is not an IP address and port", address))
+		return refused(fmt.Sprintf("webhook destination %s is not an IP address and port", Quote(address)))
 	}
 	return p.Check(ap.Addr())
 }
@@ -239,7 +239,7 @@ func ValidateWebhookURL(ctx context.Context, raw string, p AddressPolicy, resolv
 	case "":
 		return Invalid("url", "url must be an absolute https URL")
 	default:
-		return Invalid("url", "webhook URLs must use https, not %s", u.Scheme)
+		return Invalid("url", "webhook URLs must use https, not %s", Quote(u.Scheme))
 	}
 	if u.Opaque != "" {
 		return Invalid("url", "url must be of the form https://host/path")
@@ -253,13 +253,13 @@ func ValidateWebhookURL(ctx context.Context, raw string, p AddressPolicy, resolv
 	}
 	if port := u.Port(); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return Invalid("url", "url has an invalid port %q", port)
+			return Invalid("url", "url has an invalid port %s", Quote(port))
 		}
 	}
 
 	// A literal IP address.
 	if ip, err := netip.ParseAddr(host); err != nil && strings.Contains(host, ":") {
-		return Invalid("url", "url host %q is not a valid IPv6 address", host)
+		return Invalid("url", "url host %s is not a valid IPv6 address", Quote(host))
 	} else if err == nil {
 		return p.Check(ip)
 	}
@@ -268,10 +268,10 @@ func ValidateWebhookURL(ctx context.Context, raw string, p AddressPolicy, resolv
 	if endsInNumber(name) {
 		ip, ok := parseInetAton(name)
 		if !ok {
-			return Invalid("url", "url host %q is not a valid IPv4 address", host)
+			return Invalid("url", "url host %s is not a valid IPv4 address", Quote(host))
 		}
 		if what, rule := p.refusal(ip); what != "" {
-			return refused(fmt.Sprintf("url host %q is the IPv4 address %s, which is %s; %s", host, ip, what, rule))
+			return refused(fmt.Sprintf("url host %s is the IPv4 address %s, which is %s; %s", Quote(host), ip, what, rule))
 		}
 		return nil
 	}
@@ -281,7 +281,7 @@ func ValidateWebhookURL(ctx context.Context, raw string, p AddressPolicy, resolv
 	lower := strings.ToLower(name)
 	if (lower == "localhost" || strings.HasSuffix(lower, ".localhost")) && !p.AllowLoopback {
 		what, rule := p.refusal(netip.IPv6Loopback())
-		return refused(fmt.Sprintf("url host %q is %s; %s", host, what, rule))
+		return refused(fmt.Sprintf("url host %s is %s; %s", Quote(host), what, rule))
 	}
 	if resolver == nil {
 		resolver = net.DefaultResolver
@@ -290,12 +290,12 @@ func ValidateWebhookURL(ctx context.Context, raw string, p AddressPolicy, resolv
 	defer cancel()
 	ips, err := resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil || len(ips) == 0 {
-		return Invalid("url", "url host %q does not resolve", host)
+		return Invalid("url", "url host %s does not resolve", Quote(host))
 	}
 	for _, ip := range ips {
 		ip = normalize(ip)
 		if what, rule := p.refusal(ip); what != "" {
-			return refused(fmt.Sprintf("url host %q resolves to %s, which is %s; %s", host, ip, what, rule))
+			return refused(fmt.Sprintf("url host %s resolves to %s, which is %s; %s", Quote(host), ip, what, rule))
 		}
 	}
 	return nil

@@ -108,7 +108,7 @@ func normalizeScopes(scopes []string) ([]string, error) {
 	out := make([]string, 0, len(scopes))
 	for _, s := range scopes {
 		if !ValidScope(s) {
-			return nil, Invalid("scopes", "unknown scope %q", s)
+			return nil, Invalid("scopes", "unknown scope %s", Quote(s))
 		}
 		if !seen[s] {
 			seen[s] = true

@@ -196,7 +196,7 @@ func (in ScoreInput) target(tenant *Tenant) (ScoreTarget, error) {
 		return ScoreTarget{}, Invalid("vertical", "vertical is required when no event_id is given")
 	}
 	if !tenant.HasVertical(in.Vertical) {
-		return ScoreTarget{}, Invalid("vertical", "vertical %q is not enabled for this tenant", in.Vertical)
+		return ScoreTarget{}, Invalid("vertical", "vertical %s is not enabled for this tenant", Quote(in.Vertical))
 	}
 	switch {
 	case in.Lat == nil && in.Lng != nil:

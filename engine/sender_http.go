@@ -106,7 +106,7 @@ func (s *HTTPSender) SendWebhook(ctx context.Context, m WebhookMessage) SendResu
 	fail := func(err error) SendResult { return SendResult{Err: err} }
 	u, err := url.Parse(m.URL)
 	if err != nil || !strings.EqualFold(u.Scheme, "https") || u.Host == "" || u.User != nil {
-		return fail(Invalid("url", "webhook URL %q is not an https URL without user info", m.URL))
+		return fail(Invalid("url", "webhook URL %s is not an https URL without user info", Quote(m.URL)))
 	}
 	sig, err := SignWebhook(m.Secret, m.ID, m.Timestamp, m.Body)
 	if err != nil {

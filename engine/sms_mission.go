@@ -86,7 +86,7 @@ func DecodeMissionSMS(body string) (MissionSMS, error) {
 		return m, err
 	}
 	if hint != smsReplyHint+f[2] {
-		return m, Invalid("body", "the second line must be %q", smsReplyHint+f[2])
+		return m, Invalid("body", "the second line must be %s", Quote(smsReplyHint+f[2]))
 	}
 	m.Code = f[2]
 	return m, nil
@@ -125,14 +125,14 @@ func ParseSMSReply(body string) (SMSReply, error) {
 	verb := strings.ToUpper(w[1])
 	status, ok := smsReplyVerbs[verb]
 	if !ok {
-		return r, Invalid("body", "unknown verb %q: the verb is ACK, ROUTE, SITE, DONE or FAIL", smsTruncate(w[1], 16))
+		return r, Invalid("body", "unknown verb %s: the verb is ACK, ROUTE, SITE, DONE or FAIL", Quote(w[1]))
 	}
 	if len(w) == 2 {
 		return r, Invalid("body", "the reply names no mission code: FR1 %s <mission code>", verb)
 	}
 	code := strings.ToUpper(w[2])
 	if !ValidMissionCode(code) {
-		return r, Invalid("body", "%q is not a mission code: %d characters of %s", smsTruncate(w[2], 16),
+		return r, Invalid("body", "%s is not a mission code: %d characters of %s", Quote(w[2]),
 			MissionCodeLen, MissionCodeAlphabet)
 	}
 	return SMSReply{Verb: verb, Status: status, Code: code}, nil

@@ -324,11 +324,11 @@ func (e *Engine) syncBatchIn(tx Tx, tenantID string, in SyncBatchInput, captured
 		// The rules createEvent checks before it writes, checked here so that a rejected
 		// item leaves nothing behind.
 		if !cfg.tenant.HasVertical(ce.in.Vertical) {
-			reject(it, Invalid("vertical", "vertical %q is not enabled for this tenant", ce.in.Vertical))
+			reject(it, Invalid("vertical", "vertical %s is not enabled for this tenant", Quote(ce.in.Vertical)))
 			continue
 		}
 		if ce.in.ZoneCode != "" && cfg.zone(ce.in.ZoneCode) == nil {
-			reject(it, Invalid("zone_code", "zone_code %q is not a zone of this tenant", ce.in.ZoneCode))
+			reject(it, Invalid("zone_code", "zone_code %s is not a zone of this tenant", Quote(ce.in.ZoneCode)))
 			continue
 		}
 		ce.in.BatchID = b.ID

@@ -176,7 +176,7 @@ func teamVerticals(tenant *Tenant, vs []string) ([]string, error) {
 	out := make([]string, 0, len(vs))
 	for _, v := range vs {
 		if !tenant.HasVertical(v) {
-			return nil, Invalid("verticals", "vertical %q is not enabled for this tenant", v)
+			return nil, Invalid("verticals", "vertical %s is not enabled for this tenant", Quote(v))
 		}
 		if !slices.Contains(out, v) {
 			out = append(out, v)
@@ -210,10 +210,10 @@ func checkTeamZone(tx Tx, tenantID, code string) error {
 		return nil
 	}
 	if !ValidZoneCode(code) {
-		return Invalid("zone_code", "zone %q does not exist", code)
+		return Invalid("zone_code", "zone %s does not exist", Quote(code))
 	}
 	if _, err := tx.Zone(tenantID, code); IsKind(err, KindNotFound) {
-		return Invalid("zone_code", "zone %q does not exist", code)
+		return Invalid("zone_code", "zone %s does not exist", Quote(code))
 	} else if err != nil {
 		return err
 	}
@@ -237,12 +237,12 @@ func (e *Engine) newMember(tx Tx, tenantID string, t *Team, prefix string, in Me
 			return m, Invalid(prefix+"user_id", "user_id must be a user's id")
 		}
 		if _, err := tx.UserAccount(tenantID, in.UserID); IsKind(err, KindNotFound) {
-			return m, Invalid(prefix+"user_id", "user %s does not exist", in.UserID)
+			return m, Invalid(prefix+"user_id", "user %s does not exist", Quote(in.UserID))
 		} else if err != nil {
 			return m, err
 		}
 		if slices.ContainsFunc(t.Members, func(o Member) bool { return o.UserID == in.UserID }) {
-			return m, Invalid(prefix+"user_id", "user %s is already a member of this team", in.UserID)
+			return m, Invalid(prefix+"user_id", "user %s is already a member of this team", Quote(in.UserID))
 		}
 		m.UserID = in.UserID
 	}

@@ -137,7 +137,7 @@ func normalizeVerticals(vs []string) ([]string, error) {
 	out := make([]string, 0, len(vs))
 	for _, v := range vs {
 		if !verticalRE.MatchString(v) {
-			return nil, Invalid("verticals", "vertical %q must be 2 to 32 lowercase letters, digits, '_' or '-'", v)
+			return nil, Invalid("verticals", "vertical %s must be 2 to 32 lowercase letters, digits, '_' or '-'", Quote(v))
 		}
 		if !slices.Contains(out, v) {
 			out = append(out, v)

@@ -359,7 +359,7 @@ func (e *Engine) PauseUpstreamIn(tx Tx, slug string, paused bool) (*UpstreamSett
 	}
 	c, err := tx.Upstream(t.ID)
 	if IsKind(err, KindNotFound) {
-		return nil, Errorf(KindNotFound, "tenant %s has no upstream (fieldrelay upstream set)", slug)
+		return nil, Errorf(KindNotFound, "tenant %s has no upstream (fieldrelay upstream set)", Quote(slug))
 	}
 	if err != nil {
 		return nil, err

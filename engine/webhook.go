@@ -138,7 +138,7 @@ func checkWebhookEvents(in []string) ([]string, error) {
 			return nil, Invalid("events", "%s is sent by POST /v1/webhooks/{id}/test to its subscription whatever its events; it is no name to subscribe to", HookWebhookTest)
 		}
 		if !slices.ContainsFunc(WebhookNames, func(n string) bool { return matchName(p, n) }) {
-			return nil, Invalid("events", "%q is not a webhook event name (known: %s; `*` wildcards allowed)", p, strings.Join(WebhookNames, ", "))
+			return nil, Invalid("events", "%s is not a webhook event name (known: %s; `*` wildcards allowed)", Quote(p), strings.Join(WebhookNames, ", "))
 		}
 		if !seen[p] {
 			seen[p] = true

@@ -61,7 +61,7 @@ func (e *Engine) CreateZone(tx Tx, tenantID string, in ZoneInput) (*Zone, error)
 		return nil, err
 	}
 	if _, err := tx.Zone(tenantID, in.Code); err == nil {
-		return nil, Errorf(KindConflict, "zone code %q is taken", in.Code)
+		return nil, Errorf(KindConflict, "zone code %s is taken", Quote(in.Code))
 	} else if !IsKind(err, KindNotFound) {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ func (s *Server) handleConsole(w http.ResponseWriter, r *http.Request, ps httpro
 	}
 	f, ok := consoleFiles()[name]
 	if !ok {
-		return engine.Errorf(engine.KindNotFound, "no such console file: %s", name)
+		return engine.Errorf(engine.KindNotFound, "no such console file: %s", engine.Quote(name))
 	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", ConsoleCSP)

@@ -105,7 +105,7 @@ func (rm *routeMetrics) observe(status int, d time.Duration) {
 // whatever the header holds.
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if !s.internalOK(r.Header.Get(headerInternal)) {
-		return engine.Errorf(engine.KindNotFound, "no such route: %s %s", r.Method, r.URL.Path)
+		return noRoute(r)
 	}
 	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 	return nil

@@ -122,7 +122,7 @@ func (s *Server) routes() http.Handler {
 				w.Header().Set("Allow", strings.Join(slices.DeleteFunc(strings.Split(allow, ", "),
 					func(m string) bool { return m == http.MethodOptions }), ", "))
 			}
-			s.unrouted(w, r, engine.Errorf(engine.KindMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
+			s.unrouted(w, r, engine.Errorf(engine.KindMethodNotAllowed, "%s is not allowed on %s", engine.Quote(r.Method), engine.Quote(r.URL.Path)))
 		})
 		router.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
 			s.log.Error("panic", "request_id", requestID(r), "panic", v)
@@ -138,9 +138,14 @@ func (s *Server) routes() http.Handler {
 	}
 	rt.NotFound = fb
 	fb.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.unrouted(w, r, engine.Errorf(engine.KindNotFound, "no such route: %s %s", r.Method, r.URL.Path))
+		s.unrouted(w, r, noRoute(r))
 	})
 	return s.withRequest(rt)
+}
+
+// noRoute is the not_found of a request that no route serves.
+func noRoute(r *http.Request) error {
+	return engine.Errorf(engine.KindNotFound, "no such route: %s", engine.Quote(r.Method+" "+r.URL.Path))
 }
 
 // unrouted answers a request that no route serves (404, 405). When its credentials name

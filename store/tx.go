@@ -104,7 +104,7 @@ func (t *tx) PutTenant(tn *engine.Tenant) error {
 	}
 	slugs := t.btx.Bucket(bucketSlugs)
 	if owner := slugs.Get([]byte(tn.Slug)); owner != nil && !bytes.Equal(owner, k) {
-		return engine.Errorf(engine.KindConflict, "slug %q is taken", tn.Slug)
+		return engine.Errorf(engine.KindConflict, "slug %s is taken", engine.Quote(tn.Slug))
 	}
 	var old engine.Tenant
 	if ok, err := getJSON(t.btx.Bucket(bucketTenants), k, &old); err != nil {

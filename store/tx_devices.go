@@ -79,7 +79,7 @@ func (t *tx) PutDevice(tenantID string, d *engine.Device) error {
 		hw := tb.Bucket(tbDevicesByHardware)
 		if d.HardwareID != nil {
 			if owner := hw.Get([]byte(*d.HardwareID)); owner != nil && !bytes.Equal(owner, k) {
-				return engine.Errorf(engine.KindConflict, "hardware_id %q is registered to another device", *d.HardwareID)
+				return engine.Errorf(engine.KindConflict, "hardware_id %s is registered to another device", engine.Quote(*d.HardwareID))
 			}
 			if err := hw.Put([]byte(*d.HardwareID), k); err != nil {
 				return err

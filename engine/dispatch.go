@@ -26,6 +26,9 @@ type DispatchInput struct {
 	Notes    string   `json:"notes"`
 	EventLat *float64 `json:"event_lat"`
 	EventLng *float64 `json:"event_lng"`
+	// ConfirmEmptyTeam dispatches a team that has no members: without it that is 409
+	// team_empty (nobody would receive the mission but the team.dispatched webhooks).
+	ConfirmEmptyTeam bool `json:"confirm_empty_team"`
 }
 
 // Validate checks the body: ids present and well formed, notes not too long, both
@@ -64,7 +67,9 @@ func (in *DispatchInput) Validate() error {
 // DispatchTeam sends a team to an event by hand, within tx: the Dispatch record, a
 // CREATED mission, the team on_mission, the team.dispatched notification and one
 // billable operation, all in the caller's transaction. A second team on an event whose
-// mission is active is a backup: an independent mission.
+// mission is active is a backup: an independent mission. A team that is not available is
+// team_unavailable; an available team with no members is team_empty unless the input
+// confirms it (docs/decisions.md, "Dispatch score: teams nobody can receive").
 func (e *Engine) DispatchTeam(tx Tx, p Principal, in DispatchInput) (*Dispatch, error) {
 	if err := p.Require(PermDispatchAssign); err != nil {
 		return nil, err
@@ -88,6 +93,10 @@ func (e *Engine) DispatchTeam(tx Tx, p Principal, in DispatchInput) (*Dispatch, 
 	}
 	if team.Status != TeamAvailable {
 		return nil, Errorf(KindTeamUnavailable, "team %s is %s, not available", Quote(team.Name), team.Status)
+	}
+	if len(team.Members) == 0 && !in.ConfirmEmptyTeam {
+		return nil, Errorf(KindTeamEmpty, "team %s has no members: nobody would receive the mission; "+
+			"add members, or send \"confirm_empty_team\": true to dispatch it anyway", Quote(team.Name))
 	}
 	d, _, err := e.dispatch(tx, p.TenantID, ev, team, dispatchOrder{actor: p.ActorID(), source: MoveSourceAPI,
 		notes: in.Notes, lat: in.EventLat, lng: in.EventLng})
@@ -296,8 +305,12 @@ func (e *Engine) bestTeam(tx Tx, tenantID string, t *Tenant, ev *Event) (*TeamSc
 	if err != nil {
 		return nil, nil, err
 	}
+	cfg, err := e.tenantConfig(tx, tenantID)
+	if err != nil {
+		return nil, nil, err
+	}
 	ranked := RankTeams(teams, ScoreTarget{Vertical: ev.Vertical, Lat: ev.Lat, Lng: ev.Lng,
-		RequiredEquipment: ev.RequiredEquipment}, t.DispatchThreshold)
+		RequiredEquipment: ev.RequiredEquipment, ZoneCentroid: cfg.centroid}, t.DispatchThreshold)
 	if len(ranked) == 0 {
 		return nil, nil, nil
 	}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -431,4 +432,166 @@ func TestDispatch_AutoWithNoTeamAlertsSupervisors(t *testing.T) {
 		got[0]["best_team_id"] == nil || got[0]["best_score"].(float64) >= 0.99 {
 		t.Fatalf("dispatch.requires_manual webhooks: %v", got)
 	}
+}
+
+// TestDispatch_TeamsNobodyCanReceive holds the rule of docs/decisions.md "Dispatch score:
+// teams nobody can receive" in auto-dispatch, reinforcement and manual dispatch. Before
+// it, a team with no members (or none located) scored proximity 0.5, beat every staffed
+// team more than ~10 km away, passed the 0.40 threshold and was auto-dispatched.
+func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {
+	ctx := context.Background()
+	// alpha is at 45.5, 4.5 and bravo 11 km north of it (newFieldNode); "Empty" has no
+	// members and "No fix" one member without a position, neither of them in a zone.
+	setup := func(t *testing.T) (n *fieldNode, empty, nofix *engine.Team) {
+		n = newFieldNode(t)
+		MustUpdate(t, n.e, func(tx engine.Tx) (err error) {
+			if empty, err = n.e.CreateTeam(tx, n.p.TenantID, engine.TeamInput{Name: "Empty",
+				Verticals: []string{"emergency"}}); err != nil {
+				return err
+			}
+			nofix, err = n.e.CreateTeam(tx, n.p.TenantID, engine.TeamInput{Name: "No fix", Verticals: []string{"emergency"},
+				Members: []engine.MemberInput{{Name: "Nils", Phone: "+33600000003"}}})
+			return err
+		})
+		return n, empty, nofix
+	}
+	// postAt ingests an event at lat, 4.5: 20 km south of alpha scores alpha 1/3.
+	postAt := func(t *testing.T, n *fieldNode, lat float64) engine.EventAccepted {
+		t.Helper()
+		in := engine.EventInput{Type: "FIRE", Priority: "high", Vertical: "emergency", IdempotencyKey: engine.NewID(),
+			Payload: json.RawMessage(fmt.Sprintf(`{"lat":%v,"lng":4.5}`, lat))}
+		reply, err := n.e.IngestEvent(ctx, n.p, in, func(v any) (engine.Reply, error) {
+			b, err := json.Marshal(v)
+			return engine.Reply{Status: 201, Body: b}, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var acc engine.EventAccepted
+		if err := json.Unmarshal(reply.Body, &acc); err != nil {
+			t.Fatal(err)
+		}
+		return acc
+	}
+	south20 := 45.5 - 20/111.19508
+
+	t.Run("AutoDispatchAtHighThreshold", func(t *testing.T) {
+		n, _, _ := setup(t)
+		n.settings(t, true, 0.40, 0)
+		acc := postAt(t, n, south20)
+		if !acc.RequiresManual || acc.Dispatch != nil {
+			t.Fatalf("auto-dispatch at 0.40 with the nearest staffed team 20 km away: %+v", acc)
+		}
+		n.e.RunDue(ctx)
+		got := n.sender.hooks(t, engine.HookDispatchRequiresMn)
+		if len(got) != 1 || got[0]["best_team_id"] != n.alpha.ID {
+			t.Fatalf("dispatch.requires_manual names the best located team: %v", got)
+		}
+	})
+
+	t.Run("AutoDispatchPicksTheStaffedTeam", func(t *testing.T) {
+		n, _, _ := setup(t)
+		n.settings(t, true, 0.10, 0)
+		if acc := postAt(t, n, south20); acc.Dispatch == nil || acc.Dispatch.TeamID != n.alpha.ID {
+			t.Fatalf("first event: %+v", acc)
+		}
+		if acc := postAt(t, n, south20); acc.Dispatch == nil || acc.Dispatch.TeamID != n.bravo.ID {
+			t.Fatalf("second event: %+v", acc)
+		}
+		// Only Empty and No fix are left: neither is ever sent automatically.
+		if acc := postAt(t, n, south20); !acc.RequiresManual || acc.Dispatch != nil {
+			t.Fatalf("third event: %+v", acc)
+		}
+	})
+
+	t.Run("ReinforcementSkipsThem", func(t *testing.T) {
+		n, _, _ := setup(t)
+		n.settings(t, false, 0.0, 5)
+		n.sender.webhook = failing // no ACK: alpha's mission is reinforced at the timeout
+		first := postAt(t, n, south20)
+		d, err := n.dispatch(t, engine.DispatchInput{EventID: first.EventID, TeamID: n.alpha.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := postAt(t, n, south20)
+		if _, err := n.dispatch(t, engine.DispatchInput{EventID: other.EventID, TeamID: n.bravo.ID}); err != nil {
+			t.Fatal(err)
+		}
+		n.clock.Advance(5 * time.Minute)
+		n.e.RunDue(ctx)
+		if !n.mission(t, d.MissionID).Reinforced {
+			t.Fatal("the reinforcement check did not run")
+		}
+		if ms := n.sender.hooks(t, engine.HookMissionReinforced); len(ms) != 0 {
+			t.Fatalf("reinforced with a team nobody can receive: %v", ms)
+		}
+		var alerted bool
+		for _, p := range n.sender.hooks(t, engine.HookDispatchRequiresMn) {
+			alerted = alerted || p["mission_id"] == d.MissionID
+		}
+		if !alerted {
+			t.Fatal("supervisors were not alerted")
+		}
+	})
+
+	t.Run("ManualNeedsConfirmation", func(t *testing.T) {
+		n, empty, nofix := setup(t)
+		acc := postAt(t, n, south20)
+		_, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: empty.ID})
+		AssertKind(t, err, engine.KindTeamEmpty)
+		if tm := n.team(t, empty.ID); tm.Status != engine.TeamAvailable {
+			t.Fatalf("a refused dispatch changed the team: %s", tm.Status)
+		}
+		d, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: empty.ID, ConfirmEmptyTeam: true})
+		if err != nil || d.TeamID != empty.ID {
+			t.Fatalf("confirmed dispatch: %+v %v", d, err)
+		}
+		// A team whose members have no position has someone to receive: no confirmation.
+		if _, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: nofix.ID}); err != nil {
+			t.Fatalf("team without positions: %v", err)
+		}
+	})
+
+	t.Run("ScoreSaysWhy", func(t *testing.T) {
+		n, empty, nofix := setup(t)
+		acc := postAt(t, n, south20)
+		scores, err := n.e.ScoreTeams(ctx, n.p, engine.ScoreInput{EventID: acc.EventID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		why := map[string]engine.TeamScore{}
+		for _, s := range scores {
+			why[s.TeamID] = s
+		}
+		if s := why[empty.ID]; s.Eligible || s.Reason != engine.ReasonNoMembers || s.Factors.Availability != 0 {
+			t.Fatalf("empty: %+v", s)
+		}
+		if s := why[nofix.ID]; s.Eligible || s.Reason != engine.ReasonNoPosition || s.Factors.PositionSource != engine.PositionUnknown {
+			t.Fatalf("no fix: %+v", s)
+		}
+		if scores[0].TeamID != n.alpha.ID || scores[0].Factors.PositionSource != engine.PositionMember {
+			t.Fatalf("ranking: %+v", scores)
+		}
+	})
+
+	t.Run("ZoneCentroidStandsInForMembers", func(t *testing.T) {
+		n, _, nofix := setup(t)
+		// No fix joins zone north, whose centroid (45.5, 4.5) is alpha's spot.
+		MustUpdate(t, n.e, func(tx engine.Tx) error {
+			zone := "north"
+			_, err := n.e.UpdateTeam(tx, n.p, nofix.ID, engine.TeamPatch{ZoneCode: &zone})
+			return err
+		})
+		acc := postAt(t, n, south20)
+		scores, err := n.e.ScoreTeams(ctx, n.p, engine.ScoreInput{EventID: acc.EventID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range scores {
+			if s.TeamID == nofix.ID && (s.Factors.PositionSource != engine.PositionZoneCentroid ||
+				s.Factors.DistanceKm == nil || !approx(*s.Factors.DistanceKm, 20, 0.5) || !s.Eligible) {
+				t.Fatalf("no fix in zone north: %+v", s)
+			}
+		}
+	})
 }

@@ -28,6 +28,7 @@ const (
 	KindInvalidTransition    Kind = "invalid_transition"
 	KindMissionClosed        Kind = "mission_closed"
 	KindTeamUnavailable      Kind = "team_unavailable"
+	KindTeamEmpty            Kind = "team_empty"
 	KindEventClosed          Kind = "event_closed"
 	KindConflict             Kind = "conflict"
 	KindPayloadTooLarge      Kind = "payload_too_large"

@@ -9,33 +9,67 @@ import (
 	"unicode/utf8"
 )
 
-// ScoreFactors are the four factors of a team's score for an event.
+// ScoreFactors are the four factors of a team's score for an event, and where its
+// proximity was measured from.
 type ScoreFactors struct {
 	Vertical     float64  `json:"vertical"`
 	Availability float64  `json:"availability"`
 	Proximity    float64  `json:"proximity"`
 	DistanceKm   *float64 `json:"distance_km"` // null when either position is unknown
 	Equipment    float64  `json:"equipment"`
+	// PositionSource says where the team's position came from: PositionMember,
+	// PositionZoneCentroid, PositionUnknown or PositionNoEvent.
+	PositionSource string `json:"position_source"`
 }
+
+// Where a team's position comes from, for its proximity (ScoreFactors.PositionSource).
+const (
+	// PositionMember: the nearest member with a known position.
+	PositionMember = "member"
+	// PositionZoneCentroid: no member has a known position; the centroid of the team's zone.
+	PositionZoneCentroid = "zone_centroid"
+	// PositionUnknown: no member has a known position and the team has no zone: proximity
+	// 0, so the team ranks below every team with a known position and is never eligible.
+	PositionUnknown = "unknown"
+	// PositionNoEvent: the event has no position; proximity is 0.5 for every team.
+	PositionNoEvent = "event_unknown"
+)
+
+// Why a team is not eligible (TeamScore.Reason): the first that applies, in this order.
+const (
+	ReasonNoMembers      = "the team has no members: nobody would receive the mission"
+	ReasonOnMission      = "the team is on a mission"
+	ReasonOffDuty        = "the team is off duty"
+	ReasonNotAvailable   = "the team is not available"
+	ReasonVertical       = "the team does not serve the event's vertical"
+	ReasonNoPosition     = "no member of the team has a known position and the team has no zone to measure from"
+	ReasonNoEquipment    = "the team holds none of the required equipment"
+	ReasonBelowThreshold = "the score is below the dispatch threshold"
+)
 
 // TeamScore is one team ranked for an event.
 type TeamScore struct {
-	TeamID   string       `json:"team_id"`
-	TeamName string       `json:"team_name"`
-	Score    float64      `json:"score"`
-	Eligible bool         `json:"eligible"` // score > 0 and at or above the threshold passed to RankTeams
-	Factors  ScoreFactors `json:"factors"`
+	TeamID   string  `json:"team_id"`
+	TeamName string  `json:"team_name"`
+	Score    float64 `json:"score"`
+	Eligible bool    `json:"eligible"` // score > 0 and at or above the threshold passed to RankTeams
+	// Reason says why the team is not eligible; absent when it is.
+	Reason  string       `json:"reason,omitempty"`
+	Factors ScoreFactors `json:"factors"`
 }
 
 // ScoreTarget is what a score is computed for: an event's vertical, position and required
-// equipment.
+// equipment, and where to find the centroid of a team's zone.
 type ScoreTarget struct {
 	Vertical          string
 	Lat, Lng          *float64
 	RequiredEquipment []string
+	// ZoneCentroid returns the centroid of the zone with the code, false when there is no
+	// such zone; nil when no zone is known.
+	ZoneCentroid func(code string) (LatLng, bool)
 }
 
-// unknownProximity is the proximity factor when the event's or the team's position is
+// unknownProximity is the proximity factor of every team when the event's position is
 // unknown.
 const unknownProximity = 0.5
 
@@ -45,10 +79,19 @@ const earthRadiusKm = 6371.0088
 // RankTeams scores every team for t and returns them best first; ties go to the nearest
 // (unknown distance last), then by name, then id. threshold decides Eligible.
 //
-// score = vertical × availability × proximity × equipment (API.md "Dispatch score"). The
-// numbers are not rounded, so that the order and Eligible always agree with what is shown.
-// The required equipment is compared case-insensitively and without surrounding blanks;
-// repeated items count once. teams is only read.
+// score = vertical × availability × proximity × equipment (API.md "Dispatch score",
+// docs/decisions.md "Dispatch score: teams nobody can receive"):
+//   - availability is 1 for an `available` team with at least one member, else 0: a team
+//     with no members is never eligible;
+//   - proximity = 1 / (1 + d/10), d the great-circle distance in km from the event to the
+//     nearest member with a known position; when no member has one, to the centroid of
+//     the team's zone; when the team has no zone either, proximity is 0, so the team
+//     ranks below every team with a known position and is never eligible. When the event
+//     has no position, proximity is 0.5 for every team.
+//
+// The numbers are not rounded, so that the order and Eligible always agree with what is
+// shown. The required equipment is compared case-insensitively and without surrounding
+// blanks; repeated items count once. teams is only read.
 func RankTeams(teams []Team, t ScoreTarget, threshold float64) []TeamScore {
 	out := make([]TeamScore, len(teams))
 	if len(teams) == 0 {
@@ -62,6 +105,12 @@ func RankTeams(teams []Team, t ScoreTarget, threshold float64) []TeamScore {
 		evLat, evLng = *t.Lat*(math.Pi/180), *t.Lng*(math.Pi/180)
 		evCos = math.Cos(evLat)
 	}
+	// haversine is the term h of a point, which grows with its distance to the event.
+	haversine := func(lat, lng float64) float64 {
+		lat, lng = lat*(math.Pi/180), lng*(math.Pi/180)
+		sLat, sLng := math.Sin((lat-evLat)/2), math.Sin((lng-evLng)/2)
+		return sLat*sLat + evCos*math.Cos(lat)*sLng*sLng
+	}
 	// One backing array for every distance: no allocation per team.
 	dists := make([]float64, len(teams))
 	for i := range teams {
@@ -72,35 +121,41 @@ func RankTeams(teams []Team, t ScoreTarget, threshold float64) []TeamScore {
 		if slices.Contains(tm.Verticals, t.Vertical) {
 			f.Vertical = 1
 		}
-		if tm.Status == TeamAvailable {
+		if tm.Status == TeamAvailable && len(tm.Members) > 0 {
 			f.Availability = 1
 		}
-		f.Proximity = unknownProximity
 		if known {
-			// The nearest member minimises the haversine term h, which grows with the
-			// distance: one asin per team, not per member.
+			// The nearest member minimises h: one asin per team, not per member.
 			best := math.Inf(1)
 			for j := range tm.Members {
 				m := &tm.Members[j]
-				if m.Lat == nil || m.Lng == nil {
-					continue
-				}
-				lat, lng := *m.Lat*(math.Pi/180), *m.Lng*(math.Pi/180)
-				sLat, sLng := math.Sin((lat-evLat)/2), math.Sin((lng-evLng)/2)
-				if h := sLat*sLat + evCos*math.Cos(lat)*sLng*sLng; h < best {
-					best = h
+				if m.Lat != nil && m.Lng != nil {
+					best = math.Min(best, haversine(*m.Lat, *m.Lng))
 				}
 			}
-			if !math.IsInf(best, 1) {
+			f.PositionSource = PositionMember
+			if math.IsInf(best, 1) && tm.ZoneCode != "" && t.ZoneCentroid != nil {
+				if c, ok := t.ZoneCentroid(tm.ZoneCode); ok {
+					best, f.PositionSource = haversine(c.Lat, c.Lng), PositionZoneCentroid
+				}
+			}
+			if math.IsInf(best, 1) {
+				f.Proximity, f.PositionSource = 0, PositionUnknown
+			} else {
 				d := 2 * earthRadiusKm * math.Asin(math.Min(1, math.Sqrt(best)))
 				dists[i] = d
 				f.DistanceKm = &dists[i]
 				f.Proximity = 1 / (1 + d/10)
 			}
+		} else {
+			f.Proximity, f.PositionSource = unknownProximity, PositionNoEvent
 		}
 		f.Equipment = equipmentShare(tm.Equipment, required)
 		s.Score = f.Vertical * f.Availability * f.Proximity * f.Equipment
 		s.Eligible = s.Score > 0 && s.Score >= threshold
+		if !s.Eligible {
+			s.Reason = ineligibleReason(tm, f)
+		}
 	}
 	// Sort an index, not the scores: a score is ~100 bytes, copied at every compare and
 	// swap of a sort of the records themselves.
@@ -114,6 +169,28 @@ func RankTeams(teams []Team, t ScoreTarget, threshold float64) []TeamScore {
 		ranked[i] = out[j]
 	}
 	return ranked
+}
+
+// ineligibleReason says why a team whose factors are f is not eligible: the first factor
+// that is zero, else the threshold.
+func ineligibleReason(tm *Team, f *ScoreFactors) string {
+	switch {
+	case len(tm.Members) == 0:
+		return ReasonNoMembers
+	case tm.Status == TeamOnMission:
+		return ReasonOnMission
+	case tm.Status == TeamOffDuty:
+		return ReasonOffDuty
+	case tm.Status != TeamAvailable:
+		return ReasonNotAvailable
+	case f.Vertical == 0:
+		return ReasonVertical
+	case f.PositionSource == PositionUnknown:
+		return ReasonNoPosition
+	case f.Equipment == 0:
+		return ReasonNoEquipment
+	}
+	return ReasonBelowThreshold
 }
 
 // compareScores orders best first: higher score, then nearer (unknown distance last),
@@ -233,10 +310,11 @@ func (e *Engine) ScoreTeams(ctx context.Context, p Principal, in ScoreInput) ([]
 	}
 	var out []TeamScore
 	err := e.store.View(ctx, func(tx Tx) error {
-		tenant, err := tx.Tenant(p.TenantID)
+		cfg, err := e.tenantConfig(tx, p.TenantID)
 		if err != nil {
 			return err
 		}
+		tenant := cfg.tenant
 		var target ScoreTarget
 		if in.EventID != "" {
 			ev, err := tx.Event(p.TenantID, in.EventID)
@@ -251,6 +329,7 @@ func (e *Engine) ScoreTeams(ctx context.Context, p Principal, in ScoreInput) ([]
 		if err != nil {
 			return err
 		}
+		target.ZoneCentroid = cfg.centroid
 		out = RankTeams(teams, target, tenant.DispatchThreshold)
 		return nil
 	})

@@ -14,6 +14,10 @@ func (s *TeamScore) AppendJSON(b []byte) []byte {
 	} else {
 		b = append(b, `,"eligible":false`...)
 	}
+	if s.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = appendString(b, s.Reason)
+	}
 	f := &s.Factors
 	b = append(b, `,"factors":{"vertical":`...)
 	b = appendFloatPtr(b, &f.Vertical)
@@ -25,5 +29,7 @@ func (s *TeamScore) AppendJSON(b []byte) []byte {
 	b = appendFloatPtr(b, f.DistanceKm)
 	b = append(b, `,"equipment":`...)
 	b = appendFloatPtr(b, &f.Equipment)
+	b = append(b, `,"position_source":`...)
+	b = appendString(b, f.PositionSource)
 	return append(b, "}}"...)
 }

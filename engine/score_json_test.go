@@ -19,6 +19,11 @@ func TestTeamScore_AppendJSONMatchesMarshal(t *testing.T) {
 			d := r.Float64() * 20000
 			s.Factors.DistanceKm = &d
 		}
+		s.Factors.PositionSource = []string{engine.PositionMember, engine.PositionZoneCentroid,
+			engine.PositionUnknown, engine.PositionNoEvent}[i%4]
+		if !s.Eligible {
+			s.Reason = names[i%len(names)]
+		}
 		want, err := json.Marshal(s)
 		if err != nil {
 			t.Fatal(err)

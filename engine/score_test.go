@@ -66,55 +66,102 @@ func TestRankTeams_Distance(t *testing.T) {
 
 func TestRankTeams_Factors(t *testing.T) {
 	at := func(km float64) engine.Member { return member(kmNorth(evLat, km), evLng) }
-	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng)}
+	// Zone "north" has its centroid 30 km north of the event; "gone" names no zone.
+	centroids := func(code string) (engine.LatLng, bool) {
+		if code == "north" {
+			return engine.LatLng{Lat: kmNorth(evLat, 30), Lng: evLng}, true
+		}
+		return engine.LatLng{}, false
+	}
+	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), ZoneCentroid: centroids}
+	inZone := func(code string, members ...engine.Member) engine.Team {
+		tm := scoreTeam("a", "A", nil, members...)
+		tm.ZoneCode = code
+		return tm
+	}
+	noFix := engine.Member{Name: "no fix"}
+	const (
+		fromMember, centroid, unknown, noEvent = engine.PositionMember, engine.PositionZoneCentroid,
+			engine.PositionUnknown, engine.PositionNoEvent
+	)
 	for _, tc := range []struct {
 		name   string
 		team   engine.Team
 		target engine.ScoreTarget
 		want   engine.ScoreFactors // DistanceKm: nil, or any non-nil for "known"
 		score  float64
+		reason string // when not eligible at 0.2
 	}{
 		{"on the spot", scoreTeam("a", "A", nil, at(0)), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 1},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 1, ""},
 		{"30 km", scoreTeam("a", "A", nil, at(30)), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.25, DistanceKm: fptr(30), Equipment: 1}, 0.25},
-		{"nearest member counts", scoreTeam("a", "A", nil, at(90), engine.Member{Name: "no fix"}, at(10), at(50)), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, DistanceKm: fptr(10), Equipment: 1}, 0.5},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.25, DistanceKm: fptr(30), Equipment: 1, PositionSource: fromMember}, 0.25, ""},
+		{"nearest member counts", scoreTeam("a", "A", nil, at(90), noFix, at(10), at(50)), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, DistanceKm: fptr(10), Equipment: 1, PositionSource: fromMember}, 0.5, ""},
+		{"below the threshold", scoreTeam("a", "A", nil, at(50)), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1.0 / 6, DistanceKm: fptr(50), Equipment: 1, PositionSource: fromMember}, 1.0 / 6,
+			engine.ReasonBelowThreshold},
 		{"vertical mismatch", func() engine.Team {
 			tm := scoreTeam("a", "A", nil, at(0))
 			tm.Verticals = []string{"logistics", "gov"}
 			return tm
-		}(), target, engine.ScoreFactors{Vertical: 0, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 0},
+		}(), target, engine.ScoreFactors{Vertical: 0, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 0,
+			engine.ReasonVertical},
 		{"on mission", func() engine.Team {
 			tm := scoreTeam("a", "A", nil, at(0))
 			tm.Status = engine.TeamOnMission
 			return tm
-		}(), target, engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 0},
+		}(), target, engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 0,
+			engine.ReasonOnMission},
 		{"off duty", func() engine.Team {
 			tm := scoreTeam("a", "A", nil, at(0))
 			tm.Status = engine.TeamOffDuty
 			return tm
-		}(), target, engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 0},
-		{"no member position", scoreTeam("a", "A", nil, engine.Member{Name: "no fix"}), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1}, 0.5},
+		}(), target, engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 0,
+			engine.ReasonOffDuty},
+		// No member has a position: the centroid of the team's zone, else proximity 0.
+		{"no member position, zone centroid", inZone("north", noFix), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.25, DistanceKm: fptr(30), Equipment: 1, PositionSource: centroid}, 0.25, ""},
+		{"no member position, no zone", scoreTeam("a", "A", nil, noFix), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
+			engine.ReasonNoPosition},
+		{"no member position, zone unknown", inZone("gone", noFix), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
+			engine.ReasonNoPosition},
+		{"no member position, no centroids given", inZone("north", noFix),
+			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng)},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
+			engine.ReasonNoPosition},
+		// A team with no members is never eligible: nobody would receive the mission.
 		{"no members", scoreTeam("a", "A", nil), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1}, 0.5},
+			engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
+			engine.ReasonNoMembers},
+		{"no members, zone centroid", inZone("north"), target,
+			engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 0.25, DistanceKm: fptr(30), Equipment: 1, PositionSource: centroid}, 0,
+			engine.ReasonNoMembers},
+		{"no members, no event position", scoreTeam("a", "A", nil), engine.ScoreTarget{Vertical: "healthcare"},
+			engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 0.5, Equipment: 1, PositionSource: noEvent}, 0,
+			engine.ReasonNoMembers},
+		// No event position: 0.5 for every team, whatever it knows of its own.
 		{"no event position", scoreTeam("a", "A", nil, at(0)), engine.ScoreTarget{Vertical: "healthcare"},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1}, 0.5},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1, PositionSource: noEvent}, 0.5, ""},
+		{"no event position, no member position", scoreTeam("a", "A", nil, noFix), engine.ScoreTarget{Vertical: "healthcare"},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1, PositionSource: noEvent}, 0.5, ""},
 		{"half the equipment, any case", scoreTeam("a", "A", []string{"Defibrillator", "rope"}, at(0)),
 			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"defibrillator", "stretcher"}},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0.5}, 0.5},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0.5, PositionSource: fromMember}, 0.5, ""},
 		{"required list not normalised", scoreTeam("a", "A", []string{"defibrillator"}, at(0)),
 			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{" Stretcher", "DEFIBRILLATOR", "defibrillator ", "stretcher"}},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0.5}, 0.5},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0.5, PositionSource: fromMember}, 0.5, ""},
 		{"all the equipment", scoreTeam("a", "A", []string{"stretcher", "defibrillator"}, at(0)),
 			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"defibrillator", "stretcher"}},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 1},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 1, ""},
 		{"none held", scoreTeam("a", "A", nil, at(0)),
 			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"boat"}},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0}, 0},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0, PositionSource: fromMember}, 0,
+			engine.ReasonNoEquipment},
 		{"none asked", scoreTeam("a", "A", nil, at(0)), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1}, 1},
+			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := engine.RankTeams([]engine.Team{tc.team}, tc.target, 0.2)
@@ -123,7 +170,8 @@ func TestRankTeams_Factors(t *testing.T) {
 			}
 			f := got[0].Factors
 			if f.Vertical != tc.want.Vertical || f.Availability != tc.want.Availability ||
-				!approx(f.Proximity, tc.want.Proximity, 1e-9) || f.Equipment != tc.want.Equipment {
+				!approx(f.Proximity, tc.want.Proximity, 1e-9) || f.Equipment != tc.want.Equipment ||
+				f.PositionSource != tc.want.PositionSource {
 				t.Fatalf("factors %+v, want %+v", f, tc.want)
 			}
 			if (f.DistanceKm == nil) != (tc.want.DistanceKm == nil) ||
@@ -135,6 +183,9 @@ func TestRankTeams_Factors(t *testing.T) {
 			}
 			if got[0].Eligible != (tc.score >= 0.2) {
 				t.Fatalf("eligible %v at score %v, threshold 0.2", got[0].Eligible, got[0].Score)
+			}
+			if got[0].Reason != tc.reason {
+				t.Fatalf("reason %q, want %q", got[0].Reason, tc.reason)
 			}
 			if got[0].TeamID != "a" || got[0].TeamName != "A" {
 				t.Fatalf("team %q %q", got[0].TeamID, got[0].TeamName)
@@ -167,8 +218,39 @@ func TestRankTeams_Threshold(t *testing.T) {
 	if got := engine.RankTeams([]engine.Team{off}, target, 0)[0]; got.Eligible {
 		t.Fatalf("a zero score is eligible: %+v", got)
 	}
-	if got := engine.RankTeams([]engine.Team{scoreTeam("a", "A", nil)}, target, 0)[0]; !got.Eligible {
+	noPosition := engine.ScoreTarget{Vertical: "healthcare"}
+	if got := engine.RankTeams([]engine.Team{scoreTeam("a", "A", nil, member(evLat, evLng))}, noPosition, 0)[0]; !got.Eligible {
 		t.Fatalf("0.5 at threshold 0 not eligible: %+v", got)
+	}
+	// A team with no members is not eligible, even at a zero threshold.
+	if got := engine.RankTeams([]engine.Team{scoreTeam("a", "A", nil)}, noPosition, 0)[0]; got.Eligible {
+		t.Fatalf("a team with no members is eligible: %+v", got)
+	}
+}
+
+// TestRankTeams_UnknownPositionNeverBeatsAStaffedTeam: the bug of issue 15 item 2. A team
+// with no members, or none with a position, scored 0.5 (as near as 10 km), passed the
+// 0.40 threshold and beat a staffed team 12 km away.
+func TestRankTeams_UnknownPositionNeverBeatsAStaffedTeam(t *testing.T) {
+	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng)}
+	staffed := scoreTeam("id-staffed", "Staffed", nil, member(kmNorth(evLat, 12), evLng))
+	for name, tm := range map[string]engine.Team{
+		"NoMembers":        scoreTeam("id-empty", "Empty", nil),
+		"NoMemberPosition": scoreTeam("id-nofix", "No fix", nil, engine.Member{Name: "no fix"}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, threshold := range []float64{0.40, 0.20, 0.10, 0} {
+				got := engine.RankTeams([]engine.Team{tm, staffed}, target, threshold)
+				if got[0].TeamID != "id-staffed" || got[1].Eligible || got[1].Reason == "" ||
+					got[1].Factors.PositionSource != engine.PositionUnknown {
+					t.Fatalf("at %.2f: %+v", threshold, got)
+				}
+			}
+			// Alone, it is still never eligible: auto-dispatch asks for a supervisor.
+			if got := engine.RankTeams([]engine.Team{tm}, target, 0.10)[0]; got.Eligible {
+				t.Fatalf("eligible alone: %+v", got)
+			}
+		})
 	}
 }
 
@@ -181,8 +263,9 @@ func TestRankTeams_Order(t *testing.T) {
 		scoreTeam("id-far", "Far", both, at(50)),              // 1/6
 		scoreTeam("id-best", "Best", both, at(5)),             // 2/3
 		scoreTeam("id-half", "Half", []string{"rope"}, at(0)), // 0.5
-		// 0.5 with no position: ties with Half, comes after it (unknown distance last).
-		scoreTeam("id-unknown", "Unknown", both),
+		// No member with a position and no zone: proximity 0, below every team with a
+		// known position, busy ones included.
+		scoreTeam("id-unknown", "Unknown", both, engine.Member{Name: "no fix"}),
 		// Same score and distance: by name, then id.
 		scoreTeam("id-z2", "Zed", both, at(50)),
 		scoreTeam("id-z1", "Zed", both, at(50)),
@@ -200,8 +283,8 @@ func TestRankTeams_Order(t *testing.T) {
 	for _, s := range got {
 		order = append(order, s.TeamID)
 	}
-	want := []string{"id-best", "id-half", "id-unknown", "id-alpha", "id-far", "id-z1", "id-z2",
-		"id-busy-near", "id-busy-far", "id-busy-unknown"}
+	want := []string{"id-best", "id-half", "id-alpha", "id-far", "id-z1", "id-z2",
+		"id-busy-near", "id-busy-far", "id-busy-unknown", "id-unknown"}
 	if fmt.Sprint(order) != fmt.Sprint(want) {
 		t.Fatalf("order %v, want %v", order, want)
 	}

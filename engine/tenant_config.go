@@ -57,6 +57,14 @@ func (c *tenantConfig) zone(code string) *Zone {
 	return nil
 }
 
+// centroid returns the centroid of the zone with the code (ScoreTarget.ZoneCentroid).
+func (c *tenantConfig) centroid(code string) (LatLng, bool) {
+	if z := c.zone(code); z != nil {
+		return z.Centroid, true
+	}
+	return LatLng{}, false
+}
+
 // zoneAt returns the first zone (by code) whose polygon holds the point, or nil.
 func (c *tenantConfig) zoneAt(lat, lng float64) *Zone {
 	for i := range c.zones {

@@ -139,3 +139,56 @@ func TestDispatch_AutoThroughEvents(t *testing.T) {
 		t.Fatalf("replay: %s", again.raw)
 	}
 }
+
+// TestDispatch_TeamsNobodyCanReceive: a team with no members is never auto-dispatched, the
+// score says why, and a manual dispatch to it needs confirm_empty_team (docs/decisions.md,
+// "Dispatch score: teams nobody can receive"). Before, the empty team scored proximity
+// 0.5, passed the 0.40 threshold and was auto-dispatched over a staffed team 20 km away.
+func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {
+	n := newNode(t)
+	f := n.addTenant("acme", "core")
+	admin := []string{"Authorization", n.login(f.emails["company_admin"])}
+	sup := []string{"Authorization", n.login(f.emails["operational_supervisor"])}
+	key := []string{"x-svc-api-key", f.key}
+	doc := mustDoc(t)
+	n.do("PATCH", "/v1/tenant/dispatch-settings", map[string]any{"dispatch_mode": true, "dispatch_threshold": 0.4}, admin...).want(http.StatusOK)
+	staffed := n.dispatchTeam(f, "Staffed", 48.9-20/111.19508, 2.3) // 20 km from the events: 1/3
+	empty := n.do("POST", "/v1/teams", map[string]any{"name": "Empty", "verticals": []string{"emergency"}}, sup...).
+		want(http.StatusCreated).str("id")
+
+	ev := n.do("POST", "/v1/events", eventBody("nobody-1"), key...).want(http.StatusCreated)
+	if ev.body["requires_manual"] != true || ev.body["dispatch"] != nil {
+		t.Fatalf("auto-dispatch: %s", ev.raw)
+	}
+	eventID := ev.str("event_id")
+
+	res := n.do("POST", "/v1/teams/dispatch/score", map[string]any{"event_id": eventID}, sup...).want(http.StatusOK)
+	if err := doc.checkAnswer("POST", "/v1/teams/dispatch/score", res.status, res.header.Get("Content-Type"), res.raw); err != nil {
+		t.Fatalf("score answer: %v\n%s", err, res.raw)
+	}
+	items := res.items()
+	if len(items) != 2 || items[0]["team_id"] != staffed.ID || items[1]["team_id"] != empty {
+		t.Fatalf("ranking: %s", res.raw)
+	}
+	fs := items[1]["factors"].(map[string]any)
+	if items[1]["eligible"] != false || items[1]["reason"] != engine.ReasonNoMembers || items[1]["score"] != 0.0 ||
+		fs["availability"] != 0.0 || fs["position_source"] != engine.PositionUnknown {
+		t.Fatalf("the empty team: %v", items[1])
+	}
+	if items[0]["factors"].(map[string]any)["position_source"] != engine.PositionMember || items[0]["reason"] != engine.ReasonBelowThreshold {
+		t.Fatalf("the staffed team: %v", items[0])
+	}
+
+	refused := n.do("POST", "/v1/teams/dispatch", map[string]any{"event_id": eventID, "team_id": empty}, sup...).
+		wantErr(http.StatusConflict, "team_empty")
+	if err := doc.checkAnswer("POST", "/v1/teams/dispatch", refused.status, refused.header.Get("Content-Type"), refused.raw); err != nil {
+		t.Fatalf("team_empty answer: %v\n%s", err, refused.raw)
+	}
+	if !strings.Contains(refused.str("message"), "confirm_empty_team") {
+		t.Fatalf("the message does not say how to confirm: %s", refused.raw)
+	}
+	n.do("POST", "/v1/teams/dispatch", map[string]any{"event_id": eventID, "team_id": empty, "confirm_empty_team": true}, sup...).
+		want(http.StatusCreated)
+	n.do("POST", "/v1/teams/dispatch", map[string]any{"event_id": eventID, "team_id": staffed.ID}, sup...).
+		want(http.StatusCreated)
+}

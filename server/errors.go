@@ -26,6 +26,7 @@ var statusOf = map[engine.Kind]int{
 	engine.KindInvalidTransition:    http.StatusConflict,
 	engine.KindMissionClosed:        http.StatusConflict,
 	engine.KindTeamUnavailable:      http.StatusConflict,
+	engine.KindTeamEmpty:            http.StatusConflict,
 	engine.KindEventClosed:          http.StatusConflict,
 	engine.KindConflict:             http.StatusConflict,
 	engine.KindPayloadTooLarge:      http.StatusRequestEntityTooLarge,

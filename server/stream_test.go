@@ -183,7 +183,8 @@ func TestStream(t *testing.T) {
 			Members: []engine.MemberInput{{Name: "op", UserID: opUser.ID}}}); err != nil {
 			return err
 		}
-		other, err = n.eng.CreateTeam(tx, a.tenant.ID, engine.TeamInput{Name: "Other", Verticals: []string{"emergency"}})
+		other, err = n.eng.CreateTeam(tx, a.tenant.ID, engine.TeamInput{Name: "Other", Verticals: []string{"emergency"},
+			Members: []engine.MemberInput{{Name: "someone else"}}})
 		return err
 	})
 	if err != nil {

@@ -103,7 +103,7 @@ function scorePanel(ctx) {
     const canSend = f.availability === 1 && !busy;
     return h("tr", { dataset: { teamId: s.team_id }, class: best === s ? "selected" : "" },
       h("td", {}, h("strong", {}, s.team_name), best === s ? h("div", {}, badge("best", "s-COMPLETED")) : null,
-        !s.eligible && f.availability === 1 ? h("div", { class: "muted small" }, "below the threshold") : null),
+        !s.eligible && s.reason ? h("div", { class: "muted small" }, s.reason) : null),
       h("td", { class: "num" }, h("span", { class: "bar-score", dataset: { w: pct(s.score) } }), s.score.toFixed(3)),
       h("td", { class: "num" }, f.vertical), h("td", { class: "num" }, f.availability ? "available" : "busy"),
       h("td", { class: "num" }, f.proximity.toFixed(2)), h("td", { class: "num" }, f.distance_km == null ? "?" : f.distance_km.toFixed(1) + " km"),

@@ -377,12 +377,25 @@ func (e *Engine) DeviceQueue(ctx context.Context, p Principal, id string, pg Pag
 		if err != nil {
 			return err
 		}
-		if len(items) > pg.Limit {
-			items = items[:pg.Limit]
-			next = strconv.FormatInt(items[len(items)-1].QueueSequence, 10)
+		entries, err := queueEntries(tx, p.TenantID, items)
+		if err != nil {
+			return err
 		}
-		out, err = queueEntries(tx, p.TenantID, items)
-		return err
+		size := 0
+		for i := range entries {
+			n := 0
+			if pg.MaxBytes > 0 {
+				n = jsonSize(&entries[i])
+			}
+			if pg.Full(i, size, n) {
+				entries = entries[:i]
+				next = strconv.FormatInt(entries[i-1].QueueSequence, 10)
+				break
+			}
+			size += n
+		}
+		out = entries
+		return nil
 	})
 	return out, next, err
 }

@@ -353,6 +353,15 @@ func TestDeviceQueue_MissionAndEvent(t *testing.T) {
 	if items, next, _ = f.e.DeviceQueue(ctx, f.tech, other.ID, engine.Page{Limit: 1, Cursor: next}); len(items) != 1 || items[0].QueueSequence != 2 || next != "" {
 		t.Fatalf("page 2: %+v %q", items, next)
 	}
+	// A page also ends before the item that would take its JSON past MaxBytes; its first
+	// item always comes.
+	items, next, err = f.e.DeviceQueue(ctx, f.tech, other.ID, engine.Page{Limit: 50, MaxBytes: 1})
+	if err != nil || len(items) != 1 || next != "1" {
+		t.Fatalf("byte-capped page 1: %+v %q %v", items, next, err)
+	}
+	if items, next, _ = f.e.DeviceQueue(ctx, f.tech, other.ID, engine.Page{Limit: 50, MaxBytes: 1, Cursor: next}); len(items) != 1 || items[0].QueueSequence != 2 || next != "" {
+		t.Fatalf("byte-capped page 2: %+v %q", items, next)
+	}
 }
 
 // TestDeviceSync_Access: the device must be the tenant's, and a field operator's own

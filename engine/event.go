@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -47,6 +48,9 @@ const (
 // Field limits of an event.
 const (
 	maxEventType = 100
+	// MaxPayloadBytes caps the JSON of an event's payload, as sent (docs/decisions.md,
+	// "Event payloads are capped at 64 KiB"): a list of events stays a reasonable answer.
+	MaxPayloadBytes = 64 << 10
 	// MaxCaptureSkew is how far in the future a device clock may be.
 	MaxCaptureSkew = 2 * time.Minute
 )
@@ -141,6 +145,9 @@ func checkEvent(in EventInput, now time.Time) (*checkedEvent, error) {
 	if p := bytes.TrimSpace(in.Payload); len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		in.Payload = nil
 	}
+	if len(in.Payload) > MaxPayloadBytes {
+		return nil, payloadTooLarge(len(in.Payload))
+	}
 	if in.CapturedAt != nil && in.CapturedAt.Sub(now) > MaxCaptureSkew {
 		return nil, Invalid("captured_at", "captured_at is more than 2 minutes in the future")
 	}
@@ -149,6 +156,13 @@ func checkEvent(in EventInput, now time.Time) (*checkedEvent, error) {
 		return nil, err
 	}
 	return &checkedEvent{in: in, parsed: parsed}, nil
+}
+
+// payloadTooLarge is the error of an event whose payload has more than MaxPayloadBytes of
+// JSON: payload_too_large on the field payload, naming the limit.
+func payloadTooLarge(size int) *Error {
+	return &Error{Kind: KindPayloadTooLarge, Field: "payload", Msg: fmt.Sprintf(
+		"payload is %d bytes of JSON; an event's payload holds at most %d bytes (64 KiB)", size, MaxPayloadBytes)}
 }
 
 // EventAccepted is the answer to an accepted event (INTERFACE.md, Event response).

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -22,9 +23,9 @@ func byIDNewestFirst[T any](id func(*T) string) listOrder[T] {
 
 // pageList is the page of a list the engine holds in memory (teams, zones, webhooks, API
 // keys, parsers) after page.Cursor, in order o; keep filters items out before paging (nil
-// keeps all). A zero Limit reads them all. The cursor is the last item's key, base64url;
-// one that does not decode to a valid key is a validation_error on `cursor`. items is
-// sorted in place.
+// keeps all). It ends as Page.Full says (a zero Limit and MaxBytes read them all). The
+// cursor is the last item's key, base64url; one that does not decode to a valid key is a
+// validation_error on `cursor`. items is sorted in place.
 func pageList[T any](items []T, o listOrder[T], keep func(*T) bool, page Page) ([]T, string, error) {
 	var after string
 	if page.Cursor != "" {
@@ -40,6 +41,7 @@ func pageList[T any](items []T, o listOrder[T], keep func(*T) bool, page Page) (
 	}
 	slices.SortFunc(items, cmp)
 	out := make([]T, 0, min(len(items), max(page.Limit, 0)))
+	size := 0
 	for i := range items {
 		it := &items[i]
 		if after != "" {
@@ -50,10 +52,28 @@ func pageList[T any](items []T, o listOrder[T], keep func(*T) bool, page Page) (
 		if keep != nil && !keep(it) {
 			continue
 		}
-		if page.Limit > 0 && len(out) == page.Limit {
+		next := 0
+		if page.MaxBytes > 0 {
+			next = jsonSize(it)
+		}
+		if page.Full(len(out), size, next) {
 			return out, base64.RawURLEncoding.EncodeToString([]byte(o.key(&out[len(out)-1]))), nil
 		}
 		out = append(out, *it)
+		size += next
 	}
 	return out, "", nil
+}
+
+// jsonSize is the length of v's JSON, for Page.Full; 0 when it does not encode (the
+// answer's own encoding reports that).
+func jsonSize(v any) int {
+	if a, ok := v.(interface{ AppendJSON([]byte) []byte }); ok {
+		return len(a.AppendJSON(nil))
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
 }

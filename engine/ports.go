@@ -28,10 +28,30 @@ type Store interface {
 	Close() error
 }
 
-// Page asks for one page of a list: at most Limit items after the opaque Cursor.
+// Page asks for one page of a list: at most Limit items after the opaque Cursor, and,
+// when MaxBytes is positive, no more items than that many bytes of their JSON hold (see
+// Full). A zero Limit sets no count.
 type Page struct {
 	Limit  int
 	Cursor string
+	// MaxBytes caps the JSON of a page's items: MaxPageBytes for every list of the API.
+	MaxBytes int
+}
+
+// MaxPageBytes is the most JSON the items of one page of an API list may hold
+// (docs/decisions.md, "List answers are capped in bytes").
+const MaxPageBytes = 4 << 20
+
+// Full is the one rule that ends a page, for every list: a page that holds n items of size
+// bytes of JSON in all takes no next item of next bytes when it has Limit items, or when
+// the next would take it past MaxBytes. The first item is always taken, so that a list
+// never stalls on a record larger than MaxBytes. The page then ends with a next cursor
+// after its last item, as at Limit.
+func (p Page) Full(n, size, next int) bool {
+	if p.Limit > 0 && n >= p.Limit {
+		return true
+	}
+	return p.MaxBytes > 0 && n > 0 && size+next > p.MaxBytes
 }
 
 // Tx is one transaction. Getters return a KindNotFound *Error when the record does not

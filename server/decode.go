@@ -105,10 +105,11 @@ const (
 	maxLimit     = 500
 )
 
-// pageOf reads `limit` and `cursor` from the query.
+// pageOf reads `limit` and `cursor` from the query. Every list of the API pages through
+// it, so every page is also capped at engine.MaxPageBytes.
 func pageOf(r *http.Request) (engine.Page, error) {
 	q := r.URL.Query()
-	p := engine.Page{Limit: defaultLimit, Cursor: q.Get("cursor")}
+	p := engine.Page{Limit: defaultLimit, Cursor: q.Get("cursor"), MaxBytes: engine.MaxPageBytes}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {

@@ -214,8 +214,9 @@ func (t *tx) Users(tenantID string, p engine.Page) ([]engine.User, string, error
 	return out, next, err
 }
 
-// listNewestFirst walks b backwards from the page's cursor, calling fn for at most
-// p.Limit entries, and returns the cursor of the next page ("" when there is none).
+// listNewestFirst walks b backwards from the page's cursor, calling fn for the entries
+// the page takes (Page.Full, on the stored JSON), and returns the cursor of the next page
+// ("" when there is none).
 func listNewestFirst(b *bolt.Bucket, p engine.Page, keyLen int, fn func(k, v []byte) error) (string, error) {
 	c := b.Cursor()
 	var k, v []byte
@@ -235,15 +236,15 @@ func listNewestFirst(b *bolt.Bucket, p engine.Page, keyLen int, fn func(k, v []b
 		}
 	}
 	var last []byte
-	for n := 0; k != nil; k, v = c.Prev() {
-		if n == p.Limit {
+	for n, size := 0, 0; k != nil; k, v = c.Prev() {
+		if p.Full(n, size, len(v)) {
 			return encodeCursor(last), nil
 		}
 		if err := fn(k, v); err != nil {
 			return "", err
 		}
 		last = bytes.Clone(k)
-		n++
+		n, size = n+1, size+len(v)
 	}
 	return "", nil
 }

@@ -72,6 +72,7 @@ func (t *tx) Events(tenantID string, f engine.EventFilter, p engine.Page) ([]eng
 	}
 	out := []engine.Event{}
 	var last []byte
+	size := 0 // of the page's stored JSON, which is the answer's (Event.AppendJSON)
 	for ; k != nil; k, v = c.Prev() {
 		if f.Since != nil && uuidMillis(k) < f.Since.UnixMilli() {
 			break
@@ -83,11 +84,12 @@ func (t *tx) Events(tenantID string, f engine.EventFilter, p engine.Page) ([]eng
 		if !f.Match(&ev) {
 			continue
 		}
-		if len(out) == p.Limit {
+		if p.Full(len(out), size, len(v)) {
 			return out, encodeCursor(last), nil
 		}
 		out = append(out, ev)
 		last = bytes.Clone(k)
+		size += len(v)
 	}
 	return out, "", nil
 }

@@ -84,6 +84,7 @@ func (t *tx) Missions(tenantID string, f engine.MissionFilter, p engine.Page) ([
 		k, v = c.Last()
 	}
 	var last []byte
+	size := 0 // of the page's stored JSON
 	for ; k != nil; k, v = c.Prev() {
 		var m engine.Mission
 		if err := json.Unmarshal(v, &m); err != nil {
@@ -92,11 +93,12 @@ func (t *tx) Missions(tenantID string, f engine.MissionFilter, p engine.Page) ([
 		if !f.Match(&m) {
 			continue
 		}
-		if len(out) == p.Limit {
+		if p.Full(len(out), size, len(v)) {
 			return out, encodeCursor(last), nil
 		}
 		out = append(out, m)
 		last = bytes.Clone(k)
+		size += len(v)
 	}
 	return out, "", nil
 }
@@ -121,20 +123,27 @@ func (t *tx) teamMissions(tenantID string, f engine.MissionFilter, p engine.Page
 	}
 	out := []engine.Mission{}
 	var last []byte
+	size := 0 // of the page's stored JSON
+	missions := tb.Bucket(tbMissions)
 	c := tb.Bucket(tbMissionsByTeam).Cursor()
 	for k, _ := seekBefore(c, bound); k != nil && bytes.HasPrefix(k, team); k, _ = c.Prev() {
-		m, err := t.Mission(tenantID, idString(k[16:]))
-		if err != nil {
+		v := missions.Get(k[16:])
+		if v == nil {
+			return nil, "", engine.NotFound("mission")
+		}
+		var m engine.Mission
+		if err := json.Unmarshal(v, &m); err != nil {
 			return nil, "", err
 		}
-		if !f.Match(m) {
+		if !f.Match(&m) {
 			continue
 		}
-		if len(out) == p.Limit {
+		if p.Full(len(out), size, len(v)) {
 			return out, encodeCursor(last), nil
 		}
-		out = append(out, *m)
+		out = append(out, m)
 		last = bytes.Clone(k[16:])
+		size += len(v)
 	}
 	return out, "", nil
 }

@@ -126,8 +126,9 @@ func (t *tx) DeliveryAttempts(tenantID, webhookID string, p engine.Page) ([]engi
 	}
 	out := []engine.DeliveryAttempt{}
 	var last []byte
+	size := 0 // of the page's stored JSON
 	for ; len(k) == 32 && string(k[:16]) == string(wk); k, v = c.Prev() {
-		if len(out) == p.Limit {
+		if p.Full(len(out), size, len(v)) {
 			return out, encodeCursor(last), nil
 		}
 		var a engine.DeliveryAttempt
@@ -136,6 +137,7 @@ func (t *tx) DeliveryAttempts(tenantID, webhookID string, p engine.Page) ([]engi
 		}
 		out = append(out, a)
 		last = append([]byte(nil), k...)
+		size += len(v)
 	}
 	return out, "", nil
 }

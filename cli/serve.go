@@ -64,11 +64,12 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.StringVar(&f.retrySchedule, "webhook-retry-schedule", DefaultWebhookRetrySchedule, "delays of the webhook retries after the first try, comma-separated")
 	fl.StringVar(&f.smsGateway, "sms-gateway", "none", "SMS gateway URL (http or https), or none")
 	fl.StringVar(&f.plansFile, "plans-file", "", "JSON price list of GET /v1/tenant/billing (default: the compiled-in one)")
-	fl.StringVar(&f.smtp.Host, "smtp-host", "", "SMTP relay for password-reset and verification mails (default: tokens go to the log)")
+	fl.StringVar(&f.smtp.Host, "smtp-host", "", "SMTP relay for password-reset and verification mails (default: none; the log says a token was issued, never the token, and `fieldrelay user reset-link EMAIL` gives one)")
 	fl.IntVar(&f.smtp.Port, "smtp-port", 587, "SMTP relay port (465: TLS at once; others: STARTTLS when offered)")
 	fl.StringVar(&f.smtp.User, "smtp-user", "", "SMTP user (PLAIN authentication)")
 	fl.StringVar(&f.smtp.Password, "smtp-password", "", "SMTP password")
 	fl.StringVar(&f.smtp.From, "smtp-from", "", "sender address of the mails")
+	fl.BoolVar(&f.LogResetLinks, "log-reset-links", false, "without --smtp-host, write password-reset and verification tokens to the log (for evaluation only: whoever reads the log can take the accounts)")
 	fl.DurationVar(&f.BackupEvery, "backup-every", 0, "take a snapshot into DATA/backups at this interval, e.g. 6h (0: never)")
 	fl.IntVar(&f.BackupKeep, "backup-keep", 7, "scheduled snapshots to keep (the oldest are removed)")
 	fl.DurationVar(&f.UpstreamRetryMax, "upstream-retry-max", engine.DefaultUpstreamRetryMax, "longest wait between attempts of a failing upstream link (at least 1s)")
@@ -99,8 +100,12 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	if cfg.Plans != nil {
 		opts.Plans = cfg.Plans
 	}
-	if cfg.SMTP != nil && opts.Mailer == nil {
-		opts.Mailer = SMTPMailer{Config: *cfg.SMTP}
+	if opts.Mailer == nil {
+		if cfg.SMTP != nil {
+			opts.Mailer = SMTPMailer{Config: *cfg.SMTP}
+		} else {
+			opts.Mailer = engine.LogMailer{Log: log, ShowTokens: cfg.LogResetLinks}
+		}
 	}
 	eng := engine.New(db, opts)
 	// The scheduler stops after HTTP and the admin socket, before the store closes; its
@@ -182,8 +187,12 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 		"admin_socket", adminSocket(cfg.DataDir), "webhook_retry_schedule", fmt.Sprint(cfg.WebhookRetrySchedule),
 		"sms_gateway", cfg.SMSGateway != nil, "allow_loopback_webhooks", cfg.AllowLoopbackWebhooks,
 		"allow_link_local_webhooks", cfg.AllowLinkLocalWebhooks, "allow_private_webhooks", cfg.AllowPrivateWebhooks,
-		"smtp", cfg.SMTP != nil, "plans_file", cfg.Plans != nil, "backup_every", cfg.BackupEvery.String(), "backup_keep", cfg.BackupKeep,
+		"smtp", cfg.SMTP != nil, "log_reset_links", cfg.LogResetLinks, "plans_file", cfg.Plans != nil,
+		"backup_every", cfg.BackupEvery.String(), "backup_keep", cfg.BackupKeep,
 		"upstream_retry_max", cfg.UpstreamRetryMax.String())
+	if cfg.LogResetLinks {
+		log.Warn("--log-reset-links: password-reset and verification tokens are written to this log; whoever reads it can take the accounts (for evaluation only)")
+	}
 
 	var serveErr error
 	select {

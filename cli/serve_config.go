@@ -49,8 +49,11 @@ type ServeConfig struct {
 	// Plans is the price list of GET /v1/tenant/billing, read from --plans-file; nil
 	// means the compiled-in one.
 	Plans engine.PlanTable
-	// SMTP delivers account tokens; nil means the server log (and `user reset-link`).
+	// SMTP delivers account tokens; nil means none is sent: the log says a token was issued
+	// and `user reset-link` gives one.
 	SMTP *SMTPConfig
+	// LogResetLinks writes account tokens to the log when there is no SMTP (evaluation).
+	LogResetLinks bool
 	// BackupEvery takes a snapshot into DATA/backups at this interval (0: never), keeping
 	// the newest BackupKeep.
 	BackupEvery time.Duration
@@ -116,6 +119,9 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 		c.SMTP = &s
 	} else if f.smtp.From != "" || f.smtp.User != "" || f.smtp.Password != "" {
 		return nil, engine.Invalid("smtp-host", "--smtp-host is required with the other --smtp-* flags")
+	}
+	if c.LogResetLinks && c.SMTP != nil {
+		return nil, engine.Invalid("log-reset-links", "--log-reset-links writes tokens to the log of a node without SMTP; with --smtp-host they go by mail")
 	}
 	if c.BackupEvery < 0 || (c.BackupEvery > 0 && c.BackupEvery < minBackupEvery) {
 		return nil, engine.Invalid("backup-every", "--backup-every must be 0 (no scheduled backups) or at least %s", minBackupEvery)

@@ -243,6 +243,7 @@ func TestServeAdminFlagErrors(t *testing.T) {
 		"SMTPPort":         {[]string{"--smtp-host", "h", "--smtp-from", "a@b.example", "--smtp-port", "0"}, "--smtp-port"},
 		"BackupEveryShort": {[]string{"--backup-every", "10s"}, "--backup-every"},
 		"BackupKeep":       {[]string{"--backup-every", "1h", "--backup-keep", "0"}, "--backup-keep"},
+		"LogLinksWithSMTP": {[]string{"--smtp-host", "h", "--smtp-from", "a@b.example", "--log-reset-links"}, "--log-reset-links"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := run(t, a, "", append([]string{"serve", "--data", data, "--plain-http", "--addr", "127.0.0.1:0"}, c.args...)...)

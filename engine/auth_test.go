@@ -572,3 +572,27 @@ func TestEngine_ChangePassword(t *testing.T) {
 		AssertInvalid(t, change(e, p, testPassword, testPassword), "new_password")
 	})
 }
+
+// TestLogMailer: the mailer of a node without SMTP logs that a token was issued and how to
+// get one, never the token, unless ShowTokens (serve --log-reset-links).
+func TestLogMailer(t *testing.T) {
+	tok := &engine.IssuedToken{Email: "ann@acme.example", Kind: engine.TokenReset, Token: engine.RandomToken(32),
+		ExpiresAt: engine.At(epoch.Add(time.Hour))}
+	for _, show := range []bool{false, true} {
+		var buf strings.Builder
+		m := engine.LogMailer{Log: slog.New(slog.NewJSONHandler(&buf, nil)), ShowTokens: show}
+		if err := m.SendToken(context.Background(), tok); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if !strings.Contains(out, `"email":"ann@acme.example"`) || !strings.Contains(out, `"kind":"reset"`) {
+			t.Fatalf("show %v: %s", show, out)
+		}
+		if strings.Contains(out, tok.Token) != show {
+			t.Fatalf("show %v: token in the log %v: %s", show, !show, out)
+		}
+		if !show && !strings.Contains(out, "fieldrelay user reset-link ann@acme.example") {
+			t.Fatalf("the log does not name the command that gives a token: %s", out)
+		}
+	}
+}

@@ -110,14 +110,26 @@ type Mailer interface {
 	SendToken(ctx context.Context, t *IssuedToken) error
 }
 
-// LogMailer writes tokens to the server log: the delivery of a node with no SMTP relay,
-// where an admin reads them there or with `fieldrelay user reset-link`.
-type LogMailer struct{ Log *slog.Logger }
+// LogMailer is the delivery of a node with no SMTP relay: it logs that a token was issued
+// (email, kind, expiry) and that `fieldrelay user reset-link EMAIL` gives the admin one to
+// hand over, never the token itself, which would let whoever reads the log take the
+// account. With ShowTokens (`serve --log-reset-links`, for evaluation) it logs the token
+// too (docs/decisions.md, "Account tokens stay out of the log").
+type LogMailer struct {
+	Log        *slog.Logger
+	ShowTokens bool
+}
 
-// SendToken logs the token.
+// SendToken logs the issue of the token; the token itself only with ShowTokens.
 func (m LogMailer) SendToken(_ context.Context, t *IssuedToken) error {
-	m.Log.Info("account token issued: deliver it to the user", "email", t.Email, "kind", t.Kind,
-		"token", t.Token, "expires_at", t.ExpiresAt.Format(TimeLayout))
+	if m.ShowTokens {
+		m.Log.Info("account token issued: deliver it to the user (--log-reset-links)", "email", t.Email, "kind", t.Kind,
+			"token", t.Token, "expires_at", t.ExpiresAt.Format(TimeLayout))
+		return nil
+	}
+	m.Log.Info("account token issued; the token is not logged (no SMTP): the command in reset_link issues one to hand over",
+		"email", t.Email, "kind", t.Kind, "expires_at", t.ExpiresAt.Format(TimeLayout),
+		"reset_link", "fieldrelay user reset-link "+t.Email)
 	return nil
 }
 

@@ -18,7 +18,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Password sets the cost of password hashing; DefaultPasswordParams when zero.
 	Password PasswordParams
-	// Mailer delivers account tokens; a LogMailer when nil.
+	// Mailer delivers account tokens; a LogMailer that logs no token when nil.
 	Mailer Mailer
 	// Sender makes the webhook and SMS calls of the delivery engine; NoSender when nil.
 	Sender Sender

@@ -73,8 +73,19 @@ func (m *metrics) route(method, path string) *routeMetrics {
 	return rm
 }
 
+// routeOnDemand is route for a route whose series are made when first used: HEAD, rare,
+// whose series made at start for every GET route would grow every scrape by half.
+func (m *metrics) routeOnDemand(method, path string) *routeMetrics {
+	return &routeMetrics{method: method, route: path, m: m}
+}
+
 // observe counts one answered request.
 func (rm *routeMetrics) observe(status int, d time.Duration) {
+	if rm.latency == nil { // routeOnDemand
+		rm.m.latency.WithLabelValues(rm.method, rm.route).Observe(d.Seconds())
+		rm.m.requests.WithLabelValues(rm.method, rm.route, strconv.Itoa(status)).Inc()
+		return
+	}
 	rm.latency.Observe(d.Seconds())
 	if status >= 0 && status < len(statusSlot) && statusSlot[status] >= 0 {
 		rm.byStatus[statusSlot[status]].Inc()

@@ -105,8 +105,8 @@ func (s *Server) routeTable() []route {
 	return rs
 }
 
-// routes builds the router: every route wrapped once, and 404, 405 and panics answered
-// by the same error writer. Routes marked fallback live in a second router that serves
+// routes builds the router: every route wrapped once (a GET route also serves HEAD), and
+// 404, 405 and panics answered by the same error writer. Routes marked fallback live in a second router that serves
 // what the first does not find.
 func (s *Server) routes() http.Handler {
 	rt, fb := httprouter.New(), httprouter.New()
@@ -128,10 +128,18 @@ func (s *Server) routes() http.Handler {
 		}
 	}
 	for _, rte := range s.routeTable() {
+		router := rt
 		if rte.fallback {
-			fb.Handle(rte.method, rte.path, s.wrap(rte))
-		} else {
-			rt.Handle(rte.method, rte.path, s.wrap(rte))
+			router = fb
+		}
+		router.Handle(rte.method, rte.path, s.wrap(rte))
+		// HEAD is served wherever GET is, by the same route: the same credentials, rate
+		// limit and status, and the headers without the body (net/http drops what the
+		// handler writes). docs/decisions.md, "HEAD".
+		if rte.method == http.MethodGet {
+			head := rte
+			head.method = http.MethodHead
+			router.Handle(head.method, head.path, s.wrap(head))
 		}
 	}
 	rt.NotFound = fb
@@ -163,7 +171,12 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, err error) {
 // wrap turns a route into an httprouter.Handle: authentication, rate limit, tenant status
 // and permission, then the handler; any error goes to writeError.
 func (s *Server) wrap(rte route) httprouter.Handle {
-	rm := s.metrics.route(rte.method, rte.path)
+	var rm *routeMetrics
+	if rte.method == http.MethodHead {
+		rm = s.metrics.routeOnDemand(rte.method, rte.path)
+	} else {
+		rm = s.metrics.route(rte.method, rte.path)
+	}
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		if st := state(r); st != nil {
 			st.route = rm

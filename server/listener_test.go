@@ -31,7 +31,7 @@ type edgeNode struct {
 	tls  *tls.Config // the client's, nil for plain HTTP
 }
 
-func newEdgeNode(t *testing.T, withTLS bool) *edgeNode {
+func newEdgeNode(t *testing.T, withTLS bool, to ...server.Timeouts) *edgeNode {
 	t.Helper()
 	db, err := store.Open(t.TempDir(), store.Options{})
 	if err != nil {
@@ -42,7 +42,11 @@ func newEdgeNode(t *testing.T, withTLS bool) *edgeNode {
 		mailer: &captureMailer{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(n.logs, nil))
 	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: cheapPasswords, Mailer: n.mailer, Logger: log})
-	if n.srv, err = server.New(context.Background(), n.eng, server.Config{Logger: log}); err != nil {
+	cfg := server.Config{Logger: log}
+	if len(to) > 0 {
+		cfg.Timeouts = to[0]
+	}
+	if n.srv, err = server.New(context.Background(), n.eng, cfg); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -226,4 +230,25 @@ func TestAnswersBelowRouter_PlainHTTPToTLS(t *testing.T) {
 		t.Fatalf("%d answers", len(answers))
 	}
 	answers[0].wantEnvelope(t, 400, "malformed_request", "this port speaks HTTPS")
+}
+
+// A client that opens a connection to the TLS port and never says hello is cut at the
+// handshake timeout, and holds no one else up meanwhile.
+func TestAnswersBelowRouter_SlowHandshake(t *testing.T) {
+	e := newEdgeNode(t, true, shortTimeouts)
+	idle, err := net.DialTimeout("tcp", e.addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	start := time.Now()
+	e.do("GET", "/healthz", nil).want(200)
+	if took := time.Since(start); took > shortTimeouts.ReadHeader {
+		t.Fatalf("a request took %v beside a silent connection", took)
+	}
+	_ = idle.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := idle.Read(make([]byte, 1))
+	if took := time.Since(start); n != 0 || err != io.EOF || took < shortTimeouts.ReadHeader/2 || took > 3*time.Second {
+		t.Fatalf("the silent connection: %d bytes, %v after %v; want EOF after about %v", n, err, took, shortTimeouts.ReadHeader)
+	}
 }

@@ -109,7 +109,8 @@ func scanStrict(b []byte, items string) *strictProblem {
 	sc.stack, sc.keys = sc.stack[:0], sc.keys[:0]
 	p := sc.run()
 	sc.b = nil
-	clear(sc.stack[:cap(sc.stack)])                 // the maps of wide objects
+	clear(sc.stack[:cap(sc.stack)])                 // the maps of wide objects,
+	clear(sc.keys[:cap(sc.keys)])                   // the decoded keys: nothing of a body is kept
 	if cap(sc.stack) <= 64 && cap(sc.keys) <= 256 { // a deep or wide body's stacks are not kept
 		strictScanners.Put(sc)
 	}

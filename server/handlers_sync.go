@@ -83,22 +83,18 @@ func decodeSyncBatch(body []byte) (syncBody, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return in, nil
 	}
-	strict := engine.CheckJSON(body) == nil
-	if !strict {
-		if err := engine.CheckJSONEnvelope(body, "events"); err != nil {
-			return in, err
+	if engine.CheckJSON(body) == nil {
+		// json.Unmarshal reads body in place (a Decoder would copy up to 8 MiB first) and
+		// refuses anything after the object, as decodeJSON does.
+		err := json.Unmarshal(body, &in)
+		if err == nil {
+			return in, nil
 		}
-	}
-	// json.Unmarshal reads body in place (a Decoder would copy up to 8 MiB first) and
-	// refuses anything after the object, as decodeJSON does.
-	err := json.Unmarshal(body, &in)
-	if err == nil && strict {
-		return in, nil
-	}
-	if err != nil {
 		if err = jsonError(err); engine.IsKind(err, engine.KindInvalidJSON) {
 			return in, err
 		}
+	} else if err := engine.CheckJSONEnvelope(body, "events"); err != nil {
+		return in, err
 	}
 	var env syncEnvelope
 	if err := decodeJSON(body, &env); err != nil {

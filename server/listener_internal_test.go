@@ -1,6 +1,9 @@
 package server
 
 import (
+	"bytes"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,12 +48,35 @@ func TestSelfAnswer(t *testing.T) {
 			t.Errorf("%s has no status", got.Kind)
 		}
 	}
-	// A write longer than any of net/http's answers is never looked at.
-	long := "HTTP/1.1 400 Bad Request" + eh + strings.Repeat("x", maxSelfAnswer)
-	if c := (&edgeConn{}); len(long) <= maxSelfAnswer || c.Conn != nil {
-		t.Fatal("setup")
+	// Through the connection: net/http's answer is replaced, anything else goes out as it
+	// was written, a write longer than any of net/http's answers included.
+	s := &Server{log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil)}
+	for in, replaced := range map[string]bool{
+		"HTTP/1.1 400 Bad Request" + eh + "400 Bad Request":                            true,
+		"HTTP/1.1 400 Bad Request" + eh + strings.Repeat("x", maxSelfAnswer):           false,
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}":                               false,
+		"HTTP/1.1 400 Bad Request" + eh + "400 Bad Request" + strings.Repeat(" ", 600): false,
+	} {
+		w := &recordConn{}
+		c := &edgeConn{Conn: w, s: s}
+		if n, err := c.Write([]byte(in)); n != len(in) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+		got := w.buf.String()
+		if replaced != (got != in) || replaced && !strings.Contains(got, `"error":"malformed_request"`) {
+			t.Errorf("%.60q went out as %.200q", in, got)
+		}
 	}
 }
+
+// recordConn is a connection that keeps what is written to it.
+type recordConn struct {
+	net.Conn
+	buf bytes.Buffer
+}
+
+func (c *recordConn) Write(p []byte) (int, error) { return c.buf.Write(p) }
+func (c *recordConn) RemoteAddr() net.Addr        { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1} }
 
 // BenchmarkSelfAnswerMiss is the cost the wrapper adds to a short answer of a handler
 // (here POST /v1/events's 201, one write): the check that it is not net/http's own.

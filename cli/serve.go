@@ -161,15 +161,8 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	}()
 
 	hs := srv.HTTPServer(cfg.Addr)
-	hs.TLSConfig = tlsConfig
 	served := make(chan error, 1)
-	go func() {
-		if tlsConfig != nil {
-			served <- hs.ServeTLS(ln, "", "")
-		} else {
-			served <- hs.Serve(ln)
-		}
-	}()
+	go func() { served <- srv.Serve(hs, ln, tlsConfig) }()
 
 	// The banner goes out in one write: whoever waits for the "listening" line (a script,
 	// a test) then also has the fingerprint and the demo credentials.

@@ -413,6 +413,17 @@ func readItem(raw json.RawMessage, now Time) (int64, *DeviceItem, error) {
 	if b := bytes.TrimSpace(raw); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &f) != nil {
 		return 0, nil, Invalid("items", "each item must be a JSON object")
 	}
+	if err := CheckJSONItem(raw, "items"); err != nil {
+		// A sequence number given twice has no one value.
+		if e := (*Error)(nil); errors.As(err, &e) && e.Field == "sequence_number" {
+			return 0, nil, err
+		}
+		seq, serr := readSequence(f.SequenceNumber)
+		if serr != nil {
+			return 0, nil, serr
+		}
+		return seq, &DeviceItem{}, err
+	}
 	seq, err := readSequence(f.SequenceNumber)
 	if err != nil {
 		return 0, nil, err

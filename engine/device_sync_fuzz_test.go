@@ -20,6 +20,8 @@ func FuzzReadDeviceItem(f *testing.F) {
 		`{"sequence_number": 2, "kind": "connectivity", "payload": {}, "captured_at": "0000-01-01T00:00:00+01:00"}`,
 		`{"sequence_number": 2, "kind": "event", "payload": {}, "captured_at": "\u0032026-06-09T10:11:12Z"}`,
 		`[]`, `null`, ``, `{`,
+		`{"sequence_number": 1, "sequence_number": 2, "kind": "event"}`, `{"sequence_number": 1, "kind": "event", "payload": {"a": 1, "a": 2}}`,
+		"{\"sequence_number\": 1, \"kind\": \"ev\xffent\"}", `{"sequence_number": 1, "kind": "event", "payload": {"type": "\udc00"}}`,
 	} {
 		f.Add([]byte(s))
 	}

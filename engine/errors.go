@@ -38,6 +38,14 @@ const (
 	KindRateLimited          Kind = "rate_limited"
 	KindInternal             Kind = "internal_error"
 	KindUnavailable          Kind = "unavailable"
+
+	// Requests that cannot be read as HTTP, answered by the server's connection layer
+	// before any route (docs/decisions.md, "Answers below the router").
+	KindMalformedRequest   Kind = "malformed_request"
+	KindHeadersTooLarge    Kind = "headers_too_large"
+	KindExpectationFailed  Kind = "expectation_failed"
+	KindNotImplemented     Kind = "not_implemented"
+	KindVersionUnsupported Kind = "http_version_not_supported"
 )
 
 // Error is the one error type of the domain. Msg is safe to show to a client; Err is the

@@ -137,6 +137,7 @@ var matrixRoutes = map[string]access{
 	"GET /readyz":                   open,
 	"GET /metrics":                  open, // guarded by x-svc-internal (a 404 without it), not by credentials
 	"GET /v1/openapi.json":          open,
+	"GET /":                         open, // a redirect to the console
 	"GET /console":                  open,
 	"GET /console/*file":            open, // the console logs in
 	"POST /v1/auth/login":           open,
@@ -272,6 +273,7 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"GET /readyz":                   {path: "/readyz"},
 		"GET /metrics":                  {path: "/metrics"},
 		"GET /v1/openapi.json":          {path: "/v1/openapi.json"},
+		"GET /":                         {path: "/"},
 		"GET /console":                  {path: "/console"},
 		"GET /console/*file":            {path: "/console/"},
 		"POST /v1/auth/login":           {path: "/v1/auth/login", body: map[string]any{}},

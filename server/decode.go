@@ -19,9 +19,24 @@ const (
 	maxBulkBody = 8 << 20
 )
 
-// readBody reads a request body of at most limit bytes, checking its Content-Type. An
-// empty body reads as nil.
+// readBody reads a request body of at most limit bytes, checking its Content-Type, and
+// refuses one that is not strict JSON (engine.CheckJSON: invalid UTF-8, an unpaired
+// surrogate, a key twice in an object). An empty body reads as nil.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
+	body, err := readRawBody(r, limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := engine.CheckJSON(body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// readRawBody is readBody without the strict JSON check, for a bulk body whose items are
+// judged alone: its handler checks the envelope (engine.CheckJSONEnvelope) and each item
+// (engine.CheckJSONItem) itself.
+func readRawBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}

@@ -68,13 +68,26 @@ func FuzzDecodeBody(f *testing.F) {
 		`{"name":7}`, `{"scopes":"a"}`, `{"grace_period_minutes":1.5}`, `{"lat":"1"}`, `{"items":[1,{}],"ack_through":3}`,
 		`{"code":"Z1","boundary":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}}`,
 		`{"reported_at":"2026-06-09T10:11:12Z","state":"online"}`, `{"events":[{"type":"x"}],"captured_at":"y"}`,
-		`{"recorded_at":"0000-01-01T00:00:00+01:00"}`, "{\"name\":\"\xff\"}", `{"name":"\ud800"}`} {
+		`{"recorded_at":"0000-01-01T00:00:00+01:00"}`, "{\"name\":\"\xff\"}", `{"name":"\ud800"}`,
+		// Strict JSON: a key twice (also spelt with an escape, also in the payload), invalid
+		// UTF-8 in a key or a value, unpaired surrogates; and what stays allowed.
+		`{"priority":"low","priority":"critical"}`, `{"priority":"low","\u0070riority":"critical"}`,
+		`{"type":"x","payload":{"lat":1,"lat":2}}`, `{"payload":{"a":[{"b":1,"b":2}]}}`, "{\"na\xffme\":\"x\"}",
+		"{\"type\":\"A\xff\xfe\"}", `{"type":"\udc00"}`, `{"type":"\ud800\u0041"}`, `{"type":"\ud83d\ude00\ufffd"}`,
+		`{"a":{"k":1},"b":{"k":1}}`, `{"items":[{"sequence_number":1,"sequence_number":2}]}`} {
 		for i := range bodyTypes {
 			f.Add(uint8(i), []byte(s))
 		}
 	}
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		v := bodyTypes[int(which)%len(bodyTypes)]()
+		// readBody refuses what is not strict JSON before any decoder sees it.
+		if err := engine.CheckJSON(body); err != nil {
+			if !engine.IsKind(err, engine.KindInvalidJSON) {
+				t.Fatalf("CheckJSON(%q) = %#v, want invalid_json", body, err)
+			}
+			return
+		}
 		if err := decodeJSON(body, v); err != nil {
 			decodeErrorKind(t, body, err)
 			return
@@ -151,6 +164,10 @@ func FuzzReadBody(f *testing.F) {
 			if !engine.IsKind(err, engine.KindPayloadTooLarge) {
 				t.Fatalf("%d bytes: %v, want payload_too_large", len(body), err)
 			}
+		case engine.CheckJSON(body) != nil:
+			if !engine.IsKind(err, engine.KindInvalidJSON) || got != nil {
+				t.Fatalf("%q is not strict JSON: readBody = %q, %v", body, got, err)
+			}
 		case err != nil || !bytes.Equal(got, body):
 			t.Fatalf("readBody = %q, %v; want the body %q", got, err, body)
 		}
@@ -161,7 +178,9 @@ func FuzzDecodeSyncBatch(f *testing.F) {
 	for _, s := range []string{``, `{}`, `{"events":[]}`, `{"events":null}`, `[]`,
 		`{"device_id":"d","captured_at":"2026-06-09T10:11:12Z","events":[{"type":"fire","idempotency_key":"k"}]}`,
 		`{"events":[{"type":7},{"type":"fire"},[],null,"x"]}`, `{"events":[{"payload":{"a":}}]}`, `{"events":{}}`,
-		`{"device_id":1,"events":[{"type":7}]}`, `{"events":[{"type":"x"}],"idempotency_key":5}`, `{"events":[]} x`} {
+		`{"device_id":1,"events":[{"type":7}]}`, `{"events":[{"type":"x"}],"idempotency_key":5}`, `{"events":[]} x`,
+		`{"events":[{"type":"x","type":"y"},{"payload":{"a":1,"a":2}}]}`, "{\"events\":[{\"type\":\"\xff\"},\"\xfe\"]}",
+		`{"events":[],"events":[]}`, "{\"device_id\":\"\xff\",\"events\":[]}", `{"events":[{"type":"\udc00"}],"device_id":"d"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -184,6 +203,9 @@ func FuzzDecodeSyncBatch(f *testing.F) {
 			t.Fatalf("%q: %d items, the body has %d", body, len(in.Events), len(env.Events))
 		}
 		for i, it := range in.Events {
+			if it.Err == nil && engine.CheckJSONItem(env.Events[i], "events") != nil {
+				t.Fatalf("item %d of %q is not strict JSON, and is accepted", i, body)
+			}
 			if it.Err != nil {
 				decodeErrorKind(t, env.Events[i], it.Err)
 				if engine.IsKind(it.Err, engine.KindInvalidJSON) {

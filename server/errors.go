@@ -36,6 +36,12 @@ var statusOf = map[engine.Kind]int{
 	engine.KindRateLimited:          http.StatusTooManyRequests,
 	engine.KindInternal:             http.StatusInternalServerError,
 	engine.KindUnavailable:          http.StatusServiceUnavailable,
+
+	engine.KindMalformedRequest:   http.StatusBadRequest,
+	engine.KindHeadersTooLarge:    http.StatusRequestHeaderFieldsTooLarge,
+	engine.KindExpectationFailed:  http.StatusExpectationFailed,
+	engine.KindNotImplemented:     http.StatusNotImplemented,
+	engine.KindVersionUnsupported: http.StatusHTTPVersionNotSupported,
 }
 
 // errorBody is the error envelope of the contract.

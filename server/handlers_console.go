@@ -95,10 +95,30 @@ func ConsoleBundle() map[string][]byte {
 	return out
 }
 
-func (s *Server) handleConsoleRedirect(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	w.Header().Set("Location", "/console/")
-	w.WriteHeader(http.StatusMovedPermanently)
+// handleRootRedirect sends a browser at the node's root to the console, with 302 Found:
+// the root is not the console's permanent address, and a browser caches a 301 or 308
+// for good (docs/decisions.md, "Redirects").
+func (s *Server) handleRootRedirect(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	redirect(w, r, http.StatusFound, "/console/")
 	return nil
+}
+
+// handleConsoleRedirect adds the console's trailing slash, for good (301).
+func (s *Server) handleConsoleRedirect(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	redirect(w, r, http.StatusMovedPermanently, "/console/")
+	return nil
+}
+
+// redirected is the body of a redirect: JSON with request_id, like every answer.
+type redirected struct {
+	Location string `json:"location"`
+}
+
+// redirect answers a redirect to location (a path of the node), with the JSON body every
+// answer has; clients follow Location and ignore it.
+func redirect(w http.ResponseWriter, r *http.Request, status int, location string) {
+	w.Header().Set("Location", location)
+	_ = writeOne(w, r, status, redirected{Location: location})
 }
 
 // handleConsole serves the embedded console: /console/ is index.html. Every file carries

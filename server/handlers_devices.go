@@ -50,8 +50,12 @@ type deviceSyncBody struct {
 
 // handleSyncDevice runs a device sync (POST /v1/devices/sync, bodies up to 8 MiB).
 func (s *Server) handleSyncDevice(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, err := readBody(r, maxBulkBody)
+	body, err := readRawBody(r, maxBulkBody)
 	if err != nil {
+		return err
+	}
+	// Each item is judged alone, its strict JSON too (engine.SyncDevice).
+	if err := engine.CheckJSONEnvelope(body, "items"); err != nil {
 		return err
 	}
 	var in deviceSyncBody

@@ -36,6 +36,15 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 	if err != nil {
 		return err
 	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	if r.Method == http.MethodHead {
+		// The headers a stream would open with, and no stream (docs/decisions.md, "HEAD").
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
 	b := s.eng.Stream()
 	var after uint64
 	known := true
@@ -48,10 +57,6 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 	sub, backlog, head, resumed := b.Subscribe(p.TenantID, after)
 	defer func() { sub.Close() }()
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	// The server's ReadTimeout would end the request's context mid-stream.

@@ -36,7 +36,7 @@ func (s *Server) handleSyncBatch(w http.ResponseWriter, r *http.Request, _ httpr
 	if err := engine.CanSyncBatch(p); err != nil {
 		return err
 	}
-	body, err := readBody(r, engine.MaxBatchBytes)
+	body, err := readRawBody(r, engine.MaxBatchBytes)
 	if engine.IsKind(err, engine.KindPayloadTooLarge) {
 		return engine.BatchTooLarge()
 	}
@@ -75,18 +75,25 @@ func (s *Server) handleSyncBatch(w http.ResponseWriter, r *http.Request, _ httpr
 
 // decodeSyncBatch decodes a batch in one pass. When that fails, the envelope is decoded
 // alone and then each item by itself: an item whose JSON does not fit (a field of the wrong
-// type) carries its error and is rejected alone, while a body that is not JSON, or whose
-// own fields do not fit, is refused whole.
+// type) or is not strict JSON (engine.CheckJSONItem) carries its error and is rejected
+// alone, while a body that is not JSON, or whose own fields do not fit or are not strict
+// JSON, is refused whole.
 func decodeSyncBatch(body []byte) (syncBody, error) {
 	var in syncBody
 	if len(bytes.TrimSpace(body)) == 0 {
 		return in, nil
 	}
-	// json.Unmarshal reads body in place (a Decoder would copy up to 8 MiB first) and
-	// refuses anything after the object, as decodeJSON does.
-	if err := json.Unmarshal(body, &in); err == nil {
-		return in, nil
-	} else if err = jsonError(err); engine.IsKind(err, engine.KindInvalidJSON) {
+	if engine.CheckJSON(body) == nil {
+		// json.Unmarshal reads body in place (a Decoder would copy up to 8 MiB first) and
+		// refuses anything after the object, as decodeJSON does.
+		err := json.Unmarshal(body, &in)
+		if err == nil {
+			return in, nil
+		}
+		if err = jsonError(err); engine.IsKind(err, engine.KindInvalidJSON) {
+			return in, err
+		}
+	} else if err := engine.CheckJSONEnvelope(body, "events"); err != nil {
 		return in, err
 	}
 	var env syncEnvelope
@@ -101,6 +108,9 @@ func decodeSyncBatch(body []byte) (syncBody, error) {
 		it := &in.Events[i]
 		if err := json.Unmarshal(raw, it); err != nil {
 			it.Err = itemJSONError(err)
+		}
+		if err := engine.CheckJSONItem(raw, "events"); err != nil {
+			it.Err = err
 		}
 	}
 	return in, nil

@@ -82,7 +82,7 @@ func newHostileNode(t testing.TB, to server.Timeouts) *hostileNode {
 	ln := &countingListener{Listener: inner}
 	hs := n.srv.HTTPServer(inner.Addr().String())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = hs.Serve(ln) }()
+	go func() { defer close(done); _ = n.srv.Serve(hs, ln, nil) }()
 	t.Cleanup(func() { _ = hs.Close(); <-done })
 	n.url = "http://" + inner.Addr().String()
 	n.client = &http.Client{Timeout: 10 * time.Second}

@@ -107,8 +107,8 @@ func (s *Server) routeTable() []route {
 	return rs
 }
 
-// routes builds the router: every route wrapped once, and 404, 405 and panics answered
-// by the same error writer. Routes marked fallback live in a second router that serves
+// routes builds the router: every route wrapped once (a GET route also serves HEAD), and
+// 404, 405 and panics answered by the same error writer. Routes marked fallback live in a second router that serves
 // what the first does not find.
 func (s *Server) routes() http.Handler {
 	rt, fb := httprouter.New(), httprouter.New()
@@ -130,10 +130,18 @@ func (s *Server) routes() http.Handler {
 		}
 	}
 	for _, rte := range s.routeTable() {
+		router := rt
 		if rte.fallback {
-			fb.Handle(rte.method, rte.path, s.wrap(rte))
-		} else {
-			rt.Handle(rte.method, rte.path, s.wrap(rte))
+			router = fb
+		}
+		router.Handle(rte.method, rte.path, s.wrap(rte))
+		// HEAD is served wherever GET is, by the same route: the same credentials, rate
+		// limit and status, and the headers without the body (net/http drops what the
+		// handler writes). docs/decisions.md, "HEAD".
+		if rte.method == http.MethodGet {
+			head := rte
+			head.method = http.MethodHead
+			router.Handle(head.method, head.path, s.wrap(head))
 		}
 	}
 	rt.NotFound = fb

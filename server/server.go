@@ -87,9 +87,13 @@ func New(ctx context.Context, eng *engine.Engine, cfg Config) (*Server, error) {
 // Handler returns the HTTP handler of the API.
 func (s *Server) Handler() http.Handler { return s.handler }
 
+// maxHeaderBytes bounds a request's headers (net/http adds 4 KiB of slack): over it, 431
+// headers_too_large.
+const maxHeaderBytes = 64 << 10
+
 // HTTPServer returns an http.Server for addr with the node's timeouts: a slow client
 // cannot hold a connection by trickling its headers or body. A stream sets its own
-// deadlines, and ends when the server shuts down.
+// deadlines, and ends when the server shuts down. Serve it with Serve.
 func (s *Server) HTTPServer(addr string) *http.Server {
 	to := s.cfg.Timeouts.orDefault()
 	hs := &http.Server{
@@ -99,7 +103,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 		ReadTimeout:       to.Read,
 		WriteTimeout:      to.Write,
 		IdleTimeout:       to.Idle,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	hs.RegisterOnShutdown(s.CloseStreams)

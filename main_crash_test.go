@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
@@ -553,8 +553,8 @@ func TestCrashLoop(t *testing.T) {
 	defer db.Close()
 	lost, duplicates, strays := 0, 0, 0
 	var lostSamples []string
-	err = db.View(context.Background(), func(tx engine.Tx) error {
-		events, _, err := tx.Events(tenantID, engine.EventFilter{}, engine.Page{Limit: 1 << 30})
+	err = db.View(context.Background(), func(tx model.Tx) error {
+		events, _, err := tx.Events(tenantID, model.EventFilter{}, model.Page{Limit: 1 << 30})
 		if err != nil {
 			return err
 		}
@@ -563,7 +563,7 @@ func TestCrashLoop(t *testing.T) {
 			byKey[ev.IdempotencyKey] = append(byKey[ev.IdempotencyKey], ev.ID)
 			// A webhook wants event.created from the start: every event planned its
 			// delivery, and check holds its messages against the outbox.
-			if ev.Delivery.Started == 0 || ev.Status == engine.EventPending && ev.Delivery.Outstanding == 0 {
+			if ev.Delivery.Started == 0 || ev.Status == model.EventPending && ev.Delivery.Outstanding == 0 {
 				t.Errorf("event %s (%s): delivery %+v, status %s: its outbox messages are missing", ev.ID, ev.IdempotencyKey, ev.Delivery, ev.Status)
 			}
 		}
@@ -591,7 +591,7 @@ func TestCrashLoop(t *testing.T) {
 					return err
 				}
 				switch {
-				case it == nil || it.Status != engine.ItemApplied || seq > d.Sync.AppliedThrough:
+				case it == nil || it.Status != model.ItemApplied || seq > d.Sync.AppliedThrough:
 					lost++
 					lostSamples = append(lostSamples, fmt.Sprintf("device %s item %d: %+v, applied_through %d", deviceID, seq, it, d.Sync.AppliedThrough))
 				case k != "" && it.EventID != ledger.events[k]:

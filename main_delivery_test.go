@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // The delivery end-to-end test drives the real binary with --demo against a flaky HTTPS
@@ -384,7 +385,7 @@ func TestDelivery_EndToEnd(t *testing.T) {
 		ref := eventRef(id)
 		waitFor(t, s.served, "an SMS of "+id, 10*time.Second, func() bool { return len(gw.withRef(ref)) > 0 })
 		for _, m := range gw.withRef(ref) {
-			dec, err := engine.DecodeSMS(m.Body)
+			dec, err := smscodec.DecodeSMS(m.Body)
 			if err != nil {
 				t.Fatalf("SMS %q does not decode: %v", m.Body, err)
 			}
@@ -500,7 +501,7 @@ func TestDelivery_EndToEnd(t *testing.T) {
 			t.Errorf("the SMS gateway got malformed requests: %q", bad)
 		}
 		for _, m := range msgs {
-			dec, err := engine.DecodeSMS(m.Body)
+			dec, err := smscodec.DecodeSMS(m.Body)
 			if err != nil {
 				t.Errorf("SMS %q does not decode: %v", m.Body, err)
 				continue

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // TestSMS_ReplyEndToEnd: through the binary with --demo and a fake SMS gateway, a
@@ -74,7 +74,7 @@ func TestSMS_ReplyEndToEnd(t *testing.T) {
 	var to []string
 	var code string
 	for _, m := range missionSMS() {
-		dec, err := engine.DecodeMissionSMS(m.Body)
+		dec, err := smscodec.DecodeMissionSMS(m.Body)
 		if err != nil {
 			t.Fatalf("the mission SMS %q does not decode: %v", m.Body, err)
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
@@ -520,7 +520,7 @@ func TestUpstream_TwoNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.View(context.Background(), func(tx engine.Tx) error {
+	err = db.View(context.Background(), func(tx model.Tx) error {
 		for _, m := range edgeMissions {
 			d, err := tx.Dispatch(n.centralTenant, m["dispatch_id"].(string))
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/fieldrelay/fieldrelay/store"
 	"github.com/spf13/cobra"
@@ -37,7 +38,7 @@ func adminSocket(dataDir string) string { return filepath.Join(dataDir, server.A
 
 // errHeld is the answer when the store is locked and no server answers on the socket.
 func errHeld(dataDir string) error {
-	return engine.Errorf(engine.KindUnavailable,
+	return model.Errorf(model.KindUnavailable,
 		"the data directory %s is held by another process whose admin socket does not answer", dataDir)
 }
 
@@ -84,7 +85,7 @@ func (a *app) callLocal(ctx context.Context, dataDir, op string, args, out any) 
 	// without data is a mistyped --data.
 	if op != opTenantCreate {
 		if _, err := os.Stat(store.Path(dataDir)); errors.Is(err, fs.ErrNotExist) {
-			return engine.Errorf(engine.KindNotFound, "%s holds no fieldrelay data (no %s)", dataDir, store.FileName)
+			return model.Errorf(model.KindNotFound, "%s holds no fieldrelay data (no %s)", dataDir, store.FileName)
 		}
 	}
 	db, err := store.Open(dataDir, store.Options{LockTimeout: adminLockTimeout})
@@ -111,13 +112,13 @@ func (a *app) callLocal(ctx context.Context, dataDir, op string, args, out any) 
 func storeOpenError(dataDir string, err error) error {
 	switch {
 	case errors.Is(err, store.ErrLocked):
-		return engine.Errorf(engine.KindUnavailable,
+		return model.Errorf(model.KindUnavailable,
 			"the data directory %s is in use by another process (is a fieldrelay server already running on it?)", dataDir)
 	case errors.Is(err, store.ErrForeign):
-		return engine.Errorf(engine.KindInternal,
+		return model.Errorf(model.KindInternal,
 			"%s is not a fieldrelay database or it is damaged; restore a backup with `fieldrelay restore`", store.Path(dataDir))
 	default:
-		return engine.Errorf(engine.KindInternal, "cannot open the data directory %s: %v", dataDir, err)
+		return model.Errorf(model.KindInternal, "cannot open the data directory %s: %v", dataDir, err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // adminOp is one administrative operation. The registry below is the single
@@ -65,7 +66,7 @@ func adminOps() map[string]adminOp {
 func runAdminOp(ctx context.Context, eng *engine.Engine, name string, args json.RawMessage) (any, error) {
 	op, ok := adminOps()[name]
 	if !ok {
-		return nil, engine.Errorf(engine.KindNotFound, "unknown admin operation %s", engine.Quote(name))
+		return nil, model.Errorf(model.KindNotFound, "unknown admin operation %s", model.Quote(name))
 	}
 	return op(ctx, eng, args)
 }
@@ -76,7 +77,7 @@ func withArgs[A any, R any](fn func(context.Context, *engine.Engine, A) (R, erro
 		var args A
 		if len(raw) > 0 {
 			if err := json.Unmarshal(raw, &args); err != nil {
-				return nil, engine.Errorf(engine.KindInvalidJSON, "invalid arguments: %v", err)
+				return nil, model.Errorf(model.KindInvalidJSON, "invalid arguments: %v", err)
 			}
 		}
 		return fn(ctx, eng, args)
@@ -84,9 +85,9 @@ func withArgs[A any, R any](fn func(context.Context, *engine.Engine, A) (R, erro
 }
 
 // update runs fn in one transaction and returns its result.
-func update[R any](ctx context.Context, eng *engine.Engine, fn func(engine.Tx) (R, error)) (R, error) {
+func update[R any](ctx context.Context, eng *engine.Engine, fn func(model.Tx) (R, error)) (R, error) {
 	var r R
-	err := eng.Update(ctx, func(tx engine.Tx) (err error) {
+	err := eng.Update(ctx, func(tx model.Tx) (err error) {
 		r, err = fn(tx)
 		return err
 	})
@@ -97,24 +98,24 @@ func update[R any](ctx context.Context, eng *engine.Engine, fn func(engine.Tx) (
 
 // tenantResult wraps one tenant.
 type tenantResult struct {
-	Tenant *engine.Tenant `json:"tenant"`
+	Tenant *model.Tenant `json:"tenant"`
 }
 
 // tenantListResult is a list of tenants, oldest first.
 type tenantListResult struct {
-	Data  []engine.Tenant `json:"data"`
-	Count int             `json:"count"`
+	Data  []model.Tenant `json:"data"`
+	Count int            `json:"count"`
 }
 
 // userResult wraps one user.
 type userResult struct {
-	User *engine.User `json:"user"`
+	User *model.User `json:"user"`
 }
 
 // apikeyListResult is a tenant's active keys, newest first.
 type apikeyListResult struct {
-	Data  []engine.APIKey `json:"data"`
-	Count int             `json:"count"`
+	Data  []model.APIKey `json:"data"`
+	Count int            `json:"count"`
 }
 
 // backupResult tells where a snapshot went.
@@ -135,12 +136,12 @@ type emailArgs struct {
 
 type userCreateArgs struct {
 	Tenant string `json:"tenant"`
-	engine.CreateUserInput
+	model.CreateUserInput
 }
 
 type apikeyCreateArgs struct {
 	Tenant string `json:"tenant"`
-	engine.CreateAPIKeyInput
+	model.CreateAPIKeyInput
 }
 
 type apikeyListArgs struct {
@@ -149,7 +150,7 @@ type apikeyListArgs struct {
 
 type apikeyRotateArgs struct {
 	Tenant string `json:"tenant"`
-	engine.RotateAPIKeyInput
+	model.RotateAPIKeyInput
 }
 
 type backupArgs struct {
@@ -157,8 +158,8 @@ type backupArgs struct {
 	Path string `json:"path"`
 }
 
-func tenantCreate(ctx context.Context, eng *engine.Engine, in engine.CreateTenantInput) (*engine.CreatedTenant, error) {
-	return update(ctx, eng, func(tx engine.Tx) (*engine.CreatedTenant, error) { return eng.CreateTenant(tx, in) })
+func tenantCreate(ctx context.Context, eng *engine.Engine, in model.CreateTenantInput) (*model.CreatedTenant, error) {
+	return update(ctx, eng, func(tx model.Tx) (*model.CreatedTenant, error) { return eng.CreateTenant(tx, in) })
 }
 
 func tenantList(ctx context.Context, eng *engine.Engine, _ struct{}) (*tenantListResult, error) {
@@ -167,16 +168,16 @@ func tenantList(ctx context.Context, eng *engine.Engine, _ struct{}) (*tenantLis
 		return nil, err
 	}
 	if ts == nil {
-		ts = []engine.Tenant{}
+		ts = []model.Tenant{}
 	}
 	// Newest first, like every list of the API (ids are UUIDv7).
-	slices.SortFunc(ts, func(a, b engine.Tenant) int { return strings.Compare(b.ID, a.ID) })
+	slices.SortFunc(ts, func(a, b model.Tenant) int { return strings.Compare(b.ID, a.ID) })
 	return &tenantListResult{Data: ts, Count: len(ts)}, nil
 }
 
 func tenantShow(ctx context.Context, eng *engine.Engine, in slugArgs) (*tenantResult, error) {
 	if in.Slug == "" {
-		return nil, engine.Invalid("slug", "slug is required")
+		return nil, model.Invalid("slug", "slug is required")
 	}
 	t, err := eng.TenantBySlug(ctx, in.Slug)
 	if err != nil {
@@ -188,9 +189,9 @@ func tenantShow(ctx context.Context, eng *engine.Engine, in slugArgs) (*tenantRe
 func tenantStatus(status string) func(context.Context, *engine.Engine, slugArgs) (*tenantResult, error) {
 	return func(ctx context.Context, eng *engine.Engine, in slugArgs) (*tenantResult, error) {
 		if in.Slug == "" {
-			return nil, engine.Invalid("slug", "slug is required")
+			return nil, model.Invalid("slug", "slug is required")
 		}
-		t, err := update(ctx, eng, func(tx engine.Tx) (*engine.Tenant, error) { return eng.SetTenantStatus(tx, in.Slug, status) })
+		t, err := update(ctx, eng, func(tx model.Tx) (*model.Tenant, error) { return eng.SetTenantStatus(tx, in.Slug, status) })
 		if err != nil {
 			return nil, err
 		}
@@ -200,9 +201,9 @@ func tenantStatus(status string) func(context.Context, *engine.Engine, slugArgs)
 
 func userCreate(ctx context.Context, eng *engine.Engine, in userCreateArgs) (*userResult, error) {
 	if in.Tenant == "" {
-		return nil, engine.Invalid("tenant", "tenant is required")
+		return nil, model.Invalid("tenant", "tenant is required")
 	}
-	u, err := update(ctx, eng, func(tx engine.Tx) (*engine.User, error) { return eng.CreateUserIn(tx, in.Tenant, in.CreateUserInput) })
+	u, err := update(ctx, eng, func(tx model.Tx) (*model.User, error) { return eng.CreateUserIn(tx, in.Tenant, in.CreateUserInput) })
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +214,7 @@ func userCreate(ctx context.Context, eng *engine.Engine, in userCreateArgs) (*us
 func normalizeEmail(in emailArgs) (string, error) {
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	if email == "" {
-		return "", engine.Invalid("email", "email is required")
+		return "", model.Invalid("email", "email is required")
 	}
 	return email, nil
 }
@@ -224,7 +225,7 @@ func userStatus(status string) func(context.Context, *engine.Engine, emailArgs) 
 		if err != nil {
 			return nil, err
 		}
-		u, err := update(ctx, eng, func(tx engine.Tx) (*engine.User, error) {
+		u, err := update(ctx, eng, func(tx model.Tx) (*model.User, error) {
 			acc, err := tx.UserAccountByEmail(email)
 			if err != nil {
 				return nil, err
@@ -232,7 +233,7 @@ func userStatus(status string) func(context.Context, *engine.Engine, emailArgs) 
 			// As PATCH /v1/tenant/users/:id: a user without a password activates itself
 			// by verifying its account.
 			if status == engine.UserActive && acc.Status == engine.UserPending {
-				return nil, engine.Errorf(engine.KindConflict, "a pending user becomes active by verifying its account")
+				return nil, model.Errorf(model.KindConflict, "a pending user becomes active by verifying its account")
 			}
 			return eng.SetUserStatus(tx, email, status)
 		})
@@ -248,35 +249,35 @@ func userUnlock(ctx context.Context, eng *engine.Engine, in emailArgs) (*userRes
 	if err != nil {
 		return nil, err
 	}
-	u, err := update(ctx, eng, func(tx engine.Tx) (*engine.User, error) { return eng.UnlockUser(tx, email) })
+	u, err := update(ctx, eng, func(tx model.Tx) (*model.User, error) { return eng.UnlockUser(tx, email) })
 	if err != nil {
 		return nil, err
 	}
 	return &userResult{u}, nil
 }
 
-func userResetLink(ctx context.Context, eng *engine.Engine, in emailArgs) (*engine.IssuedToken, error) {
+func userResetLink(ctx context.Context, eng *engine.Engine, in emailArgs) (*model.IssuedToken, error) {
 	email, err := normalizeEmail(in)
 	if err != nil {
 		return nil, err
 	}
-	return update(ctx, eng, func(tx engine.Tx) (*engine.IssuedToken, error) {
+	return update(ctx, eng, func(tx model.Tx) (*model.IssuedToken, error) {
 		return eng.IssueAuthToken(tx, email, engine.TokenReset)
 	})
 }
 
-func apikeyCreate(ctx context.Context, eng *engine.Engine, in apikeyCreateArgs) (*engine.NewKey, error) {
+func apikeyCreate(ctx context.Context, eng *engine.Engine, in apikeyCreateArgs) (*model.NewKey, error) {
 	if in.Tenant == "" {
-		return nil, engine.Invalid("tenant", "tenant is required")
+		return nil, model.Invalid("tenant", "tenant is required")
 	}
-	return update(ctx, eng, func(tx engine.Tx) (*engine.NewKey, error) {
+	return update(ctx, eng, func(tx model.Tx) (*model.NewKey, error) {
 		return eng.CreateAPIKeyIn(tx, in.Tenant, in.CreateAPIKeyInput)
 	})
 }
 
 func apikeyList(ctx context.Context, eng *engine.Engine, in apikeyListArgs) (*apikeyListResult, error) {
 	if in.Tenant == "" {
-		return nil, engine.Invalid("tenant", "tenant is required")
+		return nil, model.Invalid("tenant", "tenant is required")
 	}
 	t, err := eng.TenantBySlug(ctx, in.Tenant)
 	if err != nil {
@@ -287,16 +288,16 @@ func apikeyList(ctx context.Context, eng *engine.Engine, in apikeyListArgs) (*ap
 		return nil, err
 	}
 	if keys == nil {
-		keys = []engine.APIKey{}
+		keys = []model.APIKey{}
 	}
 	return &apikeyListResult{Data: keys, Count: len(keys)}, nil
 }
 
-func apikeyRotate(ctx context.Context, eng *engine.Engine, in apikeyRotateArgs) (*engine.NewKey, error) {
+func apikeyRotate(ctx context.Context, eng *engine.Engine, in apikeyRotateArgs) (*model.NewKey, error) {
 	if in.Tenant == "" {
-		return nil, engine.Invalid("tenant", "tenant is required")
+		return nil, model.Invalid("tenant", "tenant is required")
 	}
-	return update(ctx, eng, func(tx engine.Tx) (*engine.NewKey, error) {
+	return update(ctx, eng, func(tx model.Tx) (*model.NewKey, error) {
 		return eng.RotateAPIKeyIn(tx, in.Tenant, in.RotateAPIKeyInput)
 	})
 }
@@ -306,7 +307,7 @@ func apikeyRotate(ctx context.Context, eng *engine.Engine, in apikeyRotateArgs) 
 // file behind, and an existing file at the path is replaced whole.
 func backupTo(ctx context.Context, eng *engine.Engine, in backupArgs) (*backupResult, error) {
 	if in.Path == "" || !filepath.IsAbs(in.Path) {
-		return nil, engine.Invalid("path", "the backup path must be absolute")
+		return nil, model.Invalid("path", "the backup path must be absolute")
 	}
 	var n int64
 	err := writeFileAtomic(in.Path, 0o600, func(f *os.File) (err error) {
@@ -315,7 +316,7 @@ func backupTo(ctx context.Context, eng *engine.Engine, in backupArgs) (*backupRe
 	})
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return nil, engine.Invalid("out", "cannot write the backup to %s: %v", in.Path, pe.Err)
+		return nil, model.Invalid("out", "cannot write the backup to %s: %v", in.Path, pe.Err)
 	}
 	if err != nil {
 		return nil, err

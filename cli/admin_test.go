@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/fieldrelay/fieldrelay/store"
 )
@@ -82,11 +83,11 @@ func TestAdminThroughSocket(t *testing.T) {
 	t.Run("ErrSameAsLocal", func(t *testing.T) {
 		e := runJSONError(t, a, "", "tenant", "create", "--data", data, "--name", "Again", "--slug", "beta",
 			"--email", "x@beta.example", "--country", "FR")
-		if e.Error != string(engine.KindConflict) || e.Message != `slug "beta" is taken` {
+		if e.Error != string(model.KindConflict) || e.Message != `slug "beta" is taken` {
 			t.Fatalf("error through the socket: %+v", e)
 		}
 		v := runJSONError(t, a, "", "tenant", "create", "--data", data, "--slug", "x", "--email", "x@x.example", "--country", "FR")
-		if v.Error != string(engine.KindValidation) || v.Field != "name" {
+		if v.Error != string(model.KindValidation) || v.Field != "name" {
 			t.Fatalf("validation error through the socket: %+v", v)
 		}
 	})
@@ -106,7 +107,7 @@ func TestAdminThroughSocket(t *testing.T) {
 		snap := filepath.Join(t.TempDir(), "snap.db")
 		mustRun(t, a, "", "backup", "--data", data, "--out", snap)
 		e := runJSONError(t, a, "", "restore", "--data", data, "--in", snap)
-		if e.Error != string(engine.KindUnavailable) || !strings.Contains(e.Message, "server is running") {
+		if e.Error != string(model.KindUnavailable) || !strings.Contains(e.Message, "server is running") {
 			t.Fatalf("error: %+v", e)
 		}
 	})
@@ -122,7 +123,7 @@ func TestAdminHeldWithoutSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := runJSONError(t, a, "", "tenant", "list", "--data", data)
-	if e.Error != string(engine.KindUnavailable) ||
+	if e.Error != string(model.KindUnavailable) ||
 		e.Message != "the data directory "+data+" is held by another process whose admin socket does not answer" {
 		t.Fatalf("error: %+v", e)
 	}
@@ -130,13 +131,13 @@ func TestAdminHeldWithoutSocket(t *testing.T) {
 
 func TestRunAdminOpUnknown(t *testing.T) {
 	_, eng := openEngine(t, t.TempDir())
-	if _, err := runAdminOp(context.Background(), eng, "nope", nil); !engine.IsKind(err, engine.KindNotFound) {
+	if _, err := runAdminOp(context.Background(), eng, "nope", nil); !model.IsKind(err, model.KindNotFound) {
 		t.Fatalf("unknown op: %v", err)
 	}
-	if _, err := runAdminOp(context.Background(), eng, opTenantShow, json.RawMessage(`{"slug": 3}`)); !engine.IsKind(err, engine.KindInvalidJSON) {
+	if _, err := runAdminOp(context.Background(), eng, opTenantShow, json.RawMessage(`{"slug": 3}`)); !model.IsKind(err, model.KindInvalidJSON) {
 		t.Fatalf("bad args: %v", err)
 	}
-	if _, err := runAdminOp(context.Background(), eng, opBackup, json.RawMessage(`{"path": "relative.db"}`)); !engine.IsKind(err, engine.KindValidation) {
+	if _, err := runAdminOp(context.Background(), eng, opBackup, json.RawMessage(`{"path": "relative.db"}`)); !model.IsKind(err, model.KindValidation) {
 		t.Fatalf("relative backup path: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/spf13/cobra"
 )
 
@@ -42,7 +43,7 @@ func (a *app) newAPIKeyCreateCommand() *cobra.Command {
 	return cmd
 }
 
-func printNewKey(w io.Writer, k *engine.NewKey) {
+func printNewKey(w io.Writer, k *model.NewKey) {
 	fmt.Fprintf(w, "API key %q (id %s, scopes %s)\n", k.Key.Name, k.Key.ID, strings.Join(k.Key.Scopes, ","))
 	fmt.Fprintf(w, "Key (shown once, keep it secret): %s\n", k.APIKey)
 	if k.PreviousKeyExpiresAt != nil {
@@ -76,7 +77,7 @@ func (a *app) newAPIKeyListCommand() *cobra.Command {
 	return cmd
 }
 
-func fmtTimePtr(t *engine.Time, none string) string {
+func fmtTimePtr(t *model.Time, none string) string {
 	if t == nil {
 		return none
 	}
@@ -98,10 +99,10 @@ func (a *app) newAPIKeyRotateCommand() *cobra.Command {
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			if grace < 0 || grace > engine.MaxGraceMin*time.Minute {
-				return engine.Invalid("grace", "--grace must be between 0 and %s", engine.MaxGraceMin*time.Minute)
+				return model.Invalid("grace", "--grace must be between 0 and %s", engine.MaxGraceMin*time.Minute)
 			}
 			// Whole minutes, rounded up: a grace is never shorter than asked (59s is 1m).
-			minutes := engine.Int((grace + time.Minute - 1) / time.Minute)
+			minutes := model.Int((grace + time.Minute - 1) / time.Minute)
 			in.GracePeriodMinutes = &minutes
 			return runAdmin(a, cmd, &f, opAPIKeyRotate, in, printNewKey)
 		}),

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 func TestAPIKeyCommands(t *testing.T) {
@@ -14,14 +15,14 @@ func TestAPIKeyCommands(t *testing.T) {
 	data := t.TempDir()
 	first := createTenant(t, a, data, "acme")
 
-	sms := runJSON[engine.NewKey](t, a, "", "apikey", "create", "--data", data, "--tenant", "acme",
+	sms := runJSON[model.NewKey](t, a, "", "apikey", "create", "--data", data, "--tenant", "acme",
 		"--name", "sms gateway", "--scopes", "sms:inbound")
 	if !engine.LooksLikeAPIKey(sms.APIKey) || sms.Key.Name != "sms gateway" || strings.Join(sms.Key.Scopes, ",") != "sms:inbound" ||
 		sms.Key.Prefix != sms.APIKey[:engine.APIKeyShownPrefix] {
 		t.Fatalf("apikey create: %+v", sms)
 	}
-	def := runJSON[engine.NewKey](t, a, "", "apikey", "create", "--data", data, "--tenant", "acme")
-	if strings.Join(def.Key.Scopes, ",") != strings.Join(slices.Sorted(slices.Values(engine.DefaultKeyScopes())), ",") {
+	def := runJSON[model.NewKey](t, a, "", "apikey", "create", "--data", data, "--tenant", "acme")
+	if strings.Join(def.Key.Scopes, ",") != strings.Join(slices.Sorted(slices.Values(model.DefaultKeyScopes())), ",") {
 		t.Fatalf("default scopes: %v", def.Key.Scopes)
 	}
 
@@ -35,7 +36,7 @@ func TestAPIKeyCommands(t *testing.T) {
 	}
 
 	before := time.Now()
-	rot := runJSON[engine.NewKey](t, a, "", "apikey", "rotate", "--data", data, "--tenant", "acme", "--grace", "1h")
+	rot := runJSON[model.NewKey](t, a, "", "apikey", "rotate", "--data", data, "--tenant", "acme", "--grace", "1h")
 	if !engine.LooksLikeAPIKey(rot.APIKey) || rot.Key.Name != "default" || rot.PreviousKeyExpiresAt == nil {
 		t.Fatalf("rotate: %+v", rot)
 	}
@@ -46,7 +47,7 @@ func TestAPIKeyCommands(t *testing.T) {
 	if list = runJSON[apikeyListResult](t, a, "", "apikey", "list", "--data", data, "--tenant", "acme"); list.Count != 4 {
 		t.Fatalf("list after rotate: %+v", list)
 	}
-	rot2 := runJSON[engine.NewKey](t, a, "", "apikey", "rotate", "--data", data, "--tenant", "acme",
+	rot2 := runJSON[model.NewKey](t, a, "", "apikey", "rotate", "--data", data, "--tenant", "acme",
 		"--key", sms.Key.ID, "--grace", "0s")
 	if strings.Join(rot2.Key.Scopes, ",") != "sms:inbound" {
 		t.Fatalf("rotate --key: %+v", rot2.Key)
@@ -58,7 +59,7 @@ func TestAPIKeyCommands(t *testing.T) {
 	t.Run("GraceRoundedUp", func(t *testing.T) {
 		// Whole minutes, never fewer than asked: 59s is a minute of grace, not none.
 		before := time.Now()
-		rot := runJSON[engine.NewKey](t, a, "", "apikey", "rotate", "--data", data, "--tenant", "acme",
+		rot := runJSON[model.NewKey](t, a, "", "apikey", "rotate", "--data", data, "--tenant", "acme",
 			"--key", rot.Key.ID, "--grace", "59s")
 		if rot.PreviousKeyExpiresAt == nil || rot.PreviousKeyExpiresAt.Sub(before) < 59*time.Second {
 			t.Fatalf("--grace 59s: the previous key expires at %v (rotated at %v)", rot.PreviousKeyExpiresAt, before)
@@ -66,13 +67,13 @@ func TestAPIKeyCommands(t *testing.T) {
 	})
 	t.Run("ErrGrace", func(t *testing.T) {
 		e := runJSONError(t, a, "", "apikey", "rotate", "--data", data, "--tenant", "acme", "--grace", "200h")
-		if e.Error != string(engine.KindValidation) || e.Field != "grace" {
+		if e.Error != string(model.KindValidation) || e.Field != "grace" {
 			t.Fatalf("error: %+v", e)
 		}
 	})
 	t.Run("ErrScope", func(t *testing.T) {
 		e := runJSONError(t, a, "", "apikey", "create", "--data", data, "--tenant", "acme", "--scopes", "root")
-		if e.Error != string(engine.KindValidation) || e.Field != "scopes" {
+		if e.Error != string(model.KindValidation) || e.Field != "scopes" {
 			t.Fatalf("error: %+v", e)
 		}
 	})

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 	"github.com/spf13/cobra"
 )
@@ -26,7 +26,7 @@ func (a *app) newBackupCommand() *cobra.Command {
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
-				return engine.Invalid("out", "--out is required")
+				return model.Invalid("out", "--out is required")
 			}
 			abs, err := filepath.Abs(out)
 			if err != nil {
@@ -63,7 +63,7 @@ func (a *app) newRestoreCommand() *cobra.Command {
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			if in == "" {
-				return engine.Invalid("in", "--in is required")
+				return model.Invalid("in", "--in is required")
 			}
 			res, err := restore(f.data, in)
 			if err != nil {
@@ -88,7 +88,7 @@ func restore(dataDir, in string) (*restoreResult, error) {
 		return nil, err
 	}
 	if adminAnswers(dataDir) {
-		return nil, engine.Errorf(engine.KindUnavailable,
+		return nil, model.Errorf(model.KindUnavailable,
 			"a fieldrelay server is running on %s: stop it before restoring", dataDir)
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
@@ -99,7 +99,7 @@ func restore(dataDir, in string) (*restoreResult, error) {
 	// replaced (a server that opens the new file after the rename is fine).
 	unlock, err := lockFile(dbPath)
 	if errors.Is(err, store.ErrLocked) {
-		return nil, engine.Errorf(engine.KindUnavailable,
+		return nil, model.Errorf(model.KindUnavailable,
 			"the data directory %s is held by another process (a running server?): stop it before restoring", dataDir)
 	}
 	if err != nil {
@@ -128,22 +128,22 @@ func checkSnapshot(path string) error {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return engine.Invalid("in", "%s does not exist", path)
+		return model.Invalid("in", "%s does not exist", path)
 	case err != nil:
 		return err
 	case !fi.Mode().IsRegular():
-		return engine.Invalid("in", "%s is not a regular file", path)
+		return model.Invalid("in", "%s is not a regular file", path)
 	case fi.Size() == 0: // bbolt would try to initialise it
-		return engine.Invalid("in", "%s is not a fieldrelay snapshot (it is empty)", path)
+		return model.Invalid("in", "%s is not a fieldrelay snapshot (it is empty)", path)
 	}
 	db, err := store.OpenFile(path, store.Options{ReadOnly: true, LockTimeout: adminLockTimeout})
 	switch {
 	case errors.Is(err, store.ErrForeign):
-		return engine.Invalid("in", "%s is not a fieldrelay snapshot (or it is damaged)", path)
+		return model.Invalid("in", "%s is not a fieldrelay snapshot (or it is damaged)", path)
 	case errors.Is(err, store.ErrLocked):
-		return engine.Invalid("in", "%s is in use by another process: give a snapshot made by `fieldrelay backup`", path)
+		return model.Invalid("in", "%s is in use by another process: give a snapshot made by `fieldrelay backup`", path)
 	case err != nil:
-		return engine.Invalid("in", "%s cannot be restored: %v", path, err)
+		return model.Invalid("in", "%s cannot be restored: %v", path, err)
 	}
 	return db.Close()
 }

@@ -16,33 +16,34 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
 // testEngine opens the store of data with an engine on a fake clock.
-func testEngine(t *testing.T, data string) (*store.DB, *engine.Engine, *engine.FakeClock) {
+func testEngine(t *testing.T, data string) (*store.DB, *engine.Engine, *model.FakeClock) {
 	t.Helper()
 	db, err := store.Open(data, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	clock := engine.NewFakeClock(time.Date(2026, 6, 9, 10, 0, 0, 0, time.UTC))
+	clock := model.NewFakeClock(time.Date(2026, 6, 9, 10, 0, 0, 0, time.UTC))
 	return db, engine.New(db, engine.Options{Password: cheapPasswords, Clock: clock, Logger: slog.New(slog.DiscardHandler)}), clock
 }
 
 // keyPrincipal is a principal holding every key scope of a tenant.
-func keyPrincipal(tenantID string) engine.Principal {
-	return engine.Principal{TenantID: tenantID, TenantActive: true, KeyID: engine.NewID(), Scopes: engine.KeyScopes()}
+func keyPrincipal(tenantID string) model.Principal {
+	return model.Principal{TenantID: tenantID, TenantActive: true, KeyID: model.NewID(), Scopes: model.KeyScopes()}
 }
 
-func renderReply(v any) (engine.Reply, error) {
+func renderReply(v any) (model.Reply, error) {
 	b, err := json.Marshal(v)
-	return engine.Reply{Status: 201, Body: b}, err
+	return model.Reply{Status: 201, Body: b}, err
 }
 
-func ingest(ctx context.Context, eng *engine.Engine, p engine.Principal, key string) error {
-	_, err := eng.IngestEvent(ctx, p, engine.EventInput{Type: "ALARM", Priority: "high", Vertical: "emergency",
+func ingest(ctx context.Context, eng *engine.Engine, p model.Principal, key string) error {
+	_, err := eng.IngestEvent(ctx, p, model.EventInput{Type: "ALARM", Priority: "high", Vertical: "emergency",
 		IdempotencyKey: key}, renderReply)
 	return err
 }
@@ -50,9 +51,9 @@ func ingest(ctx context.Context, eng *engine.Engine, p engine.Principal, key str
 func TestScheduledBackups(t *testing.T) {
 	data := t.TempDir()
 	_, eng, clock := testEngine(t, data)
-	var ct *engine.CreatedTenant
-	if err := eng.Update(context.Background(), func(tx engine.Tx) (err error) {
-		ct, err = eng.CreateTenant(tx, engine.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"})
+	var ct *model.CreatedTenant
+	if err := eng.Update(context.Background(), func(tx model.Tx) (err error) {
+		ct, err = eng.CreateTenant(tx, model.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -135,8 +136,8 @@ func countEvents(t *testing.T, data, tenantID string) int {
 	}
 	defer db.Close()
 	var n int
-	err = db.View(context.Background(), func(tx engine.Tx) error {
-		evs, _, err := tx.Events(tenantID, engine.EventFilter{}, engine.Page{Limit: 1 << 30})
+	err = db.View(context.Background(), func(tx model.Tx) error {
+		evs, _, err := tx.Events(tenantID, model.EventFilter{}, model.Page{Limit: 1 << 30})
 		n = len(evs)
 		return err
 	})
@@ -154,9 +155,9 @@ func countEvents(t *testing.T, data, tenantID string) int {
 func TestBackupUnderWriteLoad(t *testing.T) {
 	data := t.TempDir()
 	_, eng, _ := testEngine(t, data)
-	var ct *engine.CreatedTenant
-	if err := eng.Update(context.Background(), func(tx engine.Tx) (err error) {
-		ct, err = eng.CreateTenant(tx, engine.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"})
+	var ct *model.CreatedTenant
+	if err := eng.Update(context.Background(), func(tx model.Tx) (err error) {
+		ct, err = eng.CreateTenant(tx, model.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -248,8 +249,8 @@ func eventKeys(t *testing.T, data, tenantID string) map[string]bool {
 	}
 	defer db.Close()
 	out := map[string]bool{}
-	err = db.View(context.Background(), func(tx engine.Tx) error {
-		evs, _, err := tx.Events(tenantID, engine.EventFilter{}, engine.Page{Limit: 1 << 30})
+	err = db.View(context.Background(), func(tx model.Tx) error {
+		evs, _, err := tx.Events(tenantID, model.EventFilter{}, model.Page{Limit: 1 << 30})
 		for _, e := range evs {
 			out[e.IdempotencyKey] = true
 		}
@@ -269,15 +270,15 @@ func TestRestoredSnapshotReproduces(t *testing.T) {
 	data := t.TempDir()
 	db, eng, _ := testEngine(t, data)
 	ctx := context.Background()
-	var ct *engine.CreatedTenant
-	var p engine.Principal
-	err := eng.Update(ctx, func(tx engine.Tx) (err error) {
-		if ct, err = eng.CreateTenant(tx, engine.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"}); err != nil {
+	var ct *model.CreatedTenant
+	var p model.Principal
+	err := eng.Update(ctx, func(tx model.Tx) (err error) {
+		if ct, err = eng.CreateTenant(tx, model.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"}); err != nil {
 			return err
 		}
 		p = keyPrincipal(ct.Tenant.ID)
-		five := engine.Int(5)
-		_, err = eng.UpdateDispatchSettings(tx, p, engine.DispatchSettingsInput{ReinforcementTimeoutMin: &five})
+		five := model.Int(5)
+		_, err = eng.UpdateDispatchSettings(tx, p, model.DispatchSettingsInput{ReinforcementTimeoutMin: &five})
 		return err
 	})
 	if err != nil {
@@ -288,18 +289,18 @@ func TestRestoredSnapshotReproduces(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err = eng.Update(ctx, func(tx engine.Tx) error {
-		evs, _, err := tx.Events(ct.Tenant.ID, engine.EventFilter{}, engine.Page{Limit: 10})
+	err = eng.Update(ctx, func(tx model.Tx) error {
+		evs, _, err := tx.Events(ct.Tenant.ID, model.EventFilter{}, model.Page{Limit: 10})
 		if err != nil {
 			return err
 		}
 		for i, ev := range evs[:2] {
-			team, err := eng.CreateTeam(tx, ct.Tenant.ID, engine.TeamInput{Name: "Team " + itoa(i), Verticals: []string{"emergency"},
-				Members: []engine.MemberInput{{Name: "Lead"}}})
+			team, err := eng.CreateTeam(tx, ct.Tenant.ID, model.TeamInput{Name: "Team " + itoa(i), Verticals: []string{"emergency"},
+				Members: []model.MemberInput{{Name: "Lead"}}})
 			if err != nil {
 				return err
 			}
-			if _, err := eng.DispatchTeam(tx, p, engine.DispatchInput{EventID: ev.ID, TeamID: team.ID}); err != nil {
+			if _, err := eng.DispatchTeam(tx, p, model.DispatchInput{EventID: ev.ID, TeamID: team.ID}); err != nil {
 				return err
 			}
 		}
@@ -339,15 +340,15 @@ type nodeContent struct {
 func snapshotOf(t *testing.T, db *store.DB, tenantID string) nodeContent {
 	t.Helper()
 	var c nodeContent
-	err := db.View(context.Background(), func(tx engine.Tx) error {
-		evs, _, err := tx.Events(tenantID, engine.EventFilter{}, engine.Page{Limit: 1000})
+	err := db.View(context.Background(), func(tx model.Tx) error {
+		evs, _, err := tx.Events(tenantID, model.EventFilter{}, model.Page{Limit: 1000})
 		if err != nil {
 			return err
 		}
 		for _, e := range evs {
 			c.events = append(c.events, e.ID+" "+e.Status+" "+e.IdempotencyKey)
 		}
-		ms, _, err := tx.Missions(tenantID, engine.MissionFilter{}, engine.Page{Limit: 1000})
+		ms, _, err := tx.Missions(tenantID, model.MissionFilter{}, model.Page{Limit: 1000})
 		if err != nil {
 			return err
 		}
@@ -372,7 +373,7 @@ func TestBackupErrUnwritablePath(t *testing.T) {
 	createTenant(t, a, data, "acme")
 	out := filepath.Join(t.TempDir(), "missing", "dir", "snap.db")
 	e := runJSONError(t, a, "", "backup", "--data", data, "--out", out)
-	if e.Error != string(engine.KindValidation) || e.Field != "out" || !strings.Contains(e.Message, "cannot write the backup") {
+	if e.Error != string(model.KindValidation) || e.Field != "out" || !strings.Contains(e.Message, "cannot write the backup") {
 		t.Fatalf("error: %+v", e)
 	}
 	if _, err := os.Stat(filepath.Dir(out)); !os.IsNotExist(err) {

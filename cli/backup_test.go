@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
@@ -73,7 +73,7 @@ func TestRestoreRefusesWhileHeld(t *testing.T) {
 	defer db.Close()
 	before, _ := os.ReadFile(store.Path(data))
 	e := runJSONError(t, a, "", "restore", "--data", data, "--in", snap)
-	if e.Error != string(engine.KindUnavailable) || !strings.Contains(e.Message, "held by another process") {
+	if e.Error != string(model.KindUnavailable) || !strings.Contains(e.Message, "held by another process") {
 		t.Fatalf("error: %+v", e)
 	}
 	if after, _ := os.ReadFile(store.Path(data)); !bytes.Equal(before, after) {
@@ -96,7 +96,7 @@ func TestRestoreRejectsForeignFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := runJSONError(t, a, "", "restore", "--data", data, "--in", in)
-			if e.Error != string(engine.KindValidation) || !strings.Contains(e.Message, "not a fieldrelay snapshot") {
+			if e.Error != string(model.KindValidation) || !strings.Contains(e.Message, "not a fieldrelay snapshot") {
 				t.Fatalf("error: %+v", e)
 			}
 		})

@@ -14,6 +14,9 @@ import (
 	"io"
 	"maps"
 	"math"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
@@ -179,31 +182,31 @@ func (f *benchFlags) config() (*benchConfig, error) {
 		timeout: f.timeout, progressEvery: time.Second}
 	u, err := url.Parse(f.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, engine.Invalid("url", "--url must be an http:// or https:// URL with a host, not %s", engine.Quote(f.url))
+		return nil, model.Invalid("url", "--url must be an http:// or https:// URL with a host, not %s", model.Quote(f.url))
 	}
 	if !strings.HasPrefix(f.path, "/") {
-		return nil, engine.Invalid("path", "--path must start with /")
+		return nil, model.Invalid("path", "--path must start with /")
 	}
 	cfg.base = strings.TrimRight(f.url, "/")
 	cfg.target = cfg.base + f.path
 	switch cfg.workload = strings.TrimSpace(f.workload); cfg.workload {
 	case benchWorkloadEvents, benchWorkloadLifecycle:
 	default:
-		return nil, engine.Invalid("workload", "--workload must be %s or %s, not %s", benchWorkloadEvents, benchWorkloadLifecycle, engine.Quote(f.workload))
+		return nil, model.Invalid("workload", "--workload must be %s or %s, not %s", benchWorkloadEvents, benchWorkloadLifecycle, model.Quote(f.workload))
 	}
 	switch {
 	case f.conns < 1 || f.conns > 100000:
-		return nil, engine.Invalid("conns", "--conns must be between 1 and 100000")
+		return nil, model.Invalid("conns", "--conns must be between 1 and 100000")
 	case f.count < 0:
-		return nil, engine.Invalid("count", "--count must not be negative")
+		return nil, model.Invalid("count", "--count must not be negative")
 	case f.count == 0 && f.duration <= 0:
-		return nil, engine.Invalid("duration", "--duration must be positive (or set --count)")
+		return nil, model.Invalid("duration", "--duration must be positive (or set --count)")
 	case f.warmup < 0:
-		return nil, engine.Invalid("warmup", "--warmup must not be negative")
+		return nil, model.Invalid("warmup", "--warmup must not be negative")
 	case f.timeout <= 0:
-		return nil, engine.Invalid("timeout", "--timeout must be positive")
+		return nil, model.Invalid("timeout", "--timeout must be positive")
 	case f.serverPID < 0:
-		return nil, engine.Invalid("server-pid", "--server-pid must be a process id")
+		return nil, model.Invalid("server-pid", "--server-pid must be a process id")
 	}
 	for _, k := range f.apiKeys {
 		if k = strings.TrimSpace(k); k != "" {
@@ -212,10 +215,10 @@ func (f *benchFlags) config() (*benchConfig, error) {
 	}
 	if len(cfg.keys) == 0 {
 		if f.data == "" {
-			return nil, engine.Invalid("api-key", "give --api-key KEY (repeatable), or --data DIR --tenants T to create tenants on the node running on DIR")
+			return nil, model.Invalid("api-key", "give --api-key KEY (repeatable), or --data DIR --tenants T to create tenants on the node running on DIR")
 		}
 		if f.tenants < 1 || f.tenants > 1000 {
-			return nil, engine.Invalid("tenants", "--tenants must be between 1 and 1000")
+			return nil, model.Invalid("tenants", "--tenants must be between 1 and 1000")
 		}
 	}
 	if cfg.runID, err = benchRunID(); err != nil {
@@ -247,14 +250,14 @@ func (f *benchFlags) tlsConfig() (*tls.Config, error) {
 	}
 	pem, err := os.ReadFile(ca)
 	if err != nil {
-		return nil, engine.Invalid(flag, "cannot read the CA file: %v", err)
+		return nil, model.Invalid(flag, "cannot read the CA file: %v", err)
 	}
 	pool, err := x509.SystemCertPool()
 	if err != nil {
 		pool = x509.NewCertPool()
 	}
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, engine.Invalid(flag, "%s holds no PEM certificate", ca)
+		return nil, model.Invalid(flag, "%s holds no PEM certificate", ca)
 	}
 	c.RootCAs = pool
 	return c, nil
@@ -295,12 +298,12 @@ func benchRunID() (string, error) {
 func createBenchTenants(ctx context.Context, dataDir, runID string, n int) (slugs, keys []string, err error) {
 	for i := 1; i <= n; i++ {
 		slug := fmt.Sprintf("bench-%s-%d", runID, i)
-		in := engine.CreateTenantInput{Name: slug, Slug: slug, Email: "ops@" + slug + ".bench.invalid",
+		in := model.CreateTenantInput{Name: slug, Slug: slug, Email: "ops@" + slug + ".bench.invalid",
 			Country: "FR", Plan: engine.PlanMissionCritical}
-		var res engine.CreatedTenant
+		var res model.CreatedTenant
 		if err := server.CallAdmin(ctx, adminSocket(dataDir), opTenantCreate, in, &res); err != nil {
 			if errors.Is(err, server.ErrAdminUnavailable) {
-				return nil, nil, engine.Errorf(engine.KindUnavailable,
+				return nil, nil, model.Errorf(model.KindUnavailable,
 					"no fieldrelay server answers on %s: start `fieldrelay serve --data %s` first, or pass --api-key", adminSocket(dataDir), dataDir)
 			}
 			return nil, nil, err

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // The lifecycle workload of `fieldrelay bench`: each worker owns a team and loops over
@@ -157,8 +157,8 @@ func benchTeamBody(runID string, worker, seq int, v benchVertical) []byte {
 		name += "-" + strconv.Itoa(seq)
 	}
 	lat, lng := benchTeamLat, benchTeamLng
-	b, err := json.Marshal(engine.TeamInput{Name: name, Verticals: []string{v.name}, Equipment: v.equipment,
-		Members: []engine.MemberInput{{Name: name + " lead", Lat: &lat, Lng: &lng}}})
+	b, err := json.Marshal(model.TeamInput{Name: name, Verticals: []string{v.name}, Equipment: v.equipment,
+		Members: []model.MemberInput{{Name: name + " lead", Lat: &lat, Lng: &lng}}})
 	if err != nil { // cannot happen: plain strings and numbers
 		panic(err)
 	}
@@ -239,7 +239,7 @@ func createBenchTeams(ctx context.Context, cfg *benchConfig) ([]string, error) {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return nil, engine.Errorf(engine.KindUnavailable, "cannot create the team of worker %d on %s: %v", i, cfg.base, err)
+			return nil, model.Errorf(model.KindUnavailable, "cannot create the team of worker %d on %s: %v", i, cfg.base, err)
 		}
 	}
 	return teams, nil

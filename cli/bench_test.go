@@ -9,6 +9,9 @@ import (
 	"io"
 	"log"
 	"math"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
@@ -178,7 +181,7 @@ func (n *fakeNode) handle(w http.ResponseWriter, r *http.Request) {
 	case r.Method != http.MethodPost || r.URL.Path != "/v1/events" || r.Header.Get("Content-Type") != "application/json":
 		problem = fmt.Sprintf("%s %s (%s)", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
 	case ev.Type == "" || !slices.Contains([]string{"critical", "high", "normal", "low"}, ev.Priority) ||
-		!slices.Contains(engine.StandardVerticals, ev.Vertical) || ev.IdempotencyKey == "":
+		!slices.Contains(model.StandardVerticals, ev.Vertical) || ev.IdempotencyKey == "":
 		problem = fmt.Sprintf("bad event fields: %s", raw)
 	case ev.Payload.Lat < 45.7 || ev.Payload.Lat > 45.8 || ev.Payload.Lng < 4.8 || ev.Payload.Lng > 4.9 ||
 		!slices.Contains([]string{"critical", "high", "medium", "low"}, ev.Payload.Severity) || len(ev.Payload.RequiredEquipment) == 0 || ev.Payload.Description == "":
@@ -380,7 +383,7 @@ func TestBenchCreatesTenants(t *testing.T) {
 
 	// Without a server on the data directory there is no tenant to create.
 	e := runJSONError(t, a, "", "bench", "--url", node.srv.URL, "--data", t.TempDir(), "--count", "1")
-	if e.Error != string(engine.KindUnavailable) || !strings.Contains(e.Message, "serve") {
+	if e.Error != string(model.KindUnavailable) || !strings.Contains(e.Message, "serve") {
 		t.Errorf("no server: %+v", e)
 	}
 }
@@ -416,7 +419,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{"ca", []string{"bench", "--api-key", "k", "--ca", filepath.Join(t.TempDir(), "missing.pem")}},
 	} {
 		e := runJSONError(t, a, "", c.args...)
-		if e.Error != string(engine.KindValidation) || e.Field != c.field {
+		if e.Error != string(model.KindValidation) || e.Field != c.field {
 			t.Errorf("%v: %+v, want a validation_error on %s", c.args, e, c.field)
 		}
 	}
@@ -796,7 +799,7 @@ func (n *fakeFieldNode) handle(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusForbidden, "forbidden")
 			return
 		}
-		var in engine.TeamInput
+		var in model.TeamInput
 		if err := json.Unmarshal(raw, &in); err != nil || in.Name == "" || len(in.Verticals) != 1 || len(in.Equipment) == 0 ||
 			len(in.Members) != 1 || in.Members[0].Lat == nil || in.Members[0].Lng == nil ||
 			math.Abs(*in.Members[0].Lat-45.75) > 0.05 || math.Abs(*in.Members[0].Lng-4.85) > 0.05 {
@@ -1029,7 +1032,7 @@ func TestBenchLifecycleTeams(t *testing.T) {
 	node.refuseTeams = true
 	e := runJSONError(t, newTestApp(nil), "", "bench", "--url", node.srv.URL, "--api-key", "k", "--count", "5",
 		"--workload", "lifecycle")
-	if e.Error != string(engine.KindUnavailable) || !strings.Contains(e.Message, "team") || !strings.Contains(e.Message, "403") {
+	if e.Error != string(model.KindUnavailable) || !strings.Contains(e.Message, "team") || !strings.Contains(e.Message, "403") {
 		t.Errorf("teams refused: %+v", e)
 	}
 	node.mu.Lock()

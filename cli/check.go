@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 	"github.com/spf13/cobra"
 )
@@ -30,19 +30,19 @@ func (a *app) newCheckCommand() *cobra.Command {
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			if adminAnswers(f.data) {
-				return engine.Errorf(engine.KindUnavailable,
+				return model.Errorf(model.KindUnavailable,
 					"a fieldrelay server is running on %s: stop it before checking", f.data)
 			}
 			if _, err := os.Stat(store.Path(f.data)); err != nil {
-				return engine.Invalid("data", "%s holds no fieldrelay database", f.data)
+				return model.Invalid("data", "%s holds no fieldrelay database", f.data)
 			}
 			db, err := store.Open(f.data, store.Options{ReadOnly: true, LockTimeout: adminLockTimeout})
 			switch {
 			case errors.Is(err, store.ErrLocked):
-				return engine.Errorf(engine.KindUnavailable,
+				return model.Errorf(model.KindUnavailable,
 					"the data directory %s is held by another process (a running server?): stop it before checking", f.data)
 			case errors.Is(err, store.ErrForeign):
-				return engine.Invalid("data", "%s", err)
+				return model.Invalid("data", "%s", err)
 			case err != nil:
 				return err
 			}

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -36,7 +37,7 @@ func TestCheck(t *testing.T) {
 		}
 		defer db.Close()
 		e := runJSONError(t, a, "", "check", "--data", data)
-		if e.Error != string(engine.KindUnavailable) || !strings.Contains(e.Message, "held by another process") {
+		if e.Error != string(model.KindUnavailable) || !strings.Contains(e.Message, "held by another process") {
 			t.Fatalf("error: %+v", e)
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // DemoCredentialsFile holds, inside the data directory, the credentials that --demo made.
@@ -32,17 +33,17 @@ type demoUser struct {
 }
 
 // demoUserNames gives a role of the demo its login name and display name.
-func demoUserNames(role engine.Role) (login, name string) {
+func demoUserNames(role model.Role) (login, name string) {
 	switch role {
-	case engine.RoleCompanyAdmin:
+	case model.RoleCompanyAdmin:
 		return "admin", "Alice Admin"
-	case engine.RoleCompanyTech:
+	case model.RoleCompanyTech:
 		return "tech", "Theo Tech"
-	case engine.RoleOperationalSupervisor:
+	case model.RoleOperationalSupervisor:
 		return "supervisor", "Sofia Supervisor"
-	case engine.RoleFieldOperator:
+	case model.RoleFieldOperator:
 		return "operator", "Camille Martin"
-	case engine.RoleCorporateClient:
+	case model.RoleCorporateClient:
 		return "client", "Claire Client"
 	default:
 		return "api", "Ada API"
@@ -53,12 +54,12 @@ const demoDomain = "demo.fieldrelay.local"
 
 // demoZones returns two zones around Lyon and Grenoble (GeoJSON, [lng, lat], outer rings
 // counter-clockwise).
-func demoZones() []engine.ZoneInput {
-	return []engine.ZoneInput{
-		{Code: "lyon", Name: "Lyon centre", Boundary: &engine.Polygon{Type: "Polygon", Coordinates: [][][]float64{{
+func demoZones() []model.ZoneInput {
+	return []model.ZoneInput{
+		{Code: "lyon", Name: "Lyon centre", Boundary: &model.Polygon{Type: "Polygon", Coordinates: [][][]float64{{
 			{4.79, 45.73}, {4.86, 45.72}, {4.89, 45.76}, {4.87, 45.80}, {4.81, 45.80}, {4.78, 45.77}, {4.79, 45.73},
 		}}}},
-		{Code: "grenoble", Name: "Grenoble", Boundary: &engine.Polygon{Type: "Polygon", Coordinates: [][][]float64{{
+		{Code: "grenoble", Name: "Grenoble", Boundary: &model.Polygon{Type: "Polygon", Coordinates: [][][]float64{{
 			{5.69, 45.16}, {5.76, 45.16}, {5.77, 45.19}, {5.75, 45.21}, {5.70, 45.21}, {5.68, 45.19}, {5.69, 45.16},
 		}}}},
 	}
@@ -68,23 +69,23 @@ func ptr(f float64) *float64 { return &f }
 
 // demoTeams returns the three demo teams; the first member of the first team is the
 // field_operator user.
-func demoTeams(operatorID string) []engine.TeamInput {
-	return []engine.TeamInput{
+func demoTeams(operatorID string) []model.TeamInput {
+	return []model.TeamInput{
 		{Name: "SAMU Lyon 1", ZoneCode: "lyon", Verticals: []string{"healthcare", "emergency"},
 			Equipment: []string{"defibrillator", "stretcher", "oxygen"},
-			Members: []engine.MemberInput{
+			Members: []model.MemberInput{
 				{Name: "Camille Martin", UserID: operatorID, Phone: "+33612345601", Lat: ptr(45.7597), Lng: ptr(4.8422)},
 				{Name: "Lucas Bernard", Phone: "+33612345602", Lat: ptr(45.7640), Lng: ptr(4.8357)},
 			}},
 		{Name: "Pompiers Lyon Nord", ZoneCode: "lyon", Verticals: []string{"emergency"},
 			Equipment: []string{"fire_extinguisher", "ladder", "first_aid_kit"},
-			Members: []engine.MemberInput{
+			Members: []model.MemberInput{
 				{Name: "Hugo Petit", Phone: "+33612345603", Lat: ptr(45.7830), Lng: ptr(4.8270)},
 				{Name: "Manon Durand", Phone: "+33612345604", Lat: ptr(45.7795), Lng: ptr(4.8310)},
 			}},
 		{Name: "Logistique Grenoble", ZoneCode: "grenoble", Verticals: []string{"logistics", "healthcare"},
 			Equipment: []string{"van", "cold_chain_box"},
-			Members: []engine.MemberInput{
+			Members: []model.MemberInput{
 				{Name: "Nina Roux", Phone: "+33612345605", Lat: ptr(45.1885), Lng: ptr(5.7245)},
 				{Name: "Jules Moreau", Phone: "+33612345606", Lat: ptr(45.1920), Lng: ptr(5.7310)},
 			}},
@@ -136,9 +137,9 @@ func ensureDemo(ctx context.Context, eng *engine.Engine, dataDir string) (*demoC
 // password, two zones and three teams.
 func seedDemo(ctx context.Context, eng *engine.Engine) (*demoCredentials, error) {
 	c := &demoCredentials{Tenant: "demo"}
-	err := eng.Update(ctx, func(tx engine.Tx) error {
+	err := eng.Update(ctx, func(tx model.Tx) error {
 		c.Users = c.Users[:0] // the function may run again
-		created, err := eng.CreateTenant(tx, engine.CreateTenantInput{Name: "Demo Field Ops", Slug: c.Tenant,
+		created, err := eng.CreateTenant(tx, model.CreateTenantInput{Name: "Demo Field Ops", Slug: c.Tenant,
 			Email: "ops@" + demoDomain, Country: "FR", Plan: engine.PlanCore,
 			Verticals: []string{"emergency", "healthcare", "logistics"}})
 		if err != nil {
@@ -146,14 +147,14 @@ func seedDemo(ctx context.Context, eng *engine.Engine) (*demoCredentials, error)
 		}
 		c.APIKey = created.APIKey
 		var operatorID string
-		for _, role := range engine.Roles {
+		for _, role := range model.Roles {
 			login, name := demoUserNames(role)
-			u := demoUser{Email: login + "@" + demoDomain, Password: engine.RandomToken(12), Role: role}
-			user, err := eng.CreateUserIn(tx, c.Tenant, engine.CreateUserInput{Email: u.Email, Name: name, Role: role, Password: u.Password})
+			u := demoUser{Email: login + "@" + demoDomain, Password: model.RandomToken(12), Role: role}
+			user, err := eng.CreateUserIn(tx, c.Tenant, model.CreateUserInput{Email: u.Email, Name: name, Role: role, Password: u.Password})
 			if err != nil {
 				return err
 			}
-			if role == engine.RoleFieldOperator {
+			if role == model.RoleFieldOperator {
 				operatorID = user.ID
 			}
 			c.Users = append(c.Users, u)

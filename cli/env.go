@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -30,7 +30,7 @@ func applyEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
 			return
 		}
 		if e := fs.Set(f.Name, v); e != nil {
-			err = engine.Invalid(f.Name, "%s: %v", envName(f.Name), e)
+			err = model.Invalid(f.Name, "%s: %v", envName(f.Name), e)
 		}
 	})
 	return err

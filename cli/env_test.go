@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
@@ -92,7 +92,7 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 	e := runJSONError(t, a, "", "tenant", "list", "extra")
-	if e.Error != string(engine.KindValidation) || !strings.Contains(e.Message, `"extra"`) {
+	if e.Error != string(model.KindValidation) || !strings.Contains(e.Message, `"extra"`) {
 		t.Fatalf("error: %+v", e)
 	}
 }

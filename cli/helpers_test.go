@@ -9,11 +9,13 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/password"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
 // cheapPasswords keeps argon2 fast in tests.
-var cheapPasswords = engine.PasswordParams{Time: 1, Memory: 64, Threads: 1}
+var cheapPasswords = password.PasswordParams{Time: 1, Memory: 64, Threads: 1}
 
 // newTestApp returns an app that reads its environment from env and hashes cheaply.
 func newTestApp(env map[string]string) *app {
@@ -80,9 +82,9 @@ func runJSONError(t testing.TB, a *app, stdin string, args ...string) jsonError 
 }
 
 // createTenant creates the tenant `slug` in data and returns its first key.
-func createTenant(t testing.TB, a *app, data, slug string) engine.CreatedTenant {
+func createTenant(t testing.TB, a *app, data, slug string) model.CreatedTenant {
 	t.Helper()
-	return runJSON[engine.CreatedTenant](t, a, "", "tenant", "create", "--data", data, "--name", "Tenant "+slug,
+	return runJSON[model.CreatedTenant](t, a, "", "tenant", "create", "--data", data, "--name", "Tenant "+slug,
 		"--slug", slug, "--email", "ops@"+slug+".example", "--country", "FR")
 }
 

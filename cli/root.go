@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/spf13/cobra"
 )
@@ -70,7 +71,7 @@ func (a *app) newRootCommand() *cobra.Command {
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return engine.Errorf(engine.KindValidation, "%v", err)
+		return model.Errorf(model.KindValidation, "%v", err)
 	})
 	root.AddCommand(
 		a.newServeCommand(),
@@ -93,9 +94,9 @@ func (a *app) newRootCommand() *cobra.Command {
 func runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		err := fn(cmd, args)
-		var e *engine.Error
+		var e *model.Error
 		if err != nil && !errors.Is(err, errReported) && !errors.As(err, &e) {
-			return engine.Internal(err)
+			return model.Internal(err)
 		}
 		return err
 	}
@@ -108,8 +109,8 @@ func printError(cmd *cobra.Command, err error, jsonAsked bool) {
 	if errors.Is(err, errReported) {
 		return
 	}
-	var e *engine.Error
-	desc := &server.AdminError{Kind: engine.KindValidation, Message: err.Error()}
+	var e *model.Error
+	desc := &server.AdminError{Kind: model.KindValidation, Message: err.Error()}
 	if errors.As(err, &e) {
 		desc = server.AdminErrorOf(err)
 	}
@@ -135,7 +136,7 @@ func printJSON(w io.Writer, v any) error {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return engine.Errorf(engine.KindValidation, "usage: %s", cmd.UseLine())
+			return model.Errorf(model.KindValidation, "usage: %s", cmd.UseLine())
 		}
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/fieldrelay/fieldrelay/store"
 	"github.com/spf13/cobra"
@@ -72,7 +73,7 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.BoolVar(&f.LogResetLinks, "log-reset-links", false, "without --smtp-host, write password-reset and verification tokens to the log (for evaluation only: whoever reads the log can take the accounts)")
 	fl.DurationVar(&f.BackupEvery, "backup-every", 0, "take a snapshot into DATA/backups at this interval, e.g. 6h (0: never)")
 	fl.IntVar(&f.BackupKeep, "backup-keep", 7, "scheduled snapshots to keep (the oldest are removed)")
-	fl.DurationVar(&f.UpstreamRetryMax, "upstream-retry-max", engine.DefaultUpstreamRetryMax, "longest wait between attempts of a failing upstream link (at least 1s)")
+	fl.DurationVar(&f.UpstreamRetryMax, "upstream-retry-max", model.DefaultUpstreamRetryMax, "longest wait between attempts of a failing upstream link (at least 1s)")
 	return cmd
 }
 
@@ -142,12 +143,12 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return engine.Errorf(engine.KindUnavailable, "cannot listen on %s: %v", cfg.Addr, err)
+		return model.Errorf(model.KindUnavailable, "cannot listen on %s: %v", cfg.Addr, err)
 	}
 	defer ln.Close()
 	adminLn, err := server.ListenAdmin(adminSocket(cfg.DataDir))
 	if err != nil { // e.g. a path longer than a unix socket allows (about 100 bytes)
-		return engine.Errorf(engine.KindUnavailable, "cannot open the admin socket %s: %v", adminSocket(cfg.DataDir), err)
+		return model.Errorf(model.KindUnavailable, "cannot open the admin socket %s: %v", adminSocket(cfg.DataDir), err)
 	}
 	// The admin socket outlives ctx: it closes after HTTP has drained, before the store.
 	adminCtx, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))
@@ -201,7 +202,7 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 		_ = hs.Close()
 	}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		return engine.Internal(serveErr)
+		return model.Internal(serveErr)
 	}
 	return nil
 }
@@ -229,7 +230,7 @@ func serveTLS(cfg *ServeConfig) (c *tls.Config, fingerprint, caFile string, err 
 	case cfg.TLSCert != "":
 		c, fingerprint, err = server.LoadTLSConfig(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {
-			return nil, "", "", engine.Invalid("tls-cert", "%v", err)
+			return nil, "", "", model.Invalid("tls-cert", "%v", err)
 		}
 		return c, fingerprint, "", nil
 	}
@@ -260,7 +261,7 @@ func (a *app) adminHandler(eng *engine.Engine, log *slog.Logger) server.AdminHan
 	return func(ctx context.Context, op string, args json.RawMessage) (any, error) {
 		res, err := runAdminOp(ctx, eng, op, args)
 		if err != nil {
-			log.Warn("admin operation failed", "op", op, "error", string(engine.ErrorKind(err)))
+			log.Warn("admin operation failed", "op", op, "error", string(model.ErrorKind(err)))
 		} else {
 			log.Info("admin operation", "op", op)
 		}

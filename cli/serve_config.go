@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/netguard"
 )
 
 // DefaultWebhookRetrySchedule is the delay before each retry of a webhook message after
@@ -48,7 +50,7 @@ type ServeConfig struct {
 
 	// Plans is the price list of GET /v1/tenant/billing, read from --plans-file; nil
 	// means the compiled-in one.
-	Plans engine.PlanTable
+	Plans model.PlanTable
 	// SMTP delivers account tokens; nil means none is sent: the log says a token was issued
 	// and `user reset-link` gives one.
 	SMTP *SMTPConfig
@@ -63,8 +65,8 @@ type ServeConfig struct {
 }
 
 // WebhookPolicy is the address policy of webhook destinations that the flags set.
-func (c *ServeConfig) WebhookPolicy() engine.AddressPolicy {
-	return engine.AddressPolicy{AllowLoopback: c.AllowLoopbackWebhooks, AllowLinkLocal: c.AllowLinkLocalWebhooks,
+func (c *ServeConfig) WebhookPolicy() netguard.AddressPolicy {
+	return netguard.AddressPolicy{AllowLoopback: c.AllowLoopbackWebhooks, AllowLinkLocal: c.AllowLinkLocalWebhooks,
 		AllowPrivate: c.AllowPrivateWebhooks}
 }
 
@@ -81,19 +83,19 @@ type serveFlags struct {
 func (f *serveFlags) config() (*ServeConfig, error) {
 	c := f.ServeConfig
 	if c.DataDir == "" {
-		return nil, engine.Invalid("data", "--data is required")
+		return nil, model.Invalid("data", "--data is required")
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		return nil, engine.Invalid("addr", "--addr must be host:port: %v", err)
+		return nil, model.Invalid("addr", "--addr must be host:port: %v", err)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
-		return nil, engine.Invalid("tls-cert", "--tls-cert and --tls-key go together")
+		return nil, model.Invalid("tls-cert", "--tls-cert and --tls-key go together")
 	}
 	if c.PlainHTTP && c.TLSCert != "" {
-		return nil, engine.Invalid("plain-http", "--plain-http cannot be combined with --tls-cert")
+		return nil, model.Invalid("plain-http", "--plain-http cannot be combined with --tls-cert")
 	}
 	if c.InternalSecret != "" && len(c.InternalSecret) < minInternalSecretLen {
-		return nil, engine.Invalid("internal-secret", "--internal-secret must have at least %d characters", minInternalSecretLen)
+		return nil, model.Invalid("internal-secret", "--internal-secret must have at least %d characters", minInternalSecretLen)
 	}
 	var err error
 	if c.WebhookRetrySchedule, err = parseRetrySchedule(f.retrySchedule); err != nil {
@@ -105,10 +107,10 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	if f.plansFile != "" {
 		data, err := os.ReadFile(f.plansFile)
 		if err != nil {
-			return nil, engine.Invalid("plans-file", "--plans-file: %v", err)
+			return nil, model.Invalid("plans-file", "--plans-file: %v", err)
 		}
 		if c.Plans, err = engine.ParsePlans(data); err != nil {
-			return nil, engine.Invalid("plans-file", "--plans-file %s: %v", f.plansFile, err)
+			return nil, model.Invalid("plans-file", "--plans-file %s: %v", f.plansFile, err)
 		}
 	}
 	if f.smtp.Host != "" {
@@ -118,22 +120,22 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 		}
 		c.SMTP = &s
 	} else if f.smtp.From != "" || f.smtp.User != "" || f.smtp.Password != "" {
-		return nil, engine.Invalid("smtp-host", "--smtp-host is required with the other --smtp-* flags")
+		return nil, model.Invalid("smtp-host", "--smtp-host is required with the other --smtp-* flags")
 	}
 	if c.LogResetLinks && c.SMTP != nil {
-		return nil, engine.Invalid("log-reset-links", "--log-reset-links writes tokens to the log of a node without SMTP; with --smtp-host they go by mail")
+		return nil, model.Invalid("log-reset-links", "--log-reset-links writes tokens to the log of a node without SMTP; with --smtp-host they go by mail")
 	}
 	if c.BackupEvery < 0 || (c.BackupEvery > 0 && c.BackupEvery < minBackupEvery) {
-		return nil, engine.Invalid("backup-every", "--backup-every must be 0 (no scheduled backups) or at least %s", minBackupEvery)
+		return nil, model.Invalid("backup-every", "--backup-every must be 0 (no scheduled backups) or at least %s", minBackupEvery)
 	}
 	if c.UpstreamRetryMax == 0 {
-		c.UpstreamRetryMax = engine.DefaultUpstreamRetryMax
+		c.UpstreamRetryMax = model.DefaultUpstreamRetryMax
 	}
-	if c.UpstreamRetryMax < engine.DefaultUpstreamRetryMin {
-		return nil, engine.Invalid("upstream-retry-max", "--upstream-retry-max must be at least %s", engine.DefaultUpstreamRetryMin)
+	if c.UpstreamRetryMax < model.DefaultUpstreamRetryMin {
+		return nil, model.Invalid("upstream-retry-max", "--upstream-retry-max must be at least %s", model.DefaultUpstreamRetryMin)
 	}
 	if c.BackupEvery > 0 && c.BackupKeep < 1 {
-		return nil, engine.Invalid("backup-keep", "--backup-keep must be at least 1")
+		return nil, model.Invalid("backup-keep", "--backup-keep must be at least 1")
 	}
 	return &c, nil
 }
@@ -145,8 +147,8 @@ func parseRetrySchedule(s string) ([]time.Duration, error) {
 		part = strings.TrimSpace(part)
 		d, err := time.ParseDuration(part)
 		if err != nil || d <= 0 {
-			return nil, engine.Invalid("webhook-retry-schedule",
-				"--webhook-retry-schedule must be comma-separated positive durations such as %s (got %s)", DefaultWebhookRetrySchedule, engine.Quote(part))
+			return nil, model.Invalid("webhook-retry-schedule",
+				"--webhook-retry-schedule must be comma-separated positive durations such as %s (got %s)", DefaultWebhookRetrySchedule, model.Quote(part))
 		}
 		out = append(out, d)
 	}
@@ -160,7 +162,7 @@ func parseSMSGateway(s string) (*url.URL, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, engine.Invalid("sms-gateway", "--sms-gateway must be none or an http(s) URL")
+		return nil, model.Invalid("sms-gateway", "--sms-gateway must be none or an http(s) URL")
 	}
 	return u, nil
 }

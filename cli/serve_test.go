@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/netguard"
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/fieldrelay/fieldrelay/store"
 )
@@ -85,7 +87,7 @@ func TestServeDemo(t *testing.T) {
 	}
 	var creds demoCredentials
 	raw, _ := os.ReadFile(credPath)
-	if err := json.Unmarshal(raw, &creds); err != nil || !engine.LooksLikeAPIKey(creds.APIKey) || len(creds.Users) != len(engine.Roles) {
+	if err := json.Unmarshal(raw, &creds); err != nil || !engine.LooksLikeAPIKey(creds.APIKey) || len(creds.Users) != len(model.Roles) {
 		t.Fatalf("credentials: %v %s", err, raw)
 	}
 	for _, u := range creds.Users {
@@ -118,7 +120,7 @@ func TestServeDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var me engine.Tenant
+	var me model.Tenant
 	_ = json.NewDecoder(res.Body).Decode(&me)
 	res.Body.Close()
 	if res.StatusCode != 200 || me.Slug != "demo" || me.LicenseType != engine.PlanCore || me.Country != "FR" {
@@ -151,7 +153,7 @@ func TestServeDemo(t *testing.T) {
 	if res, err = http.DefaultClient.Do(req); err != nil {
 		t.Fatal(err)
 	}
-	var accepted engine.EventAccepted
+	var accepted model.EventAccepted
 	_ = json.NewDecoder(res.Body).Decode(&accepted)
 	res.Body.Close()
 	if res.StatusCode != 201 || accepted.EventID == "" {
@@ -162,7 +164,7 @@ func TestServeDemo(t *testing.T) {
 	if res, err = http.DefaultClient.Do(req); err != nil {
 		t.Fatal(err)
 	}
-	var ev engine.Event
+	var ev model.Event
 	_ = json.NewDecoder(res.Body).Decode(&ev)
 	res.Body.Close()
 	if ev.ZoneCode == nil || *ev.ZoneCode != "lyon" || ev.Severity != "critical" {
@@ -191,7 +193,7 @@ func TestServeDemo(t *testing.T) {
 
 	// The demo data: two zones, three teams, a member linked to the field operator.
 	db, _ := openEngine(t, data)
-	err = db.View(context.Background(), func(tx engine.Tx) error {
+	err = db.View(context.Background(), func(tx model.Tx) error {
 		tn, err := tx.TenantBySlug("demo")
 		if err != nil {
 			return err
@@ -211,7 +213,7 @@ func TestServeDemo(t *testing.T) {
 				}
 			}
 		}
-		if len(zones) != 2 || len(teams) != 3 || !linked || op.RBACLevel != engine.RoleFieldOperator {
+		if len(zones) != 2 || len(teams) != 3 || !linked || op.RBACLevel != model.RoleFieldOperator {
 			t.Fatalf("demo data: %d zones, %d teams, operator linked %t", len(zones), len(teams), linked)
 		}
 		return nil
@@ -319,11 +321,11 @@ func TestServeConfig(t *testing.T) {
 	if c, err = f.config(); err != nil || c.SMSGateway != nil {
 		t.Fatalf("none: %+v %v", c, err)
 	}
-	if p := c.WebhookPolicy(); p != (engine.AddressPolicy{}) {
+	if p := c.WebhookPolicy(); p != (netguard.AddressPolicy{}) {
 		t.Fatalf("default policy %+v, want only public addresses", p)
 	}
 	f.AllowLoopbackWebhooks, f.AllowLinkLocalWebhooks = true, true
-	if c, err = f.config(); err != nil || c.WebhookPolicy() != (engine.AddressPolicy{AllowLoopback: true, AllowLinkLocal: true}) {
+	if c, err = f.config(); err != nil || c.WebhookPolicy() != (netguard.AddressPolicy{AllowLoopback: true, AllowLinkLocal: true}) {
 		t.Fatalf("policy %+v %v", c.WebhookPolicy(), err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // SMTPConfig is the relay that delivers account tokens (`serve --smtp-*`).
@@ -38,10 +39,10 @@ type SMTPMailer struct {
 	TLS *tls.Config
 }
 
-var _ engine.Mailer = SMTPMailer{}
+var _ model.Mailer = SMTPMailer{}
 
 // SendToken mails a reset or verify token to its user.
-func (m SMTPMailer) SendToken(ctx context.Context, t *engine.IssuedToken) error {
+func (m SMTPMailer) SendToken(ctx context.Context, t *model.IssuedToken) error {
 	ctx, cancel := context.WithTimeout(ctx, smtpTimeout)
 	defer cancel()
 	c := m.Config
@@ -102,7 +103,7 @@ func (m SMTPMailer) SendToken(ctx context.Context, t *engine.IssuedToken) error 
 }
 
 // tokenMessage is the mail carrying a token.
-func tokenMessage(from string, t *engine.IssuedToken) []byte {
+func tokenMessage(from string, t *model.IssuedToken) []byte {
 	subject, action, endpoint := "Reset your fieldrelay password", "reset your password", "/v1/auth/reset-password"
 	if t.Kind == engine.TokenVerify {
 		subject, action, endpoint = "Activate your fieldrelay account", "activate your account", "/v1/auth/verify"
@@ -112,7 +113,7 @@ func tokenMessage(from string, t *engine.IssuedToken) []byte {
 		from, t.Email, subject, time.Now().UTC().Format(time.RFC1123Z))
 	b.WriteString("Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n")
 	fmt.Fprintf(&b, "Someone asked to %s on fieldrelay.\r\n\r\n", action)
-	fmt.Fprintf(&b, "Token (single use, valid until %s):\r\n\r\n    %s\r\n\r\n", t.ExpiresAt.Format(engine.TimeLayout), t.Token)
+	fmt.Fprintf(&b, "Token (single use, valid until %s):\r\n\r\n    %s\r\n\r\n", t.ExpiresAt.Format(model.TimeLayout), t.Token)
 	fmt.Fprintf(&b, "Send it to POST %s with your new password.\r\n", endpoint)
 	b.WriteString("If you did not ask for it, ignore this message.\r\n")
 	return b.Bytes()
@@ -121,19 +122,19 @@ func tokenMessage(from string, t *engine.IssuedToken) []byte {
 // validate checks the relay settings (the flag named in each error).
 func (c *SMTPConfig) validate() error {
 	if strings.ContainsAny(c.Host, " /") {
-		return engine.Invalid("smtp-host", "--smtp-host must be a host name or address")
+		return model.Invalid("smtp-host", "--smtp-host must be a host name or address")
 	}
 	if c.Port < 1 || c.Port > 65535 {
-		return engine.Invalid("smtp-port", "--smtp-port must be between 1 and 65535")
+		return model.Invalid("smtp-port", "--smtp-port must be between 1 and 65535")
 	}
 	if (c.User == "") != (c.Password == "") {
-		return engine.Invalid("smtp-user", "--smtp-user and --smtp-password go together")
+		return model.Invalid("smtp-user", "--smtp-user and --smtp-password go together")
 	}
 	if c.From == "" {
-		return engine.Invalid("smtp-from", "--smtp-from is required with --smtp-host")
+		return model.Invalid("smtp-from", "--smtp-from is required with --smtp-host")
 	}
 	if a, err := mail.ParseAddress(c.From); err != nil || a.Name != "" {
-		return engine.Invalid("smtp-from", "--smtp-from must be a bare email address")
+		return model.Invalid("smtp-from", "--smtp-from must be a bare email address")
 	}
 	return nil
 }

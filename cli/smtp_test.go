@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // fakeSMTP is an SMTP server on 127.0.0.1 that accepts every mail and hands it over.
@@ -125,8 +126,8 @@ func TestSMTPMailer(t *testing.T) {
 	s := startFakeSMTP(t)
 	m := SMTPMailer{Config: SMTPConfig{Host: "127.0.0.1", Port: s.port, User: "relay-user", Password: "relay-pass",
 		From: "noreply@fieldrelay.test"}}
-	tok := &engine.IssuedToken{Email: "ann@acme.example", Kind: engine.TokenReset, Token: "tok-123",
-		ExpiresAt: engine.At(time.Date(2026, 6, 9, 11, 0, 0, 0, time.UTC))}
+	tok := &model.IssuedToken{Email: "ann@acme.example", Kind: engine.TokenReset, Token: "tok-123",
+		ExpiresAt: model.At(time.Date(2026, 6, 9, 11, 0, 0, 0, time.UTC))}
 	if err := m.SendToken(context.Background(), tok); err != nil {
 		t.Fatal(err)
 	}
@@ -259,20 +260,20 @@ func TestParsePlansFile(t *testing.T) {
 	if _, err := engine.ParsePlans(good); err != nil {
 		t.Fatalf("the compiled-in list does not read back: %v", err)
 	}
-	for name, mutate := range map[string]func(engine.PlanTable){
-		"Country":  func(p engine.PlanTable) { p["fr"] = p["FR"] },
-		"Currency": func(p engine.PlanTable) { c := p["FR"]; c.Currency = "euro"; p["FR"] = c },
-		"Plan": func(p engine.PlanTable) {
+	for name, mutate := range map[string]func(model.PlanTable){
+		"Country":  func(p model.PlanTable) { p["fr"] = p["FR"] },
+		"Currency": func(p model.PlanTable) { c := p["FR"]; c.Currency = "euro"; p["FR"] = c },
+		"Plan": func(p model.PlanTable) {
 			c := p["FR"]
-			c.Plans = map[string]engine.PlanPrice{"starter": {}, "core": {}, "gold": {}}
+			c.Plans = map[string]model.PlanPrice{"starter": {}, "core": {}, "gold": {}}
 			p["FR"] = c
 		},
-		"Negative": func(p engine.PlanTable) {
+		"Negative": func(p model.PlanTable) {
 			c := p["FR"]
-			c.Plans = map[string]engine.PlanPrice{"starter": {MonthlyFee: -1}, "core": {}, "mission-critical": {}}
+			c.Plans = map[string]model.PlanPrice{"starter": {MonthlyFee: -1}, "core": {}, "mission-critical": {}}
 			p["FR"] = c
 		},
-		"Channel": func(p engine.PlanTable) {
+		"Channel": func(p model.PlanTable) {
 			c := p["FR"]
 			c.ChannelCosts = map[string]float64{"rest_full": 0, "sms": 0, "pigeon": 1}
 			p["FR"] = c

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/spf13/cobra"
 )
 
@@ -28,7 +29,7 @@ func (a *app) newTenantCommand() *cobra.Command {
 
 func (a *app) newTenantCreateCommand() *cobra.Command {
 	var f adminFlags
-	var in engine.CreateTenantInput
+	var in model.CreateTenantInput
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Create a tenant and its first API key",
@@ -39,7 +40,7 @@ func (a *app) newTenantCreateCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			return runAdmin(a, cmd, &f, opTenantCreate, in, func(w io.Writer, res *engine.CreatedTenant) {
+			return runAdmin(a, cmd, &f, opTenantCreate, in, func(w io.Writer, res *model.CreatedTenant) {
 				fmt.Fprintf(w, "Created tenant %q (slug %s, id %s).\n", res.Tenant.Name, res.Tenant.Slug, res.Tenant.ID)
 				fmt.Fprintf(w, "API key (shown once, keep it secret): %s\n", res.APIKey)
 			})
@@ -103,7 +104,7 @@ func (a *app) newTenantShowCommand(use, short, op string) *cobra.Command {
 	return cmd
 }
 
-func printTenant(w io.Writer, t *engine.Tenant) {
+func printTenant(w io.Writer, t *model.Tenant) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "id:\t%s\n", t.ID)
 	fmt.Fprintf(tw, "name:\t%s\n", t.Name)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 func TestTenantCreate(t *testing.T) {
@@ -22,7 +23,7 @@ func TestTenantCreate(t *testing.T) {
 		if len(raw) != 2 || raw["tenant"] == nil || raw["api_key"] == nil {
 			t.Fatalf("want exactly {tenant, api_key}, got %s", out)
 		}
-		var res engine.CreatedTenant
+		var res model.CreatedTenant
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
 			t.Fatal(err)
 		}
@@ -52,21 +53,21 @@ func TestTenantCreate(t *testing.T) {
 	t.Run("ErrSlugTaken", func(t *testing.T) {
 		e := runJSONError(t, a, "", "tenant", "create", "--data", data, "--name", "Again", "--slug", "acme",
 			"--email", "x@acme.example", "--country", "FR")
-		if e.Error != string(engine.KindConflict) {
+		if e.Error != string(model.KindConflict) {
 			t.Fatalf("error: %+v", e)
 		}
 	})
 	t.Run("ErrNameRequired", func(t *testing.T) {
 		e := runJSONError(t, a, "", "tenant", "create", "--data", data, "--slug", "delta",
 			"--email", "x@delta.example", "--country", "FR")
-		if e.Error != string(engine.KindValidation) || e.Field != "name" {
+		if e.Error != string(model.KindValidation) || e.Field != "name" {
 			t.Fatalf("error: %+v", e)
 		}
 	})
 	t.Run("ErrUnknownFlagAsJSON", func(t *testing.T) {
 		// cobra stops at --bogus before it parses --json: the answer is JSON all the same.
 		e := runJSONError(t, a, "", "tenant", "create", "--data", data, "--bogus")
-		if e.Error != string(engine.KindValidation) || !strings.Contains(e.Message, "--bogus") {
+		if e.Error != string(model.KindValidation) || !strings.Contains(e.Message, "--bogus") {
 			t.Fatalf("error: %+v", e)
 		}
 	})
@@ -115,19 +116,19 @@ func TestTenantListShowSuspendActivate(t *testing.T) {
 	}
 
 	t.Run("ErrNotFound", func(t *testing.T) {
-		if e := runJSONError(t, a, "", "tenant", "show", "nope", "--data", data); e.Error != string(engine.KindNotFound) {
+		if e := runJSONError(t, a, "", "tenant", "show", "nope", "--data", data); e.Error != string(model.KindNotFound) {
 			t.Fatalf("error: %+v", e)
 		}
 	})
 	t.Run("ErrArgs", func(t *testing.T) {
 		e := runJSONError(t, a, "", "tenant", "show", "--data", data)
-		if e.Error != string(engine.KindValidation) || !strings.Contains(e.Message, "SLUG") {
+		if e.Error != string(model.KindValidation) || !strings.Contains(e.Message, "SLUG") {
 			t.Fatalf("error: %+v", e)
 		}
 	})
 	t.Run("ErrNoData", func(t *testing.T) {
 		e := runJSONError(t, a, "", "tenant", "list", "--data", t.TempDir()+"/missing")
-		if e.Error != string(engine.KindNotFound) || !strings.Contains(e.Message, "holds no fieldrelay data") {
+		if e.Error != string(model.KindNotFound) || !strings.Contains(e.Message, "holds no fieldrelay data") {
 			t.Fatalf("error: %+v", e)
 		}
 	})

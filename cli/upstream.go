@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/spf13/cobra"
 )
 
@@ -23,21 +24,21 @@ const (
 // server that runs the operation may not see the command's files.
 type upstreamSetArgs struct {
 	Tenant string `json:"tenant"`
-	engine.UpstreamInput
+	model.UpstreamInput
 }
 
 // upstreamResult is what the upstream commands print: the settings (never the key) and
 // the link's state.
 type upstreamResult struct {
-	Upstream *engine.UpstreamSettings `json:"upstream"`
-	Status   *engine.UpstreamStatus   `json:"status"`
+	Upstream *model.UpstreamSettings `json:"upstream"`
+	Status   *model.UpstreamStatus   `json:"status"`
 }
 
 func upstreamSet(ctx context.Context, eng *engine.Engine, in upstreamSetArgs) (*upstreamResult, error) {
 	if in.Tenant == "" {
-		return nil, engine.Invalid("tenant", "tenant is required")
+		return nil, model.Invalid("tenant", "tenant is required")
 	}
-	s, err := update(ctx, eng, func(tx engine.Tx) (*engine.UpstreamSettings, error) {
+	s, err := update(ctx, eng, func(tx model.Tx) (*model.UpstreamSettings, error) {
 		return eng.SetUpstreamIn(tx, in.Tenant, in.UpstreamInput)
 	})
 	if err != nil {
@@ -48,10 +49,10 @@ func upstreamSet(ctx context.Context, eng *engine.Engine, in upstreamSetArgs) (*
 
 func upstreamShow(ctx context.Context, eng *engine.Engine, in apikeyListArgs) (*upstreamResult, error) {
 	if in.Tenant == "" {
-		return nil, engine.Invalid("tenant", "tenant is required")
+		return nil, model.Invalid("tenant", "tenant is required")
 	}
 	s, err := eng.UpstreamOf(ctx, in.Tenant)
-	if err != nil && !engine.IsKind(err, engine.KindNotFound) {
+	if err != nil && !model.IsKind(err, model.KindNotFound) {
 		return nil, err
 	}
 	if s == nil {
@@ -66,9 +67,9 @@ func upstreamShow(ctx context.Context, eng *engine.Engine, in apikeyListArgs) (*
 func upstreamPause(paused bool) func(context.Context, *engine.Engine, apikeyListArgs) (*upstreamResult, error) {
 	return func(ctx context.Context, eng *engine.Engine, in apikeyListArgs) (*upstreamResult, error) {
 		if in.Tenant == "" {
-			return nil, engine.Invalid("tenant", "tenant is required")
+			return nil, model.Invalid("tenant", "tenant is required")
 		}
-		s, err := update(ctx, eng, func(tx engine.Tx) (*engine.UpstreamSettings, error) {
+		s, err := update(ctx, eng, func(tx model.Tx) (*model.UpstreamSettings, error) {
 			return eng.PauseUpstreamIn(tx, in.Tenant, paused)
 		})
 		if err != nil {
@@ -78,7 +79,7 @@ func upstreamPause(paused bool) func(context.Context, *engine.Engine, apikeyList
 	}
 }
 
-func upstreamWithStatus(ctx context.Context, eng *engine.Engine, slug string, s *engine.UpstreamSettings) (*upstreamResult, error) {
+func upstreamWithStatus(ctx context.Context, eng *engine.Engine, slug string, s *model.UpstreamSettings) (*upstreamResult, error) {
 	st, err := eng.UpstreamStatusOf(ctx, slug)
 	if err != nil {
 		return nil, err
@@ -120,7 +121,7 @@ func (a *app) newUpstreamSetCommand() *cobra.Command {
 			if caFile != "" {
 				pem, err := os.ReadFile(caFile)
 				if err != nil {
-					return engine.Invalid("ca", "--ca: %v", err)
+					return model.Invalid("ca", "--ca: %v", err)
 				}
 				s := string(pem)
 				in.CAPEM = &s
@@ -129,7 +130,7 @@ func (a *app) newUpstreamSetCommand() *cobra.Command {
 				// Read from stdin, so that the key shows in no process list.
 				key, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 4096))
 				if err != nil {
-					return engine.Invalid("api-key", "--api-key -: %v", err)
+					return model.Invalid("api-key", "--api-key -: %v", err)
 				}
 				in.APIKey = strings.TrimSpace(string(key))
 			}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/spf13/cobra"
 )
 
@@ -42,15 +42,15 @@ func (a *app) newUserCreateCommand() *cobra.Command {
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			switch {
 			case fromStdin && in.Password != "":
-				return engine.Invalid("password", "give either --password-stdin or --password, not both")
+				return model.Invalid("password", "give either --password-stdin or --password, not both")
 			case fromStdin:
 				pw, err := readPassword(cmd.InOrStdin())
 				if err != nil {
-					return engine.Invalid("password", "reading the password from stdin: %v", err)
+					return model.Invalid("password", "reading the password from stdin: %v", err)
 				}
 				in.Password = pw
 			case in.Password == "":
-				return engine.Invalid("password", "--password-stdin or --password is required")
+				return model.Invalid("password", "--password-stdin or --password is required")
 			}
 			return runAdmin(a, cmd, &f, opUserCreate, in, func(w io.Writer, res *userResult) {
 				u := res.User
@@ -63,7 +63,7 @@ func (a *app) newUserCreateCommand() *cobra.Command {
 	fl.StringVar(&in.Tenant, "tenant", "", "slug of the user's tenant (required)")
 	fl.StringVar(&in.Email, "email", "", "login email, unique in the installation (required)")
 	fl.StringVar(&in.Name, "name", "", "display name (required)")
-	fl.StringVar(&in.Role, "role", "", "role: "+strings.Join(engine.Roles, ", ")+" (required)")
+	fl.StringVar(&in.Role, "role", "", "role: "+strings.Join(model.Roles, ", ")+" (required)")
 	fl.StringVar(&in.Password, "password", "", "password (at least 10 characters)")
 	fl.BoolVar(&fromStdin, "password-stdin", false, "read the password from the first line of stdin")
 	return cmd
@@ -110,7 +110,7 @@ func (a *app) newUserResetLinkCommand() *cobra.Command {
 		Args:         exactArgs(1),
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			return runAdmin(a, cmd, &f, opUserResetLink, emailArgs{Email: args[0]}, func(w io.Writer, res *engine.IssuedToken) {
+			return runAdmin(a, cmd, &f, opUserResetLink, emailArgs{Email: args[0]}, func(w io.Writer, res *model.IssuedToken) {
 				fmt.Fprintf(w, "Password reset token for %s (single use, valid until %s):\n%s\n", res.Email, fmtTime(res.ExpiresAt), res.Token)
 				fmt.Fprintf(w, "Use it with POST /v1/auth/reset-password {\"token\": \"%s\", \"new_password\": \"…\"}.\n", res.Token)
 			})
@@ -121,4 +121,4 @@ func (a *app) newUserResetLinkCommand() *cobra.Command {
 }
 
 // fmtTime formats a timestamp as the API does.
-func fmtTime(t engine.Time) string { return t.UTC().Format(engine.TimeLayout) }
+func fmtTime(t model.Time) string { return t.UTC().Format(model.TimeLayout) }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/password"
 )
 
 const testPassword = "correct horse battery"
@@ -18,7 +20,7 @@ func TestUserCommands(t *testing.T) {
 	created := runJSON[userResult](t, a, testPassword+"\n", "user", "create", "--data", data, "--tenant", "acme",
 		"--email", "Ana@Acme.example", "--name", "Ana Lima", "--role", "company_admin", "--password-stdin")
 	u := created.User
-	if u == nil || u.Email != "ana@acme.example" || u.RBACLevel != engine.RoleCompanyAdmin || u.Status != engine.UserActive {
+	if u == nil || u.Email != "ana@acme.example" || u.RBACLevel != model.RoleCompanyAdmin || u.Status != engine.UserActive {
 		t.Fatalf("user create: %+v", u)
 	}
 	mustRun(t, a, "", "user", "create", "--data", data, "--tenant", "acme", "--email", "op@acme.example",
@@ -32,22 +34,22 @@ func TestUserCommands(t *testing.T) {
 		t.Fatalf("activate: %s", out)
 	}
 	mustRun(t, a, "", "user", "unlock", "ana@acme.example", "--data", data)
-	tok := runJSON[engine.IssuedToken](t, a, "", "user", "reset-link", "ana@acme.example", "--data", data)
+	tok := runJSON[model.IssuedToken](t, a, "", "user", "reset-link", "ana@acme.example", "--data", data)
 	if tok.Token == "" || tok.Kind != engine.TokenReset || tok.Email != "ana@acme.example" {
 		t.Fatalf("reset-link: %+v", tok)
 	}
 
 	// Suspend and activate each bumped the token version; the reset token works once.
 	_, eng := openEngine(t, data)
-	err := eng.Update(context.Background(), func(tx engine.Tx) error {
+	err := eng.Update(context.Background(), func(tx model.Tx) error {
 		acc, err := tx.UserAccountByEmail("ana@acme.example")
 		if err != nil {
 			return err
 		}
-		if acc.TokenVersion != 3 || acc.Status != engine.UserActive || !engine.VerifyPassword(acc.PasswordHash, testPassword) {
+		if acc.TokenVersion != 3 || acc.Status != engine.UserActive || !password.VerifyPassword(acc.PasswordHash, testPassword) {
 			t.Fatalf("account: version %d status %s", acc.TokenVersion, acc.Status)
 		}
-		_, err = eng.ResetPassword(tx, engine.ResetPasswordInput{Token: tok.Token, NewPassword: "another password 1"})
+		_, err = eng.ResetPassword(tx, model.ResetPasswordInput{Token: tok.Token, NewPassword: "another password 1"})
 		return err
 	})
 	if err != nil {
@@ -64,14 +66,14 @@ func TestUserCreateErrors(t *testing.T) {
 		stdin string
 		args  []string
 		field string
-		kind  engine.Kind
+		kind  model.Kind
 	}{
-		"NoPassword":    {"", nil, "password", engine.KindValidation},
-		"Both":          {testPassword, []string{"--password-stdin", "--password", testPassword}, "password", engine.KindValidation},
-		"Short":         {"short\n", []string{"--password-stdin"}, "password", engine.KindValidation},
-		"BadRole":       {"", []string{"--password", testPassword, "--role", "boss"}, "role", engine.KindValidation},
-		"NoTenant":      {"", []string{"--password", testPassword, "--tenant", ""}, "tenant", engine.KindValidation},
-		"UnknownTenant": {"", []string{"--password", testPassword, "--tenant", "nope"}, "", engine.KindNotFound},
+		"NoPassword":    {"", nil, "password", model.KindValidation},
+		"Both":          {testPassword, []string{"--password-stdin", "--password", testPassword}, "password", model.KindValidation},
+		"Short":         {"short\n", []string{"--password-stdin"}, "password", model.KindValidation},
+		"BadRole":       {"", []string{"--password", testPassword, "--role", "boss"}, "role", model.KindValidation},
+		"NoTenant":      {"", []string{"--password", testPassword, "--tenant", ""}, "tenant", model.KindValidation},
+		"UnknownTenant": {"", []string{"--password", testPassword, "--tenant", "nope"}, "", model.KindNotFound},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := runJSONError(t, a, tc.stdin, append(append([]string{}, base...), tc.args...)...)
@@ -82,12 +84,12 @@ func TestUserCreateErrors(t *testing.T) {
 	}
 	t.Run("ErrDuplicateEmail", func(t *testing.T) {
 		mustRun(t, a, "", append(base, "--password", testPassword)...)
-		if e := runJSONError(t, a, "", append(base, "--password", testPassword)...); e.Error != string(engine.KindConflict) {
+		if e := runJSONError(t, a, "", append(base, "--password", testPassword)...); e.Error != string(model.KindConflict) {
 			t.Fatalf("error: %+v", e)
 		}
 	})
 	t.Run("ErrUnknownUser", func(t *testing.T) {
-		if e := runJSONError(t, a, "", "user", "suspend", "nobody@acme.example", "--data", data); e.Error != string(engine.KindNotFound) {
+		if e := runJSONError(t, a, "", "user", "suspend", "nobody@acme.example", "--data", data); e.Error != string(model.KindNotFound) {
 			t.Fatalf("error: %+v", e)
 		}
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // API key format: the live-key prefix and 32 base62 characters.
@@ -19,30 +21,6 @@ const (
 	DefaultGraceMin = 1440
 	MaxGraceMin     = 10080
 )
-
-// APIKey is a tenant's credential for server-to-server calls. The key itself is shown
-// once; only its SHA-256 is stored.
-type APIKey struct {
-	ID         string   `json:"id"`
-	TenantID   string   `json:"tenant_id"`
-	Name       string   `json:"name"`
-	Prefix     string   `json:"prefix"`
-	Scopes     []string `json:"scopes"`
-	CreatedAt  Time     `json:"created_at"`
-	LastUsedAt *Time    `json:"last_used_at"`
-	ExpiresAt  *Time    `json:"expires_at"`
-}
-
-// APIKeyRecord is an APIKey with the hash it is found by, as stored.
-type APIKeyRecord struct {
-	APIKey
-	Hash string `json:"hash"`
-}
-
-// Active reports whether the key is usable at now.
-func (k *APIKey) Active(now time.Time) bool {
-	return k.ExpiresAt == nil || now.Before(k.ExpiresAt.Time)
-}
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -80,46 +58,17 @@ func LooksLikeAPIKey(s string) bool {
 	return true
 }
 
-func (e *Engine) createAPIKey(tx Tx, tenantID, name string, scopes []string, expires *Time) (string, *APIKeyRecord, error) {
+func (e *Engine) createAPIKey(tx model.Tx, tenantID, name string, scopes []string, expires *model.Time) (string, *model.APIKeyRecord, error) {
 	key := NewAPIKey()
-	rec := &APIKeyRecord{APIKey: APIKey{ID: NewID(), TenantID: tenantID, Name: name,
-		Prefix: key[:APIKeyShownPrefix], Scopes: scopes, CreatedAt: At(e.clock.Now()), ExpiresAt: expires},
-		Hash: HashToken(key)}
+	rec := &model.APIKeyRecord{APIKey: model.APIKey{ID: model.NewID(), TenantID: tenantID, Name: name,
+		Prefix: key[:APIKeyShownPrefix], Scopes: scopes, CreatedAt: model.At(e.clock.Now()), ExpiresAt: expires},
+		Hash: model.HashToken(key)}
 	return key, rec, tx.PutAPIKey(rec)
 }
 
-// CreateAPIKeyInput names a new key and its scopes (all but sms:inbound when empty).
-type CreateAPIKeyInput struct {
-	Name   string   `json:"name"`
-	Scopes []string `json:"scopes"`
-}
-
-// NewKey is a created or rotated key: the full key, shown once, and its record.
-type NewKey struct {
-	APIKey string  `json:"api_key"`
-	Key    *APIKey `json:"key"`
-	// PreviousKeyExpiresAt is set by a rotation.
-	PreviousKeyExpiresAt *Time `json:"previous_key_expires_at,omitempty"`
-}
-
-func (in *CreateAPIKeyInput) validate() error {
-	var err error
-	if in.Name == "" {
-		in.Name = "api key"
-	}
-	if err = checkLength("name", in.Name, 100); err != nil {
-		return err
-	}
-	if in.Scopes == nil {
-		in.Scopes = DefaultKeyScopes()
-	}
-	in.Scopes, err = normalizeScopes(in.Scopes)
-	return err
-}
-
 // CreateAPIKeyIn creates a key for the tenant with the given slug (`fieldrelay apikey create`).
-func (e *Engine) CreateAPIKeyIn(tx Tx, slug string, in CreateAPIKeyInput) (*NewKey, error) {
-	if err := in.validate(); err != nil {
+func (e *Engine) CreateAPIKeyIn(tx model.Tx, slug string, in model.CreateAPIKeyInput) (*model.NewKey, error) {
+	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	t, err := tx.TenantBySlug(slug)
@@ -130,14 +79,14 @@ func (e *Engine) CreateAPIKeyIn(tx Tx, slug string, in CreateAPIKeyInput) (*NewK
 	if err != nil {
 		return nil, err
 	}
-	return &NewKey{APIKey: key, Key: &rec.APIKey}, nil
+	return &model.NewKey{APIKey: key, Key: &rec.APIKey}, nil
 }
 
 // APIKeysOf lists the active keys of a tenant, newest first, without their secrets.
-func (e *Engine) APIKeysOf(ctx context.Context, tenantID string) ([]APIKey, error) {
+func (e *Engine) APIKeysOf(ctx context.Context, tenantID string) ([]model.APIKey, error) {
 	now := e.clock.Now()
-	var out []APIKey
-	err := e.store.View(ctx, func(tx Tx) error {
+	var out []model.APIKey
+	err := e.store.View(ctx, func(tx model.Tx) error {
 		recs, err := tx.APIKeys(tenantID)
 		for _, r := range recs {
 			if r.Active(now) {
@@ -149,30 +98,22 @@ func (e *Engine) APIKeysOf(ctx context.Context, tenantID string) ([]APIKey, erro
 	return out, err
 }
 
-// RotateAPIKeyInput picks the key to rotate and how long the old one stays valid.
-type RotateAPIKeyInput struct {
-	// KeyID is the key to rotate; when empty, the caller's own key, else the tenant's
-	// oldest key without an expiry.
-	KeyID              string `json:"key_id"`
-	GracePeriodMinutes *Int   `json:"grace_period_minutes"`
-}
-
 // RotateAPIKey replaces a key of tenantID by a new one with the same name and scopes; the
 // old key stays valid for the grace period. callerKeyID is the key making the call, if any.
-func (e *Engine) RotateAPIKey(tx Tx, tenantID, callerKeyID string, in RotateAPIKeyInput) (*NewKey, error) {
-	grace := Int(DefaultGraceMin)
+func (e *Engine) RotateAPIKey(tx model.Tx, tenantID, callerKeyID string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+	grace := model.Int(DefaultGraceMin)
 	if in.GracePeriodMinutes != nil {
 		grace = *in.GracePeriodMinutes
 	}
 	if grace < 0 || grace > MaxGraceMin {
-		return nil, Invalid("grace_period_minutes", "grace_period_minutes must be between 0 and %d", MaxGraceMin)
+		return nil, model.Invalid("grace_period_minutes", "grace_period_minutes must be between 0 and %d", MaxGraceMin)
 	}
 	now := e.clock.Now()
 	old, err := e.keyToRotate(tx, tenantID, callerKeyID, in.KeyID, now)
 	if err != nil {
 		return nil, err
 	}
-	expires := TimePtr(now.Add(time.Duration(grace) * time.Minute))
+	expires := model.TimePtr(now.Add(time.Duration(grace) * time.Minute))
 	if old.ExpiresAt != nil && old.ExpiresAt.Before(expires.Time) {
 		expires = old.ExpiresAt // a rotation never lengthens a key's life
 	}
@@ -184,23 +125,23 @@ func (e *Engine) RotateAPIKey(tx Tx, tenantID, callerKeyID string, in RotateAPIK
 	if err != nil {
 		return nil, err
 	}
-	return &NewKey{APIKey: key, Key: &rec.APIKey, PreviousKeyExpiresAt: expires}, nil
+	return &model.NewKey{APIKey: key, Key: &rec.APIKey, PreviousKeyExpiresAt: expires}, nil
 }
 
-func (e *Engine) keyToRotate(tx Tx, tenantID, callerKeyID, keyID string, now time.Time) (*APIKeyRecord, error) {
+func (e *Engine) keyToRotate(tx model.Tx, tenantID, callerKeyID, keyID string, now time.Time) (*model.APIKeyRecord, error) {
 	if keyID == "" {
 		keyID = callerKeyID
 	}
 	if keyID != "" {
-		if !ValidID(keyID) {
-			return nil, NotFound("api key")
+		if !model.ValidID(keyID) {
+			return nil, model.NotFound("api key")
 		}
 		k, err := tx.APIKey(tenantID, keyID)
 		if err != nil {
 			return nil, err
 		}
 		if !k.Active(now) {
-			return nil, NotFound("api key")
+			return nil, model.NotFound("api key")
 		}
 		return k, nil
 	}
@@ -213,11 +154,11 @@ func (e *Engine) keyToRotate(tx Tx, tenantID, callerKeyID, keyID string, now tim
 			return &keys[i], nil
 		}
 	}
-	return nil, NotFound("api key without an expiry")
+	return nil, model.NotFound("api key without an expiry")
 }
 
 // RotateAPIKeyIn rotates a key of the tenant with the given slug (`fieldrelay apikey rotate`).
-func (e *Engine) RotateAPIKeyIn(tx Tx, slug string, in RotateAPIKeyInput) (*NewKey, error) {
+func (e *Engine) RotateAPIKeyIn(tx model.Tx, slug string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
 	t, err := tx.TenantBySlug(slug)
 	if err != nil {
 		return nil, err
@@ -228,13 +169,13 @@ func (e *Engine) RotateAPIKeyIn(tx Tx, slug string, in RotateAPIKeyInput) (*NewK
 // grantable reports whether p may give a key these scopes: a user holding tenant:admin
 // may give any scope; anyone else only scopes it holds itself, so that managing keys
 // never widens one's own access.
-func grantable(p Principal, scopes []string) error {
-	if !p.IsKey() && p.Can(PermTenantAdmin) {
+func grantable(p model.Principal, scopes []string) error {
+	if !p.IsKey() && p.Can(model.PermTenantAdmin) {
 		return nil
 	}
 	for _, s := range scopes {
 		if !p.Can(s) {
-			return Errorf(KindForbidden, "you cannot give a key the %s scope, which you do not hold", s)
+			return model.Errorf(model.KindForbidden, "you cannot give a key the %s scope, which you do not hold", s)
 		}
 	}
 	return nil
@@ -242,33 +183,33 @@ func grantable(p Principal, scopes []string) error {
 
 // ListAPIKeys lists the active keys of p's tenant, newest first, without their secrets
 // (GET /v1/tenant/api-keys, apikeys:manage).
-func (e *Engine) ListAPIKeys(ctx context.Context, p Principal, page Page) ([]APIKey, string, error) {
-	if err := p.Require(PermAPIKeysManage); err != nil {
+func (e *Engine) ListAPIKeys(ctx context.Context, p model.Principal, page model.Page) ([]model.APIKey, string, error) {
+	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, "", err
 	}
 	keys, err := e.APIKeysOf(ctx, p.TenantID)
 	if err != nil {
 		return nil, "", err
 	}
-	return pageList(keys, byIDNewestFirst(func(k *APIKey) string { return k.ID }), nil, page)
+	return model.PageList(keys, model.ByIDNewestFirst(func(k *model.APIKey) string { return k.ID }), nil, page)
 }
 
 // CreateAPIKey creates a key of p's tenant with the given name and scopes (POST
 // /v1/tenant/api-keys, apikeys:manage). Without scopes, the key gets every scope but
 // sms:inbound that p may give. The key is shown once.
-func (e *Engine) CreateAPIKey(tx Tx, p Principal, in CreateAPIKeyInput) (*NewKey, error) {
-	if err := p.Require(PermAPIKeysManage); err != nil {
+func (e *Engine) CreateAPIKey(tx model.Tx, p model.Principal, in model.CreateAPIKeyInput) (*model.NewKey, error) {
+	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, err
 	}
 	if in.Scopes == nil {
 		in.Scopes = []string{}
-		for _, s := range DefaultKeyScopes() {
+		for _, s := range model.DefaultKeyScopes() {
 			if grantable(p, []string{s}) == nil {
 				in.Scopes = append(in.Scopes, s)
 			}
 		}
 	}
-	if err := in.validate(); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	if err := grantable(p, in.Scopes); err != nil {
@@ -278,7 +219,7 @@ func (e *Engine) CreateAPIKey(tx Tx, p Principal, in CreateAPIKeyInput) (*NewKey
 	if err != nil {
 		return nil, err
 	}
-	return &NewKey{APIKey: key, Key: &rec.APIKey}, nil
+	return &model.NewKey{APIKey: key, Key: &rec.APIKey}, nil
 }
 
 // RotateKey rotates a key of p's tenant (POST /v1/tenant/api-keys/rotate,
@@ -286,12 +227,12 @@ func (e *Engine) CreateAPIKey(tx Tx, p Principal, in CreateAPIKeyInput) (*NewKey
 // expiry. The new key has the old one's name and scopes, so p must be able to give them.
 // The grace period is 1 to 10080 minutes here: a key to end at once is revoked (the
 // command line's `--grace 0s` does that through RotateAPIKey).
-func (e *Engine) RotateKey(tx Tx, p Principal, in RotateAPIKeyInput) (*NewKey, error) {
-	if err := p.Require(PermAPIKeysManage); err != nil {
+func (e *Engine) RotateKey(tx model.Tx, p model.Principal, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, err
 	}
 	if in.GracePeriodMinutes != nil && (*in.GracePeriodMinutes < 1 || *in.GracePeriodMinutes > MaxGraceMin) {
-		return nil, Invalid("grace_period_minutes", "grace_period_minutes must be between 1 and %d", MaxGraceMin)
+		return nil, model.Invalid("grace_period_minutes", "grace_period_minutes must be between 1 and %d", MaxGraceMin)
 	}
 	old, err := e.keyToRotate(tx, p.TenantID, p.KeyID, in.KeyID, e.clock.Now())
 	if err != nil {
@@ -306,19 +247,19 @@ func (e *Engine) RotateKey(tx Tx, p Principal, in RotateAPIKeyInput) (*NewKey, e
 
 // RevokeAPIKey deletes a key of p's tenant at once (DELETE /v1/tenant/api-keys/:id,
 // apikeys:manage); an unknown id, or another tenant's key, is not found.
-func (e *Engine) RevokeAPIKey(tx Tx, p Principal, id string) (*APIKey, error) {
-	if err := p.Require(PermAPIKeysManage); err != nil {
+func (e *Engine) RevokeAPIKey(tx model.Tx, p model.Principal, id string) (*model.APIKey, error) {
+	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, err
 	}
-	if !ValidID(id) {
-		return nil, NotFound("api key")
+	if !model.ValidID(id) {
+		return nil, model.NotFound("api key")
 	}
 	k, err := tx.APIKey(p.TenantID, id)
 	if err != nil {
 		return nil, err
 	}
 	if k.TenantID != p.TenantID {
-		return nil, NotFound("api key")
+		return nil, model.NotFound("api key")
 	}
 	return &k.APIKey, tx.DeleteAPIKey(p.TenantID, id)
 }

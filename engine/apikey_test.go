@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 var apiKeyRE = regexp.MustCompile(`^fr_live_[0-9A-Za-z]{32}$`)
@@ -64,20 +65,20 @@ func TestLooksLikeAPIKey(t *testing.T) {
 }
 
 func TestAPIKey_Active(t *testing.T) {
-	k := engine.APIKey{}
+	k := model.APIKey{}
 	if !k.Active(epoch) {
 		t.Fatal("a key without expiry is inactive")
 	}
-	k.ExpiresAt = engine.TimePtr(epoch)
+	k.ExpiresAt = model.TimePtr(epoch)
 	if k.Active(epoch) || !k.Active(epoch.Add(-time.Millisecond)) {
 		t.Fatal("a key must be active strictly before its expiry")
 	}
 }
 
 func TestEngine_CreateAPIKeyIn(t *testing.T) {
-	create := func(e *engine.Engine, slug string, in engine.CreateAPIKeyInput) (*engine.NewKey, error) {
-		var out *engine.NewKey
-		err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+	create := func(e *engine.Engine, slug string, in model.CreateAPIKeyInput) (*model.NewKey, error) {
+		var out *model.NewKey
+		err := e.Update(context.Background(), func(tx model.Tx) (err error) {
 			out, err = e.CreateAPIKeyIn(tx, slug, in)
 			return err
 		})
@@ -86,7 +87,7 @@ func TestEngine_CreateAPIKeyIn(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		nk, err := create(e, "acme", engine.CreateAPIKeyInput{Name: "gateway",
+		nk, err := create(e, "acme", model.CreateAPIKeyInput{Name: "gateway",
 			Scopes: []string{"sms:inbound", "events:write", "sms:inbound"}})
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +103,7 @@ func TestEngine_CreateAPIKeyIn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !p.Can(engine.PermSMSInbound) || !p.Can(engine.PermEventsWrite) || p.Can(engine.PermEventsRead) {
+		if !p.Can(model.PermSMSInbound) || !p.Can(model.PermEventsWrite) || p.Can(model.PermEventsRead) {
 			t.Fatalf("the key's principal has scopes %v", p.Scopes)
 		}
 		keys, _ := e.APIKeysOf(context.Background(), ct.Tenant.ID)
@@ -113,52 +114,52 @@ func TestEngine_CreateAPIKeyIn(t *testing.T) {
 	t.Run("Defaults", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
-		nk, err := create(e, "acme", engine.CreateAPIKeyInput{})
+		nk, err := create(e, "acme", model.CreateAPIKeyInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if nk.Key.Name != "api key" || !slices.Equal(nk.Key.Scopes, sorted(engine.DefaultKeyScopes())) {
+		if nk.Key.Name != "api key" || !slices.Equal(nk.Key.Scopes, sorted(model.DefaultKeyScopes())) {
 			t.Fatalf("key = %+v", nk.Key)
 		}
 	})
 	t.Run("ErrEmptyScopes", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
-		_, err := create(e, "acme", engine.CreateAPIKeyInput{Scopes: []string{}})
+		_, err := create(e, "acme", model.CreateAPIKeyInput{Scopes: []string{}})
 		AssertInvalid(t, err, "scopes")
 	})
 	t.Run("ErrUnknownScope", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
 		for _, s := range []string{"tenant:admin", "events:delete", ""} {
-			_, err := create(e, "acme", engine.CreateAPIKeyInput{Scopes: []string{"events:read", s}})
+			_, err := create(e, "acme", model.CreateAPIKeyInput{Scopes: []string{"events:read", s}})
 			AssertInvalid(t, err, "scopes")
 		}
 	})
 	t.Run("ErrNameTooLong", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
-		_, err := create(e, "acme", engine.CreateAPIKeyInput{Name: strings.Repeat("k", 101)})
+		_, err := create(e, "acme", model.CreateAPIKeyInput{Name: strings.Repeat("k", 101)})
 		AssertInvalid(t, err, "name")
 	})
 	t.Run("ErrTenantNotFound", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
-		_, err := create(e, "ghost", engine.CreateAPIKeyInput{})
-		AssertKind(t, err, engine.KindNotFound)
+		_, err := create(e, "ghost", model.CreateAPIKeyInput{})
+		AssertKind(t, err, model.KindNotFound)
 	})
 }
 
 func TestEngine_RotateAPIKey(t *testing.T) {
 	ctx := context.Background()
-	rotate := func(e *engine.Engine, tenantID, caller string, in engine.RotateAPIKeyInput) (*engine.NewKey, error) {
-		var out *engine.NewKey
-		err := e.Update(ctx, func(tx engine.Tx) (err error) {
+	rotate := func(e *engine.Engine, tenantID, caller string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+		var out *model.NewKey
+		err := e.Update(ctx, func(tx model.Tx) (err error) {
 			out, err = e.RotateAPIKey(tx, tenantID, caller, in)
 			return err
 		})
 		return out, err
 	}
-	firstKeyID := func(t *testing.T, e *engine.Engine, ct *engine.CreatedTenant) string {
+	firstKeyID := func(t *testing.T, e *engine.Engine, ct *model.CreatedTenant) string {
 		t.Helper()
 		p, err := e.AuthenticateKey(ctx, ct.APIKey)
 		if err != nil {
@@ -169,7 +170,7 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 	t.Run("DefaultGrace", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		nk, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{})
+		nk, err := rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,12 +181,12 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 	t.Run("CallersKey", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		var other *engine.NewKey
-		MustUpdate(t, e, func(tx engine.Tx) (err error) {
-			other, err = e.CreateAPIKeyIn(tx, "acme", engine.CreateAPIKeyInput{Name: "other", Scopes: []string{"events:read"}})
+		var other *model.NewKey
+		MustUpdate(t, e, func(tx model.Tx) (err error) {
+			other, err = e.CreateAPIKeyIn(tx, "acme", model.CreateAPIKeyInput{Name: "other", Scopes: []string{"events:read"}})
 			return err
 		})
-		nk, err := rotate(e, ct.Tenant.ID, other.Key.ID, engine.RotateAPIKeyInput{GracePeriodMinutes: ptr[engine.Int](0)})
+		nk, err := rotate(e, ct.Tenant.ID, other.Key.ID, model.RotateAPIKeyInput{GracePeriodMinutes: ptr[model.Int](0)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +195,7 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 		}
 		// Grace 0: the caller's old key stops at once; the first key is untouched.
 		_, err = e.AuthenticateKey(ctx, other.APIKey)
-		AssertKind(t, err, engine.KindUnauthorized)
+		AssertKind(t, err, model.KindUnauthorized)
 		if _, err := e.AuthenticateKey(ctx, ct.APIKey); err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +204,7 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
 		id := firstKeyID(t, e, ct)
-		nk, err := rotate(e, ct.Tenant.ID, engine.NewID(), engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[engine.Int](5)})
+		nk, err := rotate(e, ct.Tenant.ID, model.NewID(), model.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[model.Int](5)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,11 +216,11 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 		e, clock := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
 		id := firstKeyID(t, e, ct)
-		if _, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[engine.Int](10)}); err != nil {
+		if _, err := rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[model.Int](10)}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Minute)
-		nk, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[engine.Int](1440)})
+		nk, err := rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[model.Int](1440)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,11 +231,11 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 	t.Run("OldestUnexpiringKey", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		MustUpdate(t, e, func(tx engine.Tx) error {
-			_, err := e.CreateAPIKeyIn(tx, "acme", engine.CreateAPIKeyInput{Name: "second"})
+		MustUpdate(t, e, func(tx model.Tx) error {
+			_, err := e.CreateAPIKeyIn(tx, "acme", model.CreateAPIKeyInput{Name: "second"})
 			return err
 		})
-		nk, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{})
+		nk, err := rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +243,7 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 			t.Fatalf("rotated %q, want the oldest key (default)", nk.Key.Name)
 		}
 		// Next time, the oldest key without an expiry is "second".
-		nk, err = rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{})
+		nk, err = rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,11 +254,11 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 	t.Run("ErrGraceOutOfRange", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		for _, g := range []engine.Int{-1, engine.MaxGraceMin + 1} {
-			_, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{GracePeriodMinutes: ptr[engine.Int](g)})
+		for _, g := range []model.Int{-1, engine.MaxGraceMin + 1} {
+			_, err := rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{GracePeriodMinutes: ptr[model.Int](g)})
 			AssertInvalid(t, err, "grace_period_minutes")
 		}
-		if _, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{GracePeriodMinutes: ptr[engine.Int](engine.MaxGraceMin)}); err != nil {
+		if _, err := rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{GracePeriodMinutes: ptr[model.Int](engine.MaxGraceMin)}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -265,61 +266,61 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 		e, clock := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
 		id := firstKeyID(t, e, ct)
-		if _, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[engine.Int](1)}); err != nil {
+		if _, err := rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{KeyID: id, GracePeriodMinutes: ptr[model.Int](1)}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Minute)
-		_, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: id})
-		AssertKind(t, err, engine.KindNotFound)
+		_, err := rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{KeyID: id})
+		AssertKind(t, err, model.KindNotFound)
 	})
 	t.Run("ErrUnknownKey", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		for _, id := range []string{engine.NewID(), "nope"} {
-			_, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: id})
-			AssertKind(t, err, engine.KindNotFound)
+		for _, id := range []string{model.NewID(), "nope"} {
+			_, err := rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{KeyID: id})
+			AssertKind(t, err, model.KindNotFound)
 		}
 	})
 	t.Run("ErrOtherTenantsKey", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
 		other := MustCreateTenant(t, e, "other")
-		_, err := rotate(e, other.Tenant.ID, "", engine.RotateAPIKeyInput{KeyID: firstKeyID(t, e, ct)})
-		AssertKind(t, err, engine.KindNotFound)
+		_, err := rotate(e, other.Tenant.ID, "", model.RotateAPIKeyInput{KeyID: firstKeyID(t, e, ct)})
+		AssertKind(t, err, model.KindNotFound)
 	})
 	t.Run("ErrNoUnexpiringKey", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		MustUpdate(t, e, func(tx engine.Tx) error {
+		MustUpdate(t, e, func(tx model.Tx) error {
 			keys, err := tx.APIKeys(ct.Tenant.ID)
 			if err != nil {
 				return err
 			}
 			for _, k := range keys {
-				k.ExpiresAt = engine.TimePtr(epoch.Add(time.Hour))
+				k.ExpiresAt = model.TimePtr(epoch.Add(time.Hour))
 				if err := tx.PutAPIKey(&k); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
-		_, err := rotate(e, ct.Tenant.ID, "", engine.RotateAPIKeyInput{})
-		AssertKind(t, err, engine.KindNotFound)
+		_, err := rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{})
+		AssertKind(t, err, model.KindNotFound)
 	})
 	t.Run("BySlug", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
-		err := e.Update(ctx, func(tx engine.Tx) error {
-			_, err := e.RotateAPIKeyIn(tx, "acme", engine.RotateAPIKeyInput{})
+		err := e.Update(ctx, func(tx model.Tx) error {
+			_, err := e.RotateAPIKeyIn(tx, "acme", model.RotateAPIKeyInput{})
 			return err
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = e.Update(ctx, func(tx engine.Tx) error {
-			_, err := e.RotateAPIKeyIn(tx, "ghost", engine.RotateAPIKeyInput{})
+		err = e.Update(ctx, func(tx model.Tx) error {
+			_, err := e.RotateAPIKeyIn(tx, "ghost", model.RotateAPIKeyInput{})
 			return err
 		})
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 	})
 }

@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // login tries a password for an email.
-func login(e *engine.Engine, email, password string) (*engine.UserAccount, error) {
-	return e.Login(context.Background(), engine.LoginInput{Email: email, Password: password})
+func login(e *engine.Engine, email, password string) (*model.UserAccount, error) {
+	return e.Login(context.Background(), model.LoginInput{Email: email, Password: password})
 }
 
 // failLogins makes n wrong-password attempts, each of which must answer invalid_credentials.
@@ -23,7 +24,7 @@ func failLogins(tb testing.TB, e *engine.Engine, email string, n int) {
 	tb.Helper()
 	for i := 0; i < n; i++ {
 		_, err := login(e, email, "wrong password!")
-		AssertKind(tb, err, engine.KindInvalidCredentials)
+		AssertKind(tb, err, model.KindInvalidCredentials)
 	}
 }
 
@@ -31,7 +32,7 @@ func TestEngine_Login(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
-		u := MustCreateUser(t, e, "acme", "alice@acme.example", engine.RoleFieldOperator)
+		u := MustCreateUser(t, e, "acme", "alice@acme.example", model.RoleFieldOperator)
 		acct, err := login(e, "  Alice@ACME.example ", testPassword)
 		if err != nil {
 			t.Fatal(err)
@@ -53,12 +54,12 @@ func TestEngine_Login(t *testing.T) {
 	t.Run("ErrInvalidCredentials", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
-		MustCreateUser(t, e, "acme", "alice@acme.example", engine.RoleFieldOperator)
+		MustCreateUser(t, e, "acme", "alice@acme.example", model.RoleFieldOperator)
 		_, err := login(e, "alice@acme.example", "wrong password!")
-		AssertKind(t, err, engine.KindInvalidCredentials)
+		AssertKind(t, err, model.KindInvalidCredentials)
 		// An unknown email gets the very same answer.
 		_, err2 := login(e, "nobody@acme.example", "wrong password!")
-		AssertKind(t, err2, engine.KindInvalidCredentials)
+		AssertKind(t, err2, model.KindInvalidCredentials)
 		if err.Error() != err2.Error() {
 			t.Fatalf("unknown email answers %q, wrong password %q: they must not differ", err2, err)
 		}
@@ -66,44 +67,44 @@ func TestEngine_Login(t *testing.T) {
 	t.Run("ErrTooLong", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		_, err := login(e, strings.Repeat("a", 250)+"@x.example", testPassword)
-		AssertKind(t, err, engine.KindInvalidCredentials)
-		_, err = login(e, "alice@acme.example", strings.Repeat("p", engine.MaxPasswordLen+1))
-		AssertKind(t, err, engine.KindInvalidCredentials)
+		AssertKind(t, err, model.KindInvalidCredentials)
+		_, err = login(e, "alice@acme.example", strings.Repeat("p", model.MaxPasswordLen+1))
+		AssertKind(t, err, model.KindInvalidCredentials)
 	})
 	t.Run("ErrAccountSuspended", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
-		MustCreateUser(t, e, "acme", "alice@acme.example", engine.RoleFieldOperator)
-		MustUpdate(t, e, func(tx engine.Tx) error {
+		MustCreateUser(t, e, "acme", "alice@acme.example", model.RoleFieldOperator)
+		MustUpdate(t, e, func(tx model.Tx) error {
 			_, err := e.SetUserStatus(tx, "alice@acme.example", engine.UserSuspended)
 			return err
 		})
 		_, err := login(e, "alice@acme.example", testPassword)
-		AssertKind(t, err, engine.KindAccountSuspended)
+		AssertKind(t, err, model.KindAccountSuspended)
 		// A wrong password says nothing of the account's state.
 		_, err = login(e, "alice@acme.example", "wrong password!")
-		AssertKind(t, err, engine.KindInvalidCredentials)
+		AssertKind(t, err, model.KindInvalidCredentials)
 	})
 	t.Run("ErrPendingUser", func(t *testing.T) {
 		// A user without a password cannot log in with any password.
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		MustUpdate(t, e, func(tx engine.Tx) error {
-			_, err := e.CreateUser(tx, adminOf(ct.Tenant, ""), engine.CreateUserInput{
-				Email: "pending@acme.example", Name: "Pending", Role: engine.RoleAPIUser})
+		MustUpdate(t, e, func(tx model.Tx) error {
+			_, err := e.CreateUser(tx, adminOf(ct.Tenant, ""), model.CreateUserInput{
+				Email: "pending@acme.example", Name: "Pending", Role: model.RoleAPIUser})
 			return err
 		})
 		_, err := login(e, "pending@acme.example", testPassword)
-		AssertKind(t, err, engine.KindInvalidCredentials)
+		AssertKind(t, err, model.KindInvalidCredentials)
 	})
 }
 
 func TestEngine_Login_Lockout(t *testing.T) {
 	const email = "alice@acme.example"
-	setup := func(t *testing.T) (*engine.Engine, *engine.FakeClock) {
+	setup := func(t *testing.T) (*engine.Engine, *model.FakeClock) {
 		e, clock := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
-		MustCreateUser(t, e, "acme", email, engine.RoleFieldOperator)
+		MustCreateUser(t, e, "acme", email, model.RoleFieldOperator)
 		return e, clock
 	}
 	t.Run("SuccessResetsCount", func(t *testing.T) {
@@ -122,20 +123,20 @@ func TestEngine_Login_Lockout(t *testing.T) {
 		e, clock := setup(t)
 		failLogins(t, e, email, 4)
 		_, err := login(e, email, "wrong password!")
-		AssertKind(t, err, engine.KindInvalidCredentials) // the fifth failure still says so
+		AssertKind(t, err, model.KindInvalidCredentials) // the fifth failure still says so
 
 		_, err = login(e, email, testPassword) // the sixth attempt, right password
-		locked := AssertKind(t, err, engine.KindAccountLocked)
+		locked := AssertKind(t, err, model.KindAccountLocked)
 		if locked.RetryAfter < 15*time.Minute-time.Second || locked.RetryAfter > 15*time.Minute {
 			t.Fatalf("RetryAfter = %v, want about 15m", locked.RetryAfter)
 		}
 		// Case and spaces do not dodge the lock.
 		_, err = login(e, " ALICE@acme.example", testPassword)
-		AssertKind(t, err, engine.KindAccountLocked)
+		AssertKind(t, err, model.KindAccountLocked)
 
 		clock.Advance(15*time.Minute - time.Second)
 		_, err = login(e, email, testPassword)
-		if locked := AssertKind(t, err, engine.KindAccountLocked); locked.RetryAfter != time.Second {
+		if locked := AssertKind(t, err, model.KindAccountLocked); locked.RetryAfter != time.Second {
 			t.Fatalf("RetryAfter one second before the end = %v", locked.RetryAfter)
 		}
 
@@ -155,7 +156,7 @@ func TestEngine_Login_Lockout(t *testing.T) {
 		for i := 0; i < 10; i++ {
 			clock.Advance(time.Minute)
 			_, err := login(e, email, "wrong password!")
-			AssertKind(t, err, engine.KindAccountLocked)
+			AssertKind(t, err, model.KindAccountLocked)
 		}
 		clock.Advance(5 * time.Minute)
 		if _, err := login(e, email, testPassword); err != nil {
@@ -170,14 +171,14 @@ func TestEngine_Login_Lockout(t *testing.T) {
 		failLogins(t, e, email, 4)
 		failLogins(t, e, email, 1)
 		_, err := login(e, email, testPassword)
-		AssertKind(t, err, engine.KindAccountLocked)
+		AssertKind(t, err, model.KindAccountLocked)
 	})
 	t.Run("UnknownEmailLocksToo", func(t *testing.T) {
 		e, _ := setup(t)
 		const ghost = "ghost@acme.example"
 		failLogins(t, e, ghost, 5)
 		_, err := login(e, ghost, testPassword)
-		locked := AssertKind(t, err, engine.KindAccountLocked)
+		locked := AssertKind(t, err, model.KindAccountLocked)
 		if locked.RetryAfter < 15*time.Minute-time.Second {
 			t.Fatalf("RetryAfter = %v, want about 15m", locked.RetryAfter)
 		}
@@ -191,7 +192,7 @@ func TestEngine_Login_Lockout(t *testing.T) {
 		// interleaving, exactly five failures are judged, the rest find the lock.
 		e, _ := setup(t)
 		const n = 30
-		kinds := make([]engine.Kind, n)
+		kinds := make([]model.Kind, n)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for i := 0; i < n; i++ {
@@ -200,20 +201,20 @@ func TestEngine_Login_Lockout(t *testing.T) {
 				defer wg.Done()
 				<-start
 				_, err := login(e, email, fmt.Sprintf("wrong password %d", i))
-				kinds[i] = engine.ErrorKind(err)
+				kinds[i] = model.ErrorKind(err)
 			}(i)
 		}
 		close(start)
 		wg.Wait()
-		count := map[engine.Kind]int{}
+		count := map[model.Kind]int{}
 		for _, k := range kinds {
 			count[k]++
 		}
-		if count[engine.KindInvalidCredentials] != engine.MaxLoginFailures || count[engine.KindAccountLocked] != n-engine.MaxLoginFailures {
+		if count[model.KindInvalidCredentials] != engine.MaxLoginFailures || count[model.KindAccountLocked] != n-engine.MaxLoginFailures {
 			t.Fatalf("answers = %v, want %d invalid_credentials and the rest account_locked", count, engine.MaxLoginFailures)
 		}
 		_, err := login(e, email, testPassword)
-		AssertKind(t, err, engine.KindAccountLocked)
+		AssertKind(t, err, model.KindAccountLocked)
 	})
 	t.Run("LockedWhileHashingRightPassword", func(t *testing.T) {
 		// Another attempt locks the email while this one checks the right password: the
@@ -221,7 +222,7 @@ func TestEngine_Login_Lockout(t *testing.T) {
 		e, s := openLockingEngine(t, email)
 		s.armed.Store(true)
 		_, err := login(e, email, testPassword)
-		locked := AssertKind(t, err, engine.KindAccountLocked)
+		locked := AssertKind(t, err, model.KindAccountLocked)
 		if locked.RetryAfter != 15*time.Minute {
 			t.Fatalf("RetryAfter = %v, want 15m", locked.RetryAfter)
 		}
@@ -230,10 +231,10 @@ func TestEngine_Login_Lockout(t *testing.T) {
 		e, s := openLockingEngine(t, email)
 		s.armed.Store(true)
 		_, err := login(e, email, "wrong password!")
-		AssertKind(t, err, engine.KindAccountLocked)
+		AssertKind(t, err, model.KindAccountLocked)
 		// The refused attempt neither counted nor moved the lock.
-		var g engine.LoginGuard
-		_ = e.View(context.Background(), func(tx engine.Tx) (err error) {
+		var g model.LoginGuard
+		_ = e.View(context.Background(), func(tx model.Tx) (err error) {
 			g, err = tx.LoginGuard(email)
 			return err
 		})
@@ -245,8 +246,8 @@ func TestEngine_Login_Lockout(t *testing.T) {
 		e, _ := setup(t)
 		failLogins(t, e, email, 5)
 		_, err := login(e, email, testPassword)
-		AssertKind(t, err, engine.KindAccountLocked)
-		MustUpdate(t, e, func(tx engine.Tx) error {
+		AssertKind(t, err, model.KindAccountLocked)
+		MustUpdate(t, e, func(tx model.Tx) error {
 			u, err := e.UnlockUser(tx, " Alice@Acme.example ")
 			if err == nil && u.Email != email {
 				t.Errorf("UnlockUser returned %s", u.Email)
@@ -259,27 +260,27 @@ func TestEngine_Login_Lockout(t *testing.T) {
 	})
 	t.Run("ErrUnlockUnknownUser", func(t *testing.T) {
 		e, _ := setup(t)
-		err := e.Update(context.Background(), func(tx engine.Tx) error {
+		err := e.Update(context.Background(), func(tx model.Tx) error {
 			_, err := e.UnlockUser(tx, "ghost@acme.example")
 			return err
 		})
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 	})
 }
 
 // lockingStore locks an email for 15 minutes right after the first read transaction
 // once armed: a concurrent attempt that locked the email while a login was hashing.
 type lockingStore struct {
-	engine.Store
+	model.Store
 	email string
 	armed atomic.Bool
 }
 
-func (s *lockingStore) View(ctx context.Context, fn func(engine.Tx) error) error {
+func (s *lockingStore) View(ctx context.Context, fn func(model.Tx) error) error {
 	err := s.Store.View(ctx, fn)
 	if s.armed.CompareAndSwap(true, false) {
-		if lerr := s.Store.Update(ctx, func(tx engine.Tx) error {
-			return tx.PutLoginGuard(s.email, engine.LoginGuard{LockedUntil: engine.TimePtr(epoch.Add(15 * time.Minute))})
+		if lerr := s.Store.Update(ctx, func(tx model.Tx) error {
+			return tx.PutLoginGuard(s.email, model.LoginGuard{LockedUntil: model.TimePtr(epoch.Add(15 * time.Minute))})
 		}); lerr != nil {
 			return lerr
 		}
@@ -291,24 +292,24 @@ func (s *lockingStore) View(ctx context.Context, fn func(engine.Tx) error) error
 func openLockingEngine(tb testing.TB, email string) (*engine.Engine, *lockingStore) {
 	tb.Helper()
 	s := &lockingStore{Store: MustOpenDB(tb), email: email}
-	e := engine.New(s, engine.Options{Clock: engine.NewFakeClock(epoch), Password: cheapPasswords,
+	e := engine.New(s, engine.Options{Clock: model.NewFakeClock(epoch), Password: cheapPasswords,
 		Logger: slog.New(slog.DiscardHandler)})
 	MustCreateTenant(tb, e, "acme")
-	MustCreateUser(tb, e, "acme", email, engine.RoleFieldOperator)
+	MustCreateUser(tb, e, "acme", email, model.RoleFieldOperator)
 	return e, s
 }
 
 func TestEngine_AuthenticateUser(t *testing.T) {
 	ctx := context.Background()
-	setup := func(t *testing.T) (*engine.Engine, *engine.CreatedTenant, *engine.User) {
+	setup := func(t *testing.T) (*engine.Engine, *model.CreatedTenant, *model.User) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		u := MustCreateUser(t, e, "acme", "alice@acme.example", engine.RoleOperationalSupervisor)
+		u := MustCreateUser(t, e, "acme", "alice@acme.example", model.RoleOperationalSupervisor)
 		return e, ct, u
 	}
 	setStatus := func(t *testing.T, e *engine.Engine, status string) {
 		t.Helper()
-		MustUpdate(t, e, func(tx engine.Tx) error {
+		MustUpdate(t, e, func(tx model.Tx) error {
 			_, err := e.SetUserStatus(tx, "alice@acme.example", status)
 			return err
 		})
@@ -319,8 +320,8 @@ func TestEngine_AuthenticateUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := engine.Principal{TenantID: ct.Tenant.ID, Plan: engine.PlanStarter, TenantActive: true,
-			UserID: u.ID, Role: engine.RoleOperationalSupervisor}
+		want := model.Principal{TenantID: ct.Tenant.ID, Plan: engine.PlanStarter, TenantActive: true,
+			UserID: u.ID, Role: model.RoleOperationalSupervisor}
 		if p.TenantID != want.TenantID || p.Plan != want.Plan || !p.TenantActive || p.UserID != want.UserID ||
 			p.Role != want.Role || p.IsKey() {
 			t.Fatalf("principal = %+v, want %+v", p, want)
@@ -330,7 +331,7 @@ func TestEngine_AuthenticateUser(t *testing.T) {
 		e, ct, u := setup(t)
 		for _, ver := range []int64{0, 2, -1} {
 			_, err := e.AuthenticateUser(ctx, ct.Tenant.ID, u.ID, ver)
-			AssertKind(t, err, engine.KindUnauthorized)
+			AssertKind(t, err, model.KindUnauthorized)
 		}
 	})
 	t.Run("SuspendAndActivate", func(t *testing.T) {
@@ -338,7 +339,7 @@ func TestEngine_AuthenticateUser(t *testing.T) {
 		setStatus(t, e, engine.UserSuspended)
 		for _, ver := range []int64{1, 2} { // old token, and the new version of a suspended user
 			_, err := e.AuthenticateUser(ctx, ct.Tenant.ID, u.ID, ver)
-			AssertKind(t, err, engine.KindUnauthorized)
+			AssertKind(t, err, model.KindUnauthorized)
 		}
 		setStatus(t, e, engine.UserActive)
 		acct := MustUserAccount(t, e, ct.Tenant.ID, u.ID)
@@ -347,7 +348,7 @@ func TestEngine_AuthenticateUser(t *testing.T) {
 		}
 		for _, ver := range []int64{1, 2} {
 			_, err := e.AuthenticateUser(ctx, ct.Tenant.ID, u.ID, ver)
-			AssertKind(t, err, engine.KindUnauthorized)
+			AssertKind(t, err, model.KindUnauthorized)
 		}
 		if _, err := e.AuthenticateUser(ctx, ct.Tenant.ID, u.ID, 3); err != nil {
 			t.Fatalf("the new version is refused: %v", err)
@@ -355,23 +356,23 @@ func TestEngine_AuthenticateUser(t *testing.T) {
 	})
 	t.Run("ErrUnknownUser", func(t *testing.T) {
 		e, ct, _ := setup(t)
-		_, err := e.AuthenticateUser(ctx, ct.Tenant.ID, engine.NewID(), 1)
-		AssertKind(t, err, engine.KindUnauthorized)
+		_, err := e.AuthenticateUser(ctx, ct.Tenant.ID, model.NewID(), 1)
+		AssertKind(t, err, model.KindUnauthorized)
 		_, err = e.AuthenticateUser(ctx, ct.Tenant.ID, "not-an-id", 1)
-		AssertKind(t, err, engine.KindUnauthorized)
+		AssertKind(t, err, model.KindUnauthorized)
 	})
 	t.Run("ErrOtherTenant", func(t *testing.T) {
 		// A token's tid must be the user's tenant.
 		e, _, u := setup(t)
 		other := MustCreateTenant(t, e, "other")
 		_, err := e.AuthenticateUser(ctx, other.Tenant.ID, u.ID, 1)
-		AssertKind(t, err, engine.KindUnauthorized)
-		_, err = e.AuthenticateUser(ctx, engine.NewID(), u.ID, 1)
-		AssertKind(t, err, engine.KindUnauthorized)
+		AssertKind(t, err, model.KindUnauthorized)
+		_, err = e.AuthenticateUser(ctx, model.NewID(), u.ID, 1)
+		AssertKind(t, err, model.KindUnauthorized)
 	})
 	t.Run("SuspendedTenant", func(t *testing.T) {
 		e, ct, u := setup(t)
-		MustUpdate(t, e, func(tx engine.Tx) error {
+		MustUpdate(t, e, func(tx model.Tx) error {
 			_, err := e.SetTenantStatus(tx, "acme", engine.TenantSuspended)
 			return err
 		})
@@ -387,7 +388,7 @@ func TestEngine_AuthenticateUser(t *testing.T) {
 
 func TestEngine_AuthenticateKey(t *testing.T) {
 	ctx := context.Background()
-	lastUsed := func(t *testing.T, e *engine.Engine, tenantID, keyID string) *engine.Time {
+	lastUsed := func(t *testing.T, e *engine.Engine, tenantID, keyID string) *model.Time {
 		t.Helper()
 		keys, err := e.APIKeysOf(ctx, tenantID)
 		if err != nil {
@@ -412,7 +413,7 @@ func TestEngine_AuthenticateKey(t *testing.T) {
 			!p.TenantActive || p.Role != "" {
 			t.Fatalf("principal = %+v", p)
 		}
-		if got, want := sorted(p.Scopes), sorted(engine.DefaultKeyScopes()); strings.Join(got, " ") != strings.Join(want, " ") {
+		if got, want := sorted(p.Scopes), sorted(model.DefaultKeyScopes()); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Fatalf("scopes = %v, want %v", got, want)
 		}
 	})
@@ -422,14 +423,14 @@ func TestEngine_AuthenticateKey(t *testing.T) {
 		for _, k := range []string{"", "fr_live_", ct.APIKey + "x", ct.APIKey[:len(ct.APIKey)-1],
 			"fr_test_" + ct.APIKey[8:], ct.APIKey[:39] + "-", strings.ToUpper(ct.APIKey)} {
 			_, err := e.AuthenticateKey(ctx, k)
-			AssertKind(t, err, engine.KindUnauthorized)
+			AssertKind(t, err, model.KindUnauthorized)
 		}
 	})
 	t.Run("ErrUnknown", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
 		_, err := e.AuthenticateKey(ctx, engine.NewAPIKey())
-		AssertKind(t, err, engine.KindUnauthorized)
+		AssertKind(t, err, model.KindUnauthorized)
 	})
 	t.Run("LastUsedAt", func(t *testing.T) {
 		e, clock := MustOpenEngine(t)
@@ -460,9 +461,9 @@ func TestEngine_AuthenticateKey(t *testing.T) {
 	t.Run("RotationGrace", func(t *testing.T) {
 		e, clock := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		var nk *engine.NewKey
-		MustUpdate(t, e, func(tx engine.Tx) (err error) {
-			nk, err = e.RotateAPIKey(tx, ct.Tenant.ID, "", engine.RotateAPIKeyInput{GracePeriodMinutes: ptr[engine.Int](10)})
+		var nk *model.NewKey
+		MustUpdate(t, e, func(tx model.Tx) (err error) {
+			nk, err = e.RotateAPIKey(tx, ct.Tenant.ID, "", model.RotateAPIKeyInput{GracePeriodMinutes: ptr[model.Int](10)})
 			return err
 		})
 		if want := epoch.Add(10 * time.Minute); nk.PreviousKeyExpiresAt == nil || !nk.PreviousKeyExpiresAt.Equal(want) {
@@ -474,7 +475,7 @@ func TestEngine_AuthenticateKey(t *testing.T) {
 		if nk.Key.Prefix != nk.APIKey[:12] || nk.Key.ExpiresAt != nil || nk.Key.Name != "default" {
 			t.Fatalf("rotated key record = %+v", nk.Key)
 		}
-		if strings.Join(sorted(nk.Key.Scopes), " ") != strings.Join(sorted(engine.DefaultKeyScopes()), " ") {
+		if strings.Join(sorted(nk.Key.Scopes), " ") != strings.Join(sorted(model.DefaultKeyScopes()), " ") {
 			t.Fatalf("rotated key scopes = %v, want the old key's", nk.Key.Scopes)
 		}
 
@@ -490,7 +491,7 @@ func TestEngine_AuthenticateKey(t *testing.T) {
 
 		clock.Advance(time.Second)
 		_, err := e.AuthenticateKey(ctx, ct.APIKey)
-		AssertKind(t, err, engine.KindUnauthorized)
+		AssertKind(t, err, model.KindUnauthorized)
 		p, err := e.AuthenticateKey(ctx, nk.APIKey)
 		if err != nil {
 			t.Fatalf("at +10m the new key: %v", err)
@@ -506,7 +507,7 @@ func TestEngine_AuthenticateKey(t *testing.T) {
 	t.Run("SuspendedTenant", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		MustUpdate(t, e, func(tx engine.Tx) error {
+		MustUpdate(t, e, func(tx model.Tx) error {
 			_, err := e.SetTenantStatus(tx, "acme", engine.TenantSuspended)
 			return err
 		})
@@ -521,15 +522,15 @@ func TestEngine_AuthenticateKey(t *testing.T) {
 }
 
 func TestEngine_ChangePassword(t *testing.T) {
-	setup := func(t *testing.T) (*engine.Engine, engine.Principal) {
+	setup := func(t *testing.T) (*engine.Engine, model.Principal) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		u := MustCreateUser(t, e, "acme", "alice@acme.example", engine.RoleFieldOperator)
-		return e, engine.Principal{TenantID: ct.Tenant.ID, UserID: u.ID, Role: u.RBACLevel}
+		u := MustCreateUser(t, e, "acme", "alice@acme.example", model.RoleFieldOperator)
+		return e, model.Principal{TenantID: ct.Tenant.ID, UserID: u.ID, Role: u.RBACLevel}
 	}
-	change := func(e *engine.Engine, p engine.Principal, cur, next string) error {
-		return e.Update(context.Background(), func(tx engine.Tx) error {
-			_, err := e.ChangePassword(tx, p, engine.ChangePasswordInput{CurrentPassword: cur, NewPassword: next})
+	change := func(e *engine.Engine, p model.Principal, cur, next string) error {
+		return e.Update(context.Background(), func(tx model.Tx) error {
+			_, err := e.ChangePassword(tx, p, model.ChangePasswordInput{CurrentPassword: cur, NewPassword: next})
 			return err
 		})
 	}
@@ -542,18 +543,18 @@ func TestEngine_ChangePassword(t *testing.T) {
 			t.Fatalf("login with the new password: %v", err)
 		}
 		_, err := login(e, "alice@acme.example", testPassword)
-		AssertKind(t, err, engine.KindInvalidCredentials)
+		AssertKind(t, err, model.KindInvalidCredentials)
 		// Every session ends, the caller's included.
 		_, err = e.AuthenticateUser(context.Background(), p.TenantID, p.UserID, 1)
-		AssertKind(t, err, engine.KindUnauthorized)
+		AssertKind(t, err, model.KindUnauthorized)
 		if _, err := e.AuthenticateUser(context.Background(), p.TenantID, p.UserID, 2); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("ErrKey", func(t *testing.T) {
 		e, p := setup(t)
-		err := change(e, engine.Principal{TenantID: p.TenantID, KeyID: engine.NewID()}, testPassword, "a brand new password")
-		AssertKind(t, err, engine.KindForbidden)
+		err := change(e, model.Principal{TenantID: p.TenantID, KeyID: model.NewID()}, testPassword, "a brand new password")
+		AssertKind(t, err, model.KindForbidden)
 	})
 	t.Run("ErrCurrentRequired", func(t *testing.T) {
 		e, p := setup(t)
@@ -565,7 +566,7 @@ func TestEngine_ChangePassword(t *testing.T) {
 	})
 	t.Run("ErrWrongCurrent", func(t *testing.T) {
 		e, p := setup(t)
-		AssertKind(t, change(e, p, "wrong password!", "a brand new password"), engine.KindInvalidCredentials)
+		AssertKind(t, change(e, p, "wrong password!", "a brand new password"), model.KindInvalidCredentials)
 	})
 	t.Run("ErrSamePassword", func(t *testing.T) {
 		e, p := setup(t)
@@ -576,8 +577,8 @@ func TestEngine_ChangePassword(t *testing.T) {
 // TestLogMailer: the mailer of a node without SMTP logs that a token was issued and how to
 // get one, never the token, unless ShowTokens (serve --log-reset-links).
 func TestLogMailer(t *testing.T) {
-	tok := &engine.IssuedToken{Email: "ann@acme.example", Kind: engine.TokenReset, Token: engine.RandomToken(32),
-		ExpiresAt: engine.At(epoch.Add(time.Hour))}
+	tok := &model.IssuedToken{Email: "ann@acme.example", Kind: engine.TokenReset, Token: model.RandomToken(32),
+		ExpiresAt: model.At(epoch.Add(time.Hour))}
 	for _, show := range []bool{false, true} {
 		var buf strings.Builder
 		m := engine.LogMailer{Log: slog.New(slog.NewJSONHandler(&buf, nil)), ShowTokens: show}

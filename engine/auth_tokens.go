@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // AuthTokenTTL is how long a password-reset or verification token is valid.
@@ -16,52 +18,29 @@ const (
 	TokenVerify = "verify"
 )
 
-// AuthToken is a single-use token that resets a password or activates an account. Only
-// its hash is stored.
-type AuthToken struct {
-	Kind      string `json:"kind"`
-	TenantID  string `json:"tenant_id"`
-	UserID    string `json:"user_id"`
-	ExpiresAt Time   `json:"expires_at"`
-}
-
-// IssuedToken is a new token, shown once.
-type IssuedToken struct {
-	Email     string `json:"email"`
-	Kind      string `json:"kind"`
-	Token     string `json:"token"`
-	ExpiresAt Time   `json:"expires_at"`
-}
-
 // IssueAuthToken creates a reset or verify token for the user with the given email
 // (`fieldrelay user reset-link`, forgot-password, user creation without a password).
-func (e *Engine) IssueAuthToken(tx Tx, email, kind string) (*IssuedToken, error) {
+func (e *Engine) IssueAuthToken(tx model.Tx, email, kind string) (*model.IssuedToken, error) {
 	u, err := tx.UserAccountByEmail(email)
 	if err != nil {
 		return nil, err
 	}
-	token := RandomToken(32)
-	exp := At(e.clock.Now().Add(AuthTokenTTL))
-	rec := &AuthToken{Kind: kind, TenantID: u.TenantID, UserID: u.ID, ExpiresAt: exp}
-	if err := tx.PutAuthToken(HashToken(token), rec); err != nil {
+	token := model.RandomToken(32)
+	exp := model.At(e.clock.Now().Add(AuthTokenTTL))
+	rec := &model.AuthToken{Kind: kind, TenantID: u.TenantID, UserID: u.ID, ExpiresAt: exp}
+	if err := tx.PutAuthToken(model.HashToken(token), rec); err != nil {
 		return nil, err
 	}
-	return &IssuedToken{Email: u.Email, Kind: kind, Token: token, ExpiresAt: exp}, nil
-}
-
-// ResetPasswordInput is the body of POST /v1/auth/reset-password.
-type ResetPasswordInput struct {
-	Token       string `json:"token"`
-	NewPassword string `json:"new_password"`
+	return &model.IssuedToken{Email: u.Email, Kind: kind, Token: token, ExpiresAt: exp}, nil
 }
 
 // ResetPassword sets a new password with a reset token: the token is spent, the login
 // lock lifted and every session of the user ended.
-func (e *Engine) ResetPassword(tx Tx, in ResetPasswordInput) (*PasswordChanged, error) {
+func (e *Engine) ResetPassword(tx model.Tx, in model.ResetPasswordInput) (*model.PasswordChanged, error) {
 	if in.Token == "" {
-		return nil, Invalid("token", "token is required")
+		return nil, model.Invalid("token", "token is required")
 	}
-	if err := checkPassword("new_password", in.NewPassword); err != nil {
+	if err := model.CheckPassword("new_password", in.NewPassword); err != nil {
 		return nil, err
 	}
 	u, err := e.spendAuthToken(tx, in.Token, TokenReset)
@@ -73,19 +52,19 @@ func (e *Engine) ResetPassword(tx Tx, in ResetPasswordInput) (*PasswordChanged, 
 		u.Status = UserActive
 	}
 	u.TokenVersion++
-	u.UpdatedAt = At(e.clock.Now())
+	u.UpdatedAt = model.At(e.clock.Now())
 	if err := tx.PutUserAccount(u); err != nil {
 		return nil, err
 	}
-	return &PasswordChanged{true}, tx.PutLoginGuard(u.Email, LoginGuard{})
+	return &model.PasswordChanged{PasswordChanged: true}, tx.PutLoginGuard(u.Email, model.LoginGuard{})
 }
 
 // spendAuthToken finds the user of a valid token of the given kind and deletes the token.
-func (e *Engine) spendAuthToken(tx Tx, token, kind string) (*UserAccount, error) {
-	bad := Errorf(KindUnauthorized, "the token is invalid, used or expired")
-	hash := HashToken(token)
+func (e *Engine) spendAuthToken(tx model.Tx, token, kind string) (*model.UserAccount, error) {
+	bad := model.Errorf(model.KindUnauthorized, "the token is invalid, used or expired")
+	hash := model.HashToken(token)
 	rec, err := tx.AuthToken(hash)
-	if IsKind(err, KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		return nil, bad
 	}
 	if err != nil {
@@ -98,16 +77,10 @@ func (e *Engine) spendAuthToken(tx Tx, token, kind string) (*UserAccount, error)
 		return nil, bad
 	}
 	u, err := tx.UserAccount(rec.TenantID, rec.UserID)
-	if IsKind(err, KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		return nil, bad
 	}
 	return u, err
-}
-
-// Mailer delivers reset and verify tokens to their users. The engine calls it after the
-// transaction that issued the token commits.
-type Mailer interface {
-	SendToken(ctx context.Context, t *IssuedToken) error
 }
 
 // LogMailer is the delivery of a node with no SMTP relay: it logs that a token was issued
@@ -121,20 +94,20 @@ type LogMailer struct {
 }
 
 // SendToken logs the issue of the token; the token itself only with ShowTokens.
-func (m LogMailer) SendToken(_ context.Context, t *IssuedToken) error {
+func (m LogMailer) SendToken(_ context.Context, t *model.IssuedToken) error {
 	if m.ShowTokens {
 		m.Log.Info("account token issued: deliver it to the user (--log-reset-links)", "email", t.Email, "kind", t.Kind,
-			"token", t.Token, "expires_at", t.ExpiresAt.Format(TimeLayout))
+			"token", t.Token, "expires_at", t.ExpiresAt.Format(model.TimeLayout))
 		return nil
 	}
 	m.Log.Info("account token issued; the token is not logged (no SMTP): the command in reset_link issues one to hand over",
-		"email", t.Email, "kind", t.Kind, "expires_at", t.ExpiresAt.Format(TimeLayout),
+		"email", t.Email, "kind", t.Kind, "expires_at", t.ExpiresAt.Format(model.TimeLayout),
 		"reset_link", "fieldrelay user reset-link "+t.Email)
 	return nil
 }
 
 // sendAfterCommit delivers a token once tx has committed.
-func (e *Engine) sendAfterCommit(tx Tx, t *IssuedToken) {
+func (e *Engine) sendAfterCommit(tx model.Tx, t *model.IssuedToken) {
 	tx.OnCommit(func() {
 		if err := e.mailer.SendToken(context.Background(), t); err != nil {
 			e.log.Warn("delivering an account token failed", "kind", t.Kind, "err", err)
@@ -142,20 +115,15 @@ func (e *Engine) sendAfterCommit(tx Tx, t *IssuedToken) {
 	})
 }
 
-// ForgotPasswordInput is the body of POST /v1/auth/forgot-password.
-type ForgotPasswordInput struct {
-	Email string `json:"email"`
-}
-
 // ForgotPassword issues a reset token to the user with the email, if there is one, and
 // delivers it. It answers the same whether or not the account exists.
-func (e *Engine) ForgotPassword(tx Tx, in ForgotPasswordInput) error {
+func (e *Engine) ForgotPassword(tx model.Tx, in model.ForgotPasswordInput) error {
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	if email == "" {
-		return Invalid("email", "email is required")
+		return model.Invalid("email", "email is required")
 	}
 	t, err := e.IssueAuthToken(tx, email, TokenReset)
-	if IsKind(err, KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -165,20 +133,14 @@ func (e *Engine) ForgotPassword(tx Tx, in ForgotPasswordInput) error {
 	return nil
 }
 
-// VerifyInput is the body of POST /v1/auth/verify.
-type VerifyInput struct {
-	Token    string `json:"token"`
-	Password string `json:"password"`
-}
-
 // VerifyAccount activates a pending user with its verify token, setting its password
 // (required when it has none).
-func (e *Engine) VerifyAccount(tx Tx, in VerifyInput) (*User, error) {
+func (e *Engine) VerifyAccount(tx model.Tx, in model.VerifyInput) (*model.User, error) {
 	if in.Token == "" {
-		return nil, Invalid("token", "token is required")
+		return nil, model.Invalid("token", "token is required")
 	}
 	if in.Password != "" {
-		if err := checkPassword("password", in.Password); err != nil {
+		if err := model.CheckPassword("password", in.Password); err != nil {
 			return nil, err
 		}
 	}
@@ -187,16 +149,16 @@ func (e *Engine) VerifyAccount(tx Tx, in VerifyInput) (*User, error) {
 		return nil, err
 	}
 	if u.PasswordHash == "" && in.Password == "" {
-		return nil, Invalid("password", "password is required to activate this account")
+		return nil, model.Invalid("password", "password is required to activate this account")
 	}
 	if u.Status != UserPending {
-		return nil, Errorf(KindConflict, "this account is already %s", u.Status)
+		return nil, model.Errorf(model.KindConflict, "this account is already %s", u.Status)
 	}
 	if in.Password != "" {
 		u.PasswordHash = e.pw.Hash(in.Password)
 	}
 	u.Status = UserActive
 	u.TokenVersion++
-	u.UpdatedAt = At(e.clock.Now())
+	u.UpdatedAt = model.At(e.clock.Now())
 	return &u.User, tx.PutUserAccount(u)
 }

@@ -7,48 +7,26 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
-
-// PlanTable is the price list of GET /v1/tenant/billing: country code (ISO 3166-1
-// alpha-2) or "default" → the prices there. It is compiled in (DefaultPlans) and can be
-// replaced by a JSON file of the same shape (`serve --plans-file`, ParsePlans).
-type PlanTable map[string]CountryPlans
-
-// CountryPlans are the prices of one country.
-type CountryPlans struct {
-	// Currency is an ISO 4217 code.
-	Currency string `json:"currency"`
-	// Plans holds the three plans by name.
-	Plans map[string]PlanPrice `json:"plans"`
-	// ChannelCosts is the price of one message on each channel.
-	ChannelCosts map[string]float64 `json:"channel_costs"`
-}
-
-// PlanPrice is the price of a plan in one country.
-type PlanPrice struct {
-	MonthlyFee float64 `json:"monthly_fee"`
-	// IncludedDispatches are the billable dispatches of a month that the fee covers;
-	// DispatchPrice is the price of each one beyond.
-	IncludedDispatches int     `json:"included_dispatches"`
-	DispatchPrice      float64 `json:"dispatch_price"`
-}
 
 // PlanDefault is the entry of PlanTable for countries without their own.
 const PlanDefault = "default"
 
 // DefaultPlans returns the compiled-in price list (list prices, illustrative; an
 // operator gives its own with --plans-file).
-func DefaultPlans() PlanTable {
-	row := func(cur string, fee [3]float64, disp [3]float64, sms float64) CountryPlans {
-		return CountryPlans{Currency: cur,
-			Plans: map[string]PlanPrice{
+func DefaultPlans() model.PlanTable {
+	row := func(cur string, fee [3]float64, disp [3]float64, sms float64) model.CountryPlans {
+		return model.CountryPlans{Currency: cur,
+			Plans: map[string]model.PlanPrice{
 				PlanStarter:         {MonthlyFee: fee[0], IncludedDispatches: 500, DispatchPrice: disp[0]},
 				PlanCore:            {MonthlyFee: fee[1], IncludedDispatches: 5000, DispatchPrice: disp[1]},
 				PlanMissionCritical: {MonthlyFee: fee[2], IncludedDispatches: 50000, DispatchPrice: disp[2]},
 			},
-			ChannelCosts: map[string]float64{ChannelREST: 0, ChannelSMS: sms, ChannelQueued: 0}}
+			ChannelCosts: map[string]float64{model.ChannelREST: 0, model.ChannelSMS: sms, model.ChannelQueued: 0}}
 	}
-	return PlanTable{
+	return model.PlanTable{
 		PlanDefault: row("EUR", [3]float64{490, 1490, 4900}, [3]float64{0.50, 0.30, 0.15}, 0.08),
 		"FR":        row("EUR", [3]float64{490, 1490, 4900}, [3]float64{0.50, 0.30, 0.15}, 0.07),
 		"DE":        row("EUR", [3]float64{490, 1490, 4900}, [3]float64{0.50, 0.30, 0.15}, 0.09),
@@ -67,10 +45,10 @@ var (
 // a "default" entry, two-letter upper-case country codes, a three-letter currency, the
 // three plans and no other, costs for the three channels, no negative number and no
 // unknown field; the error says what is wrong where.
-func ParsePlans(data []byte) (PlanTable, error) {
+func ParsePlans(data []byte) (model.PlanTable, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var t PlanTable
+	var t model.PlanTable
 	if err := dec.Decode(&t); err != nil {
 		return nil, fmt.Errorf("not a price list: %v", err)
 	}
@@ -83,7 +61,7 @@ func ParsePlans(data []byte) (PlanTable, error) {
 	plans := []string{PlanStarter, PlanCore, PlanMissionCritical}
 	for country, c := range t {
 		if country != PlanDefault && !countryRE.MatchString(country) {
-			return nil, fmt.Errorf("%s: a country is a two-letter upper-case ISO 3166-1 code or \"default\"", Quote(country))
+			return nil, fmt.Errorf("%s: a country is a two-letter upper-case ISO 3166-1 code or \"default\"", model.Quote(country))
 		}
 		if !currencyRE.MatchString(c.Currency) {
 			return nil, fmt.Errorf("%s: currency must be a three-letter upper-case ISO 4217 code", country)
@@ -93,18 +71,18 @@ func ParsePlans(data []byte) (PlanTable, error) {
 		}
 		for name, p := range c.Plans {
 			if !slices.Contains(plans, name) {
-				return nil, fmt.Errorf("%s: unknown plan %s", country, Quote(name))
+				return nil, fmt.Errorf("%s: unknown plan %s", country, model.Quote(name))
 			}
 			if p.MonthlyFee < 0 || p.DispatchPrice < 0 || p.IncludedDispatches < 0 {
 				return nil, fmt.Errorf("%s: plan %s has a negative price or quantity", country, name)
 			}
 		}
-		if len(c.ChannelCosts) != len(statChannels) {
+		if len(c.ChannelCosts) != len(model.StatChannels) {
 			return nil, fmt.Errorf("%s: channel_costs must hold exactly rest_full, sms and queued_offline", country)
 		}
 		for ch, v := range c.ChannelCosts {
-			if !slices.Contains(statChannels, ch) {
-				return nil, fmt.Errorf("%s: unknown channel %s in channel_costs", country, Quote(ch))
+			if !slices.Contains(model.StatChannels, ch) {
+				return nil, fmt.Errorf("%s: unknown channel %s in channel_costs", country, model.Quote(ch))
 			}
 			if v < 0 {
 				return nil, fmt.Errorf("%s: channel %s has a negative cost", country, ch)
@@ -114,56 +92,28 @@ func ParsePlans(data []byte) (PlanTable, error) {
 	return t, nil
 }
 
-// Billing answers GET /v1/tenant/billing.
-type Billing struct {
-	Plan string `json:"plan"`
-	// RateLimitPerMin is null for an unlimited plan.
-	RateLimitPerMin *int   `json:"rate_limit_per_min"`
-	Country         string `json:"country"`
-	Currency        string `json:"currency"`
-	// PlanPrice is the price of the tenant's plan in its country.
-	PlanPrice    PlanPrice          `json:"plan_price"`
-	AnnualUsage  AnnualUsage        `json:"annual_usage"`
-	ChannelCosts map[string]float64 `json:"channel_costs"`
-	// PlansByCountry is the whole price list.
-	PlansByCountry PlanTable `json:"plans_by_country"`
-}
-
-// AnnualUsage counts the billable work of the current calendar year (UTC), From
-// inclusive, To exclusive.
-type AnnualUsage struct {
-	Year int  `json:"year"`
-	From Time `json:"from"`
-	To   Time `json:"to"`
-	// BillableDispatches are the dispatches of the ledger.
-	BillableDispatches uint64 `json:"billable_dispatches"`
-	// Events are the events accepted; SMS the messages the gateway accepted.
-	Events uint64 `json:"events"`
-	SMS    uint64 `json:"sms"`
-}
-
 // Billing answers GET /v1/tenant/billing for p's tenant (tenant:admin): its plan and
 // rate limit, this year's billable dispatches (from the ledger), events and SMS (from
 // the usage counters), the channel costs of its country and the whole price list. It
 // reads everything in one read transaction.
-func (e *Engine) Billing(ctx context.Context, p Principal) (*Billing, error) {
-	if err := p.Require(PermTenantAdmin); err != nil {
+func (e *Engine) Billing(ctx context.Context, p model.Principal) (*model.Billing, error) {
+	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
 	now := e.clock.Now().UTC()
-	from := periodStart(PeriodYear, now)
-	to := nextPeriod(PeriodYear, from)
-	var t *Tenant
+	from := model.PeriodStart(model.PeriodYear, now)
+	to := model.NextPeriod(model.PeriodYear, from)
+	var t *model.Tenant
 	var dispatches int
-	var counters []UsageCounter
-	err := e.store.View(ctx, func(tx Tx) (err error) {
+	var counters []model.UsageCounter
+	err := e.store.View(ctx, func(tx model.Tx) (err error) {
 		if t, err = tx.Tenant(p.TenantID); err != nil {
 			return err
 		}
 		if dispatches, err = tx.LedgerCount(p.TenantID, "dispatch", from, to); err != nil {
 			return err
 		}
-		counters, err = tx.UsageCounters(p.TenantID, from.Format(dayLayout), to.AddDate(0, 0, -1).Format(dayLayout))
+		counters, err = tx.UsageCounters(p.TenantID, from.Format(model.DayLayout), to.AddDate(0, 0, -1).Format(model.DayLayout))
 		return err
 	})
 	if err != nil {
@@ -171,15 +121,15 @@ func (e *Engine) Billing(ctx context.Context, p Principal) (*Billing, error) {
 	}
 	year := newUsageCounts()
 	for _, c := range counters {
-		year.add(c.Metric, c.N)
+		year.Add(c.Metric, c.N)
 	}
 	row, ok := e.plans[t.Country]
 	if !ok {
 		row = e.plans[PlanDefault]
 	}
-	b := &Billing{Plan: t.LicenseType, Country: t.Country, Currency: row.Currency,
+	b := &model.Billing{Plan: t.LicenseType, Country: t.Country, Currency: row.Currency,
 		PlanPrice: row.Plans[t.LicenseType], ChannelCosts: row.ChannelCosts, PlansByCountry: e.plans,
-		AnnualUsage: AnnualUsage{Year: from.Year(), From: At(from), To: At(to),
+		AnnualUsage: model.AnnualUsage{Year: from.Year(), From: model.At(from), To: model.At(to),
 			BillableDispatches: uint64(dispatches), Events: year.Events.Total, SMS: year.SMS}}
 	if n := PlanRateLimit(t.LicenseType); n > 0 {
 		b.RateLimitPerMin = &n

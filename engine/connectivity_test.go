@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // report records a connectivity report as a field operator of the tenant.
-func report(e *engine.Engine, tenantID string, in engine.ConnectivityReport) (*engine.ConnectivityStatus, error) {
-	return reportAs(e, roleOf(tenantID, engine.RoleFieldOperator), in)
+func report(e *engine.Engine, tenantID string, in model.ConnectivityReport) (*model.ConnectivityStatus, error) {
+	return reportAs(e, roleOf(tenantID, model.RoleFieldOperator), in)
 }
 
-func reportAs(e *engine.Engine, p engine.Principal, in engine.ConnectivityReport) (*engine.ConnectivityStatus, error) {
-	var out *engine.ConnectivityStatus
-	err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+func reportAs(e *engine.Engine, p model.Principal, in model.ConnectivityReport) (*model.ConnectivityStatus, error) {
+	var out *model.ConnectivityStatus
+	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
 		out, err = e.ReportConnectivity(tx, p, in)
 		return err
 	})
@@ -26,19 +27,19 @@ func reportAs(e *engine.Engine, p engine.Principal, in engine.ConnectivityReport
 func stamp(t time.Time) *string { s := t.UTC().Format(time.RFC3339Nano); return &s }
 
 func TestConnectivity_StateAt(t *testing.T) {
-	at := engine.At(epoch)
-	c := engine.Connectivity{State: engine.ConnDegraded, LastReportAt: &at, Since: &at}
+	at := model.At(epoch)
+	c := model.Connectivity{State: model.ConnDegraded, LastReportAt: &at, Since: &at}
 	for d, want := range map[time.Duration]string{
-		0:                                 engine.ConnDegraded,
-		engine.ConnectivityStaleAfter - 1: engine.ConnDegraded,
-		engine.ConnectivityStaleAfter:     engine.ConnUnknown,
-		engine.ConnectivityStaleAfter + time.Hour: engine.ConnUnknown,
+		0:                                        model.ConnDegraded,
+		model.ConnectivityStaleAfter - 1:         model.ConnDegraded,
+		model.ConnectivityStaleAfter:             model.ConnUnknown,
+		model.ConnectivityStaleAfter + time.Hour: model.ConnUnknown,
 	} {
 		if got := c.StateAt(epoch.Add(d)); got != want {
 			t.Errorf("StateAt(+%v) = %s, want %s", d, got, want)
 		}
 	}
-	if got := (engine.Connectivity{}).StateAt(epoch); got != engine.ConnUnknown {
+	if got := (model.Connectivity{}).StateAt(epoch); got != model.ConnUnknown {
 		t.Errorf("never reported: %s, want unknown", got)
 	}
 }
@@ -46,7 +47,7 @@ func TestConnectivity_StateAt(t *testing.T) {
 func TestEngine_ReportConnectivity(t *testing.T) {
 	type fixture struct {
 		e     *engine.Engine
-		clock *engine.FakeClock
+		clock *model.FakeClock
 		tid   string
 	}
 	setup := func(t *testing.T) fixture {
@@ -57,7 +58,7 @@ func TestEngine_ReportConnectivity(t *testing.T) {
 		}
 		return fixture{e, clock, tid}
 	}
-	mustReport := func(t *testing.T, f fixture, in engine.ConnectivityReport) *engine.ConnectivityStatus {
+	mustReport := func(t *testing.T, f fixture, in model.ConnectivityReport) *model.ConnectivityStatus {
 		t.Helper()
 		if in.ZoneCode == "" {
 			in.ZoneCode = "PAR-01"
@@ -68,68 +69,68 @@ func TestEngine_ReportConnectivity(t *testing.T) {
 		}
 		return st
 	}
-	status := func(t *testing.T, f fixture) *engine.ConnectivityStatus {
+	status := func(t *testing.T, f fixture) *model.ConnectivityStatus {
 		t.Helper()
-		st, err := f.e.ZoneConnectivity(context.Background(), roleOf(f.tid, engine.RoleFieldOperator), "PAR-01")
+		st, err := f.e.ZoneConnectivity(context.Background(), roleOf(f.tid, model.RoleFieldOperator), "PAR-01")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st
 	}
-	same := func(a *engine.Time, b time.Time) bool { return a != nil && a.Equal(engine.At(b).Time) }
+	same := func(a *model.Time, b time.Time) bool { return a != nil && a.Equal(model.At(b).Time) }
 
 	t.Run("NeverReported", func(t *testing.T) {
 		f := setup(t)
 		f.clock.Advance(time.Hour)
 		st := status(t, f)
-		if st.ZoneCode != "PAR-01" || st.State != engine.ConnUnknown || st.LastReportAt != nil || !same(st.Since, epoch) {
+		if st.ZoneCode != "PAR-01" || st.State != model.ConnUnknown || st.LastReportAt != nil || !same(st.Since, epoch) {
 			t.Fatalf("status = %+v, want unknown since the zone's creation", st)
 		}
 	})
 	t.Run("OnlineThenStale", func(t *testing.T) {
 		f := setup(t)
-		st := mustReport(t, f, engine.ConnectivityReport{State: engine.ConnOnline})
-		if st.State != engine.ConnOnline || !same(st.LastReportAt, epoch) || !same(st.Since, epoch) {
+		st := mustReport(t, f, model.ConnectivityReport{State: model.ConnOnline})
+		if st.State != model.ConnOnline || !same(st.LastReportAt, epoch) || !same(st.Since, epoch) {
 			t.Fatalf("answer = %+v", st)
 		}
-		f.clock.Advance(engine.ConnectivityStaleAfter - time.Millisecond)
-		if st := status(t, f); st.State != engine.ConnOnline {
+		f.clock.Advance(model.ConnectivityStaleAfter - time.Millisecond)
+		if st := status(t, f); st.State != model.ConnOnline {
 			t.Fatalf("status before 10 min = %+v", st)
 		}
 		f.clock.Advance(time.Millisecond)
 		st = status(t, f)
-		if st.State != engine.ConnUnknown || !same(st.LastReportAt, epoch) || !same(st.Since, epoch.Add(engine.ConnectivityStaleAfter)) {
+		if st.State != model.ConnUnknown || !same(st.LastReportAt, epoch) || !same(st.Since, epoch.Add(model.ConnectivityStaleAfter)) {
 			t.Fatalf("status after 10 min = %+v, want unknown since the report went stale", st)
 		}
-		var z *engine.Zone
-		_ = f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+		var z *model.Zone
+		_ = f.e.View(context.Background(), func(tx model.Tx) (err error) {
 			z, err = tx.Zone(f.tid, "PAR-01")
 			return err
 		})
-		if z.Connectivity.State != engine.ConnOnline {
+		if z.Connectivity.State != model.ConnOnline {
 			t.Fatalf("the stored report = %+v, want the reported state kept", z.Connectivity)
 		}
 	})
 	t.Run("SinceKeptOnSameState", func(t *testing.T) {
 		f := setup(t)
-		mustReport(t, f, engine.ConnectivityReport{State: engine.ConnDegraded})
+		mustReport(t, f, model.ConnectivityReport{State: model.ConnDegraded})
 		f.clock.Advance(3 * time.Minute)
-		st := mustReport(t, f, engine.ConnectivityReport{State: engine.ConnDegraded})
-		if st.State != engine.ConnDegraded || !same(st.Since, epoch) || !same(st.LastReportAt, f.clock.Now()) {
+		st := mustReport(t, f, model.ConnectivityReport{State: model.ConnDegraded})
+		if st.State != model.ConnDegraded || !same(st.Since, epoch) || !same(st.LastReportAt, f.clock.Now()) {
 			t.Fatalf("same state again = %+v, want since unchanged", st)
 		}
 		f.clock.Advance(time.Minute)
-		st = mustReport(t, f, engine.ConnectivityReport{State: engine.ConnOffline})
-		if st.State != engine.ConnOffline || !same(st.Since, f.clock.Now()) {
+		st = mustReport(t, f, model.ConnectivityReport{State: model.ConnOffline})
+		if st.State != model.ConnOffline || !same(st.Since, f.clock.Now()) {
 			t.Fatalf("new state = %+v, want since now", st)
 		}
 	})
 	t.Run("SinceRestartsAfterStale", func(t *testing.T) {
 		f := setup(t)
-		mustReport(t, f, engine.ConnectivityReport{State: engine.ConnOnline})
+		mustReport(t, f, model.ConnectivityReport{State: model.ConnOnline})
 		f.clock.Advance(15 * time.Minute)
-		st := mustReport(t, f, engine.ConnectivityReport{State: engine.ConnOnline})
-		if st.State != engine.ConnOnline || !same(st.Since, f.clock.Now()) {
+		st := mustReport(t, f, model.ConnectivityReport{State: model.ConnOnline})
+		if st.State != model.ConnOnline || !same(st.Since, f.clock.Now()) {
 			t.Fatalf("online after unknown = %+v, want since now", st)
 		}
 	})
@@ -137,8 +138,8 @@ func TestEngine_ReportConnectivity(t *testing.T) {
 		f := setup(t)
 		f.clock.Advance(time.Hour)
 		at := f.clock.Now().Add(-90 * time.Second)
-		st := mustReport(t, f, engine.ConnectivityReport{State: engine.ConnOffline, ReportedAt: stamp(at)})
-		if st.State != engine.ConnOffline || !same(st.LastReportAt, at) || !same(st.Since, at) {
+		st := mustReport(t, f, model.ConnectivityReport{State: model.ConnOffline, ReportedAt: stamp(at)})
+		if st.State != model.ConnOffline || !same(st.LastReportAt, at) || !same(st.Since, at) {
 			t.Fatalf("answer = %+v", st)
 		}
 	})
@@ -146,21 +147,21 @@ func TestEngine_ReportConnectivity(t *testing.T) {
 		f := setup(t)
 		f.clock.Advance(time.Hour)
 		at := f.clock.Now().Add(-11 * time.Minute)
-		st := mustReport(t, f, engine.ConnectivityReport{State: engine.ConnOnline, ReportedAt: stamp(at)})
-		if st.State != engine.ConnUnknown || !same(st.LastReportAt, at) {
+		st := mustReport(t, f, model.ConnectivityReport{State: model.ConnOnline, ReportedAt: stamp(at)})
+		if st.State != model.ConnUnknown || !same(st.LastReportAt, at) {
 			t.Fatalf("answer = %+v, want unknown: the report is older than 10 minutes", st)
 		}
 	})
 	t.Run("FutureWithinSkewCountsAsNow", func(t *testing.T) {
 		f := setup(t)
-		st := mustReport(t, f, engine.ConnectivityReport{State: engine.ConnOnline, ReportedAt: stamp(epoch.Add(2 * time.Minute))})
+		st := mustReport(t, f, model.ConnectivityReport{State: model.ConnOnline, ReportedAt: stamp(epoch.Add(2 * time.Minute))})
 		if !same(st.LastReportAt, epoch) || !same(st.Since, epoch) {
 			t.Fatalf("answer = %+v, want the report recorded at server time", st)
 		}
 	})
 	t.Run("ErrFuture", func(t *testing.T) {
 		f := setup(t)
-		_, err := report(f.e, f.tid, engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnOnline,
+		_, err := report(f.e, f.tid, model.ConnectivityReport{ZoneCode: "PAR-01", State: model.ConnOnline,
 			ReportedAt: stamp(epoch.Add(2*time.Minute + time.Millisecond))})
 		AssertInvalid(t, err, "reported_at")
 		if st := status(t, f); st.LastReportAt != nil {
@@ -171,37 +172,37 @@ func TestEngine_ReportConnectivity(t *testing.T) {
 		f := setup(t)
 		f.clock.Advance(time.Hour)
 		now := f.clock.Now()
-		mustReport(t, f, engine.ConnectivityReport{State: engine.ConnOffline, DeviceID: "dev-new"})
-		st := mustReport(t, f, engine.ConnectivityReport{State: engine.ConnOnline, DeviceID: "dev-old",
+		mustReport(t, f, model.ConnectivityReport{State: model.ConnOffline, DeviceID: "dev-new"})
+		st := mustReport(t, f, model.ConnectivityReport{State: model.ConnOnline, DeviceID: "dev-old",
 			ReportedAt: stamp(now.Add(-time.Second))})
-		if st.State != engine.ConnOffline || !same(st.LastReportAt, now) || !same(st.Since, now) {
+		if st.State != model.ConnOffline || !same(st.LastReportAt, now) || !same(st.Since, now) {
 			t.Fatalf("answer to an older report = %+v, want the current status", st)
 		}
-		var z *engine.Zone
-		_ = f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+		var z *model.Zone
+		_ = f.e.View(context.Background(), func(tx model.Tx) (err error) {
 			z, err = tx.Zone(f.tid, "PAR-01")
 			return err
 		})
-		if z.Connectivity.State != engine.ConnOffline || z.Connectivity.DeviceID != "dev-new" {
+		if z.Connectivity.State != model.ConnOffline || z.Connectivity.DeviceID != "dev-new" {
 			t.Fatalf("stored = %+v, want the newer report", z.Connectivity)
 		}
 		// The same instant as the last report is not older: it applies.
-		st = mustReport(t, f, engine.ConnectivityReport{State: engine.ConnDegraded, ReportedAt: stamp(now)})
-		if st.State != engine.ConnDegraded {
+		st = mustReport(t, f, model.ConnectivityReport{State: model.ConnDegraded, ReportedAt: stamp(now)})
+		if st.State != model.ConnDegraded {
 			t.Fatalf("report of the same instant = %+v", st)
 		}
 	})
 	t.Run("DeviceFieldsOfTheLastReport", func(t *testing.T) {
 		f := setup(t)
-		mustReport(t, f, engine.ConnectivityReport{State: engine.ConnDegraded, DeviceID: "tablet-7",
+		mustReport(t, f, model.ConnectivityReport{State: model.ConnDegraded, DeviceID: "tablet-7",
 			SignalDBM: ptr(-97.5), Network: "4g"})
-		p := roleOf(f.tid, engine.RoleCorporateClient)
+		p := roleOf(f.tid, model.RoleCorporateClient)
 		z, _ := f.e.Zone(context.Background(), p, "PAR-01")
 		c := z.Connectivity
 		if c.DeviceID != "tablet-7" || c.SignalDBM == nil || *c.SignalDBM != -97.5 || c.Network != "4g" {
 			t.Fatalf("connectivity = %+v", c)
 		}
-		mustReport(t, f, engine.ConnectivityReport{State: engine.ConnDegraded})
+		mustReport(t, f, model.ConnectivityReport{State: model.ConnDegraded})
 		z, _ = f.e.Zone(context.Background(), p, "PAR-01")
 		if c := z.Connectivity; c.DeviceID != "" || c.SignalDBM != nil || c.Network != "" {
 			t.Fatalf("connectivity = %+v, want the last report's (none)", c)
@@ -209,28 +210,28 @@ func TestEngine_ReportConnectivity(t *testing.T) {
 	})
 	t.Run("BoundsAccepted", func(t *testing.T) {
 		f := setup(t)
-		for _, in := range []engine.ConnectivityReport{
-			{State: engine.ConnOnline, SignalDBM: ptr(-150.0), DeviceID: strings.Repeat("d", 64), Network: strings.Repeat("n", 32)},
-			{State: engine.ConnOnline, SignalDBM: ptr(0.0)},
+		for _, in := range []model.ConnectivityReport{
+			{State: model.ConnOnline, SignalDBM: ptr(-150.0), DeviceID: strings.Repeat("d", 64), Network: strings.Repeat("n", 32)},
+			{State: model.ConnOnline, SignalDBM: ptr(0.0)},
 		} {
 			mustReport(t, f, in)
 		}
 	})
 	for name, tc := range map[string]struct {
 		field string
-		in    engine.ConnectivityReport
+		in    model.ConnectivityReport
 	}{
-		"ErrZoneMissing":     {"zone_code", engine.ConnectivityReport{State: engine.ConnOnline}},
-		"ErrZoneUnknown":     {"zone_code", engine.ConnectivityReport{ZoneCode: "NOPE", State: engine.ConnOnline}},
-		"ErrZoneMalformed":   {"zone_code", engine.ConnectivityReport{ZoneCode: "a b", State: engine.ConnOnline}},
-		"ErrStateMissing":    {"state", engine.ConnectivityReport{ZoneCode: "PAR-01"}},
-		"ErrStateUnknown":    {"state", engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnUnknown}},
-		"ErrStateBad":        {"state", engine.ConnectivityReport{ZoneCode: "PAR-01", State: "ONLINE"}},
-		"ErrDeviceTooLong":   {"device_id", engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnOnline, DeviceID: strings.Repeat("d", 65)}},
-		"ErrSignalLow":       {"signal_dbm", engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnOnline, SignalDBM: ptr(-150.5)}},
-		"ErrSignalHigh":      {"signal_dbm", engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnOnline, SignalDBM: ptr(0.1)}},
-		"ErrNetworkTooLong":  {"network", engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnOnline, Network: strings.Repeat("n", 33)}},
-		"ErrReportedAtShape": {"reported_at", engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnOnline, ReportedAt: ptr("yesterday")}},
+		"ErrZoneMissing":     {"zone_code", model.ConnectivityReport{State: model.ConnOnline}},
+		"ErrZoneUnknown":     {"zone_code", model.ConnectivityReport{ZoneCode: "NOPE", State: model.ConnOnline}},
+		"ErrZoneMalformed":   {"zone_code", model.ConnectivityReport{ZoneCode: "a b", State: model.ConnOnline}},
+		"ErrStateMissing":    {"state", model.ConnectivityReport{ZoneCode: "PAR-01"}},
+		"ErrStateUnknown":    {"state", model.ConnectivityReport{ZoneCode: "PAR-01", State: model.ConnUnknown}},
+		"ErrStateBad":        {"state", model.ConnectivityReport{ZoneCode: "PAR-01", State: "ONLINE"}},
+		"ErrDeviceTooLong":   {"device_id", model.ConnectivityReport{ZoneCode: "PAR-01", State: model.ConnOnline, DeviceID: strings.Repeat("d", 65)}},
+		"ErrSignalLow":       {"signal_dbm", model.ConnectivityReport{ZoneCode: "PAR-01", State: model.ConnOnline, SignalDBM: ptr(-150.5)}},
+		"ErrSignalHigh":      {"signal_dbm", model.ConnectivityReport{ZoneCode: "PAR-01", State: model.ConnOnline, SignalDBM: ptr(0.1)}},
+		"ErrNetworkTooLong":  {"network", model.ConnectivityReport{ZoneCode: "PAR-01", State: model.ConnOnline, Network: strings.Repeat("n", 33)}},
+		"ErrReportedAtShape": {"reported_at", model.ConnectivityReport{ZoneCode: "PAR-01", State: model.ConnOnline, ReportedAt: ptr("yesterday")}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := setup(t)
@@ -241,19 +242,19 @@ func TestEngine_ReportConnectivity(t *testing.T) {
 	t.Run("ErrOtherTenantsZone", func(t *testing.T) {
 		f := setup(t)
 		other := MustCreateTenant(t, f.e, "other").Tenant.ID
-		_, err := report(f.e, other, engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnOnline})
+		_, err := report(f.e, other, model.ConnectivityReport{ZoneCode: "PAR-01", State: model.ConnOnline})
 		AssertInvalid(t, err, "zone_code")
 	})
 	t.Run("Permissions", func(t *testing.T) {
 		f := setup(t)
-		for _, role := range []engine.Role{engine.RoleCompanyAdmin, engine.RoleOperationalSupervisor, engine.RoleFieldOperator} {
-			if _, err := reportAs(f.e, roleOf(f.tid, role), engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnOnline}); err != nil {
+		for _, role := range []model.Role{model.RoleCompanyAdmin, model.RoleOperationalSupervisor, model.RoleFieldOperator} {
+			if _, err := reportAs(f.e, roleOf(f.tid, role), model.ConnectivityReport{ZoneCode: "PAR-01", State: model.ConnOnline}); err != nil {
 				t.Errorf("%s: %v", role, err)
 			}
 		}
-		for _, role := range []engine.Role{engine.RoleCompanyTech, engine.RoleCorporateClient, engine.RoleAPIUser} {
-			_, err := reportAs(f.e, roleOf(f.tid, role), engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnOnline})
-			AssertKind(t, err, engine.KindForbidden)
+		for _, role := range []model.Role{model.RoleCompanyTech, model.RoleCorporateClient, model.RoleAPIUser} {
+			_, err := reportAs(f.e, roleOf(f.tid, role), model.ConnectivityReport{ZoneCode: "PAR-01", State: model.ConnOnline})
+			AssertKind(t, err, model.KindForbidden)
 		}
 	})
 }
@@ -268,23 +269,23 @@ func TestEngine_ZonesConnectivity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := report(e, tid, engine.ConnectivityReport{ZoneCode: "b", State: engine.ConnOffline}); err != nil {
+	if _, err := report(e, tid, model.ConnectivityReport{ZoneCode: "b", State: model.ConnOffline}); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Minute)
-	p := roleOf(tid, engine.RoleAPIUser)
-	sts, next, err := e.ZonesConnectivity(context.Background(), p, engine.Page{Limit: 50})
+	p := roleOf(tid, model.RoleAPIUser)
+	sts, next, err := e.ZonesConnectivity(context.Background(), p, model.Page{Limit: 50})
 	if err != nil || next != "" || len(sts) != 3 {
 		t.Fatalf("ZonesConnectivity = %+v, %q, %v", sts, next, err)
 	}
 	// Newest first: c, a, b were created in that order.
-	if sts[0].ZoneCode != "c" || sts[1].ZoneCode != "a" || sts[1].State != engine.ConnUnknown ||
-		sts[2].ZoneCode != "b" || sts[2].State != engine.ConnOffline {
+	if sts[0].ZoneCode != "c" || sts[1].ZoneCode != "a" || sts[1].State != model.ConnUnknown ||
+		sts[2].ZoneCode != "b" || sts[2].State != model.ConnOffline {
 		t.Fatalf("statuses = %+v", sts)
 	}
 	_, err = e.ZoneConnectivity(context.Background(), p, "zz")
-	AssertKind(t, err, engine.KindNotFound)
-	_, _, err = e.ZonesConnectivity(context.Background(), engine.Principal{TenantID: tid, KeyID: engine.NewID(),
-		Scopes: []string{"events:read"}}, engine.Page{})
-	AssertKind(t, err, engine.KindForbidden)
+	AssertKind(t, err, model.KindNotFound)
+	_, _, err = e.ZonesConnectivity(context.Background(), model.Principal{TenantID: tid, KeyID: model.NewID(),
+		Scopes: []string{"events:read"}}, model.Page{})
+	AssertKind(t, err, model.KindForbidden)
 }

@@ -2,6 +2,9 @@ package engine
 
 import (
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // Webhook event names of an event's life.
@@ -15,12 +18,12 @@ const (
 // Delivery): online and unknown → rest_full then sms; degraded → sms; offline → none.
 func nominalChannels(state string) []string {
 	switch state {
-	case ConnOffline:
+	case model.ConnOffline:
 		return nil
-	case ConnDegraded:
-		return []string{ChannelSMS}
+	case model.ConnDegraded:
+		return []string{model.ChannelSMS}
 	default:
-		return []string{ChannelREST, ChannelSMS}
+		return []string{model.ChannelREST, model.ChannelSMS}
 	}
 }
 
@@ -28,9 +31,9 @@ func nominalChannels(state string) []string {
 // normal the primary and one fallback, low the primary only.
 func channelLimit(priority string) int {
 	switch priority {
-	case PriorityNormal:
+	case model.PriorityNormal:
 		return 2
-	case PriorityLow:
+	case model.PriorityLow:
 		return 1
 	default:
 		return 99
@@ -39,9 +42,9 @@ func channelLimit(priority string) int {
 
 // zoneState returns the connectivity in force for an event's zone; no zone is the node's
 // own link, online.
-func zoneState(zone *Zone, now time.Time) string {
+func zoneState(zone *model.Zone, now time.Time) string {
 	if zone == nil {
-		return ConnOnline
+		return model.ConnOnline
 	}
 	return zone.Connectivity.StateAt(now)
 }
@@ -49,11 +52,11 @@ func zoneState(zone *Zone, now time.Time) string {
 // available reports whether a channel has a target for ev: rest_full needs a webhook
 // subscribed to event.created (or a device queue, which planDelivery counts), sms a
 // gateway and a phone to send to.
-func (e *Engine) available(cfg *tenantConfig, ev *Event, ch string) bool {
+func (e *Engine) available(cfg *tenantConfig, ev *model.Event, ch string) bool {
 	switch ch {
-	case ChannelREST:
+	case model.ChannelREST:
 		return cfg.wantsWebhook(HookEventCreated)
-	case ChannelSMS:
+	case model.ChannelSMS:
 		return e.sender.SMSAvailable() && len(cfg.smsRecipients(ev)) > 0
 	}
 	return false
@@ -64,7 +67,7 @@ func (e *Engine) available(cfg *tenantConfig, ev *Event, ch string) bool {
 // queued_offline and waits in the parked index of its zone until the zone can be reached.
 // An event whose channels have no target yet is pending with its nominal primary channel
 // and no plan, until a target appears (releaseWaiting).
-func (e *Engine) planDelivery(tx Tx, tenantID string, cfg *tenantConfig, zone *Zone, ev *Event) error {
+func (e *Engine) planDelivery(tx model.Tx, tenantID string, cfg *tenantConfig, zone *model.Zone, ev *model.Event) error {
 	now := e.clock.Now()
 	nominal := nominalChannels(zoneState(zone, now))
 	devices, err := eventDevices(tx, tenantID, ev) // the device queues of rest_full
@@ -73,18 +76,18 @@ func (e *Engine) planDelivery(tx Tx, tenantID string, cfg *tenantConfig, zone *Z
 	}
 	var plan []string
 	for _, ch := range nominal {
-		if len(plan) < channelLimit(ev.Priority) && (e.available(cfg, ev, ch) || ch == ChannelREST && len(devices) > 0) {
+		if len(plan) < channelLimit(ev.Priority) && (e.available(cfg, ev, ch) || ch == model.ChannelREST && len(devices) > 0) {
 			plan = append(plan, ch)
 		}
 	}
-	ev.Delivery = DeliveryState{Plan: plan}
+	ev.Delivery = model.DeliveryState{Plan: plan}
 	switch {
 	case len(nominal) == 0:
-		ev.Status, ev.ChannelSelected = EventQueuedOffline, ChannelQueued
+		ev.Status, ev.ChannelSelected = model.EventQueuedOffline, model.ChannelQueued
 	case len(plan) == 0:
-		ev.Status, ev.ChannelSelected = EventPending, nominal[0]
+		ev.Status, ev.ChannelSelected = model.EventPending, nominal[0]
 	default:
-		ev.Status, ev.ChannelSelected = EventPending, plan[0]
+		ev.Status, ev.ChannelSelected = model.EventPending, plan[0]
 	}
 	if len(nominal) == 0 {
 		if err := tx.ParkEvent(tenantID, zoneCodeOf(ev), ev.ID); err != nil {
@@ -95,7 +98,7 @@ func (e *Engine) planDelivery(tx Tx, tenantID string, cfg *tenantConfig, zone *Z
 		return tx.PutEvent(tenantID, ev)
 	}
 	n := 1
-	if ev.Priority == PriorityCritical {
+	if ev.Priority == model.PriorityCritical {
 		n = len(plan)
 	}
 	for range n {
@@ -106,7 +109,7 @@ func (e *Engine) planDelivery(tx Tx, tenantID string, cfg *tenantConfig, zone *Z
 	return tx.PutEvent(tenantID, ev)
 }
 
-func zoneCodeOf(ev *Event) string {
+func zoneCodeOf(ev *model.Event) string {
 	if ev.ZoneCode == nil {
 		return ""
 	}
@@ -115,7 +118,7 @@ func zoneCodeOf(ev *Event) string {
 
 // startNextChannel writes the messages of the event's next planned channel. The caller
 // stores the event.
-func (e *Engine) startNextChannel(tx Tx, cfg *tenantConfig, ev *Event) error {
+func (e *Engine) startNextChannel(tx model.Tx, cfg *tenantConfig, ev *model.Event) error {
 	d := &ev.Delivery
 	if d.Started >= len(d.Plan) {
 		return nil
@@ -123,18 +126,18 @@ func (e *Engine) startNextChannel(tx Tx, cfg *tenantConfig, ev *Event) error {
 	ch := d.Plan[d.Started]
 	d.Started++
 	ev.ChannelsAttempted = append(ev.ChannelsAttempted, ch)
-	ev.UpdatedAt = At(e.clock.Now())
+	ev.UpdatedAt = model.At(e.clock.Now())
 	var n int
 	var err error
 	switch ch {
-	case ChannelREST:
-		n, err = e.webhookMessages(tx, cfg, HookEventCreated, outboxTag{eventID: ev.ID, channel: ChannelREST}, ev)
+	case model.ChannelREST:
+		n, err = e.webhookMessages(tx, cfg, HookEventCreated, outboxTag{eventID: ev.ID, channel: model.ChannelREST}, ev)
 		if err == nil {
 			var queued int
 			queued, err = e.queueEvent(tx, cfg.tenant.ID, ev)
 			n += queued
 		}
-	case ChannelSMS:
+	case model.ChannelSMS:
 		n, err = e.smsMessages(tx, cfg, ev)
 	}
 	if err != nil {
@@ -145,16 +148,16 @@ func (e *Engine) startNextChannel(tx Tx, cfg *tenantConfig, ev *Event) error {
 }
 
 // smsMessages writes one SMS of the event's FR1 line per recipient.
-func (e *Engine) smsMessages(tx Tx, cfg *tenantConfig, ev *Event) (int, error) {
-	text, err := EncodeSMS(ev.ID, ev.Priority, ev.Type, zoneCodeOf(ev), ev.Lat, ev.Lng)
+func (e *Engine) smsMessages(tx model.Tx, cfg *tenantConfig, ev *model.Event) (int, error) {
+	text, err := smscodec.EncodeSMS(ev.ID, ev.Priority, ev.Type, zoneCodeOf(ev), ev.Lat, ev.Lng)
 	if err != nil {
 		return 0, err
 	}
-	now := At(e.clock.Now())
+	now := model.At(e.clock.Now())
 	n := 0
 	for _, to := range cfg.smsRecipients(ev) {
-		o := &OutboxEntry{ID: NewID(), TenantID: cfg.tenant.ID, Kind: OutboxSMS, To: to, Text: text,
-			EventID: ev.ID, Channel: ChannelSMS, DueAt: now, CreatedAt: now}
+		o := &model.OutboxEntry{ID: model.NewID(), TenantID: cfg.tenant.ID, Kind: model.OutboxSMS, To: to, Text: text,
+			EventID: ev.ID, Channel: model.ChannelSMS, DueAt: now, CreatedAt: now}
 		if err := e.enqueue(tx, o); err != nil {
 			return n, err
 		}
@@ -165,7 +168,7 @@ func (e *Engine) smsMessages(tx Tx, cfg *tenantConfig, ev *Event) (int, error) {
 
 // releaseQueuedEvents plans the delivery of a zone's parked events once the zone can be
 // reached again. It runs in the transaction that recorded the zone's new state.
-func (e *Engine) releaseQueuedEvents(tx Tx, tenantID, zoneCode string) error {
+func (e *Engine) releaseQueuedEvents(tx model.Tx, tenantID, zoneCode string) error {
 	return e.releaseParked(tx, tenantID, &zoneCode)
 }
 
@@ -178,9 +181,9 @@ const (
 
 // releaseWaiting plans the delivery of the recent pending events that had no target, once
 // tx has added one (a webhook subscribed to event.created).
-func (e *Engine) releaseWaiting(tx Tx, tenantID string) error {
+func (e *Engine) releaseWaiting(tx model.Tx, tenantID string) error {
 	since := e.clock.Now().Add(-waitingWindow)
-	events, _, err := tx.Events(tenantID, EventFilter{Status: EventPending, Since: &since}, Page{Limit: waitingMax})
+	events, _, err := tx.Events(tenantID, model.EventFilter{Status: model.EventPending, Since: &since}, model.Page{Limit: waitingMax})
 	if err != nil {
 		return err
 	}
@@ -193,7 +196,7 @@ func (e *Engine) releaseWaiting(tx Tx, tenantID string) error {
 		if len(ev.Delivery.Plan) > 0 {
 			continue
 		}
-		var zone *Zone
+		var zone *model.Zone
 		if ev.ZoneCode != nil {
 			zone = cfg.zone(*ev.ZoneCode)
 		}
@@ -206,7 +209,7 @@ func (e *Engine) releaseWaiting(tx Tx, tenantID string) error {
 
 // releaseParked re-plans the parked events of one zone (nil: of every zone) and starts
 // those that now have a way out; the others stay parked.
-func (e *Engine) releaseParked(tx Tx, tenantID string, zoneCode *string) error {
+func (e *Engine) releaseParked(tx model.Tx, tenantID string, zoneCode *string) error {
 	refs, err := tx.ParkedEvents(tenantID, zoneCode)
 	if err != nil || len(refs) == 0 {
 		return err
@@ -219,7 +222,7 @@ func (e *Engine) releaseParked(tx Tx, tenantID string, zoneCode *string) error {
 	}
 	for _, ref := range refs {
 		ev, err := tx.Event(tenantID, ref.EventID)
-		if IsKind(err, KindNotFound) {
+		if model.IsKind(err, model.KindNotFound) {
 			if err := tx.UnparkEvent(tenantID, ref.ZoneCode, ref.EventID); err != nil {
 				return err
 			}
@@ -228,13 +231,13 @@ func (e *Engine) releaseParked(tx Tx, tenantID string, zoneCode *string) error {
 		if err != nil {
 			return err
 		}
-		if ev.Status != EventPending && ev.Status != EventQueuedOffline {
+		if ev.Status != model.EventPending && ev.Status != model.EventQueuedOffline {
 			if err := tx.UnparkEvent(tenantID, ref.ZoneCode, ref.EventID); err != nil {
 				return err
 			}
 			continue
 		}
-		var zone *Zone
+		var zone *model.Zone
 		if ev.ZoneCode != nil {
 			zone = cfg.zone(*ev.ZoneCode)
 		}
@@ -253,9 +256,9 @@ func (e *Engine) releaseParked(tx Tx, tenantID string, zoneCode *string) error {
 // the first success delivers the event; the first failure of a channel starts the next
 // planned one; when every message has settled without success and no channel is left,
 // the event fails.
-func (e *Engine) settleDelivery(tx Tx, o *OutboxEntry, ok, settled bool) error {
+func (e *Engine) settleDelivery(tx model.Tx, o *model.OutboxEntry, ok, settled bool) error {
 	ev, err := tx.Event(o.TenantID, o.EventID)
-	if IsKind(err, KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -265,22 +268,22 @@ func (e *Engine) settleDelivery(tx Tx, o *OutboxEntry, ok, settled bool) error {
 	if err != nil {
 		return err
 	}
-	now := At(e.clock.Now())
+	now := model.At(e.clock.Now())
 	d := &ev.Delivery
 	if settled && d.Outstanding > 0 {
 		d.Outstanding--
 	}
 	ev.UpdatedAt = now
 	switch {
-	case ok && ev.Status == EventPending:
-		ev.Status, ev.DeliveredAt = EventDelivered, &now
-		if err := e.count(tx, o.TenantID, now.Time, UsageDelta{Channel: ev.ChannelSelected, EventStatus: EventDelivered}); err != nil {
+	case ok && ev.Status == model.EventPending:
+		ev.Status, ev.DeliveredAt = model.EventDelivered, &now
+		if err := e.count(tx, o.TenantID, now.Time, model.UsageDelta{Channel: ev.ChannelSelected, EventStatus: model.EventDelivered}); err != nil {
 			return err
 		}
 		if _, err := e.webhookMessages(tx, cfg, HookEventDelivered, outboxTag{}, ev); err != nil {
 			return err
 		}
-	case ok || ev.Status != EventPending:
+	case ok || ev.Status != model.EventPending:
 	default:
 		if o.Attempts == 1 && d.Started < len(d.Plan) && o.Channel == d.Plan[d.Started-1] {
 			// The newest channel failed once: its fallback starts while it retries.
@@ -294,8 +297,8 @@ func (e *Engine) settleDelivery(tx Tx, o *OutboxEntry, ok, settled bool) error {
 			}
 		}
 		if d.Outstanding == 0 {
-			ev.Status = EventFailed
-			if err := e.count(tx, o.TenantID, now.Time, UsageDelta{Channel: ev.ChannelSelected, EventStatus: EventFailed}); err != nil {
+			ev.Status = model.EventFailed
+			if err := e.count(tx, o.TenantID, now.Time, model.UsageDelta{Channel: ev.ChannelSelected, EventStatus: model.EventFailed}); err != nil {
 				return err
 			}
 			if _, err := e.webhookMessages(tx, cfg, HookEventFailed, outboxTag{}, ev); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // fakeSender records every call and answers what its rules say: by default webhooks
@@ -20,8 +21,8 @@ type fakeSender struct {
 	mu      sync.Mutex
 	calls   []call
 	sms     bool
-	webhook func(n int, m engine.WebhookMessage) engine.SendResult // n: 1-based call count for m.URL
-	smsFn   func(n int, to string) engine.SendResult
+	webhook func(n int, m model.WebhookMessage) model.SendResult // n: 1-based call count for m.URL
+	smsFn   func(n int, to string) model.SendResult
 	perURL  map[string]int
 }
 
@@ -32,7 +33,7 @@ type call struct {
 
 func newFakeSender(sms bool) *fakeSender { return &fakeSender{sms: sms, perURL: map[string]int{}} }
 
-func (f *fakeSender) SendWebhook(_ context.Context, m engine.WebhookMessage) engine.SendResult {
+func (f *fakeSender) SendWebhook(_ context.Context, m model.WebhookMessage) model.SendResult {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.perURL[m.URL]++
@@ -40,10 +41,10 @@ func (f *fakeSender) SendWebhook(_ context.Context, m engine.WebhookMessage) eng
 	if f.webhook != nil {
 		return f.webhook(f.perURL[m.URL], m)
 	}
-	return engine.SendResult{StatusCode: 200}
+	return model.SendResult{StatusCode: 200}
 }
 
-func (f *fakeSender) SendSMS(_ context.Context, to, body string) engine.SendResult {
+func (f *fakeSender) SendSMS(_ context.Context, to, body string) model.SendResult {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.perURL[to]++
@@ -51,7 +52,7 @@ func (f *fakeSender) SendSMS(_ context.Context, to, body string) engine.SendResu
 	if f.smsFn != nil {
 		return f.smsFn(f.perURL[to], to)
 	}
-	return engine.SendResult{StatusCode: 200}
+	return model.SendResult{StatusCode: 200}
 }
 
 func (f *fakeSender) SMSAvailable() bool { return f.sms }
@@ -74,30 +75,30 @@ func (f *fakeSender) kinds() []string {
 // every event, a zone `north` and a team of that zone with a phone.
 type deliveryNode struct {
 	e      *engine.Engine
-	clock  *engine.FakeClock
+	clock  *model.FakeClock
 	sender *fakeSender
-	p      engine.Principal
+	p      model.Principal
 	dir    string
 	db     interface{ Close() error }
 	retry  []time.Duration // the retry schedule; the default when nil
 	log    *slog.Logger    // the engine's log; discarded when nil
-	up     engine.UpstreamOptions
+	up     model.UpstreamOptions
 }
 
 func newDeliveryNode(t *testing.T, sms bool, withWebhook bool) *deliveryNode {
 	t.Helper()
 	dir := t.TempDir()
-	n := &deliveryNode{clock: engine.NewFakeClock(epoch), sender: newFakeSender(sms), dir: dir}
+	n := &deliveryNode{clock: model.NewFakeClock(epoch), sender: newFakeSender(sms), dir: dir}
 	n.open(t)
 	created := MustCreateTenant(t, n.e, "acme")
-	n.p = engine.Principal{TenantID: created.Tenant.ID, TenantActive: true, Role: engine.RoleCompanyAdmin}
-	MustUpdate(t, n.e, func(tx engine.Tx) error {
-		if _, err := n.e.CreateZone(tx, n.p.TenantID, engine.ZoneInput{Code: "north", Name: "North",
+	n.p = model.Principal{TenantID: created.Tenant.ID, TenantActive: true, Role: model.RoleCompanyAdmin}
+	MustUpdate(t, n.e, func(tx model.Tx) error {
+		if _, err := n.e.CreateZone(tx, n.p.TenantID, model.ZoneInput{Code: "north", Name: "North",
 			Boundary: polygon(square(4, 45, 1))}); err != nil {
 			return err
 		}
-		_, err := n.e.CreateTeam(tx, n.p.TenantID, engine.TeamInput{Name: "Alpha", ZoneCode: "north",
-			Verticals: []string{"emergency"}, Members: []engine.MemberInput{{Name: "Ana", Phone: "+33600000001"}}})
+		_, err := n.e.CreateTeam(tx, n.p.TenantID, model.TeamInput{Name: "Alpha", ZoneCode: "north",
+			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Ana", Phone: "+33600000001"}}})
 		return err
 	})
 	if withWebhook {
@@ -113,11 +114,11 @@ func (n *deliveryNode) open(t *testing.T) {
 		RetrySchedule: n.retry, Upstream: n.up})
 }
 
-func (n *deliveryNode) webhook(t *testing.T, url string, events ...string) *engine.Webhook {
+func (n *deliveryNode) webhook(t *testing.T, url string, events ...string) *model.Webhook {
 	t.Helper()
-	var w *engine.Webhook
-	MustUpdate(t, n.e, func(tx engine.Tx) (err error) {
-		w, err = n.e.CreateWebhook(tx, n.p, engine.WebhookInput{URL: url, Events: events})
+	var w *model.Webhook
+	MustUpdate(t, n.e, func(tx model.Tx) (err error) {
+		w, err = n.e.CreateWebhook(tx, n.p, model.WebhookInput{URL: url, Events: events})
 		return err
 	})
 	return w
@@ -125,36 +126,36 @@ func (n *deliveryNode) webhook(t *testing.T, url string, events ...string) *engi
 
 func (n *deliveryNode) setZone(t *testing.T, state string) {
 	t.Helper()
-	MustUpdate(t, n.e, func(tx engine.Tx) error {
+	MustUpdate(t, n.e, func(tx model.Tx) error {
 		z, err := tx.Zone(n.p.TenantID, "north")
 		if err != nil {
 			return err
 		}
-		now := engine.At(n.clock.Now())
-		z.Connectivity = engine.Connectivity{State: state, LastReportAt: &now, Since: &now}
+		now := model.At(n.clock.Now())
+		z.Connectivity = model.Connectivity{State: state, LastReportAt: &now, Since: &now}
 		return tx.PutZone(n.p.TenantID, z)
 	})
 }
 
-func (n *deliveryNode) post(t *testing.T, priority, zone string) engine.EventAccepted {
+func (n *deliveryNode) post(t *testing.T, priority, zone string) model.EventAccepted {
 	t.Helper()
-	in := engine.EventInput{Type: "FIRE", Priority: priority, Vertical: "emergency",
-		IdempotencyKey: engine.NewID(), ZoneCode: zone}
-	reply, err := n.e.IngestEvent(context.Background(), n.p, in, func(v any) (engine.Reply, error) {
+	in := model.EventInput{Type: "FIRE", Priority: priority, Vertical: "emergency",
+		IdempotencyKey: model.NewID(), ZoneCode: zone}
+	reply, err := n.e.IngestEvent(context.Background(), n.p, in, func(v any) (model.Reply, error) {
 		b, err := json.Marshal(v)
-		return engine.Reply{Status: 201, Body: b}, err
+		return model.Reply{Status: 201, Body: b}, err
 	})
 	if err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
-	var acc engine.EventAccepted
+	var acc model.EventAccepted
 	if err := json.Unmarshal(reply.Body, &acc); err != nil {
 		t.Fatal(err)
 	}
 	return acc
 }
 
-func (n *deliveryNode) event(t *testing.T, id string) *engine.Event {
+func (n *deliveryNode) event(t *testing.T, id string) *model.Event {
 	t.Helper()
 	ev, err := n.e.Event(context.Background(), n.p, id)
 	if err != nil {
@@ -164,7 +165,7 @@ func (n *deliveryNode) event(t *testing.T, id string) *engine.Event {
 }
 
 // failing answers 500 to every webhook call.
-func failing(int, engine.WebhookMessage) engine.SendResult { return engine.SendResult{StatusCode: 500} }
+func failing(int, model.WebhookMessage) model.SendResult { return model.SendResult{StatusCode: 500} }
 
 func TestDelivery_PriorityTable(t *testing.T) {
 	ctx := context.Background()
@@ -175,11 +176,11 @@ func TestDelivery_PriorityTable(t *testing.T) {
 		first, after []string
 		final        string
 	}{
-		{priority: "critical", restOK: true, first: []string{"webhook", "sms"}, final: engine.EventDelivered},
-		{priority: "high", restOK: true, first: []string{"webhook"}, final: engine.EventDelivered},
-		{priority: "high", restOK: false, first: []string{"webhook"}, after: []string{"sms"}, final: engine.EventDelivered},
-		{priority: "normal", restOK: false, first: []string{"webhook"}, after: []string{"sms"}, final: engine.EventDelivered},
-		{priority: "low", restOK: false, first: []string{"webhook"}, final: engine.EventPending},
+		{priority: "critical", restOK: true, first: []string{"webhook", "sms"}, final: model.EventDelivered},
+		{priority: "high", restOK: true, first: []string{"webhook"}, final: model.EventDelivered},
+		{priority: "high", restOK: false, first: []string{"webhook"}, after: []string{"sms"}, final: model.EventDelivered},
+		{priority: "normal", restOK: false, first: []string{"webhook"}, after: []string{"sms"}, final: model.EventDelivered},
+		{priority: "low", restOK: false, first: []string{"webhook"}, final: model.EventPending},
 	} {
 		t.Run(fmt.Sprintf("%s/rest_ok=%v", tc.priority, tc.restOK), func(t *testing.T) {
 			n := newDeliveryNode(t, true, true)
@@ -187,7 +188,7 @@ func TestDelivery_PriorityTable(t *testing.T) {
 				n.sender.webhook = failing
 			}
 			acc := n.post(t, tc.priority, "north")
-			if acc.ChannelSelected != engine.ChannelREST || acc.Status != engine.EventPending {
+			if acc.ChannelSelected != model.ChannelREST || acc.Status != model.EventPending {
 				t.Fatalf("accepted = %+v, want rest_full pending", acc)
 			}
 			n.e.RunDue(ctx)
@@ -202,7 +203,7 @@ func TestDelivery_PriorityTable(t *testing.T) {
 			if ev.Status != tc.final {
 				t.Fatalf("status = %s, want %s", ev.Status, tc.final)
 			}
-			if tc.final == engine.EventDelivered && ev.DeliveredAt == nil {
+			if tc.final == model.EventDelivered && ev.DeliveredAt == nil {
 				t.Fatal("delivered_at not set")
 			}
 		})
@@ -229,7 +230,7 @@ func TestDelivery_LowFailsAfterSchedule(t *testing.T) {
 		at = append(at, d)
 	}
 	ev := n.event(t, acc.EventID)
-	if ev.Status != engine.EventFailed {
+	if ev.Status != model.EventFailed {
 		t.Fatalf("status = %s, want failed after %d retries", ev.Status, len(at))
 	}
 	// Every attempt of the message carried the same webhook-id; the sms channel never
@@ -261,10 +262,10 @@ func TestDelivery_ConnectivityStates(t *testing.T) {
 		state, channel, status string
 		calls                  []string
 	}{
-		{state: "", channel: engine.ChannelREST, status: engine.EventDelivered, calls: []string{"webhook"}}, // unknown
-		{state: engine.ConnOnline, channel: engine.ChannelREST, status: engine.EventDelivered, calls: []string{"webhook"}},
-		{state: engine.ConnDegraded, channel: engine.ChannelSMS, status: engine.EventDelivered, calls: []string{"sms"}},
-		{state: engine.ConnOffline, channel: engine.ChannelQueued, status: engine.EventQueuedOffline},
+		{state: "", channel: model.ChannelREST, status: model.EventDelivered, calls: []string{"webhook"}}, // unknown
+		{state: model.ConnOnline, channel: model.ChannelREST, status: model.EventDelivered, calls: []string{"webhook"}},
+		{state: model.ConnDegraded, channel: model.ChannelSMS, status: model.EventDelivered, calls: []string{"sms"}},
+		{state: model.ConnOffline, channel: model.ChannelQueued, status: model.EventQueuedOffline},
 	} {
 		t.Run("state="+tc.state, func(t *testing.T) {
 			n := newDeliveryNode(t, true, true)
@@ -288,9 +289,9 @@ func TestDelivery_ConnectivityStates(t *testing.T) {
 
 func TestDelivery_StaleReportIsUnknown(t *testing.T) {
 	n := newDeliveryNode(t, true, true)
-	n.setZone(t, engine.ConnOffline)
-	n.clock.Advance(engine.ConnectivityStaleAfter)
-	if acc := n.post(t, "high", "north"); acc.ChannelSelected != engine.ChannelREST {
+	n.setZone(t, model.ConnOffline)
+	n.clock.Advance(model.ConnectivityStaleAfter)
+	if acc := n.post(t, "high", "north"); acc.ChannelSelected != model.ChannelREST {
 		t.Fatalf("channel = %s after a stale offline report, want rest_full", acc.ChannelSelected)
 	}
 }
@@ -299,7 +300,7 @@ func TestDelivery_NoTargetWaitsForOne(t *testing.T) {
 	ctx := context.Background()
 	n := newDeliveryNode(t, false, false)
 	acc := n.post(t, "normal", "")
-	if acc.ChannelSelected != engine.ChannelREST || acc.Status != engine.EventPending {
+	if acc.ChannelSelected != model.ChannelREST || acc.Status != model.EventPending {
 		t.Fatalf("accepted = %+v, want rest_full pending", acc)
 	}
 	if n.e.RunDue(ctx) != 0 {
@@ -307,7 +308,7 @@ func TestDelivery_NoTargetWaitsForOne(t *testing.T) {
 	}
 	n.webhook(t, "https://hooks.example/late", "event.*")
 	n.e.RunDue(ctx)
-	if ev := n.event(t, acc.EventID); ev.Status != engine.EventDelivered {
+	if ev := n.event(t, acc.EventID); ev.Status != model.EventDelivered {
 		t.Fatalf("status = %s once a webhook exists, want delivered", ev.Status)
 	}
 }
@@ -315,11 +316,11 @@ func TestDelivery_NoTargetWaitsForOne(t *testing.T) {
 func TestDelivery_RetryAfterAndGone(t *testing.T) {
 	ctx := context.Background()
 	n := newDeliveryNode(t, false, true)
-	n.sender.webhook = func(k int, m engine.WebhookMessage) engine.SendResult {
+	n.sender.webhook = func(k int, m model.WebhookMessage) model.SendResult {
 		if k == 1 {
-			return engine.SendResult{StatusCode: 429, RetryAfter: time.Minute}
+			return model.SendResult{StatusCode: 429, RetryAfter: time.Minute}
 		}
-		return engine.SendResult{StatusCode: 410}
+		return model.SendResult{StatusCode: 410}
 	}
 	acc := n.post(t, "low", "north")
 	n.e.RunDue(ctx)
@@ -329,17 +330,17 @@ func TestDelivery_RetryAfterAndGone(t *testing.T) {
 	}
 	n.clock.Advance(time.Minute)
 	n.e.RunDue(ctx)
-	hooks, _, err := n.e.Webhooks(ctx, n.p, engine.Page{})
+	hooks, _, err := n.e.Webhooks(ctx, n.p, model.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if hooks[0].Status != engine.WebhookDisabled {
 		t.Fatalf("webhook status = %s after a 410, want disabled", hooks[0].Status)
 	}
-	if ev := n.event(t, acc.EventID); ev.Status != engine.EventFailed {
+	if ev := n.event(t, acc.EventID); ev.Status != model.EventFailed {
 		t.Fatalf("status = %s, want failed", ev.Status)
 	}
-	attempts, _, err := n.e.WebhookDeliveries(ctx, n.p, hooks[0].ID, engine.Page{Limit: 10})
+	attempts, _, err := n.e.WebhookDeliveries(ctx, n.p, hooks[0].ID, model.Page{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,11 +352,11 @@ func TestDelivery_RetryAfterAndGone(t *testing.T) {
 func TestDelivery_RestartLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	n := newDeliveryNode(t, false, true)
-	n.sender.webhook = func(k int, m engine.WebhookMessage) engine.SendResult {
+	n.sender.webhook = func(k int, m model.WebhookMessage) model.SendResult {
 		if k == 1 {
-			return engine.SendResult{StatusCode: 503}
+			return model.SendResult{StatusCode: 503}
 		}
-		return engine.SendResult{StatusCode: 200}
+		return model.SendResult{StatusCode: 200}
 	}
 	acc := n.post(t, "high", "north")
 	n.e.RunDue(ctx) // fails once, retry due in 5 s
@@ -366,7 +367,7 @@ func TestDelivery_RestartLosesNothing(t *testing.T) {
 	}
 	n.clock.Advance(5 * time.Second)
 	n.e.RunDue(ctx)
-	if ev := n.event(t, acc.EventID); ev.Status != engine.EventDelivered {
+	if ev := n.event(t, acc.EventID); ev.Status != model.EventDelivered {
 		t.Fatalf("status = %s, want delivered", ev.Status)
 	}
 	sent := len(n.sender.calls)
@@ -387,12 +388,12 @@ func TestDelivery_KilledMidCallRetriedAtRestart(t *testing.T) {
 	n := newDeliveryNode(t, false, true)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	n.sender.webhook = func(k int, m engine.WebhookMessage) engine.SendResult {
+	n.sender.webhook = func(k int, m model.WebhookMessage) model.SendResult {
 		if k == 1 {
 			cancel() // the node dies during the call: its outcome is never written
-			return engine.SendResult{Err: context.Canceled}
+			return model.SendResult{Err: context.Canceled}
 		}
-		return engine.SendResult{StatusCode: 200}
+		return model.SendResult{StatusCode: 200}
 	}
 	acc := n.post(t, "high", "north")
 	n.e.RunDue(cctx)
@@ -401,7 +402,7 @@ func TestDelivery_KilledMidCallRetriedAtRestart(t *testing.T) {
 	}
 	n.open(t)
 	n.e.RunDue(ctx)
-	if ev := n.event(t, acc.EventID); ev.Status != engine.EventDelivered {
+	if ev := n.event(t, acc.EventID); ev.Status != model.EventDelivered {
 		t.Fatalf("status = %s right after the restart, want delivered", ev.Status)
 	}
 	if n.sender.calls[0].id != n.sender.calls[1].id {
@@ -413,13 +414,13 @@ func TestDelivery_TenantIsolation(t *testing.T) {
 	ctx := context.Background()
 	n := newDeliveryNode(t, false, true)
 	other := MustCreateTenant(t, n.e, "other")
-	p2 := engine.Principal{TenantID: other.Tenant.ID, TenantActive: true, Role: engine.RoleCompanyAdmin}
+	p2 := model.Principal{TenantID: other.Tenant.ID, TenantActive: true, Role: model.RoleCompanyAdmin}
 	acc := n.post(t, "high", "north")
 	n.e.RunDue(ctx)
-	if _, err := n.e.Event(ctx, p2, acc.EventID); !engine.IsKind(err, engine.KindNotFound) {
+	if _, err := n.e.Event(ctx, p2, acc.EventID); !model.IsKind(err, model.KindNotFound) {
 		t.Fatalf("other tenant reads the event: %v", err)
 	}
-	list, _, err := n.e.Events(ctx, p2, engine.EventFilter{}, engine.Page{Limit: 50})
+	list, _, err := n.e.Events(ctx, p2, model.EventFilter{}, model.Page{Limit: 50})
 	if err != nil || len(list) != 0 {
 		t.Fatalf("other tenant lists %d events (%v)", len(list), err)
 	}
@@ -427,20 +428,20 @@ func TestDelivery_TenantIsolation(t *testing.T) {
 
 func TestDelivery_OfflineZoneFlushesWhenReachable(t *testing.T) {
 	ctx := context.Background()
-	for _, back := range []string{engine.ConnOnline, engine.ConnDegraded} {
+	for _, back := range []string{model.ConnOnline, model.ConnDegraded} {
 		t.Run(back, func(t *testing.T) {
 			n := newDeliveryNode(t, true, true)
 			report := func(state string) {
-				MustUpdate(t, n.e, func(tx engine.Tx) error {
-					_, err := n.e.ReportConnectivity(tx, n.p, engine.ConnectivityReport{ZoneCode: "north", State: state})
+				MustUpdate(t, n.e, func(tx model.Tx) error {
+					_, err := n.e.ReportConnectivity(tx, n.p, model.ConnectivityReport{ZoneCode: "north", State: state})
 					return err
 				})
 			}
-			report(engine.ConnOffline)
+			report(model.ConnOffline)
 			var ids []string
 			for range 3 {
 				acc := n.post(t, "normal", "north")
-				if acc.Status != engine.EventQueuedOffline || acc.ChannelSelected != engine.ChannelQueued {
+				if acc.Status != model.EventQueuedOffline || acc.ChannelSelected != model.ChannelQueued {
 					t.Fatalf("accepted = %+v in an offline zone", acc)
 				}
 				ids = append(ids, acc.EventID)
@@ -452,12 +453,12 @@ func TestDelivery_OfflineZoneFlushesWhenReachable(t *testing.T) {
 			report(back)
 			n.e.RunDue(ctx)
 			for _, id := range ids {
-				if ev := n.event(t, id); ev.Status != engine.EventDelivered {
+				if ev := n.event(t, id); ev.Status != model.EventDelivered {
 					t.Fatalf("event %s is %s after the zone came back %s", id, ev.Status, back)
 				}
 			}
 			want := "webhook"
-			if back == engine.ConnDegraded {
+			if back == model.ConnDegraded {
 				want = "sms"
 			}
 			for _, k := range n.sender.kinds() {
@@ -476,7 +477,7 @@ func TestDelivery_WebhookDisabledAfterFiveDaysOfFailure(t *testing.T) {
 	n.open(t)
 	w := n.webhook(t, "https://hooks.example/dead", "event.created")
 	n.sender.webhook = failing
-	status := func() *engine.Webhook {
+	status := func() *model.Webhook {
 		t.Helper()
 		got, err := n.e.Webhook(ctx, n.p, w.ID)
 		if err != nil {
@@ -546,12 +547,12 @@ func TestDelivery_AttemptDurationIsTimed(t *testing.T) {
 	// The receiver takes its time: the fake sender moves the engine's clock while the
 	// call is in progress, as real time moves under a real call.
 	takes := []time.Duration{1500 * time.Millisecond, 300 * time.Microsecond, 0}
-	n.sender.webhook = func(k int, m engine.WebhookMessage) engine.SendResult {
+	n.sender.webhook = func(k int, m model.WebhookMessage) model.SendResult {
 		n.clock.Advance(takes[k-1])
 		if k == 1 {
-			return engine.SendResult{StatusCode: 503}
+			return model.SendResult{StatusCode: 503}
 		}
-		return engine.SendResult{StatusCode: 200}
+		return model.SendResult{StatusCode: 200}
 	}
 	n.post(t, "low", "north")
 	n.e.RunDue(ctx)
@@ -559,7 +560,7 @@ func TestDelivery_AttemptDurationIsTimed(t *testing.T) {
 	n.e.RunDue(ctx)
 	n.post(t, "low", "north")
 	n.e.RunDue(ctx)
-	attempts, _, err := n.e.WebhookDeliveries(ctx, n.p, w.ID, engine.Page{Limit: 10})
+	attempts, _, err := n.e.WebhookDeliveries(ctx, n.p, w.ID, model.Page{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

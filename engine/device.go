@@ -5,12 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// Queue item kinds: what the server owes a device.
-const (
-	QueueMission = "mission"
-	QueueEvent   = "event"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // ChannelDevice is the channel_used of a mission whose notification reached its team
@@ -24,86 +20,19 @@ const (
 	maxHardwareID     = 128
 )
 
-// Device is a field device registered for offline-first operation, with a permanent id.
-// Sync holds where its two logs stand: the items it sent (device → server) and its queue
-// (server → device).
-type Device struct {
-	ID       string  `json:"device_id"`
-	Name     string  `json:"name"`
-	Platform string  `json:"platform"`
-	TeamID   *string `json:"team_id"`
-	ZoneCode *string `json:"zone_code"`
-	// HardwareID names the physical device: registering it again returns this device.
-	HardwareID   *string         `json:"hardware_id"`
-	RegisteredBy string          `json:"registered_by"`
-	RegisteredAt Time            `json:"registered_at"`
-	Sync         DeviceSyncState `json:"sync"`
-}
-
-// DeviceSyncState is where a device's logs stand.
-type DeviceSyncState struct {
-	// AppliedThrough is the highest sequence number such that every item up to it has
-	// been processed (applied or rejected); HighestReceived the highest received.
-	AppliedThrough  int64 `json:"applied_through"`
-	HighestReceived int64 `json:"highest_received"`
-	// Waiting counts the received items above AppliedThrough (held above a gap, or
-	// rejected there), so that the missing ones number HighestReceived −
-	// AppliedThrough − Waiting.
-	Waiting int64 `json:"waiting"`
-	// QueueLast is the last queue_sequence given to an item of the device's queue;
-	// AckThrough the highest the device has acknowledged.
-	QueueLast  int64 `json:"queue_last"`
-	AckThrough int64 `json:"ack_through"`
-	LastSyncAt *Time `json:"last_sync_at"`
-}
-
-// gapCount is how many sequence numbers below the highest received are missing.
-func (s *DeviceSyncState) gapCount() int64 {
-	return s.HighestReceived - s.AppliedThrough - s.Waiting
-}
-
-// QueueItem is one item of a device's queue as stored: a reference to the mission or
-// event it carries.
-type QueueItem struct {
-	QueueSequence int64  `json:"queue_sequence"`
-	Kind          string `json:"kind"`
-	MissionID     string `json:"mission_id,omitempty"`
-	EventID       string `json:"event_id,omitempty"`
-	QueuedAt      Time   `json:"queued_at"`
-}
-
-// QueueEntry is a queue item as a device receives it (API.md, Device queue item): the
-// mission or event record as it stands now.
-type QueueEntry struct {
-	QueueSequence int64    `json:"queue_sequence"`
-	Kind          string   `json:"kind"`
-	Mission       *Mission `json:"mission,omitempty"`
-	Event         *Event   `json:"event,omitempty"`
-	QueuedAt      Time     `json:"queued_at"`
-}
-
-// DeviceInput is the body of POST /v1/devices/register.
-type DeviceInput struct {
-	Name       string `json:"name"`
-	Platform   string `json:"platform"`
-	TeamID     string `json:"team_id"`
-	ZoneCode   string `json:"zone_code"`
-	HardwareID string `json:"hardware_id"`
-}
-
 // isTeamMember reports whether the user is a member of the team.
-func isTeamMember(tx Tx, tenantID, teamID, userID string) (bool, error) {
+func isTeamMember(tx model.Tx, tenantID, teamID, userID string) (bool, error) {
 	if userID == "" {
 		return false, nil
 	}
 	t, err := tx.Team(tenantID, teamID)
-	if IsKind(err, KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return slices.ContainsFunc(t.Members, func(m Member) bool { return m.UserID == userID }), nil
+	return slices.ContainsFunc(t.Members, func(m model.Member) bool { return m.UserID == userID }), nil
 }
 
 // deviceAccess reports whether p may sync a device (read false) or read its queue (read
@@ -111,11 +40,11 @@ func isTeamMember(tx Tx, tenantID, teamID, userID string) (bool, error) {
 // with devices:sync (a key is nobody's team member). A user with devices:sync (a field
 // operator) syncs the devices of its own teams and devices with no team; reading a queue
 // is also open to any member of the device's team.
-func deviceAccess(tx Tx, p Principal, d *Device, read bool) (bool, error) {
-	if p.Can(PermDevicesManage) {
+func deviceAccess(tx model.Tx, p model.Principal, d *model.Device, read bool) (bool, error) {
+	if p.Can(model.PermDevicesManage) {
 		return true, nil
 	}
-	sync := p.Can(PermDevicesSync)
+	sync := p.Can(model.PermDevicesSync)
 	if p.IsKey() {
 		return sync, nil
 	}
@@ -130,9 +59,9 @@ func deviceAccess(tx Tx, p Principal, d *Device, read bool) (bool, error) {
 
 // visibleDevice reads a device p may use: another tenant's, or one p may not use, is not
 // found.
-func visibleDevice(tx Tx, p Principal, id string, read bool) (*Device, error) {
-	if !ValidID(id) {
-		return nil, NotFound("device")
+func visibleDevice(tx model.Tx, p model.Principal, id string, read bool) (*model.Device, error) {
+	if !model.ValidID(id) {
+		return nil, model.NotFound("device")
 	}
 	d, err := tx.Device(p.TenantID, id)
 	if err != nil {
@@ -143,7 +72,7 @@ func visibleDevice(tx Tx, p Principal, id string, read bool) (*Device, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, NotFound("device")
+		return nil, model.NotFound("device")
 	}
 	return d, nil
 }
@@ -155,34 +84,34 @@ func visibleDevice(tx Tx, p Principal, id string, read bool) (*Device, error) {
 // the rest of the body says, when p may use that device (else conflict). A device with a
 // zone becomes a target of the zone's events: the pending events that had no target are
 // planned again.
-func (e *Engine) RegisterDevice(tx Tx, p Principal, in DeviceInput) (*Device, bool, error) {
-	manage := p.Can(PermDevicesManage)
-	if !manage && (p.IsKey() || !p.Can(PermDevicesSync)) {
-		return nil, false, Errorf(KindForbidden, "this operation needs the %s permission", PermDevicesManage)
+func (e *Engine) RegisterDevice(tx model.Tx, p model.Principal, in model.DeviceInput) (*model.Device, bool, error) {
+	manage := p.Can(model.PermDevicesManage)
+	if !manage && (p.IsKey() || !p.Can(model.PermDevicesSync)) {
+		return nil, false, model.Errorf(model.KindForbidden, "this operation needs the %s permission", model.PermDevicesManage)
 	}
-	name, err := requireText("name", in.Name, maxDeviceName)
+	name, err := model.RequireText("name", in.Name, maxDeviceName)
 	if err != nil {
 		return nil, false, err
 	}
-	platform, err := requireText("platform", in.Platform, maxDevicePlatform)
+	platform, err := model.RequireText("platform", in.Platform, maxDevicePlatform)
 	if err != nil {
 		return nil, false, err
 	}
 	hardware := strings.TrimSpace(in.HardwareID)
-	if err := checkLength("hardware_id", hardware, maxHardwareID); err != nil {
+	if err := model.CheckLength("hardware_id", hardware, maxHardwareID); err != nil {
 		return nil, false, err
 	}
 	if in.TeamID != "" {
-		if !ValidID(in.TeamID) {
-			return nil, false, Invalid("team_id", "team_id must be a team's id")
+		if !model.ValidID(in.TeamID) {
+			return nil, false, model.Invalid("team_id", "team_id must be a team's id")
 		}
-		if _, err := tx.Team(p.TenantID, in.TeamID); IsKind(err, KindNotFound) {
-			return nil, false, Invalid("team_id", "team %s does not exist", Quote(in.TeamID))
+		if _, err := tx.Team(p.TenantID, in.TeamID); model.IsKind(err, model.KindNotFound) {
+			return nil, false, model.Invalid("team_id", "team %s does not exist", model.Quote(in.TeamID))
 		} else if err != nil {
 			return nil, false, err
 		}
 	} else if !manage {
-		return nil, false, Invalid("team_id", "team_id is required: a field operator registers devices of its own team")
+		return nil, false, model.Invalid("team_id", "team_id is required: a field operator registers devices of its own team")
 	}
 	if err := checkTeamZone(tx, p.TenantID, in.ZoneCode); err != nil {
 		return nil, false, err
@@ -193,7 +122,7 @@ func (e *Engine) RegisterDevice(tx Tx, p Principal, in DeviceInput) (*Device, bo
 			return nil, false, err
 		}
 		if !member {
-			return nil, false, Errorf(KindForbidden, "a field operator registers devices of its own teams only")
+			return nil, false, model.Errorf(model.KindForbidden, "a field operator registers devices of its own teams only")
 		}
 	}
 	if hardware != "" {
@@ -205,20 +134,20 @@ func (e *Engine) RegisterDevice(tx Tx, p Principal, in DeviceInput) (*Device, bo
 				return nil, false, err
 			}
 			if !ok {
-				return nil, false, Errorf(KindConflict, "hardware_id %s is registered to another team's device", Quote(hardware))
+				return nil, false, model.Errorf(model.KindConflict, "hardware_id %s is registered to another team's device", model.Quote(hardware))
 			}
 			return d, false, nil
-		case !IsKind(err, KindNotFound):
+		case !model.IsKind(err, model.KindNotFound):
 			return nil, false, err
 		}
 	}
-	now := At(e.clock.Now())
-	d := &Device{ID: NewIDAt(now.Time), Name: name, Platform: platform, RegisteredBy: p.ActorID(), RegisteredAt: now}
+	now := model.At(e.clock.Now())
+	d := &model.Device{ID: model.NewIDAt(now.Time), Name: name, Platform: platform, RegisteredBy: p.ActorID(), RegisteredAt: now}
 	if in.TeamID != "" {
-		d.TeamID = ptrTo(in.TeamID)
+		d.TeamID = model.PtrTo(in.TeamID)
 	}
 	if in.ZoneCode != "" {
-		d.ZoneCode = ptrTo(in.ZoneCode)
+		d.ZoneCode = model.PtrTo(in.ZoneCode)
 	}
 	if hardware != "" {
 		d.HardwareID = &hardware
@@ -236,21 +165,21 @@ func (e *Engine) RegisterDevice(tx Tx, p Principal, in DeviceInput) (*Device, bo
 
 // queueForDevices appends an item to the queue of each device in ids but skip, giving
 // each its device's next queue_sequence, and returns how many it queued.
-func (e *Engine) queueForDevices(tx Tx, tenantID string, ids []string, skip string, q QueueItem) (int, error) {
+func (e *Engine) queueForDevices(tx model.Tx, tenantID string, ids []string, skip string, q model.QueueItem) (int, error) {
 	n := 0
 	for _, id := range ids {
 		if id == skip {
 			continue
 		}
 		d, err := tx.Device(tenantID, id)
-		if IsKind(err, KindNotFound) {
+		if model.IsKind(err, model.KindNotFound) {
 			continue
 		}
 		if err != nil {
 			return n, err
 		}
 		d.Sync.QueueLast++
-		q.QueueSequence, q.QueuedAt = d.Sync.QueueLast, At(e.clock.Now())
+		q.QueueSequence, q.QueuedAt = d.Sync.QueueLast, model.At(e.clock.Now())
 		if err := tx.PutQueueItem(tenantID, id, &q); err != nil {
 			return n, err
 		}
@@ -264,18 +193,18 @@ func (e *Engine) queueForDevices(tx Tx, tenantID string, ids []string, skip stri
 
 // queueMission queues a new mission for the devices of its team: a target of the team's
 // notification (notifyTeam). A device acknowledging it makes the mission SENT.
-func (e *Engine) queueMission(tx Tx, tenantID, teamID, missionID, eventID string) error {
+func (e *Engine) queueMission(tx model.Tx, tenantID, teamID, missionID, eventID string) error {
 	ids, err := tx.DevicesOfTeam(tenantID, teamID)
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	_, err = e.queueForDevices(tx, tenantID, ids, "", QueueItem{Kind: QueueMission, MissionID: missionID, EventID: eventID})
+	_, err = e.queueForDevices(tx, tenantID, ids, "", model.QueueItem{Kind: model.QueueMission, MissionID: missionID, EventID: eventID})
 	return err
 }
 
 // eventDevices lists the devices whose queues are rest_full targets of an event: those
 // registered to its zone, but the device that sent it. An event with no zone has none.
-func eventDevices(tx Tx, tenantID string, ev *Event) ([]string, error) {
+func eventDevices(tx model.Tx, tenantID string, ev *model.Event) ([]string, error) {
 	if ev.ZoneCode == nil {
 		return nil, nil
 	}
@@ -292,19 +221,19 @@ func eventDevices(tx Tx, tenantID string, ev *Event) ([]string, error) {
 // queueEvent queues an event for the devices of its zone (the device half of rest_full)
 // and returns how many messages that makes: each is outstanding until its device
 // acknowledges it.
-func (e *Engine) queueEvent(tx Tx, tenantID string, ev *Event) (int, error) {
+func (e *Engine) queueEvent(tx model.Tx, tenantID string, ev *model.Event) (int, error) {
 	ids, err := eventDevices(tx, tenantID, ev)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	return e.queueForDevices(tx, tenantID, ids, "", QueueItem{Kind: QueueEvent, EventID: ev.ID})
+	return e.queueForDevices(tx, tenantID, ids, "", model.QueueItem{Kind: model.QueueEvent, EventID: ev.ID})
 }
 
 // acknowledge removes a device's queue items up to through and settles what they
 // carried: a mission reaches SENT (channel device), an event is delivered.
-func (e *Engine) acknowledge(tx Tx, tenantID string, d *Device, through int64) error {
+func (e *Engine) acknowledge(tx model.Tx, tenantID string, d *model.Device, through int64) error {
 	if through > d.Sync.QueueLast {
-		return Invalid("ack_through", "ack_through %d is beyond the last queue_sequence given to this device (%d)", through, d.Sync.QueueLast)
+		return model.Invalid("ack_through", "ack_through %d is beyond the last queue_sequence given to this device (%d)", through, d.Sync.QueueLast)
 	}
 	if through <= d.Sync.AckThrough {
 		return nil
@@ -317,12 +246,12 @@ func (e *Engine) acknowledge(tx Tx, tenantID string, d *Device, through int64) e
 	for i := range items {
 		q := &items[i]
 		switch q.Kind {
-		case QueueMission:
+		case model.QueueMission:
 			err = e.MarkMissionSent(tx, tenantID, q.MissionID, ChannelDevice)
-		case QueueEvent:
-			err = e.settleDelivery(tx, &OutboxEntry{TenantID: tenantID, EventID: q.EventID, Channel: ChannelREST, Attempts: 1}, true, true)
+		case model.QueueEvent:
+			err = e.settleDelivery(tx, &model.OutboxEntry{TenantID: tenantID, EventID: q.EventID, Channel: model.ChannelREST, Attempts: 1}, true, true)
 		}
-		if err != nil && !IsKind(err, KindNotFound) {
+		if err != nil && !model.IsKind(err, model.KindNotFound) {
 			return err
 		}
 	}
@@ -330,18 +259,18 @@ func (e *Engine) acknowledge(tx Tx, tenantID string, d *Device, through int64) e
 }
 
 // queueEntries renders queue items with their records as they stand.
-func queueEntries(tx Tx, tenantID string, items []QueueItem) ([]QueueEntry, error) {
-	out := make([]QueueEntry, 0, len(items))
+func queueEntries(tx model.Tx, tenantID string, items []model.QueueItem) ([]model.QueueEntry, error) {
+	out := make([]model.QueueEntry, 0, len(items))
 	for _, q := range items {
-		qe := QueueEntry{QueueSequence: q.QueueSequence, Kind: q.Kind, QueuedAt: q.QueuedAt}
+		qe := model.QueueEntry{QueueSequence: q.QueueSequence, Kind: q.Kind, QueuedAt: q.QueuedAt}
 		var err error
 		switch q.Kind {
-		case QueueMission:
+		case model.QueueMission:
 			qe.Mission, err = tx.Mission(tenantID, q.MissionID)
-		case QueueEvent:
+		case model.QueueEvent:
 			qe.Event, err = tx.Event(tenantID, q.EventID)
 		}
-		if err != nil && !IsKind(err, KindNotFound) {
+		if err != nil && !model.IsKind(err, model.KindNotFound) {
 			return nil, err
 		}
 		out = append(out, qe)
@@ -353,21 +282,21 @@ func queueEntries(tx Tx, tenantID string, items []QueueItem) ([]QueueEntry, erro
 // ack_through, in queue order (GET /v1/devices/:id/queue); the string is the next cursor
 // ("" at the end). It is readable by devices:manage, by members of the device's team and
 // by whoever may sync the device; any other device, or another tenant's, is not found.
-func (e *Engine) DeviceQueue(ctx context.Context, p Principal, id string, pg Page) ([]QueueEntry, string, error) {
+func (e *Engine) DeviceQueue(ctx context.Context, p model.Principal, id string, pg model.Page) ([]model.QueueEntry, string, error) {
 	after := int64(-1)
 	if pg.Cursor != "" {
 		n, err := strconv.ParseInt(pg.Cursor, 10, 64)
 		if err != nil || n < 0 {
-			return nil, "", Invalid("cursor", "cursor is not valid")
+			return nil, "", model.Invalid("cursor", "cursor is not valid")
 		}
 		after = n
 	}
 	if pg.Limit <= 0 {
 		pg.Limit = 50
 	}
-	var out []QueueEntry
+	var out []model.QueueEntry
 	var next string
-	err := e.store.View(ctx, func(tx Tx) error {
+	err := e.store.View(ctx, func(tx model.Tx) error {
 		d, err := visibleDevice(tx, p, id, true)
 		if err != nil {
 			return err
@@ -385,7 +314,7 @@ func (e *Engine) DeviceQueue(ctx context.Context, p Principal, id string, pg Pag
 		for i := range entries {
 			n := 0
 			if pg.MaxBytes > 0 {
-				n = jsonSize(&entries[i])
+				n = model.JsonSize(&entries[i])
 			}
 			if pg.Full(i, size, n) {
 				entries = entries[:i]

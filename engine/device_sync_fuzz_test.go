@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // FuzzReadDeviceItem fuzzes the decoder of one item of POST /v1/devices/sync.
@@ -25,15 +27,15 @@ func FuzzReadDeviceItem(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	now := At(time.Date(2026, 6, 9, 10, 11, 12, 0, time.UTC))
+	now := model.At(time.Date(2026, 6, 9, 10, 11, 12, 0, time.UTC))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		seq, it, err := readItem(raw, now)
-		if seq < 0 || seq > MaxSequence {
+		if seq < 0 || seq > model.MaxSequence {
 			t.Fatalf("readItem(%q): sequence %d", raw, seq)
 		}
 		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) || e.Kind != KindValidation || e.Field == "" {
+			var e *model.Error
+			if !errors.As(err, &e) || e.Kind != model.KindValidation || e.Field == "" {
 				t.Fatalf("readItem(%q): %#v, want a validation_error naming a field", raw, err)
 			}
 			if it == nil && seq != 0 {
@@ -57,7 +59,7 @@ func FuzzReadDeviceItem(f *testing.F) {
 		if err != nil {
 			t.Fatalf("readItem(%q) = %+v, which does not marshal: %v", raw, it, err)
 		}
-		var back DeviceItem
+		var back model.DeviceItem
 		if err := json.Unmarshal(b, &back); err != nil || back.Kind != it.Kind || !back.CapturedAt.Equal(it.CapturedAt.Time) {
 			t.Fatalf("stored item %s reads back %+v, %v", b, back, err)
 		}

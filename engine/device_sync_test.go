@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // TestDeviceSync_Replay: 2,000 device items of every kind (mission moves of 100 missions,
@@ -23,22 +24,22 @@ import (
 func TestDeviceSync_Replay(t *testing.T) {
 	const total = 2000
 	f := newDeviceFix(t)
-	dev := f.mustRegister(t, f.opA, engine.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.teamA.ID, ZoneCode: "north"})
+	dev := f.mustRegister(t, f.opA, model.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.teamA.ID, ZoneCode: "north"})
 	rng := rand.New(rand.NewPCG(5, 2026))
 	base := epoch.Add(-5 * time.Hour)
 	capturedAt := func(seq int64) time.Time { return base.Add(time.Duration(seq) * time.Second) }
 	al := f.teamA.Members[1].ID
 
 	// 100 missions of team A, created before anything was captured.
-	missions := make([]*engine.Mission, 100)
+	missions := make([]*model.Mission, 100)
 	for i := range missions {
 		missions[i] = f.storedMission(t, f.teamA, base.Add(-time.Hour))
 	}
 	// The server moves on before the device's moves arrive: 0–9 fail at the supervisor's,
 	// 10–19 are acknowledged online by the operator now (after every capture).
 	for i := range 10 {
-		f.move(t, f.sup, missions[i].ID, engine.MissionFailed)
-		f.move(t, f.opA, missions[10+i].ID, engine.MissionAck)
+		f.move(t, f.sup, missions[i].ID, model.MissionFailed)
+		f.move(t, f.opA, missions[10+i].ID, model.MissionAck)
 	}
 
 	// The model: what each sequence carries and what must become of it.
@@ -53,14 +54,14 @@ func TestDeviceSync_Replay(t *testing.T) {
 		seqs[i]++
 	}
 	slices.Sort(seqs)
-	moves := []string{engine.MissionAck, engine.MissionOnRoute, engine.MissionOnSite, engine.MissionCompleted}
+	moves := []string{model.MissionAck, model.MissionOnRoute, model.MissionOnSite, model.MissionCompleted}
 	moveSeq := map[string][4]int64{}
 	for step, move := range moves {
 		for m := range missions {
 			seq := int64(seqs[step*100+m])
-			outcome := engine.ItemApplied
+			outcome := model.ItemApplied
 			if m < 20 {
-				outcome = engine.ItemRejected
+				outcome = model.ItemRejected
 			}
 			plan[seq] = planned{body: item(seq, "mission_status", map[string]any{"mission_id": missions[m].ID, "status": move,
 				"feedback": map[string]any{"step": move}}, capturedAt(seq)), outcome: outcome}
@@ -77,18 +78,18 @@ func TestDeviceSync_Replay(t *testing.T) {
 			continue
 		}
 		at := capturedAt(seq)
-		p := planned{outcome: engine.ItemApplied}
+		p := planned{outcome: model.ItemApplied}
 		switch n++; {
 		case n%97 == 0: // unknown kind: rejected on receipt
-			p.body, p.outcome, p.atOnce = item(seq, "selfie", map[string]any{}, at), engine.ItemRejected, true
+			p.body, p.outcome, p.atOnce = item(seq, "selfie", map[string]any{}, at), model.ItemRejected, true
 		case n%89 == 0: // captured in the future: rejected on receipt
 			p.body, p.outcome, p.atOnce = item(seq, "location", map[string]any{"member_id": al, "lat": 45.1, "lng": 4.1},
-				epoch.Add(10*time.Minute)), engine.ItemRejected, true
+				epoch.Add(10*time.Minute)), model.ItemRejected, true
 		case n%83 == 0: // an event without type: rejected when applied
 			p.body, p.outcome = item(seq, "event", map[string]any{"priority": "high", "vertical": "emergency",
-				"idempotency_key": fmt.Sprintf("bad-%d", seq)}, at), engine.ItemRejected
+				"idempotency_key": fmt.Sprintf("bad-%d", seq)}, at), model.ItemRejected
 		case n%79 == 0: // another team's member: rejected when applied
-			p.body, p.outcome = item(seq, "location", map[string]any{"member_id": f.teamB.Members[0].ID, "lat": 45.1, "lng": 4.1}, at), engine.ItemRejected
+			p.body, p.outcome = item(seq, "location", map[string]any{"member_id": f.teamB.Members[0].ID, "lat": 45.1, "lng": 4.1}, at), model.ItemRejected
 		case n%61 == 0 && len(eventKeys) > 0: // an event sent again under a new sequence: applied, nothing new
 			var key string
 			for k := range eventKeys {
@@ -133,7 +134,7 @@ func TestDeviceSync_Replay(t *testing.T) {
 		if seq <= applied || plan[seq].atOnce {
 			return plan[seq].outcome
 		}
-		return engine.ItemPending
+		return model.ItemPending
 	}
 	for call, batch := range batches {
 		if call == len(batches)/2 {
@@ -163,7 +164,7 @@ func TestDeviceSync_Replay(t *testing.T) {
 				gaps = append(gaps, seq)
 			}
 		}
-		if int(res.GapCount) != len(gaps) || !slices.Equal(res.Gaps, gaps[:min(len(gaps), engine.MaxGaps)]) && len(gaps)+len(res.Gaps) > 0 {
+		if int(res.GapCount) != len(gaps) || !slices.Equal(res.Gaps, gaps[:min(len(gaps), model.MaxGaps)]) && len(gaps)+len(res.Gaps) > 0 {
 			t.Fatalf("call %d: gaps %v (%d), want %v", call, res.Gaps, res.GapCount, gaps)
 		}
 		if len(res.Results) != len(batch) {
@@ -176,12 +177,12 @@ func TestDeviceSync_Replay(t *testing.T) {
 			}
 			want, got := statusOf(seq), r.Status
 			if !fresh[i] {
-				want, got = engine.ItemDuplicate+"/"+want, r.Status+"/"+r.Outcome
+				want, got = model.ItemDuplicate+"/"+want, r.Status+"/"+r.Outcome
 			}
 			if got != want {
 				t.Fatalf("call %d: seq %d is %s (%s %s), want %s", call, seq, got, r.Error, r.Message, want)
 			}
-			if r.Status == engine.ItemRejected && (r.Error == "" || r.Message == "") {
+			if r.Status == model.ItemRejected && (r.Error == "" || r.Message == "") {
 				t.Fatalf("call %d: seq %d rejected without a reason: %+v", call, seq, r)
 			}
 		}
@@ -214,16 +215,16 @@ func TestDeviceSync_Replay(t *testing.T) {
 		s := moveSeq[m.ID]
 		switch {
 		case i < 10:
-			if got.Status != engine.MissionFailed || len(got.History) != 2 {
+			if got.Status != model.MissionFailed || len(got.History) != 2 {
 				t.Fatalf("mission %d: %s %d moves", i, got.Status, len(got.History))
 			}
 		case i < 20:
-			if got.Status != engine.MissionAck || len(got.History) != 3 || got.OnRouteAt != nil {
+			if got.Status != model.MissionAck || len(got.History) != 3 || got.OnRouteAt != nil {
 				t.Fatalf("mission %d: %s %d moves", i, got.Status, len(got.History))
 			}
 		default:
-			want := []string{engine.MissionCreated, engine.MissionSent, engine.MissionAck, engine.MissionOnRoute, engine.MissionOnSite, engine.MissionCompleted}
-			if got.Status != engine.MissionCompleted || len(got.History) != len(want) {
+			want := []string{model.MissionCreated, model.MissionSent, model.MissionAck, model.MissionOnRoute, model.MissionOnSite, model.MissionCompleted}
+			if got.Status != model.MissionCompleted || len(got.History) != len(want) {
 				t.Fatalf("mission %d: %s %+v", i, got.Status, got.History)
 			}
 			for j, mv := range got.History {
@@ -231,8 +232,8 @@ func TestDeviceSync_Replay(t *testing.T) {
 					t.Fatalf("mission %d move %d: %+v", i, j, mv)
 				}
 			}
-			for j, ts := range []*engine.Time{got.AckAt, got.OnRouteAt, got.OnSiteAt, got.CompletedAt} {
-				if ts == nil || !ts.Equal(engine.At(capturedAt(s[j])).Time) {
+			for j, ts := range []*model.Time{got.AckAt, got.OnRouteAt, got.OnSiteAt, got.CompletedAt} {
+				if ts == nil || !ts.Equal(model.At(capturedAt(s[j])).Time) {
 					t.Fatalf("mission %d: %s at %v, want %v", i, moves[j], ts, capturedAt(s[j]))
 				}
 			}
@@ -240,9 +241,9 @@ func TestDeviceSync_Replay(t *testing.T) {
 	}
 
 	// Events: one per key, captured when the device captured it.
-	var events []engine.Event
-	_ = f.e.View(context.Background(), func(tx engine.Tx) (err error) {
-		events, _, err = tx.Events(f.tenant.ID, engine.EventFilter{}, engine.Page{Limit: 10000})
+	var events []model.Event
+	_ = f.e.View(context.Background(), func(tx model.Tx) (err error) {
+		events, _, err = tx.Events(f.tenant.ID, model.EventFilter{}, model.Page{Limit: 10000})
 		return err
 	})
 	byKey := map[string]int{}
@@ -252,7 +253,7 @@ func TestDeviceSync_Replay(t *testing.T) {
 		}
 		byKey[ev.IdempotencyKey]++
 		seq, ok := eventKeys[ev.IdempotencyKey]
-		if !ok || ev.DeviceID == nil || *ev.DeviceID != dev.ID || ev.CapturedAt == nil || !ev.CapturedAt.Equal(engine.At(capturedAt(seq)).Time) {
+		if !ok || ev.DeviceID == nil || *ev.DeviceID != dev.ID || ev.CapturedAt == nil || !ev.CapturedAt.Equal(model.At(capturedAt(seq)).Time) {
 			t.Fatalf("event %+v", ev)
 		}
 	}
@@ -266,9 +267,9 @@ func TestDeviceSync_Replay(t *testing.T) {
 	}
 
 	// The last position and the last report stand.
-	var team *engine.Team
-	var zone *engine.Zone
-	_ = f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+	var team *model.Team
+	var zone *model.Zone
+	_ = f.e.View(context.Background(), func(tx model.Tx) (err error) {
 		if team, err = tx.Team(f.tenant.ID, f.teamA.ID); err != nil {
 			return err
 		}
@@ -276,12 +277,12 @@ func TestDeviceSync_Replay(t *testing.T) {
 		return err
 	})
 	mem := team.Member(al)
-	if mem.LocationUpdatedAt == nil || !mem.LocationUpdatedAt.Equal(engine.At(capturedAt(lastLocation)).Time) ||
+	if mem.LocationUpdatedAt == nil || !mem.LocationUpdatedAt.Equal(model.At(capturedAt(lastLocation)).Time) ||
 		*mem.Lat != 45+float64(lastLocation)/10000 {
 		t.Fatalf("position %+v, want that of %d", mem, lastLocation)
 	}
 	c := zone.Connectivity
-	if c.LastReportAt == nil || !c.LastReportAt.Equal(engine.At(capturedAt(lastReport)).Time) || c.DeviceID != dev.ID ||
+	if c.LastReportAt == nil || !c.LastReportAt.Equal(model.At(capturedAt(lastReport)).Time) || c.DeviceID != dev.ID ||
 		c.State != []string{"online", "degraded"}[lastReport%2] {
 		t.Fatalf("connectivity %+v, want the report of %d", c, lastReport)
 	}
@@ -293,7 +294,7 @@ func TestDeviceSync_Replay(t *testing.T) {
 	}
 	res := f.mustSync(t, f.opA, dev.ID, nil, all...)
 	for _, r := range res.Results {
-		if r.Status != engine.ItemDuplicate || r.Outcome != plan[*r.SequenceNumber].outcome {
+		if r.Status != model.ItemDuplicate || r.Outcome != plan[*r.SequenceNumber].outcome {
 			t.Fatalf("resend: %+v", r)
 		}
 	}
@@ -303,32 +304,32 @@ func TestDeviceSync_Replay(t *testing.T) {
 // are rejected, each with the mission's own error, and the items after them apply.
 func TestDeviceSync_OfflineMoveRejected(t *testing.T) {
 	f := newDeviceFix(t)
-	dev := f.mustRegister(t, f.opA, engine.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.teamA.ID})
+	dev := f.mustRegister(t, f.opA, model.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.teamA.ID})
 	m := f.storedMission(t, f.teamA, epoch.Add(-time.Hour))
 	closed := f.storedMission(t, f.teamA, epoch.Add(-time.Hour))
-	f.move(t, f.opA, m.ID, engine.MissionAck) // online, now
-	f.move(t, f.opA, m.ID, engine.MissionOnRoute)
-	f.move(t, f.sup, closed.ID, engine.MissionFailed)
+	f.move(t, f.opA, m.ID, model.MissionAck) // online, now
+	f.move(t, f.opA, m.ID, model.MissionOnRoute)
+	f.move(t, f.sup, closed.ID, model.MissionFailed)
 	at := epoch.Add(-30 * time.Minute)
 	res := f.mustSync(t, f.opA, dev.ID, nil,
 		item(1, "mission_status", map[string]any{"mission_id": m.ID, "status": "ACK"}, at),
 		item(2, "mission_status", map[string]any{"mission_id": m.ID, "status": "ON_SITE"}, at.Add(time.Minute)),
 		item(3, "mission_status", map[string]any{"mission_id": closed.ID, "status": "ACK"}, at),
-		item(4, "mission_status", map[string]any{"mission_id": engine.NewID(), "status": "ACK"}, at),
+		item(4, "mission_status", map[string]any{"mission_id": model.NewID(), "status": "ACK"}, at),
 		item(5, "mission_status", map[string]any{"mission_id": m.ID, "status": "SLEEPING"}, at),
 		item(6, "location", map[string]any{"member_id": f.teamA.Members[0].ID, "lat": 45.5, "lng": 4.5}, at.Add(2*time.Minute)),
 	)
 	want := []struct {
 		status string
-		err    engine.Kind
+		err    model.Kind
 		field  string
 	}{
-		{engine.ItemRejected, engine.KindInvalidTransition, ""},
-		{engine.ItemRejected, engine.KindInvalidTransition, ""},
-		{engine.ItemRejected, engine.KindMissionClosed, ""},
-		{engine.ItemRejected, engine.KindNotFound, ""},
-		{engine.ItemRejected, engine.KindValidation, "payload.status"},
-		{engine.ItemApplied, "", ""},
+		{model.ItemRejected, model.KindInvalidTransition, ""},
+		{model.ItemRejected, model.KindInvalidTransition, ""},
+		{model.ItemRejected, model.KindMissionClosed, ""},
+		{model.ItemRejected, model.KindNotFound, ""},
+		{model.ItemRejected, model.KindValidation, "payload.status"},
+		{model.ItemApplied, "", ""},
 	}
 	for i, r := range res.Results {
 		if r.Status != want[i].status || r.Error != want[i].err || r.Field != want[i].field {
@@ -338,23 +339,23 @@ func TestDeviceSync_OfflineMoveRejected(t *testing.T) {
 	if res.AppliedThrough != 6 {
 		t.Fatalf("applied_through %d", res.AppliedThrough)
 	}
-	if got := f.mission(t, m.ID); got.Status != engine.MissionOnRoute || len(got.History) != 4 {
+	if got := f.mission(t, m.ID); got.Status != model.MissionOnRoute || len(got.History) != 4 {
 		t.Fatalf("the server's moves stand: %+v", got)
 	}
 	// On ON_SITE then captured in the field after the server's last move: applied.
 	res = f.mustSync(t, f.opA, dev.ID, nil, item(7, "mission_status", map[string]any{"mission_id": m.ID, "status": "ON_SITE"}, epoch))
-	if res.Results[0].Status != engine.ItemApplied {
+	if res.Results[0].Status != model.ItemApplied {
 		t.Fatalf("a later move: %+v", res.Results[0])
 	}
 	// Another team's mission is not the device's.
 	other := f.storedMission(t, f.teamB, epoch.Add(-time.Hour))
 	res = f.mustSync(t, f.tech, dev.ID, nil, item(8, "mission_status", map[string]any{"mission_id": other.ID, "status": "ACK"}, epoch))
-	if r := res.Results[0]; r.Status != engine.ItemRejected || r.Error != engine.KindForbidden {
+	if r := res.Results[0]; r.Status != model.ItemRejected || r.Error != model.KindForbidden {
 		// company_tech holds no missions:receive: refused on receipt.
 		t.Fatalf("company_tech's move: %+v", r)
 	}
 	res = f.mustSync(t, f.opA, dev.ID, nil, item(9, "mission_status", map[string]any{"mission_id": other.ID, "status": "ACK"}, epoch))
-	if r := res.Results[0]; r.Status != engine.ItemRejected || r.Error != engine.KindNotFound {
+	if r := res.Results[0]; r.Status != model.ItemRejected || r.Error != model.KindNotFound {
 		t.Fatalf("another team's mission: %+v", r)
 	}
 }
@@ -364,8 +365,8 @@ func TestDeviceSync_OfflineMoveRejected(t *testing.T) {
 // none of them stops the good items.
 func TestDeviceSync_BadItems(t *testing.T) {
 	f := newDeviceFix(t)
-	dev := f.mustRegister(t, f.opA, engine.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.teamA.ID})
-	at := epoch.Add(-time.Minute).Format(engine.TimeLayout)
+	dev := f.mustRegister(t, f.opA, model.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.teamA.ID})
+	at := epoch.Add(-time.Minute).Format(model.TimeLayout)
 	loc := `{"member_id":"` + f.teamA.Members[1].ID + `","lat":45.2,"lng":4.2}`
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	cases := []struct {
@@ -374,36 +375,36 @@ func TestDeviceSync_BadItems(t *testing.T) {
 		status string
 		field  string
 	}{
-		{`{"sequence_number":1,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 1, engine.ItemApplied, ""},
-		{`{"sequence_number":1.5,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
-		{`{"sequence_number":"3","kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
-		{`{"sequence_number":0,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
-		{`{"sequence_number":-4,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
-		{`{"sequence_number":99999999999999999999,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
-		{`{"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
-		{`"not an object"`, 0, engine.ItemRejected, "items"},
-		{`{"sequence_number":2,"payload":` + loc + `,"captured_at":"` + at + `"}`, 2, engine.ItemRejected, "kind"},
-		{`{"sequence_number":3,"kind":7,"payload":` + loc + `,"captured_at":"` + at + `"}`, 3, engine.ItemRejected, "kind"},
-		{`{"sequence_number":4,"kind":"photo","payload":` + loc + `,"captured_at":"` + at + `"}`, 4, engine.ItemRejected, "kind"},
-		{`{"sequence_number":5,"kind":"location","captured_at":"` + at + `"}`, 5, engine.ItemRejected, "payload"},
-		{`{"sequence_number":6,"kind":"location","payload":[1],"captured_at":"` + at + `"}`, 6, engine.ItemRejected, "payload"},
-		{`{"sequence_number":7,"kind":"location","payload":` + loc + `}`, 7, engine.ItemRejected, "captured_at"},
-		{`{"sequence_number":8,"kind":"location","payload":` + loc + `,"captured_at":"yesterday"}`, 8, engine.ItemRejected, "captured_at"},
-		{`{"sequence_number":9,"kind":"location","payload":` + loc + `,"captured_at":12}`, 9, engine.ItemRejected, "captured_at"},
-		{`{"sequence_number":10,"kind":"location","payload":` + loc + `,"captured_at":"` + epoch.Add(3*time.Minute).Format(engine.TimeLayout) + `"}`, 10, engine.ItemRejected, "captured_at"},
-		{`{"sequence_number":11,"kind":"location","payload":{"member_id":"x","lat":"45","lng":4},"captured_at":"` + at + `"}`, 11, engine.ItemRejected, "payload.lat"},
-		{`{"sequence_number":12,"kind":"location","payload":{"lat":45,"lng":4},"captured_at":"` + at + `"}`, 12, engine.ItemRejected, "payload.member_id"},
-		{`{"sequence_number":13,"kind":"location","payload":{"member_id":"` + f.teamA.Members[1].ID + `","lat":95,"lng":4},"captured_at":"` + at + `"}`, 13, engine.ItemRejected, "payload.lat"},
-		{`{"sequence_number":14,"kind":"event","payload":{"type":"X","priority":"urgent","vertical":"emergency","idempotency_key":"k"},"captured_at":"` + at + `"}`, 14, engine.ItemRejected, "payload.priority"},
-		{`{"sequence_number":15,"kind":"event","payload":{"type":"X","priority":"high","vertical":"emergency"},"captured_at":"` + at + `"}`, 15, engine.ItemRejected, "payload.idempotency_key"},
-		{`{"sequence_number":16,"kind":"connectivity","payload":{"zone_code":"north","state":"sunny"},"captured_at":"` + at + `"}`, 16, engine.ItemRejected, "payload.state"},
-		{`{"sequence_number":17,"kind":"mission_status","payload":{"status":"ACK"},"captured_at":"` + at + `"}`, 17, engine.ItemRejected, "payload.mission_id"},
-		{`{"sequence_number":18,"kind":"event","payload":{"type":"X","priority":"high","vertical":"emergency","idempotency_key":"good"},"captured_at":"` + at + `"}`, 18, engine.ItemApplied, ""},
+		{`{"sequence_number":1,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 1, model.ItemApplied, ""},
+		{`{"sequence_number":1.5,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, model.ItemRejected, "sequence_number"},
+		{`{"sequence_number":"3","kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, model.ItemRejected, "sequence_number"},
+		{`{"sequence_number":0,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, model.ItemRejected, "sequence_number"},
+		{`{"sequence_number":-4,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, model.ItemRejected, "sequence_number"},
+		{`{"sequence_number":99999999999999999999,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, model.ItemRejected, "sequence_number"},
+		{`{"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, model.ItemRejected, "sequence_number"},
+		{`"not an object"`, 0, model.ItemRejected, "items"},
+		{`{"sequence_number":2,"payload":` + loc + `,"captured_at":"` + at + `"}`, 2, model.ItemRejected, "kind"},
+		{`{"sequence_number":3,"kind":7,"payload":` + loc + `,"captured_at":"` + at + `"}`, 3, model.ItemRejected, "kind"},
+		{`{"sequence_number":4,"kind":"photo","payload":` + loc + `,"captured_at":"` + at + `"}`, 4, model.ItemRejected, "kind"},
+		{`{"sequence_number":5,"kind":"location","captured_at":"` + at + `"}`, 5, model.ItemRejected, "payload"},
+		{`{"sequence_number":6,"kind":"location","payload":[1],"captured_at":"` + at + `"}`, 6, model.ItemRejected, "payload"},
+		{`{"sequence_number":7,"kind":"location","payload":` + loc + `}`, 7, model.ItemRejected, "captured_at"},
+		{`{"sequence_number":8,"kind":"location","payload":` + loc + `,"captured_at":"yesterday"}`, 8, model.ItemRejected, "captured_at"},
+		{`{"sequence_number":9,"kind":"location","payload":` + loc + `,"captured_at":12}`, 9, model.ItemRejected, "captured_at"},
+		{`{"sequence_number":10,"kind":"location","payload":` + loc + `,"captured_at":"` + epoch.Add(3*time.Minute).Format(model.TimeLayout) + `"}`, 10, model.ItemRejected, "captured_at"},
+		{`{"sequence_number":11,"kind":"location","payload":{"member_id":"x","lat":"45","lng":4},"captured_at":"` + at + `"}`, 11, model.ItemRejected, "payload.lat"},
+		{`{"sequence_number":12,"kind":"location","payload":{"lat":45,"lng":4},"captured_at":"` + at + `"}`, 12, model.ItemRejected, "payload.member_id"},
+		{`{"sequence_number":13,"kind":"location","payload":{"member_id":"` + f.teamA.Members[1].ID + `","lat":95,"lng":4},"captured_at":"` + at + `"}`, 13, model.ItemRejected, "payload.lat"},
+		{`{"sequence_number":14,"kind":"event","payload":{"type":"X","priority":"urgent","vertical":"emergency","idempotency_key":"k"},"captured_at":"` + at + `"}`, 14, model.ItemRejected, "payload.priority"},
+		{`{"sequence_number":15,"kind":"event","payload":{"type":"X","priority":"high","vertical":"emergency"},"captured_at":"` + at + `"}`, 15, model.ItemRejected, "payload.idempotency_key"},
+		{`{"sequence_number":16,"kind":"connectivity","payload":{"zone_code":"north","state":"sunny"},"captured_at":"` + at + `"}`, 16, model.ItemRejected, "payload.state"},
+		{`{"sequence_number":17,"kind":"mission_status","payload":{"status":"ACK"},"captured_at":"` + at + `"}`, 17, model.ItemRejected, "payload.mission_id"},
+		{`{"sequence_number":18,"kind":"event","payload":{"type":"X","priority":"high","vertical":"emergency","idempotency_key":"good"},"captured_at":"` + at + `"}`, 18, model.ItemApplied, ""},
 		// A number with an integral value is an integer, however written (JSON Schema).
-		{`{"sequence_number":19.0,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 19, engine.ItemApplied, ""},
-		{`{"sequence_number":2e1,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 20, engine.ItemApplied, ""},
-		{`{"sequence_number":1e400,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
-		{`{"sequence_number":20.5,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, engine.ItemRejected, "sequence_number"},
+		{`{"sequence_number":19.0,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 19, model.ItemApplied, ""},
+		{`{"sequence_number":2e1,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 20, model.ItemApplied, ""},
+		{`{"sequence_number":1e400,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, model.ItemRejected, "sequence_number"},
+		{`{"sequence_number":20.5,"kind":"location","payload":` + loc + `,"captured_at":"` + at + `"}`, 0, model.ItemRejected, "sequence_number"},
 	}
 	items := make([]any, len(cases))
 	for i, c := range cases {
@@ -417,7 +418,7 @@ func TestDeviceSync_BadItems(t *testing.T) {
 			gotSeq = *r.SequenceNumber
 		}
 		if r.Status != c.status || r.Field != c.field || gotSeq != c.seq || *r.Index != i ||
-			(c.status == engine.ItemRejected && (r.Error != engine.KindValidation || r.Message == "")) {
+			(c.status == model.ItemRejected && (r.Error != model.KindValidation || r.Message == "")) {
 			t.Fatalf("item %d %s: %+v", i, c.body, r)
 		}
 	}

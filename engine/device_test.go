@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // deviceFix is a tenant with zone north, team A (field operator opA and Al as members)
@@ -16,42 +17,42 @@ type deviceFix struct {
 	dir          string
 	db           interface{ Close() error }
 	e            *engine.Engine
-	clock        *engine.FakeClock
-	tenant       *engine.Tenant
-	other        *engine.Tenant
-	teamA, teamB *engine.Team
-	opA, opB     engine.Principal
-	sup, tech    engine.Principal
-	otherAdmin   engine.Principal
+	clock        *model.FakeClock
+	tenant       *model.Tenant
+	other        *model.Tenant
+	teamA, teamB *model.Team
+	opA, opB     model.Principal
+	sup, tech    model.Principal
+	otherAdmin   model.Principal
 }
 
 func newDeviceFix(t *testing.T) *deviceFix {
 	t.Helper()
-	f := &deviceFix{dir: t.TempDir(), clock: engine.NewFakeClock(epoch)}
+	f := &deviceFix{dir: t.TempDir(), clock: model.NewFakeClock(epoch)}
 	f.open(t)
 	f.tenant = MustCreateTenant(t, f.e, "acme").Tenant
 	f.other = MustCreateTenant(t, f.e, "other").Tenant
-	user := func(email string, role engine.Role) engine.Principal {
+	user := func(email string, role model.Role) model.Principal {
 		u := MustCreateUser(t, f.e, "acme", email, role)
-		return engine.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: u.ID, Role: role}
+		return model.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: u.ID, Role: role}
 	}
-	f.opA = user("op-a@acme.example", engine.RoleFieldOperator)
-	f.opB = user("op-b@acme.example", engine.RoleFieldOperator)
-	f.sup = user("sup@acme.example", engine.RoleOperationalSupervisor)
-	f.tech = user("tech@acme.example", engine.RoleCompanyTech)
-	oa := MustCreateUser(t, f.e, "other", "admin@other.example", engine.RoleCompanyAdmin)
+	f.opA = user("op-a@acme.example", model.RoleFieldOperator)
+	f.opB = user("op-b@acme.example", model.RoleFieldOperator)
+	f.sup = user("sup@acme.example", model.RoleOperationalSupervisor)
+	f.tech = user("tech@acme.example", model.RoleCompanyTech)
+	oa := MustCreateUser(t, f.e, "other", "admin@other.example", model.RoleCompanyAdmin)
 	f.otherAdmin = adminOf(f.other, oa.ID)
-	MustUpdate(t, f.e, func(tx engine.Tx) (err error) {
-		if _, err := f.e.CreateZone(tx, f.tenant.ID, engine.ZoneInput{Code: "north", Name: "North",
+	MustUpdate(t, f.e, func(tx model.Tx) (err error) {
+		if _, err := f.e.CreateZone(tx, f.tenant.ID, model.ZoneInput{Code: "north", Name: "North",
 			Boundary: polygon(square(4, 45, 1))}); err != nil {
 			return err
 		}
-		if f.teamA, err = f.e.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: "Alpha", ZoneCode: "north",
-			Verticals: []string{"emergency"}, Members: []engine.MemberInput{{Name: "Ann", UserID: f.opA.UserID}, {Name: "Al"}}}); err != nil {
+		if f.teamA, err = f.e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", ZoneCode: "north",
+			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Ann", UserID: f.opA.UserID}, {Name: "Al"}}}); err != nil {
 			return err
 		}
-		f.teamB, err = f.e.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: "Bravo", ZoneCode: "north",
-			Verticals: []string{"emergency"}, Members: []engine.MemberInput{{Name: "Bob", UserID: f.opB.UserID}}})
+		f.teamB, err = f.e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Bravo", ZoneCode: "north",
+			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Bob", UserID: f.opB.UserID}}})
 		return err
 	})
 	return f
@@ -63,18 +64,18 @@ func (f *deviceFix) open(t *testing.T) {
 	f.db, f.e = reopen(t, f.dir, f.db, engine.Options{Clock: f.clock})
 }
 
-func (f *deviceFix) register(t *testing.T, p engine.Principal, in engine.DeviceInput) (*engine.Device, bool, error) {
+func (f *deviceFix) register(t *testing.T, p model.Principal, in model.DeviceInput) (*model.Device, bool, error) {
 	t.Helper()
-	var d *engine.Device
+	var d *model.Device
 	var created bool
-	err := f.e.Update(context.Background(), func(tx engine.Tx) (err error) {
+	err := f.e.Update(context.Background(), func(tx model.Tx) (err error) {
 		d, created, err = f.e.RegisterDevice(tx, p, in)
 		return err
 	})
 	return d, created, err
 }
 
-func (f *deviceFix) mustRegister(t *testing.T, p engine.Principal, in engine.DeviceInput) *engine.Device {
+func (f *deviceFix) mustRegister(t *testing.T, p model.Principal, in model.DeviceInput) *model.Device {
 	t.Helper()
 	d, created, err := f.register(t, p, in)
 	if err != nil || !created {
@@ -83,10 +84,10 @@ func (f *deviceFix) mustRegister(t *testing.T, p engine.Principal, in engine.Dev
 	return d
 }
 
-func jsonRender(status int) engine.Render {
-	return func(v any) (engine.Reply, error) {
+func jsonRender(status int) model.Render {
+	return func(v any) (model.Reply, error) {
 		b, err := json.Marshal(v)
-		return engine.Reply{Status: status, Body: b}, err
+		return model.Reply{Status: status, Body: b}, err
 	}
 }
 
@@ -109,22 +110,22 @@ func rawItems(t *testing.T, items ...any) []json.RawMessage {
 }
 
 // sync sends items (each marshalled unless it is a json.RawMessage) and decodes the answer.
-func (f *deviceFix) sync(t *testing.T, p engine.Principal, deviceID string, ack *engine.Int, items ...any) (*engine.DeviceSyncResult, error) {
+func (f *deviceFix) sync(t *testing.T, p model.Principal, deviceID string, ack *model.Int, items ...any) (*model.DeviceSyncResult, error) {
 	t.Helper()
 	raws := rawItems(t, items...)
-	reply, err := f.e.SyncDevice(context.Background(), p, nil, engine.DeviceSyncInput{DeviceID: deviceID, Items: raws, AckThrough: ack},
-		engine.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)})
+	reply, err := f.e.SyncDevice(context.Background(), p, nil, model.DeviceSyncInput{DeviceID: deviceID, Items: raws, AckThrough: ack},
+		model.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)})
 	if err != nil {
 		return nil, err
 	}
-	var res engine.DeviceSyncResult
+	var res model.DeviceSyncResult
 	if err := json.Unmarshal(reply.Body, &res); err != nil {
 		t.Fatal(err)
 	}
 	return &res, nil
 }
 
-func (f *deviceFix) mustSync(t *testing.T, p engine.Principal, deviceID string, ack *engine.Int, items ...any) *engine.DeviceSyncResult {
+func (f *deviceFix) mustSync(t *testing.T, p model.Principal, deviceID string, ack *model.Int, items ...any) *model.DeviceSyncResult {
 	t.Helper()
 	res, err := f.sync(t, p, deviceID, ack, items...)
 	if err != nil {
@@ -136,22 +137,22 @@ func (f *deviceFix) mustSync(t *testing.T, p engine.Principal, deviceID string, 
 // item is one device item.
 func item(seq int64, kind string, payload any, at time.Time) map[string]any {
 	return map[string]any{"sequence_number": seq, "kind": kind, "payload": payload,
-		"captured_at": at.UTC().Format(engine.TimeLayout)}
+		"captured_at": at.UTC().Format(model.TimeLayout)}
 }
 
 // storedMission stores a CREATED mission of a team (and its event) created at at, and
 // puts the team on_mission.
-func (f *deviceFix) storedMission(t *testing.T, team *engine.Team, at time.Time) *engine.Mission {
+func (f *deviceFix) storedMission(t *testing.T, team *model.Team, at time.Time) *model.Mission {
 	t.Helper()
-	now := engine.At(at)
-	ev := &engine.Event{ID: engine.NewIDAt(now.Time), Type: "FIRE", Priority: "high", Vertical: "emergency",
-		IdempotencyKey: engine.NewID(), Status: engine.EventDelivered, ChannelSelected: engine.ChannelREST,
+	now := model.At(at)
+	ev := &model.Event{ID: model.NewIDAt(now.Time), Type: "FIRE", Priority: "high", Vertical: "emergency",
+		IdempotencyKey: model.NewID(), Status: model.EventDelivered, ChannelSelected: model.ChannelREST,
 		ChannelsAttempted: []string{}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
-	m := &engine.Mission{ID: engine.NewIDAt(now.Time), EventID: ev.ID, TeamID: team.ID, Status: engine.MissionCreated,
-		Vertical: "emergency", Priority: "high", DispatchedAt: now, DispatchID: engine.NewID(), DispatchedBy: f.sup.UserID,
-		History:   []engine.MissionMove{{To: engine.MissionCreated, At: now, Actor: f.sup.UserID, Source: engine.MoveSourceAPI}},
+	m := &model.Mission{ID: model.NewIDAt(now.Time), EventID: ev.ID, TeamID: team.ID, Status: model.MissionCreated,
+		Vertical: "emergency", Priority: "high", DispatchedAt: now, DispatchID: model.NewID(), DispatchedBy: f.sup.UserID,
+		History:   []model.MissionMove{{To: model.MissionCreated, At: now, Actor: f.sup.UserID, Source: engine.MoveSourceAPI}},
 		CreatedAt: now, UpdatedAt: now}
-	MustUpdate(t, f.e, func(tx engine.Tx) error {
+	MustUpdate(t, f.e, func(tx model.Tx) error {
 		if err := tx.PutEvent(f.tenant.ID, ev); err != nil {
 			return err
 		}
@@ -168,10 +169,10 @@ func (f *deviceFix) storedMission(t *testing.T, team *engine.Team, at time.Time)
 	return m
 }
 
-func (f *deviceFix) mission(t *testing.T, id string) *engine.Mission {
+func (f *deviceFix) mission(t *testing.T, id string) *model.Mission {
 	t.Helper()
-	var m *engine.Mission
-	if err := f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+	var m *model.Mission
+	if err := f.e.View(context.Background(), func(tx model.Tx) (err error) {
 		m, err = tx.Mission(f.tenant.ID, id)
 		return err
 	}); err != nil {
@@ -180,74 +181,74 @@ func (f *deviceFix) mission(t *testing.T, id string) *engine.Mission {
 	return m
 }
 
-func (f *deviceFix) move(t *testing.T, p engine.Principal, id, status string) {
+func (f *deviceFix) move(t *testing.T, p model.Principal, id, status string) {
 	t.Helper()
-	MustUpdate(t, f.e, func(tx engine.Tx) error {
-		_, err := f.e.UpdateMissionStatus(tx, p, id, engine.MissionStatusInput{Status: status}, engine.MoveSourceAPI, nil)
+	MustUpdate(t, f.e, func(tx model.Tx) error {
+		_, err := f.e.UpdateMissionStatus(tx, p, id, model.MissionStatusInput{Status: status}, engine.MoveSourceAPI, nil)
 		return err
 	})
 }
 
 func TestDevice_Register(t *testing.T) {
 	f := newDeviceFix(t)
-	key := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: engine.NewID(), Scopes: []string{engine.PermDevicesManage}}
-	in := engine.DeviceInput{Name: " Tablet 7 ", Platform: "android", TeamID: f.teamA.ID, ZoneCode: "north", HardwareID: "imei-1"}
+	key := model.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: model.NewID(), Scopes: []string{model.PermDevicesManage}}
+	in := model.DeviceInput{Name: " Tablet 7 ", Platform: "android", TeamID: f.teamA.ID, ZoneCode: "north", HardwareID: "imei-1"}
 	d := f.mustRegister(t, key, in)
-	if !engine.ValidID(d.ID) || d.Name != "Tablet 7" || *d.TeamID != f.teamA.ID || *d.ZoneCode != "north" ||
-		*d.HardwareID != "imei-1" || !d.RegisteredAt.Equal(engine.At(epoch).Time) || d.RegisteredBy != key.KeyID {
+	if !model.ValidID(d.ID) || d.Name != "Tablet 7" || *d.TeamID != f.teamA.ID || *d.ZoneCode != "north" ||
+		*d.HardwareID != "imei-1" || !d.RegisteredAt.Equal(model.At(epoch).Time) || d.RegisteredBy != key.KeyID {
 		t.Fatalf("device: %+v", d)
 	}
 
 	t.Run("SameHardwareSameDevice", func(t *testing.T) {
 		f.clock.Advance(time.Minute)
-		again, created, err := f.register(t, key, engine.DeviceInput{Name: "renamed", Platform: "ios", HardwareID: "imei-1"})
+		again, created, err := f.register(t, key, model.DeviceInput{Name: "renamed", Platform: "ios", HardwareID: "imei-1"})
 		if err != nil || created || again.ID != d.ID || again.Name != "Tablet 7" || !again.RegisteredAt.Equal(d.RegisteredAt.Time) {
 			t.Fatalf("again: %+v created %v err %v", again, created, err)
 		}
 		// The field operator of the device's team gets it too; another team's is a conflict.
-		if again, created, err := f.register(t, f.opA, engine.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamA.ID, HardwareID: "imei-1"}); err != nil || created || again.ID != d.ID {
+		if again, created, err := f.register(t, f.opA, model.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamA.ID, HardwareID: "imei-1"}); err != nil || created || again.ID != d.ID {
 			t.Fatalf("op A: %+v %v %v", again, created, err)
 		}
-		_, _, err = f.register(t, f.opB, engine.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamB.ID, HardwareID: "imei-1"})
-		AssertKind(t, err, engine.KindConflict)
+		_, _, err = f.register(t, f.opB, model.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamB.ID, HardwareID: "imei-1"})
+		AssertKind(t, err, model.KindConflict)
 		// Another tenant's hardware index is its own.
-		od, created, err := f.register(t, f.otherAdmin, engine.DeviceInput{Name: "x", Platform: "p", HardwareID: "imei-1"})
+		od, created, err := f.register(t, f.otherAdmin, model.DeviceInput{Name: "x", Platform: "p", HardwareID: "imei-1"})
 		if err != nil || !created || od.ID == d.ID {
 			t.Fatalf("other tenant: %+v %v %v", od, created, err)
 		}
 	})
 
 	t.Run("FieldOperator", func(t *testing.T) {
-		own := f.mustRegister(t, f.opA, engine.DeviceInput{Name: "Ann's phone", Platform: "android", TeamID: f.teamA.ID})
+		own := f.mustRegister(t, f.opA, model.DeviceInput{Name: "Ann's phone", Platform: "android", TeamID: f.teamA.ID})
 		if own.HardwareID != nil || own.ZoneCode != nil || own.RegisteredBy != f.opA.UserID {
 			t.Fatalf("own device: %+v", own)
 		}
-		_, _, err := f.register(t, f.opA, engine.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamB.ID})
-		AssertKind(t, err, engine.KindForbidden)
-		_, _, err = f.register(t, f.opA, engine.DeviceInput{Name: "x", Platform: "p"})
+		_, _, err := f.register(t, f.opA, model.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamB.ID})
+		AssertKind(t, err, model.KindForbidden)
+		_, _, err = f.register(t, f.opA, model.DeviceInput{Name: "x", Platform: "p"})
 		AssertInvalid(t, err, "team_id")
 	})
 
 	t.Run("Forbidden", func(t *testing.T) {
-		syncKey := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: engine.NewID(), Scopes: []string{engine.PermDevicesSync}}
-		for _, p := range []engine.Principal{f.sup, syncKey} {
-			_, _, err := f.register(t, p, engine.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamA.ID})
-			AssertKind(t, err, engine.KindForbidden)
+		syncKey := model.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: model.NewID(), Scopes: []string{model.PermDevicesSync}}
+		for _, p := range []model.Principal{f.sup, syncKey} {
+			_, _, err := f.register(t, p, model.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamA.ID})
+			AssertKind(t, err, model.KindForbidden)
 		}
 	})
 
 	t.Run("Validation", func(t *testing.T) {
 		for _, c := range []struct {
-			in    engine.DeviceInput
+			in    model.DeviceInput
 			field string
 		}{
-			{engine.DeviceInput{Platform: "p"}, "name"},
-			{engine.DeviceInput{Name: "  ", Platform: "p"}, "name"},
-			{engine.DeviceInput{Name: "x"}, "platform"},
-			{engine.DeviceInput{Name: "x", Platform: "p", TeamID: "nope"}, "team_id"},
-			{engine.DeviceInput{Name: "x", Platform: "p", TeamID: engine.NewID()}, "team_id"},
-			{engine.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamA.ID, ZoneCode: "south"}, "zone_code"},
-			{engine.DeviceInput{Name: "x", Platform: "p", HardwareID: string(make([]byte, 129))}, "hardware_id"},
+			{model.DeviceInput{Platform: "p"}, "name"},
+			{model.DeviceInput{Name: "  ", Platform: "p"}, "name"},
+			{model.DeviceInput{Name: "x"}, "platform"},
+			{model.DeviceInput{Name: "x", Platform: "p", TeamID: "nope"}, "team_id"},
+			{model.DeviceInput{Name: "x", Platform: "p", TeamID: model.NewID()}, "team_id"},
+			{model.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamA.ID, ZoneCode: "south"}, "zone_code"},
+			{model.DeviceInput{Name: "x", Platform: "p", HardwareID: string(make([]byte, 129))}, "hardware_id"},
 		} {
 			_, _, err := f.register(t, f.tech, c.in)
 			AssertInvalid(t, err, c.field)
@@ -261,25 +262,25 @@ func TestDevice_Register(t *testing.T) {
 func TestDeviceQueue_MissionAndEvent(t *testing.T) {
 	ctx := context.Background()
 	f := newDeviceFix(t)
-	dev := f.mustRegister(t, f.opA, engine.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.teamA.ID, ZoneCode: "north"})
-	other := f.mustRegister(t, f.tech, engine.DeviceInput{Name: "relay", Platform: "linux", ZoneCode: "north"})
+	dev := f.mustRegister(t, f.opA, model.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.teamA.ID, ZoneCode: "north"})
+	other := f.mustRegister(t, f.tech, model.DeviceInput{Name: "relay", Platform: "linux", ZoneCode: "north"})
 
 	// An event of zone north with no webhook: the device queues are its only target.
 	var evID string
-	reply, err := f.e.IngestEvent(ctx, f.sup, engine.EventInput{Type: "FIRE", Priority: "high", Vertical: "emergency",
+	reply, err := f.e.IngestEvent(ctx, f.sup, model.EventInput{Type: "FIRE", Priority: "high", Vertical: "emergency",
 		IdempotencyKey: "ev-1", ZoneCode: "north"}, jsonRender(201))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var acc engine.EventAccepted
+	var acc model.EventAccepted
 	_ = json.Unmarshal(reply.Body, &acc)
 	evID = acc.EventID
-	if acc.ChannelSelected != engine.ChannelREST || acc.Status != engine.EventPending {
+	if acc.ChannelSelected != model.ChannelREST || acc.Status != model.EventPending {
 		t.Fatalf("event: %+v", acc)
 	}
-	var d *engine.Dispatch
-	MustUpdate(t, f.e, func(tx engine.Tx) (err error) {
-		d, err = f.e.DispatchTeam(tx, f.sup, engine.DispatchInput{EventID: evID, TeamID: f.teamA.ID})
+	var d *model.Dispatch
+	MustUpdate(t, f.e, func(tx model.Tx) (err error) {
+		d, err = f.e.DispatchTeam(tx, f.sup, model.DispatchInput{EventID: evID, TeamID: f.teamA.ID})
 		return err
 	})
 
@@ -288,78 +289,78 @@ func TestDeviceQueue_MissionAndEvent(t *testing.T) {
 		t.Fatalf("queue: %+v", res)
 	}
 	q0, q1 := res.Queue[0], res.Queue[1]
-	if q0.QueueSequence != 1 || q0.Kind != engine.QueueEvent || q0.Event == nil || q0.Event.ID != evID ||
-		q1.QueueSequence != 2 || q1.Kind != engine.QueueMission || q1.Mission == nil || q1.Mission.ID != d.MissionID ||
-		q1.Mission.Status != engine.MissionCreated {
+	if q0.QueueSequence != 1 || q0.Kind != model.QueueEvent || q0.Event == nil || q0.Event.ID != evID ||
+		q1.QueueSequence != 2 || q1.Kind != model.QueueMission || q1.Mission == nil || q1.Mission.ID != d.MissionID ||
+		q1.Mission.Status != model.MissionCreated {
 		t.Fatalf("queue items: %+v %+v", q0, q1)
 	}
 	// The other device of the zone has the event but not the mission (not of team A).
-	items, _, err := f.e.DeviceQueue(ctx, f.tech, other.ID, engine.Page{Limit: 50})
-	if err != nil || len(items) != 1 || items[0].Kind != engine.QueueEvent {
+	items, _, err := f.e.DeviceQueue(ctx, f.tech, other.ID, model.Page{Limit: 50})
+	if err != nil || len(items) != 1 || items[0].Kind != model.QueueEvent {
 		t.Fatalf("other queue: %+v %v", items, err)
 	}
 
 	// Ack of the event only: delivered; the mission stays CREATED and queued.
-	res = f.mustSync(t, f.opA, dev.ID, ptr[engine.Int](1))
+	res = f.mustSync(t, f.opA, dev.ID, ptr[model.Int](1))
 	if len(res.Queue) != 1 || res.Queue[0].QueueSequence != 2 || res.AckThrough != 1 {
 		t.Fatalf("after ack 1: %+v", res)
 	}
-	var ev *engine.Event
-	_ = f.e.View(ctx, func(tx engine.Tx) (err error) { ev, err = tx.Event(f.tenant.ID, evID); return err })
-	if ev.Status != engine.EventDelivered || ev.DeliveredAt == nil {
+	var ev *model.Event
+	_ = f.e.View(ctx, func(tx model.Tx) (err error) { ev, err = tx.Event(f.tenant.ID, evID); return err })
+	if ev.Status != model.EventDelivered || ev.DeliveredAt == nil {
 		t.Fatalf("event after ack: %s", ev.Status)
 	}
-	if m := f.mission(t, d.MissionID); m.Status != engine.MissionCreated {
+	if m := f.mission(t, d.MissionID); m.Status != model.MissionCreated {
 		t.Fatalf("mission before its ack: %s", m.Status)
 	}
 	f.clock.Advance(time.Second)
-	res = f.mustSync(t, f.opA, dev.ID, ptr[engine.Int](2))
+	res = f.mustSync(t, f.opA, dev.ID, ptr[model.Int](2))
 	if len(res.Queue) != 0 || res.QueuePending != 0 {
 		t.Fatalf("after ack 2: %+v", res)
 	}
 	m := f.mission(t, d.MissionID)
-	if m.Status != engine.MissionSent || m.ChannelUsed == nil || *m.ChannelUsed != engine.ChannelDevice {
+	if m.Status != model.MissionSent || m.ChannelUsed == nil || *m.ChannelUsed != engine.ChannelDevice {
 		t.Fatalf("mission after ack: %+v", m)
 	}
 	// Acknowledging again, or less, changes nothing; beyond the last queue_sequence is 400.
-	f.mustSync(t, f.opA, dev.ID, ptr[engine.Int](1))
-	_, err = f.sync(t, f.opA, dev.ID, ptr[engine.Int](3))
+	f.mustSync(t, f.opA, dev.ID, ptr[model.Int](1))
+	_, err = f.sync(t, f.opA, dev.ID, ptr[model.Int](3))
 	AssertInvalid(t, err, "ack_through")
 
 	// The device's own event is not queued back to it, but reaches the other device.
 	res = f.mustSync(t, f.opA, dev.ID, nil, item(1, "event", map[string]any{"type": "FLOOD", "priority": "low",
 		"vertical": "emergency", "idempotency_key": "dev-ev-1", "zone_code": "north"}, epoch.Add(-time.Minute)))
-	if res.Results[0].Status != engine.ItemApplied || len(res.Queue) != 0 {
+	if res.Results[0].Status != model.ItemApplied || len(res.Queue) != 0 {
 		t.Fatalf("own event: %+v", res)
 	}
-	items, _, _ = f.e.DeviceQueue(ctx, f.tech, other.ID, engine.Page{Limit: 50})
+	items, _, _ = f.e.DeviceQueue(ctx, f.tech, other.ID, model.Page{Limit: 50})
 	if len(items) != 2 || items[1].Event.ID != res.Results[0].EventID || *items[1].Event.DeviceID != dev.ID ||
 		items[1].Event.Source != engine.SourceDevice {
 		t.Fatalf("other queue after the device's event: %+v", items)
 	}
 
 	// Who reads a queue: the team's members and devices:manage; not another team's operator.
-	if _, _, err := f.e.DeviceQueue(ctx, f.opB, dev.ID, engine.Page{Limit: 50}); !engine.IsKind(err, engine.KindNotFound) {
+	if _, _, err := f.e.DeviceQueue(ctx, f.opB, dev.ID, model.Page{Limit: 50}); !model.IsKind(err, model.KindNotFound) {
 		t.Fatalf("op B reads team A's queue: %v", err)
 	}
-	if _, _, err := f.e.DeviceQueue(ctx, f.otherAdmin, dev.ID, engine.Page{Limit: 50}); !engine.IsKind(err, engine.KindNotFound) {
+	if _, _, err := f.e.DeviceQueue(ctx, f.otherAdmin, dev.ID, model.Page{Limit: 50}); !model.IsKind(err, model.KindNotFound) {
 		t.Fatalf("another tenant reads the queue: %v", err)
 	}
 	// Pages: one item a page, the cursor is the last queue_sequence.
-	items, next, err := f.e.DeviceQueue(ctx, f.tech, other.ID, engine.Page{Limit: 1})
+	items, next, err := f.e.DeviceQueue(ctx, f.tech, other.ID, model.Page{Limit: 1})
 	if err != nil || len(items) != 1 || next != "1" {
 		t.Fatalf("page 1: %+v %q %v", items, next, err)
 	}
-	if items, next, _ = f.e.DeviceQueue(ctx, f.tech, other.ID, engine.Page{Limit: 1, Cursor: next}); len(items) != 1 || items[0].QueueSequence != 2 || next != "" {
+	if items, next, _ = f.e.DeviceQueue(ctx, f.tech, other.ID, model.Page{Limit: 1, Cursor: next}); len(items) != 1 || items[0].QueueSequence != 2 || next != "" {
 		t.Fatalf("page 2: %+v %q", items, next)
 	}
 	// A page also ends before the item that would take its JSON past MaxBytes; its first
 	// item always comes.
-	items, next, err = f.e.DeviceQueue(ctx, f.tech, other.ID, engine.Page{Limit: 50, MaxBytes: 1})
+	items, next, err = f.e.DeviceQueue(ctx, f.tech, other.ID, model.Page{Limit: 50, MaxBytes: 1})
 	if err != nil || len(items) != 1 || next != "1" {
 		t.Fatalf("byte-capped page 1: %+v %q %v", items, next, err)
 	}
-	if items, next, _ = f.e.DeviceQueue(ctx, f.tech, other.ID, engine.Page{Limit: 50, MaxBytes: 1, Cursor: next}); len(items) != 1 || items[0].QueueSequence != 2 || next != "" {
+	if items, next, _ = f.e.DeviceQueue(ctx, f.tech, other.ID, model.Page{Limit: 50, MaxBytes: 1, Cursor: next}); len(items) != 1 || items[0].QueueSequence != 2 || next != "" {
 		t.Fatalf("byte-capped page 2: %+v %q", items, next)
 	}
 }
@@ -368,37 +369,37 @@ func TestDeviceQueue_MissionAndEvent(t *testing.T) {
 // team's (or have no team).
 func TestDeviceSync_Access(t *testing.T) {
 	f := newDeviceFix(t)
-	devA := f.mustRegister(t, f.opA, engine.DeviceInput{Name: "a", Platform: "p", TeamID: f.teamA.ID})
-	loose := f.mustRegister(t, f.tech, engine.DeviceInput{Name: "loose", Platform: "p"})
+	devA := f.mustRegister(t, f.opA, model.DeviceInput{Name: "a", Platform: "p", TeamID: f.teamA.ID})
+	loose := f.mustRegister(t, f.tech, model.DeviceInput{Name: "loose", Platform: "p"})
 	for _, c := range []struct {
-		p    engine.Principal
+		p    model.Principal
 		id   string
-		kind engine.Kind
+		kind model.Kind
 	}{
-		{f.opB, devA.ID, engine.KindNotFound},
-		{f.otherAdmin, devA.ID, engine.KindNotFound},
-		{f.opA, engine.NewID(), engine.KindNotFound},
-		{f.sup, devA.ID, engine.KindForbidden},
+		{f.opB, devA.ID, model.KindNotFound},
+		{f.otherAdmin, devA.ID, model.KindNotFound},
+		{f.opA, model.NewID(), model.KindNotFound},
+		{f.sup, devA.ID, model.KindForbidden},
 	} {
 		_, err := f.sync(t, c.p, c.id, nil)
 		AssertKind(t, err, c.kind)
 	}
-	for _, p := range []engine.Principal{f.opA, f.opB, f.tech} {
+	for _, p := range []model.Principal{f.opA, f.opB, f.tech} {
 		if _, err := f.sync(t, p, loose.ID, nil); err != nil {
 			t.Fatalf("sync of a device with no team: %v", err)
 		}
 	}
 	f.mustSync(t, f.tech, devA.ID, nil)
 	for _, c := range []struct {
-		in    engine.DeviceSyncInput
+		in    model.DeviceSyncInput
 		field string
 	}{
-		{engine.DeviceSyncInput{Items: []json.RawMessage{}}, "device_id"},
-		{engine.DeviceSyncInput{DeviceID: "x", Items: []json.RawMessage{}}, "device_id"},
-		{engine.DeviceSyncInput{DeviceID: devA.ID}, "items"},
-		{engine.DeviceSyncInput{DeviceID: devA.ID, Items: []json.RawMessage{}, AckThrough: ptr[engine.Int](-1)}, "ack_through"},
+		{model.DeviceSyncInput{Items: []json.RawMessage{}}, "device_id"},
+		{model.DeviceSyncInput{DeviceID: "x", Items: []json.RawMessage{}}, "device_id"},
+		{model.DeviceSyncInput{DeviceID: devA.ID}, "items"},
+		{model.DeviceSyncInput{DeviceID: devA.ID, Items: []json.RawMessage{}, AckThrough: ptr[model.Int](-1)}, "ack_through"},
 	} {
-		_, err := f.e.SyncDevice(context.Background(), f.opA, nil, c.in, engine.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)})
+		_, err := f.e.SyncDevice(context.Background(), f.opA, nil, c.in, model.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)})
 		AssertInvalid(t, err, c.field)
 	}
 }
@@ -408,15 +409,15 @@ func TestDeviceSync_Access(t *testing.T) {
 func TestDeviceQueue_RegisterReleasesWaiting(t *testing.T) {
 	ctx := context.Background()
 	f := newDeviceFix(t)
-	reply, err := f.e.IngestEvent(ctx, f.sup, engine.EventInput{Type: "FIRE", Priority: "low", Vertical: "emergency",
+	reply, err := f.e.IngestEvent(ctx, f.sup, model.EventInput{Type: "FIRE", Priority: "low", Vertical: "emergency",
 		IdempotencyKey: "waiting-1", ZoneCode: "north"}, jsonRender(201))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var acc engine.EventAccepted
+	var acc model.EventAccepted
 	_ = json.Unmarshal(reply.Body, &acc)
-	dev := f.mustRegister(t, f.tech, engine.DeviceInput{Name: "relay", Platform: "linux", ZoneCode: "north"})
-	items, _, err := f.e.DeviceQueue(ctx, f.tech, dev.ID, engine.Page{Limit: 50})
+	dev := f.mustRegister(t, f.tech, model.DeviceInput{Name: "relay", Platform: "linux", ZoneCode: "north"})
+	items, _, err := f.e.DeviceQueue(ctx, f.tech, dev.ID, model.Page{Limit: 50})
 	if err != nil || len(items) != 1 || items[0].Event.ID != acc.EventID || len(items[0].Event.Delivery.Plan) != 1 {
 		t.Fatalf("queue: %+v %v", items, err)
 	}

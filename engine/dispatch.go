@@ -1,6 +1,11 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
+)
 
 // Webhook names of the field response.
 const (
@@ -13,65 +18,14 @@ const (
 // transaction at its due time.
 const OutboxReinforce = "reinforce"
 
-const (
-	maxDispatchNotes   = 2000
-	autoDispatchNotes  = "auto-dispatch"
-	reinforcementNotes = "reinforcement"
-)
-
-// DispatchInput is the body of POST /v1/teams/dispatch.
-type DispatchInput struct {
-	EventID  string   `json:"event_id"`
-	TeamID   string   `json:"team_id"`
-	Notes    string   `json:"notes"`
-	EventLat *float64 `json:"event_lat"`
-	EventLng *float64 `json:"event_lng"`
-	// ConfirmEmptyTeam dispatches a team that has no members: without it that is 409
-	// team_empty (nobody would receive the mission but the team.dispatched webhooks).
-	ConfirmEmptyTeam bool `json:"confirm_empty_team"`
-}
-
-// Validate checks the body: ids present and well formed, notes not too long, both
-// coordinates or neither, in range.
-func (in *DispatchInput) Validate() error {
-	switch {
-	case in.EventID == "":
-		return Invalid("event_id", "event_id is required")
-	case !ValidID(in.EventID):
-		return Invalid("event_id", "event_id must be a UUID")
-	case in.TeamID == "":
-		return Invalid("team_id", "team_id is required")
-	case !ValidID(in.TeamID):
-		return Invalid("team_id", "team_id must be a UUID")
-	}
-	if err := checkLength("notes", in.Notes, maxDispatchNotes); err != nil {
-		return err
-	}
-	if (in.EventLat == nil) != (in.EventLng == nil) {
-		if in.EventLat == nil {
-			return Invalid("event_lat", "event_lat and event_lng go together")
-		}
-		return Invalid("event_lng", "event_lat and event_lng go together")
-	}
-	if in.EventLat != nil {
-		if *in.EventLat < -90 || *in.EventLat > 90 {
-			return Invalid("event_lat", "event_lat must be between -90 and 90")
-		}
-		if *in.EventLng < -180 || *in.EventLng > 180 {
-			return Invalid("event_lng", "event_lng must be between -180 and 180")
-		}
-	}
-	return nil
-}
-
 // DispatchTeam sends a team to an event by hand, within tx: the Dispatch record, a
 // CREATED mission, the team on_mission, the team.dispatched notification and one
 // billable operation, all in the caller's transaction. A second team on an event whose
 // mission is active is a backup: an independent mission. A team that is not available is
 // team_unavailable; an available team with no members is team_empty unless the input
 // confirms it (docs/decisions.md, "Dispatch score: teams nobody can receive").
-func (e *Engine) DispatchTeam(tx Tx, p Principal, in DispatchInput) (*Dispatch, error) {
-	if err := p.Require(PermDispatchAssign); err != nil {
+func (e *Engine) DispatchTeam(tx model.Tx, p model.Principal, in model.DispatchInput) (*model.Dispatch, error) {
+	if err := p.Require(model.PermDispatchAssign); err != nil {
 		return nil, err
 	}
 	if err := in.Validate(); err != nil {
@@ -85,18 +39,18 @@ func (e *Engine) DispatchTeam(tx Tx, p Principal, in DispatchInput) (*Dispatch, 
 	if err != nil {
 		return nil, err
 	}
-	if ev.Status == EventClosed {
-		return nil, Errorf(KindEventClosed, "event %s is closed", ev.ID)
+	if ev.Status == model.EventClosed {
+		return nil, model.Errorf(model.KindEventClosed, "event %s is closed", ev.ID)
 	}
 	if ev.Origin != nil {
-		return nil, Errorf(KindConflict, "event %s is replicated from node %s: its teams are dispatched there", ev.ID, *ev.Origin)
+		return nil, model.Errorf(model.KindConflict, "event %s is replicated from node %s: its teams are dispatched there", ev.ID, *ev.Origin)
 	}
 	if team.Status != TeamAvailable {
-		return nil, Errorf(KindTeamUnavailable, "team %s is %s, not available", Quote(team.Name), team.Status)
+		return nil, model.Errorf(model.KindTeamUnavailable, "team %s is %s, not available", model.Quote(team.Name), team.Status)
 	}
 	if len(team.Members) == 0 && !in.ConfirmEmptyTeam {
-		return nil, Errorf(KindTeamEmpty, "team %s has no members: nobody would receive the mission; "+
-			"add members, or send \"confirm_empty_team\": true to dispatch it anyway", Quote(team.Name))
+		return nil, model.Errorf(model.KindTeamEmpty, "team %s has no members: nobody would receive the mission; "+
+			"add members, or send \"confirm_empty_team\": true to dispatch it anyway", model.Quote(team.Name))
 	}
 	d, _, err := e.dispatch(tx, p.TenantID, ev, team, dispatchOrder{actor: p.ActorID(), source: MoveSourceAPI,
 		notes: in.Notes, lat: in.EventLat, lng: in.EventLng})
@@ -111,18 +65,18 @@ type dispatchOrder struct {
 }
 
 // dispatch writes a dispatch of team to ev within tx (the checks are the caller's).
-func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispatchOrder) (*Dispatch, *Mission, error) {
+func (e *Engine) dispatch(tx model.Tx, tenantID string, ev *model.Event, team *model.Team, o dispatchOrder) (*model.Dispatch, *model.Mission, error) {
 	t, err := tx.Tenant(tenantID)
 	if err != nil {
 		return nil, nil, err
 	}
-	now := At(e.clock.Now())
-	m := &Mission{ID: NewIDAt(now.Time), EventID: ev.ID, TeamID: team.ID, Status: MissionCreated,
+	now := model.At(e.clock.Now())
+	m := &model.Mission{ID: model.NewIDAt(now.Time), EventID: ev.ID, TeamID: team.ID, Status: model.MissionCreated,
 		Vertical: ev.Vertical, Priority: ev.Priority, Notes: o.notes, EventLat: o.lat, EventLng: o.lng,
 		DispatchedAt: now, DispatchedBy: o.actor, ReinforcementOf: o.reinforcementOf, Origin: ev.Origin,
-		History:   []MissionMove{{To: MissionCreated, At: now, Actor: o.actor, Source: o.source}},
+		History:   []model.MissionMove{{To: model.MissionCreated, At: now, Actor: o.actor, Source: o.source}},
 		CreatedAt: now, UpdatedAt: now}
-	d := &Dispatch{ID: NewIDAt(now.Time), TenantID: tenantID, EventID: ev.ID, TeamID: team.ID,
+	d := &model.Dispatch{ID: model.NewIDAt(now.Time), TenantID: tenantID, EventID: ev.ID, TeamID: team.ID,
 		DispatchedBy: o.actor, DispatchedAt: now, Notes: o.notes, MissionID: m.ID, Origin: ev.Origin}
 	m.DispatchID = d.ID
 	if m.Code, err = newMissionCode(tx, tenantID, m.ID); err != nil {
@@ -132,7 +86,7 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 	if err := tx.PutTeam(tenantID, team); err != nil {
 		return nil, nil, err
 	}
-	if err := e.publish(tx, tenantID, StreamTeamUpdated, PermTeamsRead, team.ID, team); err != nil {
+	if err := e.publish(tx, tenantID, StreamTeamUpdated, model.PermTeamsRead, team.ID, team); err != nil {
 		return nil, nil, err
 	}
 	if err := tx.PutMission(tenantID, m); err != nil {
@@ -141,11 +95,11 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 	if err := tx.PutDispatch(tenantID, d); err != nil {
 		return nil, nil, err
 	}
-	if err := tx.PutLedgerEntry(tenantID, &LedgerEntry{ID: NewIDAt(now.Time), Kind: "dispatch", DispatchID: d.ID,
+	if err := tx.PutLedgerEntry(tenantID, &model.LedgerEntry{ID: model.NewIDAt(now.Time), Kind: "dispatch", DispatchID: d.ID,
 		MissionID: m.ID, EventID: ev.ID, TeamID: team.ID, At: now}); err != nil {
 		return nil, nil, err
 	}
-	if err := e.count(tx, tenantID, now.Time, UsageDelta{MissionState: MissionCreated}); err != nil {
+	if err := e.count(tx, tenantID, now.Time, model.UsageDelta{MissionState: model.MissionCreated}); err != nil {
 		return nil, nil, err
 	}
 	if err := e.notifyTeam(tx, tenantID, ev, team, d, m); err != nil {
@@ -161,25 +115,25 @@ func (e *Engine) dispatch(tx Tx, tenantID string, ev *Event, team *Team, o dispa
 
 // reinforceable reports whether a mission is one that reinforcement watches: dispatched
 // here (not a reinforcement itself, not replicated), not yet reinforced, not yet at ACK.
-func reinforceable(m *Mission) bool {
+func reinforceable(m *model.Mission) bool {
 	return m.ReinforcementOf == nil && m.Origin == nil && !m.Reinforced &&
-		(m.Status == MissionCreated || m.Status == MissionSent)
+		(m.Status == model.MissionCreated || m.Status == model.MissionSent)
 }
 
 // reinforceDue is when a mission's reinforcement check is due under the tenant's timeout.
-func reinforceDue(t *Tenant, m *Mission) Time {
-	return At(m.DispatchedAt.Add(time.Duration(t.ReinforcementTimeoutMin) * time.Minute))
+func reinforceDue(t *model.Tenant, m *model.Mission) model.Time {
+	return model.At(m.DispatchedAt.Add(time.Duration(t.ReinforcementTimeoutMin) * time.Minute))
 }
 
 // armReinforcement writes a mission's reinforcement check into the outbox, due at its
 // dispatch + the tenant's timeout (at once when that has passed).
-func (e *Engine) armReinforcement(tx Tx, t *Tenant, m *Mission) error {
-	now := At(e.clock.Now())
+func (e *Engine) armReinforcement(tx model.Tx, t *model.Tenant, m *model.Mission) error {
+	now := model.At(e.clock.Now())
 	due := reinforceDue(t, m)
 	if due.Before(now.Time) {
 		due = now
 	}
-	return e.enqueue(tx, &OutboxEntry{ID: NewID(), TenantID: t.ID, Kind: OutboxReinforce,
+	return e.enqueue(tx, &model.OutboxEntry{ID: model.NewID(), TenantID: t.ID, Kind: OutboxReinforce,
 		MissionID: m.ID, EventID: m.EventID, DueAt: due, CreatedAt: now})
 }
 
@@ -188,7 +142,7 @@ func (e *Engine) armReinforcement(tx Tx, t *Tenant, m *Mission) error {
 // that runs early (the timeout grew) arms itself again for the new time, and one that
 // runs while reinforcement is off ends. So only a shorter timeout, or one switched on,
 // needs new checks: one for each mission reinforcement watches.
-func (e *Engine) rearmReinforcement(tx Tx, t *Tenant, before int) error {
+func (e *Engine) rearmReinforcement(tx model.Tx, t *model.Tenant, before int) error {
 	after := t.ReinforcementTimeoutMin
 	if after == 0 || (before != 0 && after >= before) {
 		return nil
@@ -199,7 +153,7 @@ func (e *Engine) rearmReinforcement(tx Tx, t *Tenant, before int) error {
 	}
 	for _, id := range ids {
 		m, err := tx.Mission(t.ID, id)
-		if IsKind(err, KindNotFound) {
+		if model.IsKind(err, model.KindNotFound) {
 			continue
 		}
 		if err != nil {
@@ -218,7 +172,7 @@ func (e *Engine) rearmReinforcement(tx Tx, t *Tenant, before int) error {
 // SMS to each member's phone (the mission SMS, with its code: EncodeMissionSMS) and the
 // queues of the team's devices. The first of them that succeeds (a device: its
 // acknowledgement) moves the mission to SENT.
-func (e *Engine) notifyTeam(tx Tx, tenantID string, ev *Event, team *Team, d *Dispatch, mission *Mission) error {
+func (e *Engine) notifyTeam(tx model.Tx, tenantID string, ev *model.Event, team *model.Team, d *model.Dispatch, mission *model.Mission) error {
 	// Only the tenant and its webhooks are needed: the cached configuration would be
 	// stale after every dispatch (the team's status changed) and reload every team.
 	t, err := tx.Tenant(tenantID)
@@ -239,30 +193,23 @@ func (e *Engine) notifyTeam(tx Tx, tenantID string, ev *Event, team *Team, d *Di
 	if !e.sender.SMSAvailable() {
 		return nil
 	}
-	text, err := EncodeMissionSMS(mission.Code, ev.ID, ev.Priority, ev.Type, zoneCodeOf(ev), ev.Lat, ev.Lng)
+	text, err := smscodec.EncodeMissionSMS(mission.Code, ev.ID, ev.Priority, ev.Type, zoneCodeOf(ev), ev.Lat, ev.Lng)
 	if err != nil {
 		return err
 	}
-	now := At(e.clock.Now())
+	now := model.At(e.clock.Now())
 	seen := map[string]bool{}
 	for _, m := range team.Members {
 		if m.Phone == "" || seen[m.Phone] {
 			continue
 		}
 		seen[m.Phone] = true
-		if err := e.enqueue(tx, &OutboxEntry{ID: NewID(), TenantID: tenantID, Kind: OutboxSMS, To: m.Phone,
+		if err := e.enqueue(tx, &model.OutboxEntry{ID: model.NewID(), TenantID: tenantID, Kind: model.OutboxSMS, To: m.Phone,
 			Text: text, MissionID: d.MissionID, DueAt: now, CreatedAt: now}); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// AutoDispatch is what POST /v1/events answers when auto-dispatch ran and sent a team.
-type AutoDispatch struct {
-	MissionID string  `json:"mission_id"`
-	TeamID    string  `json:"team_id"`
-	Score     float64 `json:"score"`
 }
 
 // requiresManual is the payload of dispatch.requires_manual.
@@ -279,7 +226,7 @@ type requiresManual struct {
 // tenant's dispatch_mode is on, within tx. It answers the dispatch, or requiresManual
 // true after alerting supervisors (dispatch.requires_manual). Team availability is read
 // from tx, never from a cache: two events of one group must not take the same team.
-func (e *Engine) autoDispatch(tx Tx, tenantID string, t *Tenant, ev *Event) (*AutoDispatch, bool, error) {
+func (e *Engine) autoDispatch(tx model.Tx, tenantID string, t *model.Tenant, ev *model.Event) (*model.AutoDispatch, bool, error) {
 	if !t.FeatureFlags.DispatchMode {
 		return nil, false, nil
 	}
@@ -290,17 +237,17 @@ func (e *Engine) autoDispatch(tx Tx, tenantID string, t *Tenant, ev *Event) (*Au
 	if team == nil {
 		return nil, true, e.alertManual(tx, tenantID, t, ev, best, nil, "no team meets the dispatch threshold")
 	}
-	_, m, err := e.dispatch(tx, tenantID, ev, team, dispatchOrder{actor: NilID, source: MoveSourceSystem,
-		notes: autoDispatchNotes, lat: ev.Lat, lng: ev.Lng})
+	_, m, err := e.dispatch(tx, tenantID, ev, team, dispatchOrder{actor: model.NilID, source: MoveSourceSystem,
+		notes: model.AutoDispatchNotes, lat: ev.Lat, lng: ev.Lng})
 	if err != nil {
 		return nil, false, err
 	}
-	return &AutoDispatch{MissionID: m.ID, TeamID: team.ID, Score: best.Score}, false, nil
+	return &model.AutoDispatch{MissionID: m.ID, TeamID: team.ID, Score: best.Score}, false, nil
 }
 
 // bestTeam ranks the tenant's teams for ev and returns the best score and, when it is
 // eligible, its team.
-func (e *Engine) bestTeam(tx Tx, tenantID string, t *Tenant, ev *Event) (*TeamScore, *Team, error) {
+func (e *Engine) bestTeam(tx model.Tx, tenantID string, t *model.Tenant, ev *model.Event) (*model.TeamScore, *model.Team, error) {
 	teams, err := tx.Teams(tenantID)
 	if err != nil {
 		return nil, nil, err
@@ -309,7 +256,7 @@ func (e *Engine) bestTeam(tx Tx, tenantID string, t *Tenant, ev *Event) (*TeamSc
 	if err != nil {
 		return nil, nil, err
 	}
-	ranked := RankTeams(teams, ScoreTarget{Vertical: ev.Vertical, Lat: ev.Lat, Lng: ev.Lng,
+	ranked := RankTeams(teams, model.ScoreTarget{Vertical: ev.Vertical, Lat: ev.Lat, Lng: ev.Lng,
 		RequiredEquipment: ev.RequiredEquipment, ZoneCentroid: cfg.centroid}, t.DispatchThreshold)
 	if len(ranked) == 0 {
 		return nil, nil, nil
@@ -327,7 +274,7 @@ func (e *Engine) bestTeam(tx Tx, tenantID string, t *Tenant, ev *Event) (*TeamSc
 }
 
 // alertManual writes dispatch.requires_manual.
-func (e *Engine) alertManual(tx Tx, tenantID string, t *Tenant, ev *Event, best *TeamScore, missionID *string, reason string) error {
+func (e *Engine) alertManual(tx model.Tx, tenantID string, t *model.Tenant, ev *model.Event, best *model.TeamScore, missionID *string, reason string) error {
 	payload := requiresManual{EventID: ev.ID, Threshold: t.DispatchThreshold, MissionID: missionID, Reason: reason}
 	if best != nil {
 		id := best.TeamID
@@ -347,9 +294,9 @@ type reinforced struct {
 // reinforce runs the reinforcement check of a mission within tx: a mission that has not
 // reached ACK when the tenant's timeout in force ends gets the next best eligible team as
 // a backup, once; with none eligible, supervisors are alerted.
-func (e *Engine) reinforce(tx Tx, tenantID, missionID string) error {
+func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string) error {
 	m, err := tx.Mission(tenantID, missionID)
-	if IsKind(err, KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -365,7 +312,7 @@ func (e *Engine) reinforce(tx Tx, tenantID, missionID string) error {
 	// The timeout in force now decides (INTERFACE.md: a check every minute against
 	// reinforcement_timeout_min): off, the check ends; grown since the check was armed,
 	// it is armed again for the new time.
-	now := At(e.clock.Now())
+	now := model.At(e.clock.Now())
 	if t.ReinforcementTimeoutMin == 0 {
 		return nil
 	}
@@ -373,7 +320,7 @@ func (e *Engine) reinforce(tx Tx, tenantID, missionID string) error {
 		return e.armReinforcement(tx, t, m)
 	}
 	ev, err := tx.Event(tenantID, m.EventID)
-	if err != nil || ev.Status == EventClosed {
+	if err != nil || ev.Status == model.EventClosed {
 		return err
 	}
 	m.Reinforced, m.UpdatedAt = true, now
@@ -387,8 +334,8 @@ func (e *Engine) reinforce(tx Tx, tenantID, missionID string) error {
 	if team == nil {
 		return e.alertManual(tx, tenantID, t, ev, best, &m.ID, "mission "+m.ID+" was not acknowledged in time and no team meets the dispatch threshold")
 	}
-	_, backup, err := e.dispatch(tx, tenantID, ev, team, dispatchOrder{actor: NilID, source: MoveSourceSystem,
-		notes: reinforcementNotes, lat: m.EventLat, lng: m.EventLng, reinforcementOf: &m.ID})
+	_, backup, err := e.dispatch(tx, tenantID, ev, team, dispatchOrder{actor: model.NilID, source: MoveSourceSystem,
+		notes: model.ReinforcementNotes, lat: m.EventLat, lng: m.EventLng, reinforcementOf: &m.ID})
 	if err != nil {
 		return err
 	}
@@ -397,9 +344,9 @@ func (e *Engine) reinforce(tx Tx, tenantID, missionID string) error {
 }
 
 // missionChannel names the channel of a notification that reached a team.
-func missionChannel(o *OutboxEntry) string {
-	if o.Kind == OutboxSMS {
-		return ChannelSMS
+func missionChannel(o *model.OutboxEntry) string {
+	if o.Kind == model.OutboxSMS {
+		return model.ChannelSMS
 	}
-	return ChannelREST
+	return model.ChannelREST
 }

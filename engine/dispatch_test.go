@@ -10,20 +10,21 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // fieldNode is a delivery node with two teams in zone north and a webhook wanting every
 // event name.
 type fieldNode struct {
 	*deliveryNode
-	alpha, bravo *engine.Team
+	alpha, bravo *model.Team
 }
 
 func newFieldNode(t *testing.T) *fieldNode {
 	t.Helper()
 	n := &fieldNode{deliveryNode: newDeliveryNode(t, true, true)}
 	lat, lng := 45.5, 4.5
-	MustUpdate(t, n.e, func(tx engine.Tx) error {
+	MustUpdate(t, n.e, func(tx model.Tx) error {
 		teams, err := tx.Teams(n.p.TenantID)
 		if err != nil {
 			return err
@@ -34,8 +35,8 @@ func newFieldNode(t *testing.T) *fieldNode {
 			return err
 		}
 		far := 45.6 // about 11 km from alpha
-		n.bravo, err = n.e.CreateTeam(tx, n.p.TenantID, engine.TeamInput{Name: "Bravo", ZoneCode: "north",
-			Verticals: []string{"emergency"}, Members: []engine.MemberInput{{Name: "Bo", Phone: "+33600000002", Lat: &far, Lng: &lng}}})
+		n.bravo, err = n.e.CreateTeam(tx, n.p.TenantID, model.TeamInput{Name: "Bravo", ZoneCode: "north",
+			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Bo", Phone: "+33600000002", Lat: &far, Lng: &lng}}})
 		return err
 	})
 	return n
@@ -43,28 +44,28 @@ func newFieldNode(t *testing.T) *fieldNode {
 
 func (n *fieldNode) settings(t *testing.T, mode bool, threshold float64, timeout int) {
 	t.Helper()
-	MustUpdate(t, n.e, func(tx engine.Tx) error {
-		minutes := engine.Int(timeout)
-		_, err := n.e.UpdateDispatchSettings(tx, n.p, engine.DispatchSettingsInput{DispatchMode: &mode,
+	MustUpdate(t, n.e, func(tx model.Tx) error {
+		minutes := model.Int(timeout)
+		_, err := n.e.UpdateDispatchSettings(tx, n.p, model.DispatchSettingsInput{DispatchMode: &mode,
 			DispatchThreshold: &threshold, ReinforcementTimeoutMin: &minutes})
 		return err
 	})
 }
 
-func (n *fieldNode) dispatch(t *testing.T, in engine.DispatchInput) (*engine.Dispatch, error) {
+func (n *fieldNode) dispatch(t *testing.T, in model.DispatchInput) (*model.Dispatch, error) {
 	t.Helper()
-	var d *engine.Dispatch
-	err := n.e.Update(context.Background(), func(tx engine.Tx) (err error) {
+	var d *model.Dispatch
+	err := n.e.Update(context.Background(), func(tx model.Tx) (err error) {
 		d, err = n.e.DispatchTeam(tx, n.p, in)
 		return err
 	})
 	return d, err
 }
 
-func (n *fieldNode) mission(t *testing.T, id string) *engine.Mission {
+func (n *fieldNode) mission(t *testing.T, id string) *model.Mission {
 	t.Helper()
-	var m *engine.Mission
-	if err := n.e.View(context.Background(), func(tx engine.Tx) (err error) {
+	var m *model.Mission
+	if err := n.e.View(context.Background(), func(tx model.Tx) (err error) {
 		m, err = tx.Mission(n.p.TenantID, id)
 		return err
 	}); err != nil {
@@ -73,10 +74,10 @@ func (n *fieldNode) mission(t *testing.T, id string) *engine.Mission {
 	return m
 }
 
-func (n *fieldNode) team(t *testing.T, id string) *engine.Team {
+func (n *fieldNode) team(t *testing.T, id string) *model.Team {
 	t.Helper()
-	var tm *engine.Team
-	if err := n.e.View(context.Background(), func(tx engine.Tx) (err error) {
+	var tm *model.Team
+	if err := n.e.View(context.Background(), func(tx model.Tx) (err error) {
 		tm, err = tx.Team(n.p.TenantID, id)
 		return err
 	}); err != nil {
@@ -90,7 +91,7 @@ func TestDispatch_Manual(t *testing.T) {
 	n := newFieldNode(t)
 	acc := n.post(t, "high", "north")
 	lat, lng := 45.6, 4.6
-	d, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID, Notes: "gate B",
+	d, err := n.dispatch(t, model.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID, Notes: "gate B",
 		EventLat: &lat, EventLng: &lng})
 	if err != nil {
 		t.Fatal(err)
@@ -99,17 +100,17 @@ func TestDispatch_Manual(t *testing.T) {
 		t.Fatalf("dispatch record: %+v", d)
 	}
 	m := n.mission(t, d.MissionID)
-	if m.Status != engine.MissionCreated || m.Notes != "gate B" || *m.EventLat != 45.6 || m.DispatchID != d.ID || len(m.History) != 1 {
+	if m.Status != model.MissionCreated || m.Notes != "gate B" || *m.EventLat != 45.6 || m.DispatchID != d.ID || len(m.History) != 1 {
 		t.Fatalf("mission: %+v", m)
 	}
 	if tm := n.team(t, n.alpha.ID); tm.Status != engine.TeamOnMission {
 		t.Fatalf("team status %s", tm.Status)
 	}
 	// A busy team: 409; another team on the same event: a backup mission.
-	if _, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID}); !engine.IsKind(err, engine.KindTeamUnavailable) {
+	if _, err := n.dispatch(t, model.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID}); !model.IsKind(err, model.KindTeamUnavailable) {
 		t.Fatalf("busy team: %v", err)
 	}
-	backup, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: n.bravo.ID})
+	backup, err := n.dispatch(t, model.DispatchInput{EventID: acc.EventID, TeamID: n.bravo.ID})
 	if err != nil || backup.MissionID == d.MissionID {
 		t.Fatalf("backup dispatch: %+v %v", backup, err)
 	}
@@ -118,19 +119,19 @@ func TestDispatch_Manual(t *testing.T) {
 	}
 	// The team.dispatched webhook reaches the team: the mission is SENT.
 	n.e.RunDue(ctx)
-	if m := n.mission(t, d.MissionID); m.Status != engine.MissionSent || m.ChannelUsed == nil {
+	if m := n.mission(t, d.MissionID); m.Status != model.MissionSent || m.ChannelUsed == nil {
 		t.Fatalf("after the notification: %+v", m)
 	}
 	// Unknown event or team: 404; bad input: 400.
-	other := engine.NewID()
-	for _, in := range []engine.DispatchInput{{EventID: other, TeamID: n.bravo.ID}, {EventID: acc.EventID, TeamID: other}} {
-		if _, err := n.dispatch(t, in); !engine.IsKind(err, engine.KindNotFound) {
+	other := model.NewID()
+	for _, in := range []model.DispatchInput{{EventID: other, TeamID: n.bravo.ID}, {EventID: acc.EventID, TeamID: other}} {
+		if _, err := n.dispatch(t, in); !model.IsKind(err, model.KindNotFound) {
 			t.Fatalf("unknown ids %+v: %v", in, err)
 		}
 	}
-	for _, in := range []engine.DispatchInput{{}, {EventID: "x", TeamID: n.bravo.ID}, {EventID: acc.EventID},
+	for _, in := range []model.DispatchInput{{}, {EventID: "x", TeamID: n.bravo.ID}, {EventID: acc.EventID},
 		{EventID: acc.EventID, TeamID: n.bravo.ID, EventLat: &lat}, {EventID: acc.EventID, TeamID: n.bravo.ID, EventLat: &lng, EventLng: &[]float64{200}[0]}} {
-		if _, err := n.dispatch(t, in); !engine.IsKind(err, engine.KindValidation) {
+		if _, err := n.dispatch(t, in); !model.IsKind(err, model.KindValidation) {
 			t.Fatalf("bad input %+v: %v", in, err)
 		}
 	}
@@ -144,13 +145,13 @@ func TestDispatch_ConcurrentOneTeam(t *testing.T) {
 	ok, busy := 0, 0
 	for range 20 {
 		wg.Go(func() {
-			_, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID})
+			_, err := n.dispatch(t, model.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err == nil:
 				ok++
-			case engine.IsKind(err, engine.KindTeamUnavailable):
+			case model.IsKind(err, model.KindTeamUnavailable):
 				busy++
 			default:
 				t.Errorf("dispatch: %v", err)
@@ -168,11 +169,11 @@ func TestDispatch_Auto(t *testing.T) {
 	n.settings(t, true, 0.10, 0)
 	post := func(key string) map[string]any {
 		t.Helper()
-		in := engine.EventInput{Type: "FIRE", Priority: "high", Vertical: "emergency", IdempotencyKey: key,
+		in := model.EventInput{Type: "FIRE", Priority: "high", Vertical: "emergency", IdempotencyKey: key,
 			Payload: json.RawMessage(`{"lat":45.5,"lng":4.5}`)}
-		reply, err := n.e.IngestEvent(context.Background(), n.p, in, func(v any) (engine.Reply, error) {
+		reply, err := n.e.IngestEvent(context.Background(), n.p, in, func(v any) (model.Reply, error) {
 			b, err := json.Marshal(v)
-			return engine.Reply{Status: 201, Body: b}, err
+			return model.Reply{Status: 201, Body: b}, err
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +203,7 @@ func TestDispatch_Reinforcement(t *testing.T) {
 	n.settings(t, false, 0.0, 5)
 	n.sender.webhook = failing // the team's notification does not arrive: no ACK
 	acc := n.post(t, "high", "north")
-	d, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID})
+	d, err := n.dispatch(t, model.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,8 +227,8 @@ func TestDispatch_Reinforcement(t *testing.T) {
 	// Once per mission.
 	n.clock.Advance(time.Hour)
 	n.e.RunDue(ctx)
-	var missions []engine.Mission
-	_ = n.e.View(ctx, func(tx engine.Tx) (err error) {
+	var missions []model.Mission
+	_ = n.e.View(ctx, func(tx model.Tx) (err error) {
 		missions, err = tx.MissionsOfEvent(n.p.TenantID, acc.EventID)
 		return err
 	})
@@ -261,7 +262,7 @@ func TestDispatch_ReinforcementTimeoutInForce(t *testing.T) {
 			n.settings(t, false, 0.0, c.atDispatch)
 			n.sender.webhook = failing // the team never hears of it: no ACK
 			acc := n.post(t, "high", "north")
-			d, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID})
+			d, err := n.dispatch(t, model.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,8 +290,8 @@ func TestDispatch_ReinforcementTimeoutInForce(t *testing.T) {
 			}
 			if c.reinforceAtMn > 1 {
 				// The backup's dispatch time says when the check ran.
-				var missions []engine.Mission
-				_ = n.e.View(ctx, func(tx engine.Tx) (err error) {
+				var missions []model.Mission
+				_ = n.e.View(ctx, func(tx model.Tx) (err error) {
 					missions, err = tx.MissionsOfEvent(n.p.TenantID, acc.EventID)
 					return err
 				})
@@ -334,14 +335,14 @@ func TestDispatch_ReinforcementOnceAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	n := newFieldNode(t)
 	n.settings(t, false, 0.0, 5)
-	n.sender.webhook = func(_ int, m engine.WebhookMessage) engine.SendResult {
+	n.sender.webhook = func(_ int, m model.WebhookMessage) model.SendResult {
 		if strings.Contains(string(m.Body), `"event":"team.dispatched"`) {
-			return engine.SendResult{StatusCode: 500} // the team never hears of it: no ACK
+			return model.SendResult{StatusCode: 500} // the team never hears of it: no ACK
 		}
-		return engine.SendResult{StatusCode: 200}
+		return model.SendResult{StatusCode: 200}
 	}
 	acc := n.post(t, "high", "north")
-	d, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID})
+	d, err := n.dispatch(t, model.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,8 +357,8 @@ func TestDispatch_ReinforcementOnceAcrossRestarts(t *testing.T) {
 		n.clock.Advance(10 * time.Minute)
 		n.e.RunDue(ctx)
 	}
-	var missions []engine.Mission
-	_ = n.e.View(ctx, func(tx engine.Tx) (err error) {
+	var missions []model.Mission
+	_ = n.e.View(ctx, func(tx model.Tx) (err error) {
 		missions, err = tx.MissionsOfEvent(n.p.TenantID, acc.EventID)
 		return err
 	})
@@ -375,20 +376,20 @@ func TestDispatch_ReinforcementWithNoTeamAlertsSupervisors(t *testing.T) {
 	ctx := context.Background()
 	n := newFieldNode(t)
 	n.settings(t, false, 0.0, 5)
-	n.sender.webhook = func(_ int, m engine.WebhookMessage) engine.SendResult {
+	n.sender.webhook = func(_ int, m model.WebhookMessage) model.SendResult {
 		if strings.Contains(string(m.Body), `"event":"team.dispatched"`) {
-			return engine.SendResult{StatusCode: 500}
+			return model.SendResult{StatusCode: 500}
 		}
-		return engine.SendResult{StatusCode: 200}
+		return model.SendResult{StatusCode: 200}
 	}
 	first := n.post(t, "high", "north")
-	d, err := n.dispatch(t, engine.DispatchInput{EventID: first.EventID, TeamID: n.alpha.ID})
+	d, err := n.dispatch(t, model.DispatchInput{EventID: first.EventID, TeamID: n.alpha.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Bravo is busy elsewhere: nobody is left to reinforce alpha.
 	other := n.post(t, "high", "north")
-	if _, err := n.dispatch(t, engine.DispatchInput{EventID: other.EventID, TeamID: n.bravo.ID}); err != nil {
+	if _, err := n.dispatch(t, model.DispatchInput{EventID: other.EventID, TeamID: n.bravo.ID}); err != nil {
 		t.Fatal(err)
 	}
 	n.clock.Advance(5*time.Minute - time.Second)
@@ -442,32 +443,32 @@ func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {
 	ctx := context.Background()
 	// alpha is at 45.5, 4.5 and bravo 11 km north of it (newFieldNode); "Empty" has no
 	// members and "No fix" one member without a position, neither of them in a zone.
-	setup := func(t *testing.T) (n *fieldNode, empty, nofix *engine.Team) {
+	setup := func(t *testing.T) (n *fieldNode, empty, nofix *model.Team) {
 		n = newFieldNode(t)
-		MustUpdate(t, n.e, func(tx engine.Tx) (err error) {
-			if empty, err = n.e.CreateTeam(tx, n.p.TenantID, engine.TeamInput{Name: "Empty",
+		MustUpdate(t, n.e, func(tx model.Tx) (err error) {
+			if empty, err = n.e.CreateTeam(tx, n.p.TenantID, model.TeamInput{Name: "Empty",
 				Verticals: []string{"emergency"}}); err != nil {
 				return err
 			}
-			nofix, err = n.e.CreateTeam(tx, n.p.TenantID, engine.TeamInput{Name: "No fix", Verticals: []string{"emergency"},
-				Members: []engine.MemberInput{{Name: "Nils", Phone: "+33600000003"}}})
+			nofix, err = n.e.CreateTeam(tx, n.p.TenantID, model.TeamInput{Name: "No fix", Verticals: []string{"emergency"},
+				Members: []model.MemberInput{{Name: "Nils", Phone: "+33600000003"}}})
 			return err
 		})
 		return n, empty, nofix
 	}
 	// postAt ingests an event at lat, 4.5: 20 km south of alpha scores alpha 1/3.
-	postAt := func(t *testing.T, n *fieldNode, lat float64) engine.EventAccepted {
+	postAt := func(t *testing.T, n *fieldNode, lat float64) model.EventAccepted {
 		t.Helper()
-		in := engine.EventInput{Type: "FIRE", Priority: "high", Vertical: "emergency", IdempotencyKey: engine.NewID(),
+		in := model.EventInput{Type: "FIRE", Priority: "high", Vertical: "emergency", IdempotencyKey: model.NewID(),
 			Payload: json.RawMessage(fmt.Sprintf(`{"lat":%v,"lng":4.5}`, lat))}
-		reply, err := n.e.IngestEvent(ctx, n.p, in, func(v any) (engine.Reply, error) {
+		reply, err := n.e.IngestEvent(ctx, n.p, in, func(v any) (model.Reply, error) {
 			b, err := json.Marshal(v)
-			return engine.Reply{Status: 201, Body: b}, err
+			return model.Reply{Status: 201, Body: b}, err
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var acc engine.EventAccepted
+		var acc model.EventAccepted
 		if err := json.Unmarshal(reply.Body, &acc); err != nil {
 			t.Fatal(err)
 		}
@@ -509,12 +510,12 @@ func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {
 		n.settings(t, false, 0.0, 5)
 		n.sender.webhook = failing // no ACK: alpha's mission is reinforced at the timeout
 		first := postAt(t, n, south20)
-		d, err := n.dispatch(t, engine.DispatchInput{EventID: first.EventID, TeamID: n.alpha.ID})
+		d, err := n.dispatch(t, model.DispatchInput{EventID: first.EventID, TeamID: n.alpha.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
 		other := postAt(t, n, south20)
-		if _, err := n.dispatch(t, engine.DispatchInput{EventID: other.EventID, TeamID: n.bravo.ID}); err != nil {
+		if _, err := n.dispatch(t, model.DispatchInput{EventID: other.EventID, TeamID: n.bravo.ID}); err != nil {
 			t.Fatal(err)
 		}
 		n.clock.Advance(5 * time.Minute)
@@ -537,17 +538,17 @@ func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {
 	t.Run("ManualNeedsConfirmation", func(t *testing.T) {
 		n, empty, nofix := setup(t)
 		acc := postAt(t, n, south20)
-		_, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: empty.ID})
-		AssertKind(t, err, engine.KindTeamEmpty)
+		_, err := n.dispatch(t, model.DispatchInput{EventID: acc.EventID, TeamID: empty.ID})
+		AssertKind(t, err, model.KindTeamEmpty)
 		if tm := n.team(t, empty.ID); tm.Status != engine.TeamAvailable {
 			t.Fatalf("a refused dispatch changed the team: %s", tm.Status)
 		}
-		d, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: empty.ID, ConfirmEmptyTeam: true})
+		d, err := n.dispatch(t, model.DispatchInput{EventID: acc.EventID, TeamID: empty.ID, ConfirmEmptyTeam: true})
 		if err != nil || d.TeamID != empty.ID {
 			t.Fatalf("confirmed dispatch: %+v %v", d, err)
 		}
 		// A team whose members have no position has someone to receive: no confirmation.
-		if _, err := n.dispatch(t, engine.DispatchInput{EventID: acc.EventID, TeamID: nofix.ID}); err != nil {
+		if _, err := n.dispatch(t, model.DispatchInput{EventID: acc.EventID, TeamID: nofix.ID}); err != nil {
 			t.Fatalf("team without positions: %v", err)
 		}
 	})
@@ -555,11 +556,11 @@ func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {
 	t.Run("ScoreSaysWhy", func(t *testing.T) {
 		n, empty, nofix := setup(t)
 		acc := postAt(t, n, south20)
-		scores, err := n.e.ScoreTeams(ctx, n.p, engine.ScoreInput{EventID: acc.EventID})
+		scores, err := n.e.ScoreTeams(ctx, n.p, model.ScoreInput{EventID: acc.EventID})
 		if err != nil {
 			t.Fatal(err)
 		}
-		why := map[string]engine.TeamScore{}
+		why := map[string]model.TeamScore{}
 		for _, s := range scores {
 			why[s.TeamID] = s
 		}
@@ -577,13 +578,13 @@ func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {
 	t.Run("ZoneCentroidStandsInForMembers", func(t *testing.T) {
 		n, _, nofix := setup(t)
 		// No fix joins zone north, whose centroid (45.5, 4.5) is alpha's spot.
-		MustUpdate(t, n.e, func(tx engine.Tx) error {
+		MustUpdate(t, n.e, func(tx model.Tx) error {
 			zone := "north"
-			_, err := n.e.UpdateTeam(tx, n.p, nofix.ID, engine.TeamPatch{ZoneCode: &zone})
+			_, err := n.e.UpdateTeam(tx, n.p, nofix.ID, model.TeamPatch{ZoneCode: &zone})
 			return err
 		})
 		acc := postAt(t, n, south20)
-		scores, err := n.e.ScoreTeams(ctx, n.p, engine.ScoreInput{EventID: acc.EventID})
+		scores, err := n.e.ScoreTeams(ctx, n.p, model.ScoreInput{EventID: acc.EventID})
 		if err != nil {
 			t.Fatal(err)
 		}

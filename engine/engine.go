@@ -8,50 +8,54 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/netguard"
+	"github.com/fieldrelay/fieldrelay/engine/password"
 )
 
 // Options configure an Engine.
 type Options struct {
 	// Clock tells the time; SystemClock when nil.
-	Clock Clock
+	Clock model.Clock
 	// Logger receives the engine's log; slog.Default when nil.
 	Logger *slog.Logger
 	// Password sets the cost of password hashing; DefaultPasswordParams when zero.
-	Password PasswordParams
+	Password password.PasswordParams
 	// Mailer delivers account tokens; a LogMailer that logs no token when nil.
-	Mailer Mailer
+	Mailer model.Mailer
 	// Sender makes the webhook and SMS calls of the delivery engine; NoSender when nil.
-	Sender Sender
+	Sender model.Sender
 	// RetrySchedule is the delay before each retry of a message after its first try;
 	// DefaultRetrySchedule when empty.
 	RetrySchedule []time.Duration
 	// WebhookPolicy says which addresses webhook URLs may name.
-	WebhookPolicy AddressPolicy
+	WebhookPolicy netguard.AddressPolicy
 	// Workers bounds the calls the scheduler makes at once (16 when zero).
 	Workers int
 	// Plans is the price list of GET /v1/tenant/billing; DefaultPlans when nil.
-	Plans PlanTable
+	Plans model.PlanTable
 	// StreamRing is how many changes per tenant the stream keeps for resume
 	// (StreamRingSize when zero).
 	StreamRing int
 	// Upstream tunes the push of upstream sync.
-	Upstream UpstreamOptions
+	Upstream model.UpstreamOptions
 }
 
 // Engine runs the use cases of one node over a Store.
 type Engine struct {
 	// store is the Store given to New wrapped so that writes keep the upstream change
 	// log (upstream_log.go); base is the Store as given.
-	store  Store
-	base   Store
+	store  model.Store
+	base   model.Store
 	up     *upstreamRunner
-	clock  Clock
+	clock  model.Clock
 	log    *slog.Logger
-	pw     PasswordParams
-	mailer Mailer
-	sender Sender
+	pw     password.PasswordParams
+	mailer model.Mailer
+	sender model.Sender
 	retry  []time.Duration
-	policy AddressPolicy
+	policy netguard.AddressPolicy
 	sched  *scheduler
 	// stream fans committed changes out to GET /v1/stream.
 	stream *Broker
@@ -66,21 +70,21 @@ type Engine struct {
 	stats    *stats
 	requests requestCounts
 	lastDay  atomic.Pointer[usageDay]
-	plans    PlanTable
+	plans    model.PlanTable
 	// dummyHash is verified against for unknown emails, so that a login costs the same
 	// whether or not the account exists.
 	dummyHash string
 }
 
 // New returns an Engine over store.
-func New(store Store, opt Options) *Engine {
+func New(store model.Store, opt Options) *Engine {
 	e := &Engine{base: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password, mailer: opt.Mailer,
 		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy, stats: newStats(), plans: opt.Plans}
 	if e.plans == nil {
 		e.plans = DefaultPlans()
 	}
 	if e.sender == nil {
-		e.sender = NoSender{}
+		e.sender = model.NoSender{}
 	}
 	if len(e.retry) == 0 {
 		e.retry = DefaultRetrySchedule
@@ -89,9 +93,9 @@ func New(store Store, opt Options) *Engine {
 	e.store = &logStore{Store: store, up: e.up}
 	e.sched = newScheduler(e, opt.Workers)
 	e.stream = NewBroker(opt.StreamRing)
-	e.runID = NewID()
+	e.runID = model.NewID()
 	if e.clock == nil {
-		e.clock = SystemClock{}
+		e.clock = model.SystemClock{}
 	}
 	if e.log == nil {
 		e.log = slog.Default()
@@ -99,21 +103,23 @@ func New(store Store, opt Options) *Engine {
 	if e.mailer == nil {
 		e.mailer = LogMailer{Log: e.log}
 	}
-	if e.pw == (PasswordParams{}) {
-		e.pw = DefaultPasswordParams
+	if e.pw == (password.PasswordParams{}) {
+		e.pw = password.DefaultPasswordParams
 	}
-	e.dummyHash = e.pw.Hash(RandomToken(16))
+	e.dummyHash = e.pw.Hash(model.RandomToken(16))
 	return e
 }
 
 // Clock returns the engine's clock.
-func (e *Engine) Clock() Clock { return e.clock }
+func (e *Engine) Clock() model.Clock { return e.clock }
 
 // View runs fn in a read-only transaction.
-func (e *Engine) View(ctx context.Context, fn func(Tx) error) error { return e.store.View(ctx, fn) }
+func (e *Engine) View(ctx context.Context, fn func(model.Tx) error) error {
+	return e.store.View(ctx, fn)
+}
 
 // Update runs fn in one read-write transaction: the boundary of a use case.
-func (e *Engine) Update(ctx context.Context, fn func(Tx) error) error {
+func (e *Engine) Update(ctx context.Context, fn func(model.Tx) error) error {
 	return e.store.Update(ctx, fn)
 }
 
@@ -127,14 +133,14 @@ const (
 // Secret returns an installation secret, generating and storing it on first use.
 func (e *Engine) Secret(ctx context.Context, name string) ([]byte, error) {
 	var v []byte
-	err := e.store.View(ctx, func(tx Tx) (err error) {
+	err := e.store.View(ctx, func(tx model.Tx) (err error) {
 		v, err = tx.Meta(name)
 		return err
 	})
 	if err != nil || v != nil {
 		return v, err
 	}
-	err = e.store.Update(ctx, func(tx Tx) (err error) {
+	err = e.store.Update(ctx, func(tx model.Tx) (err error) {
 		if v, err = tx.Meta(name); err != nil || v != nil {
 			return err
 		}
@@ -146,15 +152,15 @@ func (e *Engine) Secret(ctx context.Context, name string) ([]byte, error) {
 
 // SetSecret replaces an installation secret.
 func (e *Engine) SetSecret(ctx context.Context, name string, v []byte) error {
-	return e.store.Update(ctx, func(tx Tx) error { return tx.PutMeta(name, v) })
+	return e.store.Update(ctx, func(tx model.Tx) error { return tx.PutMeta(name, v) })
 }
 
 func newSecret(name string) []byte {
 	switch name {
 	case SecretNodeID:
-		return []byte(NewID())
+		return []byte(model.NewID())
 	case SecretInternal:
-		return []byte(RandomToken(32))
+		return []byte(model.RandomToken(32))
 	default:
 		b := make([]byte, 32)
 		_, _ = rand.Read(b)

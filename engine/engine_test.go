@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 func TestEngine_Secret(t *testing.T) {
@@ -27,7 +28,7 @@ func TestEngine_Secret(t *testing.T) {
 			}
 		}
 		node, _ := e.Secret(ctx, engine.SecretNodeID)
-		if !engine.ValidID(string(node)) {
+		if !model.ValidID(string(node)) {
 			t.Fatalf("node id = %q, want a UUID", node)
 		}
 		jwt, _ := e.Secret(ctx, engine.SecretJWT)
@@ -85,7 +86,7 @@ func TestEngine_Secret(t *testing.T) {
 
 func TestEngine_Defaults(t *testing.T) {
 	e := engine.New(MustOpenDB(t), engine.Options{Password: cheapPasswords})
-	if _, ok := e.Clock().(engine.SystemClock); !ok {
+	if _, ok := e.Clock().(model.SystemClock); !ok {
 		t.Fatalf("default clock = %T, want SystemClock", e.Clock())
 	}
 }

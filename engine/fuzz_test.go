@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // Fuzz targets of the engine's codecs and rules. Each asserts a property (a round trip,
@@ -25,7 +26,7 @@ func FuzzParseTime(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		tm, err := engine.ParseTime(s)
+		tm, err := model.ParseTime(s)
 		if err != nil {
 			return
 		}
@@ -38,7 +39,7 @@ func FuzzParseTime(f *testing.F) {
 		if err != nil {
 			t.Fatalf("ParseTime(%q) = %v, which does not marshal: %v", s, tm, err)
 		}
-		var back engine.Time
+		var back model.Time
 		if err := json.Unmarshal(b, &back); err != nil || !back.Equal(tm.Time) {
 			t.Fatalf("ParseTime(%q) = %v, written %s, reads back %v, %v", s, tm, b, back, err)
 		}
@@ -60,94 +61,13 @@ func FuzzTimeUnmarshalJSON(f *testing.F) {
 		if json.Unmarshal(b, &s) != nil || string(bytes.TrimSpace(b)) == "null" {
 			return // null leaves a Time as it was
 		}
-		var tm engine.Time
+		var tm model.Time
 		err := json.Unmarshal(b, &tm)
-		want, werr := engine.ParseTime(s)
+		want, werr := model.ParseTime(s)
 		if (err == nil) != (werr == nil) || err == nil && !tm.Equal(want.Time) {
 			t.Fatalf("Time.UnmarshalJSON(%s) = %v, %v; ParseTime(%q) = %v, %v", b, tm, err, s, want, werr)
 		}
 	})
-}
-
-func FuzzParseSMSReply(f *testing.F) {
-	for _, s := range []string{"FR1 ACK 7KQ2M", "fr1 ack 7kq2m", "  Fr1\tRoute   7KQ2M \n", "FR1 DONE 7KQ2M all good",
-		"FR1 FAIL", "FR1", "", "FR1 ACK 7KQ2", "FR1 ACK 0OIL1", "FR1 ﬀ 7KQ2M", "FR1 ACK 7KQ2ＭM", "FR1\u00a0ACK 7KQ2M"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, body string) {
-		r, err := engine.ParseSMSReply(body)
-		if err != nil {
-			AssertInvalid(t, err, "body")
-			return
-		}
-		want := map[string]string{"ACK": engine.MissionAck, "ROUTE": engine.MissionOnRoute, "SITE": engine.MissionOnSite,
-			"DONE": engine.MissionCompleted, "FAIL": engine.MissionFailed}[r.Verb]
-		if want == "" || r.Status != want || !engine.ValidMissionCode(r.Code) {
-			t.Fatalf("ParseSMSReply(%q) = %+v", body, r)
-		}
-		// The canonical reply reads the same, in any case: parsing is idempotent.
-		for _, canon := range []string{"FR1 " + r.Verb + " " + r.Code, strings.ToLower("FR1 " + r.Verb + " " + r.Code)} {
-			if again, err := engine.ParseSMSReply(canon); err != nil || again != r {
-				t.Fatalf("ParseSMSReply(%q) = %+v, but %q reads %+v, %v", body, r, canon, again, err)
-			}
-		}
-	})
-}
-
-func FuzzMissionSMSRoundTrip(f *testing.F) {
-	f.Add("7KQ2M", uint32(0x099a8057), uint8(0), "fire.structure", "LYON-3", true, 45.764043, 4.835659)
-	f.Add("AAAAA", uint32(0), uint8(3), "Médical chute", "", false, 0.0, 0.0)
-	f.Add("ZZZZZ", uint32(0xffffffff), uint8(2), strings.Repeat("long type ", 30), strings.Repeat("Z", 64), true, -89.999999, -179.999996)
-	f.Add("0OIL1", uint32(1), uint8(1), "x", "", true, 1.0, 2.0)
-	f.Fuzz(func(t *testing.T, code string, ref uint32, prio uint8, typ, zone string, hasPos bool, lat, lng float64) {
-		id := "01890a5d-ac96-774b-bcce-b302" + hex8(ref)
-		p := []string{"critical", "high", "normal", "low"}[prio%4]
-		var plat, plng *float64
-		if hasPos {
-			plat, plng = &lat, &lng
-		}
-		body, err := engine.EncodeMissionSMS(code, id, p, typ, zone, plat, plng)
-		valid := engine.ValidMissionCode(code) && (zone == "" || engine.ValidZoneCode(zone)) &&
-			(!hasPos || engine.ValidLatLng(lat, lng))
-		if err != nil {
-			if valid {
-				t.Fatalf("EncodeMissionSMS(%q, %q, %q, %q, %q) failed on valid input: %v", code, id, p, typ, zone, err)
-			}
-			return
-		}
-		if !valid {
-			t.Fatalf("EncodeMissionSMS accepted invalid input: code %q zone %q pos %v %v,%v", code, zone, hasPos, lat, lng)
-		}
-		if n := smsSeptets(body); n > engine.SMSMaxLen {
-			t.Fatalf("%q takes %d septets", body, n)
-		}
-		m, err := engine.DecodeMissionSMS(body)
-		if err != nil {
-			t.Fatalf("DecodeMissionSMS(%q): %v", body, err)
-		}
-		wantType := smsWantType(typ)
-		if m.Code != code || m.EventRef != id[len(id)-8:] || m.Priority != p || m.ZoneCode != zone ||
-			!strings.HasPrefix(wantType, m.Type) || (m.Type != wantType && smsSeptets(body) != engine.SMSMaxLen) {
-			t.Fatalf("DecodeMissionSMS(%q) = %+v", body, m)
-		}
-		if (m.Lat == nil) != !hasPos || hasPos && (*m.Lat != smsRound(t, lat) || *m.Lng != smsRound(t, lng)) {
-			t.Fatalf("position of %q: %v,%v, want %v,%v", body, m.Lat, m.Lng, lat, lng)
-		}
-		// The event line alone is no mission SMS, and the mission SMS no event line.
-		if _, err := engine.DecodeSMS(body); err == nil {
-			t.Fatalf("DecodeSMS accepted the mission SMS %q", body)
-		}
-	})
-}
-
-func hex8(v uint32) string {
-	const digits = "0123456789abcdef"
-	b := make([]byte, 8)
-	for i := 7; i >= 0; i-- {
-		b[i] = digits[v&0xF]
-		v >>= 4
-	}
-	return string(b)
 }
 
 func FuzzNormalizePhone(f *testing.F) {
@@ -185,7 +105,7 @@ func FuzzPolygonJSON(f *testing.F) {
 		f.Add([]byte(s), 0.5, 0.5)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, lat, lng float64) {
-		var p engine.Polygon
+		var p model.Polygon
 		if json.Unmarshal(raw, &p) != nil {
 			return
 		}
@@ -217,7 +137,7 @@ func FuzzPolygonRect(f *testing.F) {
 		default: // a rectangle with a rectangular hole in its middle
 			ring = [][]float64{{lng0, lat0}, {lng1, lat0}, {lng1, lat1}, {lng0, lat1}, {lng0, lat0}}
 		}
-		p := engine.Polygon{Type: "Polygon", Coordinates: [][][]float64{ring}}
+		p := model.Polygon{Type: "Polygon", Coordinates: [][][]float64{ring}}
 		if shape%4 == 3 {
 			qa, qo, ra, ro := lat0+h/4, lng0+w/4, lat0+3*h/4, lng0+3*w/4
 			p.Coordinates = append(p.Coordinates, [][]float64{{qo, qa}, {ro, qa}, {ro, ra}, {qo, ra}, {qo, qa}})
@@ -240,7 +160,7 @@ func FuzzPolygonRect(f *testing.F) {
 
 // checkPolygon asserts the properties of a valid polygon: a finite centroid within its
 // bounding box, and no point outside the bounding box (or not finite) inside.
-func checkPolygon(t *testing.T, p *engine.Polygon, lat, lng float64) {
+func checkPolygon(t *testing.T, p *model.Polygon, lat, lng float64) {
 	t.Helper()
 	minLat, maxLat, minLng, maxLng := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, pos := range p.Coordinates[0] {
@@ -263,7 +183,7 @@ func checkPolygon(t *testing.T, p *engine.Polygon, lat, lng float64) {
 	}
 	// A point in a hole is not in the polygon.
 	for _, hole := range p.Coordinates[1:] {
-		h := engine.Polygon{Type: "Polygon", Coordinates: [][][]float64{hole}}
+		h := model.Polygon{Type: "Polygon", Coordinates: [][][]float64{hole}}
 		if h.Contains(lat, lng) && p.Contains(lat, lng) {
 			t.Fatalf("%v contains %v,%v, which is in its hole", p.Coordinates, lat, lng)
 		}
@@ -271,17 +191,17 @@ func checkPolygon(t *testing.T, p *engine.Polygon, lat, lng float64) {
 }
 
 func FuzzNextMissionState(f *testing.F) {
-	for _, from := range engine.MissionStates {
-		for _, to := range engine.MissionStates {
+	for _, from := range model.MissionStates {
+		for _, to := range model.MissionStates {
 			f.Add(from, to, true, false)
 		}
 	}
 	f.Add("", "ACK", false, true)
 	f.Add("ack", "ON_ROUTE", true, true)
 	f.Add("ON_SITE", "COMPLETED ", false, false)
-	order := func(s string) int { return slices.Index(engine.MissionStates, s) }
+	order := func(s string) int { return slices.Index(model.MissionStates, s) }
 	f.Fuzz(func(t *testing.T, from, to string, canManage, canReceive bool) {
-		err := engine.NextMissionState(from, to, canManage, canReceive)
+		err := model.NextMissionState(from, to, canManage, canReceive)
 		if err == nil {
 			// Allowed: a permission, a known non-terminal state, one step forward or FAILED,
 			// never a state the system alone sets, never backwards or in place.
@@ -290,38 +210,38 @@ func FuzzNextMissionState(f *testing.F) {
 				t.Fatalf("%s → %s allowed without permission", from, to)
 			case order(from) < 0 || order(to) < 0:
 				t.Fatalf("%q → %q allowed: unknown state", from, to)
-			case engine.MissionFinished(from):
+			case model.MissionFinished(from):
 				t.Fatalf("%s → %s allowed: %s is terminal", from, to, from)
-			case to == engine.MissionCreated || to == engine.MissionSent:
+			case to == model.MissionCreated || to == model.MissionSent:
 				t.Fatalf("%s → %s allowed: the system sets %s", from, to, to)
 			case order(to) <= order(from):
 				t.Fatalf("%s → %s allowed: backwards or in place", from, to)
-			case to != engine.MissionFailed && !slices.Contains(engine.AllowedMissionMoves(from), to):
+			case to != model.MissionFailed && !slices.Contains(model.AllowedMissionMoves(from), to):
 				t.Fatalf("%s → %s allowed but not listed by AllowedMissionMoves", from, to)
 			}
 			return
 		}
-		var e *engine.Error
+		var e *model.Error
 		if !errors.As(err, &e) {
 			t.Fatalf("NextMissionState(%q, %q): %T %v", from, to, err, err)
 		}
 		switch {
 		case !canManage && !canReceive:
-			if e.Kind != engine.KindForbidden {
+			if e.Kind != model.KindForbidden {
 				t.Fatalf("without permission: %v", err)
 			}
 		case order(to) < 0:
 			AssertInvalid(t, err, "status")
-		case engine.MissionFinished(from):
+		case model.MissionFinished(from):
 			// Terminal states stay terminal, whatever is asked.
-			if e.Kind != engine.KindMissionClosed {
+			if e.Kind != model.KindMissionClosed {
 				t.Fatalf("%s → %s: %v, want mission_closed", from, to, err)
 			}
 		default:
-			if e.Kind != engine.KindInvalidTransition {
+			if e.Kind != model.KindInvalidTransition {
 				t.Fatalf("%q → %s: %v, want invalid_transition", from, to, err)
 			}
-			if slices.Contains(engine.AllowedMissionMoves(from), to) {
+			if slices.Contains(model.AllowedMissionMoves(from), to) {
 				t.Fatalf("%s → %s refused though listed as allowed", from, to)
 			}
 		}
@@ -340,7 +260,7 @@ func FuzzAPIKeyFormat(f *testing.F) {
 		if got, want := engine.LooksLikeAPIKey(s), shape.MatchString(s); got != want {
 			t.Fatalf("LooksLikeAPIKey(%q) = %v, want %v", s, got, want)
 		}
-		if engine.LooksLikeAPIKey(s) && engine.HashToken(s) == engine.HashToken(fresh) && s != fresh {
+		if engine.LooksLikeAPIKey(s) && model.HashToken(s) == model.HashToken(fresh) && s != fresh {
 			t.Fatalf("%q and %q hash alike", s, fresh)
 		}
 		if k := engine.NewAPIKey(); !shape.MatchString(k) {

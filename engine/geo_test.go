@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // square returns a closed counter-clockwise square ring, [lng, lat] order.
@@ -14,15 +14,15 @@ func square(lng0, lat0, side float64) [][]float64 {
 		{lng0, lat0 + side}, {lng0, lat0}}
 }
 
-func polygon(rings ...[][]float64) *engine.Polygon {
-	return &engine.Polygon{Type: "Polygon", Coordinates: rings}
+func polygon(rings ...[][]float64) *model.Polygon {
+	return &model.Polygon{Type: "Polygon", Coordinates: rings}
 }
 
 func near(a, b, eps float64) bool { return math.Abs(a-b) <= eps }
 
 func TestPolygon_Validate(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
-		for name, p := range map[string]*engine.Polygon{
+		for name, p := range map[string]*model.Polygon{
 			"Square":     polygon(square(2.0, 48.0, 1)),
 			"Clockwise":  polygon([][]float64{{0, 0}, {0, 1}, {1, 1}, {1, 0}, {0, 0}}),
 			"Triangle":   polygon([][]float64{{0, 0}, {1, 0}, {0, 1}, {0, 0}}),
@@ -36,7 +36,7 @@ func TestPolygon_Validate(t *testing.T) {
 			}
 		}
 	})
-	for name, p := range map[string]*engine.Polygon{
+	for name, p := range map[string]*model.Polygon{
 		"ErrWrongType":      {Type: "MultiPolygon", Coordinates: [][][]float64{square(0, 0, 1)}},
 		"ErrNoType":         {Coordinates: [][][]float64{square(0, 0, 1)}},
 		"ErrNoRings":        polygon(),
@@ -133,14 +133,14 @@ func TestPolygon_Contains(t *testing.T) {
 		}
 	})
 	t.Run("Empty", func(t *testing.T) {
-		if (&engine.Polygon{Type: "Polygon"}).Contains(0, 0) {
+		if (&model.Polygon{Type: "Polygon"}).Contains(0, 0) {
 			t.Fatal("an empty polygon contains a point")
 		}
 	})
 }
 
 func TestPolygon_JSON(t *testing.T) {
-	var p engine.Polygon
+	var p model.Polygon
 	raw := `{"type":"Polygon","coordinates":[[[2.2,48.8],[2.5,48.8],[2.5,48.9],[2.2,48.8]]]}`
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestValidLatLng(t *testing.T) {
 		{90.0001, 0, false}, {-90.0001, 0, false}, {0, 180.0001, false}, {0, -180.0001, false},
 		{math.NaN(), 0, false}, {0, math.NaN(), false}, {math.Inf(1), 0, false}, {0, math.Inf(-1), false},
 	} {
-		if got := engine.ValidLatLng(tc.lat, tc.lng); got != tc.want {
+		if got := model.ValidLatLng(tc.lat, tc.lng); got != tc.want {
 			t.Errorf("ValidLatLng(%v, %v) = %v, want %v", tc.lat, tc.lng, got, tc.want)
 		}
 	}
@@ -171,32 +171,32 @@ func TestValidLatLng(t *testing.T) {
 
 func TestDistanceKm(t *testing.T) {
 	t.Run("ParisLondon", func(t *testing.T) {
-		d := engine.DistanceKm(48.8566, 2.3522, 51.5074, -0.1278)
+		d := model.DistanceKm(48.8566, 2.3522, 51.5074, -0.1278)
 		if math.Abs(d-343.5)/343.5 > 0.005 {
 			t.Fatalf("Paris–London = %.2f km, want 343.5 km ± 0.5%%", d)
 		}
-		if back := engine.DistanceKm(51.5074, -0.1278, 48.8566, 2.3522); !near(back, d, 1e-9) {
+		if back := model.DistanceKm(51.5074, -0.1278, 48.8566, 2.3522); !near(back, d, 1e-9) {
 			t.Fatalf("distance is not symmetric: %v vs %v", back, d)
 		}
 	})
 	t.Run("Zero", func(t *testing.T) {
-		if d := engine.DistanceKm(48.8566, 2.3522, 48.8566, 2.3522); d != 0 {
+		if d := model.DistanceKm(48.8566, 2.3522, 48.8566, 2.3522); d != 0 {
 			t.Fatalf("distance to itself = %v", d)
 		}
 	})
 	t.Run("OneDegreeOfLatitude", func(t *testing.T) {
-		if d := engine.DistanceKm(0, 0, 1, 0); !near(d, 111.195, 0.01) {
+		if d := model.DistanceKm(0, 0, 1, 0); !near(d, 111.195, 0.01) {
 			t.Fatalf("one degree of latitude = %v km, want 111.195", d)
 		}
 	})
 	t.Run("Antipodes", func(t *testing.T) {
-		d := engine.DistanceKm(0, 0, 0, 180)
+		d := model.DistanceKm(0, 0, 0, 180)
 		if !near(d, math.Pi*6371.0088, 1e-6) || math.IsNaN(d) {
 			t.Fatalf("half the circumference = %v km", d)
 		}
 	})
 	t.Run("AcrossTheAntimeridian", func(t *testing.T) {
-		if d := engine.DistanceKm(0, 179.5, 0, -179.5); !near(d, 111.195, 0.01) {
+		if d := model.DistanceKm(0, 179.5, 0, -179.5); !near(d, 111.195, 0.01) {
 			t.Fatalf("across the antimeridian = %v km, want about 111", d)
 		}
 	})

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/password"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
@@ -18,7 +20,7 @@ const testPassword = "correct horse battery"
 var epoch = time.Date(2026, 6, 9, 10, 11, 12, 345_000_000, time.UTC)
 
 // cheapPasswords keeps argon2id fast in tests.
-var cheapPasswords = engine.PasswordParams{Time: 1, Memory: 64, Threads: 1}
+var cheapPasswords = password.PasswordParams{Time: 1, Memory: 64, Threads: 1}
 
 // MustOpenDB opens a store in a fresh temporary directory, closed at the end of the test.
 func MustOpenDB(tb testing.TB) *store.DB {
@@ -53,7 +55,7 @@ func reopen(tb testing.TB, dir string, old interface{ Close() error }, opt engin
 		}
 	}
 	db := mustOpenDir(tb, dir)
-	if opt.Password == (engine.PasswordParams{}) {
+	if opt.Password == (password.PasswordParams{}) {
 		opt.Password = cheapPasswords
 	}
 	if opt.Logger == nil {
@@ -67,16 +69,16 @@ func reopen(tb testing.TB, dir string, old interface{ Close() error }, opt engin
 }
 
 // MustOpenEngine returns an engine over a fresh store, with a fake clock set to epoch.
-func MustOpenEngine(tb testing.TB) (*engine.Engine, *engine.FakeClock) {
+func MustOpenEngine(tb testing.TB) (*engine.Engine, *model.FakeClock) {
 	tb.Helper()
-	clock := engine.NewFakeClock(epoch)
+	clock := model.NewFakeClock(epoch)
 	e := engine.New(MustOpenDB(tb), engine.Options{Clock: clock, Password: cheapPasswords,
 		Logger: slog.New(slog.DiscardHandler)})
 	return e, clock
 }
 
 // MustUpdate runs fn in a read-write transaction and fails the test on error.
-func MustUpdate(tb testing.TB, e *engine.Engine, fn func(engine.Tx) error) {
+func MustUpdate(tb testing.TB, e *engine.Engine, fn func(model.Tx) error) {
 	tb.Helper()
 	if err := e.Update(context.Background(), fn); err != nil {
 		tb.Fatalf("update: %v", err)
@@ -84,11 +86,11 @@ func MustUpdate(tb testing.TB, e *engine.Engine, fn func(engine.Tx) error) {
 }
 
 // MustCreateTenant creates a tenant with the given slug and default settings.
-func MustCreateTenant(tb testing.TB, e *engine.Engine, slug string) *engine.CreatedTenant {
+func MustCreateTenant(tb testing.TB, e *engine.Engine, slug string) *model.CreatedTenant {
 	tb.Helper()
-	var out *engine.CreatedTenant
-	MustUpdate(tb, e, func(tx engine.Tx) (err error) {
-		out, err = e.CreateTenant(tx, engine.CreateTenantInput{
+	var out *model.CreatedTenant
+	MustUpdate(tb, e, func(tx model.Tx) (err error) {
+		out, err = e.CreateTenant(tx, model.CreateTenantInput{
 			Name: "Tenant " + slug, Slug: slug, Email: "ops@" + slug + ".example", Country: "FR"})
 		return err
 	})
@@ -96,11 +98,11 @@ func MustCreateTenant(tb testing.TB, e *engine.Engine, slug string) *engine.Crea
 }
 
 // MustCreateUser creates an active user with testPassword in the tenant with the given slug.
-func MustCreateUser(tb testing.TB, e *engine.Engine, slug, email string, role engine.Role) *engine.User {
+func MustCreateUser(tb testing.TB, e *engine.Engine, slug, email string, role model.Role) *model.User {
 	tb.Helper()
-	var out *engine.User
-	MustUpdate(tb, e, func(tx engine.Tx) (err error) {
-		out, err = e.CreateUserIn(tx, slug, engine.CreateUserInput{
+	var out *model.User
+	MustUpdate(tb, e, func(tx model.Tx) (err error) {
+		out, err = e.CreateUserIn(tx, slug, model.CreateUserInput{
 			Email: email, Name: "User " + email, Role: role, Password: testPassword})
 		return err
 	})
@@ -108,10 +110,10 @@ func MustCreateUser(tb testing.TB, e *engine.Engine, slug, email string, role en
 }
 
 // MustUserAccount reads a user account as stored.
-func MustUserAccount(tb testing.TB, e *engine.Engine, tenantID, id string) *engine.UserAccount {
+func MustUserAccount(tb testing.TB, e *engine.Engine, tenantID, id string) *model.UserAccount {
 	tb.Helper()
-	var u *engine.UserAccount
-	err := e.View(context.Background(), func(tx engine.Tx) (err error) {
+	var u *model.UserAccount
+	err := e.View(context.Background(), func(tx model.Tx) (err error) {
 		u, err = tx.UserAccount(tenantID, id)
 		return err
 	})
@@ -122,15 +124,15 @@ func MustUserAccount(tb testing.TB, e *engine.Engine, tenantID, id string) *engi
 }
 
 // adminOf returns a company_admin user principal of a tenant.
-func adminOf(t *engine.Tenant, userID string) engine.Principal {
-	return engine.Principal{TenantID: t.ID, Plan: t.LicenseType, TenantActive: true,
-		UserID: userID, Role: engine.RoleCompanyAdmin}
+func adminOf(t *model.Tenant, userID string) model.Principal {
+	return model.Principal{TenantID: t.ID, Plan: t.LicenseType, TenantActive: true,
+		UserID: userID, Role: model.RoleCompanyAdmin}
 }
 
 // AssertKind fails unless err is an *engine.Error of the given kind.
-func AssertKind(tb testing.TB, err error, kind engine.Kind) *engine.Error {
+func AssertKind(tb testing.TB, err error, kind model.Kind) *model.Error {
 	tb.Helper()
-	var e *engine.Error
+	var e *model.Error
 	if !errors.As(err, &e) {
 		tb.Fatalf("error = %v (%T), want an *engine.Error of kind %s", err, err, kind)
 	}
@@ -143,7 +145,7 @@ func AssertKind(tb testing.TB, err error, kind engine.Kind) *engine.Error {
 // AssertInvalid fails unless err is a validation_error naming field.
 func AssertInvalid(tb testing.TB, err error, field string) {
 	tb.Helper()
-	e := AssertKind(tb, err, engine.KindValidation)
+	e := AssertKind(tb, err, model.KindValidation)
 	if e.Field != field {
 		tb.Fatalf("validation error field = %q (%v), want %q", e.Field, err, field)
 	}

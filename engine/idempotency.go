@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // MaxIdempotencyKeyLen is the longest idempotency key accepted.
@@ -15,40 +17,6 @@ const MaxIdempotencyKeyLen = 255
 
 // IdempotencyRetention is how long the key of a non-event write is kept at least.
 const IdempotencyRetention = 24 * time.Hour
-
-// Reply is the stored response of a write, opaque to the engine: what a replay returns.
-type Reply struct {
-	Status    int    `json:"status"`
-	Body      []byte `json:"body"`
-	RequestID string `json:"request_id"`
-	// Replayed is true when the reply is the stored answer to an earlier request.
-	Replayed bool `json:"-"`
-	// Shown, when set, is the body answered this once instead of Body: an answer that
-	// shows a secret once (a new API key) stores Body without it, so no secret is kept
-	// in an idempotency record.
-	Shown []byte `json:"-"`
-}
-
-// IdempotencyRecord is a Reply kept under its key, with the fingerprint of the request
-// that produced it.
-type IdempotencyRecord struct {
-	Reply
-	Fingerprint string `json:"fingerprint"`
-	CreatedAt   Time   `json:"created_at"`
-}
-
-// IdempotencyKey guards a write: a second write with the same Route and Key in the same
-// tenant returns the first reply instead of running again.
-type IdempotencyKey struct {
-	Route string
-	Key   string
-	// Fingerprint identifies the request body (CanonicalJSON of it): the same key with
-	// another body is idempotency_key_reused.
-	Fingerprint string
-	// RawFingerprint is the fingerprint of the body's bytes as sent, which records made
-	// before fingerprints were canonical hold; a replay matching it is a replay too.
-	RawFingerprint string
-}
 
 // CanonicalJSON returns body in one form for every way of writing the same JSON: keys
 // sorted, no insignificant white space, numbers as written. A body that is not JSON is
@@ -78,7 +46,7 @@ func Fingerprint(secret, body []byte) string {
 // ValidateIdempotencyKey checks a client's key.
 func ValidateIdempotencyKey(field, key string) error {
 	if len(key) > MaxIdempotencyKeyLen {
-		return Invalid(field, "%s is longer than %d characters", field, MaxIdempotencyKeyLen)
+		return model.Invalid(field, "%s is longer than %d characters", field, MaxIdempotencyKeyLen)
 	}
 	return nil
 }
@@ -87,7 +55,7 @@ func ValidateIdempotencyKey(field, key string) error {
 // Event keys are kept as long as their events.
 func (e *Engine) SweepIdempotency(ctx context.Context) (int, error) {
 	var n int
-	err := e.store.Update(ctx, func(tx Tx) (err error) {
+	err := e.store.Update(ctx, func(tx model.Tx) (err error) {
 		n, err = tx.ExpireIdempotency(e.clock.Now().Add(-IdempotencyRetention))
 		return err
 	})
@@ -97,9 +65,9 @@ func (e *Engine) SweepIdempotency(ctx context.Context) (int, error) {
 // Write runs fn in one transaction guarded by k (nil: no key). The check, fn's effect and
 // the stored reply commit together, so concurrent duplicates run fn once. A failed fn
 // stores nothing.
-func (e *Engine) Write(ctx context.Context, tenantID string, k *IdempotencyKey, fn func(Tx) (Reply, error)) (Reply, error) {
-	var out Reply
-	err := e.store.Update(ctx, func(tx Tx) error {
+func (e *Engine) Write(ctx context.Context, tenantID string, k *model.IdempotencyKey, fn func(model.Tx) (model.Reply, error)) (model.Reply, error) {
+	var out model.Reply
+	err := e.store.Update(ctx, func(tx model.Tx) error {
 		var storeKey string
 		if k != nil && k.Key != "" {
 			if err := ValidateIdempotencyKey("idempotency_key", k.Key); err != nil {
@@ -112,7 +80,7 @@ func (e *Engine) Write(ctx context.Context, tenantID string, k *IdempotencyKey, 
 			}
 			if rec != nil {
 				if rec.Fingerprint != k.Fingerprint && (k.RawFingerprint == "" || rec.Fingerprint != k.RawFingerprint) {
-					return Errorf(KindIdempotencyReused, "this Idempotency-Key was used with a different request body")
+					return model.Errorf(model.KindIdempotencyReused, "this Idempotency-Key was used with a different request body")
 				}
 				out = rec.Reply
 				out.Replayed = true
@@ -127,8 +95,8 @@ func (e *Engine) Write(ctx context.Context, tenantID string, k *IdempotencyKey, 
 		if storeKey == "" {
 			return nil
 		}
-		return tx.PutIdempotency(tenantID, storeKey, &IdempotencyRecord{
-			Reply: r, Fingerprint: k.Fingerprint, CreatedAt: At(e.clock.Now())})
+		return tx.PutIdempotency(tenantID, storeKey, &model.IdempotencyRecord{
+			Reply: r, Fingerprint: k.Fingerprint, CreatedAt: model.At(e.clock.Now())})
 	})
 	return out, err
 }

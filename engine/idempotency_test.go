@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // counter is a write that counts its runs and leaves a trace in the transaction.
@@ -17,20 +18,20 @@ type counter struct {
 	runs atomic.Int64
 }
 
-func (c *counter) fn(status int, body string) func(engine.Tx) (engine.Reply, error) {
-	return func(tx engine.Tx) (engine.Reply, error) {
+func (c *counter) fn(status int, body string) func(model.Tx) (model.Reply, error) {
+	return func(tx model.Tx) (model.Reply, error) {
 		n := c.runs.Add(1)
 		if err := tx.PutMeta("trace_"+body, []byte{byte(n)}); err != nil {
-			return engine.Reply{}, err
+			return model.Reply{}, err
 		}
-		return engine.Reply{Status: status, Body: []byte(body), RequestID: "req-" + body}, nil
+		return model.Reply{Status: status, Body: []byte(body), RequestID: "req-" + body}, nil
 	}
 }
 
 func meta(t *testing.T, e *engine.Engine, key string) []byte {
 	t.Helper()
 	var v []byte
-	err := e.View(context.Background(), func(tx engine.Tx) (err error) {
+	err := e.View(context.Background(), func(tx model.Tx) (err error) {
 		v, err = tx.Meta(key)
 		return err
 	})
@@ -46,8 +47,8 @@ func TestEngine_Write(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		return e, MustCreateTenant(t, e, "acme").Tenant.ID
 	}
-	key := func(k, fp string) *engine.IdempotencyKey {
-		return &engine.IdempotencyKey{Route: "POST /v1/zones", Key: k, Fingerprint: fp}
+	key := func(k, fp string) *model.IdempotencyKey {
+		return &model.IdempotencyKey{Route: "POST /v1/zones", Key: k, Fingerprint: fp}
 	}
 	t.Run("OK", func(t *testing.T) {
 		e, tid := setup(t)
@@ -93,7 +94,7 @@ func TestEngine_Write(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := e.Write(ctx, tid, key("k1", "fp2"), c.fn(201, "second"))
-		AssertKind(t, err, engine.KindIdempotencyReused)
+		AssertKind(t, err, model.KindIdempotencyReused)
 		if n := c.runs.Load(); n != 1 {
 			t.Fatalf("fn ran %d times, want once", n)
 		}
@@ -106,13 +107,13 @@ func TestEngine_Write(t *testing.T) {
 	t.Run("ErrFnStoresNothing", func(t *testing.T) {
 		e, tid := setup(t)
 		var c counter
-		boom := engine.Invalid("name", "name is required")
-		_, err := e.Write(ctx, tid, key("k1", "fp1"), func(tx engine.Tx) (engine.Reply, error) {
+		boom := model.Invalid("name", "name is required")
+		_, err := e.Write(ctx, tid, key("k1", "fp1"), func(tx model.Tx) (model.Reply, error) {
 			c.runs.Add(1)
 			if err := tx.PutMeta("trace_failed", []byte("x")); err != nil {
-				return engine.Reply{}, err
+				return model.Reply{}, err
 			}
-			return engine.Reply{}, boom
+			return model.Reply{}, boom
 		})
 		if !errors.Is(err, boom) {
 			t.Fatalf("Write = %v, want fn's error as it is", err)
@@ -137,8 +138,8 @@ func TestEngine_Write(t *testing.T) {
 		// A key whose first request failed is free: another body may use it.
 		e, tid := setup(t)
 		var c counter
-		_, err := e.Write(ctx, tid, key("k1", "fp1"), func(engine.Tx) (engine.Reply, error) {
-			return engine.Reply{}, engine.Invalid("code", "code is required")
+		_, err := e.Write(ctx, tid, key("k1", "fp1"), func(model.Tx) (model.Reply, error) {
+			return model.Reply{}, model.Invalid("code", "code is required")
 		})
 		AssertInvalid(t, err, "code")
 		if _, err := e.Write(ctx, tid, key("k1", "fp2"), c.fn(201, "ok")); err != nil {
@@ -160,7 +161,7 @@ func TestEngine_Write(t *testing.T) {
 	t.Run("NoKey", func(t *testing.T) {
 		e, tid := setup(t)
 		var c counter
-		for _, k := range []*engine.IdempotencyKey{nil, key("", "fp"), nil} {
+		for _, k := range []*model.IdempotencyKey{nil, key("", "fp"), nil} {
 			r, err := e.Write(ctx, tid, k, c.fn(200, "x"))
 			if err != nil || r.Replayed {
 				t.Fatalf("Write without a key = %+v, %v", r, err)
@@ -173,8 +174,8 @@ func TestEngine_Write(t *testing.T) {
 	t.Run("ScopedToRoute", func(t *testing.T) {
 		e, tid := setup(t)
 		var c counter
-		a := &engine.IdempotencyKey{Route: "POST /v1/zones", Key: "k", Fingerprint: "fp"}
-		b := &engine.IdempotencyKey{Route: "POST /v1/teams", Key: "k", Fingerprint: "other"}
+		a := &model.IdempotencyKey{Route: "POST /v1/zones", Key: "k", Fingerprint: "fp"}
+		b := &model.IdempotencyKey{Route: "POST /v1/teams", Key: "k", Fingerprint: "other"}
 		if _, err := e.Write(ctx, tid, a, c.fn(201, "a")); err != nil {
 			t.Fatal(err)
 		}
@@ -198,14 +199,14 @@ func TestEngine_Write(t *testing.T) {
 	t.Run("ErrUnknownTenant", func(t *testing.T) {
 		e, _ := setup(t)
 		var c counter
-		_, err := e.Write(ctx, engine.NewID(), key("k", "fp"), c.fn(201, "x"))
-		AssertKind(t, err, engine.KindNotFound)
+		_, err := e.Write(ctx, model.NewID(), key("k", "fp"), c.fn(201, "x"))
+		AssertKind(t, err, model.KindNotFound)
 	})
 	t.Run("ConcurrentDuplicates", func(t *testing.T) {
 		e, tid := setup(t)
 		var c counter
 		const n = 20
-		replies := make([]engine.Reply, n)
+		replies := make([]model.Reply, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
@@ -264,8 +265,8 @@ func TestEngine_SweepIdempotency(t *testing.T) {
 	ctx := context.Background()
 	e, clock := MustOpenEngine(t)
 	tid := MustCreateTenant(t, e, "acme").Tenant.ID
-	key := func(k string) *engine.IdempotencyKey {
-		return &engine.IdempotencyKey{Route: "POST /v1/zones", Key: k, Fingerprint: "fp"}
+	key := func(k string) *model.IdempotencyKey {
+		return &model.IdempotencyKey{Route: "POST /v1/zones", Key: k, Fingerprint: "fp"}
 	}
 	var c counter
 	if _, err := e.Write(ctx, tid, key("old"), c.fn(201, "old")); err != nil {

@@ -6,34 +6,82 @@ import (
 	"testing"
 )
 
-// TestLayering holds the architecture of DESIGN.md: the domain imports no adapter and none
-// of the adapters' libraries.
-func TestLayering(t *testing.T) {
-	const module = "github.com/fieldrelay/fieldrelay"
+const module = "github.com/fieldrelay/fieldrelay"
+
+// deps lists the packages pkg depends on (go list -deps), pkg itself last.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is needed to check the layering: %v", err)
 	}
-	out, err := exec.Command(goBin, "list", "-deps", module+"/engine").CombinedOutput()
+	out, err := exec.Command(goBin, "list", "-deps", pkg).CombinedOutput()
 	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, out)
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
 	}
-	deps := strings.Fields(string(out))
-	if len(deps) == 0 || deps[len(deps)-1] != module+"/engine" {
-		t.Fatalf("go list -deps gave an unexpected answer:\n%s", out)
+	ds := strings.Fields(string(out))
+	if len(ds) == 0 || ds[len(ds)-1] != pkg {
+		t.Fatalf("go list -deps %s gave an unexpected answer:\n%s", pkg, out)
 	}
-	forbidden := []string{"bbolt", "httprouter", "spf13/cobra", "golang-jwt"}
+	return ds[:len(ds)-1]
+}
+
+// stdlib reports whether an import path is the standard library's (no dot in its first
+// element).
+func stdlib(p string) bool {
+	first, _, _ := strings.Cut(p, "/")
+	return !strings.Contains(first, ".")
+}
+
+// within reports whether p is pkg or one of its subpackages.
+func within(p, pkg string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/") }
+
+// TestLayering holds the layers of docs/architecture.md: the shared types and ports
+// (engine/model) below everything, depending on nothing but the standard library and uuid;
+// the pure leaf packages on model at most; the use cases (engine) on model and the leaves,
+// never on an adapter or an adapter's library; the stores on model alone.
+func TestLayering(t *testing.T) {
+	model := module + "/engine/model"
+	leaves := []string{module + "/engine/payload", module + "/engine/smscodec", module + "/engine/netguard",
+		module + "/engine/strictjson", module + "/engine/password"}
 	adapters := []string{module + "/store", module + "/server", module + "/cli"}
-	for _, dep := range deps {
-		for _, f := range forbidden {
-			if strings.Contains(dep, f) {
-				t.Errorf("engine depends on %s", dep)
+	forbidden := []string{"bbolt", "httprouter", "spf13/cobra", "golang-jwt", "jackc/pgx"}
+
+	t.Run("model", func(t *testing.T) {
+		for _, d := range deps(t, model) {
+			if !stdlib(d) && d != "github.com/google/uuid" {
+				t.Errorf("engine/model depends on %s: it may use the standard library and uuid only", d)
 			}
 		}
-		for _, a := range adapters {
-			if dep == a || strings.HasPrefix(dep, a+"/") {
-				t.Errorf("engine depends on the adapter %s", dep)
+	})
+	t.Run("leaves", func(t *testing.T) {
+		for _, leaf := range leaves {
+			for _, d := range deps(t, leaf) {
+				if within(d, module) && d != model {
+					t.Errorf("%s depends on %s: a leaf may use engine/model only", leaf, d)
+				}
 			}
 		}
-	}
+	})
+	t.Run("engine", func(t *testing.T) {
+		for _, d := range deps(t, module+"/engine") {
+			for _, f := range forbidden {
+				if strings.Contains(d, f) {
+					t.Errorf("engine depends on %s", d)
+				}
+			}
+			for _, a := range adapters {
+				if within(d, a) {
+					t.Errorf("engine depends on the adapter %s", d)
+				}
+			}
+		}
+	})
+	t.Run("store", func(t *testing.T) {
+		for _, d := range deps(t, module+"/store") {
+			if within(d, module) && d != model {
+				t.Errorf("store depends on %s: a store implements the ports of engine/model and uses nothing else of ours", d)
+			}
+		}
+	})
 }

@@ -7,28 +7,30 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // codeFix is a tenant with many available teams, a supervisor, and an engine that sends
 // SMS (so that dispatch writes the mission SMS).
 type codeFix struct {
 	e      *engine.Engine
-	tenant *engine.Tenant
-	sup    engine.Principal
-	teams  []*engine.Team
+	tenant *model.Tenant
+	sup    model.Principal
+	teams  []*model.Team
 }
 
 func newCodeFix(t *testing.T, teams int) *codeFix {
 	t.Helper()
 	e, _ := MustOpenEngine(t)
 	f := &codeFix{e: e, tenant: MustCreateTenant(t, e, "acme").Tenant}
-	u := MustCreateUser(t, e, "acme", "sup@acme.example", engine.RoleOperationalSupervisor)
-	f.sup = engine.Principal{TenantID: f.tenant.ID, Plan: f.tenant.LicenseType, TenantActive: true, UserID: u.ID,
-		Role: engine.RoleOperationalSupervisor}
-	MustUpdate(t, e, func(tx engine.Tx) error {
+	u := MustCreateUser(t, e, "acme", "sup@acme.example", model.RoleOperationalSupervisor)
+	f.sup = model.Principal{TenantID: f.tenant.ID, Plan: f.tenant.LicenseType, TenantActive: true, UserID: u.ID,
+		Role: model.RoleOperationalSupervisor}
+	MustUpdate(t, e, func(tx model.Tx) error {
 		for i := range teams {
-			tm, err := e.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: fmt.Sprintf("T%03d", i),
-				Verticals: []string{"emergency"}, Members: []engine.MemberInput{{Name: "lead"}}})
+			tm, err := e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: fmt.Sprintf("T%03d", i),
+				Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "lead"}}})
 			if err != nil {
 				return err
 			}
@@ -40,18 +42,18 @@ func newCodeFix(t *testing.T, teams int) *codeFix {
 }
 
 // dispatch stores an event and dispatches team to it.
-func (f *codeFix) dispatch(t *testing.T, team *engine.Team) *engine.Mission {
+func (f *codeFix) dispatch(t *testing.T, team *model.Team) *model.Mission {
 	t.Helper()
-	var m *engine.Mission
-	MustUpdate(t, f.e, func(tx engine.Tx) error {
-		now := engine.At(f.e.Clock().Now())
-		ev := &engine.Event{ID: engine.NewID(), Type: "FIRE", Priority: "high", Vertical: "emergency",
-			IdempotencyKey: engine.NewID(), Status: engine.EventDelivered, ChannelSelected: engine.ChannelREST,
+	var m *model.Mission
+	MustUpdate(t, f.e, func(tx model.Tx) error {
+		now := model.At(f.e.Clock().Now())
+		ev := &model.Event{ID: model.NewID(), Type: "FIRE", Priority: "high", Vertical: "emergency",
+			IdempotencyKey: model.NewID(), Status: model.EventDelivered, ChannelSelected: model.ChannelREST,
 			ChannelsAttempted: []string{}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
 		if err := tx.PutEvent(f.tenant.ID, ev); err != nil {
 			return err
 		}
-		d, err := f.e.DispatchTeam(tx, f.sup, engine.DispatchInput{EventID: ev.ID, TeamID: team.ID})
+		d, err := f.e.DispatchTeam(tx, f.sup, model.DispatchInput{EventID: ev.ID, TeamID: team.ID})
 		if err != nil {
 			return err
 		}
@@ -65,9 +67,9 @@ func (f *codeFix) dispatch(t *testing.T, team *engine.Team) *engine.Mission {
 func (f *codeFix) owner(t *testing.T, code string) string {
 	t.Helper()
 	var id string
-	err := f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+	err := f.e.View(context.Background(), func(tx model.Tx) (err error) {
 		id, err = tx.MissionByCode(f.tenant.ID, code)
-		if engine.IsKind(err, engine.KindNotFound) {
+		if model.IsKind(err, model.KindNotFound) {
 			id, err = "", nil
 		}
 		return err
@@ -85,7 +87,7 @@ func TestMissionCode_DispatchUniqueAndReleased(t *testing.T) {
 	const n = 120
 	f := newCodeFix(t, n)
 	active := map[string]string{} // code → mission id
-	var missions []*engine.Mission
+	var missions []*model.Mission
 	check := func(t *testing.T) {
 		t.Helper()
 		for code, id := range active {
@@ -96,8 +98,8 @@ func TestMissionCode_DispatchUniqueAndReleased(t *testing.T) {
 	}
 	for _, tm := range f.teams {
 		m := f.dispatch(t, tm)
-		if !engine.ValidMissionCode(m.Code) {
-			t.Fatalf("mission code %q is not %d characters of %s", m.Code, engine.MissionCodeLen, engine.MissionCodeAlphabet)
+		if !smscodec.ValidMissionCode(m.Code) {
+			t.Fatalf("mission code %q is not %d characters of %s", m.Code, smscodec.MissionCodeLen, smscodec.MissionCodeAlphabet)
 		}
 		if other, dup := active[m.Code]; dup {
 			t.Fatalf("code %s given to %s while %s is active", m.Code, m.ID, other)
@@ -112,16 +114,16 @@ func TestMissionCode_DispatchUniqueAndReleased(t *testing.T) {
 		if i%2 == 1 {
 			continue
 		}
-		steps := []string{engine.MissionFailed}
+		steps := []string{model.MissionFailed}
 		if i%4 == 0 {
-			steps = []string{engine.MissionAck, engine.MissionOnRoute, engine.MissionOnSite, engine.MissionCompleted}
+			steps = []string{model.MissionAck, model.MissionOnRoute, model.MissionOnSite, model.MissionCompleted}
 		}
 		for _, st := range steps {
-			MustUpdate(t, f.e, func(tx engine.Tx) error {
-				_, err := f.e.UpdateMissionStatus(tx, f.sup, m.ID, engine.MissionStatusInput{Status: st}, engine.MoveSourceAPI, nil)
+			MustUpdate(t, f.e, func(tx model.Tx) error {
+				_, err := f.e.UpdateMissionStatus(tx, f.sup, m.ID, model.MissionStatusInput{Status: st}, engine.MoveSourceAPI, nil)
 				return err
 			})
-			if st == engine.MissionAck {
+			if st == model.MissionAck {
 				// A move short of the end keeps the code.
 				if got := f.owner(t, m.Code); got != m.ID {
 					t.Fatalf("code %s after ACK resolves to %q", m.Code, got)
@@ -165,8 +167,8 @@ type cycleSource struct {
 
 func (c *cycleSource) Read(p []byte) (int, error) {
 	for i := range p {
-		code := c.codes[(c.i/engine.MissionCodeLen)%len(c.codes)]
-		p[i] = byte(indexOf(engine.MissionCodeAlphabet, code[c.i%engine.MissionCodeLen]))
+		code := c.codes[(c.i/smscodec.MissionCodeLen)%len(c.codes)]
+		p[i] = byte(indexOf(smscodec.MissionCodeAlphabet, code[c.i%smscodec.MissionCodeLen]))
 		c.i++
 	}
 	return len(p), nil
@@ -182,7 +184,7 @@ func indexOf(s string, b byte) int {
 }
 
 // TestMissionCode_Property allocates and releases codes at random from a source where
-// draws collide all the time: the index always equals the model (a code is held by at
+// draws collide all the time: the index always equals the reference map (a code is held by at
 // most one mission, released codes are free again), and an allocation fails only when
 // the draws found nothing free.
 func TestMissionCode_Property(t *testing.T) {
@@ -191,47 +193,47 @@ func TestMissionCode_Property(t *testing.T) {
 	for seed := uint64(1); seed <= 2; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 42))
 		src := smallCodeSource{r: rand.New(rand.NewPCG(seed, 7))}
-		model := map[string]string{} // code → mission id
+		want := map[string]string{} // code → mission id
 		var codes []string
 		for op := range 700 {
 			if len(codes) > 0 && rng.IntN(3) == 0 { // release one
 				i := rng.IntN(len(codes))
 				code := codes[i]
-				MustUpdate(t, e, func(tx engine.Tx) error {
+				MustUpdate(t, e, func(tx model.Tx) error {
 					// A release by another mission leaves the code alone.
-					if err := tx.DeleteMissionCode(tenant.ID, code, engine.NewID()); err != nil {
+					if err := tx.DeleteMissionCode(tenant.ID, code, model.NewID()); err != nil {
 						return err
 					}
-					if id, err := tx.MissionByCode(tenant.ID, code); err != nil || id != model[code] {
+					if id, err := tx.MissionByCode(tenant.ID, code); err != nil || id != want[code] {
 						return fmt.Errorf("a stranger's release moved code %s: %q %v", code, id, err)
 					}
-					return tx.DeleteMissionCode(tenant.ID, code, model[code])
+					return tx.DeleteMissionCode(tenant.ID, code, want[code])
 				})
-				delete(model, code)
+				delete(want, code)
 				codes = append(codes[:i], codes[i+1:]...)
 				continue
 			}
-			id := engine.NewID()
+			id := model.NewID()
 			var code string
-			err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+			err := e.Update(context.Background(), func(tx model.Tx) (err error) {
 				code, err = engine.AllocateMissionCode(tx, tenant.ID, id, src)
 				return err
 			})
 			if err != nil {
 				// 32 draws all taken: only plausible when most of the 243 codes are.
-				if len(model) < 120 {
-					t.Fatalf("seed %d op %d: allocation failed with %d of 243 codes taken: %v", seed, op, len(model), err)
+				if len(want) < 120 {
+					t.Fatalf("seed %d op %d: allocation failed with %d of 243 codes taken: %v", seed, op, len(want), err)
 				}
 				continue
 			}
-			if other, dup := model[code]; dup {
+			if other, dup := want[code]; dup {
 				t.Fatalf("seed %d op %d: code %s given to %s while %s holds it", seed, op, code, id, other)
 			}
-			model[code] = id
+			want[code] = id
 			codes = append(codes, code)
 		}
-		// The index holds exactly the model.
-		err := e.View(context.Background(), func(tx engine.Tx) error {
+		// The index holds exactly the want.
+		err := e.View(context.Background(), func(tx model.Tx) error {
 			for _, a := range "234" {
 				for _, b := range "234" {
 					for _, c := range "234" {
@@ -239,14 +241,14 @@ func TestMissionCode_Property(t *testing.T) {
 							for _, x := range "234" {
 								code := string([]rune{a, b, c, d, x})
 								id, err := tx.MissionByCode(tenant.ID, code)
-								if engine.IsKind(err, engine.KindNotFound) {
+								if model.IsKind(err, model.KindNotFound) {
 									id, err = "", nil
 								}
 								if err != nil {
 									return err
 								}
-								if id != model[code] {
-									return fmt.Errorf("code %s: index %q, model %q", code, id, model[code])
+								if id != want[code] {
+									return fmt.Errorf("code %s: index %q, want %q", code, id, want[code])
 								}
 							}
 						}
@@ -259,8 +261,8 @@ func TestMissionCode_Property(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		// Clean up for the next seed.
-		MustUpdate(t, e, func(tx engine.Tx) error {
-			for code, id := range model {
+		MustUpdate(t, e, func(tx model.Tx) error {
+			for code, id := range want {
 				if err := tx.DeleteMissionCode(tenant.ID, code, id); err != nil {
 					return err
 				}
@@ -277,9 +279,9 @@ func TestMissionCode_Exhausted(t *testing.T) {
 	tenant := MustCreateTenant(t, e, "acme").Tenant
 	src := &cycleSource{codes: []string{"22222", "33333"}}
 	alloc := func() (string, string, error) {
-		id := engine.NewID()
+		id := model.NewID()
 		var code string
-		err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+		err := e.Update(context.Background(), func(tx model.Tx) (err error) {
 			code, err = engine.AllocateMissionCode(tx, tenant.ID, id, src)
 			return err
 		})
@@ -290,10 +292,10 @@ func TestMissionCode_Exhausted(t *testing.T) {
 	if err1 != nil || err2 != nil || c1 != "22222" || c2 != "33333" {
 		t.Fatalf("first two: %s %v, %s %v", c1, err1, c2, err2)
 	}
-	if _, c3, err := alloc(); !engine.IsKind(err, engine.KindInternal) {
+	if _, c3, err := alloc(); !model.IsKind(err, model.KindInternal) {
 		t.Fatalf("third allocation with every draw taken: %q %v, want an internal error", c3, err)
 	}
-	MustUpdate(t, e, func(tx engine.Tx) error { return tx.DeleteMissionCode(tenant.ID, c1, id1) })
+	MustUpdate(t, e, func(tx model.Tx) error { return tx.DeleteMissionCode(tenant.ID, c1, id1) })
 	if _, c4, err := alloc(); err != nil || c4 != c1 {
 		t.Fatalf("after releasing %s: %q %v", c1, c4, err)
 	}

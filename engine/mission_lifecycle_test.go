@@ -5,15 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // TestNextMissionState_EveryMove checks every (state, requested state, role) against a
 // table written out by hand from API.md, Mission rules.
 func TestNextMissionState_EveryMove(t *testing.T) {
 	states := []string{"CREATED", "SENT", "ACK", "ON_ROUTE", "ON_SITE", "COMPLETED", "FAILED"}
-	if strings.Join(states, ",") != strings.Join(engine.MissionStates, ",") {
-		t.Fatalf("MissionStates = %v, want %v", engine.MissionStates, states)
+	if strings.Join(states, ",") != strings.Join(model.MissionStates, ",") {
+		t.Fatalf("MissionStates = %v, want %v", model.MissionStates, states)
 	}
 	// Which roles move missions at all (missions:manage or missions:receive).
 	moves := map[string]bool{
@@ -24,8 +24,8 @@ func TestNextMissionState_EveryMove(t *testing.T) {
 		"corporate_client":       false,
 		"api_user":               false,
 	}
-	if len(engine.Roles) != len(moves) {
-		t.Fatalf("engine.Roles = %v, the table knows %d roles", engine.Roles, len(moves))
+	if len(model.Roles) != len(moves) {
+		t.Fatalf("engine.Roles = %v, the table knows %d roles", model.Roles, len(moves))
 	}
 	// allowed[from] lists what a client may ask for; a missing key is a finished mission.
 	allowed := map[string][]string{
@@ -36,8 +36,8 @@ func TestNextMissionState_EveryMove(t *testing.T) {
 		"ON_SITE":  {"COMPLETED", "FAILED"},
 	}
 	n := 0
-	for _, role := range engine.Roles {
-		manage, receive := engine.RoleHas(role, engine.PermMissionsManage), engine.RoleHas(role, engine.PermMissionsReceive)
+	for _, role := range model.Roles {
+		manage, receive := model.RoleHas(role, model.PermMissionsManage), model.RoleHas(role, model.PermMissionsReceive)
 		want, ok := moves[role]
 		if !ok || want != (manage || receive) {
 			t.Fatalf("role %s: the table says moves=%v, RoleHas gives manage=%v receive=%v", role, want, manage, receive)
@@ -45,20 +45,20 @@ func TestNextMissionState_EveryMove(t *testing.T) {
 		for _, from := range states {
 			for _, to := range states {
 				n++
-				err := engine.NextMissionState(from, to, manage, receive)
+				err := model.NextMissionState(from, to, manage, receive)
 				name := role + " " + from + "→" + to
 				next, open := allowed[from]
 				switch {
 				case !want:
-					AssertKind(t, err, engine.KindForbidden)
+					AssertKind(t, err, model.KindForbidden)
 				case !open:
-					AssertKind(t, err, engine.KindMissionClosed)
+					AssertKind(t, err, model.KindMissionClosed)
 				case slices.Contains(next, to):
 					if err != nil {
 						t.Errorf("%s: %v, want allowed", name, err)
 					}
 				default:
-					e := AssertKind(t, err, engine.KindInvalidTransition)
+					e := AssertKind(t, err, model.KindInvalidTransition)
 					wantMsg := from + " → " + to + " is not allowed; allowed next: " + strings.Join(next, ", ")
 					if e.Msg != wantMsg {
 						t.Errorf("%s: message %q, want %q", name, e.Msg, wantMsg)
@@ -76,34 +76,34 @@ func TestNextMissionState_PermissionsApart(t *testing.T) {
 	// Either permission alone moves a mission along the field path; the system states
 	// stay out of reach of both.
 	for _, perms := range [][2]bool{{true, false}, {false, true}, {true, true}} {
-		if err := engine.NextMissionState("SENT", "ACK", perms[0], perms[1]); err != nil {
+		if err := model.NextMissionState("SENT", "ACK", perms[0], perms[1]); err != nil {
 			t.Fatalf("%v: %v", perms, err)
 		}
-		AssertKind(t, engine.NextMissionState("CREATED", "SENT", perms[0], perms[1]), engine.KindInvalidTransition)
-		AssertKind(t, engine.NextMissionState("ON_SITE", "CREATED", perms[0], perms[1]), engine.KindInvalidTransition)
+		AssertKind(t, model.NextMissionState("CREATED", "SENT", perms[0], perms[1]), model.KindInvalidTransition)
+		AssertKind(t, model.NextMissionState("ON_SITE", "CREATED", perms[0], perms[1]), model.KindInvalidTransition)
 	}
 }
 
 func TestNextMissionState_UnknownStatus(t *testing.T) {
 	for _, to := range []string{"", "DONE", "ack", "completed"} {
-		AssertInvalid(t, engine.NextMissionState("ACK", to, false, true), "status")
+		AssertInvalid(t, model.NextMissionState("ACK", to, false, true), "status")
 	}
 	// An unknown name is a validation error even on a finished mission.
-	AssertInvalid(t, engine.NextMissionState("COMPLETED", "DONE", true, false), "status")
+	AssertInvalid(t, model.NextMissionState("COMPLETED", "DONE", true, false), "status")
 	// No permission is refused before anything else.
-	AssertKind(t, engine.NextMissionState("ACK", "DONE", false, false), engine.KindForbidden)
+	AssertKind(t, model.NextMissionState("ACK", "DONE", false, false), model.KindForbidden)
 }
 
 func TestAllowedMissionMoves(t *testing.T) {
-	if got := engine.AllowedMissionMoves("ON_ROUTE"); strings.Join(got, ",") != "ON_SITE,FAILED" {
+	if got := model.AllowedMissionMoves("ON_ROUTE"); strings.Join(got, ",") != "ON_SITE,FAILED" {
 		t.Fatalf("AllowedMissionMoves(ON_ROUTE) = %v", got)
 	}
 	for _, s := range []string{"COMPLETED", "FAILED", "LOST"} {
-		if got := engine.AllowedMissionMoves(s); got != nil {
+		if got := model.AllowedMissionMoves(s); got != nil {
 			t.Fatalf("AllowedMissionMoves(%s) = %v, want none", s, got)
 		}
 	}
-	e := AssertKind(t, engine.NextMissionState("ON_ROUTE", "ACK", false, true), engine.KindInvalidTransition)
+	e := AssertKind(t, model.NextMissionState("ON_ROUTE", "ACK", false, true), model.KindInvalidTransition)
 	if e.Msg != "ON_ROUTE → ACK is not allowed; allowed next: ON_SITE, FAILED" {
 		t.Fatalf("message %q", e.Msg)
 	}

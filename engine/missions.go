@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // maxFeedbackBytes bounds the feedback object of a status update.
@@ -17,46 +19,15 @@ const missionStatusHook = "mission.status_updated"
 // noFeedback is the feedback of a mission.status_updated payload whose move had none.
 var noFeedback = json.RawMessage("{}")
 
-// MissionQuery is the query of GET /v1/missions; empty fields do not filter.
-type MissionQuery struct {
-	Status string
-	TeamID string
-	// MemberID keeps the missions of the teams that member belongs to.
-	MemberID string
-	EventID  string
-	Origin   string
-}
-
-// MissionStatusInput is the body of PATCH /v1/missions/:id/status (and the payload of a
-// device's mission_status item).
-type MissionStatusInput struct {
-	Status string `json:"status"`
-	// Feedback is an optional JSON object, opaque to the service (null counts as absent).
-	Feedback json.RawMessage `json:"feedback"`
-}
-
-// MissionStatusUpdate is the payload of the mission.status_updated webhook (and of the
-// change of that name on the stream).
-type MissionStatusUpdate struct {
-	MissionID string `json:"mission_id"`
-	Status    string `json:"status"`
-	// Feedback is the move's feedback; an object always, as INTERFACE.md types it: {}
-	// when the move carried none (the Mission's own feedback stays null until one is given).
-	Feedback json.RawMessage `json:"feedback"`
-	EventID  string          `json:"event_id"`
-	TeamID   string          `json:"team_id"`
-	At       Time            `json:"at"`
-}
-
 // teamRestricted reports whether p sees and moves only the missions of its own teams: a
 // user who holds missions:receive but not missions:manage (a field operator). API keys
 // are no team's members and are never restricted this way.
-func teamRestricted(p Principal) bool {
-	return !p.IsKey() && p.Can(PermMissionsReceive) && !p.Can(PermMissionsManage)
+func teamRestricted(p model.Principal) bool {
+	return !p.IsKey() && p.Can(model.PermMissionsReceive) && !p.Can(model.PermMissionsManage)
 }
 
 // ownTeamIDs lists the teams of the tenant with a member whose user_id is the user's.
-func ownTeamIDs(tx Tx, tenantID, userID string) ([]string, error) {
+func ownTeamIDs(tx model.Tx, tenantID, userID string) ([]string, error) {
 	out := []string{}
 	if userID == "" {
 		return out, nil
@@ -66,7 +37,7 @@ func ownTeamIDs(tx Tx, tenantID, userID string) ([]string, error) {
 		return nil, err
 	}
 	for _, t := range teams {
-		if slices.ContainsFunc(t.Members, func(m Member) bool { return m.UserID == userID }) {
+		if slices.ContainsFunc(t.Members, func(m model.Member) bool { return m.UserID == userID }) {
 			out = append(out, t.ID)
 		}
 	}
@@ -89,8 +60,8 @@ func intersectIDs(have, more []string) []string {
 
 // checkQueryID checks an optional id filter: a malformed id is a validation error.
 func checkQueryID(field, v string) error {
-	if v != "" && !ValidID(v) {
-		return Invalid(field, "%s must be a UUID", field)
+	if v != "" && !model.ValidID(v) {
+		return model.Invalid(field, "%s must be a UUID", field)
 	}
 	return nil
 }
@@ -100,25 +71,25 @@ func checkQueryID(field, v string) error {
 // A field operator (see teamRestricted) sees only the missions of the teams it is a
 // member of. An unknown status, or a team_id, member_id or event_id that is no UUID, is a
 // validation error naming the parameter; an id that names nothing lists nothing.
-func (e *Engine) Missions(ctx context.Context, p Principal, q MissionQuery, pg Page) ([]Mission, string, error) {
-	if err := p.Require(PermMissionsView); err != nil {
+func (e *Engine) Missions(ctx context.Context, p model.Principal, q model.MissionQuery, pg model.Page) ([]model.Mission, string, error) {
+	if err := p.Require(model.PermMissionsView); err != nil {
 		return nil, "", err
 	}
-	if q.Status != "" && !ValidMissionState(q.Status) {
-		return nil, "", Invalid("status", "status must be one of %s", strings.Join(MissionStates, ", "))
+	if q.Status != "" && !model.ValidMissionState(q.Status) {
+		return nil, "", model.Invalid("status", "status must be one of %s", strings.Join(model.MissionStates, ", "))
 	}
 	for _, c := range [][2]string{{"team_id", q.TeamID}, {"member_id", q.MemberID}, {"event_id", q.EventID}} {
 		if err := checkQueryID(c[0], c[1]); err != nil {
 			return nil, "", err
 		}
 	}
-	f := MissionFilter{Status: q.Status, EventID: q.EventID, Origin: q.Origin}
+	f := model.MissionFilter{Status: q.Status, EventID: q.EventID, Origin: q.Origin}
 	if q.TeamID != "" {
 		f.TeamIDs = []string{q.TeamID}
 	}
-	var out []Mission
+	var out []model.Mission
 	var next string
-	err := e.store.View(ctx, func(tx Tx) error {
+	err := e.store.View(ctx, func(tx model.Tx) error {
 		if q.MemberID != "" {
 			teams, err := tx.Teams(p.TenantID)
 			if err != nil {
@@ -126,7 +97,7 @@ func (e *Engine) Missions(ctx context.Context, p Principal, q MissionQuery, pg P
 			}
 			ids := []string{}
 			for i := range teams {
-				if slices.ContainsFunc(teams[i].Members, func(m Member) bool { return m.ID == q.MemberID }) {
+				if slices.ContainsFunc(teams[i].Members, func(m model.Member) bool { return m.ID == q.MemberID }) {
 					ids = append(ids, teams[i].ID)
 				}
 			}
@@ -149,12 +120,12 @@ func (e *Engine) Missions(ctx context.Context, p Principal, q MissionQuery, pg P
 // Mission returns one mission of p's tenant with its history (GET /v1/missions/:id); it
 // needs missions:view. Another tenant's mission, and for a field operator another team's,
 // is not found.
-func (e *Engine) Mission(ctx context.Context, p Principal, id string) (*Mission, error) {
-	if err := p.Require(PermMissionsView); err != nil {
+func (e *Engine) Mission(ctx context.Context, p model.Principal, id string) (*model.Mission, error) {
+	if err := p.Require(model.PermMissionsView); err != nil {
 		return nil, err
 	}
-	var m *Mission
-	err := e.store.View(ctx, func(tx Tx) (err error) {
+	var m *model.Mission
+	err := e.store.View(ctx, func(tx model.Tx) (err error) {
 		m, err = e.visibleMission(tx, p, id)
 		return err
 	})
@@ -163,9 +134,9 @@ func (e *Engine) Mission(ctx context.Context, p Principal, id string) (*Mission,
 
 // visibleMission reads a mission p may see: not found when it is another tenant's, or,
 // for a field operator, another team's.
-func (e *Engine) visibleMission(tx Tx, p Principal, id string) (*Mission, error) {
-	if !ValidID(id) {
-		return nil, NotFound("mission")
+func (e *Engine) visibleMission(tx model.Tx, p model.Principal, id string) (*model.Mission, error) {
+	if !model.ValidID(id) {
+		return nil, model.NotFound("mission")
 	}
 	m, err := tx.Mission(p.TenantID, id)
 	if err != nil {
@@ -177,7 +148,7 @@ func (e *Engine) visibleMission(tx Tx, p Principal, id string) (*Mission, error)
 			return nil, err
 		}
 		if !slices.Contains(own, m.TeamID) {
-			return nil, NotFound("mission")
+			return nil, model.NotFound("mission")
 		}
 	}
 	return m, nil
@@ -191,14 +162,14 @@ func checkFeedback(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, nil
 	}
 	if len(trimmed) > maxFeedbackBytes {
-		return nil, Invalid("feedback", "feedback must be at most %d KiB", maxFeedbackBytes>>10)
+		return nil, model.Invalid("feedback", "feedback must be at most %d KiB", maxFeedbackBytes>>10)
 	}
 	if trimmed[0] != '{' || !json.Valid(trimmed) {
-		return nil, Invalid("feedback", "feedback must be a JSON object")
+		return nil, model.Invalid("feedback", "feedback must be a JSON object")
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, trimmed); err != nil {
-		return nil, Invalid("feedback", "feedback must be a JSON object")
+		return nil, model.Invalid("feedback", "feedback must be a JSON object")
 	}
 	return json.RawMessage(buf.Bytes()), nil
 }
@@ -217,33 +188,33 @@ func checkFeedback(raw json.RawMessage) (json.RawMessage, error) {
 // mission.status_updated. COMPLETED and FAILED return the team to available (when it has
 // no other active mission) and close the event: COMPLETED always, FAILED when no other
 // mission of the event is still active.
-func (e *Engine) UpdateMissionStatus(tx Tx, p Principal, id string, in MissionStatusInput, source string, at *Time) (*Mission, error) {
-	canManage, canReceive := p.Can(PermMissionsManage), p.Can(PermMissionsReceive)
+func (e *Engine) UpdateMissionStatus(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string, at *model.Time) (*model.Mission, error) {
+	canManage, canReceive := p.Can(model.PermMissionsManage), p.Can(model.PermMissionsReceive)
 	if !canManage && !canReceive {
-		return nil, Errorf(KindForbidden, "this operation needs the %s or %s permission", PermMissionsManage, PermMissionsReceive)
+		return nil, model.Errorf(model.KindForbidden, "this operation needs the %s or %s permission", model.PermMissionsManage, model.PermMissionsReceive)
 	}
 	if strings.TrimSpace(in.Status) == "" {
-		return nil, Invalid("status", "status is required")
+		return nil, model.Invalid("status", "status is required")
 	}
-	if !ValidMissionState(in.Status) {
-		return nil, Invalid("status", "status must be one of %s", strings.Join(MissionStates, ", "))
+	if !model.ValidMissionState(in.Status) {
+		return nil, model.Invalid("status", "status must be one of %s", strings.Join(model.MissionStates, ", "))
 	}
 	feedback, err := checkFeedback(in.Feedback)
 	if err != nil {
 		return nil, err
 	}
-	now := At(e.clock.Now())
+	now := model.At(e.clock.Now())
 	if at != nil && at.Sub(now.Time) > MaxCaptureSkew {
-		return nil, Invalid("captured_at", "captured_at is more than %s in the future", MaxCaptureSkew)
+		return nil, model.Invalid("captured_at", "captured_at is more than %s in the future", MaxCaptureSkew)
 	}
 	m, err := e.visibleMission(tx, p, id)
 	if err != nil {
 		return nil, err
 	}
 	if m.Origin != nil && m.Active() {
-		return nil, Errorf(KindConflict, "mission %s is replicated from node %s: it moves on that node only", m.ID, *m.Origin)
+		return nil, model.Errorf(model.KindConflict, "mission %s is replicated from node %s: it moves on that node only", m.ID, *m.Origin)
 	}
-	if err := NextMissionState(m.Status, in.Status, canManage, canReceive); err != nil {
+	if err := model.NextMissionState(m.Status, in.Status, canManage, canReceive); err != nil {
 		return nil, err
 	}
 	last := m.CreatedAt
@@ -253,11 +224,11 @@ func (e *Engine) UpdateMissionStatus(tx Tx, p Principal, id string, in MissionSt
 	moveAt := now
 	if at != nil {
 		if at.Before(now.Time) {
-			moveAt = At(at.Time)
+			moveAt = model.At(at.Time)
 		}
 		if moveAt.Before(last.Time) {
-			return nil, Errorf(KindInvalidTransition, "captured before the mission's last recorded move (%s at %s)",
-				m.Status, last.UTC().Format(TimeLayout))
+			return nil, model.Errorf(model.KindInvalidTransition, "captured before the mission's last recorded move (%s at %s)",
+				m.Status, last.UTC().Format(model.TimeLayout))
 		}
 	} else if moveAt.Before(last.Time) {
 		// The last move came from a device whose clock runs slightly ahead: keep the
@@ -267,28 +238,28 @@ func (e *Engine) UpdateMissionStatus(tx Tx, p Principal, id string, in MissionSt
 
 	actor := p.ActorID()
 	from := m.Status
-	if from == MissionCreated && in.Status == MissionAck {
-		m.History = append(m.History, MissionMove{From: MissionCreated, To: MissionSent, At: moveAt, Actor: actor, Source: source})
-		from = MissionSent
+	if from == model.MissionCreated && in.Status == model.MissionAck {
+		m.History = append(m.History, model.MissionMove{From: model.MissionCreated, To: model.MissionSent, At: moveAt, Actor: actor, Source: source})
+		from = model.MissionSent
 	}
-	m.History = append(m.History, MissionMove{From: from, To: in.Status, At: moveAt, Actor: actor, Source: source, Feedback: feedback})
+	m.History = append(m.History, model.MissionMove{From: from, To: in.Status, At: moveAt, Actor: actor, Source: source, Feedback: feedback})
 	m.Status = in.Status
-	stamp := func(t **Time) {
+	stamp := func(t **model.Time) {
 		if *t == nil {
 			v := moveAt
 			*t = &v
 		}
 	}
 	switch in.Status {
-	case MissionAck:
+	case model.MissionAck:
 		stamp(&m.AckAt)
-	case MissionOnRoute:
+	case model.MissionOnRoute:
 		stamp(&m.OnRouteAt)
-	case MissionOnSite:
+	case model.MissionOnSite:
 		stamp(&m.OnSiteAt)
-	case MissionCompleted:
+	case model.MissionCompleted:
 		stamp(&m.CompletedAt)
-	case MissionFailed:
+	case model.MissionFailed:
 		stamp(&m.FailedAt)
 	}
 	if feedback != nil {
@@ -298,10 +269,10 @@ func (e *Engine) UpdateMissionStatus(tx Tx, p Principal, id string, in MissionSt
 	if err := tx.PutMission(p.TenantID, m); err != nil {
 		return nil, err
 	}
-	if err := e.count(tx, p.TenantID, moveAt.Time, UsageDelta{MissionState: m.Status}); err != nil {
+	if err := e.count(tx, p.TenantID, moveAt.Time, model.UsageDelta{MissionState: m.Status}); err != nil {
 		return nil, err
 	}
-	if MissionFinished(m.Status) {
+	if model.MissionFinished(m.Status) {
 		if err := releaseMissionCode(tx, p.TenantID, m); err != nil {
 			return nil, err
 		}
@@ -312,7 +283,7 @@ func (e *Engine) UpdateMissionStatus(tx Tx, p Principal, id string, in MissionSt
 			return nil, err
 		}
 	}
-	payload := MissionStatusUpdate{MissionID: m.ID, Status: m.Status, Feedback: feedback, EventID: m.EventID,
+	payload := model.MissionStatusUpdate{MissionID: m.ID, Status: m.Status, Feedback: feedback, EventID: m.EventID,
 		TeamID: m.TeamID, At: moveAt}
 	if payload.Feedback == nil {
 		payload.Feedback = noFeedback
@@ -325,9 +296,9 @@ func (e *Engine) UpdateMissionStatus(tx Tx, p Principal, id string, in MissionSt
 
 // freeTeam returns the team of a finished mission to available, unless it is not on a
 // mission (off duty, or already freed) or another of its missions is still active.
-func (e *Engine) freeTeam(tx Tx, tenantID string, m *Mission, now Time) error {
+func (e *Engine) freeTeam(tx model.Tx, tenantID string, m *model.Mission, now model.Time) error {
 	t, err := tx.Team(tenantID, m.TeamID)
-	if IsKind(err, KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -338,7 +309,7 @@ func (e *Engine) freeTeam(tx Tx, tenantID string, m *Mission, now Time) error {
 	}
 	// Only an available team is dispatched, so another active mission of the team could
 	// only be among its newest: the walk stops there instead of reading its whole past.
-	others, _, err := tx.Missions(tenantID, MissionFilter{TeamIDs: []string{m.TeamID}}, Page{Limit: recentTeamMissions})
+	others, _, err := tx.Missions(tenantID, model.MissionFilter{TeamIDs: []string{m.TeamID}}, model.Page{Limit: recentTeamMissions})
 	if err != nil {
 		return err
 	}
@@ -351,7 +322,7 @@ func (e *Engine) freeTeam(tx Tx, tenantID string, m *Mission, now Time) error {
 	if err := tx.PutTeam(tenantID, t); err != nil {
 		return err
 	}
-	return e.publish(tx, tenantID, StreamTeamUpdated, PermTeamsRead, t.ID, t)
+	return e.publish(tx, tenantID, StreamTeamUpdated, model.PermTeamsRead, t.ID, t)
 }
 
 // recentTeamMissions bounds the look for a team's other active missions.
@@ -360,18 +331,18 @@ const recentTeamMissions = 16
 // closeEvent closes the event of a finished mission (API.md, Mission rules): COMPLETED
 // closes it; FAILED closes it when no other mission of the event is still active. A
 // closed event stays closed with its first closed_at; its other missions go on.
-func (e *Engine) closeEvent(tx Tx, tenantID string, m *Mission, at, now Time) error {
+func (e *Engine) closeEvent(tx model.Tx, tenantID string, m *model.Mission, at, now model.Time) error {
 	ev, err := tx.Event(tenantID, m.EventID)
-	if IsKind(err, KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if ev.Status == EventClosed {
+	if ev.Status == model.EventClosed {
 		return nil
 	}
-	if m.Status == MissionFailed {
+	if m.Status == model.MissionFailed {
 		missions, err := tx.MissionsOfEvent(tenantID, m.EventID)
 		if err != nil {
 			return err
@@ -382,40 +353,40 @@ func (e *Engine) closeEvent(tx Tx, tenantID string, m *Mission, at, now Time) er
 			}
 		}
 	}
-	ev.Status, ev.ClosedAt, ev.UpdatedAt = EventClosed, &at, now
+	ev.Status, ev.ClosedAt, ev.UpdatedAt = model.EventClosed, &at, now
 	if err := tx.PutEvent(tenantID, ev); err != nil {
 		return err
 	}
-	return e.publish(tx, tenantID, StreamEventClosed, PermEventsRead, "", ev)
+	return e.publish(tx, tenantID, StreamEventClosed, model.PermEventsRead, "", ev)
 }
 
 // MarkMissionSent records that a mission's notification reached its team through channel
 // (rest_full, sms or device), for the delivery engine: CREATED → SENT by the system
 // (actor NilID, source system) with channel_used set. A mission past CREATED is left
 // alone (nil); no webhook is fired.
-func (e *Engine) MarkMissionSent(tx Tx, tenantID, missionID, channel string) error {
+func (e *Engine) MarkMissionSent(tx model.Tx, tenantID, missionID, channel string) error {
 	m, err := tx.Mission(tenantID, missionID)
 	if err != nil {
 		return err
 	}
-	if m.Status != MissionCreated {
+	if m.Status != model.MissionCreated {
 		return nil
 	}
-	now := At(e.clock.Now())
+	now := model.At(e.clock.Now())
 	at := now
 	if n := len(m.History); n > 0 && at.Before(m.History[n-1].At.Time) {
 		at = m.History[n-1].At
 	}
 	ch := channel
-	m.Status, m.ChannelUsed, m.UpdatedAt = MissionSent, &ch, now
-	m.History = append(m.History, MissionMove{From: MissionCreated, To: MissionSent, At: at, Actor: NilID, Source: MoveSourceSystem})
-	if err := e.count(tx, tenantID, now.Time, UsageDelta{MissionState: MissionSent}); err != nil {
+	m.Status, m.ChannelUsed, m.UpdatedAt = model.MissionSent, &ch, now
+	m.History = append(m.History, model.MissionMove{From: model.MissionCreated, To: model.MissionSent, At: at, Actor: model.NilID, Source: MoveSourceSystem})
+	if err := e.count(tx, tenantID, now.Time, model.UsageDelta{MissionState: model.MissionSent}); err != nil {
 		return err
 	}
 	if err := tx.PutMission(tenantID, m); err != nil {
 		return err
 	}
 	// No webhook, but the stream shows the move (the console's timeline).
-	return e.publish(tx, tenantID, missionStatusHook, PermMissionsView, m.TeamID, MissionStatusUpdate{MissionID: m.ID,
+	return e.publish(tx, tenantID, missionStatusHook, model.PermMissionsView, m.TeamID, model.MissionStatusUpdate{MissionID: m.ID,
 		Status: m.Status, Feedback: noFeedback, EventID: m.EventID, TeamID: m.TeamID, At: at})
 }

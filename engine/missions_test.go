@@ -8,19 +8,20 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // lifecycleFix is a tenant with two teams (A and B, each with a field operator as a
 // member), principals of several roles, and a subscription to mission.status_updated.
 type lifecycleFix struct {
 	e            *engine.Engine
-	clock        *engine.FakeClock
-	tenant       *engine.Tenant
-	other        *engine.Tenant
-	teamA, teamB *engine.Team
-	opA, opB     engine.Principal // field operators of team A and team B
-	sup, corp    engine.Principal
-	tech         engine.Principal
+	clock        *model.FakeClock
+	tenant       *model.Tenant
+	other        *model.Tenant
+	teamA, teamB *model.Team
+	opA, opB     model.Principal // field operators of team A and team B
+	sup, corp    model.Principal
+	tech         model.Principal
 }
 
 func newLifecycleFix(t *testing.T) *lifecycleFix {
@@ -29,25 +30,25 @@ func newLifecycleFix(t *testing.T) *lifecycleFix {
 	f := &lifecycleFix{e: e, clock: clock}
 	f.tenant = MustCreateTenant(t, e, "acme").Tenant
 	f.other = MustCreateTenant(t, e, "other").Tenant
-	user := func(email string, role engine.Role) engine.Principal {
+	user := func(email string, role model.Role) model.Principal {
 		u := MustCreateUser(t, e, "acme", email, role)
-		return engine.Principal{TenantID: f.tenant.ID, Plan: f.tenant.LicenseType, TenantActive: true, UserID: u.ID, Role: role}
+		return model.Principal{TenantID: f.tenant.ID, Plan: f.tenant.LicenseType, TenantActive: true, UserID: u.ID, Role: role}
 	}
-	f.opA = user("op-a@acme.example", engine.RoleFieldOperator)
-	f.opB = user("op-b@acme.example", engine.RoleFieldOperator)
-	f.sup = user("sup@acme.example", engine.RoleOperationalSupervisor)
-	f.corp = user("corp@acme.example", engine.RoleCorporateClient)
-	f.tech = user("tech@acme.example", engine.RoleCompanyTech)
-	MustUpdate(t, e, func(tx engine.Tx) (err error) {
-		if f.teamA, err = e.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "Ann", UserID: f.opA.UserID}, {Name: "Al"}}}); err != nil {
+	f.opA = user("op-a@acme.example", model.RoleFieldOperator)
+	f.opB = user("op-b@acme.example", model.RoleFieldOperator)
+	f.sup = user("sup@acme.example", model.RoleOperationalSupervisor)
+	f.corp = user("corp@acme.example", model.RoleCorporateClient)
+	f.tech = user("tech@acme.example", model.RoleCompanyTech)
+	MustUpdate(t, e, func(tx model.Tx) (err error) {
+		if f.teamA, err = e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Ann", UserID: f.opA.UserID}, {Name: "Al"}}}); err != nil {
 			return err
 		}
-		if f.teamB, err = e.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "Bob", UserID: f.opB.UserID}}}); err != nil {
+		if f.teamB, err = e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Bob", UserID: f.opB.UserID}}}); err != nil {
 			return err
 		}
-		_, err = e.CreateWebhook(tx, f.sup, engine.WebhookInput{URL: "https://hooks.example/m",
+		_, err = e.CreateWebhook(tx, f.sup, model.WebhookInput{URL: "https://hooks.example/m",
 			Events: []string{"mission.status_updated"}})
 		return err
 	})
@@ -55,26 +56,26 @@ func newLifecycleFix(t *testing.T) *lifecycleFix {
 }
 
 // event stores a pending event.
-func (f *lifecycleFix) event(t *testing.T) *engine.Event {
+func (f *lifecycleFix) event(t *testing.T) *model.Event {
 	t.Helper()
-	now := engine.At(f.clock.Now())
-	ev := &engine.Event{ID: engine.NewIDAt(now.Time), Type: "FIRE", Priority: "high", Vertical: "emergency",
-		IdempotencyKey: engine.NewID(), Status: engine.EventDelivered, ChannelSelected: engine.ChannelREST,
+	now := model.At(f.clock.Now())
+	ev := &model.Event{ID: model.NewIDAt(now.Time), Type: "FIRE", Priority: "high", Vertical: "emergency",
+		IdempotencyKey: model.NewID(), Status: model.EventDelivered, ChannelSelected: model.ChannelREST,
 		ChannelsAttempted: []string{}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
-	MustUpdate(t, f.e, func(tx engine.Tx) error { return tx.PutEvent(f.tenant.ID, ev) })
+	MustUpdate(t, f.e, func(tx model.Tx) error { return tx.PutEvent(f.tenant.ID, ev) })
 	return ev
 }
 
 // mission stores a CREATED mission of a team for an event, as a dispatch would, and puts
 // the team on_mission.
-func (f *lifecycleFix) mission(t *testing.T, team *engine.Team, ev *engine.Event) *engine.Mission {
+func (f *lifecycleFix) mission(t *testing.T, team *model.Team, ev *model.Event) *model.Mission {
 	t.Helper()
-	now := engine.At(f.clock.Now())
-	m := &engine.Mission{ID: engine.NewIDAt(now.Time), EventID: ev.ID, TeamID: team.ID, Status: engine.MissionCreated,
-		Vertical: ev.Vertical, Priority: ev.Priority, DispatchedAt: now, DispatchID: engine.NewID(), DispatchedBy: f.sup.UserID,
-		History:   []engine.MissionMove{{To: engine.MissionCreated, At: now, Actor: f.sup.UserID, Source: engine.MoveSourceAPI}},
+	now := model.At(f.clock.Now())
+	m := &model.Mission{ID: model.NewIDAt(now.Time), EventID: ev.ID, TeamID: team.ID, Status: model.MissionCreated,
+		Vertical: ev.Vertical, Priority: ev.Priority, DispatchedAt: now, DispatchID: model.NewID(), DispatchedBy: f.sup.UserID,
+		History:   []model.MissionMove{{To: model.MissionCreated, At: now, Actor: f.sup.UserID, Source: engine.MoveSourceAPI}},
 		CreatedAt: now, UpdatedAt: now}
-	MustUpdate(t, f.e, func(tx engine.Tx) error {
+	MustUpdate(t, f.e, func(tx model.Tx) error {
 		if err := tx.PutMission(f.tenant.ID, m); err != nil {
 			return err
 		}
@@ -89,20 +90,20 @@ func (f *lifecycleFix) mission(t *testing.T, team *engine.Team, ev *engine.Event
 	return m
 }
 
-func (f *lifecycleFix) move(p engine.Principal, id, status string, feedback string, at *engine.Time) (*engine.Mission, error) {
-	var out *engine.Mission
-	in := engine.MissionStatusInput{Status: status}
+func (f *lifecycleFix) move(p model.Principal, id, status string, feedback string, at *model.Time) (*model.Mission, error) {
+	var out *model.Mission
+	in := model.MissionStatusInput{Status: status}
 	if feedback != "" {
 		in.Feedback = json.RawMessage(feedback)
 	}
-	err := f.e.Update(context.Background(), func(tx engine.Tx) (err error) {
+	err := f.e.Update(context.Background(), func(tx model.Tx) (err error) {
 		out, err = f.e.UpdateMissionStatus(tx, p, id, in, engine.MoveSourceAPI, at)
 		return err
 	})
 	return out, err
 }
 
-func (f *lifecycleFix) mustMove(t *testing.T, p engine.Principal, id, status string) *engine.Mission {
+func (f *lifecycleFix) mustMove(t *testing.T, p model.Principal, id, status string) *model.Mission {
 	t.Helper()
 	m, err := f.move(p, id, status, "", nil)
 	if err != nil {
@@ -111,31 +112,31 @@ func (f *lifecycleFix) mustMove(t *testing.T, p engine.Principal, id, status str
 	return m
 }
 
-func (f *lifecycleFix) read(t *testing.T) (func(string) *engine.Mission, func(string) *engine.Team, func(string) *engine.Event) {
-	view := func(fn func(tx engine.Tx) error) {
+func (f *lifecycleFix) read(t *testing.T) (func(string) *model.Mission, func(string) *model.Team, func(string) *model.Event) {
+	view := func(fn func(tx model.Tx) error) {
 		t.Helper()
 		if err := f.e.View(context.Background(), fn); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return func(id string) (m *engine.Mission) {
-			view(func(tx engine.Tx) (err error) { m, err = tx.Mission(f.tenant.ID, id); return err })
+	return func(id string) (m *model.Mission) {
+			view(func(tx model.Tx) (err error) { m, err = tx.Mission(f.tenant.ID, id); return err })
 			return m
-		}, func(id string) (tm *engine.Team) {
-			view(func(tx engine.Tx) (err error) { tm, err = tx.Team(f.tenant.ID, id); return err })
+		}, func(id string) (tm *model.Team) {
+			view(func(tx model.Tx) (err error) { tm, err = tx.Team(f.tenant.ID, id); return err })
 			return tm
-		}, func(id string) (ev *engine.Event) {
-			view(func(tx engine.Tx) (err error) { ev, err = tx.Event(f.tenant.ID, id); return err })
+		}, func(id string) (ev *model.Event) {
+			view(func(tx model.Tx) (err error) { ev, err = tx.Event(f.tenant.ID, id); return err })
 			return ev
 		}
 }
 
 // hooks returns the payloads of the mission.status_updated messages in the outbox,
 // oldest first.
-func (f *lifecycleFix) hooks(t *testing.T) []engine.MissionStatusUpdate {
+func (f *lifecycleFix) hooks(t *testing.T) []model.MissionStatusUpdate {
 	t.Helper()
-	var out []engine.MissionStatusUpdate
-	err := f.e.View(context.Background(), func(tx engine.Tx) error {
+	var out []model.MissionStatusUpdate
+	err := f.e.View(context.Background(), func(tx model.Tx) error {
 		refs, err := tx.DueOutbox()
 		if err != nil {
 			return err
@@ -149,8 +150,8 @@ func (f *lifecycleFix) hooks(t *testing.T) []engine.MissionStatusUpdate {
 				continue
 			}
 			var env struct {
-				Event   string                     `json:"event"`
-				Payload engine.MissionStatusUpdate `json:"payload"`
+				Event   string                    `json:"event"`
+				Payload model.MissionStatusUpdate `json:"payload"`
 			}
 			if err := json.Unmarshal(o.Body, &env); err != nil {
 				return err
@@ -208,7 +209,7 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 		if tm := team(f.teamA.ID); tm.Status != engine.TeamAvailable || !tm.UpdatedAt.Equal(doneAt) {
 			t.Fatalf("team: %+v", tm)
 		}
-		if e := event(ev.ID); e.Status != engine.EventClosed || e.ClosedAt == nil || !e.ClosedAt.Equal(doneAt) {
+		if e := event(ev.ID); e.Status != model.EventClosed || e.ClosedAt == nil || !e.ClosedAt.Equal(doneAt) {
 			t.Fatalf("event: %+v", e)
 		}
 		hooks := f.hooks(t)
@@ -262,7 +263,7 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 				if c.Name != "mission.status_updated" {
 					continue
 				}
-				var u engine.MissionStatusUpdate
+				var u model.MissionStatusUpdate
 				if err := json.Unmarshal(c.Data, &u); err != nil {
 					t.Fatal(err)
 				}
@@ -280,8 +281,8 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 		f := newLifecycleFix(t)
 		mission, _, _ := f.read(t)
 		m := f.mission(t, f.teamA, f.event(t))
-		if err := f.e.Update(context.Background(), func(tx engine.Tx) error {
-			return f.e.MarkMissionSent(tx, f.tenant.ID, m.ID, engine.ChannelREST)
+		if err := f.e.Update(context.Background(), func(tx model.Tx) error {
+			return f.e.MarkMissionSent(tx, f.tenant.ID, m.ID, model.ChannelREST)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +301,7 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 		}
 		// The refused move below leaves the stored mission alone.
 		_, err := f.move(f.opA, m.ID, "FAILED", "", nil)
-		AssertKind(t, err, engine.KindMissionClosed)
+		AssertKind(t, err, model.KindMissionClosed)
 		if s := mission(m.ID); !s.FailedAt.Equal(got.FailedAt.Time) || len(s.History) != 5 {
 			t.Fatalf("stored after a refused move: %+v", s)
 		}
@@ -313,7 +314,7 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 		first := f.mission(t, f.teamA, ev)
 		backup := f.mission(t, f.teamB, ev)
 		f.mustMove(t, f.sup, first.ID, "FAILED")
-		if e := event(ev.ID); e.Status == engine.EventClosed || e.ClosedAt != nil {
+		if e := event(ev.ID); e.Status == model.EventClosed || e.ClosedAt != nil {
 			t.Fatalf("event closed while the backup is active: %+v", e)
 		}
 		if tm := team(f.teamA.ID); tm.Status != engine.TeamAvailable {
@@ -324,7 +325,7 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 		}
 		f.clock.Advance(time.Minute)
 		f.mustMove(t, f.opB, backup.ID, "FAILED")
-		if e := event(ev.ID); e.Status != engine.EventClosed || !e.ClosedAt.Equal(f.clock.Now()) {
+		if e := event(ev.ID); e.Status != model.EventClosed || !e.ClosedAt.Equal(f.clock.Now()) {
 			t.Fatalf("event after the last failure: %+v", e)
 		}
 		if tm := team(f.teamB.ID); tm.Status != engine.TeamAvailable {
@@ -342,14 +343,14 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 			f.mustMove(t, f.opA, first.ID, s)
 		}
 		closedAt := f.clock.Now()
-		if e := event(ev.ID); e.Status != engine.EventClosed || !e.ClosedAt.Equal(closedAt) {
+		if e := event(ev.ID); e.Status != model.EventClosed || !e.ClosedAt.Equal(closedAt) {
 			t.Fatalf("event: %+v", e)
 		}
 		f.clock.Advance(time.Minute)
 		// The backup mission of the closed event goes on until it ends.
 		f.mustMove(t, f.opB, backup.ID, "ACK")
 		f.mustMove(t, f.opB, backup.ID, "FAILED")
-		if e := event(ev.ID); e.Status != engine.EventClosed || !e.ClosedAt.Equal(closedAt) {
+		if e := event(ev.ID); e.Status != model.EventClosed || !e.ClosedAt.Equal(closedAt) {
 			t.Fatalf("closed_at moved: %+v", e)
 		}
 		if tm := team(f.teamB.ID); tm.Status != engine.TeamAvailable {
@@ -376,7 +377,7 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 		f := newLifecycleFix(t)
 		_, team, _ := f.read(t)
 		m := f.mission(t, f.teamA, f.event(t))
-		MustUpdate(t, f.e, func(tx engine.Tx) error {
+		MustUpdate(t, f.e, func(tx model.Tx) error {
 			tm, _ := tx.Team(f.tenant.ID, f.teamA.ID)
 			tm.Status = engine.TeamOffDuty
 			return tx.PutTeam(f.tenant.ID, tm)
@@ -391,23 +392,23 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 		f := newLifecycleFix(t)
 		m := f.mission(t, f.teamA, f.event(t))
 		_, err := f.move(f.opA, m.ID, "SENT", "", nil)
-		AssertKind(t, err, engine.KindInvalidTransition)
+		AssertKind(t, err, model.KindInvalidTransition)
 		_, err = f.move(f.opA, m.ID, "ON_SITE", "", nil)
-		e := AssertKind(t, err, engine.KindInvalidTransition)
+		e := AssertKind(t, err, model.KindInvalidTransition)
 		if e.Msg != "CREATED → ON_SITE is not allowed; allowed next: ACK, FAILED" {
 			t.Fatalf("message %q", e.Msg)
 		}
 		f.mustMove(t, f.opA, m.ID, "ACK")
 		_, err = f.move(f.opA, m.ID, "ACK", "", nil)
-		AssertKind(t, err, engine.KindInvalidTransition)
+		AssertKind(t, err, model.KindInvalidTransition)
 		_, err = f.move(f.sup, m.ID, "CREATED", "", nil)
-		AssertKind(t, err, engine.KindInvalidTransition)
+		AssertKind(t, err, model.KindInvalidTransition)
 		for _, s := range []string{"ON_ROUTE", "ON_SITE", "COMPLETED"} {
 			f.mustMove(t, f.opA, m.ID, s)
 		}
 		for _, s := range []string{"FAILED", "COMPLETED", "ACK", "CREATED"} {
 			_, err = f.move(f.sup, m.ID, s, "", nil)
-			AssertKind(t, err, engine.KindMissionClosed)
+			AssertKind(t, err, model.KindMissionClosed)
 		}
 		if n := len(f.hooks(t)); n != 4 {
 			t.Fatalf("%d webhook messages, want 4 (refused moves fire none)", n)
@@ -435,24 +436,24 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 	t.Run("ErrPermissions", func(t *testing.T) {
 		f := newLifecycleFix(t)
 		m := f.mission(t, f.teamA, f.event(t))
-		for _, p := range []engine.Principal{f.corp, f.tech} {
+		for _, p := range []model.Principal{f.corp, f.tech} {
 			_, err := f.move(p, m.ID, "ACK", "", nil)
-			AssertKind(t, err, engine.KindForbidden)
+			AssertKind(t, err, model.KindForbidden)
 		}
 		// A field operator of another team does not see the mission.
 		_, err := f.move(f.opB, m.ID, "ACK", "", nil)
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 		// Another tenant's principal, and ids that name nothing.
-		otherSup := engine.Principal{TenantID: f.other.ID, TenantActive: true, UserID: engine.NewID(), Role: engine.RoleCompanyAdmin}
+		otherSup := model.Principal{TenantID: f.other.ID, TenantActive: true, UserID: model.NewID(), Role: model.RoleCompanyAdmin}
 		_, err = f.move(otherSup, m.ID, "ACK", "", nil)
-		AssertKind(t, err, engine.KindNotFound)
-		_, err = f.move(f.sup, engine.NewID(), "ACK", "", nil)
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
+		_, err = f.move(f.sup, model.NewID(), "ACK", "", nil)
+		AssertKind(t, err, model.KindNotFound)
 		_, err = f.move(f.sup, "nope", "ACK", "", nil)
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 		// An API key holding missions:receive alone is no team member and not restricted.
-		key := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: engine.NewID(),
-			Scopes: []string{engine.PermMissionsReceive}}
+		key := model.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: model.NewID(),
+			Scopes: []string{model.PermMissionsReceive}}
 		got := f.mustMove(t, key, m.ID, "ACK")
 		if got.History[len(got.History)-1].Actor != key.KeyID {
 			t.Fatalf("actor: %+v", got.History)
@@ -464,28 +465,28 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 		m := f.mission(t, f.teamA, f.event(t))
 		f.clock.Advance(10 * time.Minute)
 		now := f.clock.Now()
-		_, err := f.move(f.opA, m.ID, "ACK", "", engine.TimePtr(now.Add(3*time.Minute)))
+		_, err := f.move(f.opA, m.ID, "ACK", "", model.TimePtr(now.Add(3*time.Minute)))
 		AssertInvalid(t, err, "captured_at")
 		// Before the mission's last recorded move.
-		_, err = f.move(f.opA, m.ID, "ACK", "", engine.TimePtr(m.CreatedAt.Add(-time.Second)))
-		e := AssertKind(t, err, engine.KindInvalidTransition)
+		_, err = f.move(f.opA, m.ID, "ACK", "", model.TimePtr(m.CreatedAt.Add(-time.Second)))
+		e := AssertKind(t, err, model.KindInvalidTransition)
 		if !strings.Contains(e.Msg, "captured before the mission's last recorded move") {
 			t.Fatalf("message %q", e.Msg)
 		}
 		// A time in the past is the time of the move.
 		captured := now.Add(-5 * time.Minute)
-		got, err := f.move(f.opA, m.ID, "ACK", "", engine.TimePtr(captured))
+		got, err := f.move(f.opA, m.ID, "ACK", "", model.TimePtr(captured))
 		if err != nil || !got.AckAt.Equal(captured) || !got.UpdatedAt.Equal(now) {
 			t.Fatalf("ACK captured earlier: %+v, %v", got, err)
 		}
 		// A time slightly ahead (device clock drift) counts as now.
-		got, err = f.move(f.opA, m.ID, "ON_ROUTE", "", engine.TimePtr(now.Add(time.Minute)))
+		got, err = f.move(f.opA, m.ID, "ON_ROUTE", "", model.TimePtr(now.Add(time.Minute)))
 		if err != nil || !got.OnRouteAt.Equal(now) {
 			t.Fatalf("ON_ROUTE captured ahead: %+v, %v", got, err)
 		}
 		// An offline move older than the last one is refused.
-		_, err = f.move(f.opA, m.ID, "ON_SITE", "", engine.TimePtr(captured))
-		AssertKind(t, err, engine.KindInvalidTransition)
+		_, err = f.move(f.opA, m.ID, "ON_SITE", "", model.TimePtr(captured))
+		AssertKind(t, err, model.KindInvalidTransition)
 	})
 }
 
@@ -494,8 +495,8 @@ func TestEngine_MarkMissionSent(t *testing.T) {
 	mission, _, _ := f.read(t)
 	m := f.mission(t, f.teamA, f.event(t))
 	mark := func(id string) error {
-		return f.e.Update(context.Background(), func(tx engine.Tx) error {
-			return f.e.MarkMissionSent(tx, f.tenant.ID, id, engine.ChannelSMS)
+		return f.e.Update(context.Background(), func(tx model.Tx) error {
+			return f.e.MarkMissionSent(tx, f.tenant.ID, id, model.ChannelSMS)
 		})
 	}
 	f.clock.Advance(time.Second)
@@ -505,7 +506,7 @@ func TestEngine_MarkMissionSent(t *testing.T) {
 	got := mission(m.ID)
 	last := got.History[len(got.History)-1]
 	if got.Status != "SENT" || got.ChannelUsed == nil || *got.ChannelUsed != "sms" || len(got.History) != 2 ||
-		last.From != "CREATED" || last.To != "SENT" || last.Actor != engine.NilID || last.Source != engine.MoveSourceSystem ||
+		last.From != "CREATED" || last.To != "SENT" || last.Actor != model.NilID || last.Source != engine.MoveSourceSystem ||
 		!last.At.Equal(f.clock.Now()) {
 		t.Fatalf("after MarkMissionSent: %+v", got)
 	}
@@ -519,7 +520,7 @@ func TestEngine_MarkMissionSent(t *testing.T) {
 	if n := len(f.hooks(t)); n != 1 { // the ACK only
 		t.Fatalf("%d webhook messages, want 1", n)
 	}
-	AssertKind(t, mark(engine.NewID()), engine.KindNotFound)
+	AssertKind(t, mark(model.NewID()), model.KindNotFound)
 }
 
 func TestEngine_Missions(t *testing.T) {
@@ -530,14 +531,14 @@ func TestEngine_Missions(t *testing.T) {
 	b1 := f.mission(t, f.teamB, ev1)
 	a2 := f.mission(t, f.teamA, ev2)
 	f.mustMove(t, f.opA, a2.ID, "ACK")
-	ids := func(ms []engine.Mission) string {
+	ids := func(ms []model.Mission) string {
 		var s []string
 		for _, m := range ms {
 			s = append(s, m.ID)
 		}
 		return strings.Join(s, ",")
 	}
-	list := func(p engine.Principal, q engine.MissionQuery, pg engine.Page) ([]engine.Mission, string) {
+	list := func(p model.Principal, q model.MissionQuery, pg model.Page) ([]model.Mission, string) {
 		t.Helper()
 		ms, next, err := f.e.Missions(ctx, p, q, pg)
 		if err != nil {
@@ -545,27 +546,27 @@ func TestEngine_Missions(t *testing.T) {
 		}
 		return ms, next
 	}
-	all := engine.Page{Limit: 50}
+	all := model.Page{Limit: 50}
 	for _, tc := range []struct {
 		name string
-		p    engine.Principal
-		q    engine.MissionQuery
-		want []*engine.Mission
+		p    model.Principal
+		q    model.MissionQuery
+		want []*model.Mission
 	}{
-		{"all, newest first", f.sup, engine.MissionQuery{}, []*engine.Mission{a2, b1, a1}},
-		{"status", f.sup, engine.MissionQuery{Status: "ACK"}, []*engine.Mission{a2}},
-		{"team", f.corp, engine.MissionQuery{TeamID: f.teamB.ID}, []*engine.Mission{b1}},
-		{"member", f.sup, engine.MissionQuery{MemberID: f.teamA.Members[1].ID}, []*engine.Mission{a2, a1}},
-		{"event", f.sup, engine.MissionQuery{EventID: ev1.ID}, []*engine.Mission{b1, a1}},
-		{"unknown team", f.sup, engine.MissionQuery{TeamID: engine.NewID()}, nil},
-		{"unknown member", f.sup, engine.MissionQuery{MemberID: engine.NewID()}, nil},
-		{"origin", f.sup, engine.MissionQuery{Origin: engine.NewID()}, nil},
-		{"field operator: own team", f.opA, engine.MissionQuery{}, []*engine.Mission{a2, a1}},
-		{"field operator: own team, status", f.opB, engine.MissionQuery{Status: "CREATED"}, []*engine.Mission{b1}},
-		{"field operator: another team", f.opB, engine.MissionQuery{TeamID: f.teamA.ID}, nil},
+		{"all, newest first", f.sup, model.MissionQuery{}, []*model.Mission{a2, b1, a1}},
+		{"status", f.sup, model.MissionQuery{Status: "ACK"}, []*model.Mission{a2}},
+		{"team", f.corp, model.MissionQuery{TeamID: f.teamB.ID}, []*model.Mission{b1}},
+		{"member", f.sup, model.MissionQuery{MemberID: f.teamA.Members[1].ID}, []*model.Mission{a2, a1}},
+		{"event", f.sup, model.MissionQuery{EventID: ev1.ID}, []*model.Mission{b1, a1}},
+		{"unknown team", f.sup, model.MissionQuery{TeamID: model.NewID()}, nil},
+		{"unknown member", f.sup, model.MissionQuery{MemberID: model.NewID()}, nil},
+		{"origin", f.sup, model.MissionQuery{Origin: model.NewID()}, nil},
+		{"field operator: own team", f.opA, model.MissionQuery{}, []*model.Mission{a2, a1}},
+		{"field operator: own team, status", f.opB, model.MissionQuery{Status: "CREATED"}, []*model.Mission{b1}},
+		{"field operator: another team", f.opB, model.MissionQuery{TeamID: f.teamA.ID}, nil},
 	} {
 		ms, _ := list(tc.p, tc.q, all)
-		var want []engine.Mission
+		var want []model.Mission
 		for _, m := range tc.want {
 			want = append(want, *m)
 		}
@@ -575,10 +576,10 @@ func TestEngine_Missions(t *testing.T) {
 	}
 
 	t.Run("Cursor", func(t *testing.T) {
-		var got []engine.Mission
+		var got []model.Mission
 		cursor := ""
 		for range 5 {
-			ms, next := list(f.sup, engine.MissionQuery{}, engine.Page{Limit: 2, Cursor: cursor})
+			ms, next := list(f.sup, model.MissionQuery{}, model.Page{Limit: 2, Cursor: cursor})
 			got = append(got, ms...)
 			if cursor = next; cursor == "" {
 				break
@@ -590,19 +591,19 @@ func TestEngine_Missions(t *testing.T) {
 	})
 
 	t.Run("ErrValidation", func(t *testing.T) {
-		_, _, err := f.e.Missions(ctx, f.sup, engine.MissionQuery{Status: "DONE"}, all)
+		_, _, err := f.e.Missions(ctx, f.sup, model.MissionQuery{Status: "DONE"}, all)
 		AssertInvalid(t, err, "status")
-		_, _, err = f.e.Missions(ctx, f.sup, engine.MissionQuery{TeamID: "x"}, all)
+		_, _, err = f.e.Missions(ctx, f.sup, model.MissionQuery{TeamID: "x"}, all)
 		AssertInvalid(t, err, "team_id")
-		_, _, err = f.e.Missions(ctx, f.sup, engine.MissionQuery{MemberID: "x"}, all)
+		_, _, err = f.e.Missions(ctx, f.sup, model.MissionQuery{MemberID: "x"}, all)
 		AssertInvalid(t, err, "member_id")
-		_, _, err = f.e.Missions(ctx, f.sup, engine.MissionQuery{EventID: "x"}, all)
+		_, _, err = f.e.Missions(ctx, f.sup, model.MissionQuery{EventID: "x"}, all)
 		AssertInvalid(t, err, "event_id")
-		_, _, err = f.e.Missions(ctx, f.sup, engine.MissionQuery{}, engine.Page{Limit: 2, Cursor: "!!"})
-		AssertKind(t, err, engine.KindValidation)
-		_, _, err = f.e.Missions(ctx, engine.Principal{TenantID: f.tenant.ID, KeyID: engine.NewID(),
-			Scopes: []string{engine.PermEventsRead}}, engine.MissionQuery{}, all)
-		AssertKind(t, err, engine.KindForbidden)
+		_, _, err = f.e.Missions(ctx, f.sup, model.MissionQuery{}, model.Page{Limit: 2, Cursor: "!!"})
+		AssertKind(t, err, model.KindValidation)
+		_, _, err = f.e.Missions(ctx, model.Principal{TenantID: f.tenant.ID, KeyID: model.NewID(),
+			Scopes: []string{model.PermEventsRead}}, model.MissionQuery{}, all)
+		AssertKind(t, err, model.KindForbidden)
 	})
 
 	t.Run("One", func(t *testing.T) {
@@ -611,13 +612,13 @@ func TestEngine_Missions(t *testing.T) {
 			t.Fatalf("Mission: %+v, %v", m, err)
 		}
 		_, err = f.e.Mission(ctx, f.opB, a2.ID)
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 		if _, err = f.e.Mission(ctx, f.corp, a2.ID); err != nil {
 			t.Fatal(err)
 		}
-		_, err = f.e.Mission(ctx, engine.Principal{TenantID: f.other.ID, UserID: engine.NewID(), Role: engine.RoleCompanyAdmin}, a2.ID)
-		AssertKind(t, err, engine.KindNotFound)
+		_, err = f.e.Mission(ctx, model.Principal{TenantID: f.other.ID, UserID: model.NewID(), Role: model.RoleCompanyAdmin}, a2.ID)
+		AssertKind(t, err, model.KindNotFound)
 		_, err = f.e.Mission(ctx, f.sup, "not-an-id")
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 	})
 }

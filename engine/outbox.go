@@ -2,75 +2,16 @@ package engine
 
 import (
 	"encoding/json"
-	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
-
-// Outbox entry kinds: the call the scheduler makes for an entry.
-const (
-	OutboxWebhook = "webhook"
-	OutboxSMS     = "sms"
-)
-
-// OutboxEntry is one message the node owes the world: written in the transaction that
-// decided it, delivered by the scheduler after commit, and kept until it succeeds or its
-// retries run out. Every attempt is recorded in it before it is made.
-type OutboxEntry struct {
-	// ID is also the webhook-id of a webhook message: the same on every attempt.
-	ID       string `json:"id"`
-	TenantID string `json:"tenant_id"`
-	Kind     string `json:"kind"`
-	// WebhookID and Name (the webhook event name) are set on webhook messages.
-	WebhookID string `json:"webhook_id,omitempty"`
-	Name      string `json:"name,omitempty"`
-	// Body is the webhook envelope.
-	Body json.RawMessage `json:"body,omitempty"`
-	// To and Text are set on SMS messages.
-	To   string `json:"to,omitempty"`
-	Text string `json:"text,omitempty"`
-	// EventID and Channel are set on a message that delivers an event through a channel.
-	EventID string `json:"event_id,omitempty"`
-	Channel string `json:"channel,omitempty"`
-	// MissionID is set on a message that notifies a team of its mission (its first
-	// success moves the mission CREATED → SENT) and on a reinforcement check.
-	MissionID string `json:"mission_id,omitempty"`
-	// Attempts counts the attempts begun; DueAt is when the next one is due.
-	Attempts   int    `json:"attempts"`
-	DueAt      Time   `json:"due_at"`
-	LastStatus int    `json:"last_status,omitempty"`
-	LastError  string `json:"last_error,omitempty"`
-	// LeasedBy names the run of the engine whose attempt is in flight (DueAt is then the
-	// end of its lease); empty otherwise. A later run retries it at once: the run that
-	// leased it died mid-call.
-	LeasedBy  string `json:"leased_by,omitempty"`
-	CreatedAt Time   `json:"created_at"`
-}
-
-// delivers reports whether the entry carries an event through one of its channels.
-func (o *OutboxEntry) delivers() bool { return o.EventID != "" && o.Channel != "" }
-
-// OutboxRef points at a pending outbox entry: what the scheduler keeps in memory.
-type OutboxRef struct {
-	TenantID string
-	ID       string
-	DueAt    time.Time
-	// Leased is true when an attempt was in flight (the entry's LeasedBy is set).
-	Leased bool
-}
-
-// WebhookEnvelope is the body of every webhook message (API.md, Webhooks).
-type WebhookEnvelope struct {
-	Event      string `json:"event"`
-	Payload    any    `json:"payload"`
-	TenantID   string `json:"tenant_id"`
-	OccurredAt Time   `json:"occurred_at"`
-}
 
 // enqueue writes e into the outbox and hands it to the scheduler once tx commits.
-func (e *Engine) enqueue(tx Tx, o *OutboxEntry) error {
+func (e *Engine) enqueue(tx model.Tx, o *model.OutboxEntry) error {
 	if err := tx.PutOutboxEntry(o); err != nil {
 		return err
 	}
-	ref := OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time}
+	ref := model.OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time}
 	tx.OnCommit(func() { e.sched.add(ref) })
 	return nil
 }
@@ -85,14 +26,14 @@ type outboxTag struct {
 // tenant that wants it, and returns how many it wrote. The change also goes to the
 // tenant's stream after commit (event.created is published by createEvent: this
 // function sees it only when a webhook channel is planned).
-func (e *Engine) webhookMessages(tx Tx, cfg *tenantConfig, name string, tag outboxTag, payload any) (int, error) {
+func (e *Engine) webhookMessages(tx model.Tx, cfg *tenantConfig, name string, tag outboxTag, payload any) (int, error) {
 	if name != HookEventCreated {
 		perm, team := streamScope(name, payload)
 		if err := e.publish(tx, cfg.tenant.ID, name, perm, team, payload); err != nil {
 			return 0, err
 		}
 	}
-	now := At(e.clock.Now())
+	now := model.At(e.clock.Now())
 	var body []byte
 	n := 0
 	for i := range cfg.webhooks {
@@ -102,12 +43,12 @@ func (e *Engine) webhookMessages(tx Tx, cfg *tenantConfig, name string, tag outb
 		}
 		if body == nil {
 			var err error
-			if body, err = json.Marshal(WebhookEnvelope{Event: name, Payload: payload,
+			if body, err = json.Marshal(model.WebhookEnvelope{Event: name, Payload: payload,
 				TenantID: cfg.tenant.ID, OccurredAt: now}); err != nil {
 				return n, err
 			}
 		}
-		o := &OutboxEntry{ID: NewID(), TenantID: cfg.tenant.ID, Kind: OutboxWebhook, WebhookID: wh.ID,
+		o := &model.OutboxEntry{ID: model.NewID(), TenantID: cfg.tenant.ID, Kind: model.OutboxWebhook, WebhookID: wh.ID,
 			Name: name, Body: body, EventID: tag.eventID, Channel: tag.channel, MissionID: tag.missionID,
 			DueAt: now, CreatedAt: now}
 		if err := e.enqueue(tx, o); err != nil {
@@ -120,7 +61,7 @@ func (e *Engine) webhookMessages(tx Tx, cfg *tenantConfig, name string, tag outb
 
 // Notify writes the webhook messages of a tenant's change (team.dispatched,
 // mission.status_updated…) within tx.
-func (e *Engine) Notify(tx Tx, tenantID, name string, payload any) error {
+func (e *Engine) Notify(tx model.Tx, tenantID, name string, payload any) error {
 	cfg, err := e.tenantConfig(tx, tenantID)
 	if err != nil {
 		return err

@@ -6,23 +6,23 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 func TestPage_Full(t *testing.T) {
 	for _, c := range []struct {
-		page          engine.Page
+		page          model.Page
 		n, size, next int
 		full          bool
 		name          string
 	}{
-		{engine.Page{Limit: 2}, 1, 10, 10, false, "below the limit"},
-		{engine.Page{Limit: 2}, 2, 10, 10, true, "at the limit"},
-		{engine.Page{}, 1000, 1 << 30, 1 << 30, false, "no limit, no cap"},
-		{engine.Page{Limit: 50, MaxBytes: 100}, 3, 60, 40, false, "fills the cap exactly"},
-		{engine.Page{Limit: 50, MaxBytes: 100}, 3, 60, 41, true, "would pass the cap"},
-		{engine.Page{Limit: 50, MaxBytes: 100}, 0, 0, 500, false, "the first item always fits"},
-		{engine.Page{Limit: 50, MaxBytes: 100}, 1, 500, 1, true, "after an item over the cap"},
+		{model.Page{Limit: 2}, 1, 10, 10, false, "below the limit"},
+		{model.Page{Limit: 2}, 2, 10, 10, true, "at the limit"},
+		{model.Page{}, 1000, 1 << 30, 1 << 30, false, "no limit, no cap"},
+		{model.Page{Limit: 50, MaxBytes: 100}, 3, 60, 40, false, "fills the cap exactly"},
+		{model.Page{Limit: 50, MaxBytes: 100}, 3, 60, 41, true, "would pass the cap"},
+		{model.Page{Limit: 50, MaxBytes: 100}, 0, 0, 500, false, "the first item always fits"},
+		{model.Page{Limit: 50, MaxBytes: 100}, 1, 500, 1, true, "after an item over the cap"},
 	} {
 		if got := c.page.Full(c.n, c.size, c.next); got != c.full {
 			t.Errorf("%s: Full(%d, %d, %d) = %v", c.name, c.n, c.size, c.next, got)
@@ -35,26 +35,26 @@ func TestPage_Full(t *testing.T) {
 func TestPageList_MaxBytes(t *testing.T) {
 	ctx := context.Background()
 	n := newDeliveryNode(t, false, false) // has team Alpha
-	MustUpdate(t, n.e, func(tx engine.Tx) error {
+	MustUpdate(t, n.e, func(tx model.Tx) error {
 		for i := range 4 {
-			if _, err := n.e.CreateTeam(tx, n.p.TenantID, engine.TeamInput{Name: fmt.Sprintf("Team %d", i),
-				Verticals: []string{"emergency"}, Members: []engine.MemberInput{{Name: "M"}}}); err != nil {
+			if _, err := n.e.CreateTeam(tx, n.p.TenantID, model.TeamInput{Name: fmt.Sprintf("Team %d", i),
+				Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "M"}}}); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	all, next, err := n.e.Teams(ctx, n.p, engine.TeamFilter{}, engine.Page{Limit: 50})
+	all, next, err := n.e.Teams(ctx, n.p, model.TeamFilter{}, model.Page{Limit: 50})
 	if err != nil || len(all) != 5 || next != "" {
 		t.Fatalf("all teams: %d %q %v", len(all), next, err)
 	}
-	size := func(tm engine.Team) int { b, _ := json.Marshal(tm); return len(b) }
+	size := func(tm model.Team) int { b, _ := json.Marshal(tm); return len(b) }
 	// Room for exactly the first two.
-	page := engine.Page{Limit: 50, MaxBytes: size(all[0]) + size(all[1])}
+	page := model.Page{Limit: 50, MaxBytes: size(all[0]) + size(all[1])}
 	var got []string
 	var sizes []int
 	for range 5 {
-		teams, next, err := n.e.Teams(ctx, n.p, engine.TeamFilter{}, page)
+		teams, next, err := n.e.Teams(ctx, n.p, model.TeamFilter{}, page)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // apiTable is the role → permission table of API.md, copied as text on purpose: the
@@ -53,7 +53,7 @@ func TestRoleHas(t *testing.T) {
 		for role, perms := range apiTable {
 			want := strings.Fields(perms)
 			for _, p := range allPermissionNames() {
-				if got := engine.RoleHas(role, p); got != slices.Contains(want, p) {
+				if got := model.RoleHas(role, p); got != slices.Contains(want, p) {
 					t.Errorf("RoleHas(%s, %s) = %v, want %v", role, p, got, !got)
 				}
 			}
@@ -64,21 +64,21 @@ func TestRoleHas(t *testing.T) {
 		for role := range apiTable {
 			want = append(want, role)
 		}
-		if got := sorted(engine.Roles); !slices.Equal(got, sorted(want)) {
+		if got := sorted(model.Roles); !slices.Equal(got, sorted(want)) {
 			t.Fatalf("Roles = %v, want %v", got, sorted(want))
 		}
-		if engine.Roles[0] != engine.RoleCompanyAdmin {
-			t.Fatalf("Roles[0] = %s, want company_admin (most privileged first)", engine.Roles[0])
+		if model.Roles[0] != model.RoleCompanyAdmin {
+			t.Fatalf("Roles[0] = %s, want company_admin (most privileged first)", model.Roles[0])
 		}
-		for _, r := range engine.Roles {
-			if !engine.ValidRole(r) {
+		for _, r := range model.Roles {
+			if !model.ValidRole(r) {
 				t.Errorf("ValidRole(%s) = false", r)
 			}
 		}
 	})
 	t.Run("PermissionsAreTheTablesUnion", func(t *testing.T) {
 		want := slices.DeleteFunc(allPermissionNames(), func(p string) bool { return p == "sms:inbound" })
-		if got := sorted(engine.Permissions); !slices.Equal(got, want) {
+		if got := sorted(model.Permissions); !slices.Equal(got, want) {
 			t.Fatalf("Permissions = %v, want %v", got, want)
 		}
 		if got := sorted(strings.Fields(apiTable["company_admin"])); !slices.Equal(got, want) {
@@ -87,16 +87,16 @@ func TestRoleHas(t *testing.T) {
 	})
 	t.Run("UnknownRole", func(t *testing.T) {
 		for _, r := range []string{"", "admin", "Company_Admin", "company_admin "} {
-			if engine.ValidRole(r) {
+			if model.ValidRole(r) {
 				t.Errorf("ValidRole(%q) = true", r)
 			}
-			if engine.RoleHas(r, engine.PermEventsRead) {
+			if model.RoleHas(r, model.PermEventsRead) {
 				t.Errorf("RoleHas(%q, events:read) = true", r)
 			}
 		}
 	})
 	t.Run("UnknownPermission", func(t *testing.T) {
-		if engine.RoleHas(engine.RoleCompanyAdmin, "events:delete") {
+		if model.RoleHas(model.RoleCompanyAdmin, "events:delete") {
 			t.Fatal("company_admin holds an unknown permission")
 		}
 	})
@@ -105,23 +105,23 @@ func TestRoleHas(t *testing.T) {
 func TestKeyScopes(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		want := slices.DeleteFunc(allPermissionNames(), func(p string) bool { return p == "tenant:admin" })
-		if got := sorted(engine.KeyScopes()); !slices.Equal(got, want) {
+		if got := sorted(model.KeyScopes()); !slices.Equal(got, want) {
 			t.Fatalf("KeyScopes = %v, want %v", got, want)
 		}
 		for _, s := range want {
-			if !engine.ValidScope(s) {
+			if !model.ValidScope(s) {
 				t.Errorf("ValidScope(%s) = false", s)
 			}
 		}
 	})
 	t.Run("NoTenantAdmin", func(t *testing.T) {
-		if engine.ValidScope(engine.PermTenantAdmin) || slices.Contains(engine.KeyScopes(), "tenant:admin") {
+		if model.ValidScope(model.PermTenantAdmin) || slices.Contains(model.KeyScopes(), "tenant:admin") {
 			t.Fatal("tenant:admin must not be a key scope")
 		}
 	})
 	t.Run("Unknown", func(t *testing.T) {
 		for _, s := range []string{"", "events", "EVENTS:READ", "events:read "} {
-			if engine.ValidScope(s) {
+			if model.ValidScope(s) {
 				t.Errorf("ValidScope(%q) = true", s)
 			}
 		}
@@ -130,18 +130,18 @@ func TestKeyScopes(t *testing.T) {
 		want := slices.DeleteFunc(allPermissionNames(), func(p string) bool {
 			return p == "tenant:admin" || p == "sms:inbound"
 		})
-		if got := sorted(engine.DefaultKeyScopes()); !slices.Equal(got, want) {
+		if got := sorted(model.DefaultKeyScopes()); !slices.Equal(got, want) {
 			t.Fatalf("DefaultKeyScopes = %v, want %v", got, want)
 		}
 	})
 	t.Run("FreshSlices", func(t *testing.T) {
-		a := engine.DefaultKeyScopes()
+		a := model.DefaultKeyScopes()
 		a[0] = "mutated"
 		_ = append(a, "appended")
-		if slices.Contains(engine.KeyScopes(), "mutated") || slices.Contains(engine.DefaultKeyScopes(), "mutated") {
+		if slices.Contains(model.KeyScopes(), "mutated") || slices.Contains(model.DefaultKeyScopes(), "mutated") {
 			t.Fatal("a caller's change leaked into the scope lists")
 		}
-		if !slices.Contains(engine.KeyScopes(), engine.PermSMSInbound) {
+		if !slices.Contains(model.KeyScopes(), model.PermSMSInbound) {
 			t.Fatal("KeyScopes lost sms:inbound")
 		}
 	})
@@ -150,7 +150,7 @@ func TestKeyScopes(t *testing.T) {
 func TestPrincipal_Can(t *testing.T) {
 	t.Run("User", func(t *testing.T) {
 		for role, perms := range apiTable {
-			p := engine.Principal{TenantID: engine.NewID(), UserID: engine.NewID(), Role: role,
+			p := model.Principal{TenantID: model.NewID(), UserID: model.NewID(), Role: role,
 				Scopes: []string{"sms:inbound", "tenant:admin"}} // ignored for a user
 			for _, perm := range allPermissionNames() {
 				want := slices.Contains(strings.Fields(perms), perm)
@@ -162,7 +162,7 @@ func TestPrincipal_Can(t *testing.T) {
 					t.Errorf("%s.Require(%s) = %v", role, perm, err)
 				}
 				if !want {
-					AssertKind(t, err, engine.KindForbidden)
+					AssertKind(t, err, model.KindForbidden)
 				}
 			}
 			if p.IsKey() {
@@ -172,8 +172,8 @@ func TestPrincipal_Can(t *testing.T) {
 	})
 	t.Run("Key", func(t *testing.T) {
 		// A key is judged by its scopes alone, never by a role.
-		p := engine.Principal{TenantID: engine.NewID(), KeyID: engine.NewID(),
-			Role: engine.RoleCompanyAdmin, Scopes: []string{"events:read", "sms:inbound"}}
+		p := model.Principal{TenantID: model.NewID(), KeyID: model.NewID(),
+			Role: model.RoleCompanyAdmin, Scopes: []string{"events:read", "sms:inbound"}}
 		if !p.IsKey() {
 			t.Fatal("IsKey = false")
 		}
@@ -185,16 +185,16 @@ func TestPrincipal_Can(t *testing.T) {
 		}
 	})
 	t.Run("DefaultKey", func(t *testing.T) {
-		p := engine.Principal{KeyID: engine.NewID(), Scopes: engine.DefaultKeyScopes()}
-		if p.Can(engine.PermTenantAdmin) || p.Can(engine.PermSMSInbound) {
+		p := model.Principal{KeyID: model.NewID(), Scopes: model.DefaultKeyScopes()}
+		if p.Can(model.PermTenantAdmin) || p.Can(model.PermSMSInbound) {
 			t.Fatal("the default key holds tenant:admin or sms:inbound")
 		}
-		if !p.Can(engine.PermAPIKeysManage) || !p.Can(engine.PermSettingsDispatch) {
+		if !p.Can(model.PermAPIKeysManage) || !p.Can(model.PermSettingsDispatch) {
 			t.Fatal("the default key lacks a key scope")
 		}
 	})
 	t.Run("KeyWithoutScopes", func(t *testing.T) {
-		p := engine.Principal{KeyID: engine.NewID()}
+		p := model.Principal{KeyID: model.NewID()}
 		for _, perm := range allPermissionNames() {
 			if p.Can(perm) {
 				t.Errorf("a key without scopes can %s", perm)
@@ -202,23 +202,23 @@ func TestPrincipal_Can(t *testing.T) {
 		}
 	})
 	t.Run("Nobody", func(t *testing.T) {
-		var p engine.Principal
-		if p.Can(engine.PermEventsRead) {
+		var p model.Principal
+		if p.Can(model.PermEventsRead) {
 			t.Fatal("the zero principal can read events")
 		}
 	})
 	t.Run("ActorID", func(t *testing.T) {
-		u, k := engine.NewID(), engine.NewID()
-		if got := (engine.Principal{UserID: u}).ActorID(); got != u {
+		u, k := model.NewID(), model.NewID()
+		if got := (model.Principal{UserID: u}).ActorID(); got != u {
 			t.Errorf("user ActorID = %s", got)
 		}
-		if got := (engine.Principal{KeyID: k}).ActorID(); got != k {
+		if got := (model.Principal{KeyID: k}).ActorID(); got != k {
 			t.Errorf("key ActorID = %s", got)
 		}
 	})
 	t.Run("ErrForbiddenNamesPermission", func(t *testing.T) {
-		err := engine.Principal{UserID: "u", Role: engine.RoleAPIUser}.Require(engine.PermTeamsManage)
-		if e := AssertKind(t, err, engine.KindForbidden); !strings.Contains(e.Msg, "teams:manage") {
+		err := model.Principal{UserID: "u", Role: model.RoleAPIUser}.Require(model.PermTeamsManage)
+		if e := AssertKind(t, err, model.KindForbidden); !strings.Contains(e.Msg, "teams:manage") {
 			t.Fatalf("message %q does not name the permission", e.Msg)
 		}
 	})

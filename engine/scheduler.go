@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // DefaultRetrySchedule is the delay before each retry of a message after its first try
@@ -46,7 +48,7 @@ func newScheduler(e *Engine, workers int) *scheduler {
 }
 
 type heapItem struct {
-	ref   OutboxRef
+	ref   model.OutboxRef
 	index int
 }
 
@@ -63,10 +65,10 @@ func (h *refHeap) Pop() any {
 	return it
 }
 
-func refKey(r OutboxRef) string { return r.TenantID + "/" + r.ID }
+func refKey(r model.OutboxRef) string { return r.TenantID + "/" + r.ID }
 
 // add schedules (or moves) an entry. It never blocks.
-func (s *scheduler) add(r OutboxRef) {
+func (s *scheduler) add(r model.OutboxRef) {
 	s.mu.Lock()
 	if it, ok := s.pending[refKey(r)]; ok {
 		it.ref.DueAt = r.DueAt
@@ -85,8 +87,8 @@ func (s *scheduler) add(r OutboxRef) {
 
 // load rebuilds the heap from the outbox.
 func (s *scheduler) load(ctx context.Context) error {
-	var refs []OutboxRef
-	err := s.e.store.View(ctx, func(tx Tx) (err error) {
+	var refs []model.OutboxRef
+	err := s.e.store.View(ctx, func(tx model.Tx) (err error) {
 		refs, err = tx.DueOutbox()
 		return err
 	})
@@ -103,10 +105,10 @@ func (s *scheduler) load(ctx context.Context) error {
 
 // popDue removes and returns the entries due at now that are not already running, and
 // the time the next one is due (zero when none).
-func (s *scheduler) popDue(now time.Time, max int) ([]OutboxRef, time.Time) {
+func (s *scheduler) popDue(now time.Time, max int) ([]model.OutboxRef, time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []OutboxRef
+	var out []model.OutboxRef
 	var skipped []*heapItem
 	for s.h.Len() > 0 && len(out) < max {
 		it := s.h[0]
@@ -134,7 +136,7 @@ func (s *scheduler) popDue(now time.Time, max int) ([]OutboxRef, time.Time) {
 	return out, next
 }
 
-func (s *scheduler) done(r OutboxRef) {
+func (s *scheduler) done(r model.OutboxRef) {
 	s.mu.Lock()
 	delete(s.busy, refKey(r))
 	s.mu.Unlock()
@@ -164,7 +166,7 @@ func (s *scheduler) start(ctx context.Context) error {
 		return err
 	}
 	ctx, s.stop = context.WithCancel(ctx)
-	jobs := make(chan OutboxRef)
+	jobs := make(chan model.OutboxRef)
 	for range s.workers {
 		s.wg.Add(1)
 		go func() {
@@ -291,13 +293,13 @@ func (e *Engine) ScheduledCount() int { return e.sched.Len() }
 // makes it due again should the node die mid-call), makes the call outside any
 // transaction, and writes the outcome back. Both writes go through the group commit, so
 // the attempts of many workers share fsyncs; their functions may run more than once.
-func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
-	var o *OutboxEntry
-	var msg WebhookMessage
-	err := e.store.Batch(ctx, func(tx Tx) error {
+func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
+	var o *model.OutboxEntry
+	var msg model.WebhookMessage
+	err := e.store.Batch(ctx, func(tx model.Tx) error {
 		o = nil
 		entry, err := tx.OutboxEntry(r.TenantID, r.ID)
-		if IsKind(err, KindNotFound) {
+		if model.IsKind(err, model.KindNotFound) {
 			return nil
 		}
 		if err != nil {
@@ -305,7 +307,7 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 		}
 		now := e.clock.Now()
 		if entry.DueAt.After(now) && (entry.LeasedBy == "" || entry.LeasedBy == e.runID) {
-			ref := OutboxRef{TenantID: entry.TenantID, ID: entry.ID, DueAt: entry.DueAt.Time}
+			ref := model.OutboxRef{TenantID: entry.TenantID, ID: entry.ID, DueAt: entry.DueAt.Time}
 			tx.OnCommit(func() { e.sched.add(ref) })
 			return nil
 		}
@@ -316,28 +318,28 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 			}
 			return tx.DeleteOutboxEntry(entry.TenantID, entry.ID)
 		}
-		if entry.Kind == OutboxWebhook {
+		if entry.Kind == model.OutboxWebhook {
 			wh, err := tx.Webhook(entry.TenantID, entry.WebhookID)
-			if err != nil && !IsKind(err, KindNotFound) {
+			if err != nil && !model.IsKind(err, model.KindNotFound) {
 				return err
 			}
 			if wh == nil || wh.Status != WebhookActive && entry.Name != HookWebhookTest {
 				// The subscription is gone or disabled: the message fails now. A test
 				// message still goes to a disabled one: checking it is its purpose.
 				entry.Attempts++
-				return e.settle(tx, entry, SendResult{Err: errors.New("the subscription is deleted or disabled")}, 0, true)
+				return e.settle(tx, entry, model.SendResult{Err: errors.New("the subscription is deleted or disabled")}, 0, true)
 			}
-			msg = WebhookMessage{URL: wh.URL, ID: entry.ID, Timestamp: now, Secret: wh.Secret, Body: entry.Body}
+			msg = model.WebhookMessage{URL: wh.URL, ID: entry.ID, Timestamp: now, Secret: wh.Secret, Body: entry.Body}
 		}
 		entry.Attempts++
-		entry.DueAt = At(now.Add(attemptLease))
+		entry.DueAt = model.At(now.Add(attemptLease))
 		entry.LeasedBy = e.runID
 		o = entry
 		return tx.PutOutboxEntry(entry)
 	})
 	if err != nil {
 		e.log.Error("outbox: recording an attempt", "tenant", r.TenantID, "entry", r.ID, "err", err)
-		e.sched.add(OutboxRef{TenantID: r.TenantID, ID: r.ID, DueAt: e.clock.Now().Add(attemptLease)})
+		e.sched.add(model.OutboxRef{TenantID: r.TenantID, ID: r.ID, DueAt: e.clock.Now().Add(attemptLease)})
 		return
 	}
 	if o == nil {
@@ -345,12 +347,12 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 	}
 	// The call is timed through the engine's clock: the system clock's monotonic reading
 	// in a node, a fake clock that the test's sender moves in tests.
-	var res SendResult
+	var res model.SendResult
 	start := e.clock.Now()
 	switch o.Kind {
-	case OutboxWebhook:
+	case model.OutboxWebhook:
 		res = e.sender.SendWebhook(ctx, msg)
-	case OutboxSMS:
+	case model.OutboxSMS:
 		res = e.sender.SendSMS(ctx, o.To, o.Text)
 	}
 	took := e.clock.Now().Sub(start)
@@ -358,9 +360,9 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 		return // shutting down: the lease makes it due again after restart
 	}
 	e.stats.attempt(o.Kind, res.OK())
-	err = e.store.Batch(context.WithoutCancel(ctx), func(tx Tx) error {
+	err = e.store.Batch(context.WithoutCancel(ctx), func(tx model.Tx) error {
 		entry, err := tx.OutboxEntry(o.TenantID, o.ID)
-		if IsKind(err, KindNotFound) {
+		if model.IsKind(err, model.KindNotFound) {
 			return nil
 		}
 		if err != nil {
@@ -371,7 +373,7 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 	if err != nil {
 		// The attempt stays leased in the store: try again when the lease ends.
 		e.log.Error("outbox: recording an outcome", "tenant", r.TenantID, "entry", r.ID, "err", err)
-		e.sched.add(OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time})
+		e.sched.add(model.OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time})
 	}
 }
 
@@ -379,7 +381,7 @@ func (e *Engine) attempt(ctx context.Context, r OutboxRef) {
 // time or the end of the message, the subscription's health and the event's delivery.
 // took is how long the call took (0 when none was made); final forces the message to end
 // (its subscription is gone).
-func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, took time.Duration, final bool) error {
+func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult, took time.Duration, final bool) error {
 	now := e.clock.Now()
 	ok := res.OK()
 	o.LeasedBy = ""
@@ -392,10 +394,10 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, took time.Duratio
 	// A test message is a probe: one attempt, and no effect on the subscription's health
 	// but the 410 that disables any subscription (API.md).
 	probe := o.Name == HookWebhookTest
-	var wh *Webhook
-	if o.Kind == OutboxWebhook && !final {
+	var wh *model.Webhook
+	if o.Kind == model.OutboxWebhook && !final {
 		var err error
-		if wh, err = tx.Webhook(o.TenantID, o.WebhookID); IsKind(err, KindNotFound) {
+		if wh, err = tx.Webhook(o.TenantID, o.WebhookID); model.IsKind(err, model.KindNotFound) {
 			wh, settled = nil, true
 		} else if err != nil {
 			return err
@@ -408,23 +410,23 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, took time.Duratio
 	if !settled && (probe || o.Attempts > len(e.retry)) {
 		settled = true
 	}
-	var next *Time
+	var next *model.Time
 	if !settled {
 		delay := e.retry[o.Attempts-1]
 		if res.RetryAfter > delay {
 			delay = res.RetryAfter
 		}
-		n := At(now.Add(delay))
+		n := model.At(now.Add(delay))
 		o.DueAt, next = n, &n
 	}
 	if wh != nil {
-		at := At(now)
+		at := model.At(now)
 		if !probe {
 			if ok {
 				wh.LastSuccessAt, wh.FailedMessages = &at, 0
 			} else if settled {
 				wh.FailedMessages++
-				if wh.Status == WebhookActive && wh.FailedMessages >= webhookDisableMessages && now.Sub(wh.failingSince()) >= webhookDisableAfter {
+				if wh.Status == WebhookActive && wh.FailedMessages >= webhookDisableMessages && now.Sub(wh.FailingSince()) >= webhookDisableAfter {
 					wh.Status, wh.DisabledReason = WebhookDisabled, "no success for 5 days"
 				}
 			}
@@ -439,7 +441,7 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, took time.Duratio
 		if ok {
 			status = "succeeded"
 		}
-		if err := tx.PutDeliveryAttempt(o.TenantID, &DeliveryAttempt{ID: NewID(), WebhookID: o.WebhookID,
+		if err := tx.PutDeliveryAttempt(o.TenantID, &model.DeliveryAttempt{ID: model.NewID(), WebhookID: o.WebhookID,
 			MessageID: o.ID, Event: o.Name, Attempt: o.Attempts, Status: status, StatusCode: res.StatusCode,
 			Error: o.LastError, DurationMs: durationMs(took), At: at, NextAttemptAt: next}); err != nil {
 			return err
@@ -461,7 +463,7 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, took time.Duratio
 			return err
 		}
 	}
-	if o.delivers() {
+	if o.Delivers() {
 		return e.settleDelivery(tx, o, ok, settled)
 	}
 	return nil
@@ -469,12 +471,12 @@ func (e *Engine) settle(tx Tx, o *OutboxEntry, res SendResult, took time.Duratio
 
 // settledUsage is what an attempt's outcome adds to usage: an SMS the gateway accepted,
 // a webhook message that ended without success.
-func settledUsage(o *OutboxEntry, ok, settled bool) UsageDelta {
-	var d UsageDelta
-	if ok && o.Kind == OutboxSMS {
+func settledUsage(o *model.OutboxEntry, ok, settled bool) model.UsageDelta {
+	var d model.UsageDelta
+	if ok && o.Kind == model.OutboxSMS {
 		d.SMS = 1
 	}
-	if !ok && settled && o.Kind == OutboxWebhook {
+	if !ok && settled && o.Kind == model.OutboxWebhook {
 		d.WebhookFailed = 1
 	}
 	return d
@@ -490,7 +492,7 @@ func durationMs(d time.Duration) int64 {
 }
 
 // failureText describes a failed attempt for the logs and the attempt log.
-func failureText(res SendResult) string {
+func failureText(res model.SendResult) string {
 	if res.Err != nil {
 		return res.Err.Error()
 	}

@@ -6,21 +6,9 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
-)
 
-// ScoreFactors are the four factors of a team's score for an event, and where its
-// proximity was measured from.
-type ScoreFactors struct {
-	Vertical     float64  `json:"vertical"`
-	Availability float64  `json:"availability"`
-	Proximity    float64  `json:"proximity"`
-	DistanceKm   *float64 `json:"distance_km"` // null when either position is unknown
-	Equipment    float64  `json:"equipment"`
-	// PositionSource says where the team's position came from: PositionMember,
-	// PositionZoneCentroid, PositionUnknown or PositionNoEvent.
-	PositionSource string `json:"position_source"`
-}
+	"github.com/fieldrelay/fieldrelay/engine/model"
+)
 
 // Where a team's position comes from, for its proximity (ScoreFactors.PositionSource).
 const (
@@ -47,28 +35,6 @@ const (
 	ReasonBelowThreshold = "the score is below the dispatch threshold"
 )
 
-// TeamScore is one team ranked for an event.
-type TeamScore struct {
-	TeamID   string  `json:"team_id"`
-	TeamName string  `json:"team_name"`
-	Score    float64 `json:"score"`
-	Eligible bool    `json:"eligible"` // score > 0 and at or above the threshold passed to RankTeams
-	// Reason says why the team is not eligible; absent when it is.
-	Reason  string       `json:"reason,omitempty"`
-	Factors ScoreFactors `json:"factors"`
-}
-
-// ScoreTarget is what a score is computed for: an event's vertical, position and required
-// equipment, and where to find the centroid of a team's zone.
-type ScoreTarget struct {
-	Vertical          string
-	Lat, Lng          *float64
-	RequiredEquipment []string
-	// ZoneCentroid returns the centroid of the zone with the code, false when there is no
-	// such zone; nil when no zone is known.
-	ZoneCentroid func(code string) (LatLng, bool)
-}
-
 // unknownProximity is the proximity factor of every team when the event's position is
 // unknown.
 const unknownProximity = 0.5
@@ -92,12 +58,12 @@ const earthRadiusKm = 6371.0088
 // The numbers are not rounded, so that the order and Eligible always agree with what is
 // shown. The required equipment is compared case-insensitively and without surrounding
 // blanks; repeated items count once. teams is only read.
-func RankTeams(teams []Team, t ScoreTarget, threshold float64) []TeamScore {
-	out := make([]TeamScore, len(teams))
+func RankTeams(teams []model.Team, t model.ScoreTarget, threshold float64) []model.TeamScore {
+	out := make([]model.TeamScore, len(teams))
 	if len(teams) == 0 {
 		return out
 	}
-	required := normaliseRequired(t.RequiredEquipment)
+	required := model.NormaliseRequired(t.RequiredEquipment)
 	// Haversine terms of the event's position, computed once for every member.
 	known := t.Lat != nil && t.Lng != nil
 	var evLat, evLng, evCos float64
@@ -164,7 +130,7 @@ func RankTeams(teams []Team, t ScoreTarget, threshold float64) []TeamScore {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return compareScores(&out[a], &out[b]) })
-	ranked := make([]TeamScore, len(out))
+	ranked := make([]model.TeamScore, len(out))
 	for i, j := range order {
 		ranked[i] = out[j]
 	}
@@ -173,7 +139,7 @@ func RankTeams(teams []Team, t ScoreTarget, threshold float64) []TeamScore {
 
 // ineligibleReason says why a team whose factors are f is not eligible: the first factor
 // that is zero, else the threshold.
-func ineligibleReason(tm *Team, f *ScoreFactors) string {
+func ineligibleReason(tm *model.Team, f *model.ScoreFactors) string {
 	switch {
 	case len(tm.Members) == 0:
 		return ReasonNoMembers
@@ -195,7 +161,7 @@ func ineligibleReason(tm *Team, f *ScoreFactors) string {
 
 // compareScores orders best first: higher score, then nearer (unknown distance last),
 // then name, then id.
-func compareScores(a, b *TeamScore) int {
+func compareScores(a, b *model.TeamScore) int {
 	if c := cmp.Compare(b.Score, a.Score); c != 0 {
 		return c
 	}
@@ -216,29 +182,6 @@ func compareScores(a, b *TeamScore) int {
 	return strings.Compare(a.TeamID, b.TeamID)
 }
 
-// normaliseRequired returns the required equipment lowercased, trimmed, without empty or
-// repeated items. An event's list is already in that form and is returned as it is.
-func normaliseRequired(items []string) []string {
-	clean := true
-	for i, s := range items {
-		if s == "" || strings.TrimSpace(s) != s || strings.ToLower(s) != s || (i > 0 && items[i-1] >= s) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return items
-	}
-	out := make([]string, 0, len(items))
-	for _, s := range items {
-		if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
-			out = append(out, s)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // equipmentShare is the share of required (normalised) that held covers, compared
 // case-insensitively; 1 when nothing is required.
 func equipmentShare(held, required []string) float64 {
@@ -257,72 +200,28 @@ func equipmentShare(held, required []string) float64 {
 	return float64(n) / float64(len(required))
 }
 
-// ScoreInput is the body of POST /v1/teams/dispatch/score: an event, or the vertical,
-// position and required equipment of one.
-type ScoreInput struct {
-	EventID           string   `json:"event_id"`
-	Vertical          string   `json:"vertical"`
-	Lat               *float64 `json:"lat"`
-	Lng               *float64 `json:"lng"`
-	RequiredEquipment []string `json:"required_equipment"`
-}
-
-// target checks an input that names no event and returns what it describes.
-func (in ScoreInput) target(tenant *Tenant) (ScoreTarget, error) {
-	if in.Vertical == "" {
-		return ScoreTarget{}, Invalid("vertical", "vertical is required when no event_id is given")
-	}
-	if !tenant.HasVertical(in.Vertical) {
-		return ScoreTarget{}, Invalid("vertical", "vertical %s is not enabled for this tenant", Quote(in.Vertical))
-	}
-	switch {
-	case in.Lat == nil && in.Lng != nil:
-		return ScoreTarget{}, Invalid("lat", "lat and lng go together")
-	case in.Lat != nil && in.Lng == nil:
-		return ScoreTarget{}, Invalid("lng", "lat and lng go together")
-	case in.Lat != nil:
-		if !ValidLatLng(*in.Lat, 0) {
-			return ScoreTarget{}, Invalid("lat", "lat must be within -90..90")
-		}
-		if !ValidLatLng(0, *in.Lng) {
-			return ScoreTarget{}, Invalid("lng", "lng must be within -180..180")
-		}
-	}
-	if len(in.RequiredEquipment) > maxRequiredEquipment {
-		return ScoreTarget{}, Invalid("required_equipment", "required_equipment has more than %d items", maxRequiredEquipment)
-	}
-	for _, s := range in.RequiredEquipment {
-		s = strings.TrimSpace(s)
-		if s == "" || utf8.RuneCountInString(s) > maxRequiredEquipmentLen {
-			return ScoreTarget{}, Invalid("required_equipment", "required_equipment items must have 1 to %d characters", maxRequiredEquipmentLen)
-		}
-	}
-	return ScoreTarget{Vertical: in.Vertical, Lat: in.Lat, Lng: in.Lng,
-		RequiredEquipment: normaliseRequired(in.RequiredEquipment)}, nil
-}
-
 // ScoreTeams ranks p's tenant's teams for an event (in.EventID) or for the vertical,
 // position and equipment in the input, against the tenant's dispatch_threshold. With an
 // event_id the other fields are ignored.
-func (e *Engine) ScoreTeams(ctx context.Context, p Principal, in ScoreInput) ([]TeamScore, error) {
-	if in.EventID != "" && !ValidID(in.EventID) {
-		return nil, Invalid("event_id", "event_id must be an event's id")
+func (e *Engine) ScoreTeams(ctx context.Context, p model.Principal, in model.ScoreInput) ([]model.TeamScore, error) {
+	if in.EventID != "" && !model.ValidID(in.EventID) {
+		return nil, model.Invalid("event_id", "event_id must be an event's id")
 	}
-	var out []TeamScore
-	err := e.store.View(ctx, func(tx Tx) error {
+	var out []model.TeamScore
+	err := e.store.View(ctx, func(tx model.Tx) error {
 		cfg, err := e.tenantConfig(tx, p.TenantID)
 		if err != nil {
 			return err
 		}
 		tenant := cfg.tenant
-		var target ScoreTarget
+		var target model.ScoreTarget
 		if in.EventID != "" {
 			ev, err := tx.Event(p.TenantID, in.EventID)
 			if err != nil {
 				return err
 			}
-			target = ScoreTarget{Vertical: ev.Vertical, Lat: ev.Lat, Lng: ev.Lng, RequiredEquipment: ev.RequiredEquipment}
-		} else if target, err = in.target(tenant); err != nil {
+			target = model.ScoreTarget{Vertical: ev.Vertical, Lat: ev.Lat, Lng: ev.Lng, RequiredEquipment: ev.RequiredEquipment}
+		} else if target, err = in.Target(tenant); err != nil {
 			return err
 		}
 		teams, err := tx.Teams(p.TenantID)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 func fptr(v float64) *float64 { return &v }
@@ -25,13 +26,13 @@ func refDistanceKm(lat1, lng1, lat2, lng2 float64) float64 {
 // kmNorth returns the latitude km north of lat along a meridian.
 func kmNorth(lat, km float64) float64 { return lat + km/(6371.0088*math.Pi/180) }
 
-func member(lat, lng float64) engine.Member {
-	return engine.Member{ID: "m", Name: "m", Lat: fptr(lat), Lng: fptr(lng)}
+func member(lat, lng float64) model.Member {
+	return model.Member{ID: "m", Name: "m", Lat: fptr(lat), Lng: fptr(lng)}
 }
 
 // scoreTeam is an available healthcare team with the given members and equipment.
-func scoreTeam(id, name string, eq []string, members ...engine.Member) engine.Team {
-	return engine.Team{ID: id, Name: name, Status: engine.TeamAvailable, Verticals: []string{"healthcare"},
+func scoreTeam(id, name string, eq []string, members ...model.Member) model.Team {
+	return model.Team{ID: id, Name: name, Status: engine.TeamAvailable, Verticals: []string{"healthcare"},
 		Equipment: eq, Members: members}
 }
 
@@ -51,12 +52,12 @@ func TestRankTeams_Distance(t *testing.T) {
 		t.Fatalf("reference Lyon → Paris %.2f km, want about 392", ref)
 	}
 	tm := scoreTeam("t1", "Paris", nil, member(parisLat, parisLng))
-	got := engine.RankTeams([]engine.Team{tm}, engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(lyonLat), Lng: fptr(lyonLng)}, 0.1)
+	got := engine.RankTeams([]model.Team{tm}, model.ScoreTarget{Vertical: "healthcare", Lat: fptr(lyonLat), Lng: fptr(lyonLng)}, 0.1)
 	d := got[0].Factors.DistanceKm
 	if d == nil || math.Abs(*d-ref)/ref > 0.005 {
 		t.Fatalf("distance %v, want %.3f within 0.5 %%", d, ref)
 	}
-	if want := engine.DistanceKm(lyonLat, lyonLng, parisLat, parisLng); !approx(*d, want, 1e-6) {
+	if want := model.DistanceKm(lyonLat, lyonLng, parisLat, parisLng); !approx(*d, want, 1e-6) {
 		t.Fatalf("distance %.6f, DistanceKm says %.6f", *d, want)
 	}
 	if want := 1 / (1 + *d/10); !approx(got[0].Factors.Proximity, want, 1e-12) {
@@ -65,106 +66,106 @@ func TestRankTeams_Distance(t *testing.T) {
 }
 
 func TestRankTeams_Factors(t *testing.T) {
-	at := func(km float64) engine.Member { return member(kmNorth(evLat, km), evLng) }
+	at := func(km float64) model.Member { return member(kmNorth(evLat, km), evLng) }
 	// Zone "north" has its centroid 30 km north of the event; "gone" names no zone.
-	centroids := func(code string) (engine.LatLng, bool) {
+	centroids := func(code string) (model.LatLng, bool) {
 		if code == "north" {
-			return engine.LatLng{Lat: kmNorth(evLat, 30), Lng: evLng}, true
+			return model.LatLng{Lat: kmNorth(evLat, 30), Lng: evLng}, true
 		}
-		return engine.LatLng{}, false
+		return model.LatLng{}, false
 	}
-	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), ZoneCentroid: centroids}
-	inZone := func(code string, members ...engine.Member) engine.Team {
+	target := model.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), ZoneCentroid: centroids}
+	inZone := func(code string, members ...model.Member) model.Team {
 		tm := scoreTeam("a", "A", nil, members...)
 		tm.ZoneCode = code
 		return tm
 	}
-	noFix := engine.Member{Name: "no fix"}
+	noFix := model.Member{Name: "no fix"}
 	const (
 		fromMember, centroid, unknown, noEvent = engine.PositionMember, engine.PositionZoneCentroid,
 			engine.PositionUnknown, engine.PositionNoEvent
 	)
 	for _, tc := range []struct {
 		name   string
-		team   engine.Team
-		target engine.ScoreTarget
-		want   engine.ScoreFactors // DistanceKm: nil, or any non-nil for "known"
+		team   model.Team
+		target model.ScoreTarget
+		want   model.ScoreFactors // DistanceKm: nil, or any non-nil for "known"
 		score  float64
 		reason string // when not eligible at 0.2
 	}{
 		{"on the spot", scoreTeam("a", "A", nil, at(0)), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 1, ""},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 1, ""},
 		{"30 km", scoreTeam("a", "A", nil, at(30)), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.25, DistanceKm: fptr(30), Equipment: 1, PositionSource: fromMember}, 0.25, ""},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.25, DistanceKm: fptr(30), Equipment: 1, PositionSource: fromMember}, 0.25, ""},
 		{"nearest member counts", scoreTeam("a", "A", nil, at(90), noFix, at(10), at(50)), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, DistanceKm: fptr(10), Equipment: 1, PositionSource: fromMember}, 0.5, ""},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, DistanceKm: fptr(10), Equipment: 1, PositionSource: fromMember}, 0.5, ""},
 		{"below the threshold", scoreTeam("a", "A", nil, at(50)), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1.0 / 6, DistanceKm: fptr(50), Equipment: 1, PositionSource: fromMember}, 1.0 / 6,
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1.0 / 6, DistanceKm: fptr(50), Equipment: 1, PositionSource: fromMember}, 1.0 / 6,
 			engine.ReasonBelowThreshold},
-		{"vertical mismatch", func() engine.Team {
+		{"vertical mismatch", func() model.Team {
 			tm := scoreTeam("a", "A", nil, at(0))
 			tm.Verticals = []string{"logistics", "gov"}
 			return tm
-		}(), target, engine.ScoreFactors{Vertical: 0, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 0,
+		}(), target, model.ScoreFactors{Vertical: 0, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 0,
 			engine.ReasonVertical},
-		{"on mission", func() engine.Team {
+		{"on mission", func() model.Team {
 			tm := scoreTeam("a", "A", nil, at(0))
 			tm.Status = engine.TeamOnMission
 			return tm
-		}(), target, engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 0,
+		}(), target, model.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 0,
 			engine.ReasonOnMission},
-		{"off duty", func() engine.Team {
+		{"off duty", func() model.Team {
 			tm := scoreTeam("a", "A", nil, at(0))
 			tm.Status = engine.TeamOffDuty
 			return tm
-		}(), target, engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 0,
+		}(), target, model.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 0,
 			engine.ReasonOffDuty},
 		// No member has a position: the centroid of the team's zone, else proximity 0.
 		{"no member position, zone centroid", inZone("north", noFix), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.25, DistanceKm: fptr(30), Equipment: 1, PositionSource: centroid}, 0.25, ""},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.25, DistanceKm: fptr(30), Equipment: 1, PositionSource: centroid}, 0.25, ""},
 		{"no member position, no zone", scoreTeam("a", "A", nil, noFix), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
 			engine.ReasonNoPosition},
 		{"no member position, zone unknown", inZone("gone", noFix), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
 			engine.ReasonNoPosition},
 		{"no member position, no centroids given", inZone("north", noFix),
-			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng)},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
+			model.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng)},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
 			engine.ReasonNoPosition},
 		// A team with no members is never eligible: nobody would receive the mission.
 		{"no members", scoreTeam("a", "A", nil), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
+			model.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 0, Equipment: 1, PositionSource: unknown}, 0,
 			engine.ReasonNoMembers},
 		{"no members, zone centroid", inZone("north"), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 0.25, DistanceKm: fptr(30), Equipment: 1, PositionSource: centroid}, 0,
+			model.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 0.25, DistanceKm: fptr(30), Equipment: 1, PositionSource: centroid}, 0,
 			engine.ReasonNoMembers},
-		{"no members, no event position", scoreTeam("a", "A", nil), engine.ScoreTarget{Vertical: "healthcare"},
-			engine.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 0.5, Equipment: 1, PositionSource: noEvent}, 0,
+		{"no members, no event position", scoreTeam("a", "A", nil), model.ScoreTarget{Vertical: "healthcare"},
+			model.ScoreFactors{Vertical: 1, Availability: 0, Proximity: 0.5, Equipment: 1, PositionSource: noEvent}, 0,
 			engine.ReasonNoMembers},
 		// No event position: 0.5 for every team, whatever it knows of its own.
-		{"no event position", scoreTeam("a", "A", nil, at(0)), engine.ScoreTarget{Vertical: "healthcare"},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1, PositionSource: noEvent}, 0.5, ""},
-		{"no event position, no member position", scoreTeam("a", "A", nil, noFix), engine.ScoreTarget{Vertical: "healthcare"},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1, PositionSource: noEvent}, 0.5, ""},
+		{"no event position", scoreTeam("a", "A", nil, at(0)), model.ScoreTarget{Vertical: "healthcare"},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1, PositionSource: noEvent}, 0.5, ""},
+		{"no event position, no member position", scoreTeam("a", "A", nil, noFix), model.ScoreTarget{Vertical: "healthcare"},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 0.5, Equipment: 1, PositionSource: noEvent}, 0.5, ""},
 		{"half the equipment, any case", scoreTeam("a", "A", []string{"Defibrillator", "rope"}, at(0)),
-			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"defibrillator", "stretcher"}},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0.5, PositionSource: fromMember}, 0.5, ""},
+			model.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"defibrillator", "stretcher"}},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0.5, PositionSource: fromMember}, 0.5, ""},
 		{"required list not normalised", scoreTeam("a", "A", []string{"defibrillator"}, at(0)),
-			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{" Stretcher", "DEFIBRILLATOR", "defibrillator ", "stretcher"}},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0.5, PositionSource: fromMember}, 0.5, ""},
+			model.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{" Stretcher", "DEFIBRILLATOR", "defibrillator ", "stretcher"}},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0.5, PositionSource: fromMember}, 0.5, ""},
 		{"all the equipment", scoreTeam("a", "A", []string{"stretcher", "defibrillator"}, at(0)),
-			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"defibrillator", "stretcher"}},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 1, ""},
+			model.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"defibrillator", "stretcher"}},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 1, ""},
 		{"none held", scoreTeam("a", "A", nil, at(0)),
-			engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"boat"}},
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0, PositionSource: fromMember}, 0,
+			model.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng), RequiredEquipment: []string{"boat"}},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 0, PositionSource: fromMember}, 0,
 			engine.ReasonNoEquipment},
 		{"none asked", scoreTeam("a", "A", nil, at(0)), target,
-			engine.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 1, ""},
+			model.ScoreFactors{Vertical: 1, Availability: 1, Proximity: 1, DistanceKm: fptr(0), Equipment: 1, PositionSource: fromMember}, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := engine.RankTeams([]engine.Team{tc.team}, tc.target, 0.2)
+			got := engine.RankTeams([]model.Team{tc.team}, tc.target, 0.2)
 			if len(got) != 1 {
 				t.Fatalf("%d scores", len(got))
 			}
@@ -195,7 +196,7 @@ func TestRankTeams_Factors(t *testing.T) {
 }
 
 func TestRankTeams_Threshold(t *testing.T) {
-	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng)}
+	target := model.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng)}
 	for _, tc := range []struct {
 		km        float64
 		threshold float64
@@ -208,22 +209,22 @@ func TestRankTeams_Threshold(t *testing.T) {
 		{10, 0.40, true}, {20, 0.40, false},
 	} {
 		tm := scoreTeam("a", "A", nil, member(kmNorth(evLat, tc.km), evLng))
-		if got := engine.RankTeams([]engine.Team{tm}, target, tc.threshold)[0]; got.Eligible != tc.eligible {
+		if got := engine.RankTeams([]model.Team{tm}, target, tc.threshold)[0]; got.Eligible != tc.eligible {
 			t.Errorf("%v km at %.2f: score %.4f eligible %v, want %v", tc.km, tc.threshold, got.Score, got.Eligible, tc.eligible)
 		}
 	}
 	// A zero score is never eligible, even at a zero threshold.
 	off := scoreTeam("a", "A", nil)
 	off.Status = engine.TeamOnMission
-	if got := engine.RankTeams([]engine.Team{off}, target, 0)[0]; got.Eligible {
+	if got := engine.RankTeams([]model.Team{off}, target, 0)[0]; got.Eligible {
 		t.Fatalf("a zero score is eligible: %+v", got)
 	}
-	noPosition := engine.ScoreTarget{Vertical: "healthcare"}
-	if got := engine.RankTeams([]engine.Team{scoreTeam("a", "A", nil, member(evLat, evLng))}, noPosition, 0)[0]; !got.Eligible {
+	noPosition := model.ScoreTarget{Vertical: "healthcare"}
+	if got := engine.RankTeams([]model.Team{scoreTeam("a", "A", nil, member(evLat, evLng))}, noPosition, 0)[0]; !got.Eligible {
 		t.Fatalf("0.5 at threshold 0 not eligible: %+v", got)
 	}
 	// A team with no members is not eligible, even at a zero threshold.
-	if got := engine.RankTeams([]engine.Team{scoreTeam("a", "A", nil)}, noPosition, 0)[0]; got.Eligible {
+	if got := engine.RankTeams([]model.Team{scoreTeam("a", "A", nil)}, noPosition, 0)[0]; got.Eligible {
 		t.Fatalf("a team with no members is eligible: %+v", got)
 	}
 }
@@ -232,22 +233,22 @@ func TestRankTeams_Threshold(t *testing.T) {
 // with no members, or none with a position, scored 0.5 (as near as 10 km), passed the
 // 0.40 threshold and beat a staffed team 12 km away.
 func TestRankTeams_UnknownPositionNeverBeatsAStaffedTeam(t *testing.T) {
-	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng)}
+	target := model.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng)}
 	staffed := scoreTeam("id-staffed", "Staffed", nil, member(kmNorth(evLat, 12), evLng))
-	for name, tm := range map[string]engine.Team{
+	for name, tm := range map[string]model.Team{
 		"NoMembers":        scoreTeam("id-empty", "Empty", nil),
-		"NoMemberPosition": scoreTeam("id-nofix", "No fix", nil, engine.Member{Name: "no fix"}),
+		"NoMemberPosition": scoreTeam("id-nofix", "No fix", nil, model.Member{Name: "no fix"}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, threshold := range []float64{0.40, 0.20, 0.10, 0} {
-				got := engine.RankTeams([]engine.Team{tm, staffed}, target, threshold)
+				got := engine.RankTeams([]model.Team{tm, staffed}, target, threshold)
 				if got[0].TeamID != "id-staffed" || got[1].Eligible || got[1].Reason == "" ||
 					got[1].Factors.PositionSource != engine.PositionUnknown {
 					t.Fatalf("at %.2f: %+v", threshold, got)
 				}
 			}
 			// Alone, it is still never eligible: auto-dispatch asks for a supervisor.
-			if got := engine.RankTeams([]engine.Team{tm}, target, 0.10)[0]; got.Eligible {
+			if got := engine.RankTeams([]model.Team{tm}, target, 0.10)[0]; got.Eligible {
 				t.Fatalf("eligible alone: %+v", got)
 			}
 		})
@@ -255,24 +256,24 @@ func TestRankTeams_UnknownPositionNeverBeatsAStaffedTeam(t *testing.T) {
 }
 
 func TestRankTeams_Order(t *testing.T) {
-	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng),
+	target := model.ScoreTarget{Vertical: "healthcare", Lat: fptr(evLat), Lng: fptr(evLng),
 		RequiredEquipment: []string{"rope", "boat"}}
-	at := func(km float64) engine.Member { return member(kmNorth(evLat, km), evLng) }
+	at := func(km float64) model.Member { return member(kmNorth(evLat, km), evLng) }
 	both := []string{"rope", "boat"}
-	teams := []engine.Team{
+	teams := []model.Team{
 		scoreTeam("id-far", "Far", both, at(50)),              // 1/6
 		scoreTeam("id-best", "Best", both, at(5)),             // 2/3
 		scoreTeam("id-half", "Half", []string{"rope"}, at(0)), // 0.5
 		// No member with a position and no zone: proximity 0, below every team with a
 		// known position, busy ones included.
-		scoreTeam("id-unknown", "Unknown", both, engine.Member{Name: "no fix"}),
+		scoreTeam("id-unknown", "Unknown", both, model.Member{Name: "no fix"}),
 		// Same score and distance: by name, then id.
 		scoreTeam("id-z2", "Zed", both, at(50)),
 		scoreTeam("id-z1", "Zed", both, at(50)),
 		scoreTeam("id-alpha", "Alpha", both, at(50)),
 	}
 	// Zero scores tie: nearest first, unknown distance last.
-	for _, b := range []engine.Team{scoreTeam("id-busy-far", "Busy far", both, at(50)),
+	for _, b := range []model.Team{scoreTeam("id-busy-far", "Busy far", both, at(50)),
 		scoreTeam("id-busy-unknown", "Busy unknown", both), scoreTeam("id-busy-near", "Busy near", both, at(0))} {
 		b.Status = engine.TeamOnMission
 		teams = append(teams, b)
@@ -303,10 +304,10 @@ func TestRankTeams_Order(t *testing.T) {
 }
 
 // benchTeams builds n teams of 5 members around Lyon, most of them capable and equipped.
-func benchTeams(n int) []engine.Team {
-	teams := make([]engine.Team, n)
+func benchTeams(n int) []model.Team {
+	teams := make([]model.Team, n)
 	for i := range teams {
-		tm := engine.Team{ID: fmt.Sprintf("team-%05d", i), Name: fmt.Sprintf("Team %d", i%300),
+		tm := model.Team{ID: fmt.Sprintf("team-%05d", i), Name: fmt.Sprintf("Team %d", i%300),
 			Status: engine.TeamAvailable, Verticals: []string{"emergency", "healthcare"},
 			Equipment: []string{"Stretcher", "Defibrillator", "Oxygen", "Rope"}}
 		if i%7 == 0 {
@@ -315,7 +316,7 @@ func benchTeams(n int) []engine.Team {
 		for j := range 5 {
 			lat := lyonLat + float64((i*13+j*7)%200-100)/100
 			lng := lyonLng + float64((i*17+j*11)%200-100)/100
-			tm.Members = append(tm.Members, engine.Member{ID: fmt.Sprint(j), Name: "m", Lat: fptr(lat), Lng: fptr(lng)})
+			tm.Members = append(tm.Members, model.Member{ID: fmt.Sprint(j), Name: "m", Lat: fptr(lat), Lng: fptr(lng)})
 		}
 		teams[i] = tm
 	}
@@ -324,7 +325,7 @@ func benchTeams(n int) []engine.Team {
 
 func BenchmarkRankTeams1000(b *testing.B) {
 	teams := benchTeams(1000)
-	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(lyonLat), Lng: fptr(lyonLng),
+	target := model.ScoreTarget{Vertical: "healthcare", Lat: fptr(lyonLat), Lng: fptr(lyonLng),
 		RequiredEquipment: []string{"defibrillator", "oxygen", "stretcher"}}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -336,7 +337,7 @@ func BenchmarkRankTeams1000(b *testing.B) {
 // distances and the sort only, whatever the number of teams (timing: BenchmarkRankTeams1000).
 func TestRankTeams_Allocs(t *testing.T) {
 	teams := benchTeams(1000)
-	target := engine.ScoreTarget{Vertical: "healthcare", Lat: fptr(lyonLat), Lng: fptr(lyonLng),
+	target := model.ScoreTarget{Vertical: "healthcare", Lat: fptr(lyonLat), Lng: fptr(lyonLng),
 		RequiredEquipment: []string{"defibrillator", "oxygen", "stretcher"}}
 	if a := testing.AllocsPerRun(10, func() { engine.RankTeams(teams, target, 0.2) }); a > 4 {
 		t.Fatalf("%v allocations per call over 1,000 teams", a)

@@ -15,6 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/netguard"
 )
 
 // DefaultSendTimeout is the time limit of one webhook or SMS attempt.
@@ -27,12 +30,12 @@ const maxRetryAfter = 24 * time.Hour
 const maxResponseRead = 64 << 10
 
 // ErrNoSMSGateway is the error of SendSMS on a node started without --sms-gateway.
-var ErrNoSMSGateway = Errorf(KindUnavailable, "no SMS gateway")
+var ErrNoSMSGateway = model.Errorf(model.KindUnavailable, "no SMS gateway")
 
 // HTTPSenderOptions configures an HTTPSender.
 type HTTPSenderOptions struct {
 	// Policy says which addresses webhooks may reach; it is checked at connect time.
-	Policy AddressPolicy
+	Policy netguard.AddressPolicy
 	// SMSGateway receives POST {"to": …, "body": …}; nil: no SMS channel. The operator
 	// configured it, so the address policy does not apply to it and http is allowed.
 	SMSGateway *url.URL
@@ -54,7 +57,7 @@ type HTTPSender struct {
 	sms     *http.Client
 }
 
-var _ Sender = (*HTTPSender)(nil)
+var _ model.Sender = (*HTTPSender)(nil)
 
 // NewHTTPSender returns a sender configured by opt.
 func NewHTTPSender(opt HTTPSenderOptions) *HTTPSender {
@@ -102,11 +105,11 @@ func newSendClient(d *net.Dialer, opt HTTPSenderOptions) *http.Client {
 
 // SendWebhook POSTs m.Body to m.URL, signed with m.Secret. Only a 2xx answer is a
 // success; a redirect is not followed and is reported with its status.
-func (s *HTTPSender) SendWebhook(ctx context.Context, m WebhookMessage) SendResult {
-	fail := func(err error) SendResult { return SendResult{Err: err} }
+func (s *HTTPSender) SendWebhook(ctx context.Context, m model.WebhookMessage) model.SendResult {
+	fail := func(err error) model.SendResult { return model.SendResult{Err: err} }
 	u, err := url.Parse(m.URL)
 	if err != nil || !strings.EqualFold(u.Scheme, "https") || u.Host == "" || u.User != nil {
-		return fail(Invalid("url", "webhook URL %s is not an https URL without user info", Quote(m.URL)))
+		return fail(model.Invalid("url", "webhook URL %s is not an https URL without user info", model.Quote(m.URL)))
 	}
 	sig, err := SignWebhook(m.Secret, m.ID, m.Timestamp, m.Body)
 	if err != nil {
@@ -126,20 +129,20 @@ func (s *HTTPSender) SendWebhook(ctx context.Context, m WebhookMessage) SendResu
 
 // SendSMS POSTs {"to": to, "body": body} to the SMS gateway; a 2xx answer means the
 // gateway accepted the message.
-func (s *HTTPSender) SendSMS(ctx context.Context, to, body string) SendResult {
+func (s *HTTPSender) SendSMS(ctx context.Context, to, body string) model.SendResult {
 	if s.opt.SMSGateway == nil {
-		return SendResult{Err: ErrNoSMSGateway}
+		return model.SendResult{Err: ErrNoSMSGateway}
 	}
 	payload, err := json.Marshal(struct {
 		To   string `json:"to"`
 		Body string `json:"body"`
 	}{to, body})
 	if err != nil {
-		return SendResult{Err: err}
+		return model.SendResult{Err: err}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.opt.SMSGateway.String(), bytes.NewReader(payload))
 	if err != nil {
-		return SendResult{Err: err}
+		return model.SendResult{Err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", s.opt.UserAgent)
@@ -151,15 +154,15 @@ func (s *HTTPSender) SMSAvailable() bool { return s.opt.SMSGateway != nil }
 
 // do sends req and reads the status, the Retry-After of a 429 or 503 and at most
 // maxResponseRead bytes of the body.
-func (s *HTTPSender) do(c *http.Client, req *http.Request) SendResult {
+func (s *HTTPSender) do(c *http.Client, req *http.Request) model.SendResult {
 	resp, err := c.Do(req)
 	if err != nil {
-		return SendResult{Err: s.describe(err)}
+		return model.SendResult{Err: s.describe(err)}
 	}
 	// A failure while reading the body does not change the answer already received.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseRead))
 	resp.Body.Close()
-	res := SendResult{StatusCode: resp.StatusCode}
+	res := model.SendResult{StatusCode: resp.StatusCode}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		res.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
@@ -169,8 +172,8 @@ func (s *HTTPSender) do(c *http.Client, req *http.Request) SendResult {
 // describe makes a client error say what happened: a refused destination, a timeout or
 // the transport's own message. The cause stays in the chain for errors.Is.
 func (s *HTTPSender) describe(err error) error {
-	var ae *Error
-	if errors.As(err, &ae) && errors.Is(err, ErrAddressRefused) {
+	var ae *model.Error
+	if errors.As(err, &ae) && errors.Is(err, netguard.ErrAddressRefused) {
 		return &sendError{msg: ae.Msg + " (checked at connect time)", err: err}
 	}
 	var ne net.Error

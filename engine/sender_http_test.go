@@ -19,18 +19,20 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/netguard"
 )
 
 // senderFor returns a sender that trusts srv's certificate, with the given policy.
-func senderFor(srv *httptest.Server, p engine.AddressPolicy) *engine.HTTPSender {
+func senderFor(srv *httptest.Server, p netguard.AddressPolicy) *engine.HTTPSender {
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
 	return engine.NewHTTPSender(engine.HTTPSenderOptions{Policy: p, RootCAs: pool})
 }
 
 // webhookTo returns a signed message to url.
-func webhookTo(url, secret string) engine.WebhookMessage {
-	return engine.WebhookMessage{
+func webhookTo(url, secret string) model.WebhookMessage {
+	return model.WebhookMessage{
 		URL:       url,
 		ID:        "msg_2hY8Gk1b",
 		Timestamp: time.Now(),
@@ -55,7 +57,7 @@ func TestHTTPSenderWebhook(t *testing.T) {
 
 	secret := engine.NewWebhookSecret()
 	m := webhookTo(srv.URL+"/hooks/in?src=fr", secret)
-	res := senderFor(srv, engine.AddressPolicy{AllowLoopback: true}).SendWebhook(context.Background(), m)
+	res := senderFor(srv, netguard.AddressPolicy{AllowLoopback: true}).SendWebhook(context.Background(), m)
 	if !res.OK() || res.StatusCode != http.StatusNoContent || res.Err != nil {
 		t.Fatalf("result %+v, want a 204", res)
 	}
@@ -120,7 +122,7 @@ func TestHTTPSenderStatuses(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	s := senderFor(srv, engine.AddressPolicy{AllowLoopback: true})
+	s := senderFor(srv, netguard.AddressPolicy{AllowLoopback: true})
 	secret := engine.NewWebhookSecret()
 
 	tests := []struct {
@@ -163,13 +165,13 @@ func TestHTTPSenderRefusedAtConnect(t *testing.T) {
 	var hits atomic.Int32
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
-	s := senderFor(srv, engine.AddressPolicy{AllowPrivate: true})
+	s := senderFor(srv, netguard.AddressPolicy{AllowPrivate: true})
 
 	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, engine.NewWebhookSecret()))
 	if res.Err == nil || res.OK() || res.StatusCode != 0 {
 		t.Fatalf("result %+v, want a refusal", res)
 	}
-	if !errors.Is(res.Err, engine.ErrAddressRefused) {
+	if !errors.Is(res.Err, netguard.ErrAddressRefused) {
 		t.Errorf("%v does not wrap ErrAddressRefused", res.Err)
 	}
 	msg := res.Err.Error()
@@ -198,7 +200,7 @@ func TestHTTPSenderTimeout(t *testing.T) {
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
 	s := engine.NewHTTPSender(engine.HTTPSenderOptions{
-		Policy: engine.AddressPolicy{AllowLoopback: true}, RootCAs: pool, Timeout: 200 * time.Millisecond,
+		Policy: netguard.AddressPolicy{AllowLoopback: true}, RootCAs: pool, Timeout: 200 * time.Millisecond,
 	})
 
 	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, engine.NewWebhookSecret()))
@@ -218,7 +220,7 @@ func TestHTTPSenderRefusesPlainHTTP(t *testing.T) {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
-	s := engine.NewHTTPSender(engine.HTTPSenderOptions{Policy: engine.AddressPolicy{AllowLoopback: true}})
+	s := engine.NewHTTPSender(engine.HTTPSenderOptions{Policy: netguard.AddressPolicy{AllowLoopback: true}})
 	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, engine.NewWebhookSecret()))
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "https") || hits.Load() != 0 {
 		t.Fatalf("result %+v, hits %d: want an https error and no request", res, hits.Load())
@@ -231,7 +233,7 @@ func TestHTTPSenderUntrustedCertificate(t *testing.T) {
 	srv.StartTLS()
 	defer srv.Close()
 	s := engine.NewHTTPSender(engine.HTTPSenderOptions{
-		Policy: engine.AddressPolicy{AllowLoopback: true}, RootCAs: x509.NewCertPool(),
+		Policy: netguard.AddressPolicy{AllowLoopback: true}, RootCAs: x509.NewCertPool(),
 	})
 	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, engine.NewWebhookSecret()))
 	if res.Err == nil || res.OK() {
@@ -242,7 +244,7 @@ func TestHTTPSenderUntrustedCertificate(t *testing.T) {
 func TestHTTPSenderBadSecret(t *testing.T) {
 	s := engine.NewHTTPSender(engine.HTTPSenderOptions{})
 	res := s.SendWebhook(context.Background(), webhookTo("https://93.184.216.34/", "whsec_%%%"))
-	if !engine.IsKind(res.Err, engine.KindValidation) {
+	if !model.IsKind(res.Err, model.KindValidation) {
 		t.Fatalf("result %+v, want a validation_error before any connection", res)
 	}
 }
@@ -257,7 +259,7 @@ func TestHTTPSenderKeepAlive(t *testing.T) {
 	}
 	srv.StartTLS()
 	defer srv.Close()
-	s := senderFor(srv, engine.AddressPolicy{AllowLoopback: true})
+	s := senderFor(srv, netguard.AddressPolicy{AllowLoopback: true})
 	for i := range 5 {
 		if res := s.SendWebhook(context.Background(), webhookTo(srv.URL, engine.NewWebhookSecret())); !res.OK() {
 			t.Fatalf("send %d: %+v", i, res)

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"slices"
 	"strings"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // Limits of an inbound SMS as recorded.
@@ -22,43 +25,6 @@ const (
 	SMSOutcomeStranger    = "stranger"     // from is no phone of the mission's team: 403 forbidden
 	SMSOutcomeRefused     = "refused"      // the mission refused the move: 409 invalid_transition or mission_closed
 )
-
-// SMSInboundInput is the body of POST /v1/sms/inbound: what the SMS gateway received.
-type SMSInboundInput struct {
-	From string `json:"from"`
-	Body string `json:"body"`
-}
-
-// SMSInbound is one received SMS as kept in the tenant's inbound log, with what came of it.
-type SMSInbound struct {
-	ID string `json:"id"`
-	// From is the sender's number in E.164 when it reads as one, else as received.
-	From       string `json:"from"`
-	Body       string `json:"body"`
-	ReceivedAt Time   `json:"received_at"`
-	Outcome    string `json:"outcome"`
-	// Error and Message are the error answered, when the message was refused.
-	Error   Kind   `json:"error,omitempty"`
-	Message string `json:"message,omitempty"`
-	// Verb and Code are the reply's, once it parses.
-	Verb string `json:"verb,omitempty"`
-	Code string `json:"code,omitempty"`
-	// MissionID is the mission the code named, null when none.
-	MissionID *string `json:"mission_id"`
-	// MemberID is the team member whose phone sent it, when one did.
-	MemberID string `json:"member_id,omitempty"`
-	// Status is the mission's status after an applied reply.
-	Status string `json:"status,omitempty"`
-	// KeyID is the API key (the gateway's) that posted it.
-	KeyID string `json:"key_id"`
-}
-
-// SMSInboundResult is the answer to an applied reply: the log record and the mission as
-// it now stands.
-type SMSInboundResult struct {
-	SMSInbound
-	Mission *Mission `json:"mission"`
-}
 
 // NormalizePhone reads a sender's number the way team members' phones are stored (E.164,
 // see phoneRE): white space, '-', '.', '(' and ')' are dropped; '+' may only come first;
@@ -104,40 +70,40 @@ func NormalizePhone(s string) (string, bool) {
 // active mission of the tenant holds the code), forbidden (from is no phone of the
 // mission's team), invalid_transition or mission_closed (the mission's rules). err is
 // anything else (storage): the caller rolls back.
-func (e *Engine) ReceiveSMS(tx Tx, p Principal, in SMSInboundInput) (res *SMSInboundResult, refusal *Error, err error) {
-	if !p.IsKey() || !p.Can(PermSMSInbound) {
-		return nil, nil, Errorf(KindForbidden, "this operation needs an API key with the %s scope", PermSMSInbound)
+func (e *Engine) ReceiveSMS(tx model.Tx, p model.Principal, in model.SMSInboundInput) (res *model.SMSInboundResult, refusal *model.Error, err error) {
+	if !p.IsKey() || !p.Can(model.PermSMSInbound) {
+		return nil, nil, model.Errorf(model.KindForbidden, "this operation needs an API key with the %s scope", model.PermSMSInbound)
 	}
-	now := At(e.clock.Now())
-	rec := &SMSInbound{ID: NewIDAt(now.Time), From: smsTruncate(in.From, maxInboundFrom),
-		Body: smsTruncate(in.Body, maxInboundBody), ReceivedAt: now, KeyID: p.KeyID}
-	refuse := func(outcome string, e *Error) (*SMSInboundResult, *Error, error) {
+	now := model.At(e.clock.Now())
+	rec := &model.SMSInbound{ID: model.NewIDAt(now.Time), From: smscodec.SmsTruncate(in.From, maxInboundFrom),
+		Body: smscodec.SmsTruncate(in.Body, maxInboundBody), ReceivedAt: now, KeyID: p.KeyID}
+	refuse := func(outcome string, e *model.Error) (*model.SMSInboundResult, *model.Error, error) {
 		rec.Outcome, rec.Error, rec.Message = outcome, e.Kind, e.Msg
 		if err := tx.PutSMSInbound(p.TenantID, rec); err != nil {
 			return nil, nil, err
 		}
-		return &SMSInboundResult{SMSInbound: *rec}, e, nil
+		return &model.SMSInboundResult{SMSInbound: *rec}, e, nil
 	}
 
 	from, ok := NormalizePhone(in.From)
 	switch {
 	case strings.TrimSpace(in.From) == "":
-		return refuse(SMSOutcomeInvalid, Invalid("from", "from is required: the sender's phone number"))
+		return refuse(SMSOutcomeInvalid, model.Invalid("from", "from is required: the sender's phone number"))
 	case !ok:
-		return refuse(SMSOutcomeInvalid, Invalid("from", "from must be a phone number in international form (+ and 7 to 15 digits)"))
+		return refuse(SMSOutcomeInvalid, model.Invalid("from", "from must be a phone number in international form (+ and 7 to 15 digits)"))
 	}
 	rec.From = from
 	if len(in.Body) > maxInboundBody {
-		return refuse(SMSOutcomeInvalid, Invalid("body", "body is longer than %d bytes", maxInboundBody))
+		return refuse(SMSOutcomeInvalid, model.Invalid("body", "body is longer than %d bytes", maxInboundBody))
 	}
-	reply, err := ParseSMSReply(in.Body)
+	reply, err := smscodec.ParseSMSReply(in.Body)
 	if err != nil {
 		return refuse(SMSOutcomeInvalid, asError(err))
 	}
 	rec.Verb, rec.Code = reply.Verb, reply.Code
 
 	missionID, err := tx.MissionByCode(p.TenantID, reply.Code)
-	if IsKind(err, KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		// A late reply about a mission of the sender's team that has ended since: its
 		// code is free again, but the answer is the mission's (API.md: a change to a
 		// finished mission is mission_closed), not "no such code".
@@ -147,17 +113,17 @@ func (e *Engine) ReceiveSMS(tx Tx, p Principal, in SMSInboundInput) (res *SMSInb
 		}
 		if ended != nil {
 			rec.MissionID = &ended.ID
-			return refuse(SMSOutcomeRefused, Errorf(KindMissionClosed,
+			return refuse(SMSOutcomeRefused, model.Errorf(model.KindMissionClosed,
 				"mission %s is %s: a finished mission cannot change", reply.Code, ended.Status))
 		}
-		return refuse(SMSOutcomeUnknownCode, Errorf(KindNotFound, "no active mission has the code %s", reply.Code))
+		return refuse(SMSOutcomeUnknownCode, model.Errorf(model.KindNotFound, "no active mission has the code %s", reply.Code))
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	m, err := tx.Mission(p.TenantID, missionID)
-	if IsKind(err, KindNotFound) {
-		return refuse(SMSOutcomeUnknownCode, Errorf(KindNotFound, "no active mission has the code %s", reply.Code))
+	if model.IsKind(err, model.KindNotFound) {
+		return refuse(SMSOutcomeUnknownCode, model.Errorf(model.KindNotFound, "no active mission has the code %s", reply.Code))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -168,7 +134,7 @@ func (e *Engine) ReceiveSMS(tx Tx, p Principal, in SMSInboundInput) (res *SMSInb
 		return nil, nil, err
 	}
 	if member == nil {
-		return refuse(SMSOutcomeStranger, Errorf(KindForbidden,
+		return refuse(SMSOutcomeStranger, model.Errorf(model.KindForbidden,
 			"%s is not the phone of a member of the team of mission %s", from, reply.Code))
 	}
 	rec.MemberID = member.ID
@@ -179,19 +145,19 @@ func (e *Engine) ReceiveSMS(tx Tx, p Principal, in SMSInboundInput) (res *SMSInb
 	}
 	// The member acts through the gateway's key: missions:receive on its own team's
 	// mission (the membership was checked above), recorded under the member's id.
-	mp := Principal{TenantID: p.TenantID, Plan: p.Plan, TenantActive: p.TenantActive, KeyID: p.KeyID,
-		UserID: actor, Scopes: []string{PermMissionsReceive}}
-	wasCreated := m.Status == MissionCreated
-	moved, err := e.UpdateMissionStatus(tx, mp, m.ID, MissionStatusInput{Status: reply.Status}, MoveSourceSMS, nil)
+	mp := model.Principal{TenantID: p.TenantID, Plan: p.Plan, TenantActive: p.TenantActive, KeyID: p.KeyID,
+		UserID: actor, Scopes: []string{model.PermMissionsReceive}}
+	wasCreated := m.Status == model.MissionCreated
+	moved, err := e.UpdateMissionStatus(tx, mp, m.ID, model.MissionStatusInput{Status: reply.Status}, MoveSourceSMS, nil)
 	if err != nil {
-		switch k := ErrorKind(err); k {
-		case KindInvalidTransition, KindMissionClosed, KindValidation, KindNotFound, KindForbidden:
+		switch k := model.ErrorKind(err); k {
+		case model.KindInvalidTransition, model.KindMissionClosed, model.KindValidation, model.KindNotFound, model.KindForbidden:
 			return refuse(SMSOutcomeRefused, asError(err))
 		}
 		return nil, nil, err
 	}
-	if wasCreated && reply.Status == MissionAck && moved.ChannelUsed == nil {
-		ch := ChannelSMS
+	if wasCreated && reply.Status == model.MissionAck && moved.ChannelUsed == nil {
+		ch := model.ChannelSMS
 		moved.ChannelUsed = &ch
 		if err := tx.PutMission(p.TenantID, moved); err != nil {
 			return nil, nil, err
@@ -201,14 +167,14 @@ func (e *Engine) ReceiveSMS(tx Tx, p Principal, in SMSInboundInput) (res *SMSInb
 	if err := tx.PutSMSInbound(p.TenantID, rec); err != nil {
 		return nil, nil, err
 	}
-	return &SMSInboundResult{SMSInbound: *rec, Mission: moved}, nil, nil
+	return &model.SMSInboundResult{SMSInbound: *rec, Mission: moved}, nil, nil
 }
 
 // teamMemberByPhone returns the member of a team whose phone is phone (E.164), or nil;
 // a team that no longer exists has none.
-func teamMemberByPhone(tx Tx, tenantID, teamID, phone string) (*Member, error) {
+func teamMemberByPhone(tx model.Tx, tenantID, teamID, phone string) (*model.Member, error) {
 	t, err := tx.Team(tenantID, teamID)
-	if IsKind(err, KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -229,21 +195,21 @@ const endedLookback = 20
 // endedMissionOfSender finds the finished mission that held code among the latest
 // missions of the teams whose member has the phone from; nil when there is none (a code
 // nobody of the sender's teams had is unknown, whoever else had it).
-func endedMissionOfSender(tx Tx, tenantID, from, code string) (*Mission, error) {
+func endedMissionOfSender(tx model.Tx, tenantID, from, code string) (*model.Mission, error) {
 	teams, err := tx.Teams(tenantID)
 	if err != nil {
 		return nil, err
 	}
 	for i := range teams {
-		if !slices.ContainsFunc(teams[i].Members, func(m Member) bool { return m.Phone == from }) {
+		if !slices.ContainsFunc(teams[i].Members, func(m model.Member) bool { return m.Phone == from }) {
 			continue
 		}
-		missions, _, err := tx.Missions(tenantID, MissionFilter{TeamIDs: []string{teams[i].ID}}, Page{Limit: endedLookback})
+		missions, _, err := tx.Missions(tenantID, model.MissionFilter{TeamIDs: []string{teams[i].ID}}, model.Page{Limit: endedLookback})
 		if err != nil {
 			return nil, err
 		}
 		for j := range missions {
-			if m := &missions[j]; m.Code == code && MissionFinished(m.Status) {
+			if m := &missions[j]; m.Code == code && model.MissionFinished(m.Status) {
 				return m, nil
 			}
 		}
@@ -252,10 +218,10 @@ func endedMissionOfSender(tx Tx, tenantID, from, code string) (*Mission, error) 
 }
 
 // asError returns the *Error in err's chain (every refusal above carries one).
-func asError(err error) *Error {
-	var e *Error
+func asError(err error) *model.Error {
+	var e *model.Error
 	if errors.As(err, &e) {
 		return e
 	}
-	return Internal(err)
+	return model.Internal(err)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // Phones of the SMS fixture.
@@ -22,54 +24,54 @@ const (
 // smsFix is a tenant whose teams have phones, its SMS gateway's key, and another tenant
 // whose team shares Ann's phone.
 type smsFix struct {
-	clock          *engine.FakeClock
+	clock          *model.FakeClock
 	e              *engine.Engine
-	tenant, other  *engine.Tenant
-	alpha, bravo   *engine.Team
-	omega          *engine.Team // the other tenant's
-	opA, sup       engine.Principal
-	otherSup       engine.Principal
-	gateway, plain engine.Principal // keys with and without sms:inbound
-	otherGateway   engine.Principal
-	admin          engine.Principal
+	tenant, other  *model.Tenant
+	alpha, bravo   *model.Team
+	omega          *model.Team // the other tenant's
+	opA, sup       model.Principal
+	otherSup       model.Principal
+	gateway, plain model.Principal // keys with and without sms:inbound
+	otherGateway   model.Principal
+	admin          model.Principal
 }
 
 func newSMSFix(t *testing.T) *smsFix {
 	t.Helper()
-	clock := engine.NewFakeClock(epoch)
+	clock := model.NewFakeClock(epoch)
 	e := engine.New(MustOpenDB(t), engine.Options{Clock: clock, Password: cheapPasswords,
 		Sender: newFakeSender(true), Logger: slog.New(slog.DiscardHandler)})
 	f := &smsFix{e: e, clock: clock}
 	f.tenant = MustCreateTenant(t, e, "acme").Tenant
 	f.other = MustCreateTenant(t, e, "other").Tenant
-	user := func(tn *engine.Tenant, email string, role engine.Role) engine.Principal {
+	user := func(tn *model.Tenant, email string, role model.Role) model.Principal {
 		u := MustCreateUser(t, e, tn.Slug, email, role)
-		return engine.Principal{TenantID: tn.ID, Plan: tn.LicenseType, TenantActive: true, UserID: u.ID, Role: role}
+		return model.Principal{TenantID: tn.ID, Plan: tn.LicenseType, TenantActive: true, UserID: u.ID, Role: role}
 	}
-	key := func(tn *engine.Tenant, scopes ...string) engine.Principal {
-		return engine.Principal{TenantID: tn.ID, Plan: tn.LicenseType, TenantActive: true, KeyID: engine.NewID(), Scopes: scopes}
+	key := func(tn *model.Tenant, scopes ...string) model.Principal {
+		return model.Principal{TenantID: tn.ID, Plan: tn.LicenseType, TenantActive: true, KeyID: model.NewID(), Scopes: scopes}
 	}
-	f.opA = user(f.tenant, "op-a@acme.example", engine.RoleFieldOperator)
-	f.sup = user(f.tenant, "sup@acme.example", engine.RoleOperationalSupervisor)
-	f.admin = user(f.tenant, "admin@acme.example", engine.RoleCompanyAdmin)
-	f.otherSup = user(f.other, "sup@other.example", engine.RoleOperationalSupervisor)
-	f.gateway = key(f.tenant, engine.PermSMSInbound)
-	f.plain = key(f.tenant, engine.DefaultKeyScopes()...)
-	f.otherGateway = key(f.other, engine.PermSMSInbound)
-	MustUpdate(t, e, func(tx engine.Tx) (err error) {
-		if f.alpha, err = e.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "Ann", UserID: f.opA.UserID, Phone: phoneAnn}, {Name: "Al", Phone: phoneAl}}}); err != nil {
+	f.opA = user(f.tenant, "op-a@acme.example", model.RoleFieldOperator)
+	f.sup = user(f.tenant, "sup@acme.example", model.RoleOperationalSupervisor)
+	f.admin = user(f.tenant, "admin@acme.example", model.RoleCompanyAdmin)
+	f.otherSup = user(f.other, "sup@other.example", model.RoleOperationalSupervisor)
+	f.gateway = key(f.tenant, model.PermSMSInbound)
+	f.plain = key(f.tenant, model.DefaultKeyScopes()...)
+	f.otherGateway = key(f.other, model.PermSMSInbound)
+	MustUpdate(t, e, func(tx model.Tx) (err error) {
+		if f.alpha, err = e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Ann", UserID: f.opA.UserID, Phone: phoneAnn}, {Name: "Al", Phone: phoneAl}}}); err != nil {
 			return err
 		}
-		if f.bravo, err = e.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "Bob", Phone: phoneBob}}}); err != nil {
+		if f.bravo, err = e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Bob", Phone: phoneBob}}}); err != nil {
 			return err
 		}
-		if f.omega, err = e.CreateTeam(tx, f.other.ID, engine.TeamInput{Name: "Omega", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "Ann's twin", Phone: phoneAnn}}}); err != nil {
+		if f.omega, err = e.CreateTeam(tx, f.other.ID, model.TeamInput{Name: "Omega", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Ann's twin", Phone: phoneAnn}}}); err != nil {
 			return err
 		}
-		_, err = e.CreateWebhook(tx, f.sup, engine.WebhookInput{URL: "https://hooks.example/m",
+		_, err = e.CreateWebhook(tx, f.sup, model.WebhookInput{URL: "https://hooks.example/m",
 			Events: []string{"mission.status_updated"}})
 		return err
 	})
@@ -77,18 +79,18 @@ func newSMSFix(t *testing.T) *smsFix {
 }
 
 // dispatch stores an event of tenant p's and dispatches team to it as p.
-func (f *smsFix) dispatch(t *testing.T, p engine.Principal, team *engine.Team) *engine.Mission {
+func (f *smsFix) dispatch(t *testing.T, p model.Principal, team *model.Team) *model.Mission {
 	t.Helper()
-	var m *engine.Mission
-	MustUpdate(t, f.e, func(tx engine.Tx) error {
-		now := engine.At(f.e.Clock().Now())
-		ev := &engine.Event{ID: engine.NewID(), Type: "FIRE", Priority: "high", Vertical: "emergency",
-			IdempotencyKey: engine.NewID(), Status: engine.EventDelivered, ChannelSelected: engine.ChannelREST,
+	var m *model.Mission
+	MustUpdate(t, f.e, func(tx model.Tx) error {
+		now := model.At(f.e.Clock().Now())
+		ev := &model.Event{ID: model.NewID(), Type: "FIRE", Priority: "high", Vertical: "emergency",
+			IdempotencyKey: model.NewID(), Status: model.EventDelivered, ChannelSelected: model.ChannelREST,
 			ChannelsAttempted: []string{}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
 		if err := tx.PutEvent(p.TenantID, ev); err != nil {
 			return err
 		}
-		d, err := f.e.DispatchTeam(tx, p, engine.DispatchInput{EventID: ev.ID, TeamID: team.ID})
+		d, err := f.e.DispatchTeam(tx, p, model.DispatchInput{EventID: ev.ID, TeamID: team.ID})
 		if err != nil {
 			return err
 		}
@@ -100,32 +102,32 @@ func (f *smsFix) dispatch(t *testing.T, p engine.Principal, team *engine.Team) *
 }
 
 // receive runs ReceiveSMS as the gateway p would through the server: a refusal commits.
-func (f *smsFix) receive(p engine.Principal, from, body string) (*engine.SMSInboundResult, *engine.Error, error) {
-	var res *engine.SMSInboundResult
-	var refusal *engine.Error
-	err := f.e.Update(context.Background(), func(tx engine.Tx) (err error) {
-		res, refusal, err = f.e.ReceiveSMS(tx, p, engine.SMSInboundInput{From: from, Body: body})
+func (f *smsFix) receive(p model.Principal, from, body string) (*model.SMSInboundResult, *model.Error, error) {
+	var res *model.SMSInboundResult
+	var refusal *model.Error
+	err := f.e.Update(context.Background(), func(tx model.Tx) (err error) {
+		res, refusal, err = f.e.ReceiveSMS(tx, p, model.SMSInboundInput{From: from, Body: body})
 		return err
 	})
 	f.clock.Advance(time.Millisecond) // the next record's id sorts after this one
 	return res, refusal, err
 }
 
-func (f *smsFix) mission(t *testing.T, tenantID, id string) *engine.Mission {
+func (f *smsFix) mission(t *testing.T, tenantID, id string) *model.Mission {
 	t.Helper()
-	var m *engine.Mission
-	if err := f.e.View(context.Background(), func(tx engine.Tx) (err error) { m, err = tx.Mission(tenantID, id); return err }); err != nil {
+	var m *model.Mission
+	if err := f.e.View(context.Background(), func(tx model.Tx) (err error) { m, err = tx.Mission(tenantID, id); return err }); err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
 // log returns a tenant's inbound log, newest first.
-func (f *smsFix) log(t *testing.T, tenantID string) []engine.SMSInbound {
+func (f *smsFix) log(t *testing.T, tenantID string) []model.SMSInbound {
 	t.Helper()
-	var out []engine.SMSInbound
-	if err := f.e.View(context.Background(), func(tx engine.Tx) (err error) {
-		out, _, err = tx.SMSInbounds(tenantID, engine.Page{Limit: 500})
+	var out []model.SMSInbound
+	if err := f.e.View(context.Background(), func(tx model.Tx) (err error) {
+		out, _, err = tx.SMSInbounds(tenantID, model.Page{Limit: 500})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -134,10 +136,10 @@ func (f *smsFix) log(t *testing.T, tenantID string) []engine.SMSInbound {
 }
 
 // outbox returns the tenant's pending outbox entries, soonest first.
-func (f *smsFix) outbox(t *testing.T, tenantID string) []engine.OutboxEntry {
+func (f *smsFix) outbox(t *testing.T, tenantID string) []model.OutboxEntry {
 	t.Helper()
-	var out []engine.OutboxEntry
-	err := f.e.View(context.Background(), func(tx engine.Tx) error {
+	var out []model.OutboxEntry
+	err := f.e.View(context.Background(), func(tx model.Tx) error {
 		refs, err := tx.DueOutbox()
 		for _, r := range refs {
 			if r.TenantID != tenantID {
@@ -158,15 +160,15 @@ func (f *smsFix) outbox(t *testing.T, tenantID string) []engine.OutboxEntry {
 }
 
 // statusHooks returns the mission.status_updated payloads of a mission in the outbox.
-func (f *smsFix) statusHooks(t *testing.T, missionID string) []engine.MissionStatusUpdate {
+func (f *smsFix) statusHooks(t *testing.T, missionID string) []model.MissionStatusUpdate {
 	t.Helper()
-	var out []engine.MissionStatusUpdate
+	var out []model.MissionStatusUpdate
 	for _, o := range f.outbox(t, f.tenant.ID) {
 		if o.Name != "mission.status_updated" {
 			continue
 		}
 		var env struct {
-			Payload engine.MissionStatusUpdate `json:"payload"`
+			Payload model.MissionStatusUpdate `json:"payload"`
 		}
 		if err := json.Unmarshal(o.Body, &env); err != nil {
 			t.Fatal(err)
@@ -185,11 +187,11 @@ func TestDispatch_MissionSMSCarriesCode(t *testing.T) {
 	m := f.dispatch(t, f.sup, f.alpha)
 	var to []string
 	for _, o := range f.outbox(t, f.tenant.ID) {
-		if o.Kind != engine.OutboxSMS || o.MissionID != m.ID {
+		if o.Kind != model.OutboxSMS || o.MissionID != m.ID {
 			continue
 		}
 		to = append(to, o.To)
-		dec, err := engine.DecodeMissionSMS(o.Text)
+		dec, err := smscodec.DecodeMissionSMS(o.Text)
 		if err != nil {
 			t.Fatalf("the SMS to %s does not decode: %q: %v", o.To, o.Text, err)
 		}
@@ -216,7 +218,7 @@ func TestReceiveSMS_MovesMission(t *testing.T) {
 	if res.Mission == nil || res.Mission.Status != "ACK" || got.Status != "ACK" || got.AckAt == nil {
 		t.Fatalf("after ACK: %+v", got)
 	}
-	if got.ChannelUsed == nil || *got.ChannelUsed != engine.ChannelSMS {
+	if got.ChannelUsed == nil || *got.ChannelUsed != model.ChannelSMS {
 		t.Fatalf("channel_used after an SMS ACK of a CREATED mission: %v, want sms", got.ChannelUsed)
 	}
 	h := got.History
@@ -256,33 +258,33 @@ func TestReceiveSMS_MovesMission(t *testing.T) {
 	}
 	// COMPLETED freed the team, closed the event and released the code: a late reply
 	// from the team is mission_closed, and names no active mission to anyone else.
-	err = f.e.View(context.Background(), func(tx engine.Tx) error {
+	err = f.e.View(context.Background(), func(tx model.Tx) error {
 		tm, err := tx.Team(f.tenant.ID, f.alpha.ID)
 		if err != nil || tm.Status != engine.TeamAvailable {
 			t.Errorf("team after DONE: %v %v", tm, err)
 		}
 		ev, err := tx.Event(f.tenant.ID, m.EventID)
-		if err != nil || ev.Status != engine.EventClosed {
+		if err != nil || ev.Status != model.EventClosed {
 			t.Errorf("event after DONE: %v %v", ev, err)
 		}
 		_, err = tx.MissionByCode(f.tenant.ID, m.Code)
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, refusal, err = f.receive(f.gateway, phoneAl, "FR1 DONE "+m.Code)
-	if err != nil || refusal == nil || refusal.Kind != engine.KindMissionClosed || !strings.Contains(refusal.Msg, "COMPLETED") {
+	if err != nil || refusal == nil || refusal.Kind != model.KindMissionClosed || !strings.Contains(refusal.Msg, "COMPLETED") {
 		t.Fatalf("a late reply from the team: %v %v, want mission_closed", refusal, err)
 	}
 	_, refusal, err = f.receive(f.gateway, phoneBob, "FR1 DONE "+m.Code)
-	if err != nil || refusal == nil || refusal.Kind != engine.KindNotFound {
+	if err != nil || refusal == nil || refusal.Kind != model.KindNotFound {
 		t.Fatalf("the code from another team's phone: %v %v, want not_found", refusal, err)
 	}
 	log := f.log(t, f.tenant.ID)
-	if len(log) != 6 || log[0].Outcome != engine.SMSOutcomeUnknownCode || log[0].Error != engine.KindNotFound ||
-		log[1].Outcome != engine.SMSOutcomeRefused || log[1].Error != engine.KindMissionClosed ||
+	if len(log) != 6 || log[0].Outcome != engine.SMSOutcomeUnknownCode || log[0].Error != model.KindNotFound ||
+		log[1].Outcome != engine.SMSOutcomeRefused || log[1].Error != model.KindMissionClosed ||
 		log[1].MissionID == nil || *log[1].MissionID != m.ID {
 		t.Fatalf("inbound log: %+v", log)
 	}
@@ -324,23 +326,23 @@ func TestReceiveSMS_Refused(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, from, body string
-		kind             engine.Kind
+		kind             model.Kind
 		field, outcome   string
 		mission          bool // the record names the mission
 	}{
-		{"Empty", phoneAnn, "", engine.KindValidation, "body", engine.SMSOutcomeInvalid, false},
-		{"Blank", phoneAnn, "  \n ", engine.KindValidation, "body", engine.SMSOutcomeInvalid, false},
-		{"UnknownVerb", phoneAnn, "FR1 FOO X", engine.KindValidation, "body", engine.SMSOutcomeInvalid, false},
-		{"NotFR1", phoneAnn, "OK on our way", engine.KindValidation, "body", engine.SMSOutcomeInvalid, false},
-		{"MissingCode", phoneAnn, "FR1 ACK", engine.KindValidation, "body", engine.SMSOutcomeInvalid, false},
-		{"MalformedCode", phoneAnn, "FR1 ACK 1234O", engine.KindValidation, "body", engine.SMSOutcomeInvalid, false},
-		{"UnknownCode", phoneAnn, "FR1 ACK " + unknown, engine.KindNotFound, "", engine.SMSOutcomeUnknownCode, false},
-		{"OtherTenantsCode", phoneAnn, "FR1 ACK " + otherM.Code, engine.KindNotFound, "", engine.SMSOutcomeUnknownCode, false},
-		{"AnotherTeamsMember", phoneBob, "FR1 ACK " + m.Code, engine.KindForbidden, "", engine.SMSOutcomeStranger, true},
-		{"Stranger", "+44 7700 900123", "FR1 ACK " + m.Code, engine.KindForbidden, "", engine.SMSOutcomeStranger, true},
-		{"NoFrom", "", "FR1 ACK " + m.Code, engine.KindValidation, "from", engine.SMSOutcomeInvalid, false},
-		{"FromNotANumber", "ORANGE", "FR1 ACK " + m.Code, engine.KindValidation, "from", engine.SMSOutcomeInvalid, false},
-		{"Skip", phoneAnn, "FR1 SITE " + m.Code, engine.KindInvalidTransition, "", engine.SMSOutcomeRefused, true},
+		{"Empty", phoneAnn, "", model.KindValidation, "body", engine.SMSOutcomeInvalid, false},
+		{"Blank", phoneAnn, "  \n ", model.KindValidation, "body", engine.SMSOutcomeInvalid, false},
+		{"UnknownVerb", phoneAnn, "FR1 FOO X", model.KindValidation, "body", engine.SMSOutcomeInvalid, false},
+		{"NotFR1", phoneAnn, "OK on our way", model.KindValidation, "body", engine.SMSOutcomeInvalid, false},
+		{"MissingCode", phoneAnn, "FR1 ACK", model.KindValidation, "body", engine.SMSOutcomeInvalid, false},
+		{"MalformedCode", phoneAnn, "FR1 ACK 1234O", model.KindValidation, "body", engine.SMSOutcomeInvalid, false},
+		{"UnknownCode", phoneAnn, "FR1 ACK " + unknown, model.KindNotFound, "", engine.SMSOutcomeUnknownCode, false},
+		{"OtherTenantsCode", phoneAnn, "FR1 ACK " + otherM.Code, model.KindNotFound, "", engine.SMSOutcomeUnknownCode, false},
+		{"AnotherTeamsMember", phoneBob, "FR1 ACK " + m.Code, model.KindForbidden, "", engine.SMSOutcomeStranger, true},
+		{"Stranger", "+44 7700 900123", "FR1 ACK " + m.Code, model.KindForbidden, "", engine.SMSOutcomeStranger, true},
+		{"NoFrom", "", "FR1 ACK " + m.Code, model.KindValidation, "from", engine.SMSOutcomeInvalid, false},
+		{"FromNotANumber", "ORANGE", "FR1 ACK " + m.Code, model.KindValidation, "from", engine.SMSOutcomeInvalid, false},
+		{"Skip", phoneAnn, "FR1 SITE " + m.Code, model.KindInvalidTransition, "", engine.SMSOutcomeRefused, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(f.log(t, f.tenant.ID))
@@ -377,7 +379,7 @@ func TestReceiveSMS_Refused(t *testing.T) {
 			t.Fatalf("ACK: %v %v", refusal, err)
 		}
 		_, refusal, err := f.receive(f.gateway, phoneAl, "FR1 ACK "+m.Code)
-		if err != nil || refusal == nil || refusal.Kind != engine.KindInvalidTransition {
+		if err != nil || refusal == nil || refusal.Kind != model.KindInvalidTransition {
 			t.Fatalf("a second ACK: %v %v, want invalid_transition", refusal, err)
 		}
 		if r := f.log(t, f.tenant.ID)[0]; r.Outcome != engine.SMSOutcomeRefused || r.MemberID != f.alpha.Members[1].ID {
@@ -388,7 +390,7 @@ func TestReceiveSMS_Refused(t *testing.T) {
 	t.Run("OtherTenantsGateway", func(t *testing.T) {
 		// The other tenant's gateway sees its own mission, never acme's.
 		_, refusal, err := f.receive(f.otherGateway, phoneAnn, "FR1 ROUTE "+m.Code)
-		if err != nil || refusal == nil || refusal.Kind != engine.KindNotFound {
+		if err != nil || refusal == nil || refusal.Kind != model.KindNotFound {
 			t.Fatalf("%v %v, want not_found", refusal, err)
 		}
 		if _, refusal, err := f.receive(f.otherGateway, phoneAnn, "FR1 ACK "+otherM.Code); err != nil || refusal != nil {
@@ -406,12 +408,12 @@ func TestReceiveSMS_Caller(t *testing.T) {
 	f := newSMSFix(t)
 	m := f.dispatch(t, f.sup, f.alpha)
 	userWithScopes := f.admin
-	userWithScopes.Scopes = []string{engine.PermSMSInbound} // ignored for a user
-	for name, p := range map[string]engine.Principal{"Admin": f.admin, "Operator": f.opA, "UserScopes": userWithScopes,
+	userWithScopes.Scopes = []string{model.PermSMSInbound} // ignored for a user
+	for name, p := range map[string]model.Principal{"Admin": f.admin, "Operator": f.opA, "UserScopes": userWithScopes,
 		"KeyWithoutScope": f.plain} {
 		t.Run(name, func(t *testing.T) {
 			_, _, err := f.receive(p, phoneAnn, "FR1 ACK "+m.Code)
-			AssertKind(t, err, engine.KindForbidden)
+			AssertKind(t, err, model.KindForbidden)
 		})
 	}
 	if n := len(f.log(t, f.tenant.ID)); n != 0 {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // Names of the stream's changes that are not webhook names (the webhook names of
@@ -29,21 +31,6 @@ const (
 	streamSubBuffer = 512
 )
 
-// Change is one committed change of a tenant, as GET /v1/stream sends it.
-type Change struct {
-	// Seq orders a tenant's changes in one run of the node (1, 2, …).
-	Seq  uint64
-	Name string
-	// Perm is the permission a caller needs to see the change.
-	Perm Permission
-	// TeamID is the team the change belongs to ("" when none): a field operator sees the
-	// changes of its own teams only.
-	TeamID string
-	// Data is the JSON of the payload: the record or the webhook payload.
-	Data json.RawMessage
-	At   Time
-}
-
 // Broker fans a tenant's committed changes out to its stream subscribers, and keeps the
 // last StreamRingSize of them for resume. Publishing never blocks: a subscriber that
 // falls streamSubBuffer changes behind is dropped (its channel closes with Lagged set).
@@ -59,8 +46,8 @@ type Broker struct {
 }
 
 type tenantStream struct {
-	next uint64   // Seq of the next change
-	buf  []Change // ring: buf[(seq-1) % len] holds seq, for the last len changes
+	next uint64         // Seq of the next change
+	buf  []model.Change // ring: buf[(seq-1) % len] holds seq, for the last len changes
 	subs map[*Subscription]struct{}
 }
 
@@ -68,8 +55,8 @@ type tenantStream struct {
 type Subscription struct {
 	// C delivers the changes in order; it is closed by Close or when the subscriber fell
 	// too far behind (then Lagged reports true).
-	C      <-chan Change
-	c      chan Change
+	C      <-chan model.Change
+	c      chan model.Change
 	b      *Broker
 	tenant string
 	lagged bool // under b.mu
@@ -109,7 +96,7 @@ func (b *Broker) watched(tenantID string) bool {
 
 // Publish records a change of a tenant and hands it to every subscriber without ever
 // blocking; a subscriber whose buffer is full is dropped. Seq and At are set here.
-func (b *Broker) Publish(tenantID string, c Change) {
+func (b *Broker) Publish(tenantID string, c model.Change) {
 	v, ok := b.tenants.Load(tenantID)
 	if !ok {
 		return
@@ -136,12 +123,12 @@ func (b *Broker) Publish(tenantID string, c Change) {
 // resumed is false when after is older than the ring or newer than the last change:
 // the caller cannot be brought up to date and should reload. head is the seq of the
 // newest change (0 when none).
-func (b *Broker) Subscribe(tenantID string, after uint64) (s *Subscription, backlog []Change, head uint64, resumed bool) {
+func (b *Broker) Subscribe(tenantID string, after uint64) (s *Subscription, backlog []model.Change, head uint64, resumed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	v, ok := b.tenants.Load(tenantID)
 	if !ok {
-		v = &tenantStream{next: 1, buf: make([]Change, b.ring), subs: map[*Subscription]struct{}{}}
+		v = &tenantStream{next: 1, buf: make([]model.Change, b.ring), subs: map[*Subscription]struct{}{}}
 		b.tenants.Store(tenantID, v)
 	}
 	ts := v.(*tenantStream)
@@ -156,7 +143,7 @@ func (b *Broker) Subscribe(tenantID string, after uint64) (s *Subscription, back
 			backlog = append(backlog, ts.buf[(seq-1)%uint64(len(ts.buf))])
 		}
 	}
-	c := make(chan Change, streamSubBuffer)
+	c := make(chan model.Change, streamSubBuffer)
 	s = &Subscription{C: c, c: c, b: b, tenant: tenantID}
 	ts.subs[s] = struct{}{}
 	return s, backlog, head, resumed
@@ -200,7 +187,7 @@ func (e *Engine) Stream() *Broker { return e.stream }
 // publish sends a change of a tenant to its stream once tx commits. The payload is
 // encoded now, as it stands in the transaction; nothing is done for a tenant nobody
 // watches.
-func (e *Engine) publish(tx Tx, tenantID, name string, perm Permission, teamID string, payload any) error {
+func (e *Engine) publish(tx model.Tx, tenantID, name string, perm model.Permission, teamID string, payload any) error {
 	if !e.stream.watched(tenantID) {
 		return nil
 	}
@@ -208,45 +195,45 @@ func (e *Engine) publish(tx Tx, tenantID, name string, perm Permission, teamID s
 	if err != nil {
 		return err
 	}
-	c := Change{Name: name, Perm: perm, TeamID: teamID, Data: data, At: At(e.clock.Now())}
+	c := model.Change{Name: name, Perm: perm, TeamID: teamID, Data: data, At: model.At(e.clock.Now())}
 	tx.OnCommit(func() { e.stream.Publish(tenantID, c) })
 	return nil
 }
 
 // streamScope says who may see a webhook-named change, and of which team it is.
-func streamScope(name string, payload any) (Permission, string) {
+func streamScope(name string, payload any) (model.Permission, string) {
 	switch p := payload.(type) {
-	case *Event, Event:
-		return PermEventsRead, ""
-	case *Dispatch:
-		return PermMissionsView, p.TeamID
-	case MissionStatusUpdate:
-		return PermMissionsView, p.TeamID
+	case *model.Event, model.Event:
+		return model.PermEventsRead, ""
+	case *model.Dispatch:
+		return model.PermMissionsView, p.TeamID
+	case model.MissionStatusUpdate:
+		return model.PermMissionsView, p.TeamID
 	case reinforced:
-		return PermMissionsView, p.TeamID
+		return model.PermMissionsView, p.TeamID
 	}
 	switch {
 	case strings.HasPrefix(name, "event."):
-		return PermEventsRead, ""
+		return model.PermEventsRead, ""
 	case strings.HasPrefix(name, "mission."), strings.HasPrefix(name, "team."), strings.HasPrefix(name, "dispatch."):
-		return PermMissionsView, ""
+		return model.PermMissionsView, ""
 	}
 	// sync.* and names to come: what the caller sees of events.
-	return PermEventsRead, ""
+	return model.PermEventsRead, ""
 }
 
 // StreamViewer decides which changes a caller of GET /v1/stream may see: the change's
 // permission, and for a field operator (see teamRestricted) only the mission and team
 // changes of its own teams.
 type StreamViewer struct {
-	p          Principal
+	p          model.Principal
 	restricted bool
 	own        []string
 }
 
 // StreamViewer returns the viewer of p, reading p's teams. p needs events:read.
-func (e *Engine) StreamViewer(ctx context.Context, p Principal) (*StreamViewer, error) {
-	if err := p.Require(PermEventsRead); err != nil {
+func (e *Engine) StreamViewer(ctx context.Context, p model.Principal) (*StreamViewer, error) {
+	if err := p.Require(model.PermEventsRead); err != nil {
 		return nil, err
 	}
 	v := &StreamViewer{p: p, restricted: teamRestricted(p)}
@@ -258,14 +245,14 @@ func (v *StreamViewer) Refresh(ctx context.Context, e *Engine) error {
 	if !v.restricted {
 		return nil
 	}
-	return e.store.View(ctx, func(tx Tx) (err error) {
+	return e.store.View(ctx, func(tx model.Tx) (err error) {
 		v.own, err = ownTeamIDs(tx, v.p.TenantID, v.p.UserID)
 		return err
 	})
 }
 
 // Sees reports whether the viewer may see c.
-func (v *StreamViewer) Sees(c *Change) bool {
+func (v *StreamViewer) Sees(c *model.Change) bool {
 	if v.restricted && c.TeamID != "" && slices.Contains(v.own, c.TeamID) {
 		return true
 	}
@@ -273,5 +260,5 @@ func (v *StreamViewer) Sees(c *Change) bool {
 		return false
 	}
 	// A field operator sees no mission of another team, nor a mission alert of no team.
-	return !(v.restricted && c.Perm == PermMissionsView)
+	return !(v.restricted && c.Perm == model.PermMissionsView)
 }

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 func TestBroker(t *testing.T) {
 	t.Run("UnwatchedTenantRecordsNothing", func(t *testing.T) {
 		b := engine.NewBroker(4)
-		b.Publish("t1", engine.Change{Name: "x"})
+		b.Publish("t1", model.Change{Name: "x"})
 		s, backlog, head, resumed := b.Subscribe("t1", 0)
 		defer s.Close()
 		if head != 0 || len(backlog) != 0 || !resumed {
@@ -21,7 +22,7 @@ func TestBroker(t *testing.T) {
 		b := engine.NewBroker(4)
 		s, _, _, _ := b.Subscribe("t1", 0)
 		for i := range 6 {
-			b.Publish("t1", engine.Change{Name: fmt.Sprint(i)})
+			b.Publish("t1", model.Change{Name: fmt.Sprint(i)})
 		}
 		for want := uint64(1); want <= 6; want++ {
 			if c := <-s.C; c.Seq != want {
@@ -50,7 +51,7 @@ func TestBroker(t *testing.T) {
 		b := engine.NewBroker(4)
 		s1, _, _, _ := b.Subscribe("t1", 0)
 		s2, _, _, _ := b.Subscribe("t2", 0)
-		b.Publish("t1", engine.Change{Name: "one"})
+		b.Publish("t1", model.Change{Name: "one"})
 		if c := <-s1.C; c.Name != "one" {
 			t.Fatal(c)
 		}
@@ -65,7 +66,7 @@ func TestBroker(t *testing.T) {
 		slow, _, _, _ := b.Subscribe("t1", 0)
 		fast, _, _, _ := b.Subscribe("t1", 0)
 		for i := range 5000 { // never blocks, whatever the slow one does
-			b.Publish("t1", engine.Change{Name: "x"})
+			b.Publish("t1", model.Change{Name: "x"})
 			if c := <-fast.C; c.Seq != uint64(i+1) {
 				t.Fatalf("fast subscriber got %d, want %d", c.Seq, i+1)
 			}
@@ -104,37 +105,37 @@ func TestBroker(t *testing.T) {
 func TestStreamViewer(t *testing.T) {
 	e, _ := MustOpenEngine(t)
 	tn := MustCreateTenant(t, e, "acme")
-	op := MustCreateUser(t, e, "acme", "op@acme.example", engine.RoleFieldOperator)
-	var mine, other *engine.Team
-	MustUpdate(t, e, func(tx engine.Tx) (err error) {
-		if mine, err = e.CreateTeam(tx, tn.Tenant.ID, engine.TeamInput{Name: "A", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "op", UserID: op.ID}}}); err != nil {
+	op := MustCreateUser(t, e, "acme", "op@acme.example", model.RoleFieldOperator)
+	var mine, other *model.Team
+	MustUpdate(t, e, func(tx model.Tx) (err error) {
+		if mine, err = e.CreateTeam(tx, tn.Tenant.ID, model.TeamInput{Name: "A", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "op", UserID: op.ID}}}); err != nil {
 			return err
 		}
-		other, err = e.CreateTeam(tx, tn.Tenant.ID, engine.TeamInput{Name: "B", Verticals: []string{"emergency"}})
+		other, err = e.CreateTeam(tx, tn.Tenant.ID, model.TeamInput{Name: "B", Verticals: []string{"emergency"}})
 		return err
 	})
 	ctx := t.Context()
-	viewer := func(role engine.Role, userID string) *engine.StreamViewer {
-		v, err := e.StreamViewer(ctx, engine.Principal{TenantID: tn.Tenant.ID, UserID: userID, Role: role, TenantActive: true})
+	viewer := func(role model.Role, userID string) *engine.StreamViewer {
+		v, err := e.StreamViewer(ctx, model.Principal{TenantID: tn.Tenant.ID, UserID: userID, Role: role, TenantActive: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return v
 	}
-	opV, supV, clientV := viewer(engine.RoleFieldOperator, op.ID), viewer(engine.RoleOperationalSupervisor, "s"),
-		viewer(engine.RoleCorporateClient, "c")
+	opV, supV, clientV := viewer(model.RoleFieldOperator, op.ID), viewer(model.RoleOperationalSupervisor, "s"),
+		viewer(model.RoleCorporateClient, "c")
 	for _, c := range []struct {
-		change           engine.Change
+		change           model.Change
 		op, sup, clientS bool
 	}{
-		{engine.Change{Name: "event.created", Perm: engine.PermEventsRead}, true, true, true},
-		{engine.Change{Name: "mission.status_updated", Perm: engine.PermMissionsView, TeamID: mine.ID}, true, true, true},
-		{engine.Change{Name: "mission.status_updated", Perm: engine.PermMissionsView, TeamID: other.ID}, false, true, true},
-		{engine.Change{Name: "dispatch.requires_manual", Perm: engine.PermMissionsView}, false, true, true},
-		{engine.Change{Name: "team.updated", Perm: engine.PermTeamsRead, TeamID: mine.ID}, true, true, true},
-		{engine.Change{Name: "team.updated", Perm: engine.PermTeamsRead, TeamID: other.ID}, false, true, true},
-		{engine.Change{Name: "zone.connectivity", Perm: engine.PermZonesRead}, true, true, true},
+		{model.Change{Name: "event.created", Perm: model.PermEventsRead}, true, true, true},
+		{model.Change{Name: "mission.status_updated", Perm: model.PermMissionsView, TeamID: mine.ID}, true, true, true},
+		{model.Change{Name: "mission.status_updated", Perm: model.PermMissionsView, TeamID: other.ID}, false, true, true},
+		{model.Change{Name: "dispatch.requires_manual", Perm: model.PermMissionsView}, false, true, true},
+		{model.Change{Name: "team.updated", Perm: model.PermTeamsRead, TeamID: mine.ID}, true, true, true},
+		{model.Change{Name: "team.updated", Perm: model.PermTeamsRead, TeamID: other.ID}, false, true, true},
+		{model.Change{Name: "zone.connectivity", Perm: model.PermZonesRead}, true, true, true},
 	} {
 		if got := opV.Sees(&c.change); got != c.op {
 			t.Errorf("operator sees %s of %s: %v", c.change.Name, c.change.TeamID, got)
@@ -146,7 +147,7 @@ func TestStreamViewer(t *testing.T) {
 			t.Errorf("client sees %s: %v", c.change.Name, got)
 		}
 	}
-	if _, err := e.StreamViewer(ctx, engine.Principal{TenantID: tn.Tenant.ID, KeyID: "k", Scopes: []string{"zones:read"}}); !engine.IsKind(err, engine.KindForbidden) {
+	if _, err := e.StreamViewer(ctx, model.Principal{TenantID: tn.Tenant.ID, KeyID: "k", Scopes: []string{"zones:read"}}); !model.IsKind(err, model.KindForbidden) {
 		t.Fatalf("a key without events:read: %v", err)
 	}
 }

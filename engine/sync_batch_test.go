@@ -7,18 +7,19 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
 // syncRender renders replies as plain JSON.
-var syncRender = engine.SyncRender{
-	Batch: func(v any) (engine.Reply, error) {
+var syncRender = model.SyncRender{
+	Batch: func(v any) (model.Reply, error) {
 		b, err := json.Marshal(v)
-		return engine.Reply{Status: 200, Body: b}, err
+		return model.Reply{Status: 200, Body: b}, err
 	},
-	Event: func(v any) (engine.Reply, error) {
+	Event: func(v any) (model.Reply, error) {
 		b, err := json.Marshal(v)
-		return engine.Reply{Status: 201, Body: b}, err
+		return model.Reply{Status: 201, Body: b}, err
 	},
 }
 
@@ -29,18 +30,18 @@ type failingStore struct {
 	key string
 }
 
-func (s failingStore) Batch(ctx context.Context, fn func(engine.Tx) error) error {
-	return s.DB.Batch(ctx, func(tx engine.Tx) error { return fn(failingTx{tx, s.key}) })
+func (s failingStore) Batch(ctx context.Context, fn func(model.Tx) error) error {
+	return s.DB.Batch(ctx, func(tx model.Tx) error { return fn(failingTx{tx, s.key}) })
 }
 
 type failingTx struct {
-	engine.Tx
+	model.Tx
 	key string
 }
 
-func (t failingTx) PutEvent(tenantID string, ev *engine.Event) error {
+func (t failingTx) PutEvent(tenantID string, ev *model.Event) error {
 	if ev.IdempotencyKey == t.key {
-		return engine.Invalid("payload", "refused by the test store")
+		return model.Invalid("payload", "refused by the test store")
 	}
 	return t.Tx.PutEvent(tenantID, ev)
 }
@@ -49,16 +50,16 @@ func (t failingTx) PutEvent(tenantID string, ev *engine.Event) error {
 // its webhook message) is rejected alone and leaves nothing behind; its siblings are
 // accepted.
 func TestSyncBatch_ItemFailingAfterWrites(t *testing.T) {
-	e := engine.New(failingStore{MustOpenDB(t), "bad"}, engine.Options{Clock: engine.NewFakeClock(epoch),
+	e := engine.New(failingStore{MustOpenDB(t), "bad"}, engine.Options{Clock: model.NewFakeClock(epoch),
 		Password: cheapPasswords, Logger: slog.New(slog.DiscardHandler)})
 	ct := MustCreateTenant(t, e, "acme")
-	MustUpdate(t, e, func(tx engine.Tx) error {
-		_, err := e.CreateWebhook(tx, adminOf(ct.Tenant, engine.NewID()), engine.WebhookInput{URL: "https://hooks.example/a"})
+	MustUpdate(t, e, func(tx model.Tx) error {
+		_, err := e.CreateWebhook(tx, adminOf(ct.Tenant, model.NewID()), model.WebhookInput{URL: "https://hooks.example/a"})
 		return err
 	})
-	key := engine.Principal{TenantID: ct.Tenant.ID, TenantActive: true, KeyID: engine.NewID(),
-		Scopes: []string{engine.PermSyncWrite}}
-	in := engine.SyncBatchInput{CapturedAt: "2026-06-09T10:00:00Z", Events: []engine.SyncItemInput{
+	key := model.Principal{TenantID: ct.Tenant.ID, TenantActive: true, KeyID: model.NewID(),
+		Scopes: []string{model.PermSyncWrite}}
+	in := model.SyncBatchInput{CapturedAt: "2026-06-09T10:00:00Z", Events: []model.SyncItemInput{
 		{Type: "FIRE", Vertical: "emergency", IdempotencyKey: "good-1"},
 		{Type: "FIRE", Vertical: "emergency", IdempotencyKey: "bad"},
 		{Type: "FIRE", Vertical: "emergency", IdempotencyKey: "good-2"},
@@ -67,17 +68,17 @@ func TestSyncBatch_ItemFailingAfterWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b engine.Batch
+	var b model.Batch
 	if err := json.Unmarshal(reply.Body, &b); err != nil {
 		t.Fatal(err)
 	}
-	if b.Accepted != 2 || b.Rejected != 1 || b.Items[1].Status != engine.ItemRejected || b.Items[1].Error == nil ||
-		b.Items[1].Error.Field != "payload" || b.Items[0].Status != engine.ItemAccepted || b.Items[2].Status != engine.ItemAccepted {
+	if b.Accepted != 2 || b.Rejected != 1 || b.Items[1].Status != model.ItemRejected || b.Items[1].Error == nil ||
+		b.Items[1].Error.Field != "payload" || b.Items[0].Status != model.ItemAccepted || b.Items[2].Status != model.ItemAccepted {
 		t.Fatalf("batch: %s", reply.Body)
 	}
 	good := map[string]bool{*b.Items[0].EventID: true, *b.Items[2].EventID: true}
 	delivered, processed := 0, 0
-	MustUpdate(t, e, func(tx engine.Tx) error {
+	MustUpdate(t, e, func(tx model.Tx) error {
 		refs, err := tx.DueOutbox()
 		if err != nil {
 			return err
@@ -109,8 +110,8 @@ func TestSyncBatch_ItemFailingAfterWrites(t *testing.T) {
 // TestSyncBatch_UserTokenRefused: the use case itself refuses a user, whatever its role.
 func TestSyncBatch_UserTokenRefused(t *testing.T) {
 	n := newDeliveryNode(t, false, false)
-	in := engine.SyncBatchInput{CapturedAt: "2026-06-09T10:00:00Z", Events: []engine.SyncItemInput{
+	in := model.SyncBatchInput{CapturedAt: "2026-06-09T10:00:00Z", Events: []model.SyncItemInput{
 		{Type: "FIRE", Vertical: "emergency", IdempotencyKey: "u-1"}}}
 	_, err := n.e.SyncBatch(context.Background(), n.p, in, nil, syncRender)
-	AssertKind(t, err, engine.KindAPIKeyRequired)
+	AssertKind(t, err, model.KindAPIKeyRequired)
 }

@@ -10,32 +10,33 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-func createTeam(e *engine.Engine, tenantID string, in engine.TeamInput) (*engine.Team, error) {
-	var out *engine.Team
-	err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+func createTeam(e *engine.Engine, tenantID string, in model.TeamInput) (*model.Team, error) {
+	var out *model.Team
+	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
 		out, err = e.CreateTeam(tx, tenantID, in)
 		return err
 	})
 	return out, err
 }
 
-func validTeamInput() engine.TeamInput {
-	return engine.TeamInput{Name: "Alpha", Verticals: []string{"healthcare"}}
+func validTeamInput() model.TeamInput {
+	return model.TeamInput{Name: "Alpha", Verticals: []string{"healthcare"}}
 }
 
 func TestEngine_CreateTeam(t *testing.T) {
 	type fixture struct {
 		e     *engine.Engine
-		clock *engine.FakeClock
+		clock *model.FakeClock
 		tid   string
-		user  *engine.User
+		user  *model.User
 	}
 	setup := func(t *testing.T) fixture {
 		e, clock := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		u := MustCreateUser(t, e, "acme", "op@acme.example", engine.RoleFieldOperator)
+		u := MustCreateUser(t, e, "acme", "op@acme.example", model.RoleFieldOperator)
 		if _, err := createZone(e, ct.Tenant.ID, validZoneInput()); err != nil {
 			t.Fatal(err)
 		}
@@ -44,10 +45,10 @@ func TestEngine_CreateTeam(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		f := setup(t)
 		f.clock.Advance(time.Minute)
-		tm, err := createTeam(f.e, f.tid, engine.TeamInput{
+		tm, err := createTeam(f.e, f.tid, model.TeamInput{
 			Name: " Alpha ", Verticals: []string{"healthcare", "emergency"}, Equipment: []string{"defibrillator"},
 			ZoneCode: "PAR-01",
-			Members: []engine.MemberInput{
+			Members: []model.MemberInput{
 				{Name: "Ann", UserID: f.user.ID, Phone: "+33612345678", Lat: ptr(48.85), Lng: ptr(2.35)},
 				{Name: "Ben"},
 			},
@@ -56,20 +57,20 @@ func TestEngine_CreateTeam(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := f.clock.Now()
-		if !engine.ValidID(tm.ID) || tm.Name != "Alpha" || tm.Status != engine.TeamAvailable || tm.ZoneCode != "PAR-01" ||
+		if !model.ValidID(tm.ID) || tm.Name != "Alpha" || tm.Status != engine.TeamAvailable || tm.ZoneCode != "PAR-01" ||
 			!tm.CreatedAt.Equal(now) || !tm.UpdatedAt.Equal(now) || len(tm.Members) != 2 {
 			t.Fatalf("team = %+v", tm)
 		}
 		ann, ben := tm.Members[0], tm.Members[1]
-		if !engine.ValidID(ann.ID) || ann.UserID != f.user.ID || ann.Phone != "+33612345678" ||
+		if !model.ValidID(ann.ID) || ann.UserID != f.user.ID || ann.Phone != "+33612345678" ||
 			*ann.Lat != 48.85 || *ann.Lng != 2.35 || ann.LocationUpdatedAt == nil || !ann.LocationUpdatedAt.Equal(now) {
 			t.Fatalf("member = %+v", ann)
 		}
 		if ben.Lat != nil || ben.Lng != nil || ben.LocationUpdatedAt != nil || ben.ID == ann.ID {
 			t.Fatalf("member without a position = %+v", ben)
 		}
-		var stored *engine.Team
-		err = f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+		var stored *model.Team
+		err = f.e.View(context.Background(), func(tx model.Tx) (err error) {
 			stored, err = tx.Team(f.tid, tm.ID)
 			return err
 		})
@@ -95,58 +96,58 @@ func TestEngine_CreateTeam(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := createTeam(e, ct.Tenant.ID, engine.TeamInput{Name: "Deep", Verticals: []string{"mining", "gov"}}); err != nil {
+		if _, err := createTeam(e, ct.Tenant.ID, model.TeamInput{Name: "Deep", Verticals: []string{"mining", "gov"}}); err != nil {
 			t.Fatalf("an enabled and a standard vertical: %v", err)
 		}
 	})
 	for name, tc := range map[string]struct {
 		field  string
-		mutate func(*engine.TeamInput, fixture)
+		mutate func(*model.TeamInput, fixture)
 	}{
-		"ErrNameRequired":      {"name", func(in *engine.TeamInput, _ fixture) { in.Name = "  " }},
-		"ErrNameTooLong":       {"name", func(in *engine.TeamInput, _ fixture) { in.Name = strings.Repeat("n", 201) }},
-		"ErrVerticalsRequired": {"verticals", func(in *engine.TeamInput, _ fixture) { in.Verticals = nil }},
-		"ErrVerticalUnknown":   {"verticals", func(in *engine.TeamInput, _ fixture) { in.Verticals = []string{"healthcare", "mining"} }},
-		"ErrEquipmentEmpty":    {"equipment", func(in *engine.TeamInput, _ fixture) { in.Equipment = []string{"rope", ""} }},
-		"ErrEquipmentTooLong":  {"equipment", func(in *engine.TeamInput, _ fixture) { in.Equipment = []string{strings.Repeat("e", 65)} }},
-		"ErrZoneUnknown":       {"zone_code", func(in *engine.TeamInput, _ fixture) { in.ZoneCode = "LYO-01" }},
-		"ErrMemberName": {"members.name", func(in *engine.TeamInput, _ fixture) {
-			in.Members = []engine.MemberInput{{Name: "Ann"}, {Name: ""}}
+		"ErrNameRequired":      {"name", func(in *model.TeamInput, _ fixture) { in.Name = "  " }},
+		"ErrNameTooLong":       {"name", func(in *model.TeamInput, _ fixture) { in.Name = strings.Repeat("n", 201) }},
+		"ErrVerticalsRequired": {"verticals", func(in *model.TeamInput, _ fixture) { in.Verticals = nil }},
+		"ErrVerticalUnknown":   {"verticals", func(in *model.TeamInput, _ fixture) { in.Verticals = []string{"healthcare", "mining"} }},
+		"ErrEquipmentEmpty":    {"equipment", func(in *model.TeamInput, _ fixture) { in.Equipment = []string{"rope", ""} }},
+		"ErrEquipmentTooLong":  {"equipment", func(in *model.TeamInput, _ fixture) { in.Equipment = []string{strings.Repeat("e", 65)} }},
+		"ErrZoneUnknown":       {"zone_code", func(in *model.TeamInput, _ fixture) { in.ZoneCode = "LYO-01" }},
+		"ErrMemberName": {"members.name", func(in *model.TeamInput, _ fixture) {
+			in.Members = []model.MemberInput{{Name: "Ann"}, {Name: ""}}
 		}},
-		"ErrMemberPhone": {"members.phone", func(in *engine.TeamInput, _ fixture) {
-			in.Members = []engine.MemberInput{{Name: "Ann", Phone: "0612345678"}}
+		"ErrMemberPhone": {"members.phone", func(in *model.TeamInput, _ fixture) {
+			in.Members = []model.MemberInput{{Name: "Ann", Phone: "0612345678"}}
 		}},
-		"ErrMemberPhoneShort": {"members.phone", func(in *engine.TeamInput, _ fixture) {
-			in.Members = []engine.MemberInput{{Name: "Ann", Phone: "+12345"}}
+		"ErrMemberPhoneShort": {"members.phone", func(in *model.TeamInput, _ fixture) {
+			in.Members = []model.MemberInput{{Name: "Ann", Phone: "+12345"}}
 		}},
-		"ErrMemberUserIDMalformed": {"members.user_id", func(in *engine.TeamInput, _ fixture) {
-			in.Members = []engine.MemberInput{{Name: "Ann", UserID: "ann"}}
+		"ErrMemberUserIDMalformed": {"members.user_id", func(in *model.TeamInput, _ fixture) {
+			in.Members = []model.MemberInput{{Name: "Ann", UserID: "ann"}}
 		}},
-		"ErrMemberUserIDUnknown": {"members.user_id", func(in *engine.TeamInput, _ fixture) {
-			in.Members = []engine.MemberInput{{Name: "Ann", UserID: engine.NewID()}}
+		"ErrMemberUserIDUnknown": {"members.user_id", func(in *model.TeamInput, _ fixture) {
+			in.Members = []model.MemberInput{{Name: "Ann", UserID: model.NewID()}}
 		}},
-		"ErrMemberLatWithoutLng": {"members.lng", func(in *engine.TeamInput, _ fixture) {
-			in.Members = []engine.MemberInput{{Name: "Ann", Lat: ptr(48.0)}}
+		"ErrMemberLatWithoutLng": {"members.lng", func(in *model.TeamInput, _ fixture) {
+			in.Members = []model.MemberInput{{Name: "Ann", Lat: ptr(48.0)}}
 		}},
-		"ErrMemberLngWithoutLat": {"members.lat", func(in *engine.TeamInput, _ fixture) {
-			in.Members = []engine.MemberInput{{Name: "Ann", Lng: ptr(2.0)}}
+		"ErrMemberLngWithoutLat": {"members.lat", func(in *model.TeamInput, _ fixture) {
+			in.Members = []model.MemberInput{{Name: "Ann", Lng: ptr(2.0)}}
 		}},
-		"ErrMemberOutOfRange": {"members.lat", func(in *engine.TeamInput, _ fixture) {
-			in.Members = []engine.MemberInput{{Name: "Ann", Lat: ptr(91.0), Lng: ptr(2.0)}}
+		"ErrMemberOutOfRange": {"members.lat", func(in *model.TeamInput, _ fixture) {
+			in.Members = []model.MemberInput{{Name: "Ann", Lat: ptr(91.0), Lng: ptr(2.0)}}
 		}},
-		"ErrMemberLngOutOfRange": {"members.lng", func(in *engine.TeamInput, _ fixture) {
-			in.Members = []engine.MemberInput{{Name: "Ann", Lat: ptr(45.0), Lng: ptr(-180.5)}}
+		"ErrMemberLngOutOfRange": {"members.lng", func(in *model.TeamInput, _ fixture) {
+			in.Members = []model.MemberInput{{Name: "Ann", Lat: ptr(45.0), Lng: ptr(-180.5)}}
 		}},
-		"ErrMemberUserTwice": {"members.user_id", func(in *engine.TeamInput, f fixture) {
-			in.Members = []engine.MemberInput{{Name: "Ann", UserID: f.user.ID}, {Name: "Ann again", UserID: f.user.ID}}
+		"ErrMemberUserTwice": {"members.user_id", func(in *model.TeamInput, f fixture) {
+			in.Members = []model.MemberInput{{Name: "Ann", UserID: f.user.ID}, {Name: "Ann again", UserID: f.user.ID}}
 		}},
-		"ErrEquipmentTooMany": {"equipment", func(in *engine.TeamInput, _ fixture) {
+		"ErrEquipmentTooMany": {"equipment", func(in *model.TeamInput, _ fixture) {
 			in.Equipment = nil
 			for i := range 51 {
 				in.Equipment = append(in.Equipment, fmt.Sprintf("item-%d", i))
 			}
 		}},
-		"ErrEquipmentBlank": {"equipment", func(in *engine.TeamInput, _ fixture) { in.Equipment = []string{"  "} }},
+		"ErrEquipmentBlank": {"equipment", func(in *model.TeamInput, _ fixture) { in.Equipment = []string{"  "} }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := setup(t)
@@ -154,8 +155,8 @@ func TestEngine_CreateTeam(t *testing.T) {
 			tc.mutate(&in, f)
 			_, err := createTeam(f.e, f.tid, in)
 			AssertInvalid(t, err, tc.field)
-			var teams []engine.Team
-			_ = f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+			var teams []model.Team
+			_ = f.e.View(context.Background(), func(tx model.Tx) (err error) {
 				teams, err = tx.Teams(f.tid)
 				return err
 			})
@@ -167,20 +168,20 @@ func TestEngine_CreateTeam(t *testing.T) {
 	t.Run("ErrMemberOtherTenantsUser", func(t *testing.T) {
 		f := setup(t)
 		other := MustCreateTenant(t, f.e, "other").Tenant.ID
-		_, err := createTeam(f.e, other, engine.TeamInput{Name: "Alpha", Verticals: []string{"gov"},
-			Members: []engine.MemberInput{{Name: "Ann", UserID: f.user.ID}}})
+		_, err := createTeam(f.e, other, model.TeamInput{Name: "Alpha", Verticals: []string{"gov"},
+			Members: []model.MemberInput{{Name: "Ann", UserID: f.user.ID}}})
 		AssertInvalid(t, err, "members.user_id")
 	})
 	t.Run("ErrOtherTenantsZone", func(t *testing.T) {
 		f := setup(t)
 		other := MustCreateTenant(t, f.e, "other").Tenant.ID
-		_, err := createTeam(f.e, other, engine.TeamInput{Name: "Alpha", Verticals: []string{"gov"}, ZoneCode: "PAR-01"})
+		_, err := createTeam(f.e, other, model.TeamInput{Name: "Alpha", Verticals: []string{"gov"}, ZoneCode: "PAR-01"})
 		AssertInvalid(t, err, "zone_code")
 	})
 	t.Run("ErrUnknownTenant", func(t *testing.T) {
 		f := setup(t)
-		_, err := createTeam(f.e, engine.NewID(), validTeamInput())
-		AssertKind(t, err, engine.KindNotFound)
+		_, err := createTeam(f.e, model.NewID(), validTeamInput())
+		AssertKind(t, err, model.KindNotFound)
 	})
 }
 
@@ -191,7 +192,7 @@ func TestEngine_CreateTeamNormalizes(t *testing.T) {
 	for i := range 60 { // 60 names, 47 once lowercased: 50 in all, the limit
 		eq = append(eq, fmt.Sprintf("Item-%d", i%47))
 	}
-	tm, err := createTeam(e, tid, engine.TeamInput{Name: "Alpha", Verticals: []string{"gov", "gov", "banking"}, Equipment: eq})
+	tm, err := createTeam(e, tid, model.TeamInput{Name: "Alpha", Verticals: []string{"gov", "gov", "banking"}, Equipment: eq})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,12 +208,12 @@ func TestEngine_CreateTeamNormalizes(t *testing.T) {
 // user, and principals.
 type teamFixture struct {
 	e                     *engine.Engine
-	clock                 *engine.FakeClock
-	tenant                *engine.Tenant
-	team                  *engine.Team
-	admin, super, opP     engine.Principal
-	operator, otherUser   *engine.User
-	otherTenant           engine.Principal
+	clock                 *model.FakeClock
+	tenant                *model.Tenant
+	team                  *model.Team
+	admin, super, opP     model.Principal
+	operator, otherUser   *model.User
+	otherTenant           model.Principal
 	operatorMember, other string // member ids
 }
 
@@ -220,46 +221,46 @@ func newTeamFixture(t *testing.T) teamFixture {
 	t.Helper()
 	e, clock := MustOpenEngine(t)
 	ct := MustCreateTenant(t, e, "acme")
-	op := MustCreateUser(t, e, "acme", "op@acme.example", engine.RoleFieldOperator)
-	op2 := MustCreateUser(t, e, "acme", "op2@acme.example", engine.RoleFieldOperator)
+	op := MustCreateUser(t, e, "acme", "op@acme.example", model.RoleFieldOperator)
+	op2 := MustCreateUser(t, e, "acme", "op2@acme.example", model.RoleFieldOperator)
 	if _, err := createZone(e, ct.Tenant.ID, validZoneInput()); err != nil {
 		t.Fatal(err)
 	}
-	tm, err := createTeam(e, ct.Tenant.ID, engine.TeamInput{Name: "Alpha", Verticals: []string{"healthcare"},
-		Members: []engine.MemberInput{{Name: "Ann", UserID: op.ID}, {Name: "Ben", UserID: op2.ID}}})
+	tm, err := createTeam(e, ct.Tenant.ID, model.TeamInput{Name: "Alpha", Verticals: []string{"healthcare"},
+		Members: []model.MemberInput{{Name: "Ann", UserID: op.ID}, {Name: "Ben", UserID: op2.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	other := MustCreateTenant(t, e, "other").Tenant
-	user := func(tn *engine.Tenant, id string, role engine.Role) engine.Principal {
-		return engine.Principal{TenantID: tn.ID, TenantActive: true, UserID: id, Role: role}
+	user := func(tn *model.Tenant, id string, role model.Role) model.Principal {
+		return model.Principal{TenantID: tn.ID, TenantActive: true, UserID: id, Role: role}
 	}
 	return teamFixture{e: e, clock: clock, tenant: ct.Tenant, team: tm,
-		admin:          adminOf(ct.Tenant, engine.NewID()),
-		super:          user(ct.Tenant, engine.NewID(), engine.RoleOperationalSupervisor),
-		opP:            user(ct.Tenant, op.ID, engine.RoleFieldOperator),
+		admin:          adminOf(ct.Tenant, model.NewID()),
+		super:          user(ct.Tenant, model.NewID(), model.RoleOperationalSupervisor),
+		opP:            user(ct.Tenant, op.ID, model.RoleFieldOperator),
 		operator:       op,
 		otherUser:      op2,
-		otherTenant:    adminOf(other, engine.NewID()),
+		otherTenant:    adminOf(other, model.NewID()),
 		operatorMember: tm.Members[0].ID, other: tm.Members[1].ID}
 }
 
-func (f teamFixture) update(fn func(tx engine.Tx) (any, error)) (any, error) {
+func (f teamFixture) update(fn func(tx model.Tx) (any, error)) (any, error) {
 	var out any
-	err := f.e.Update(context.Background(), func(tx engine.Tx) (err error) {
+	err := f.e.Update(context.Background(), func(tx model.Tx) (err error) {
 		out, err = fn(tx)
 		return err
 	})
 	return out, err
 }
 
-func (f teamFixture) patch(p engine.Principal, id string, in engine.TeamPatch) (*engine.Team, error) {
-	v, err := f.update(func(tx engine.Tx) (any, error) { return f.e.UpdateTeam(tx, p, id, in) })
-	tm, _ := v.(*engine.Team)
+func (f teamFixture) patch(p model.Principal, id string, in model.TeamPatch) (*model.Team, error) {
+	v, err := f.update(func(tx model.Tx) (any, error) { return f.e.UpdateTeam(tx, p, id, in) })
+	tm, _ := v.(*model.Team)
 	return tm, err
 }
 
-func (f teamFixture) stored(t *testing.T) *engine.Team {
+func (f teamFixture) stored(t *testing.T) *model.Team {
 	t.Helper()
 	tm, err := f.e.Team(context.Background(), f.admin, f.team.ID)
 	if err != nil {
@@ -270,7 +271,7 @@ func (f teamFixture) stored(t *testing.T) *engine.Team {
 
 func (f teamFixture) setStatus(t *testing.T, status string) {
 	t.Helper()
-	MustUpdate(t, f.e, func(tx engine.Tx) error {
+	MustUpdate(t, f.e, func(tx model.Tx) error {
 		tm, err := tx.Team(f.tenant.ID, f.team.ID)
 		if err != nil {
 			return err
@@ -284,7 +285,7 @@ func TestEngine_UpdateTeam(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		f := newTeamFixture(t)
 		f.clock.Advance(time.Minute)
-		tm, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Name: ptr(" Bravo "), Verticals: &[]string{"gov"},
+		tm, err := f.patch(f.super, f.team.ID, model.TeamPatch{Name: ptr(" Bravo "), Verticals: &[]string{"gov"},
 			Equipment: &[]string{"Van", "van"}, ZoneCode: ptr("PAR-01"), Status: ptr(engine.TeamOffDuty)})
 		if err != nil {
 			t.Fatal(err)
@@ -298,7 +299,7 @@ func TestEngine_UpdateTeam(t *testing.T) {
 			t.Fatalf("stored = %+v", got)
 		}
 		f.clock.Advance(time.Minute)
-		tm, err = f.patch(f.super, f.team.ID, engine.TeamPatch{ZoneCode: ptr(""), Status: ptr(engine.TeamAvailable), Equipment: &[]string{}})
+		tm, err = f.patch(f.super, f.team.ID, model.TeamPatch{ZoneCode: ptr(""), Status: ptr(engine.TeamAvailable), Equipment: &[]string{}})
 		if err != nil || tm.ZoneCode != "" || tm.Status != engine.TeamAvailable || len(tm.Equipment) != 0 || tm.Equipment == nil {
 			t.Fatalf("cleared = %+v, %v", tm, err)
 		}
@@ -306,23 +307,23 @@ func TestEngine_UpdateTeam(t *testing.T) {
 	t.Run("NoChangeKeepsUpdatedAt", func(t *testing.T) {
 		f := newTeamFixture(t)
 		f.clock.Advance(time.Minute)
-		tm, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Name: ptr("Alpha"), Status: ptr(engine.TeamAvailable)})
+		tm, err := f.patch(f.super, f.team.ID, model.TeamPatch{Name: ptr("Alpha"), Status: ptr(engine.TeamAvailable)})
 		if err != nil || !tm.UpdatedAt.Equal(f.team.UpdatedAt.Time) {
 			t.Fatalf("no-op patch = %+v, %v", tm, err)
 		}
 	})
 	for name, tc := range map[string]struct {
 		field string
-		in    engine.TeamPatch
+		in    model.TeamPatch
 	}{
-		"ErrName":          {"name", engine.TeamPatch{Name: ptr("")}},
-		"ErrNameTooLong":   {"name", engine.TeamPatch{Name: ptr(strings.Repeat("n", 201))}},
-		"ErrVerticalsNone": {"verticals", engine.TeamPatch{Verticals: &[]string{}}},
-		"ErrVertical":      {"verticals", engine.TeamPatch{Verticals: &[]string{"mining"}}},
-		"ErrEquipment":     {"equipment", engine.TeamPatch{Equipment: &[]string{""}}},
-		"ErrZone":          {"zone_code", engine.TeamPatch{ZoneCode: ptr("LYO-01")}},
-		"ErrZoneMalformed": {"zone_code", engine.TeamPatch{ZoneCode: ptr("a b")}},
-		"ErrStatus":        {"status", engine.TeamPatch{Status: ptr("busy")}},
+		"ErrName":          {"name", model.TeamPatch{Name: ptr("")}},
+		"ErrNameTooLong":   {"name", model.TeamPatch{Name: ptr(strings.Repeat("n", 201))}},
+		"ErrVerticalsNone": {"verticals", model.TeamPatch{Verticals: &[]string{}}},
+		"ErrVertical":      {"verticals", model.TeamPatch{Verticals: &[]string{"mining"}}},
+		"ErrEquipment":     {"equipment", model.TeamPatch{Equipment: &[]string{""}}},
+		"ErrZone":          {"zone_code", model.TeamPatch{ZoneCode: ptr("LYO-01")}},
+		"ErrZoneMalformed": {"zone_code", model.TeamPatch{ZoneCode: ptr("a b")}},
+		"ErrStatus":        {"status", model.TeamPatch{Status: ptr("busy")}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newTeamFixture(t)
@@ -335,45 +336,45 @@ func TestEngine_UpdateTeam(t *testing.T) {
 	}
 	t.Run("ErrOnMission", func(t *testing.T) {
 		f := newTeamFixture(t)
-		_, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Status: ptr(engine.TeamOnMission)})
-		AssertKind(t, err, engine.KindTeamUnavailable)
+		_, err := f.patch(f.super, f.team.ID, model.TeamPatch{Status: ptr(engine.TeamOnMission)})
+		AssertKind(t, err, model.KindTeamUnavailable)
 		f.setStatus(t, engine.TeamOnMission)
 		for _, s := range []string{engine.TeamAvailable, engine.TeamOffDuty, engine.TeamOnMission} {
-			_, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Status: ptr(s)})
-			AssertKind(t, err, engine.KindTeamUnavailable)
+			_, err := f.patch(f.super, f.team.ID, model.TeamPatch{Status: ptr(s)})
+			AssertKind(t, err, model.KindTeamUnavailable)
 		}
 		// Other fields may change during a mission.
-		tm, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Name: ptr("Alpha 2")})
+		tm, err := f.patch(f.super, f.team.ID, model.TeamPatch{Name: ptr("Alpha 2")})
 		if err != nil || tm.Status != engine.TeamOnMission || tm.Name != "Alpha 2" {
 			t.Fatalf("rename on mission = %+v, %v", tm, err)
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		f := newTeamFixture(t)
-		for _, id := range []string{engine.NewID(), "nope"} {
-			_, err := f.patch(f.super, id, engine.TeamPatch{Name: ptr("x")})
-			AssertKind(t, err, engine.KindNotFound)
+		for _, id := range []string{model.NewID(), "nope"} {
+			_, err := f.patch(f.super, id, model.TeamPatch{Name: ptr("x")})
+			AssertKind(t, err, model.KindNotFound)
 		}
-		_, err := f.patch(f.otherTenant, f.team.ID, engine.TeamPatch{Name: ptr("x")})
-		AssertKind(t, err, engine.KindNotFound)
+		_, err := f.patch(f.otherTenant, f.team.ID, model.TeamPatch{Name: ptr("x")})
+		AssertKind(t, err, model.KindNotFound)
 	})
 	t.Run("ErrForbidden", func(t *testing.T) {
 		f := newTeamFixture(t)
-		_, err := f.patch(f.opP, f.team.ID, engine.TeamPatch{Name: ptr("x")})
-		AssertKind(t, err, engine.KindForbidden)
+		_, err := f.patch(f.opP, f.team.ID, model.TeamPatch{Name: ptr("x")})
+		AssertKind(t, err, model.KindForbidden)
 	})
 }
 
 func TestEngine_AddTeamMember(t *testing.T) {
-	add := func(f teamFixture, p engine.Principal, id string, in engine.MemberInput) (*engine.Team, error) {
-		v, err := f.update(func(tx engine.Tx) (any, error) { return f.e.AddTeamMember(tx, p, id, in) })
-		tm, _ := v.(*engine.Team)
+	add := func(f teamFixture, p model.Principal, id string, in model.MemberInput) (*model.Team, error) {
+		v, err := f.update(func(tx model.Tx) (any, error) { return f.e.AddTeamMember(tx, p, id, in) })
+		tm, _ := v.(*model.Team)
 		return tm, err
 	}
 	t.Run("OK", func(t *testing.T) {
 		f := newTeamFixture(t)
 		f.clock.Advance(time.Minute)
-		tm, err := add(f, f.super, f.team.ID, engine.MemberInput{Name: " Cleo ", Phone: "+33600000009", Lat: ptr(48.0), Lng: ptr(2.0)})
+		tm, err := add(f, f.super, f.team.ID, model.MemberInput{Name: " Cleo ", Phone: "+33600000009", Lat: ptr(48.0), Lng: ptr(2.0)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -381,7 +382,7 @@ func TestEngine_AddTeamMember(t *testing.T) {
 			t.Fatalf("team = %+v", tm)
 		}
 		c := tm.Members[2]
-		if c.Name != "Cleo" || c.Phone != "+33600000009" || *c.Lat != 48 || !c.LocationUpdatedAt.Equal(f.clock.Now()) || !engine.ValidID(c.ID) {
+		if c.Name != "Cleo" || c.Phone != "+33600000009" || *c.Lat != 48 || !c.LocationUpdatedAt.Equal(f.clock.Now()) || !model.ValidID(c.ID) {
 			t.Fatalf("member = %+v", c)
 		}
 		if len(f.stored(t).Members) != 3 {
@@ -390,19 +391,19 @@ func TestEngine_AddTeamMember(t *testing.T) {
 	})
 	for name, tc := range map[string]struct {
 		field string
-		in    func(f teamFixture) engine.MemberInput
+		in    func(f teamFixture) model.MemberInput
 	}{
-		"ErrName":       {"name", func(teamFixture) engine.MemberInput { return engine.MemberInput{} }},
-		"ErrPhone":      {"phone", func(teamFixture) engine.MemberInput { return engine.MemberInput{Name: "C", Phone: "12"} }},
-		"ErrUserID":     {"user_id", func(teamFixture) engine.MemberInput { return engine.MemberInput{Name: "C", UserID: engine.NewID()} }},
-		"ErrUserTwice":  {"user_id", func(f teamFixture) engine.MemberInput { return engine.MemberInput{Name: "C", UserID: f.operator.ID} }},
-		"ErrLatMissing": {"lat", func(teamFixture) engine.MemberInput { return engine.MemberInput{Name: "C", Lng: ptr(1.0)} }},
-		"ErrLngMissing": {"lng", func(teamFixture) engine.MemberInput { return engine.MemberInput{Name: "C", Lat: ptr(1.0)} }},
-		"ErrLatRange": {"lat", func(teamFixture) engine.MemberInput {
-			return engine.MemberInput{Name: "C", Lat: ptr(-90.1), Lng: ptr(1.0)}
+		"ErrName":       {"name", func(teamFixture) model.MemberInput { return model.MemberInput{} }},
+		"ErrPhone":      {"phone", func(teamFixture) model.MemberInput { return model.MemberInput{Name: "C", Phone: "12"} }},
+		"ErrUserID":     {"user_id", func(teamFixture) model.MemberInput { return model.MemberInput{Name: "C", UserID: model.NewID()} }},
+		"ErrUserTwice":  {"user_id", func(f teamFixture) model.MemberInput { return model.MemberInput{Name: "C", UserID: f.operator.ID} }},
+		"ErrLatMissing": {"lat", func(teamFixture) model.MemberInput { return model.MemberInput{Name: "C", Lng: ptr(1.0)} }},
+		"ErrLngMissing": {"lng", func(teamFixture) model.MemberInput { return model.MemberInput{Name: "C", Lat: ptr(1.0)} }},
+		"ErrLatRange": {"lat", func(teamFixture) model.MemberInput {
+			return model.MemberInput{Name: "C", Lat: ptr(-90.1), Lng: ptr(1.0)}
 		}},
-		"ErrLngRange": {"lng", func(teamFixture) engine.MemberInput {
-			return engine.MemberInput{Name: "C", Lat: ptr(1.0), Lng: ptr(181.0)}
+		"ErrLngRange": {"lng", func(teamFixture) model.MemberInput {
+			return model.MemberInput{Name: "C", Lat: ptr(1.0), Lng: ptr(181.0)}
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -416,26 +417,26 @@ func TestEngine_AddTeamMember(t *testing.T) {
 	}
 	t.Run("ErrNotFoundAndForbidden", func(t *testing.T) {
 		f := newTeamFixture(t)
-		_, err := add(f, f.otherTenant, f.team.ID, engine.MemberInput{Name: "C"})
-		AssertKind(t, err, engine.KindNotFound)
-		_, err = add(f, f.super, engine.NewID(), engine.MemberInput{Name: "C"})
-		AssertKind(t, err, engine.KindNotFound)
-		_, err = add(f, f.opP, f.team.ID, engine.MemberInput{Name: "C"})
-		AssertKind(t, err, engine.KindForbidden)
+		_, err := add(f, f.otherTenant, f.team.ID, model.MemberInput{Name: "C"})
+		AssertKind(t, err, model.KindNotFound)
+		_, err = add(f, f.super, model.NewID(), model.MemberInput{Name: "C"})
+		AssertKind(t, err, model.KindNotFound)
+		_, err = add(f, f.opP, f.team.ID, model.MemberInput{Name: "C"})
+		AssertKind(t, err, model.KindForbidden)
 	})
 }
 
 func TestEngine_UpdateMemberLocation(t *testing.T) {
-	move := func(f teamFixture, p engine.Principal, teamID, memberID string, in engine.LocationInput) (*engine.Member, error) {
-		v, err := f.update(func(tx engine.Tx) (any, error) { return f.e.UpdateMemberLocation(tx, p, teamID, memberID, in) })
-		m, _ := v.(*engine.Member)
+	move := func(f teamFixture, p model.Principal, teamID, memberID string, in model.LocationInput) (*model.Member, error) {
+		v, err := f.update(func(tx model.Tx) (any, error) { return f.e.UpdateMemberLocation(tx, p, teamID, memberID, in) })
+		m, _ := v.(*model.Member)
 		return m, err
 	}
 	at := func(t time.Time) *string { s := t.Format(time.RFC3339Nano); return &s }
 	t.Run("OwnMember", func(t *testing.T) {
 		f := newTeamFixture(t)
 		f.clock.Advance(time.Minute)
-		m, err := move(f, f.opP, f.team.ID, f.operatorMember, engine.LocationInput{Lat: ptr(45.76), Lng: ptr(4.84)})
+		m, err := move(f, f.opP, f.team.ID, f.operatorMember, model.LocationInput{Lat: ptr(45.76), Lng: ptr(4.84)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -450,18 +451,18 @@ func TestEngine_UpdateMemberLocation(t *testing.T) {
 	t.Run("RecordedAt", func(t *testing.T) {
 		f := newTeamFixture(t)
 		now := f.clock.Now()
-		m, err := move(f, f.super, f.team.ID, f.other, engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0), RecordedAt: at(now.Add(-time.Hour))})
+		m, err := move(f, f.super, f.team.ID, f.other, model.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0), RecordedAt: at(now.Add(-time.Hour))})
 		if err != nil || !m.LocationUpdatedAt.Equal(now.Add(-time.Hour)) {
 			t.Fatalf("member = %+v, %v", m, err)
 		}
 		// Within the 2-minute lead, in another offset.
 		lead := now.Add(2 * time.Minute).In(time.FixedZone("x", 3600))
-		m, err = move(f, f.super, f.team.ID, f.other, engine.LocationInput{Lat: ptr(3.0), Lng: ptr(4.0), RecordedAt: at(lead)})
+		m, err = move(f, f.super, f.team.ID, f.other, model.LocationInput{Lat: ptr(3.0), Lng: ptr(4.0), RecordedAt: at(lead)})
 		if err != nil || *m.Lat != 3 || !m.LocationUpdatedAt.Equal(lead) {
 			t.Fatalf("member = %+v, %v", m, err)
 		}
 		// An older position is ignored: the answer is the member as it is.
-		m, err = move(f, f.super, f.team.ID, f.other, engine.LocationInput{Lat: ptr(5.0), Lng: ptr(6.0), RecordedAt: at(now)})
+		m, err = move(f, f.super, f.team.ID, f.other, model.LocationInput{Lat: ptr(5.0), Lng: ptr(6.0), RecordedAt: at(now)})
 		if err != nil || *m.Lat != 3 || *m.Lng != 4 || !m.LocationUpdatedAt.Equal(lead) {
 			t.Fatalf("older position: %+v, %v", m, err)
 		}
@@ -471,57 +472,57 @@ func TestEngine_UpdateMemberLocation(t *testing.T) {
 	})
 	t.Run("ManageAnyMember", func(t *testing.T) {
 		f := newTeamFixture(t)
-		for _, p := range []engine.Principal{f.admin, f.super} {
-			if _, err := move(f, p, f.team.ID, f.other, engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)}); err != nil {
+		for _, p := range []model.Principal{f.admin, f.super} {
+			if _, err := move(f, p, f.team.ID, f.other, model.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	})
 	t.Run("ErrForbidden", func(t *testing.T) {
 		f := newTeamFixture(t)
-		_, err := move(f, f.opP, f.team.ID, f.other, engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)})
-		AssertKind(t, err, engine.KindForbidden)
-		client := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: f.operator.ID, Role: engine.RoleCorporateClient}
-		_, err = move(f, client, f.team.ID, f.operatorMember, engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)})
-		AssertKind(t, err, engine.KindForbidden)
+		_, err := move(f, f.opP, f.team.ID, f.other, model.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)})
+		AssertKind(t, err, model.KindForbidden)
+		client := model.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: f.operator.ID, Role: model.RoleCorporateClient}
+		_, err = move(f, client, f.team.ID, f.operatorMember, model.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)})
+		AssertKind(t, err, model.KindForbidden)
 		// A key with location:self is no user: it owns no member record, even one without a user.
-		key := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: engine.NewID(), Scopes: []string{engine.PermLocationSelf}}
-		v, err := f.update(func(tx engine.Tx) (any, error) {
-			return f.e.AddTeamMember(tx, f.super, f.team.ID, engine.MemberInput{Name: "No user"})
+		key := model.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: model.NewID(), Scopes: []string{model.PermLocationSelf}}
+		v, err := f.update(func(tx model.Tx) (any, error) {
+			return f.e.AddTeamMember(tx, f.super, f.team.ID, model.MemberInput{Name: "No user"})
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		noUser := v.(*engine.Team).Members[2].ID
-		_, err = move(f, key, f.team.ID, noUser, engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)})
-		AssertKind(t, err, engine.KindForbidden)
+		noUser := v.(*model.Team).Members[2].ID
+		_, err = move(f, key, f.team.ID, noUser, model.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)})
+		AssertKind(t, err, model.KindForbidden)
 		if m := f.stored(t).Members[1]; m.Lat != nil {
 			t.Fatalf("a refused update moved the member: %+v", m)
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		f := newTeamFixture(t)
-		in := engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)}
-		for _, c := range [][2]string{{f.team.ID, engine.NewID()}, {f.team.ID, "x"}, {engine.NewID(), f.operatorMember}, {"x", f.operatorMember}} {
+		in := model.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0)}
+		for _, c := range [][2]string{{f.team.ID, model.NewID()}, {f.team.ID, "x"}, {model.NewID(), f.operatorMember}, {"x", f.operatorMember}} {
 			_, err := move(f, f.super, c[0], c[1], in)
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
 		}
 		_, err := move(f, f.otherTenant, f.team.ID, f.operatorMember, in)
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 	})
 	for name, tc := range map[string]struct {
 		field string
-		in    func(now time.Time) engine.LocationInput
+		in    func(now time.Time) model.LocationInput
 	}{
-		"ErrLatRequired": {"lat", func(time.Time) engine.LocationInput { return engine.LocationInput{Lng: ptr(2.0)} }},
-		"ErrLngRequired": {"lng", func(time.Time) engine.LocationInput { return engine.LocationInput{Lat: ptr(2.0)} }},
-		"ErrLatRange":    {"lat", func(time.Time) engine.LocationInput { return engine.LocationInput{Lat: ptr(90.5), Lng: ptr(2.0)} }},
-		"ErrLngRange":    {"lng", func(time.Time) engine.LocationInput { return engine.LocationInput{Lat: ptr(2.0), Lng: ptr(-181.0)} }},
-		"ErrRecordedAtFormat": {"recorded_at", func(time.Time) engine.LocationInput {
-			return engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0), RecordedAt: ptr("yesterday")}
+		"ErrLatRequired": {"lat", func(time.Time) model.LocationInput { return model.LocationInput{Lng: ptr(2.0)} }},
+		"ErrLngRequired": {"lng", func(time.Time) model.LocationInput { return model.LocationInput{Lat: ptr(2.0)} }},
+		"ErrLatRange":    {"lat", func(time.Time) model.LocationInput { return model.LocationInput{Lat: ptr(90.5), Lng: ptr(2.0)} }},
+		"ErrLngRange":    {"lng", func(time.Time) model.LocationInput { return model.LocationInput{Lat: ptr(2.0), Lng: ptr(-181.0)} }},
+		"ErrRecordedAtFormat": {"recorded_at", func(time.Time) model.LocationInput {
+			return model.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0), RecordedAt: ptr("yesterday")}
 		}},
-		"ErrRecordedAtFuture": {"recorded_at", func(now time.Time) engine.LocationInput {
-			return engine.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0), RecordedAt: at(now.Add(2*time.Minute + time.Second))}
+		"ErrRecordedAtFuture": {"recorded_at", func(now time.Time) model.LocationInput {
+			return model.LocationInput{Lat: ptr(1.0), Lng: ptr(2.0), RecordedAt: at(now.Add(2*time.Minute + time.Second))}
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -534,7 +535,7 @@ func TestEngine_UpdateMemberLocation(t *testing.T) {
 
 func TestEngine_Teams(t *testing.T) {
 	f := newTeamFixture(t)
-	for _, in := range []engine.TeamInput{
+	for _, in := range []model.TeamInput{
 		{Name: "Charlie", Verticals: []string{"gov"}, ZoneCode: "PAR-01"},
 		{Name: "Bravo", Verticals: []string{"healthcare", "gov"}},
 		{Name: "Delta", Verticals: []string{"banking"}, ZoneCode: "PAR-01"},
@@ -543,11 +544,11 @@ func TestEngine_Teams(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.patch(f.super, f.team.ID, engine.TeamPatch{Status: ptr(engine.TeamOffDuty)}); err != nil {
+	if _, err := f.patch(f.super, f.team.ID, model.TeamPatch{Status: ptr(engine.TeamOffDuty)}); err != nil {
 		t.Fatal(err)
 	}
-	reader := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: engine.NewID(), Role: engine.RoleCorporateClient}
-	list := func(flt engine.TeamFilter, page engine.Page) ([]string, string) {
+	reader := model.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: model.NewID(), Role: model.RoleCorporateClient}
+	list := func(flt model.TeamFilter, page model.Page) ([]string, string) {
 		t.Helper()
 		teams, next, err := f.e.Teams(context.Background(), reader, flt, page)
 		if err != nil {
@@ -560,63 +561,63 @@ func TestEngine_Teams(t *testing.T) {
 		return out, next
 	}
 	for _, c := range []struct {
-		f    engine.TeamFilter
+		f    model.TeamFilter
 		want []string
 	}{
 		// Newest first: Alpha (the fixture's), then Charlie, Bravo and Delta were created.
-		{engine.TeamFilter{}, []string{"Delta", "Bravo", "Charlie", "Alpha"}},
-		{engine.TeamFilter{Status: engine.TeamAvailable}, []string{"Delta", "Bravo", "Charlie"}},
-		{engine.TeamFilter{Status: engine.TeamOffDuty}, []string{"Alpha"}},
-		{engine.TeamFilter{ZoneCode: "PAR-01"}, []string{"Delta", "Charlie"}},
-		{engine.TeamFilter{Vertical: "gov"}, []string{"Bravo", "Charlie"}},
-		{engine.TeamFilter{Vertical: "gov", ZoneCode: "PAR-01"}, []string{"Charlie"}},
-		{engine.TeamFilter{Status: engine.TeamOnMission}, []string{}},
+		{model.TeamFilter{}, []string{"Delta", "Bravo", "Charlie", "Alpha"}},
+		{model.TeamFilter{Status: engine.TeamAvailable}, []string{"Delta", "Bravo", "Charlie"}},
+		{model.TeamFilter{Status: engine.TeamOffDuty}, []string{"Alpha"}},
+		{model.TeamFilter{ZoneCode: "PAR-01"}, []string{"Delta", "Charlie"}},
+		{model.TeamFilter{Vertical: "gov"}, []string{"Bravo", "Charlie"}},
+		{model.TeamFilter{Vertical: "gov", ZoneCode: "PAR-01"}, []string{"Charlie"}},
+		{model.TeamFilter{Status: engine.TeamOnMission}, []string{}},
 	} {
-		if got, next := list(c.f, engine.Page{}); !slices.Equal(got, c.want) || next != "" {
+		if got, next := list(c.f, model.Page{}); !slices.Equal(got, c.want) || next != "" {
 			t.Errorf("filter %+v: %v (next %q), want %v", c.f, got, next, c.want)
 		}
 	}
-	p1, next := list(engine.TeamFilter{}, engine.Page{Limit: 3})
+	p1, next := list(model.TeamFilter{}, model.Page{Limit: 3})
 	if !slices.Equal(p1, []string{"Delta", "Bravo", "Charlie"}) || next == "" {
 		t.Fatalf("page 1: %v %q", p1, next)
 	}
-	p2, next2 := list(engine.TeamFilter{}, engine.Page{Limit: 3, Cursor: next})
+	p2, next2 := list(model.TeamFilter{}, model.Page{Limit: 3, Cursor: next})
 	if !slices.Equal(p2, []string{"Alpha"}) || next2 != "" {
 		t.Fatalf("page 2: %v %q", p2, next2)
 	}
-	if _, _, err := f.e.Teams(context.Background(), reader, engine.TeamFilter{Status: "busy"}, engine.Page{}); err != nil {
+	if _, _, err := f.e.Teams(context.Background(), reader, model.TeamFilter{Status: "busy"}, model.Page{}); err != nil {
 		AssertInvalid(t, err, "status")
 	} else {
 		t.Fatal("an unknown status filter was accepted")
 	}
-	_, _, err := f.e.Teams(context.Background(), reader, engine.TeamFilter{}, engine.Page{Cursor: "!!"})
+	_, _, err := f.e.Teams(context.Background(), reader, model.TeamFilter{}, model.Page{Cursor: "!!"})
 	AssertInvalid(t, err, "cursor")
-	_, _, err = f.e.Teams(context.Background(), f.opP, engine.TeamFilter{}, engine.Page{})
-	AssertKind(t, err, engine.KindForbidden)
-	other, _, err := f.e.Teams(context.Background(), f.otherTenant, engine.TeamFilter{}, engine.Page{})
+	_, _, err = f.e.Teams(context.Background(), f.opP, model.TeamFilter{}, model.Page{})
+	AssertKind(t, err, model.KindForbidden)
+	other, _, err := f.e.Teams(context.Background(), f.otherTenant, model.TeamFilter{}, model.Page{})
 	if err != nil || len(other) != 0 {
 		t.Fatalf("other tenant's teams: %v, %v", other, err)
 	}
 	if _, err := f.e.Team(context.Background(), f.otherTenant, f.team.ID); err == nil {
 		t.Fatal("another tenant read the team")
 	} else {
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 	}
 	_, err = f.e.Team(context.Background(), f.opP, f.team.ID)
-	AssertKind(t, err, engine.KindForbidden)
+	AssertKind(t, err, model.KindForbidden)
 }
 
 func TestTeam_CloneSharesNothing(t *testing.T) {
 	lat, lng := 45.1, 4.2
-	at := engine.At(epoch)
-	orig := engine.Team{ID: "t", Verticals: []string{"emergency"}, Equipment: []string{"axe"},
-		Members: []engine.Member{{ID: "a", Lat: &lat, Lng: &lng, LocationUpdatedAt: &at}, {ID: "b"}}}
+	at := model.At(epoch)
+	orig := model.Team{ID: "t", Verticals: []string{"emergency"}, Equipment: []string{"axe"},
+		Members: []model.Member{{ID: "a", Lat: &lat, Lng: &lng, LocationUpdatedAt: &at}, {ID: "b"}}}
 	c := orig.Clone()
 	if !reflect.DeepEqual(c, orig) {
 		t.Fatalf("clone %+v differs from %+v", c, orig)
 	}
 	*c.Members[0].Lat, *c.Members[0].Lng = 1, 2
-	*c.Members[0].LocationUpdatedAt = engine.At(epoch.Add(time.Hour))
+	*c.Members[0].LocationUpdatedAt = model.At(epoch.Add(time.Hour))
 	c.Members[1].Name, c.Verticals[0], c.Equipment[0] = "changed", "x", "y"
 	if lat != 45.1 || lng != 4.2 || !at.Equal(epoch) || orig.Members[1].Name != "" ||
 		orig.Verticals[0] != "emergency" || orig.Equipment[0] != "axe" {

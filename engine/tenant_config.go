@@ -1,21 +1,25 @@
 package engine
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+)
 
 // tenantConfig is what the delivery of an event reads of its tenant: the tenant, its
 // zones, webhook subscriptions and teams.
 type tenantConfig struct {
-	tenant   *Tenant
-	zones    []Zone
-	webhooks []Webhook
-	teams    []Team
+	tenant   *model.Tenant
+	zones    []model.Zone
+	webhooks []model.Webhook
+	teams    []model.Team
 }
 
 // tenantConfig returns a tenant's configuration as tx sees it, from the cache when it is
 // current. It must be called in a write transaction: the cache is filled when tx commits.
 // The answer is shared and read-only, and does not show changes tx itself made to the
 // directory: a use case that made some reads loadTenantConfig instead.
-func (e *Engine) tenantConfig(tx Tx, tenantID string) (*tenantConfig, error) {
+func (e *Engine) tenantConfig(tx model.Tx, tenantID string) (*tenantConfig, error) {
 	v := e.store.Version(tenantID)
 	if c, ok := e.configs.get(tenantID, v); ok {
 		return c, nil
@@ -29,7 +33,7 @@ func (e *Engine) tenantConfig(tx Tx, tenantID string) (*tenantConfig, error) {
 }
 
 // loadTenantConfig reads a tenant's configuration within tx.
-func loadTenantConfig(tx Tx, tenantID string) (*tenantConfig, error) {
+func loadTenantConfig(tx model.Tx, tenantID string) (*tenantConfig, error) {
 	t, err := tx.Tenant(tenantID)
 	if err != nil {
 		return nil, err
@@ -48,7 +52,7 @@ func loadTenantConfig(tx Tx, tenantID string) (*tenantConfig, error) {
 }
 
 // zone returns the zone with code, or nil.
-func (c *tenantConfig) zone(code string) *Zone {
+func (c *tenantConfig) zone(code string) *model.Zone {
 	for i := range c.zones {
 		if c.zones[i].Code == code {
 			return &c.zones[i]
@@ -58,15 +62,15 @@ func (c *tenantConfig) zone(code string) *Zone {
 }
 
 // centroid returns the centroid of the zone with the code (ScoreTarget.ZoneCentroid).
-func (c *tenantConfig) centroid(code string) (LatLng, bool) {
+func (c *tenantConfig) centroid(code string) (model.LatLng, bool) {
 	if z := c.zone(code); z != nil {
 		return z.Centroid, true
 	}
-	return LatLng{}, false
+	return model.LatLng{}, false
 }
 
 // zoneAt returns the first zone (by code) whose polygon holds the point, or nil.
-func (c *tenantConfig) zoneAt(lat, lng float64) *Zone {
+func (c *tenantConfig) zoneAt(lat, lng float64) *model.Zone {
 	for i := range c.zones {
 		if c.zones[i].Boundary.Contains(lat, lng) {
 			return &c.zones[i]
@@ -91,7 +95,7 @@ const maxSMSRecipients = 10
 // smsRecipients returns the phones that receive an event's SMS: the members of the teams
 // that serve the event's zone (teams with no zone serve events with no zone) and its
 // vertical, and are not off duty.
-func (c *tenantConfig) smsRecipients(ev *Event) []string {
+func (c *tenantConfig) smsRecipients(ev *model.Event) []string {
 	var out []string
 	seen := map[string]bool{}
 	for i := range c.teams {

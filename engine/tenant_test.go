@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-func validTenantInput() engine.CreateTenantInput {
-	return engine.CreateTenantInput{Name: "Acme Field Ops", Slug: "acme", Email: "ops@acme.example", Country: "FR"}
+func validTenantInput() model.CreateTenantInput {
+	return model.CreateTenantInput{Name: "Acme Field Ops", Slug: "acme", Email: "ops@acme.example", Country: "FR"}
 }
 
-func createTenant(e *engine.Engine, in engine.CreateTenantInput) (*engine.CreatedTenant, error) {
-	var out *engine.CreatedTenant
-	err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+func createTenant(e *engine.Engine, in model.CreateTenantInput) (*model.CreatedTenant, error) {
+	var out *model.CreatedTenant
+	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
 		out, err = e.CreateTenant(tx, in)
 		return err
 	})
@@ -34,7 +35,7 @@ func TestEngine_CreateTenant(t *testing.T) {
 			t.Fatal(err)
 		}
 		tn := ct.Tenant
-		if !engine.ValidID(tn.ID) || tn.Name != "Acme Field Ops" || tn.Slug != "acme" ||
+		if !model.ValidID(tn.ID) || tn.Name != "Acme Field Ops" || tn.Slug != "acme" ||
 			tn.Email != "ops@acme.example" || tn.Country != "FR" || tn.Status != engine.TenantActive {
 			t.Fatalf("tenant = %+v", tn)
 		}
@@ -95,7 +96,7 @@ func TestEngine_CreateTenant(t *testing.T) {
 		if k.Prefix != ct.APIKey[:12] || k.TenantID != ct.Tenant.ID || k.ExpiresAt != nil || k.LastUsedAt != nil {
 			t.Fatalf("first key = %+v", k)
 		}
-		if !slices.Equal(sorted(k.Scopes), sorted(engine.DefaultKeyScopes())) {
+		if !slices.Equal(sorted(k.Scopes), sorted(model.DefaultKeyScopes())) {
 			t.Fatalf("first key scopes = %v, want every key scope but sms:inbound", k.Scopes)
 		}
 		if slices.Contains(k.Scopes, "sms:inbound") || slices.Contains(k.Scopes, "tenant:admin") {
@@ -139,33 +140,33 @@ func TestEngine_CreateTenant(t *testing.T) {
 	})
 	for name, tc := range map[string]struct {
 		field  string
-		mutate func(*engine.CreateTenantInput)
+		mutate func(*model.CreateTenantInput)
 	}{
-		"ErrNameRequired":      {"name", func(in *engine.CreateTenantInput) { in.Name = "" }},
-		"ErrNameBlank":         {"name", func(in *engine.CreateTenantInput) { in.Name = " \t " }},
-		"ErrNameTooLong":       {"name", func(in *engine.CreateTenantInput) { in.Name = strings.Repeat("é", 201) }},
-		"ErrSlugRequired":      {"slug", func(in *engine.CreateTenantInput) { in.Slug = "" }},
-		"ErrSlugUppercase":     {"slug", func(in *engine.CreateTenantInput) { in.Slug = "Acme" }},
-		"ErrSlugLeadingHyphen": {"slug", func(in *engine.CreateTenantInput) { in.Slug = "-acme" }},
-		"ErrSlugTrailingDash":  {"slug", func(in *engine.CreateTenantInput) { in.Slug = "acme-" }},
-		"ErrSlugUnderscore":    {"slug", func(in *engine.CreateTenantInput) { in.Slug = "ac_me" }},
-		"ErrSlugSpace":         {"slug", func(in *engine.CreateTenantInput) { in.Slug = "ac me" }},
-		"ErrSlugTooLong":       {"slug", func(in *engine.CreateTenantInput) { in.Slug = strings.Repeat("a", 64) }},
-		"ErrEmailRequired":     {"email", func(in *engine.CreateTenantInput) { in.Email = "" }},
-		"ErrEmailInvalid":      {"email", func(in *engine.CreateTenantInput) { in.Email = "not-an-email" }},
-		"ErrEmailNoDot":        {"email", func(in *engine.CreateTenantInput) { in.Email = "ops@localhost" }},
-		"ErrEmailDisplayName":  {"email", func(in *engine.CreateTenantInput) { in.Email = "Ops <ops@acme.example>" }},
-		"ErrEmailTooLong":      {"email", func(in *engine.CreateTenantInput) { in.Email = strings.Repeat("a", 250) + "@acme.example" }},
-		"ErrCountryRequired":   {"country", func(in *engine.CreateTenantInput) { in.Country = "" }},
-		"ErrCountryUnknown":    {"country", func(in *engine.CreateTenantInput) { in.Country = "XX" }},
-		"ErrCountryAlpha3":     {"country", func(in *engine.CreateTenantInput) { in.Country = "FRA" }},
-		"ErrPlanUnknown":       {"plan", func(in *engine.CreateTenantInput) { in.Plan = "enterprise" }},
-		"ErrPlanCase":          {"plan", func(in *engine.CreateTenantInput) { in.Plan = "Core" }},
-		"ErrVerticalUpper":     {"verticals", func(in *engine.CreateTenantInput) { in.Verticals = []string{"Healthcare"} }},
-		"ErrVerticalShort":     {"verticals", func(in *engine.CreateTenantInput) { in.Verticals = []string{"x"} }},
-		"ErrVerticalSpace":     {"verticals", func(in *engine.CreateTenantInput) { in.Verticals = []string{"health care"} }},
-		"ErrVerticalEmpty":     {"verticals", func(in *engine.CreateTenantInput) { in.Verticals = []string{"gov", ""} }},
-		"ErrVerticalTooLong":   {"verticals", func(in *engine.CreateTenantInput) { in.Verticals = []string{"a" + strings.Repeat("b", 32)} }},
+		"ErrNameRequired":      {"name", func(in *model.CreateTenantInput) { in.Name = "" }},
+		"ErrNameBlank":         {"name", func(in *model.CreateTenantInput) { in.Name = " \t " }},
+		"ErrNameTooLong":       {"name", func(in *model.CreateTenantInput) { in.Name = strings.Repeat("é", 201) }},
+		"ErrSlugRequired":      {"slug", func(in *model.CreateTenantInput) { in.Slug = "" }},
+		"ErrSlugUppercase":     {"slug", func(in *model.CreateTenantInput) { in.Slug = "Acme" }},
+		"ErrSlugLeadingHyphen": {"slug", func(in *model.CreateTenantInput) { in.Slug = "-acme" }},
+		"ErrSlugTrailingDash":  {"slug", func(in *model.CreateTenantInput) { in.Slug = "acme-" }},
+		"ErrSlugUnderscore":    {"slug", func(in *model.CreateTenantInput) { in.Slug = "ac_me" }},
+		"ErrSlugSpace":         {"slug", func(in *model.CreateTenantInput) { in.Slug = "ac me" }},
+		"ErrSlugTooLong":       {"slug", func(in *model.CreateTenantInput) { in.Slug = strings.Repeat("a", 64) }},
+		"ErrEmailRequired":     {"email", func(in *model.CreateTenantInput) { in.Email = "" }},
+		"ErrEmailInvalid":      {"email", func(in *model.CreateTenantInput) { in.Email = "not-an-email" }},
+		"ErrEmailNoDot":        {"email", func(in *model.CreateTenantInput) { in.Email = "ops@localhost" }},
+		"ErrEmailDisplayName":  {"email", func(in *model.CreateTenantInput) { in.Email = "Ops <ops@acme.example>" }},
+		"ErrEmailTooLong":      {"email", func(in *model.CreateTenantInput) { in.Email = strings.Repeat("a", 250) + "@acme.example" }},
+		"ErrCountryRequired":   {"country", func(in *model.CreateTenantInput) { in.Country = "" }},
+		"ErrCountryUnknown":    {"country", func(in *model.CreateTenantInput) { in.Country = "XX" }},
+		"ErrCountryAlpha3":     {"country", func(in *model.CreateTenantInput) { in.Country = "FRA" }},
+		"ErrPlanUnknown":       {"plan", func(in *model.CreateTenantInput) { in.Plan = "enterprise" }},
+		"ErrPlanCase":          {"plan", func(in *model.CreateTenantInput) { in.Plan = "Core" }},
+		"ErrVerticalUpper":     {"verticals", func(in *model.CreateTenantInput) { in.Verticals = []string{"Healthcare"} }},
+		"ErrVerticalShort":     {"verticals", func(in *model.CreateTenantInput) { in.Verticals = []string{"x"} }},
+		"ErrVerticalSpace":     {"verticals", func(in *model.CreateTenantInput) { in.Verticals = []string{"health care"} }},
+		"ErrVerticalEmpty":     {"verticals", func(in *model.CreateTenantInput) { in.Verticals = []string{"gov", ""} }},
+		"ErrVerticalTooLong":   {"verticals", func(in *model.CreateTenantInput) { in.Verticals = []string{"a" + strings.Repeat("b", 32)} }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e, _ := MustOpenEngine(t)
@@ -187,7 +188,7 @@ func TestEngine_CreateTenant(t *testing.T) {
 		in := validTenantInput()
 		in.Name = "Another Acme"
 		_, err = createTenant(e, in)
-		AssertKind(t, err, engine.KindConflict)
+		AssertKind(t, err, model.KindConflict)
 		ts, err := e.Tenants(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -222,24 +223,24 @@ func TestEngine_Tenants(t *testing.T) {
 	})
 	t.Run("ErrBySlugNotFound", func(t *testing.T) {
 		_, err := e.TenantBySlug(ctx, "charlie")
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 	})
 	t.Run("TenantOf", func(t *testing.T) {
-		got, err := e.TenantOf(ctx, engine.Principal{TenantID: a.Tenant.ID, KeyID: engine.NewID()})
+		got, err := e.TenantOf(ctx, model.Principal{TenantID: a.Tenant.ID, KeyID: model.NewID()})
 		if err != nil || got.Slug != "alpha" {
 			t.Fatalf("TenantOf = %+v, %v", got, err)
 		}
 	})
 	t.Run("ErrTenantOfUnknown", func(t *testing.T) {
-		_, err := e.TenantOf(ctx, engine.Principal{TenantID: engine.NewID()})
-		AssertKind(t, err, engine.KindNotFound)
+		_, err := e.TenantOf(ctx, model.Principal{TenantID: model.NewID()})
+		AssertKind(t, err, model.KindNotFound)
 	})
 }
 
 func TestEngine_SetTenantStatus(t *testing.T) {
-	set := func(e *engine.Engine, slug, status string) (*engine.Tenant, error) {
-		var out *engine.Tenant
-		err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+	set := func(e *engine.Engine, slug, status string) (*model.Tenant, error) {
+		var out *model.Tenant
+		err := e.Update(context.Background(), func(tx model.Tx) (err error) {
 			out, err = e.SetTenantStatus(tx, slug, status)
 			return err
 		})
@@ -272,7 +273,7 @@ func TestEngine_SetTenantStatus(t *testing.T) {
 	t.Run("ErrNotFound", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		_, err := set(e, "ghost", engine.TenantSuspended)
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 	})
 }
 
@@ -291,28 +292,28 @@ func TestPlanRateLimit(t *testing.T) {
 }
 
 func TestEngine_UpdateDispatchSettings(t *testing.T) {
-	update := func(e *engine.Engine, p engine.Principal, in engine.DispatchSettingsInput) (*engine.DispatchSettings, error) {
-		var out *engine.DispatchSettings
-		err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+	update := func(e *engine.Engine, p model.Principal, in model.DispatchSettingsInput) (*model.DispatchSettings, error) {
+		var out *model.DispatchSettings
+		err := e.Update(context.Background(), func(tx model.Tx) (err error) {
 			out, err = e.UpdateDispatchSettings(tx, p, in)
 			return err
 		})
 		return out, err
 	}
-	setup := func(t *testing.T) (*engine.Engine, *engine.FakeClock, engine.Principal) {
+	setup := func(t *testing.T) (*engine.Engine, *model.FakeClock, model.Principal) {
 		e, clock := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		return e, clock, engine.Principal{TenantID: ct.Tenant.ID, UserID: engine.NewID(), Role: engine.RoleCompanyTech}
+		return e, clock, model.Principal{TenantID: ct.Tenant.ID, UserID: model.NewID(), Role: model.RoleCompanyTech}
 	}
 	t.Run("OK", func(t *testing.T) {
 		e, clock, p := setup(t)
 		clock.Advance(time.Minute)
-		got, err := update(e, p, engine.DispatchSettingsInput{DispatchMode: ptr(true),
-			DispatchThreshold: ptr(0.4), ReinforcementTimeoutMin: ptr[engine.Int](15)})
+		got, err := update(e, p, model.DispatchSettingsInput{DispatchMode: ptr(true),
+			DispatchThreshold: ptr(0.4), ReinforcementTimeoutMin: ptr[model.Int](15)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *got != (engine.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.4, ReinforcementTimeoutMin: 15}) {
+		if *got != (model.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.4, ReinforcementTimeoutMin: 15}) {
 			t.Fatalf("settings = %+v", got)
 		}
 		tn, _ := e.TenantOf(context.Background(), p)
@@ -323,37 +324,37 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 	})
 	t.Run("NilFieldsUnchanged", func(t *testing.T) {
 		e, _, p := setup(t)
-		if _, err := update(e, p, engine.DispatchSettingsInput{DispatchMode: ptr(true),
-			DispatchThreshold: ptr(0.3), ReinforcementTimeoutMin: ptr[engine.Int](20)}); err != nil {
+		if _, err := update(e, p, model.DispatchSettingsInput{DispatchMode: ptr(true),
+			DispatchThreshold: ptr(0.3), ReinforcementTimeoutMin: ptr[model.Int](20)}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := update(e, p, engine.DispatchSettingsInput{DispatchThreshold: ptr(0.1)})
+		got, err := update(e, p, model.DispatchSettingsInput{DispatchThreshold: ptr(0.1)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *got != (engine.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 20}) {
+		if *got != (model.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 20}) {
 			t.Fatalf("settings = %+v", got)
 		}
-		got, err = update(e, p, engine.DispatchSettingsInput{})
+		got, err = update(e, p, model.DispatchSettingsInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *got != (engine.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 20}) {
+		if *got != (model.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 20}) {
 			t.Fatalf("an empty update changed the settings: %+v", got)
 		}
-		got, err = update(e, p, engine.DispatchSettingsInput{DispatchMode: ptr(false), ReinforcementTimeoutMin: ptr[engine.Int](0)})
+		got, err = update(e, p, model.DispatchSettingsInput{DispatchMode: ptr(false), ReinforcementTimeoutMin: ptr[model.Int](0)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *got != (engine.DispatchSettings{DispatchMode: false, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 0}) {
+		if *got != (model.DispatchSettings{DispatchMode: false, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 0}) {
 			t.Fatalf("settings = %+v", got)
 		}
 	})
 	t.Run("Bounds", func(t *testing.T) {
 		e, _, p := setup(t)
-		for _, in := range []engine.DispatchSettingsInput{
+		for _, in := range []model.DispatchSettingsInput{
 			{DispatchThreshold: ptr(0.0)}, {DispatchThreshold: ptr(1.0)},
-			{ReinforcementTimeoutMin: ptr[engine.Int](0)}, {ReinforcementTimeoutMin: ptr[engine.Int](1440)},
+			{ReinforcementTimeoutMin: ptr[model.Int](0)}, {ReinforcementTimeoutMin: ptr[model.Int](1440)},
 		} {
 			if _, err := update(e, p, in); err != nil {
 				t.Errorf("update %+v: %v", in, err)
@@ -362,15 +363,15 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 	})
 	for name, tc := range map[string]struct {
 		field string
-		in    engine.DispatchSettingsInput
+		in    model.DispatchSettingsInput
 	}{
-		"ErrThresholdNegative": {"dispatch_threshold", engine.DispatchSettingsInput{DispatchThreshold: ptr(-0.01)}},
-		"ErrThresholdAboveOne": {"dispatch_threshold", engine.DispatchSettingsInput{DispatchThreshold: ptr(1.01)}},
-		"ErrThresholdNaN":      {"dispatch_threshold", engine.DispatchSettingsInput{DispatchThreshold: ptr(math.NaN())}},
-		"ErrThresholdInf":      {"dispatch_threshold", engine.DispatchSettingsInput{DispatchThreshold: ptr(math.Inf(1))}},
-		"ErrThresholdNegInf":   {"dispatch_threshold", engine.DispatchSettingsInput{DispatchThreshold: ptr(math.Inf(-1))}},
-		"ErrTimeoutNegative":   {"reinforcement_timeout_min", engine.DispatchSettingsInput{ReinforcementTimeoutMin: ptr[engine.Int](-1)}},
-		"ErrTimeoutTooLong":    {"reinforcement_timeout_min", engine.DispatchSettingsInput{ReinforcementTimeoutMin: ptr[engine.Int](1441)}},
+		"ErrThresholdNegative": {"dispatch_threshold", model.DispatchSettingsInput{DispatchThreshold: ptr(-0.01)}},
+		"ErrThresholdAboveOne": {"dispatch_threshold", model.DispatchSettingsInput{DispatchThreshold: ptr(1.01)}},
+		"ErrThresholdNaN":      {"dispatch_threshold", model.DispatchSettingsInput{DispatchThreshold: ptr(math.NaN())}},
+		"ErrThresholdInf":      {"dispatch_threshold", model.DispatchSettingsInput{DispatchThreshold: ptr(math.Inf(1))}},
+		"ErrThresholdNegInf":   {"dispatch_threshold", model.DispatchSettingsInput{DispatchThreshold: ptr(math.Inf(-1))}},
+		"ErrTimeoutNegative":   {"reinforcement_timeout_min", model.DispatchSettingsInput{ReinforcementTimeoutMin: ptr[model.Int](-1)}},
+		"ErrTimeoutTooLong":    {"reinforcement_timeout_min", model.DispatchSettingsInput{ReinforcementTimeoutMin: ptr[model.Int](1441)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e, _, p := setup(t)
@@ -387,40 +388,40 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 	}
 	t.Run("ErrForbidden", func(t *testing.T) {
 		e, _, p := setup(t)
-		for _, role := range []string{engine.RoleOperationalSupervisor, engine.RoleFieldOperator,
-			engine.RoleCorporateClient, engine.RoleAPIUser} {
+		for _, role := range []string{model.RoleOperationalSupervisor, model.RoleFieldOperator,
+			model.RoleCorporateClient, model.RoleAPIUser} {
 			q := p
 			q.Role = role
-			_, err := update(e, q, engine.DispatchSettingsInput{DispatchMode: ptr(true)})
-			AssertKind(t, err, engine.KindForbidden)
+			_, err := update(e, q, model.DispatchSettingsInput{DispatchMode: ptr(true)})
+			AssertKind(t, err, model.KindForbidden)
 		}
 		// Permission comes before validation: a forbidden caller learns nothing.
 		q := p
-		q.Role = engine.RoleAPIUser
-		_, err := update(e, q, engine.DispatchSettingsInput{DispatchThreshold: ptr(7.0)})
-		AssertKind(t, err, engine.KindForbidden)
+		q.Role = model.RoleAPIUser
+		_, err := update(e, q, model.DispatchSettingsInput{DispatchThreshold: ptr(7.0)})
+		AssertKind(t, err, model.KindForbidden)
 	})
 	t.Run("Key", func(t *testing.T) {
 		e, _, p := setup(t)
-		key := engine.Principal{TenantID: p.TenantID, KeyID: engine.NewID(), Scopes: []string{"settings:dispatch"}}
-		if _, err := update(e, key, engine.DispatchSettingsInput{DispatchMode: ptr(true)}); err != nil {
+		key := model.Principal{TenantID: p.TenantID, KeyID: model.NewID(), Scopes: []string{"settings:dispatch"}}
+		if _, err := update(e, key, model.DispatchSettingsInput{DispatchMode: ptr(true)}); err != nil {
 			t.Fatal(err)
 		}
 		key.Scopes = []string{"events:read"}
-		_, err := update(e, key, engine.DispatchSettingsInput{DispatchMode: ptr(true)})
-		AssertKind(t, err, engine.KindForbidden)
+		_, err := update(e, key, model.DispatchSettingsInput{DispatchMode: ptr(true)})
+		AssertKind(t, err, model.KindForbidden)
 	})
 	t.Run("Admin", func(t *testing.T) {
 		e, _, p := setup(t)
-		p.Role = engine.RoleCompanyAdmin
-		if _, err := update(e, p, engine.DispatchSettingsInput{DispatchMode: ptr(true)}); err != nil {
+		p.Role = model.RoleCompanyAdmin
+		if _, err := update(e, p, model.DispatchSettingsInput{DispatchMode: ptr(true)}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("ErrUnknownTenant", func(t *testing.T) {
 		e, _, p := setup(t)
-		p.TenantID = engine.NewID()
-		_, err := update(e, p, engine.DispatchSettingsInput{DispatchMode: ptr(true)})
-		AssertKind(t, err, engine.KindNotFound)
+		p.TenantID = model.NewID()
+		_, err := update(e, p, model.DispatchSettingsInput{DispatchMode: ptr(true)})
+		AssertKind(t, err, model.KindNotFound)
 	})
 }

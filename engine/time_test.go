@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 func TestTime_MarshalJSON(t *testing.T) {
 	paris := time.FixedZone("CEST", 2*3600)
 	t.Run("OK", func(t *testing.T) {
-		v := engine.At(time.Date(2026, 6, 9, 12, 11, 12, 345_678_901, paris))
+		v := model.At(time.Date(2026, 6, 9, 12, 11, 12, 345_678_901, paris))
 		b, err := json.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
@@ -21,14 +21,14 @@ func TestTime_MarshalJSON(t *testing.T) {
 		}
 	})
 	t.Run("ThreeDigitsAlways", func(t *testing.T) {
-		b, _ := json.Marshal(engine.At(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
+		b, _ := json.Marshal(model.At(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
 		if got, want := string(b), `"2026-01-02T03:04:05.000Z"`; got != want {
 			t.Fatalf("Marshal = %s, want %s", got, want)
 		}
 	})
 	t.Run("UntruncatedTruncates", func(t *testing.T) {
 		// A Time built without At still prints three digits, cut (not rounded), in UTC.
-		v := engine.Time{Time: time.Date(2026, 6, 9, 12, 11, 12, 345_999_999, paris)}
+		v := model.Time{Time: time.Date(2026, 6, 9, 12, 11, 12, 345_999_999, paris)}
 		b, _ := json.Marshal(v)
 		if got, want := string(b), `"2026-06-09T10:11:12.345Z"`; got != want {
 			t.Fatalf("Marshal = %s, want %s", got, want)
@@ -36,11 +36,11 @@ func TestTime_MarshalJSON(t *testing.T) {
 	})
 	t.Run("NilIsNull", func(t *testing.T) {
 		type rec struct {
-			At    engine.Time  `json:"at"`
-			Set   *engine.Time `json:"set"`
-			Unset *engine.Time `json:"unset"`
+			At    model.Time  `json:"at"`
+			Set   *model.Time `json:"set"`
+			Unset *model.Time `json:"unset"`
 		}
-		b, err := json.Marshal(rec{At: engine.At(epoch), Set: engine.TimePtr(epoch)})
+		b, err := json.Marshal(rec{At: model.At(epoch), Set: model.TimePtr(epoch)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,18 +53,18 @@ func TestTime_MarshalJSON(t *testing.T) {
 
 func TestTime_UnmarshalJSON(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
-		var v engine.Time
+		var v model.Time
 		if err := json.Unmarshal([]byte(`"2026-06-09T12:11:12.345678+02:00"`), &v); err != nil {
 			t.Fatal(err)
 		}
-		if want := engine.At(epoch); !v.Equal(want.Time) || v.Location() != time.UTC {
+		if want := model.At(epoch); !v.Equal(want.Time) || v.Location() != time.UTC {
 			t.Fatalf("Unmarshal = %v, want %v in UTC", v, want)
 		}
 	})
 	t.Run("RoundTrip", func(t *testing.T) {
-		in := engine.TimePtr(time.Date(2030, 12, 31, 23, 59, 59, 999_000_000, time.UTC))
+		in := model.TimePtr(time.Date(2030, 12, 31, 23, 59, 59, 999_000_000, time.UTC))
 		b, _ := json.Marshal(in)
-		var out *engine.Time
+		var out *model.Time
 		if err := json.Unmarshal(b, &out); err != nil {
 			t.Fatal(err)
 		}
@@ -73,24 +73,24 @@ func TestTime_UnmarshalJSON(t *testing.T) {
 		}
 	})
 	t.Run("Null", func(t *testing.T) {
-		var p *engine.Time
+		var p *model.Time
 		if err := json.Unmarshal([]byte(`null`), &p); err != nil || p != nil {
 			t.Fatalf("Unmarshal(null) into *Time = %v, %v; want nil, nil", p, err)
 		}
-		v := engine.At(epoch)
+		v := model.At(epoch)
 		if err := json.Unmarshal([]byte(`null`), &v); err != nil || !v.Equal(epoch) {
 			t.Fatalf("Unmarshal(null) into Time = %v, %v; want it unchanged", v, err)
 		}
 	})
 	t.Run("ErrNotAString", func(t *testing.T) {
-		var v engine.Time
+		var v model.Time
 		if err := json.Unmarshal([]byte(`1781000000`), &v); err == nil {
 			t.Fatal("a number decoded as a timestamp")
 		}
 	})
 	t.Run("ErrNotRFC3339", func(t *testing.T) {
 		for _, s := range []string{`"2026-06-09"`, `"2026-06-09 10:11:12Z"`, `"yesterday"`, `""`} {
-			var v engine.Time
+			var v model.Time
 			if err := json.Unmarshal([]byte(s), &v); err == nil {
 				t.Errorf("Unmarshal(%s) succeeded", s)
 			}
@@ -99,31 +99,31 @@ func TestTime_UnmarshalJSON(t *testing.T) {
 }
 
 func TestAt(t *testing.T) {
-	v := engine.At(time.Date(2026, 6, 9, 10, 11, 12, 345_999_999, time.FixedZone("X", -5*3600)))
+	v := model.At(time.Date(2026, 6, 9, 10, 11, 12, 345_999_999, time.FixedZone("X", -5*3600)))
 	if v.Nanosecond() != 345_000_000 || v.Location() != time.UTC || v.Hour() != 15 {
 		t.Fatalf("At = %v, want 15:11:12.345 UTC", v)
 	}
-	if p := engine.TimePtr(v.Time); p == nil || !p.Equal(v.Time) {
+	if p := model.TimePtr(v.Time); p == nil || !p.Equal(v.Time) {
 		t.Fatalf("TimePtr = %v", p)
 	}
 }
 
 func TestParseTime(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
-		v, err := engine.ParseTime("2026-06-09T10:11:12.3456Z")
+		v, err := model.ParseTime("2026-06-09T10:11:12.3456Z")
 		if err != nil || !v.Equal(epoch) {
 			t.Fatalf("ParseTime = %v, %v", v, err)
 		}
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
-		if _, err := engine.ParseTime("09/06/2026"); err == nil {
+		if _, err := model.ParseTime("09/06/2026"); err == nil {
 			t.Fatal("ParseTime accepted a non-RFC 3339 date")
 		}
 	})
 }
 
 func TestFakeClock(t *testing.T) {
-	c := engine.NewFakeClock(epoch)
+	c := model.NewFakeClock(epoch)
 	if !c.Now().Equal(epoch) {
 		t.Fatalf("Now = %v", c.Now())
 	}
@@ -136,9 +136,9 @@ func TestFakeClock(t *testing.T) {
 	if !c.Now().Equal(later) {
 		t.Fatalf("after Set: %v", c.Now())
 	}
-	var _ engine.Clock = c
-	var _ engine.Clock = engine.SystemClock{}
-	if d := time.Since(engine.SystemClock{}.Now()); d < 0 || d > time.Minute {
+	var _ model.Clock = c
+	var _ model.Clock = model.SystemClock{}
+	if d := time.Since(model.SystemClock{}.Now()); d < 0 || d > time.Minute {
 		t.Fatalf("SystemClock is off by %v", d)
 	}
 }

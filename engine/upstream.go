@@ -12,13 +12,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
-)
 
-// Kinds of the change log: the item kinds of the upstream wire protocol.
-const (
-	ChangeEvent    = ItemUpstreamEvent
-	ChangeDispatch = ItemUpstreamDispatch
-	ChangeMission  = ItemUpstreamMission
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // SecretUpstream names the installation secret the upstream API keys are encrypted with.
@@ -30,73 +25,6 @@ const (
 	maxUpstreamCA  = 64 << 10
 )
 
-// LogChange is one entry of a tenant's change log: a record of kind Kind and id ID changed
-// at At. Seq is its place in the log, contiguous from 1.
-type LogChange struct {
-	Seq  int64
-	Kind string
-	ID   string
-	At   Time
-}
-
-// UpstreamConfig is a tenant's upstream as stored: the settings and where the push
-// stands. The API key is kept only encrypted (KeyCipher); nothing returns it.
-type UpstreamConfig struct {
-	TenantID  string `json:"tenant_id"`
-	URL       string `json:"url"`
-	KeyCipher string `json:"key_cipher"`
-	KeyPrefix string `json:"key_prefix"`
-	CAPEM     string `json:"ca_pem,omitempty"`
-	Paused    bool   `json:"paused"`
-	// Generation changes with the link (url, key or CA): a push that began under another
-	// generation drops its result.
-	Generation int64 `json:"generation"`
-	// DeviceID is the node's device on the upstream, once registered.
-	DeviceID string `json:"device_id,omitempty"`
-	// Base maps the log to the device's sequence numbers: sequence_number = Seq − Base.
-	Base int64 `json:"base"`
-	// AckedThrough is the last change (of the log) the upstream has applied; the log
-	// holds nothing at or below it.
-	AckedThrough  int64  `json:"acked_through"`
-	LastSuccessAt *Time  `json:"last_success_at"`
-	LastAttemptAt *Time  `json:"last_attempt_at"`
-	LastError     string `json:"last_error,omitempty"`
-	NextAttemptAt *Time  `json:"next_attempt_at"`
-	Failures      int    `json:"failures"`
-	// Rejected counts the items the upstream rejected (they count as processed there);
-	// LastRejection says why the latest was.
-	Rejected      int64  `json:"rejected"`
-	LastRejection string `json:"last_rejection,omitempty"`
-	CreatedAt     Time   `json:"created_at"`
-	UpdatedAt     Time   `json:"updated_at"`
-}
-
-// UpstreamInput is the body of PUT /v1/tenant/upstream. With the url unchanged, an
-// absent api_key, ca_pem or paused keeps its current value; a new url starts afresh:
-// api_key is required and there is no CA unless ca_pem gives one. An empty ca_pem
-// removes the CA.
-type UpstreamInput struct {
-	URL    string  `json:"url"`
-	APIKey string  `json:"api_key"`
-	CAPEM  *string `json:"ca_pem"`
-	Paused *bool   `json:"paused"`
-}
-
-// UpstreamSettings is what GET and PUT /v1/tenant/upstream answer: the settings without
-// the key, of which only a prefix is shown.
-type UpstreamSettings struct {
-	URL          string  `json:"url"`
-	APIKeyPrefix string  `json:"api_key_prefix"`
-	CAPEM        *string `json:"ca_pem"`
-	Paused       bool    `json:"paused"`
-	// NodeID is the hardware_id the node registers with upstream (the origin of its
-	// records there); DeviceID its device on the upstream once registered.
-	NodeID    string  `json:"node_id"`
-	DeviceID  *string `json:"device_id"`
-	CreatedAt Time    `json:"created_at"`
-	UpdatedAt Time    `json:"updated_at"`
-}
-
 // Upstream link states of GET /v1/tenant/upstream/status.
 const (
 	UpstreamUnconfigured = "unconfigured"
@@ -106,27 +34,6 @@ const (
 	UpstreamDown         = "down"
 )
 
-// UpstreamStatus is the answer of GET /v1/tenant/upstream/status. State is paused when
-// paused, down when the last attempt failed, idle when the backlog is empty and pushing
-// otherwise.
-type UpstreamStatus struct {
-	State           string  `json:"state"`
-	URL             *string `json:"url"`
-	DeviceID        *string `json:"device_id"`
-	LastSuccessAt   *Time   `json:"last_success_at"`
-	LastAttemptAt   *Time   `json:"last_attempt_at"`
-	Backlog         int64   `json:"backlog"`
-	BacklogOldestAt *Time   `json:"backlog_oldest_at"`
-	LastError       *string `json:"last_error"`
-	NextAttemptAt   *Time   `json:"next_attempt_at"`
-	// Failures counts the attempts failed in a row; AckedThrough is the change log's
-	// last sequence the upstream has applied; Rejected counts the items it rejected.
-	Failures      int     `json:"failures"`
-	AckedThrough  int64   `json:"acked_through"`
-	Rejected      int64   `json:"rejected"`
-	LastRejection *string `json:"last_rejection"`
-}
-
 // keyPrefixOf is the part of an API key that is ever shown.
 func keyPrefixOf(key string) string {
 	if len(key) <= APIKeyShownPrefix {
@@ -135,45 +42,32 @@ func keyPrefixOf(key string) string {
 	return key[:APIKeyShownPrefix] + "…"
 }
 
-// settings renders c without its key.
-func (c *UpstreamConfig) settings(nodeID string) *UpstreamSettings {
-	s := &UpstreamSettings{URL: c.URL, APIKeyPrefix: c.KeyPrefix, Paused: c.Paused, NodeID: nodeID,
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
-	if c.CAPEM != "" {
-		s.CAPEM = ptrTo(c.CAPEM)
-	}
-	if c.DeviceID != "" {
-		s.DeviceID = ptrTo(c.DeviceID)
-	}
-	return s
-}
-
 // CheckUpstreamURL validates an upstream's base URL and returns it without a trailing
 // slash: https, or http to a loopback host only (127.0.0.0/8, ::1, localhost: a test, or
 // a TLS proxy on the same machine); no user info, query or fragment.
 func CheckUpstreamURL(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return "", Invalid("url", "url is required")
+		return "", model.Invalid("url", "url is required")
 	}
 	if len(raw) > maxUpstreamURL {
-		return "", Invalid("url", "url is longer than %d characters", maxUpstreamURL)
+		return "", model.Invalid("url", "url is longer than %d characters", maxUpstreamURL)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
-		return "", Invalid("url", "url must be an absolute URL such as https://central.example.org")
+		return "", model.Invalid("url", "url must be an absolute URL such as https://central.example.org")
 	}
 	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		return "", Invalid("url", "url must have no user info, query or fragment")
+		return "", model.Invalid("url", "url must have no user info, query or fragment")
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "https":
 	case "http":
 		if !loopbackHost(u.Hostname()) {
-			return "", Invalid("url", "url must be https (http is allowed only to a loopback host)")
+			return "", model.Invalid("url", "url must be https (http is allowed only to a loopback host)")
 		}
 	default:
-		return "", Invalid("url", "url must be an https URL")
+		return "", model.Invalid("url", "url must be an https URL")
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	return strings.TrimRight(u.String(), "/"), nil
@@ -191,10 +85,10 @@ func loopbackHost(h string) bool {
 // checkCA validates a PEM bundle of root certificates.
 func checkCA(pem string) error {
 	if len(pem) > maxUpstreamCA {
-		return Invalid("ca_pem", "ca_pem is larger than %d KiB", maxUpstreamCA>>10)
+		return model.Invalid("ca_pem", "ca_pem is larger than %d KiB", maxUpstreamCA>>10)
 	}
 	if !x509.NewCertPool().AppendCertsFromPEM([]byte(pem)) {
-		return Invalid("ca_pem", "ca_pem holds no PEM certificate")
+		return model.Invalid("ca_pem", "ca_pem holds no PEM certificate")
 	}
 	return nil
 }
@@ -225,18 +119,18 @@ func sealKey(aead cipher.AEAD, tenantID, key string) string {
 func openKey(aead cipher.AEAD, tenantID, sealed string) (string, error) {
 	raw, err := base64.StdEncoding.DecodeString(sealed)
 	if err != nil || len(raw) < aead.NonceSize() {
-		return "", Errorf(KindInternal, "the stored upstream API key is damaged")
+		return "", model.Errorf(model.KindInternal, "the stored upstream API key is damaged")
 	}
 	n := aead.NonceSize()
 	key, err := aead.Open(nil, raw[:n], raw[n:], []byte(tenantID))
 	if err != nil {
-		return "", Errorf(KindInternal, "the stored upstream API key does not decrypt with this node's secret")
+		return "", model.Errorf(model.KindInternal, "the stored upstream API key does not decrypt with this node's secret")
 	}
 	return string(key), nil
 }
 
 // metaSecret returns an installation secret within tx, creating it when tx may write.
-func metaSecret(tx Tx, name string) ([]byte, error) {
+func metaSecret(tx model.Tx, name string) ([]byte, error) {
 	v, err := tx.Meta(name)
 	if err != nil || v != nil {
 		return v, err
@@ -247,15 +141,15 @@ func metaSecret(tx Tx, name string) ([]byte, error) {
 
 // SetUpstream sets the upstream of p's tenant (PUT /v1/tenant/upstream) within tx. It
 // needs tenant:admin.
-func (e *Engine) SetUpstream(tx Tx, p Principal, in UpstreamInput) (*UpstreamSettings, error) {
-	if err := p.Require(PermTenantAdmin); err != nil {
+func (e *Engine) SetUpstream(tx model.Tx, p model.Principal, in model.UpstreamInput) (*model.UpstreamSettings, error) {
+	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
 	return e.setUpstream(tx, p.TenantID, in)
 }
 
 // SetUpstreamIn is SetUpstream for the tenant of a slug (the admin command).
-func (e *Engine) SetUpstreamIn(tx Tx, slug string, in UpstreamInput) (*UpstreamSettings, error) {
+func (e *Engine) SetUpstreamIn(tx model.Tx, slug string, in model.UpstreamInput) (*model.UpstreamSettings, error) {
 	t, err := tx.TenantBySlug(slug)
 	if err != nil {
 		return nil, err
@@ -263,32 +157,32 @@ func (e *Engine) SetUpstreamIn(tx Tx, slug string, in UpstreamInput) (*UpstreamS
 	return e.setUpstream(tx, t.ID, in)
 }
 
-func (e *Engine) setUpstream(tx Tx, tenantID string, in UpstreamInput) (*UpstreamSettings, error) {
+func (e *Engine) setUpstream(tx model.Tx, tenantID string, in model.UpstreamInput) (*model.UpstreamSettings, error) {
 	u, err := CheckUpstreamURL(in.URL)
 	if err != nil {
 		return nil, err
 	}
 	cur, err := tx.Upstream(tenantID)
-	if err != nil && !IsKind(err, KindNotFound) {
+	if err != nil && !model.IsKind(err, model.KindNotFound) {
 		return nil, err
 	}
 	same := cur != nil && cur.URL == u
 	key := strings.TrimSpace(in.APIKey)
 	switch {
 	case key == "" && !same:
-		return nil, Invalid("api_key", "api_key is required (an API key of the upstream tenant with devices:manage and devices:sync)")
+		return nil, model.Invalid("api_key", "api_key is required (an API key of the upstream tenant with devices:manage and devices:sync)")
 	case key != "" && !LooksLikeAPIKey(key):
-		return nil, Invalid("api_key", "api_key must be a fieldrelay API key (%s…)", APIKeyPrefix)
+		return nil, model.Invalid("api_key", "api_key must be a fieldrelay API key (%s…)", APIKeyPrefix)
 	}
 	if in.CAPEM != nil && *in.CAPEM != "" {
 		if err := checkCA(*in.CAPEM); err != nil {
 			return nil, err
 		}
 	}
-	now := At(e.clock.Now())
+	now := model.At(e.clock.Now())
 	c := cur
 	if !same {
-		c = &UpstreamConfig{TenantID: tenantID, CreatedAt: now}
+		c = &model.UpstreamConfig{TenantID: tenantID, CreatedAt: now}
 		if cur != nil {
 			// A new upstream: the log that stands stays to be sent to it; the device
 			// there is registered afresh.
@@ -305,7 +199,7 @@ func (e *Engine) setUpstream(tx Tx, tenantID string, in UpstreamInput) (*Upstrea
 		}
 		aead, err := upstreamAEAD(secret)
 		if err != nil {
-			return nil, Internal(err)
+			return nil, model.Internal(err)
 		}
 		c.KeyCipher, c.KeyPrefix = sealKey(aead, tenantID, key), keyPrefixOf(key)
 		if same {
@@ -329,7 +223,7 @@ func (e *Engine) setUpstream(tx Tx, tenantID string, in UpstreamInput) (*Upstrea
 	return e.putUpstream(tx, c)
 }
 
-func generationOf(c *UpstreamConfig) int64 {
+func generationOf(c *model.UpstreamConfig) int64 {
 	if c == nil {
 		return 0
 	}
@@ -338,7 +232,7 @@ func generationOf(c *UpstreamConfig) int64 {
 
 // putUpstream stores settings changed by an administrator: the change log starts or
 // keeps being written from this transaction on, and the pusher looks again.
-func (e *Engine) putUpstream(tx Tx, c *UpstreamConfig) (*UpstreamSettings, error) {
+func (e *Engine) putUpstream(tx model.Tx, c *model.UpstreamConfig) (*model.UpstreamSettings, error) {
 	if err := tx.PutUpstream(c); err != nil {
 		return nil, err
 	}
@@ -347,24 +241,24 @@ func (e *Engine) putUpstream(tx Tx, c *UpstreamConfig) (*UpstreamSettings, error
 		return nil, err
 	}
 	e.up.settingsChanged(tx)
-	return c.settings(string(nodeID)), nil
+	return c.Settings(string(nodeID)), nil
 }
 
 // PauseUpstreamIn pauses or resumes the push of the tenant of a slug (the admin
 // command); the change log keeps being written while paused.
-func (e *Engine) PauseUpstreamIn(tx Tx, slug string, paused bool) (*UpstreamSettings, error) {
+func (e *Engine) PauseUpstreamIn(tx model.Tx, slug string, paused bool) (*model.UpstreamSettings, error) {
 	t, err := tx.TenantBySlug(slug)
 	if err != nil {
 		return nil, err
 	}
 	c, err := tx.Upstream(t.ID)
-	if IsKind(err, KindNotFound) {
-		return nil, Errorf(KindNotFound, "tenant %s has no upstream (fieldrelay upstream set)", Quote(slug))
+	if model.IsKind(err, model.KindNotFound) {
+		return nil, model.Errorf(model.KindNotFound, "tenant %s has no upstream (fieldrelay upstream set)", model.Quote(slug))
 	}
 	if err != nil {
 		return nil, err
 	}
-	c.Paused, c.UpdatedAt = paused, At(e.clock.Now())
+	c.Paused, c.UpdatedAt = paused, model.At(e.clock.Now())
 	if !paused {
 		c.NextAttemptAt = nil
 	}
@@ -373,20 +267,20 @@ func (e *Engine) PauseUpstreamIn(tx Tx, slug string, paused bool) (*UpstreamSett
 
 // Upstream returns the upstream settings of p's tenant (GET /v1/tenant/upstream);
 // KindNotFound when it has none. It needs tenant:admin.
-func (e *Engine) Upstream(ctx context.Context, p Principal) (*UpstreamSettings, error) {
-	if err := p.Require(PermTenantAdmin); err != nil {
+func (e *Engine) Upstream(ctx context.Context, p model.Principal) (*model.UpstreamSettings, error) {
+	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
-	return e.upstreamOf(ctx, func(Tx) (string, error) { return p.TenantID, nil })
+	return e.upstreamOf(ctx, func(model.Tx) (string, error) { return p.TenantID, nil })
 }
 
 // UpstreamOf is Upstream for the tenant of a slug (the admin command).
-func (e *Engine) UpstreamOf(ctx context.Context, slug string) (*UpstreamSettings, error) {
+func (e *Engine) UpstreamOf(ctx context.Context, slug string) (*model.UpstreamSettings, error) {
 	return e.upstreamOf(ctx, bySlug(slug))
 }
 
-func bySlug(slug string) func(Tx) (string, error) {
-	return func(tx Tx) (string, error) {
+func bySlug(slug string) func(model.Tx) (string, error) {
+	return func(tx model.Tx) (string, error) {
 		t, err := tx.TenantBySlug(slug)
 		if err != nil {
 			return "", err
@@ -395,16 +289,16 @@ func bySlug(slug string) func(Tx) (string, error) {
 	}
 }
 
-func (e *Engine) upstreamOf(ctx context.Context, tenant func(Tx) (string, error)) (*UpstreamSettings, error) {
-	var out *UpstreamSettings
-	err := e.store.View(ctx, func(tx Tx) error {
+func (e *Engine) upstreamOf(ctx context.Context, tenant func(model.Tx) (string, error)) (*model.UpstreamSettings, error) {
+	var out *model.UpstreamSettings
+	err := e.store.View(ctx, func(tx model.Tx) error {
 		id, err := tenant(tx)
 		if err != nil {
 			return err
 		}
 		c, err := tx.Upstream(id)
-		if IsKind(err, KindNotFound) {
-			return Errorf(KindNotFound, "no upstream is configured")
+		if model.IsKind(err, model.KindNotFound) {
+			return model.Errorf(model.KindNotFound, "no upstream is configured")
 		}
 		if err != nil {
 			return err
@@ -413,7 +307,7 @@ func (e *Engine) upstreamOf(ctx context.Context, tenant func(Tx) (string, error)
 		if err != nil {
 			return err
 		}
-		out = c.settings(string(nodeID))
+		out = c.Settings(string(nodeID))
 		return nil
 	})
 	return out, err
@@ -421,21 +315,21 @@ func (e *Engine) upstreamOf(ctx context.Context, tenant func(Tx) (string, error)
 
 // UpstreamStatus returns where the upstream sync of p's tenant stands (GET
 // /v1/tenant/upstream/status). It needs tenant:admin.
-func (e *Engine) UpstreamStatus(ctx context.Context, p Principal) (*UpstreamStatus, error) {
-	if err := p.Require(PermTenantAdmin); err != nil {
+func (e *Engine) UpstreamStatus(ctx context.Context, p model.Principal) (*model.UpstreamStatus, error) {
+	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
-	return e.upstreamStatus(ctx, func(Tx) (string, error) { return p.TenantID, nil })
+	return e.upstreamStatus(ctx, func(model.Tx) (string, error) { return p.TenantID, nil })
 }
 
 // UpstreamStatusOf is UpstreamStatus for the tenant of a slug (the admin command).
-func (e *Engine) UpstreamStatusOf(ctx context.Context, slug string) (*UpstreamStatus, error) {
+func (e *Engine) UpstreamStatusOf(ctx context.Context, slug string) (*model.UpstreamStatus, error) {
 	return e.upstreamStatus(ctx, bySlug(slug))
 }
 
-func (e *Engine) upstreamStatus(ctx context.Context, tenant func(Tx) (string, error)) (*UpstreamStatus, error) {
-	var out *UpstreamStatus
-	err := e.store.View(ctx, func(tx Tx) error {
+func (e *Engine) upstreamStatus(ctx context.Context, tenant func(model.Tx) (string, error)) (*model.UpstreamStatus, error) {
+	var out *model.UpstreamStatus
+	err := e.store.View(ctx, func(tx model.Tx) error {
 		id, err := tenant(tx)
 		if err != nil {
 			return err
@@ -447,10 +341,10 @@ func (e *Engine) upstreamStatus(ctx context.Context, tenant func(Tx) (string, er
 }
 
 // upstreamStatusIn reads a tenant's status within tx.
-func upstreamStatusIn(tx Tx, tenantID string) (*UpstreamStatus, error) {
+func upstreamStatusIn(tx model.Tx, tenantID string) (*model.UpstreamStatus, error) {
 	c, err := tx.Upstream(tenantID)
-	if IsKind(err, KindNotFound) {
-		return &UpstreamStatus{State: UpstreamUnconfigured}, nil
+	if model.IsKind(err, model.KindNotFound) {
+		return &model.UpstreamStatus{State: UpstreamUnconfigured}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -459,17 +353,17 @@ func upstreamStatusIn(tx Tx, tenantID string) (*UpstreamStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &UpstreamStatus{URL: ptrTo(c.URL), LastSuccessAt: c.LastSuccessAt, LastAttemptAt: c.LastAttemptAt,
+	st := &model.UpstreamStatus{URL: model.PtrTo(c.URL), LastSuccessAt: c.LastSuccessAt, LastAttemptAt: c.LastAttemptAt,
 		Backlog: max(end-c.AckedThrough, 0), NextAttemptAt: c.NextAttemptAt, Failures: c.Failures,
 		AckedThrough: c.AckedThrough, Rejected: c.Rejected}
 	if c.DeviceID != "" {
-		st.DeviceID = ptrTo(c.DeviceID)
+		st.DeviceID = model.PtrTo(c.DeviceID)
 	}
 	if c.LastError != "" {
-		st.LastError = ptrTo(c.LastError)
+		st.LastError = model.PtrTo(c.LastError)
 	}
 	if c.LastRejection != "" {
-		st.LastRejection = ptrTo(c.LastRejection)
+		st.LastRejection = model.PtrTo(c.LastRejection)
 	}
 	if st.Backlog > 0 {
 		first, err := tx.Changes(tenantID, c.AckedThrough, 1)

@@ -8,15 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/google/uuid"
-)
-
-// Kinds of the items an edge node pushes to its central node (upstream sync): the records
-// of the edge as they stand there, replicated under their own ids.
-const (
-	ItemUpstreamEvent    = "upstream_event"
-	ItemUpstreamDispatch = "upstream_dispatch"
-	ItemUpstreamMission  = "upstream_mission"
 )
 
 // PlatformNode is the platform of a device that is another fieldrelay node: the only
@@ -25,7 +18,7 @@ const PlatformNode = "fieldrelay-node"
 
 // isUpstreamKind reports whether kind is one of the upstream_* kinds.
 func isUpstreamKind(kind string) bool {
-	return kind == ItemUpstreamEvent || kind == ItemUpstreamDispatch || kind == ItemUpstreamMission
+	return kind == model.ItemUpstreamEvent || kind == model.ItemUpstreamDispatch || kind == model.ItemUpstreamMission
 }
 
 // mayUpstream checks, on receipt, that an upstream_* item comes from a node: a device
@@ -33,17 +26,17 @@ func isUpstreamKind(kind string) bool {
 // the origin of its records), sent by a caller holding devices:manage (what registering
 // the node took: a field operator may sync a device of its team but must not write
 // another node's records). Any other kind passes.
-func mayUpstream(p Principal, d *Device, kind string) error {
+func mayUpstream(p model.Principal, d *model.Device, kind string) error {
 	if !isUpstreamKind(kind) {
 		return nil
 	}
 	switch {
 	case d.Platform != PlatformNode:
-		return Errorf(KindForbidden, "%s items are accepted only from a device registered with platform %s", kind, PlatformNode)
+		return model.Errorf(model.KindForbidden, "%s items are accepted only from a device registered with platform %s", kind, PlatformNode)
 	case d.HardwareID == nil || *d.HardwareID == "":
-		return Errorf(KindForbidden, "a %s device must be registered with its node id as hardware_id", PlatformNode)
-	case !p.Can(PermDevicesManage):
-		return Errorf(KindForbidden, "a %s item needs the %s permission", kind, PermDevicesManage)
+		return model.Errorf(model.KindForbidden, "a %s device must be registered with its node id as hardware_id", PlatformNode)
+	case !p.Can(model.PermDevicesManage):
+		return model.Errorf(model.KindForbidden, "a %s item needs the %s permission", kind, model.PermDevicesManage)
 	}
 	return nil
 }
@@ -54,27 +47,27 @@ func mayUpstream(p Principal, d *Device, kind string) error {
 // nothing else: no outbox entry, webhook, delivery plan, parked index, device queue,
 // auto-dispatch, reinforcement check, mission code, team status, ledger entry or usage
 // counter. Every check reads tx only, so the function may run again in a retried batch.
-func (e *Engine) applyUpstream(tx Tx, tenantID string, d *Device, it *DeviceItem) (dup bool, err error) {
+func (e *Engine) applyUpstream(tx model.Tx, tenantID string, d *model.Device, it *model.DeviceItem) (dup bool, err error) {
 	switch it.Kind {
-	case ItemUpstreamEvent:
+	case model.ItemUpstreamEvent:
 		return applyUpstreamEvent(tx, tenantID, d, it)
-	case ItemUpstreamDispatch:
+	case model.ItemUpstreamDispatch:
 		return applyUpstreamDispatch(tx, tenantID, d, it)
-	case ItemUpstreamMission:
+	case model.ItemUpstreamMission:
 		return applyUpstreamMission(tx, tenantID, d, it)
 	}
-	return false, Internal(fmt.Errorf("applyUpstream: kind %q", it.Kind))
+	return false, model.Internal(fmt.Errorf("applyUpstream: kind %q", it.Kind))
 }
 
 // upstreamOrigin is the origin of a replicated record: its own when it has one (it came
 // through the sender from a node further down), else the sending node's id.
-func upstreamOrigin(own *string, d *Device) (*string, error) {
+func upstreamOrigin(own *string, d *model.Device) (*string, error) {
 	if own == nil {
 		v := *d.HardwareID
 		return &v, nil
 	}
 	if *own == "" || len(*own) > maxHardwareID {
-		return nil, Invalid("origin", "origin must be a node id (1 to %d characters) or null", maxHardwareID)
+		return nil, model.Invalid("origin", "origin must be a node id (1 to %d characters) or null", maxHardwareID)
 	}
 	v := *own
 	return &v, nil
@@ -92,7 +85,7 @@ func sameOrigin(stored, origin *string) bool {
 // A good record is decoded once.
 func decodeUpstream(raw json.RawMessage, v any, times ...string) error {
 	err := decodePayload(raw, v)
-	var de *Error
+	var de *model.Error
 	if err == nil || errors.As(err, &de) && de.Field != "" {
 		return err
 	}
@@ -107,7 +100,7 @@ func decodeUpstream(raw json.RawMessage, v any, times ...string) error {
 func badTimestamp(raw json.RawMessage, times []string) error {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return Invalid("", "payload could not be read")
+		return model.Invalid("", "payload could not be read")
 	}
 	checkTime := func(field string, b json.RawMessage) error {
 		if isNull(b) {
@@ -115,10 +108,10 @@ func badTimestamp(raw json.RawMessage, times []string) error {
 		}
 		var s string
 		if json.Unmarshal(b, &s) != nil {
-			return Invalid(field, "%s must be an RFC 3339 timestamp", field)
+			return model.Invalid(field, "%s must be an RFC 3339 timestamp", field)
 		}
-		if _, err := ParseTime(s); err != nil {
-			return Invalid(field, "%s must be an RFC 3339 timestamp", field)
+		if _, err := model.ParseTime(s); err != nil {
+			return model.Invalid(field, "%s must be an RFC 3339 timestamp", field)
 		}
 		return nil
 	}
@@ -130,11 +123,11 @@ func badTimestamp(raw json.RawMessage, times []string) error {
 	if h, ok := obj["history"]; ok && !isNull(h) {
 		var moves []map[string]json.RawMessage
 		if json.Unmarshal(h, &moves) != nil {
-			return Invalid("history", "history must be an array of moves")
+			return model.Invalid("history", "history must be an array of moves")
 		}
 		for i, mv := range moves {
 			if mv == nil {
-				return Invalid(fmt.Sprintf("history[%d]", i), "each move of history must be an object")
+				return model.Invalid(fmt.Sprintf("history[%d]", i), "each move of history must be an object")
 			}
 			if err := checkTime(fmt.Sprintf("history[%d].at", i), mv["at"]); err != nil {
 				return err
@@ -148,9 +141,9 @@ func badTimestamp(raw json.RawMessage, times []string) error {
 func requireID(field, v string) error {
 	switch {
 	case v == "":
-		return Invalid(field, "%s is required", field)
-	case !ValidID(v):
-		return Invalid(field, "%s must be a UUID", field)
+		return model.Invalid(field, "%s is required", field)
+	case !model.ValidID(v):
+		return model.Invalid(field, "%s must be a UUID", field)
 	}
 	return nil
 }
@@ -163,49 +156,49 @@ func requireRecordID(field, v string) error {
 		return err
 	}
 	if uuid.MustParse(v).Version() != 7 {
-		return Invalid(field, "%s must be a UUIDv7", field)
+		return model.Invalid(field, "%s must be a UUIDv7", field)
 	}
 	return nil
 }
 
 // requireTime checks a required timestamp field.
-func requireTime(field string, t Time) error {
+func requireTime(field string, t model.Time) error {
 	if t.IsZero() {
-		return Invalid(field, "%s is required", field)
+		return model.Invalid(field, "%s is required", field)
 	}
 	return nil
 }
 
 // eventStatuses and eventChannels are the values a replicated event may hold.
 var (
-	eventStatuses = []string{EventPending, EventDelivered, EventFailed, EventQueuedOffline, EventClosed}
-	eventChannels = []string{ChannelREST, ChannelSMS, ChannelQueued}
+	eventStatuses = []string{model.EventPending, model.EventDelivered, model.EventFailed, model.EventQueuedOffline, model.EventClosed}
+	eventChannels = []string{model.ChannelREST, model.ChannelSMS, model.ChannelQueued}
 )
 
 // checkUpstreamEvent validates a replicated event record.
-func checkUpstreamEvent(ev *Event) error {
+func checkUpstreamEvent(ev *model.Event) error {
 	if err := requireRecordID("event_id", ev.ID); err != nil {
 		return err
 	}
 	switch {
 	case ev.Type == "":
-		return Invalid("type", "type is required")
+		return model.Invalid("type", "type is required")
 	case ev.Priority == "":
-		return Invalid("priority", "priority is required")
-	case !slices.Contains(Priorities, ev.Priority):
-		return Invalid("priority", "priority must be one of critical, high, normal, low")
+		return model.Invalid("priority", "priority is required")
+	case !slices.Contains(model.Priorities, ev.Priority):
+		return model.Invalid("priority", "priority must be one of critical, high, normal, low")
 	case ev.Vertical == "":
-		return Invalid("vertical", "vertical is required")
+		return model.Invalid("vertical", "vertical is required")
 	case ev.IdempotencyKey == "":
-		return Invalid("idempotency_key", "idempotency_key is required")
+		return model.Invalid("idempotency_key", "idempotency_key is required")
 	case ev.Status == "":
-		return Invalid("status", "status is required")
+		return model.Invalid("status", "status is required")
 	case !slices.Contains(eventStatuses, ev.Status):
-		return Invalid("status", "status must be one of pending, delivered, failed, queued_offline, closed")
+		return model.Invalid("status", "status must be one of pending, delivered, failed, queued_offline, closed")
 	case ev.ChannelSelected == "":
-		return Invalid("channel_selected", "channel_selected is required")
+		return model.Invalid("channel_selected", "channel_selected is required")
 	case !slices.Contains(eventChannels, ev.ChannelSelected):
-		return Invalid("channel_selected", "channel_selected must be one of rest_full, sms, queued_offline")
+		return model.Invalid("channel_selected", "channel_selected must be one of rest_full, sms, queued_offline")
 	}
 	if err := requireTime("created_at", ev.CreatedAt); err != nil {
 		return err
@@ -218,8 +211,8 @@ func checkUpstreamEvent(ev *Event) error {
 // id, timestamps and status; source becomes upstream, origin is set (upstreamOrigin), and
 // the delivery state is cleared: this node delivers nothing of it. An id that names a
 // local event or another node's is a conflict.
-func applyUpstreamEvent(tx Tx, tenantID string, d *Device, it *DeviceItem) (bool, error) {
-	var ev Event
+func applyUpstreamEvent(tx model.Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
+	var ev model.Event
 	if err := decodeUpstream(it.Payload, &ev, "captured_at", "created_at", "updated_at", "delivered_at", "closed_at"); err != nil {
 		return false, err
 	}
@@ -233,15 +226,15 @@ func applyUpstreamEvent(tx Tx, tenantID string, d *Device, it *DeviceItem) (bool
 	it.EventID = ev.ID
 	cur, err := tx.Event(tenantID, ev.ID)
 	switch {
-	case IsKind(err, KindNotFound):
+	case model.IsKind(err, model.KindNotFound):
 	case err != nil:
 		return false, err
 	case cur.Source != SourceUpstream || !sameOrigin(cur.Origin, origin):
-		return false, &Error{Kind: KindConflict, Field: "event_id", Msg: fmt.Sprintf("event %s is held here as a record of another origin", ev.ID)}
+		return false, &model.Error{Kind: model.KindConflict, Field: "event_id", Msg: fmt.Sprintf("event %s is held here as a record of another origin", ev.ID)}
 	case !ev.UpdatedAt.After(cur.UpdatedAt.Time):
 		return true, nil
 	}
-	ev.Source, ev.Origin, ev.Delivery = SourceUpstream, origin, DeliveryState{}
+	ev.Source, ev.Origin, ev.Delivery = SourceUpstream, origin, model.DeliveryState{}
 	if ev.ChannelsAttempted == nil {
 		ev.ChannelsAttempted = []string{}
 	}
@@ -254,8 +247,8 @@ func applyUpstreamEvent(tx Tx, tenantID string, d *Device, it *DeviceItem) (bool
 // applyUpstreamDispatch inserts a replicated dispatch record once by id (a second time:
 // duplicate). tenant_id becomes this node's tenant. No ledger entry: the billable
 // operation was recorded where the dispatch was made.
-func applyUpstreamDispatch(tx Tx, tenantID string, d *Device, it *DeviceItem) (bool, error) {
-	var dp Dispatch
+func applyUpstreamDispatch(tx model.Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
+	var dp model.Dispatch
 	if err := decodeUpstream(it.Payload, &dp, "dispatched_at"); err != nil {
 		return false, err
 	}
@@ -279,7 +272,7 @@ func applyUpstreamDispatch(tx Tx, tenantID string, d *Device, it *DeviceItem) (b
 	switch _, err := tx.Dispatch(tenantID, dp.ID); {
 	case err == nil:
 		return true, nil
-	case !IsKind(err, KindNotFound):
+	case !model.IsKind(err, model.KindNotFound):
 		return false, err
 	}
 	dp.TenantID, dp.Origin = tenantID, origin
@@ -288,7 +281,7 @@ func applyUpstreamDispatch(tx Tx, tenantID string, d *Device, it *DeviceItem) (b
 
 // checkUpstreamMission validates a replicated mission record: ids, a known status, the
 // timestamps every mission has, and a history of known moves that ends in the status.
-func checkUpstreamMission(m *Mission) error {
+func checkUpstreamMission(m *model.Mission) error {
 	if err := requireRecordID("id", m.ID); err != nil {
 		return err
 	}
@@ -299,33 +292,33 @@ func checkUpstreamMission(m *Mission) error {
 	}
 	switch {
 	case m.Status == "":
-		return Invalid("status", "status is required")
-	case !ValidMissionState(m.Status):
-		return Invalid("status", "status must be one of %s", strings.Join(MissionStates, ", "))
+		return model.Invalid("status", "status is required")
+	case !model.ValidMissionState(m.Status):
+		return model.Invalid("status", "status must be one of %s", strings.Join(model.MissionStates, ", "))
 	}
 	for _, c := range []struct {
 		field string
-		t     Time
+		t     model.Time
 	}{{"dispatched_at", m.DispatchedAt}, {"created_at", m.CreatedAt}, {"updated_at", m.UpdatedAt}} {
 		if err := requireTime(c.field, c.t); err != nil {
 			return err
 		}
 	}
 	if len(m.History) == 0 {
-		return Invalid("history", "history is required: a mission has at least its creation")
+		return model.Invalid("history", "history is required: a mission has at least its creation")
 	}
 	for i, mv := range m.History {
 		switch {
-		case mv.From != "" && !ValidMissionState(mv.From):
-			return Invalid(fmt.Sprintf("history[%d].from", i), "from must be empty or one of %s", strings.Join(MissionStates, ", "))
-		case !ValidMissionState(mv.To):
-			return Invalid(fmt.Sprintf("history[%d].to", i), "to must be one of %s", strings.Join(MissionStates, ", "))
+		case mv.From != "" && !model.ValidMissionState(mv.From):
+			return model.Invalid(fmt.Sprintf("history[%d].from", i), "from must be empty or one of %s", strings.Join(model.MissionStates, ", "))
+		case !model.ValidMissionState(mv.To):
+			return model.Invalid(fmt.Sprintf("history[%d].to", i), "to must be one of %s", strings.Join(model.MissionStates, ", "))
 		case mv.At.IsZero():
-			return Invalid(fmt.Sprintf("history[%d].at", i), "at is required")
+			return model.Invalid(fmt.Sprintf("history[%d].at", i), "at is required")
 		}
 	}
 	if last := m.History[len(m.History)-1].To; last != m.Status {
-		return Invalid("status", "status %s is not the last move of history (%s)", m.Status, last)
+		return model.Invalid("status", "status %s is not the last move of history (%s)", m.Status, last)
 	}
 	return nil
 }
@@ -337,8 +330,8 @@ func checkUpstreamMission(m *Mission) error {
 // id that names a local mission or another node's, is a conflict: nothing changes, and
 // the sender learns it. The record is kept as sent (its code too, which indexes nothing
 // here) but for origin.
-func applyUpstreamMission(tx Tx, tenantID string, d *Device, it *DeviceItem) (bool, error) {
-	var m Mission
+func applyUpstreamMission(tx model.Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
+	var m model.Mission
 	if err := decodeUpstream(it.Payload, &m, "dispatched_at", "ack_at", "on_route_at", "on_site_at", "completed_at",
 		"failed_at", "created_at", "updated_at"); err != nil {
 		return false, err
@@ -353,17 +346,17 @@ func applyUpstreamMission(tx Tx, tenantID string, d *Device, it *DeviceItem) (bo
 	it.EventID = m.EventID
 	cur, err := tx.Mission(tenantID, m.ID)
 	switch {
-	case IsKind(err, KindNotFound):
+	case model.IsKind(err, model.KindNotFound):
 	case err != nil:
 		return false, err
 	case !sameOrigin(cur.Origin, origin):
-		return false, &Error{Kind: KindConflict, Field: "id", Msg: fmt.Sprintf("mission %s is held here as a record of another origin", m.ID)}
+		return false, &model.Error{Kind: model.KindConflict, Field: "id", Msg: fmt.Sprintf("mission %s is held here as a record of another origin", m.ID)}
 	case cur.EventID != m.EventID || cur.TeamID != m.TeamID:
-		return false, &Error{Kind: KindConflict, Field: "id", Msg: fmt.Sprintf("mission %s is held here with another event or team", m.ID)}
+		return false, &model.Error{Kind: model.KindConflict, Field: "id", Msg: fmt.Sprintf("mission %s is held here with another event or team", m.ID)}
 	case historyPrefix(m.History, cur.History):
 		return true, nil // older or equal
 	case !historyPrefix(cur.History, m.History):
-		return false, &Error{Kind: KindConflict, Field: "history",
+		return false, &model.Error{Kind: model.KindConflict, Field: "history",
 			Msg: fmt.Sprintf("the history of mission %s diverges from the copy held here", m.ID)}
 	}
 	m.Origin = origin
@@ -374,7 +367,7 @@ func applyUpstreamMission(tx Tx, tenantID string, d *Device, it *DeviceItem) (bo
 }
 
 // historyPrefix reports whether a is a prefix of b (equal included).
-func historyPrefix(a, b []MissionMove) bool {
+func historyPrefix(a, b []model.MissionMove) bool {
 	if len(a) > len(b) {
 		return false
 	}
@@ -387,7 +380,7 @@ func historyPrefix(a, b []MissionMove) bool {
 }
 
 // sameMove compares two moves; feedback as compact JSON, null and absent alike.
-func sameMove(a, b *MissionMove) bool {
+func sameMove(a, b *model.MissionMove) bool {
 	return a.From == b.From && a.To == b.To && a.At.Equal(b.At.Time) && a.Actor == b.Actor && a.Source == b.Source &&
 		bytes.Equal(compactJSON(a.Feedback), compactJSON(b.Feedback))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // nodeE is the node id of the edge node whose records the tests replicate.
@@ -21,48 +22,48 @@ type upstreamFix struct {
 	dir      string
 	db       interface{ Close() error }
 	e        *engine.Engine
-	clock    *engine.FakeClock
+	clock    *model.FakeClock
 	sender   *fakeSender
-	tenant   *engine.Tenant
-	other    *engine.Tenant
-	key      engine.Principal // devices:manage and devices:sync
-	otherKey engine.Principal
-	op       engine.Principal // a field operator, member of team
-	team     *engine.Team
-	node     *engine.Device // platform fieldrelay-node, hardware_id nodeE
-	field    *engine.Device // android, zone north, team
+	tenant   *model.Tenant
+	other    *model.Tenant
+	key      model.Principal // devices:manage and devices:sync
+	otherKey model.Principal
+	op       model.Principal // a field operator, member of team
+	team     *model.Team
+	node     *model.Device // platform fieldrelay-node, hardware_id nodeE
+	field    *model.Device // android, zone north, team
 }
 
 func newUpstreamFix(t *testing.T) *upstreamFix {
 	t.Helper()
-	f := &upstreamFix{dir: t.TempDir(), clock: engine.NewFakeClock(epoch), sender: newFakeSender(true)}
+	f := &upstreamFix{dir: t.TempDir(), clock: model.NewFakeClock(epoch), sender: newFakeSender(true)}
 	f.open(t)
 	f.tenant = MustCreateTenant(t, f.e, "central").Tenant
 	f.other = MustCreateTenant(t, f.e, "other").Tenant
-	scopes := []string{engine.PermDevicesManage, engine.PermDevicesSync}
-	f.key = engine.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: engine.NewID(), Scopes: scopes}
-	f.otherKey = engine.Principal{TenantID: f.other.ID, TenantActive: true, KeyID: engine.NewID(), Scopes: scopes}
-	u := MustCreateUser(t, f.e, "central", "op@central.example", engine.RoleFieldOperator)
-	f.op = engine.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: u.ID, Role: engine.RoleFieldOperator}
-	admin := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: engine.RoleCompanyAdmin}
-	MustUpdate(t, f.e, func(tx engine.Tx) (err error) {
-		if _, err := f.e.CreateZone(tx, f.tenant.ID, engine.ZoneInput{Code: "north", Name: "North",
+	scopes := []string{model.PermDevicesManage, model.PermDevicesSync}
+	f.key = model.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: model.NewID(), Scopes: scopes}
+	f.otherKey = model.Principal{TenantID: f.other.ID, TenantActive: true, KeyID: model.NewID(), Scopes: scopes}
+	u := MustCreateUser(t, f.e, "central", "op@central.example", model.RoleFieldOperator)
+	f.op = model.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: u.ID, Role: model.RoleFieldOperator}
+	admin := model.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: model.RoleCompanyAdmin}
+	MustUpdate(t, f.e, func(tx model.Tx) (err error) {
+		if _, err := f.e.CreateZone(tx, f.tenant.ID, model.ZoneInput{Code: "north", Name: "North",
 			Boundary: polygon(square(4, 45, 1))}); err != nil {
 			return err
 		}
-		if f.team, err = f.e.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: "Alpha", ZoneCode: "north",
-			Verticals: []string{"emergency"}, Members: []engine.MemberInput{{Name: "Ann", UserID: u.ID, Phone: "+33600000001"}}}); err != nil {
+		if f.team, err = f.e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", ZoneCode: "north",
+			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Ann", UserID: u.ID, Phone: "+33600000001"}}}); err != nil {
 			return err
 		}
-		if _, err := f.e.CreateWebhook(tx, admin, engine.WebhookInput{URL: "https://hooks.example/all"}); err != nil {
+		if _, err := f.e.CreateWebhook(tx, admin, model.WebhookInput{URL: "https://hooks.example/all"}); err != nil {
 			return err
 		}
-		_, err = f.e.UpdateDispatchSettings(tx, admin, engine.DispatchSettingsInput{DispatchMode: ptr(true),
-			DispatchThreshold: ptr(0.0), ReinforcementTimeoutMin: ptr[engine.Int](5)})
+		_, err = f.e.UpdateDispatchSettings(tx, admin, model.DispatchSettingsInput{DispatchMode: ptr(true),
+			DispatchThreshold: ptr(0.0), ReinforcementTimeoutMin: ptr[model.Int](5)})
 		return err
 	})
-	f.node = f.register(t, f.key, engine.DeviceInput{Name: "fieldrelay node " + nodeE, Platform: engine.PlatformNode, HardwareID: nodeE})
-	f.field = f.register(t, f.key, engine.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.team.ID, ZoneCode: "north",
+	f.node = f.register(t, f.key, model.DeviceInput{Name: "fieldrelay node " + nodeE, Platform: engine.PlatformNode, HardwareID: nodeE})
+	f.field = f.register(t, f.key, model.DeviceInput{Name: "tablet", Platform: "android", TeamID: f.team.ID, ZoneCode: "north",
 		HardwareID: "imei-1"})
 	return f
 }
@@ -73,10 +74,10 @@ func (f *upstreamFix) open(t *testing.T) {
 	f.db, f.e = reopen(t, f.dir, f.db, engine.Options{Clock: f.clock, Sender: f.sender})
 }
 
-func (f *upstreamFix) register(t *testing.T, p engine.Principal, in engine.DeviceInput) *engine.Device {
+func (f *upstreamFix) register(t *testing.T, p model.Principal, in model.DeviceInput) *model.Device {
 	t.Helper()
-	var d *engine.Device
-	MustUpdate(t, f.e, func(tx engine.Tx) (err error) {
+	var d *model.Device
+	MustUpdate(t, f.e, func(tx model.Tx) (err error) {
 		d, _, err = f.e.RegisterDevice(tx, p, in)
 		return err
 	})
@@ -84,15 +85,15 @@ func (f *upstreamFix) register(t *testing.T, p engine.Principal, in engine.Devic
 }
 
 // sync sends items (marshalled unless json.RawMessage) and decodes the answer.
-func (f *upstreamFix) sync(t *testing.T, p engine.Principal, deviceID string, items ...any) *engine.DeviceSyncResult {
+func (f *upstreamFix) sync(t *testing.T, p model.Principal, deviceID string, items ...any) *model.DeviceSyncResult {
 	t.Helper()
 	raws := rawItems(t, items...)
-	reply, err := f.e.SyncDevice(context.Background(), p, nil, engine.DeviceSyncInput{DeviceID: deviceID, Items: raws},
-		engine.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)})
+	reply, err := f.e.SyncDevice(context.Background(), p, nil, model.DeviceSyncInput{DeviceID: deviceID, Items: raws},
+		model.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)})
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	var res engine.DeviceSyncResult
+	var res model.DeviceSyncResult
 	if err := json.Unmarshal(reply.Body, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func (f *upstreamFix) sync(t *testing.T, p engine.Principal, deviceID string, it
 }
 
 // statuses returns the status of each result, in order.
-func statuses(res *engine.DeviceSyncResult) []string {
+func statuses(res *model.DeviceSyncResult) []string {
 	out := make([]string, len(res.Results))
 	for i, r := range res.Results {
 		out[i] = r.Status
@@ -111,7 +112,7 @@ func statuses(res *engine.DeviceSyncResult) []string {
 	return out
 }
 
-func wantStatuses(t *testing.T, res *engine.DeviceSyncResult, want ...string) {
+func wantStatuses(t *testing.T, res *model.DeviceSyncResult, want ...string) {
 	t.Helper()
 	got := statuses(res)
 	if len(got) != len(want) {
@@ -125,36 +126,36 @@ func wantStatuses(t *testing.T, res *engine.DeviceSyncResult, want ...string) {
 }
 
 // edgeEvent is an event as an edge node stores it, created at at.
-func edgeEvent(at time.Time, status string) *engine.Event {
-	now := engine.At(at)
-	return &engine.Event{ID: engine.NewIDAt(at), Type: "FIRE", Priority: "critical", Vertical: "emergency",
-		IdempotencyKey: "edge-" + engine.NewID(), Payload: json.RawMessage(`{"lat":45.5,"lng":4.5}`),
-		ZoneCode: ptr("north"), Lat: ptr(45.5), Lng: ptr(4.5), Status: status, ChannelSelected: engine.ChannelREST,
-		ChannelsAttempted: []string{engine.ChannelREST}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now,
-		Delivery: engine.DeliveryState{Plan: []string{engine.ChannelREST}, Started: 1, Outstanding: 1}}
+func edgeEvent(at time.Time, status string) *model.Event {
+	now := model.At(at)
+	return &model.Event{ID: model.NewIDAt(at), Type: "FIRE", Priority: "critical", Vertical: "emergency",
+		IdempotencyKey: "edge-" + model.NewID(), Payload: json.RawMessage(`{"lat":45.5,"lng":4.5}`),
+		ZoneCode: ptr("north"), Lat: ptr(45.5), Lng: ptr(4.5), Status: status, ChannelSelected: model.ChannelREST,
+		ChannelsAttempted: []string{model.ChannelREST}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now,
+		Delivery: model.DeliveryState{Plan: []string{model.ChannelREST}, Started: 1, Outstanding: 1}}
 }
 
 // edgeMission is a mission of the edge, CREATED at at, for an event and a team of the edge.
-func edgeMission(at time.Time, eventID, teamID string) *engine.Mission {
-	now := engine.At(at)
-	return &engine.Mission{ID: engine.NewIDAt(at), EventID: eventID, TeamID: teamID, Status: engine.MissionCreated,
+func edgeMission(at time.Time, eventID, teamID string) *model.Mission {
+	now := model.At(at)
+	return &model.Mission{ID: model.NewIDAt(at), EventID: eventID, TeamID: teamID, Status: model.MissionCreated,
 		Code: "ABCDE", Vertical: "emergency", Priority: "critical", Notes: "go", DispatchedAt: now,
-		DispatchID: engine.NewID(), DispatchedBy: engine.NilID,
-		History:   []engine.MissionMove{{To: engine.MissionCreated, At: now, Actor: engine.NilID, Source: engine.MoveSourceSystem}},
+		DispatchID: model.NewID(), DispatchedBy: model.NilID,
+		History:   []model.MissionMove{{To: model.MissionCreated, At: now, Actor: model.NilID, Source: engine.MoveSourceSystem}},
 		CreatedAt: now, UpdatedAt: now}
 }
 
 // moved returns a copy of m moved to status at at (ACK from CREATED records SENT first).
-func moved(m *engine.Mission, status string, at time.Time, feedback string) *engine.Mission {
+func moved(m *model.Mission, status string, at time.Time, feedback string) *model.Mission {
 	c := *m
-	c.History = append([]engine.MissionMove(nil), m.History...)
-	now := engine.At(at)
+	c.History = append([]model.MissionMove(nil), m.History...)
+	now := model.At(at)
 	from := c.Status
-	if from == engine.MissionCreated && status == engine.MissionAck {
-		c.History = append(c.History, engine.MissionMove{From: from, To: engine.MissionSent, At: now, Actor: engine.NilID, Source: engine.MoveSourceSystem})
-		from = engine.MissionSent
+	if from == model.MissionCreated && status == model.MissionAck {
+		c.History = append(c.History, model.MissionMove{From: from, To: model.MissionSent, At: now, Actor: model.NilID, Source: engine.MoveSourceSystem})
+		from = model.MissionSent
 	}
-	mv := engine.MissionMove{From: from, To: status, At: now, Actor: engine.NilID, Source: engine.MoveSourceDevice}
+	mv := model.MissionMove{From: from, To: status, At: now, Actor: model.NilID, Source: engine.MoveSourceDevice}
 	if feedback != "" {
 		mv.Feedback = json.RawMessage(feedback)
 		c.Feedback = json.RawMessage(feedback)
@@ -162,30 +163,30 @@ func moved(m *engine.Mission, status string, at time.Time, feedback string) *eng
 	c.History = append(c.History, mv)
 	c.Status, c.UpdatedAt = status, now
 	switch status {
-	case engine.MissionAck:
+	case model.MissionAck:
 		c.AckAt = &now
-	case engine.MissionCompleted:
+	case model.MissionCompleted:
 		c.CompletedAt = &now
-	case engine.MissionFailed:
+	case model.MissionFailed:
 		c.FailedAt = &now
 	}
 	return &c
 }
 
-func (f *upstreamFix) event(t *testing.T, tenantID, id string) (*engine.Event, error) {
+func (f *upstreamFix) event(t *testing.T, tenantID, id string) (*model.Event, error) {
 	t.Helper()
-	var ev *engine.Event
-	err := f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+	var ev *model.Event
+	err := f.e.View(context.Background(), func(tx model.Tx) (err error) {
 		ev, err = tx.Event(tenantID, id)
 		return err
 	})
 	return ev, err
 }
 
-func (f *upstreamFix) mission(t *testing.T, id string) *engine.Mission {
+func (f *upstreamFix) mission(t *testing.T, id string) *model.Mission {
 	t.Helper()
-	var m *engine.Mission
-	if err := f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+	var m *model.Mission
+	if err := f.e.View(context.Background(), func(tx model.Tx) (err error) {
 		m, err = tx.Mission(f.tenant.ID, id)
 		return err
 	}); err != nil {
@@ -207,7 +208,7 @@ func (f *upstreamFix) assertNothingTriggered(t *testing.T) {
 	if len(f.sender.calls) != 0 {
 		t.Errorf("the sender was called: %+v", f.sender.calls)
 	}
-	err := f.e.View(context.Background(), func(tx engine.Tx) error {
+	err := f.e.View(context.Background(), func(tx model.Tx) error {
 		due, err := tx.DueOutbox()
 		if err != nil {
 			return err
@@ -259,14 +260,14 @@ func (f *upstreamFix) assertNothingTriggered(t *testing.T) {
 
 func TestUpstream_Event(t *testing.T) {
 	f := newUpstreamFix(t)
-	e1 := edgeEvent(epoch.Add(-time.Hour), engine.EventPending)
-	far := edgeEvent(epoch.Add(-time.Hour), engine.EventDelivered)
+	e1 := edgeEvent(epoch.Add(-time.Hour), model.EventPending)
+	far := edgeEvent(epoch.Add(-time.Hour), model.EventDelivered)
 	far.Origin = ptr("0190d5a0-2222-7000-8000-00000000f001") // recorded by a node below E
 	at := epoch.Add(-time.Minute)
 
 	// Insert, and the same record again under the next sequence: a duplicate.
-	res := f.sync(t, f.key, f.node.ID, item(1, engine.ItemUpstreamEvent, e1, at), item(2, engine.ItemUpstreamEvent, e1, at),
-		item(3, engine.ItemUpstreamEvent, far, at))
+	res := f.sync(t, f.key, f.node.ID, item(1, model.ItemUpstreamEvent, e1, at), item(2, model.ItemUpstreamEvent, e1, at),
+		item(3, model.ItemUpstreamEvent, far, at))
 	wantStatuses(t, res, "applied", "duplicate", "applied")
 	if res.AppliedThrough != 3 || res.Results[0].EventID != e1.ID {
 		t.Fatalf("answer %+v", res)
@@ -275,7 +276,7 @@ func TestUpstream_Event(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Source != engine.SourceUpstream || got.Origin == nil || *got.Origin != nodeE || got.Status != engine.EventPending ||
+	if got.Source != engine.SourceUpstream || got.Origin == nil || *got.Origin != nodeE || got.Status != model.EventPending ||
 		!got.CreatedAt.Equal(e1.CreatedAt.Time) || !got.UpdatedAt.Equal(e1.UpdatedAt.Time) || got.IdempotencyKey != e1.IdempotencyKey ||
 		got.ZoneCode == nil || *got.ZoneCode != "north" || got.Delivery.Outstanding != 0 || len(got.Delivery.Plan) != 0 ||
 		string(got.Payload) != `{"lat":45.5,"lng":4.5}` {
@@ -287,17 +288,17 @@ func TestUpstream_Event(t *testing.T) {
 
 	// Newer updated_at wins; an older copy arriving after it changes nothing.
 	closed := *e1
-	closed.Status, closed.UpdatedAt, closed.ClosedAt = engine.EventClosed, engine.At(epoch.Add(-30*time.Minute)), ptr(engine.At(epoch.Add(-30*time.Minute)))
+	closed.Status, closed.UpdatedAt, closed.ClosedAt = model.EventClosed, model.At(epoch.Add(-30*time.Minute)), ptr(model.At(epoch.Add(-30*time.Minute)))
 	delivered := *e1
-	delivered.Status, delivered.UpdatedAt = engine.EventDelivered, engine.At(epoch.Add(-50*time.Minute))
-	res = f.sync(t, f.key, f.node.ID, item(4, engine.ItemUpstreamEvent, closed, at), item(5, engine.ItemUpstreamEvent, delivered, at),
-		item(6, engine.ItemUpstreamEvent, e1, at))
+	delivered.Status, delivered.UpdatedAt = model.EventDelivered, model.At(epoch.Add(-50*time.Minute))
+	res = f.sync(t, f.key, f.node.ID, item(4, model.ItemUpstreamEvent, closed, at), item(5, model.ItemUpstreamEvent, delivered, at),
+		item(6, model.ItemUpstreamEvent, e1, at))
 	wantStatuses(t, res, "applied", "duplicate", "duplicate")
-	if got, _ := f.event(t, f.tenant.ID, e1.ID); got.Status != engine.EventClosed || got.ClosedAt == nil {
+	if got, _ := f.event(t, f.tenant.ID, e1.ID); got.Status != model.EventClosed || got.ClosedAt == nil {
 		t.Fatalf("after newer and older: %+v", got)
 	}
 	// Its idempotency_key names no event here: keys belong to the node that took them.
-	_ = f.e.View(context.Background(), func(tx engine.Tx) error {
+	_ = f.e.View(context.Background(), func(tx model.Tx) error {
 		if rec, err := tx.EventReply(f.tenant.ID, e1.IdempotencyKey); rec != nil || err != nil {
 			t.Errorf("event reply %v %v", rec, err)
 		}
@@ -305,24 +306,24 @@ func TestUpstream_Event(t *testing.T) {
 	})
 
 	// Listed and filtered by origin; another tenant sees nothing.
-	list, _, err := f.e.Events(context.Background(), f.key, engine.EventFilter{Origin: nodeE}, engine.Page{Limit: 50})
+	list, _, err := f.e.Events(context.Background(), f.key, model.EventFilter{Origin: nodeE}, model.Page{Limit: 50})
 	if err != nil || len(list) != 1 || list[0].ID != e1.ID {
 		t.Fatalf("events of origin E: %v %+v", err, list)
 	}
-	if list, _, _ := f.e.Events(context.Background(), f.key, engine.EventFilter{ZoneCode: "north", Status: engine.EventClosed}, engine.Page{Limit: 50}); len(list) != 1 {
+	if list, _, _ := f.e.Events(context.Background(), f.key, model.EventFilter{ZoneCode: "north", Status: model.EventClosed}, model.Page{Limit: 50}); len(list) != 1 {
 		t.Fatalf("events of zone north, closed: %+v", list)
 	}
-	if _, err := f.event(t, f.other.ID, e1.ID); !engine.IsKind(err, engine.KindNotFound) {
+	if _, err := f.event(t, f.other.ID, e1.ID); !model.IsKind(err, model.KindNotFound) {
 		t.Fatalf("another tenant: %v", err)
 	}
 	f.assertNothingTriggered(t)
 
 	// The check above would have seen a local event's work.
-	if _, err := f.e.IngestEvent(context.Background(), engine.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: engine.RoleCompanyAdmin},
-		engine.EventInput{Type: "FIRE", Priority: "critical", Vertical: "emergency", IdempotencyKey: "local-1", ZoneCode: "north"}, jsonRender(201)); err != nil {
+	if _, err := f.e.IngestEvent(context.Background(), model.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: model.RoleCompanyAdmin},
+		model.EventInput{Type: "FIRE", Priority: "critical", Vertical: "emergency", IdempotencyKey: "local-1", ZoneCode: "north"}, jsonRender(201)); err != nil {
 		t.Fatal(err)
 	}
-	_ = f.e.View(context.Background(), func(tx engine.Tx) error {
+	_ = f.e.View(context.Background(), func(tx model.Tx) error {
 		due, _ := tx.DueOutbox()
 		if len(due) == 0 {
 			t.Error("a local event made no outbox entry: the side-effect checks are blind")
@@ -335,8 +336,8 @@ func TestUpstream_EventOfAnotherOrigin(t *testing.T) {
 	f := newUpstreamFix(t)
 	// A local event of the central node is never replaced by a replica with its id.
 	var local string
-	reply, err := f.e.IngestEvent(context.Background(), engine.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: engine.RoleCompanyAdmin},
-		engine.EventInput{Type: "FIRE", Priority: "low", Vertical: "emergency", IdempotencyKey: "local-1"}, jsonRender(201))
+	reply, err := f.e.IngestEvent(context.Background(), model.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: model.RoleCompanyAdmin},
+		model.EventInput{Type: "FIRE", Priority: "low", Vertical: "emergency", IdempotencyKey: "local-1"}, jsonRender(201))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,9 +346,9 @@ func TestUpstream_EventOfAnotherOrigin(t *testing.T) {
 	}
 	_ = json.Unmarshal(reply.Body, &acc)
 	local = acc.EventID
-	ev := edgeEvent(epoch, engine.EventDelivered)
-	ev.ID, ev.UpdatedAt = local, engine.At(epoch.Add(time.Hour))
-	res := f.sync(t, f.key, f.node.ID, item(1, engine.ItemUpstreamEvent, ev, epoch))
+	ev := edgeEvent(epoch, model.EventDelivered)
+	ev.ID, ev.UpdatedAt = local, model.At(epoch.Add(time.Hour))
+	res := f.sync(t, f.key, f.node.ID, item(1, model.ItemUpstreamEvent, ev, epoch))
 	wantStatuses(t, res, "rejected:conflict:payload.event_id")
 	if got, _ := f.event(t, f.tenant.ID, local); got.Source != engine.SourceAPI || got.Origin != nil {
 		t.Fatalf("local event replaced: %+v", got)
@@ -356,17 +357,17 @@ func TestUpstream_EventOfAnotherOrigin(t *testing.T) {
 
 func TestUpstream_Dispatch(t *testing.T) {
 	f := newUpstreamFix(t)
-	edgeTeam := engine.NewID()
-	ev := edgeEvent(epoch.Add(-time.Hour), engine.EventDelivered)
+	edgeTeam := model.NewID()
+	ev := edgeEvent(epoch.Add(-time.Hour), model.EventDelivered)
 	m := edgeMission(epoch.Add(-time.Hour), ev.ID, edgeTeam)
-	d := &engine.Dispatch{ID: m.DispatchID, TenantID: engine.NewID(), EventID: ev.ID, TeamID: edgeTeam,
-		DispatchedBy: engine.NilID, DispatchedAt: m.DispatchedAt, Notes: "go", MissionID: m.ID}
+	d := &model.Dispatch{ID: m.DispatchID, TenantID: model.NewID(), EventID: ev.ID, TeamID: edgeTeam,
+		DispatchedBy: model.NilID, DispatchedAt: m.DispatchedAt, Notes: "go", MissionID: m.ID}
 	again := *d
 	again.Notes = "changed"
 	at := epoch.Add(-time.Minute)
-	res := f.sync(t, f.key, f.node.ID, item(1, engine.ItemUpstreamDispatch, d, at), item(2, engine.ItemUpstreamDispatch, again, at))
+	res := f.sync(t, f.key, f.node.ID, item(1, model.ItemUpstreamDispatch, d, at), item(2, model.ItemUpstreamDispatch, again, at))
 	wantStatuses(t, res, "applied", "duplicate")
-	_ = f.e.View(context.Background(), func(tx engine.Tx) error {
+	_ = f.e.View(context.Background(), func(tx model.Tx) error {
 		got, err := tx.Dispatch(f.tenant.ID, d.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -375,7 +376,7 @@ func TestUpstream_Dispatch(t *testing.T) {
 			!got.DispatchedAt.Equal(d.DispatchedAt.Time) || got.MissionID != m.ID {
 			t.Errorf("stored %+v", got)
 		}
-		if _, err := tx.Dispatch(f.other.ID, d.ID); !engine.IsKind(err, engine.KindNotFound) {
+		if _, err := tx.Dispatch(f.other.ID, d.ID); !model.IsKind(err, model.KindNotFound) {
 			t.Errorf("another tenant: %v", err)
 		}
 		return nil
@@ -385,70 +386,70 @@ func TestUpstream_Dispatch(t *testing.T) {
 
 func TestUpstream_Mission(t *testing.T) {
 	f := newUpstreamFix(t)
-	edgeTeam := engine.NewID() // a team the central node does not know
-	ev := edgeEvent(epoch.Add(-time.Hour), engine.EventDelivered)
+	edgeTeam := model.NewID() // a team the central node does not know
+	ev := edgeEvent(epoch.Add(-time.Hour), model.EventDelivered)
 	created := edgeMission(epoch.Add(-time.Hour), ev.ID, edgeTeam) // its event is never replicated here
-	ack := moved(created, engine.MissionAck, epoch.Add(-50*time.Minute), "")
-	done := moved(moved(moved(ack, engine.MissionOnRoute, epoch.Add(-40*time.Minute), ""), engine.MissionOnSite,
-		epoch.Add(-30*time.Minute), ""), engine.MissionCompleted, epoch.Add(-20*time.Minute), `{"note": "ok"}`)
+	ack := moved(created, model.MissionAck, epoch.Add(-50*time.Minute), "")
+	done := moved(moved(moved(ack, model.MissionOnRoute, epoch.Add(-40*time.Minute), ""), model.MissionOnSite,
+		epoch.Add(-30*time.Minute), ""), model.MissionCompleted, epoch.Add(-20*time.Minute), `{"note": "ok"}`)
 	// A history that leaves the copy's: FAILED from CREATED, as a node that moved it itself.
-	divergent := moved(created, engine.MissionFailed, epoch.Add(-45*time.Minute), "")
+	divergent := moved(created, model.MissionFailed, epoch.Add(-45*time.Minute), "")
 	at := epoch.Add(-time.Minute)
 
 	res := f.sync(t, f.key, f.node.ID,
-		item(1, engine.ItemUpstreamMission, created, at),
-		item(2, engine.ItemUpstreamMission, created, at),   // equal
-		item(3, engine.ItemUpstreamMission, ack, at),       // two moves more
-		item(4, engine.ItemUpstreamMission, created, at),   // older, arriving later
-		item(5, engine.ItemUpstreamMission, divergent, at), // diverges from ack
+		item(1, model.ItemUpstreamMission, created, at),
+		item(2, model.ItemUpstreamMission, created, at),   // equal
+		item(3, model.ItemUpstreamMission, ack, at),       // two moves more
+		item(4, model.ItemUpstreamMission, created, at),   // older, arriving later
+		item(5, model.ItemUpstreamMission, divergent, at), // diverges from ack
 	)
 	wantStatuses(t, res, "applied", "duplicate", "applied", "duplicate", "rejected:conflict:payload.history")
 	got := f.mission(t, created.ID)
-	if got.Status != engine.MissionAck || len(got.History) != 3 || got.Origin == nil || *got.Origin != nodeE ||
+	if got.Status != model.MissionAck || len(got.History) != 3 || got.Origin == nil || *got.Origin != nodeE ||
 		got.AckAt == nil || !got.CreatedAt.Equal(created.CreatedAt.Time) || got.TeamID != edgeTeam || got.Code != "ABCDE" {
 		t.Fatalf("after ack: %+v", got)
 	}
 
 	// To the end, with feedback; the same record with its feedback re-spaced is equal.
-	res = f.sync(t, f.key, f.node.ID, item(6, engine.ItemUpstreamMission, done, at), item(7, engine.ItemUpstreamMission, ack, at))
+	res = f.sync(t, f.key, f.node.ID, item(6, model.ItemUpstreamMission, done, at), item(7, model.ItemUpstreamMission, ack, at))
 	wantStatuses(t, res, "applied", "duplicate")
 	respaced := *done
-	respaced.History = append([]engine.MissionMove(nil), done.History...)
+	respaced.History = append([]model.MissionMove(nil), done.History...)
 	respaced.History[len(respaced.History)-1].Feedback = json.RawMessage(`{ "note" :"ok" }`)
-	res = f.sync(t, f.key, f.node.ID, item(8, engine.ItemUpstreamMission, &respaced, at))
+	res = f.sync(t, f.key, f.node.ID, item(8, model.ItemUpstreamMission, &respaced, at))
 	wantStatuses(t, res, "duplicate")
 	got = f.mission(t, created.ID)
-	if got.Status != engine.MissionCompleted || len(got.History) != 6 || got.CompletedAt == nil || string(got.Feedback) != `{"note":"ok"}` {
+	if got.Status != model.MissionCompleted || len(got.History) != 6 || got.CompletedAt == nil || string(got.Feedback) != `{"note":"ok"}` {
 		t.Fatalf("after done: %+v", got)
 	}
 	// Another event or team under the same id is a conflict.
 	other := *done
-	other.History = append(append([]engine.MissionMove(nil), done.History...), engine.MissionMove{From: engine.MissionCompleted,
-		To: engine.MissionCompleted, At: engine.At(epoch), Actor: engine.NilID, Source: engine.MoveSourceSystem})
-	other.TeamID = engine.NewID()
-	res = f.sync(t, f.key, f.node.ID, item(9, engine.ItemUpstreamMission, &other, at))
+	other.History = append(append([]model.MissionMove(nil), done.History...), model.MissionMove{From: model.MissionCompleted,
+		To: model.MissionCompleted, At: model.At(epoch), Actor: model.NilID, Source: engine.MoveSourceSystem})
+	other.TeamID = model.NewID()
+	res = f.sync(t, f.key, f.node.ID, item(9, model.ItemUpstreamMission, &other, at))
 	wantStatuses(t, res, "rejected:conflict:payload.id")
 
 	// Its own origin is kept; an unknown team's missions are listed by team and by origin.
 	far := edgeMission(epoch.Add(-10*time.Minute), ev.ID, edgeTeam)
 	far.Origin = ptr("0190d5a0-2222-7000-8000-00000000f001")
-	f.sync(t, f.key, f.node.ID, item(10, engine.ItemUpstreamMission, far, at))
+	f.sync(t, f.key, f.node.ID, item(10, model.ItemUpstreamMission, far, at))
 	if got := f.mission(t, far.ID); *got.Origin != *far.Origin {
 		t.Fatalf("origin of far: %v", *got.Origin)
 	}
-	sup := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: engine.RoleOperationalSupervisor}
+	sup := model.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: model.RoleOperationalSupervisor}
 	for _, c := range []struct {
-		q    engine.MissionQuery
+		q    model.MissionQuery
 		want int
 	}{
-		{engine.MissionQuery{Origin: nodeE}, 1},
-		{engine.MissionQuery{Origin: *far.Origin}, 1},
-		{engine.MissionQuery{TeamID: edgeTeam}, 2},
-		{engine.MissionQuery{TeamID: edgeTeam, Status: engine.MissionCompleted}, 1},
-		{engine.MissionQuery{EventID: ev.ID}, 2},
-		{engine.MissionQuery{TeamID: f.team.ID}, 0},
+		{model.MissionQuery{Origin: nodeE}, 1},
+		{model.MissionQuery{Origin: *far.Origin}, 1},
+		{model.MissionQuery{TeamID: edgeTeam}, 2},
+		{model.MissionQuery{TeamID: edgeTeam, Status: model.MissionCompleted}, 1},
+		{model.MissionQuery{EventID: ev.ID}, 2},
+		{model.MissionQuery{TeamID: f.team.ID}, 0},
 	} {
-		list, _, err := f.e.Missions(context.Background(), sup, c.q, engine.Page{Limit: 50})
+		list, _, err := f.e.Missions(context.Background(), sup, c.q, model.Page{Limit: 50})
 		if err != nil || len(list) != c.want {
 			t.Errorf("missions %+v: %v, %d, want %d", c.q, err, len(list), c.want)
 		}
@@ -457,19 +458,19 @@ func TestUpstream_Mission(t *testing.T) {
 		t.Fatalf("GET mission: %v", err)
 	}
 	// A field operator of the central node sees the missions of its own teams only.
-	if list, _, _ := f.e.Missions(context.Background(), f.op, engine.MissionQuery{}, engine.Page{Limit: 50}); len(list) != 0 {
+	if list, _, _ := f.e.Missions(context.Background(), f.op, model.MissionQuery{}, model.Page{Limit: 50}); len(list) != 0 {
 		t.Fatalf("field operator sees %d replicated missions", len(list))
 	}
-	if _, err := f.e.Mission(context.Background(), f.op, created.ID); !engine.IsKind(err, engine.KindNotFound) {
+	if _, err := f.e.Mission(context.Background(), f.op, created.ID); !model.IsKind(err, model.KindNotFound) {
 		t.Fatalf("field operator GET: %v", err)
 	}
-	otherSup := engine.Principal{TenantID: f.other.ID, TenantActive: true, Role: engine.RoleOperationalSupervisor}
-	if _, err := f.e.Mission(context.Background(), otherSup, created.ID); !engine.IsKind(err, engine.KindNotFound) {
+	otherSup := model.Principal{TenantID: f.other.ID, TenantActive: true, Role: model.RoleOperationalSupervisor}
+	if _, err := f.e.Mission(context.Background(), otherSup, created.ID); !model.IsKind(err, model.KindNotFound) {
 		t.Fatalf("another tenant GET: %v", err)
 	}
 	// A completed replica holds no code here, freed no team and closed no event.
-	_ = f.e.View(context.Background(), func(tx engine.Tx) error {
-		if id, err := tx.MissionByCode(f.tenant.ID, "ABCDE"); !engine.IsKind(err, engine.KindNotFound) {
+	_ = f.e.View(context.Background(), func(tx model.Tx) error {
+		if id, err := tx.MissionByCode(f.tenant.ID, "ABCDE"); !model.IsKind(err, model.KindNotFound) {
 			t.Errorf("code indexed: %s %v", id, err)
 		}
 		return nil
@@ -481,20 +482,20 @@ func TestUpstream_Mission(t *testing.T) {
 // the edge sent it when the mission completes (only the edge's event record closes it).
 func TestUpstream_MissionOfAReplicatedEvent(t *testing.T) {
 	f := newUpstreamFix(t)
-	ev := edgeEvent(epoch.Add(-time.Hour), engine.EventDelivered)
+	ev := edgeEvent(epoch.Add(-time.Hour), model.EventDelivered)
 	m := edgeMission(epoch.Add(-time.Hour), ev.ID, f.team.ID) // by chance, a team id the central node knows
-	done := moved(moved(moved(moved(m, engine.MissionAck, epoch.Add(-50*time.Minute), ""), engine.MissionOnRoute,
-		epoch.Add(-40*time.Minute), ""), engine.MissionOnSite, epoch.Add(-30*time.Minute), ""), engine.MissionCompleted,
+	done := moved(moved(moved(moved(m, model.MissionAck, epoch.Add(-50*time.Minute), ""), model.MissionOnRoute,
+		epoch.Add(-40*time.Minute), ""), model.MissionOnSite, epoch.Add(-30*time.Minute), ""), model.MissionCompleted,
 		epoch.Add(-20*time.Minute), "")
 	at := epoch.Add(-time.Minute)
-	res := f.sync(t, f.key, f.node.ID, item(1, engine.ItemUpstreamEvent, ev, at), item(2, engine.ItemUpstreamMission, m, at),
-		item(3, engine.ItemUpstreamMission, done, at))
+	res := f.sync(t, f.key, f.node.ID, item(1, model.ItemUpstreamEvent, ev, at), item(2, model.ItemUpstreamMission, m, at),
+		item(3, model.ItemUpstreamMission, done, at))
 	wantStatuses(t, res, "applied", "applied", "applied")
-	if got, _ := f.event(t, f.tenant.ID, ev.ID); got.Status != engine.EventDelivered || got.ClosedAt != nil {
+	if got, _ := f.event(t, f.tenant.ID, ev.ID); got.Status != model.EventDelivered || got.ClosedAt != nil {
 		t.Fatalf("event changed by its mission: %+v", got)
 	}
 	// The team's field operator sees it: the existing rule, by team id.
-	if list, _, _ := f.e.Missions(context.Background(), f.op, engine.MissionQuery{}, engine.Page{Limit: 50}); len(list) != 1 {
+	if list, _, _ := f.e.Missions(context.Background(), f.op, model.MissionQuery{}, model.Page{Limit: 50}); len(list) != 1 {
 		t.Fatalf("field operator of the team sees %d", len(list))
 	}
 	f.assertNothingTriggered(t)
@@ -502,31 +503,31 @@ func TestUpstream_MissionOfAReplicatedEvent(t *testing.T) {
 
 func TestUpstream_Forbidden(t *testing.T) {
 	f := newUpstreamFix(t)
-	ev := edgeEvent(epoch.Add(-time.Hour), engine.EventDelivered)
+	ev := edgeEvent(epoch.Add(-time.Hour), model.EventDelivered)
 	at := epoch.Add(-time.Minute)
 	local := map[string]any{"type": "FIRE", "priority": "low", "vertical": "emergency", "idempotency_key": "dev-1"}
-	tech := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: engine.NewID(),
-		Scopes: []string{engine.PermDevicesManage, engine.PermEventsWrite}}
+	tech := model.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: model.NewID(),
+		Scopes: []string{model.PermDevicesManage, model.PermEventsWrite}}
 
 	// A field device: upstream items forbidden, its event applied.
-	res := f.sync(t, tech, f.field.ID, item(1, engine.ItemUpstreamEvent, ev, at), item(2, engine.ItemEvent, local, at),
-		item(3, engine.ItemUpstreamMission, edgeMission(epoch, ev.ID, engine.NewID()), at))
+	res := f.sync(t, tech, f.field.ID, item(1, model.ItemUpstreamEvent, ev, at), item(2, engine.ItemEvent, local, at),
+		item(3, model.ItemUpstreamMission, edgeMission(epoch, ev.ID, model.NewID()), at))
 	wantStatuses(t, res, "rejected:forbidden:", "applied", "rejected:forbidden:")
 	if res.AppliedThrough != 3 {
 		t.Fatalf("applied_through %d", res.AppliedThrough)
 	}
 	// A node device synced by a key without devices:manage.
-	syncOnly := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: engine.NewID(), Scopes: []string{engine.PermDevicesSync}}
-	wantStatuses(t, f.sync(t, syncOnly, f.node.ID, item(1, engine.ItemUpstreamEvent, ev, at)), "rejected:forbidden:")
+	syncOnly := model.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: model.NewID(), Scopes: []string{model.PermDevicesSync}}
+	wantStatuses(t, f.sync(t, syncOnly, f.node.ID, item(1, model.ItemUpstreamEvent, ev, at)), "rejected:forbidden:")
 	// A node device registered without a hardware_id has no node id to give as origin.
-	bare := f.register(t, f.key, engine.DeviceInput{Name: "node", Platform: engine.PlatformNode})
-	wantStatuses(t, f.sync(t, f.key, bare.ID, item(1, engine.ItemUpstreamEvent, ev, at)), "rejected:forbidden:")
-	if _, err := f.event(t, f.tenant.ID, ev.ID); !engine.IsKind(err, engine.KindNotFound) {
+	bare := f.register(t, f.key, model.DeviceInput{Name: "node", Platform: engine.PlatformNode})
+	wantStatuses(t, f.sync(t, f.key, bare.ID, item(1, model.ItemUpstreamEvent, ev, at)), "rejected:forbidden:")
+	if _, err := f.event(t, f.tenant.ID, ev.ID); !model.IsKind(err, model.KindNotFound) {
 		t.Fatalf("a forbidden replica was stored: %v", err)
 	}
 	// A node device of another tenant is not this tenant's device.
-	if _, err := f.e.SyncDevice(context.Background(), f.otherKey, nil, engine.DeviceSyncInput{DeviceID: f.node.ID, Items: []json.RawMessage{}},
-		engine.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)}); !engine.IsKind(err, engine.KindNotFound) {
+	if _, err := f.e.SyncDevice(context.Background(), f.otherKey, nil, model.DeviceSyncInput{DeviceID: f.node.ID, Items: []json.RawMessage{}},
+		model.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)}); !model.IsKind(err, model.KindNotFound) {
 		t.Fatalf("another tenant's sync: %v", err)
 	}
 }
@@ -536,11 +537,11 @@ func TestUpstream_Forbidden(t *testing.T) {
 func TestUpstream_BadPayloads(t *testing.T) {
 	f := newUpstreamFix(t)
 	at := epoch.Add(-time.Minute)
-	ev := edgeEvent(epoch.Add(-time.Hour), engine.EventDelivered)
+	ev := edgeEvent(epoch.Add(-time.Hour), model.EventDelivered)
 	evJSON, _ := json.Marshal(ev)
-	m := edgeMission(epoch.Add(-time.Hour), ev.ID, engine.NewID())
+	m := edgeMission(epoch.Add(-time.Hour), ev.ID, model.NewID())
 	mJSON, _ := json.Marshal(m)
-	d := &engine.Dispatch{ID: m.DispatchID, EventID: ev.ID, TeamID: m.TeamID, DispatchedBy: engine.NilID,
+	d := &model.Dispatch{ID: m.DispatchID, EventID: ev.ID, TeamID: m.TeamID, DispatchedBy: model.NilID,
 		DispatchedAt: m.DispatchedAt, MissionID: m.ID}
 	dJSON, _ := json.Marshal(d)
 	// with returns raw with fields replaced (nil deletes).
@@ -564,39 +565,39 @@ func TestUpstream_BadPayloads(t *testing.T) {
 		payload any
 		field   string
 	}{
-		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"event_id": "nope"}), "payload.event_id"},
-		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"event_id": nil}), "payload.event_id"},
-		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"event_id": "6f1c2a4e-8b3d-4c5e-9f60-7a8b9c0d1e2f"}), "payload.event_id"},
-		{engine.ItemUpstreamMission, with(mJSON, map[string]any{"id": "6f1c2a4e-8b3d-4c5e-9f60-7a8b9c0d1e2f"}), "payload.id"},
-		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"type": nil}), "payload.type"},
-		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"type": 5}), "payload.type"},
-		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"priority": "urgent"}), "payload.priority"},
-		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"status": "lost"}), "payload.status"},
-		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"channel_selected": "pigeon"}), "payload.channel_selected"},
-		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"updated_at": nil}), "payload.updated_at"},
-		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"created_at": "last tuesday"}), "payload.created_at"},
-		{engine.ItemUpstreamEvent, with(evJSON, map[string]any{"origin": ""}), "payload.origin"},
-		{engine.ItemUpstreamDispatch, with(dJSON, map[string]any{"mission_id": nil}), "payload.mission_id"},
-		{engine.ItemUpstreamDispatch, with(dJSON, map[string]any{"team_id": "x"}), "payload.team_id"},
-		{engine.ItemUpstreamDispatch, with(dJSON, map[string]any{"dispatched_at": nil}), "payload.dispatched_at"},
-		{engine.ItemUpstreamMission, with(mJSON, map[string]any{"status": "LOST"}), "payload.status"},
-		{engine.ItemUpstreamMission, with(mJSON, map[string]any{"status": "ACK"}), "payload.status"},
-		{engine.ItemUpstreamMission, with(mJSON, map[string]any{"event_id": nil}), "payload.event_id"},
-		{engine.ItemUpstreamMission, with(mJSON, map[string]any{"history": []any{}}), "payload.history"},
-		{engine.ItemUpstreamMission, with(mJSON, map[string]any{"history": "CREATED"}), "payload.history"},
-		{engine.ItemUpstreamMission, badHistory, "payload.history[1].to"},
-		{engine.ItemUpstreamMission, badAt, "payload.history[0].at"},
-		{engine.ItemUpstreamMission, with(mJSON, map[string]any{"ack_at": 7}), "payload.ack_at"},
+		{model.ItemUpstreamEvent, with(evJSON, map[string]any{"event_id": "nope"}), "payload.event_id"},
+		{model.ItemUpstreamEvent, with(evJSON, map[string]any{"event_id": nil}), "payload.event_id"},
+		{model.ItemUpstreamEvent, with(evJSON, map[string]any{"event_id": "6f1c2a4e-8b3d-4c5e-9f60-7a8b9c0d1e2f"}), "payload.event_id"},
+		{model.ItemUpstreamMission, with(mJSON, map[string]any{"id": "6f1c2a4e-8b3d-4c5e-9f60-7a8b9c0d1e2f"}), "payload.id"},
+		{model.ItemUpstreamEvent, with(evJSON, map[string]any{"type": nil}), "payload.type"},
+		{model.ItemUpstreamEvent, with(evJSON, map[string]any{"type": 5}), "payload.type"},
+		{model.ItemUpstreamEvent, with(evJSON, map[string]any{"priority": "urgent"}), "payload.priority"},
+		{model.ItemUpstreamEvent, with(evJSON, map[string]any{"status": "lost"}), "payload.status"},
+		{model.ItemUpstreamEvent, with(evJSON, map[string]any{"channel_selected": "pigeon"}), "payload.channel_selected"},
+		{model.ItemUpstreamEvent, with(evJSON, map[string]any{"updated_at": nil}), "payload.updated_at"},
+		{model.ItemUpstreamEvent, with(evJSON, map[string]any{"created_at": "last tuesday"}), "payload.created_at"},
+		{model.ItemUpstreamEvent, with(evJSON, map[string]any{"origin": ""}), "payload.origin"},
+		{model.ItemUpstreamDispatch, with(dJSON, map[string]any{"mission_id": nil}), "payload.mission_id"},
+		{model.ItemUpstreamDispatch, with(dJSON, map[string]any{"team_id": "x"}), "payload.team_id"},
+		{model.ItemUpstreamDispatch, with(dJSON, map[string]any{"dispatched_at": nil}), "payload.dispatched_at"},
+		{model.ItemUpstreamMission, with(mJSON, map[string]any{"status": "LOST"}), "payload.status"},
+		{model.ItemUpstreamMission, with(mJSON, map[string]any{"status": "ACK"}), "payload.status"},
+		{model.ItemUpstreamMission, with(mJSON, map[string]any{"event_id": nil}), "payload.event_id"},
+		{model.ItemUpstreamMission, with(mJSON, map[string]any{"history": []any{}}), "payload.history"},
+		{model.ItemUpstreamMission, with(mJSON, map[string]any{"history": "CREATED"}), "payload.history"},
+		{model.ItemUpstreamMission, badHistory, "payload.history[1].to"},
+		{model.ItemUpstreamMission, badAt, "payload.history[0].at"},
+		{model.ItemUpstreamMission, with(mJSON, map[string]any{"ack_at": 7}), "payload.ack_at"},
 	}
 	// Good items first and last, the bad ones between.
-	items := []any{item(1, engine.ItemUpstreamEvent, ev, at)}
+	items := []any{item(1, model.ItemUpstreamEvent, ev, at)}
 	want := []string{"applied"}
 	for i, c := range cases {
 		items = append(items, item(int64(i+2), c.kind, c.payload, at))
 		want = append(want, "rejected:validation_error:"+c.field)
 	}
 	n := int64(len(cases) + 2)
-	items = append(items, item(n, engine.ItemUpstreamMission, m, at), item(n+1, engine.ItemUpstreamDispatch, d, at))
+	items = append(items, item(n, model.ItemUpstreamMission, m, at), item(n+1, model.ItemUpstreamDispatch, d, at))
 	want = append(want, "applied", "applied")
 	res := f.sync(t, f.key, f.node.ID, items...)
 	wantStatuses(t, res, want...)
@@ -604,7 +605,7 @@ func TestUpstream_BadPayloads(t *testing.T) {
 		t.Fatalf("applied_through %d, gaps %d", res.AppliedThrough, res.GapCount)
 	}
 	for _, r := range res.Results {
-		if r.Status == engine.ItemRejected && r.Message == "" {
+		if r.Status == model.ItemRejected && r.Message == "" {
 			t.Fatalf("a rejection without a message: %+v", r)
 		}
 	}
@@ -615,13 +616,13 @@ func TestUpstream_BadPayloads(t *testing.T) {
 func TestUpstream_ReplayAfterRestart(t *testing.T) {
 	f := newUpstreamFix(t)
 	at := epoch.Add(-time.Minute)
-	ev := edgeEvent(epoch.Add(-time.Hour), engine.EventDelivered)
-	m := edgeMission(epoch.Add(-time.Hour), ev.ID, engine.NewID())
-	ack := moved(m, engine.MissionAck, epoch.Add(-50*time.Minute), "")
-	d := &engine.Dispatch{ID: m.DispatchID, EventID: ev.ID, TeamID: m.TeamID, DispatchedBy: engine.NilID,
+	ev := edgeEvent(epoch.Add(-time.Hour), model.EventDelivered)
+	m := edgeMission(epoch.Add(-time.Hour), ev.ID, model.NewID())
+	ack := moved(m, model.MissionAck, epoch.Add(-50*time.Minute), "")
+	d := &model.Dispatch{ID: m.DispatchID, EventID: ev.ID, TeamID: m.TeamID, DispatchedBy: model.NilID,
 		DispatchedAt: m.DispatchedAt, MissionID: m.ID}
-	items := []any{item(1, engine.ItemUpstreamEvent, ev, at), item(2, engine.ItemUpstreamDispatch, d, at),
-		item(3, engine.ItemUpstreamMission, m, at), item(4, engine.ItemUpstreamMission, ack, at)}
+	items := []any{item(1, model.ItemUpstreamEvent, ev, at), item(2, model.ItemUpstreamDispatch, d, at),
+		item(3, model.ItemUpstreamMission, m, at), item(4, model.ItemUpstreamMission, ack, at)}
 
 	// 3 and 4 first: held above the gap; then 1 and 2 release them, in order.
 	res := f.sync(t, f.key, f.node.ID, items[2], items[3])
@@ -635,7 +636,7 @@ func TestUpstream_ReplayAfterRestart(t *testing.T) {
 		t.Fatalf("release: %+v", res)
 	}
 	before := f.mission(t, m.ID)
-	if before.Status != engine.MissionAck {
+	if before.Status != model.MissionAck {
 		t.Fatalf("mission %s", before.Status)
 	}
 
@@ -643,7 +644,7 @@ func TestUpstream_ReplayAfterRestart(t *testing.T) {
 	res = f.sync(t, f.key, f.node.ID, items...)
 	wantStatuses(t, res, "duplicate", "duplicate", "duplicate", "duplicate")
 	for _, r := range res.Results {
-		if r.Outcome != engine.ItemApplied {
+		if r.Outcome != model.ItemApplied {
 			t.Fatalf("outcome %+v", r)
 		}
 	}
@@ -662,27 +663,27 @@ func TestUpstream_ReplayAfterRestart(t *testing.T) {
 // events are dispatched there.
 func TestUpstream_ReplicasAreReadOnly(t *testing.T) {
 	f := newUpstreamFix(t)
-	ev := edgeEvent(epoch.Add(-time.Hour), engine.EventDelivered)
+	ev := edgeEvent(epoch.Add(-time.Hour), model.EventDelivered)
 	m := edgeMission(epoch.Add(-time.Hour), ev.ID, f.team.ID) // C's own team id, so C's operator sees it
 	at := epoch.Add(-time.Minute)
-	wantStatuses(t, f.sync(t, f.key, f.node.ID, item(1, engine.ItemUpstreamEvent, ev, at),
-		item(2, engine.ItemUpstreamMission, m, at)), "applied", "applied")
-	sup := engine.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: engine.RoleOperationalSupervisor, UserID: engine.NewID()}
-	for name, p := range map[string]engine.Principal{"supervisor": sup, "operator": f.op} {
-		err := f.e.Update(context.Background(), func(tx engine.Tx) error {
-			_, err := f.e.UpdateMissionStatus(tx, p, m.ID, engine.MissionStatusInput{Status: engine.MissionAck}, engine.MoveSourceAPI, nil)
+	wantStatuses(t, f.sync(t, f.key, f.node.ID, item(1, model.ItemUpstreamEvent, ev, at),
+		item(2, model.ItemUpstreamMission, m, at)), "applied", "applied")
+	sup := model.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: model.RoleOperationalSupervisor, UserID: model.NewID()}
+	for name, p := range map[string]model.Principal{"supervisor": sup, "operator": f.op} {
+		err := f.e.Update(context.Background(), func(tx model.Tx) error {
+			_, err := f.e.UpdateMissionStatus(tx, p, m.ID, model.MissionStatusInput{Status: model.MissionAck}, engine.MoveSourceAPI, nil)
 			return err
 		})
-		AssertKind(t, err, engine.KindConflict)
-		if got := f.mission(t, m.ID); got.Status != engine.MissionCreated || len(got.History) != 1 {
+		AssertKind(t, err, model.KindConflict)
+		if got := f.mission(t, m.ID); got.Status != model.MissionCreated || len(got.History) != 1 {
 			t.Fatalf("%s moved a replica: %+v", name, got)
 		}
 	}
-	err := f.e.Update(context.Background(), func(tx engine.Tx) error {
-		_, err := f.e.DispatchTeam(tx, sup, engine.DispatchInput{EventID: ev.ID, TeamID: f.team.ID})
+	err := f.e.Update(context.Background(), func(tx model.Tx) error {
+		_, err := f.e.DispatchTeam(tx, sup, model.DispatchInput{EventID: ev.ID, TeamID: f.team.ID})
 		return err
 	})
-	AssertKind(t, err, engine.KindConflict)
+	AssertKind(t, err, model.KindConflict)
 	if tm := f.team; tm.Status != engine.TeamAvailable {
 		t.Fatalf("team %s", tm.Status)
 	}

@@ -1,6 +1,10 @@
 package engine
 
-import "context"
+import (
+	"context"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+)
 
 // The change log of upstream sync is written by a wrapper of the engine's Store: every
 // read-write transaction hands the use cases a Tx whose PutEvent, PutMission and
@@ -13,23 +17,23 @@ import "context"
 // logStore is the Store the engine uses: the store it was given, with the change log
 // written beside every change of an event, dispatch or mission.
 type logStore struct {
-	Store
+	model.Store
 	up *upstreamRunner
 }
 
 // Update implements Store.
-func (s *logStore) Update(ctx context.Context, fn func(Tx) error) error {
+func (s *logStore) Update(ctx context.Context, fn func(model.Tx) error) error {
 	return s.Store.Update(ctx, s.wrap(fn))
 }
 
 // Batch implements Store.
-func (s *logStore) Batch(ctx context.Context, fn func(Tx) error) error {
+func (s *logStore) Batch(ctx context.Context, fn func(model.Tx) error) error {
 	return s.Store.Batch(ctx, s.wrap(fn))
 }
 
 // wrap runs fn with a logTx and then writes the usage it gathered.
-func (s *logStore) wrap(fn func(Tx) error) func(Tx) error {
-	return func(tx Tx) error {
+func (s *logStore) wrap(fn func(model.Tx) error) func(model.Tx) error {
+	return func(tx model.Tx) error {
 		lt := &logTx{Tx: tx, up: s.up}
 		if err := fn(lt); err != nil {
 			return err
@@ -40,7 +44,7 @@ func (s *logStore) wrap(fn func(Tx) error) func(Tx) error {
 
 // logTx is a read-write Tx that appends to the change log and gathers usage counters.
 type logTx struct {
-	Tx
+	model.Tx
 	up    *upstreamRunner
 	usage []usageAdd
 }
@@ -74,37 +78,37 @@ func (t *logTx) flushUsage() error {
 }
 
 // PutEvent implements Tx.
-func (t *logTx) PutEvent(tenantID string, ev *Event) error {
+func (t *logTx) PutEvent(tenantID string, ev *model.Event) error {
 	if err := t.Tx.PutEvent(tenantID, ev); err != nil {
 		return err
 	}
-	return t.up.logChange(t.Tx, tenantID, ChangeEvent, ev.ID)
+	return t.up.logChange(t.Tx, tenantID, model.ChangeEvent, ev.ID)
 }
 
 // PutMission implements Tx.
-func (t *logTx) PutMission(tenantID string, m *Mission) error {
+func (t *logTx) PutMission(tenantID string, m *model.Mission) error {
 	if err := t.Tx.PutMission(tenantID, m); err != nil {
 		return err
 	}
-	return t.up.logChange(t.Tx, tenantID, ChangeMission, m.ID)
+	return t.up.logChange(t.Tx, tenantID, model.ChangeMission, m.ID)
 }
 
 // PutDispatch implements Tx.
-func (t *logTx) PutDispatch(tenantID string, d *Dispatch) error {
+func (t *logTx) PutDispatch(tenantID string, d *model.Dispatch) error {
 	if err := t.Tx.PutDispatch(tenantID, d); err != nil {
 		return err
 	}
-	return t.up.logChange(t.Tx, tenantID, ChangeDispatch, d.ID)
+	return t.up.logChange(t.Tx, tenantID, model.ChangeDispatch, d.ID)
 }
 
 // logChange appends a change to the tenant's log when the tenant has an upstream, and
 // wakes the pusher once the transaction commits.
-func (u *upstreamRunner) logChange(tx Tx, tenantID, kind, id string) error {
+func (u *upstreamRunner) logChange(tx model.Tx, tenantID, kind, id string) error {
 	on, err := u.configured(tx, tenantID)
 	if err != nil || !on {
 		return err
 	}
-	if _, err := tx.AppendChange(tenantID, LogChange{Kind: kind, ID: id, At: At(u.e.clock.Now())}); err != nil {
+	if _, err := tx.AppendChange(tenantID, model.LogChange{Kind: kind, ID: id, At: model.At(u.e.clock.Now())}); err != nil {
 		return err
 	}
 	tx.OnCommit(u.signal)
@@ -114,7 +118,7 @@ func (u *upstreamRunner) logChange(tx Tx, tenantID, kind, id string) error {
 // configured reports whether a tenant has an upstream. The set of such tenants is
 // cached; a change of settings drops the cache inside its own transaction, and write
 // transactions are serialized, so the next one reads the set again from what committed.
-func (u *upstreamRunner) configured(tx Tx, tenantID string) (bool, error) {
+func (u *upstreamRunner) configured(tx model.Tx, tenantID string) (bool, error) {
 	set := u.tenants.Load()
 	if set == nil {
 		ids, err := tx.UpstreamTenants()
@@ -134,7 +138,7 @@ func (u *upstreamRunner) configured(tx Tx, tenantID string) (bool, error) {
 // settingsChanged is called within the transaction that changes a tenant's upstream
 // settings: the cached set of tenants is dropped now (no other write can run until this
 // one ends) and again after commit, and the pusher looks at the settings again.
-func (u *upstreamRunner) settingsChanged(tx Tx) {
+func (u *upstreamRunner) settingsChanged(tx model.Tx) {
 	u.tenants.Store(nil)
 	tx.OnCommit(func() {
 		u.tenants.Store(nil)

@@ -17,26 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-)
 
-// UpstreamOptions tune the push of upstream sync. Zero fields take the defaults.
-type UpstreamOptions struct {
-	// RetryMin and RetryMax bound the delay after a failed attempt (1 s and 60 s): the
-	// n-th failure in a row waits RetryMin plus a uniform draw up to
-	// min(RetryMax, RetryMin·2ⁿ) − RetryMin.
-	RetryMin, RetryMax time.Duration
-	// BatchSize is the most changes one sync carries (500).
-	BatchSize int
-	// Timeout limits one call to the upstream (30 s).
-	Timeout time.Duration
-}
-
-// Defaults of UpstreamOptions.
-const (
-	DefaultUpstreamRetryMin  = time.Second
-	DefaultUpstreamRetryMax  = time.Minute
-	DefaultUpstreamBatchSize = 500
-	DefaultUpstreamTimeout   = 30 * time.Second
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // Bounds of a push.
@@ -50,27 +32,12 @@ const (
 	batchesPerRound = 20
 )
 
-func (o *UpstreamOptions) fill() {
-	if o.RetryMin <= 0 {
-		o.RetryMin = DefaultUpstreamRetryMin
-	}
-	if o.RetryMax < o.RetryMin {
-		o.RetryMax = max(DefaultUpstreamRetryMax, o.RetryMin)
-	}
-	if o.BatchSize <= 0 {
-		o.BatchSize = DefaultUpstreamBatchSize
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultUpstreamTimeout
-	}
-}
-
 // upstreamRunner writes the change log (upstream_log.go) and pushes it: one goroutine
 // per engine, started and stopped with the scheduler, which takes the tenants with an
 // upstream in turn and pushes each one's log until it is empty or the link fails.
 type upstreamRunner struct {
 	e    *Engine
-	opt  UpstreamOptions
+	opt  model.UpstreamOptions
 	wake chan struct{}
 	// tenants caches the set of tenants with an upstream (nil: read it again).
 	tenants atomic.Pointer[map[string]bool]
@@ -98,8 +65,8 @@ type upLink struct {
 	ca     string // the CA the client trusts
 }
 
-func newUpstreamRunner(e *Engine, opt UpstreamOptions) *upstreamRunner {
-	opt.fill()
+func newUpstreamRunner(e *Engine, opt model.UpstreamOptions) *upstreamRunner {
+	opt.Fill()
 	u := &upstreamRunner{e: e, opt: opt, wake: make(chan struct{}, 1),
 		rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	u.dirty.Store(true)
@@ -188,8 +155,8 @@ func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Durat
 
 // reload reads which tenants have an upstream and whether each is paused.
 func (u *upstreamRunner) reload(ctx context.Context) error {
-	var cfgs []*UpstreamConfig
-	err := u.e.store.View(ctx, func(tx Tx) error {
+	var cfgs []*model.UpstreamConfig
+	err := u.e.store.View(ctx, func(tx model.Tx) error {
 		ids, err := tx.UpstreamTenants()
 		if err != nil {
 			return err
@@ -251,7 +218,7 @@ func (e *upstreamError) Unwrap() error { return e.err }
 // deviceGone reports whether the upstream no longer knows the node's device.
 func deviceGone(err error) bool {
 	var ue *upstreamError
-	return errors.As(err, &ue) && ue.status == http.StatusNotFound && ue.code == string(KindNotFound)
+	return errors.As(err, &ue) && ue.status == http.StatusNotFound && ue.code == string(model.KindNotFound)
 }
 
 // errStale ends a push whose settings changed under it.
@@ -327,12 +294,12 @@ func (u *upstreamRunner) push(ctx context.Context, l *upLink) (left bool, err er
 
 // load reads a tenant's settings and decrypts its key when the generation is new; nil
 // when the link is gone or paused.
-func (u *upstreamRunner) load(ctx context.Context, l *upLink) (*UpstreamConfig, error) {
-	var cfg *UpstreamConfig
+func (u *upstreamRunner) load(ctx context.Context, l *upLink) (*model.UpstreamConfig, error) {
+	var cfg *model.UpstreamConfig
 	var secret []byte
-	err := u.e.store.View(ctx, func(tx Tx) (err error) {
+	err := u.e.store.View(ctx, func(tx model.Tx) (err error) {
 		cfg, err = tx.Upstream(l.tenantID)
-		if IsKind(err, KindNotFound) {
+		if model.IsKind(err, model.KindNotFound) {
 			cfg, err = nil, nil
 		}
 		if err != nil || cfg == nil || (l.key != "" && cfg.Generation == l.gen) {
@@ -350,7 +317,7 @@ func (u *upstreamRunner) load(ctx context.Context, l *upLink) (*UpstreamConfig, 
 	}
 	if cfg.Generation != l.gen || l.key == "" {
 		if secret == nil {
-			return nil, Errorf(KindInternal, "the node has no upstream secret: set the upstream again")
+			return nil, model.Errorf(model.KindInternal, "the node has no upstream secret: set the upstream again")
 		}
 		aead, err := upstreamAEAD(secret)
 		if err != nil {
@@ -437,12 +404,12 @@ func (u *upstreamRunner) call(ctx context.Context, client *http.Client, url, key
 }
 
 // register registers the node as a device of the upstream tenant and returns its id.
-func (u *upstreamRunner) register(ctx context.Context, client *http.Client, cfg *UpstreamConfig, key string) (string, error) {
+func (u *upstreamRunner) register(ctx context.Context, client *http.Client, cfg *model.UpstreamConfig, key string) (string, error) {
 	nodeID, err := u.e.Secret(ctx, SecretNodeID)
 	if err != nil {
 		return "", err
 	}
-	body, _ := json.Marshal(DeviceInput{Name: "fieldrelay node " + string(nodeID), Platform: PlatformNode,
+	body, _ := json.Marshal(model.DeviceInput{Name: "fieldrelay node " + string(nodeID), Platform: PlatformNode,
 		HardwareID: string(nodeID)})
 	var ans struct {
 		DeviceID string `json:"device_id"`
@@ -450,7 +417,7 @@ func (u *upstreamRunner) register(ctx context.Context, client *http.Client, cfg 
 	if _, err := u.call(ctx, client, cfg.URL+"/v1/devices/register", key, body, &ans); err != nil {
 		return "", err
 	}
-	if !ValidID(ans.DeviceID) {
+	if !model.ValidID(ans.DeviceID) {
 		return "", fmt.Errorf("the upstream's registration answer has no device_id")
 	}
 	return ans.DeviceID, nil
@@ -458,13 +425,13 @@ func (u *upstreamRunner) register(ctx context.Context, client *http.Client, cfg 
 
 // syncAnswer is what the pusher reads of a device sync's answer.
 type syncAnswer struct {
-	AppliedThrough int64              `json:"applied_through"`
-	Results        []DeviceItemResult `json:"results"`
-	Released       []DeviceItemResult `json:"released"`
+	AppliedThrough int64                    `json:"applied_through"`
+	Results        []model.DeviceItemResult `json:"results"`
+	Released       []model.DeviceItemResult `json:"released"`
 }
 
 // sync sends one device sync: body, or an ack-only sync when body is nil.
-func (u *upstreamRunner) sync(ctx context.Context, client *http.Client, cfg *UpstreamConfig, key string, body []byte) (*syncAnswer, error) {
+func (u *upstreamRunner) sync(ctx context.Context, client *http.Client, cfg *model.UpstreamConfig, key string, body []byte) (*syncAnswer, error) {
 	if body == nil {
 		body = []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"items":[]}`)
 	}
@@ -477,8 +444,8 @@ func (u *upstreamRunner) sync(ctx context.Context, client *http.Client, cfg *Ups
 
 // batch reads the changes after the acknowledged one, each record as it stands now, into
 // the body of a sync; n is how many it holds, last the log sequence of the last.
-func (u *upstreamRunner) batch(ctx context.Context, cfg *UpstreamConfig) (body []byte, n int, last int64, err error) {
-	err = u.e.store.View(ctx, func(tx Tx) error {
+func (u *upstreamRunner) batch(ctx context.Context, cfg *model.UpstreamConfig) (body []byte, n int, last int64, err error) {
+	err = u.e.store.View(ctx, func(tx model.Tx) error {
 		changes, err := tx.Changes(cfg.TenantID, cfg.AckedThrough, u.opt.BatchSize)
 		if err != nil || len(changes) == 0 {
 			return err
@@ -497,7 +464,7 @@ func (u *upstreamRunner) batch(ctx context.Context, cfg *UpstreamConfig) (body [
 			b = append(b, `,"kind":`...)
 			b = strconv.AppendQuote(b, ch.Kind)
 			b = append(b, `,"captured_at":`...)
-			b = appendTime(b, ch.At)
+			b = model.AppendTime(b, ch.At)
 			b = append(b, `,"payload":`...)
 			if b, err = appendRecord(b, tx, cfg.TenantID, ch); err != nil {
 				return err
@@ -517,23 +484,23 @@ func (u *upstreamRunner) batch(ctx context.Context, cfg *UpstreamConfig) (body [
 
 // appendRecord appends the current state of a change's record; a record that is gone
 // is sent as {} (the upstream rejects it, which settles its sequence number).
-func appendRecord(b []byte, tx Tx, tenantID string, ch LogChange) ([]byte, error) {
+func appendRecord(b []byte, tx model.Tx, tenantID string, ch model.LogChange) ([]byte, error) {
 	var v any
 	var err error
 	switch ch.Kind {
-	case ChangeEvent:
-		var ev *Event
+	case model.ChangeEvent:
+		var ev *model.Event
 		if ev, err = tx.Event(tenantID, ch.ID); err == nil {
 			return ev.AppendJSON(b), nil
 		}
-	case ChangeMission:
+	case model.ChangeMission:
 		v, err = tx.Mission(tenantID, ch.ID)
-	case ChangeDispatch:
+	case model.ChangeDispatch:
 		v, err = tx.Dispatch(tenantID, ch.ID)
 	default:
-		err = NotFound("record")
+		err = model.NotFound("record")
 	}
-	if IsKind(err, KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		return append(b, "{}"...), nil
 	}
 	if err != nil {
@@ -544,9 +511,9 @@ func appendRecord(b []byte, tx Tx, tenantID string, ch LogChange) ([]byte, error
 }
 
 // setDevice records the node's device upstream ("" to register again).
-func (u *upstreamRunner) setDevice(ctx context.Context, cfg *UpstreamConfig, deviceID string) (*UpstreamConfig, error) {
-	var out *UpstreamConfig
-	err := u.e.store.Update(ctx, func(tx Tx) error {
+func (u *upstreamRunner) setDevice(ctx context.Context, cfg *model.UpstreamConfig, deviceID string) (*model.UpstreamConfig, error) {
+	var out *model.UpstreamConfig
+	err := u.e.store.Update(ctx, func(tx model.Tx) error {
 		c, err := u.current(tx, cfg)
 		if err != nil {
 			return err
@@ -559,9 +526,9 @@ func (u *upstreamRunner) setDevice(ctx context.Context, cfg *UpstreamConfig, dev
 }
 
 // current reads a tenant's settings within tx; errStale when they changed since cfg.
-func (u *upstreamRunner) current(tx Tx, cfg *UpstreamConfig) (*UpstreamConfig, error) {
+func (u *upstreamRunner) current(tx model.Tx, cfg *model.UpstreamConfig) (*model.UpstreamConfig, error) {
 	c, err := tx.Upstream(cfg.TenantID)
-	if IsKind(err, KindNotFound) || (err == nil && c.Generation != cfg.Generation) {
+	if model.IsKind(err, model.KindNotFound) || (err == nil && c.Generation != cfg.Generation) {
 		return nil, errStale
 	}
 	return c, err
@@ -575,15 +542,15 @@ func (u *upstreamRunner) current(tx Tx, cfg *UpstreamConfig) (*UpstreamConfig, e
 // the end of the log (a new device upstream, an upstream restored from a backup, a node
 // restored from one), the numbering moves so that the next change is the upstream's
 // applied_through + 1: what the log holds is sent, nothing is trimmed.
-func (u *upstreamRunner) ack(ctx context.Context, l *upLink, cfg *UpstreamConfig, ans *syncAnswer, sent int) (*UpstreamConfig, error) {
-	var out *UpstreamConfig
-	var rejected []DeviceItemResult
+func (u *upstreamRunner) ack(ctx context.Context, l *upLink, cfg *model.UpstreamConfig, ans *syncAnswer, sent int) (*model.UpstreamConfig, error) {
+	var out *model.UpstreamConfig
+	var rejected []model.DeviceItemResult
 	for _, r := range slices.Concat(ans.Results, ans.Released) {
-		if r.Status == ItemRejected {
+		if r.Status == model.ItemRejected {
 			rejected = append(rejected, r)
 		}
 	}
-	err := u.e.store.Update(ctx, func(tx Tx) error {
+	err := u.e.store.Update(ctx, func(tx model.Tx) error {
 		c, err := u.current(tx, cfg)
 		if err != nil {
 			return err
@@ -603,7 +570,7 @@ func (u *upstreamRunner) ack(ctx context.Context, l *upLink, cfg *UpstreamConfig
 		if err := tx.TrimChanges(c.TenantID, c.AckedThrough); err != nil {
 			return err
 		}
-		now := At(u.e.clock.Now())
+		now := model.At(u.e.clock.Now())
 		c.LastSuccessAt, c.LastAttemptAt, c.LastError, c.Failures, c.NextAttemptAt = &now, &now, "", 0, nil
 		if len(rejected) > 0 {
 			last := rejected[len(rejected)-1]
@@ -653,15 +620,15 @@ func (u *upstreamRunner) fail(ctx context.Context, l *upLink, cause error) {
 	l.next = now.Add(delay)
 	u.e.log.Warn("upstream: push failed", "tenant", l.tenantID, "failures", l.failures, "retry_in", delay.String(),
 		"err", cause.Error())
-	err := u.e.store.Update(context.WithoutCancel(ctx), func(tx Tx) error {
+	err := u.e.store.Update(context.WithoutCancel(ctx), func(tx model.Tx) error {
 		c, err := tx.Upstream(l.tenantID)
-		if IsKind(err, KindNotFound) {
+		if model.IsKind(err, model.KindNotFound) {
 			return nil
 		}
 		if err != nil || c.Generation != l.gen {
 			return err
 		}
-		at, next := At(now), At(l.next)
+		at, next := model.At(now), model.At(l.next)
 		c.LastAttemptAt, c.LastError, c.Failures, c.NextAttemptAt = &at, cause.Error(), l.failures, &next
 		return tx.PutUpstream(c)
 	})
@@ -683,25 +650,12 @@ func (u *upstreamRunner) backoff(n int) time.Duration {
 	return u.opt.RetryMin + time.Duration(u.rnd.Int64N(int64(span)+1))
 }
 
-// UpstreamStats describes the upstream links of the node for /metrics.
-type UpstreamStats struct {
-	// Links counts the tenants with an upstream by state.
-	Links map[string]int
-	// Backlog is the number of changes not yet acknowledged, over every tenant; Oldest
-	// the age of the oldest of them.
-	Backlog int64
-	Oldest  time.Duration
-	// Pushed counts the changes acknowledged, Failures the failed attempts, Rejected the
-	// items the upstreams rejected, since the process started.
-	Pushed, Failures, Rejected uint64
-}
-
 // upstreamStats reads the links' state from the store.
-func (e *Engine) upstreamStats() *UpstreamStats {
-	st := &UpstreamStats{Links: map[string]int{}, Pushed: e.up.pushed.Load(), Failures: e.up.failed.Load(),
+func (e *Engine) upstreamStats() *model.UpstreamStats {
+	st := &model.UpstreamStats{Links: map[string]int{}, Pushed: e.up.pushed.Load(), Failures: e.up.failed.Load(),
 		Rejected: e.up.rejected.Load()}
 	now := e.clock.Now()
-	err := e.store.View(context.Background(), func(tx Tx) error {
+	err := e.store.View(context.Background(), func(tx model.Tx) error {
 		ids, err := tx.UpstreamTenants()
 		if err != nil {
 			return err

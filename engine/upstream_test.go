@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
@@ -86,7 +87,7 @@ func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/v1/devices/register":
-		var in engine.DeviceInput
+		var in model.DeviceInput
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Platform != engine.PlatformNode || in.HardwareID == "" {
 			answer(w, 400, map[string]string{"error": "validation_error", "message": "bad registration"})
 			return
@@ -94,7 +95,7 @@ func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		f.registers++
 		status := 200
 		if f.deviceID == "" {
-			f.deviceID, f.hardware, status = engine.NewID(), in.HardwareID, 201
+			f.deviceID, f.hardware, status = model.NewID(), in.HardwareID, 201
 		}
 		answer(w, status, map[string]string{"device_id": f.deviceID})
 	case "/v1/devices/sync":
@@ -139,7 +140,7 @@ func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 				EventID string `json:"event_id"`
 			}
 			_ = json.Unmarshal(it.Payload, &id)
-			if it.Kind == engine.ChangeEvent {
+			if it.Kind == model.ChangeEvent {
 				id.ID = id.EventID
 			}
 			f.records[it.Kind+"/"+id.ID] = it.Payload
@@ -201,7 +202,7 @@ type upNode struct {
 	logs *bytes.Buffer
 }
 
-func newUpNode(t *testing.T, opt engine.UpstreamOptions) *upNode {
+func newUpNode(t *testing.T, opt model.UpstreamOptions) *upNode {
 	t.Helper()
 	n := &upNode{fieldNode: newFieldNode(t), logs: &bytes.Buffer{}}
 	n.log = slog.New(slog.NewTextHandler(&lockedWriter{w: n.logs}, nil))
@@ -221,17 +222,17 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func (n *upNode) setUpstream(t *testing.T, in engine.UpstreamInput) *engine.UpstreamSettings {
+func (n *upNode) setUpstream(t *testing.T, in model.UpstreamInput) *model.UpstreamSettings {
 	t.Helper()
-	var s *engine.UpstreamSettings
-	MustUpdate(t, n.e, func(tx engine.Tx) (err error) {
+	var s *model.UpstreamSettings
+	MustUpdate(t, n.e, func(tx model.Tx) (err error) {
 		s, err = n.e.SetUpstream(tx, n.p, in)
 		return err
 	})
 	return s
 }
 
-func (n *upNode) status(t *testing.T) *engine.UpstreamStatus {
+func (n *upNode) status(t *testing.T) *model.UpstreamStatus {
 	t.Helper()
 	st, err := n.e.UpstreamStatus(context.Background(), n.p)
 	if err != nil {
@@ -240,10 +241,10 @@ func (n *upNode) status(t *testing.T) *engine.UpstreamStatus {
 	return st
 }
 
-func (n *upNode) changes(t *testing.T) []engine.LogChange {
+func (n *upNode) changes(t *testing.T) []model.LogChange {
 	t.Helper()
-	var out []engine.LogChange
-	if err := n.e.View(context.Background(), func(tx engine.Tx) (err error) {
+	var out []model.LogChange
+	if err := n.e.View(context.Background(), func(tx model.Tx) (err error) {
 		out, err = tx.Changes(n.p.TenantID, 0, 1<<20)
 		return err
 	}); err != nil {
@@ -255,7 +256,7 @@ func (n *upNode) changes(t *testing.T) []engine.LogChange {
 func (n *upNode) logEnd(t *testing.T) int64 {
 	t.Helper()
 	var end int64
-	if err := n.e.View(context.Background(), func(tx engine.Tx) (err error) {
+	if err := n.e.View(context.Background(), func(tx model.Tx) (err error) {
 		end, err = tx.ChangeLogEnd(n.p.TenantID)
 		return err
 	}); err != nil {
@@ -278,25 +279,25 @@ func (n *upNode) events(t *testing.T, k int) []string {
 // the transaction of the change (a rolled back change leaves nothing), for events,
 // dispatches and mission moves, with their record ids.
 func TestUpstream_ChangeLog(t *testing.T) {
-	n := newUpNode(t, engine.UpstreamOptions{})
+	n := newUpNode(t, model.UpstreamOptions{})
 	n.events(t, 3)
 	if st := n.status(t); st.State != engine.UpstreamUnconfigured || n.logEnd(t) != 0 {
 		t.Fatalf("without an upstream: %+v, log end %d", st, n.logEnd(t))
 	}
 
-	n.setUpstream(t, engine.UpstreamInput{URL: "http://127.0.0.1:9", APIKey: upKey})
+	n.setUpstream(t, model.UpstreamInput{URL: "http://127.0.0.1:9", APIKey: upKey})
 	ev := n.post(t, "high", "north").EventID
-	d, err := n.dispatch(t, engine.DispatchInput{EventID: ev, TeamID: n.alpha.ID})
+	d, err := n.dispatch(t, model.DispatchInput{EventID: ev, TeamID: n.alpha.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	MustUpdate(t, n.e, func(tx engine.Tx) error {
-		_, err := n.e.UpdateMissionStatus(tx, n.p, d.MissionID, engine.MissionStatusInput{Status: engine.MissionAck},
+	MustUpdate(t, n.e, func(tx model.Tx) error {
+		_, err := n.e.UpdateMissionStatus(tx, n.p, d.MissionID, model.MissionStatusInput{Status: model.MissionAck},
 			engine.MoveSourceAPI, nil)
 		return err
 	})
 	end := n.logEnd(t)
-	err = n.e.Update(context.Background(), func(tx engine.Tx) error {
+	err = n.e.Update(context.Background(), func(tx model.Tx) error {
 		e, err := tx.Event(n.p.TenantID, ev)
 		if err != nil {
 			return err
@@ -320,10 +321,10 @@ func TestUpstream_ChangeLog(t *testing.T) {
 		}
 		got[c.Kind][c.ID] = true
 	}
-	if len(got) != 3 || !got[engine.ChangeEvent][ev] || !got[engine.ChangeDispatch][d.ID] || !got[engine.ChangeMission][d.MissionID] {
+	if len(got) != 3 || !got[model.ChangeEvent][ev] || !got[model.ChangeDispatch][d.ID] || !got[model.ChangeMission][d.MissionID] {
 		t.Fatalf("changes: %v", got)
 	}
-	if len(got[engine.ChangeEvent]) != 1 || len(got[engine.ChangeMission]) != 1 {
+	if len(got[model.ChangeEvent]) != 1 || len(got[model.ChangeMission]) != 1 {
 		t.Fatalf("changes of records made before the upstream: %v", got)
 	}
 	if st := n.status(t); st.Backlog != end || st.BacklogOldestAt == nil || st.State != engine.UpstreamPushing {
@@ -336,11 +337,11 @@ func TestUpstream_ChangeLog(t *testing.T) {
 // as it stands. A rejected item is counted and settles its sequence.
 func TestUpstream_TrimmedOnlyAfterAck(t *testing.T) {
 	ctx := context.Background()
-	n := newUpNode(t, engine.UpstreamOptions{BatchSize: 7})
+	n := newUpNode(t, model.UpstreamOptions{BatchSize: 7})
 	up := newFakeUpstream(t, upKey)
 	up.set("down")
 	up.reject[3] = true
-	n.setUpstream(t, engine.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
+	n.setUpstream(t, model.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
 	ids := n.events(t, 20)
 	n.e.RunUpstream(ctx)
 	st := n.status(t)
@@ -362,11 +363,11 @@ func TestUpstream_TrimmedOnlyAfterAck(t *testing.T) {
 		t.Fatalf("upstream applied_through %d, received %d sequences", applied, len(received))
 	}
 	for i, id := range ids {
-		raw, ok := records[engine.ChangeEvent+"/"+id]
+		raw, ok := records[model.ChangeEvent+"/"+id]
 		if i == 2 {
 			continue // sequence 3 was rejected
 		}
-		var ev engine.Event
+		var ev model.Event
 		if !ok || json.Unmarshal(raw, &ev) != nil || ev.ID != id || ev.Status != n.event(t, id).Status {
 			t.Fatalf("event %s upstream: %s", id, raw)
 		}
@@ -377,10 +378,10 @@ func TestUpstream_TrimmedOnlyAfterAck(t *testing.T) {
 // doubles up to RetryMax; the waits vary (jitter); a success resets them.
 func TestUpstream_Backoff(t *testing.T) {
 	ctx := context.Background()
-	n := newUpNode(t, engine.UpstreamOptions{})
+	n := newUpNode(t, model.UpstreamOptions{})
 	up := newFakeUpstream(t, upKey)
 	up.set("down")
-	n.setUpstream(t, engine.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
+	n.setUpstream(t, model.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
 	n.events(t, 1)
 	atCap := map[time.Duration]bool{} // the waits once the ceiling is RetryMax
 	var longest time.Duration
@@ -434,9 +435,9 @@ func TestUpstream_Backoff(t *testing.T) {
 // sends the rest, so no sequence reaches the upstream twice and nothing is missing.
 func TestUpstream_DroppedAnswerAndRestart(t *testing.T) {
 	ctx := context.Background()
-	n := newUpNode(t, engine.UpstreamOptions{BatchSize: 50})
+	n := newUpNode(t, model.UpstreamOptions{BatchSize: 50})
 	up := newFakeUpstream(t, upKey)
-	n.setUpstream(t, engine.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
+	n.setUpstream(t, model.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
 	ids := n.events(t, 120)
 	up.set("drop") // the first sync with items is applied, its answer lost
 	n.e.RunUpstream(ctx)
@@ -460,7 +461,7 @@ func TestUpstream_DroppedAnswerAndRestart(t *testing.T) {
 		}
 	}
 	for _, id := range ids {
-		if records[engine.ChangeEvent+"/"+id] == nil {
+		if records[model.ChangeEvent+"/"+id] == nil {
 			t.Errorf("event %s is missing upstream", id)
 		}
 	}
@@ -474,9 +475,9 @@ func TestUpstream_DroppedAnswerAndRestart(t *testing.T) {
 // device's applied_through (0).
 func TestUpstream_DeviceForgotten(t *testing.T) {
 	ctx := context.Background()
-	n := newUpNode(t, engine.UpstreamOptions{})
+	n := newUpNode(t, model.UpstreamOptions{})
 	up := newFakeUpstream(t, upKey)
-	n.setUpstream(t, engine.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
+	n.setUpstream(t, model.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
 	n.events(t, 5)
 	n.e.RunUpstream(ctx)
 	first := n.status(t).DeviceID
@@ -492,7 +493,7 @@ func TestUpstream_DeviceForgotten(t *testing.T) {
 		t.Fatalf("after the upstream forgot the device: applied %d, received %v, %+v", applied, received, st)
 	}
 	for _, id := range later {
-		if records[engine.ChangeEvent+"/"+id] == nil {
+		if records[model.ChangeEvent+"/"+id] == nil {
 			t.Errorf("event %s is missing upstream", id)
 		}
 	}
@@ -507,16 +508,16 @@ func TestUpstream_DeviceForgotten(t *testing.T) {
 // TestUpstream_Paused: a paused link keeps its log and calls nobody; resumed, it pushes.
 func TestUpstream_Paused(t *testing.T) {
 	ctx := context.Background()
-	n := newUpNode(t, engine.UpstreamOptions{})
+	n := newUpNode(t, model.UpstreamOptions{})
 	up := newFakeUpstream(t, upKey)
 	paused := true
-	n.setUpstream(t, engine.UpstreamInput{URL: up.srv.URL, APIKey: upKey, Paused: &paused})
+	n.setUpstream(t, model.UpstreamInput{URL: up.srv.URL, APIKey: upKey, Paused: &paused})
 	n.events(t, 4)
 	n.e.RunUpstream(ctx)
 	if st := n.status(t); st.State != engine.UpstreamPaused || st.Backlog != 4 || up.registrations() != 0 {
 		t.Fatalf("paused: %+v, %d registrations", st, up.registrations())
 	}
-	MustUpdate(t, n.e, func(tx engine.Tx) error {
+	MustUpdate(t, n.e, func(tx model.Tx) error {
 		_, err := n.e.PauseUpstreamIn(tx, "acme", false)
 		return err
 	})
@@ -530,17 +531,17 @@ func TestUpstream_Paused(t *testing.T) {
 // and no byte of the database file holds it; only its prefix is shown.
 func TestUpstream_KeyNeverShown(t *testing.T) {
 	ctx := context.Background()
-	n := newUpNode(t, engine.UpstreamOptions{})
+	n := newUpNode(t, model.UpstreamOptions{})
 	up := newFakeUpstream(t, upKey)
 	wrong := "fr_live_WRONGwrongWRONGwrongWRONGwrong00"
-	s := n.setUpstream(t, engine.UpstreamInput{URL: up.srv.URL, APIKey: wrong})
+	s := n.setUpstream(t, model.UpstreamInput{URL: up.srv.URL, APIKey: wrong})
 	n.events(t, 2)
 	n.e.RunUpstream(ctx) // 401: logged
 	st := n.status(t)
 	if st.State != engine.UpstreamDown || st.LastError == nil || !strings.Contains(*st.LastError, "401") {
 		t.Fatalf("with a wrong key: %+v", st)
 	}
-	s2 := n.setUpstream(t, engine.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
+	s2 := n.setUpstream(t, model.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
 	n.e.RunUpstream(ctx)
 	if st := n.status(t); st.State != engine.UpstreamIdle || up.registrations() != 1 {
 		t.Fatalf("with the right key: %+v", st)
@@ -577,10 +578,10 @@ func TestUpstream_KeyNeverShown(t *testing.T) {
 // allowed to loopback only; the key may be left out only for the same URL; tenant:admin
 // is required.
 func TestUpstream_Settings(t *testing.T) {
-	n := newUpNode(t, engine.UpstreamOptions{})
-	set := func(p engine.Principal, in engine.UpstreamInput) (*engine.UpstreamSettings, error) {
-		var s *engine.UpstreamSettings
-		err := n.e.Update(context.Background(), func(tx engine.Tx) (err error) {
+	n := newUpNode(t, model.UpstreamOptions{})
+	set := func(p model.Principal, in model.UpstreamInput) (*model.UpstreamSettings, error) {
+		var s *model.UpstreamSettings
+		err := n.e.Update(context.Background(), func(tx model.Tx) (err error) {
 			s, err = n.e.SetUpstream(tx, p, in)
 			return err
 		})
@@ -588,44 +589,44 @@ func TestUpstream_Settings(t *testing.T) {
 	}
 	bad := "not a pem"
 	for _, tc := range []struct {
-		in    engine.UpstreamInput
+		in    model.UpstreamInput
 		field string
 	}{
-		{engine.UpstreamInput{APIKey: upKey}, "url"},
-		{engine.UpstreamInput{URL: "central.example.org", APIKey: upKey}, "url"},
-		{engine.UpstreamInput{URL: "ftp://central.example.org", APIKey: upKey}, "url"},
-		{engine.UpstreamInput{URL: "http://central.example.org", APIKey: upKey}, "url"},
-		{engine.UpstreamInput{URL: "http://10.0.0.5:8080", APIKey: upKey}, "url"},
-		{engine.UpstreamInput{URL: "https://u:p@central.example.org", APIKey: upKey}, "url"},
-		{engine.UpstreamInput{URL: "https://central.example.org/?x=1", APIKey: upKey}, "url"},
-		{engine.UpstreamInput{URL: "https://central.example.org"}, "api_key"},
-		{engine.UpstreamInput{URL: "https://central.example.org", APIKey: "secret"}, "api_key"},
-		{engine.UpstreamInput{URL: "https://central.example.org", APIKey: upKey, CAPEM: &bad}, "ca_pem"},
+		{model.UpstreamInput{APIKey: upKey}, "url"},
+		{model.UpstreamInput{URL: "central.example.org", APIKey: upKey}, "url"},
+		{model.UpstreamInput{URL: "ftp://central.example.org", APIKey: upKey}, "url"},
+		{model.UpstreamInput{URL: "http://central.example.org", APIKey: upKey}, "url"},
+		{model.UpstreamInput{URL: "http://10.0.0.5:8080", APIKey: upKey}, "url"},
+		{model.UpstreamInput{URL: "https://u:p@central.example.org", APIKey: upKey}, "url"},
+		{model.UpstreamInput{URL: "https://central.example.org/?x=1", APIKey: upKey}, "url"},
+		{model.UpstreamInput{URL: "https://central.example.org"}, "api_key"},
+		{model.UpstreamInput{URL: "https://central.example.org", APIKey: "secret"}, "api_key"},
+		{model.UpstreamInput{URL: "https://central.example.org", APIKey: upKey, CAPEM: &bad}, "ca_pem"},
 	} {
 		_, err := set(n.p, tc.in)
 		AssertInvalid(t, err, tc.field)
 	}
 	tech := n.p
-	tech.Role = engine.RoleCompanyTech
-	_, err := set(tech, engine.UpstreamInput{URL: "https://central.example.org", APIKey: upKey})
-	AssertKind(t, err, engine.KindForbidden)
+	tech.Role = model.RoleCompanyTech
+	_, err := set(tech, model.UpstreamInput{URL: "https://central.example.org", APIKey: upKey})
+	AssertKind(t, err, model.KindForbidden)
 	_, err = n.e.UpstreamStatus(context.Background(), tech)
-	AssertKind(t, err, engine.KindForbidden)
+	AssertKind(t, err, model.KindForbidden)
 	_, err = n.e.Upstream(context.Background(), n.p)
-	AssertKind(t, err, engine.KindNotFound)
+	AssertKind(t, err, model.KindNotFound)
 
 	for _, u := range []string{"http://127.0.0.1:8443/", "http://localhost:1", "http://[::1]:8080", "https://central.example.org/fr/"} {
-		s, err := set(n.p, engine.UpstreamInput{URL: u, APIKey: upKey})
+		s, err := set(n.p, model.UpstreamInput{URL: u, APIKey: upKey})
 		if err != nil || strings.HasSuffix(s.URL, "/") {
 			t.Fatalf("%s: %+v %v", u, s, err)
 		}
 	}
 	// The same URL without a key keeps the key; a new one needs one.
 	paused := true
-	s, err := set(n.p, engine.UpstreamInput{URL: "https://central.example.org/fr", Paused: &paused})
+	s, err := set(n.p, model.UpstreamInput{URL: "https://central.example.org/fr", Paused: &paused})
 	if err != nil || !s.Paused || s.APIKeyPrefix != upKey[:12]+"…" || s.NodeID == "" {
 		t.Fatalf("same URL: %+v %v", s, err)
 	}
-	_, err = set(n.p, engine.UpstreamInput{URL: "https://other.example.org"})
+	_, err = set(n.p, model.UpstreamInput{URL: "https://other.example.org"})
 	AssertInvalid(t, err, "api_key")
 }

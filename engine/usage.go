@@ -2,229 +2,62 @@ package engine
 
 import (
 	"context"
-	"strings"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// Usage periods of GET /v1/tenant/usage.
-const (
-	PeriodDay   = "day"
-	PeriodMonth = "month"
-	PeriodYear  = "year"
-)
-
-// usagePeriods holds, per period, how many periods a report shows by default and at most.
-var usagePeriods = map[string]struct{ def, max int }{
-	PeriodDay:   {30, 366},
-	PeriodMonth: {12, 120},
-	PeriodYear:  {5, 50},
-}
-
-// UsageQuery is the query of GET /v1/tenant/usage: a period and an optional range of
-// dates (YYYY-MM-DD or RFC 3339, UTC, inclusive).
-type UsageQuery struct {
-	Period string
-	From   string
-	To     string
-}
-
-// UsageReport answers GET /v1/tenant/usage: one entry per period of the range, oldest
-// first, periods without activity included, and the totals of the range.
-type UsageReport struct {
-	Period string        `json:"period"`
-	From   string        `json:"from"`
-	To     string        `json:"to"`
-	Data   []UsagePeriod `json:"data"`
-	Count  int           `json:"count"`
-	Totals UsageCounts   `json:"totals"`
-}
-
-// UsagePeriod is the usage of one day, month or year.
-type UsagePeriod struct {
-	// Period names it: 2026-06-09, 2026-06 or 2026.
-	Period string `json:"period"`
-	// Start is its first instant; End the first instant after it.
-	Start Time `json:"start"`
-	End   Time `json:"end"`
-	UsageCounts
-}
-
-// UsageCounts are the counters of a period.
-type UsageCounts struct {
-	Events            EventUsage `json:"events"`
-	Dispatches        uint64     `json:"dispatches"`
-	MissionsCompleted uint64     `json:"missions_completed"`
-	MissionsFailed    uint64     `json:"missions_failed"`
-	SyncBatches       uint64     `json:"sync_batches"`
-	APIRequests       uint64     `json:"api_requests"`
-	SMS               uint64     `json:"sms"`
-}
-
-// EventUsage counts accepted events by channel_selected and by priority, and the events
-// that reached delivered or failed.
-type EventUsage struct {
-	Total      uint64            `json:"total"`
-	ByChannel  map[string]uint64 `json:"by_channel"`
-	ByPriority map[string]uint64 `json:"by_priority"`
-	Delivered  uint64            `json:"delivered"`
-	Failed     uint64            `json:"failed"`
-}
-
-func newUsageCounts() UsageCounts {
-	c := UsageCounts{Events: EventUsage{ByChannel: map[string]uint64{}, ByPriority: map[string]uint64{}}}
-	for _, ch := range statChannels {
+func newUsageCounts() model.UsageCounts {
+	c := model.UsageCounts{Events: model.EventUsage{ByChannel: map[string]uint64{}, ByPriority: map[string]uint64{}}}
+	for _, ch := range model.StatChannels {
 		c.Events.ByChannel[ch] = 0
 	}
-	for _, p := range Priorities {
+	for _, p := range model.Priorities {
 		c.Events.ByPriority[p] = 0
 	}
 	return c
 }
 
-// add adds n to the counter named metric.
-func (c *UsageCounts) add(metric string, n uint64) {
-	switch {
-	case strings.HasPrefix(metric, UsageEventsByChannel):
-		c.Events.ByChannel[metric[len(UsageEventsByChannel):]] += n
-		c.Events.Total += n
-	case strings.HasPrefix(metric, UsageEventsByPriority):
-		c.Events.ByPriority[metric[len(UsageEventsByPriority):]] += n
-	case metric == UsageEventsDelivered:
-		c.Events.Delivered += n
-	case metric == UsageEventsFailed:
-		c.Events.Failed += n
-	case metric == UsageDispatches:
-		c.Dispatches += n
-	case metric == UsageMissionsDone:
-		c.MissionsCompleted += n
-	case metric == UsageMissionsFailed:
-		c.MissionsFailed += n
-	case metric == UsageSyncBatches:
-		c.SyncBatches += n
-	case metric == UsageAPIRequests:
-		c.APIRequests += n
-	case metric == UsageSMS:
-		c.SMS += n
-	}
-}
-
-// periodStart returns the start of the period holding t (UTC).
-func periodStart(period string, t time.Time) time.Time {
-	t = t.UTC()
-	switch period {
-	case PeriodYear:
-		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-	case PeriodMonth:
-		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	default:
-		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	}
-}
-
-// nextPeriod returns the start of the period after the one starting at t.
-func nextPeriod(period string, t time.Time) time.Time {
-	switch period {
-	case PeriodYear:
-		return t.AddDate(1, 0, 0)
-	case PeriodMonth:
-		return t.AddDate(0, 1, 0)
-	default:
-		return t.AddDate(0, 0, 1)
-	}
-}
-
 func periodName(period string, t time.Time) string {
 	switch period {
-	case PeriodYear:
+	case model.PeriodYear:
 		return t.Format("2006")
-	case PeriodMonth:
+	case model.PeriodMonth:
 		return t.Format("2006-01")
 	default:
-		return t.Format(dayLayout)
+		return t.Format(model.DayLayout)
 	}
-}
-
-// parseUsageDate reads a date (YYYY-MM-DD) or an RFC 3339 timestamp.
-func parseUsageDate(field, s string) (time.Time, error) {
-	if t, err := time.Parse(dayLayout, s); err == nil {
-		return t, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, Invalid(field, "%s must be a date (YYYY-MM-DD) or an RFC 3339 timestamp", field)
-	}
-	return t.UTC(), nil
-}
-
-// periods checks the query and returns the starts of its first and last periods.
-func (q UsageQuery) periods(now time.Time) (first, last time.Time, err error) {
-	if q.Period == "" {
-		q.Period = PeriodDay
-	}
-	lim, ok := usagePeriods[q.Period]
-	if !ok {
-		return first, last, Invalid("period", "period must be one of day, month, year")
-	}
-	to := now
-	if q.To != "" {
-		if to, err = parseUsageDate("to", q.To); err != nil {
-			return first, last, err
-		}
-	}
-	last = periodStart(q.Period, to)
-	if q.From != "" {
-		from, err := parseUsageDate("from", q.From)
-		if err != nil {
-			return first, last, err
-		}
-		if from.After(to) {
-			return first, last, Invalid("to", "to is before from")
-		}
-		first = periodStart(q.Period, from)
-	} else {
-		first = last
-		for range lim.def - 1 {
-			first = periodStart(q.Period, first.Add(-time.Nanosecond))
-		}
-	}
-	n := 0
-	for p := first; !p.After(last); p = nextPeriod(q.Period, p) {
-		if n++; n > lim.max {
-			return first, last, Invalid("from", "a %s report covers at most %d periods", q.Period, lim.max)
-		}
-	}
-	return first, last, nil
 }
 
 // Usage answers GET /v1/tenant/usage for p's tenant (usage:read). The API requests
 // counted in memory since the last flush are included in today's period.
-func (e *Engine) Usage(ctx context.Context, p Principal, q UsageQuery) (*UsageReport, error) {
-	if err := p.Require(PermUsageRead); err != nil {
+func (e *Engine) Usage(ctx context.Context, p model.Principal, q model.UsageQuery) (*model.UsageReport, error) {
+	if err := p.Require(model.PermUsageRead); err != nil {
 		return nil, err
 	}
 	if q.Period == "" {
-		q.Period = PeriodDay
+		q.Period = model.PeriodDay
 	}
 	now := e.clock.Now().UTC()
-	first, last, err := q.periods(now)
+	first, last, err := q.Periods(now)
 	if err != nil {
 		return nil, err
 	}
-	end := nextPeriod(q.Period, last)
-	rep := &UsageReport{Period: q.Period, From: first.Format(dayLayout),
-		To: end.AddDate(0, 0, -1).Format(dayLayout), Totals: newUsageCounts()}
+	end := model.NextPeriod(q.Period, last)
+	rep := &model.UsageReport{Period: q.Period, From: first.Format(model.DayLayout),
+		To: end.AddDate(0, 0, -1).Format(model.DayLayout), Totals: newUsageCounts()}
 	index := map[string]int{}
-	for s := first; s.Before(end); s = nextPeriod(q.Period, s) {
+	for s := first; s.Before(end); s = model.NextPeriod(q.Period, s) {
 		index[periodName(q.Period, s)] = len(rep.Data)
-		rep.Data = append(rep.Data, UsagePeriod{Period: periodName(q.Period, s), Start: At(s),
-			End: At(nextPeriod(q.Period, s)), UsageCounts: newUsageCounts()})
+		rep.Data = append(rep.Data, model.UsagePeriod{Period: periodName(q.Period, s), Start: model.At(s),
+			End: model.At(model.NextPeriod(q.Period, s)), UsageCounts: newUsageCounts()})
 	}
 	rep.Count = len(rep.Data)
 	// Held against a flush, so that pending requests are counted once.
 	e.requests.mu.Lock()
 	defer e.requests.mu.Unlock()
-	var counters []UsageCounter
-	err = e.store.View(ctx, func(tx Tx) (err error) {
+	var counters []model.UsageCounter
+	err = e.store.View(ctx, func(tx model.Tx) (err error) {
 		counters, err = tx.UsageCounters(p.TenantID, rep.From, rep.To)
 		return err
 	})
@@ -232,10 +65,10 @@ func (e *Engine) Usage(ctx context.Context, p Principal, q UsageQuery) (*UsageRe
 		return nil, err
 	}
 	if n := e.pendingRequests(p.TenantID); n > 0 {
-		counters = append(counters, UsageCounter{Day: now.Format(dayLayout), Metric: UsageAPIRequests, N: n})
+		counters = append(counters, model.UsageCounter{Day: now.Format(model.DayLayout), Metric: model.UsageAPIRequests, N: n})
 	}
 	for _, c := range counters {
-		day, err := time.Parse(dayLayout, c.Day)
+		day, err := time.Parse(model.DayLayout, c.Day)
 		if err != nil {
 			continue
 		}
@@ -243,8 +76,8 @@ func (e *Engine) Usage(ctx context.Context, p Principal, q UsageQuery) (*UsageRe
 		if !ok {
 			continue
 		}
-		rep.Data[i].add(c.Metric, c.N)
-		rep.Totals.add(c.Metric, c.N)
+		rep.Data[i].Add(c.Metric, c.N)
+		rep.Totals.Add(c.Metric, c.N)
 	}
 	return rep, nil
 }

@@ -6,92 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
-
-// Names of the usage counters kept per tenant and per day (UTC) in the store.
-const (
-	UsageEventsByChannel  = "events.channel."  // + channel_selected, at acceptance
-	UsageEventsByPriority = "events.priority." // + priority, at acceptance
-	UsageEventsDelivered  = "events.delivered"
-	UsageEventsFailed     = "events.failed"
-	UsageDispatches       = "dispatches"
-	UsageMissionsDone     = "missions_completed"
-	UsageMissionsFailed   = "missions_failed"
-	UsageSyncBatches      = "sync_batches"
-	UsageAPIRequests      = "api_requests"
-	UsageSMS              = "sms"
-)
-
-// dayLayout names a usage day.
-const dayLayout = "2006-01-02"
-
-// UsageDelta is what one piece of work adds to its tenant's usage. Each non-zero field is
-// one counter (or two); the zero UsageDelta counts nothing.
-type UsageDelta struct {
-	// Channel and Priority count an accepted event (its channel_selected and priority);
-	// EventStatus is its status then (pending or queued_offline). An event that reaches
-	// delivered or failed is counted with its Channel and that EventStatus, no Priority.
-	Channel, Priority, EventStatus string
-	// MissionState counts a mission's move into that state: CREATED is a dispatch,
-	// COMPLETED and FAILED end missions; the other states are only in /metrics.
-	MissionState string
-	// SyncBatches, APIRequests and SMS (messages the gateway accepted) add to their
-	// counters.
-	SyncBatches, APIRequests, SMS uint64
-	// WebhookFailed counts webhook messages that ended without success (/metrics only).
-	WebhookFailed uint64
-}
-
-// each calls fn for every stored counter the delta changes.
-func (d *UsageDelta) each(fn func(metric string, n uint64)) {
-	if d.Priority != "" {
-		fn(eventMetric(UsageEventsByChannel, d.Channel), 1)
-		fn(eventMetric(UsageEventsByPriority, d.Priority), 1)
-	}
-	switch {
-	case d.Priority != "":
-	case d.EventStatus == EventDelivered:
-		fn(UsageEventsDelivered, 1)
-	case d.EventStatus == EventFailed:
-		fn(UsageEventsFailed, 1)
-	}
-	switch d.MissionState {
-	case MissionCreated:
-		fn(UsageDispatches, 1)
-	case MissionCompleted:
-		fn(UsageMissionsDone, 1)
-	case MissionFailed:
-		fn(UsageMissionsFailed, 1)
-	}
-	if d.SyncBatches > 0 {
-		fn(UsageSyncBatches, d.SyncBatches)
-	}
-	if d.APIRequests > 0 {
-		fn(UsageAPIRequests, d.APIRequests)
-	}
-	if d.SMS > 0 {
-		fn(UsageSMS, d.SMS)
-	}
-}
-
-// eventMetrics holds the names of the event counters, made once.
-var eventMetrics = func() map[string]string {
-	m := map[string]string{}
-	for _, v := range append(append([]string{}, statChannels...), Priorities...) {
-		m[UsageEventsByChannel+v] = UsageEventsByChannel + v
-		m[UsageEventsByPriority+v] = UsageEventsByPriority + v
-	}
-	return m
-}()
-
-// eventMetric returns prefix+v without building it for the known channels and priorities.
-func eventMetric(prefix, v string) string {
-	var buf [64]byte
-	if m, ok := eventMetrics[string(append(append(buf[:0], prefix...), v...))]; ok {
-		return m
-	}
-	return prefix + v
-}
 
 // usageDay is the day (YYYY-MM-DD) of a time, cached for the current day.
 type usageDay struct {
@@ -105,8 +22,8 @@ func (e *Engine) dayOf(at time.Time) string {
 	if d := e.lastDay.Load(); d != nil && !at.Before(d.start) && at.Before(d.end) {
 		return d.name
 	}
-	start := periodStart(PeriodDay, at)
-	d := &usageDay{start: start, end: start.AddDate(0, 0, 1), name: start.Format(dayLayout)}
+	start := model.PeriodStart(model.PeriodDay, at)
+	d := &usageDay{start: start, end: start.AddDate(0, 0, 1), name: start.Format(model.DayLayout)}
 	e.lastDay.Store(d)
 	return d.name
 }
@@ -115,11 +32,11 @@ func (e *Engine) dayOf(at time.Time) string {
 // (or roll back) with the work they count. Once tx commits, the node's in-memory
 // statistics (/metrics) follow; those updates are prepared at start, so counting an
 // event allocates nothing for them.
-func (e *Engine) count(tx Tx, tenantID string, at time.Time, d UsageDelta) error {
+func (e *Engine) count(tx model.Tx, tenantID string, at time.Time, d model.UsageDelta) error {
 	day := e.dayOf(at)
 	lt, gathered := tx.(*logTx) // the engine's own transactions write them once, at the end
 	var err error
-	d.each(func(metric string, n uint64) {
+	d.Each(func(metric string, n uint64) {
 		switch {
 		case err != nil:
 		case gathered:
@@ -134,14 +51,6 @@ func (e *Engine) count(tx Tx, tenantID string, at time.Time, d UsageDelta) error
 	e.stats.onCommit(tx, &d)
 	return nil
 }
-
-// Indexes of the in-memory statistics.
-var (
-	statChannels       = []string{ChannelREST, ChannelSMS, ChannelQueued}
-	statSettledStatus  = []string{EventDelivered, EventFailed}
-	statAttemptKinds   = []string{OutboxWebhook, OutboxSMS}
-	statAttemptOutcome = []string{"succeeded", "failed"}
-)
 
 const (
 	statAccepted      = 0                // events accepted, by channel_selected (3)
@@ -174,17 +83,17 @@ func newStats() *stats {
 }
 
 // onCommit schedules the in-memory side of d after tx commits.
-func (s *stats) onCommit(tx Tx, d *UsageDelta) {
+func (s *stats) onCommit(tx model.Tx, d *model.UsageDelta) {
 	// An event counts once when accepted (its delta has a Priority) and once more when it
 	// settles (delivered or failed), in two families that never overlap.
 	if d.Priority != "" {
-		if ch := slices.Index(statChannels, d.Channel); ch >= 0 {
+		if ch := slices.Index(model.StatChannels, d.Channel); ch >= 0 {
 			tx.OnCommit(s.hooks[statAccepted+ch])
 		}
-	} else if st := slices.Index(statSettledStatus, d.EventStatus); st >= 0 {
+	} else if st := slices.Index(model.StatSettledStatus, d.EventStatus); st >= 0 {
 		tx.OnCommit(s.hooks[statSettled+st])
 	}
-	if i := slices.Index(MissionStates, d.MissionState); i >= 0 {
+	if i := slices.Index(model.MissionStates, d.MissionState); i >= 0 {
 		tx.OnCommit(s.hooks[statMoves+i])
 	}
 	for _, c := range [...]struct {
@@ -203,7 +112,7 @@ func (s *stats) onCommit(tx Tx, d *UsageDelta) {
 
 // attempt counts a delivery call's outcome.
 func (s *stats) attempt(kind string, ok bool) {
-	k := slices.Index(statAttemptKinds, kind)
+	k := slices.Index(model.StatAttemptKinds, kind)
 	if k < 0 {
 		return
 	}
@@ -219,14 +128,14 @@ func (s *stats) attempt(kind string, ok bool) {
 type Stats struct {
 	// EventsAccepted counts events accepted, by channel_selected (Label1); each event
 	// counts once, whatever it becomes.
-	EventsAccepted []LabeledCount
+	EventsAccepted []model.LabeledCount
 	// EventsSettled counts events that reached a delivery outcome, by that status
 	// (Label1: delivered, failed); each event counts at most once.
-	EventsSettled []LabeledCount
+	EventsSettled []model.LabeledCount
 	// MissionMoves counts missions moved into each state (Label1), CREATED by dispatch.
-	MissionMoves []LabeledCount
+	MissionMoves []model.LabeledCount
 	// Attempts counts delivery calls by kind (webhook, sms) and outcome.
-	Attempts []LabeledCount
+	Attempts []model.LabeledCount
 	// WebhookFailures counts webhook messages that ended without success.
 	WebhookFailures uint64
 	// SMSSent counts SMS the gateway accepted.
@@ -239,33 +148,27 @@ type Stats struct {
 	SchedulerLag     time.Duration
 	SchedulerRunning bool
 	// Store describes the store, when it can (StatsStore).
-	Store *StoreStats
+	Store *model.StoreStats
 	// Upstream describes the upstream links.
-	Upstream *UpstreamStats
-}
-
-// LabeledCount is one counter with up to two label values.
-type LabeledCount struct {
-	Label1, Label2 string
-	N              uint64
+	Upstream *model.UpstreamStats
 }
 
 // Stats returns a snapshot of the node's statistics.
 func (e *Engine) Stats() Stats {
 	s := e.stats
 	var out Stats
-	for i, ch := range statChannels {
-		out.EventsAccepted = append(out.EventsAccepted, LabeledCount{Label1: ch, N: s.n[statAccepted+i].Load()})
+	for i, ch := range model.StatChannels {
+		out.EventsAccepted = append(out.EventsAccepted, model.LabeledCount{Label1: ch, N: s.n[statAccepted+i].Load()})
 	}
-	for i, st := range statSettledStatus {
-		out.EventsSettled = append(out.EventsSettled, LabeledCount{Label1: st, N: s.n[statSettled+i].Load()})
+	for i, st := range model.StatSettledStatus {
+		out.EventsSettled = append(out.EventsSettled, model.LabeledCount{Label1: st, N: s.n[statSettled+i].Load()})
 	}
-	for i, st := range MissionStates {
-		out.MissionMoves = append(out.MissionMoves, LabeledCount{Label1: st, N: s.n[statMoves+i].Load()})
+	for i, st := range model.MissionStates {
+		out.MissionMoves = append(out.MissionMoves, model.LabeledCount{Label1: st, N: s.n[statMoves+i].Load()})
 	}
-	for ki, k := range statAttemptKinds {
-		for oi, o := range statAttemptOutcome {
-			out.Attempts = append(out.Attempts, LabeledCount{k, o, s.attempts[ki*2+oi].Load()})
+	for ki, k := range model.StatAttemptKinds {
+		for oi, o := range model.StatAttemptOutcome {
+			out.Attempts = append(out.Attempts, model.LabeledCount{Label1: k, Label2: o, N: s.attempts[ki*2+oi].Load()})
 		}
 	}
 	out.WebhookFailures = s.n[statWebhookFailed].Load()
@@ -279,7 +182,7 @@ func (e *Engine) Stats() Stats {
 	out.SchedulerLag = time.Duration(s.lagNanos.Load())
 	out.SchedulerRunning = e.SchedulerRunning()
 	out.Upstream = e.upstreamStats()
-	if ss, ok := e.base.(StatsStore); ok {
+	if ss, ok := e.base.(model.StatsStore); ok {
 		st := ss.Stats()
 		out.Store = &st
 	}
@@ -336,11 +239,11 @@ func (e *Engine) FlushUsage(ctx context.Context) error {
 	if len(all) == 0 {
 		return nil
 	}
-	err := e.store.Update(ctx, func(tx Tx) error {
+	err := e.store.Update(ctx, func(tx model.Tx) error {
 		now := e.clock.Now()
 		for _, p := range all {
-			err := e.count(tx, p.tenantID, now, UsageDelta{APIRequests: p.n})
-			if IsKind(err, KindNotFound) {
+			err := e.count(tx, p.tenantID, now, model.UsageDelta{APIRequests: p.n})
+			if model.IsKind(err, model.KindNotFound) {
 				continue // a tenant that no longer exists
 			}
 			if err != nil {

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"strings"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // User statuses.
@@ -13,59 +15,10 @@ const (
 	UserPending = "pending"
 )
 
-// User is a person who logs in; it belongs to one tenant.
-type User struct {
-	ID        string `json:"id"`
-	TenantID  string `json:"tenant_id"`
-	Email     string `json:"email"`
-	Name      string `json:"name"`
-	RBACLevel Role   `json:"rbac_level"`
-	Status    string `json:"status"`
-	CreatedAt Time   `json:"created_at"`
-	UpdatedAt Time   `json:"updated_at"`
-}
-
-// UserAccount is a User with its secrets, as stored; never returned by the API.
-type UserAccount struct {
-	User
-	PasswordHash string `json:"password_hash,omitempty"`
-	// TokenVersion is the `ver` claim every valid token of the user carries.
-	TokenVersion int64 `json:"token_version"`
-}
-
-// CreateUserInput is the body of POST /v1/tenant/users and of `fieldrelay user create`.
-type CreateUserInput struct {
-	Email    string `json:"email"`
-	Name     string `json:"name"`
-	Role     string `json:"role"`
-	Password string `json:"password"`
-}
-
-// Validate checks the fields and normalises the email.
-func (in *CreateUserInput) Validate(passwordRequired bool) error {
-	var err error
-	if in.Email, err = normalizeEmail("email", in.Email); err != nil {
-		return err
-	}
-	if in.Name, err = requireText("name", in.Name, 200); err != nil {
-		return err
-	}
-	if in.Role == "" {
-		return Invalid("role", "role is required")
-	}
-	if !ValidRole(in.Role) {
-		return Invalid("role", "role must be one of company_admin, company_tech, operational_supervisor, field_operator, corporate_client, api_user")
-	}
-	if in.Password != "" || passwordRequired {
-		return checkPassword("password", in.Password)
-	}
-	return nil
-}
-
 // CreateUser creates a user of the principal's tenant (POST /v1/tenant/users): active
 // with a password, pending without one.
-func (e *Engine) CreateUser(tx Tx, p Principal, in CreateUserInput) (*User, error) {
-	if err := p.Require(PermTenantAdmin); err != nil {
+func (e *Engine) CreateUser(tx model.Tx, p model.Principal, in model.CreateUserInput) (*model.User, error) {
+	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
 	if err := in.Validate(false); err != nil {
@@ -76,7 +29,7 @@ func (e *Engine) CreateUser(tx Tx, p Principal, in CreateUserInput) (*User, erro
 
 // CreateUserIn creates an active user in the tenant with the given slug
 // (`fieldrelay user create`); the password is required.
-func (e *Engine) CreateUserIn(tx Tx, slug string, in CreateUserInput) (*User, error) {
+func (e *Engine) CreateUserIn(tx model.Tx, slug string, in model.CreateUserInput) (*model.User, error) {
 	if err := in.Validate(true); err != nil {
 		return nil, err
 	}
@@ -87,9 +40,9 @@ func (e *Engine) CreateUserIn(tx Tx, slug string, in CreateUserInput) (*User, er
 	return e.createUser(tx, t.ID, in)
 }
 
-func (e *Engine) createUser(tx Tx, tenantID string, in CreateUserInput) (*User, error) {
-	now := At(e.clock.Now())
-	u := &UserAccount{User: User{ID: NewID(), TenantID: tenantID, Email: in.Email, Name: in.Name,
+func (e *Engine) createUser(tx model.Tx, tenantID string, in model.CreateUserInput) (*model.User, error) {
+	now := model.At(e.clock.Now())
+	u := &model.UserAccount{User: model.User{ID: model.NewID(), TenantID: tenantID, Email: in.Email, Name: in.Name,
 		RBACLevel: in.Role, Status: UserPending, CreatedAt: now, UpdatedAt: now}, TokenVersion: 1}
 	if in.Password != "" {
 		u.PasswordHash = e.pw.Hash(in.Password)
@@ -109,59 +62,52 @@ func (e *Engine) createUser(tx Tx, tenantID string, in CreateUserInput) (*User, 
 }
 
 // Users lists the principal's tenant's users, newest first (GET /v1/tenant/users).
-func (e *Engine) Users(ctx context.Context, p Principal, page Page) ([]User, string, error) {
-	if err := p.Require(PermTenantAdmin); err != nil {
+func (e *Engine) Users(ctx context.Context, p model.Principal, page model.Page) ([]model.User, string, error) {
+	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, "", err
 	}
-	var out []User
+	var out []model.User
 	var next string
-	err := e.store.View(ctx, func(tx Tx) (err error) {
+	err := e.store.View(ctx, func(tx model.Tx) (err error) {
 		out, next, err = tx.Users(p.TenantID, page)
 		return err
 	})
 	return out, next, err
 }
 
-// UpdateUserInput changes some fields of a user; nil fields stay as they are.
-type UpdateUserInput struct {
-	Status *string `json:"status"`
-	Role   *string `json:"role"`
-	Name   *string `json:"name"`
-}
-
 // UpdateUser changes a user of the principal's tenant (PATCH /v1/tenant/users/:id). A
 // change of status or role ends the user's sessions. Admins cannot change their own
 // status or role, so a tenant cannot lock out its last admin by mistake.
-func (e *Engine) UpdateUser(tx Tx, p Principal, id string, in UpdateUserInput) (*User, error) {
-	if err := p.Require(PermTenantAdmin); err != nil {
+func (e *Engine) UpdateUser(tx model.Tx, p model.Principal, id string, in model.UpdateUserInput) (*model.User, error) {
+	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
 	if in.Status != nil && *in.Status != UserActive && *in.Status != UserSuspended {
-		return nil, Invalid("status", "status must be active or suspended")
+		return nil, model.Invalid("status", "status must be active or suspended")
 	}
-	if in.Role != nil && !ValidRole(*in.Role) {
-		return nil, Invalid("role", "role must be one of company_admin, company_tech, operational_supervisor, field_operator, corporate_client, api_user")
+	if in.Role != nil && !model.ValidRole(*in.Role) {
+		return nil, model.Invalid("role", "role must be one of company_admin, company_tech, operational_supervisor, field_operator, corporate_client, api_user")
 	}
 	var name string
 	if in.Name != nil {
 		var err error
-		if name, err = requireText("name", *in.Name, 200); err != nil {
+		if name, err = model.RequireText("name", *in.Name, 200); err != nil {
 			return nil, err
 		}
 	}
-	if !ValidID(id) {
-		return nil, NotFound("user")
+	if !model.ValidID(id) {
+		return nil, model.NotFound("user")
 	}
 	u, err := tx.UserAccount(p.TenantID, id)
 	if err != nil {
 		return nil, err
 	}
 	if id == p.UserID && ((in.Status != nil && *in.Status != u.Status) || (in.Role != nil && *in.Role != u.RBACLevel)) {
-		return nil, Errorf(KindConflict, "you cannot change your own status or role")
+		return nil, model.Errorf(model.KindConflict, "you cannot change your own status or role")
 	}
 	if in.Status != nil && *in.Status != u.Status {
 		if u.Status == UserPending {
-			return nil, Errorf(KindConflict, "a pending user becomes active by verifying its account")
+			return nil, model.Errorf(model.KindConflict, "a pending user becomes active by verifying its account")
 		}
 		u.Status = *in.Status
 		u.TokenVersion++
@@ -173,7 +119,7 @@ func (e *Engine) UpdateUser(tx Tx, p Principal, id string, in UpdateUserInput) (
 	if in.Name != nil {
 		u.Name = name
 	}
-	u.UpdatedAt = At(e.clock.Now())
+	u.UpdatedAt = model.At(e.clock.Now())
 	if err := tx.PutUserAccount(u); err != nil {
 		return nil, err
 	}
@@ -182,9 +128,9 @@ func (e *Engine) UpdateUser(tx Tx, p Principal, id string, in UpdateUserInput) (
 
 // SetUserStatus suspends or activates a user by email (`fieldrelay user suspend|activate`).
 // Both end the user's sessions at once.
-func (e *Engine) SetUserStatus(tx Tx, email, status string) (*User, error) {
+func (e *Engine) SetUserStatus(tx model.Tx, email, status string) (*model.User, error) {
 	if status != UserActive && status != UserSuspended {
-		return nil, Invalid("status", "status must be active or suspended")
+		return nil, model.Invalid("status", "status must be active or suspended")
 	}
 	u, err := tx.UserAccountByEmail(strings.ToLower(strings.TrimSpace(email)))
 	if err != nil {
@@ -192,7 +138,7 @@ func (e *Engine) SetUserStatus(tx Tx, email, status string) (*User, error) {
 	}
 	u.Status = status
 	u.TokenVersion++
-	u.UpdatedAt = At(e.clock.Now())
+	u.UpdatedAt = model.At(e.clock.Now())
 	if err := tx.PutUserAccount(u); err != nil {
 		return nil, err
 	}

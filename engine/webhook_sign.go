@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // Webhook signing follows the Standard Webhooks specification
@@ -44,10 +46,10 @@ func NewWebhookSecret() string {
 func webhookKey(secret string) ([]byte, error) {
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, webhookSecretPrefix))
 	if err != nil {
-		return nil, Invalid("secret", "a webhook secret is whsec_ followed by standard base64")
+		return nil, model.Invalid("secret", "a webhook secret is whsec_ followed by standard base64")
 	}
 	if len(key) == 0 {
-		return nil, Invalid("secret", "the webhook secret is empty")
+		return nil, model.Invalid("secret", "the webhook secret is empty")
 	}
 	return key, nil
 }
@@ -67,7 +69,7 @@ func webhookMAC(key []byte, id string, unix int64, body []byte) []byte {
 // of HMAC-SHA256(key, id + "." + ts in Unix seconds + "." + body).
 func SignWebhook(secret, id string, ts time.Time, body []byte) (string, error) {
 	if id == "" {
-		return "", Invalid("id", "a webhook message needs an id")
+		return "", model.Invalid("id", "a webhook message needs an id")
 	}
 	key, err := webhookKey(secret)
 	if err != nil {
@@ -91,26 +93,26 @@ func VerifyWebhookAt(secret string, header http.Header, body []byte, now time.Ti
 	}
 	id := header.Get(HeaderWebhookID)
 	if id == "" {
-		return Invalid(HeaderWebhookID, "the webhook-id header is missing")
+		return model.Invalid(HeaderWebhookID, "the webhook-id header is missing")
 	}
 	rawTS := header.Get(HeaderWebhookTimestamp)
 	if rawTS == "" {
-		return Invalid(HeaderWebhookTimestamp, "the webhook-timestamp header is missing")
+		return model.Invalid(HeaderWebhookTimestamp, "the webhook-timestamp header is missing")
 	}
 	unix, err := strconv.ParseInt(rawTS, 10, 64)
 	if err != nil {
-		return Invalid(HeaderWebhookTimestamp, "the webhook-timestamp header is not a number of seconds")
+		return model.Invalid(HeaderWebhookTimestamp, "the webhook-timestamp header is not a number of seconds")
 	}
 	ts := time.Unix(unix, 0)
 	if ts.Before(now.Add(-WebhookTolerance)) {
-		return Invalid(HeaderWebhookTimestamp, "the webhook-timestamp is too old")
+		return model.Invalid(HeaderWebhookTimestamp, "the webhook-timestamp is too old")
 	}
 	if ts.After(now.Add(WebhookTolerance)) {
-		return Invalid(HeaderWebhookTimestamp, "the webhook-timestamp is in the future")
+		return model.Invalid(HeaderWebhookTimestamp, "the webhook-timestamp is in the future")
 	}
 	sigs := header.Get(HeaderWebhookSignature)
 	if sigs == "" {
-		return Invalid(HeaderWebhookSignature, "the webhook-signature header is missing")
+		return model.Invalid(HeaderWebhookSignature, "the webhook-signature header is missing")
 	}
 	want := webhookMAC(key, id, unix, body)
 	for _, sig := range strings.Fields(sigs) {
@@ -126,5 +128,5 @@ func VerifyWebhookAt(secret string, header http.Header, body []byte, now time.Ti
 			return nil
 		}
 	}
-	return Errorf(KindUnauthorized, "no webhook signature matches")
+	return model.Errorf(model.KindUnauthorized, "no webhook signature matches")
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // The vector of the Standard Webhooks reference libraries
@@ -133,11 +134,11 @@ func webhookHeaderWithout(h http.Header, key string) http.Header {
 
 func TestWebhookSignErrors(t *testing.T) {
 	for _, secret := range []string{"", "whsec_", "whsec_%%%", "plain text"} {
-		if _, err := engine.SignWebhook(secret, "msg_1", time.Now(), nil); !engine.IsKind(err, engine.KindValidation) {
+		if _, err := engine.SignWebhook(secret, "msg_1", time.Now(), nil); !model.IsKind(err, model.KindValidation) {
 			t.Errorf("secret %q: %v, want a validation_error", secret, err)
 		}
 	}
-	if _, err := engine.SignWebhook(engine.NewWebhookSecret(), "", time.Now(), nil); !engine.IsKind(err, engine.KindValidation) {
+	if _, err := engine.SignWebhook(engine.NewWebhookSecret(), "", time.Now(), nil); !model.IsKind(err, model.KindValidation) {
 		t.Errorf("empty id: %v, want a validation_error", err)
 	}
 }

@@ -8,16 +8,17 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // patchWebhook runs UpdateWebhook in its own transaction.
-func (n *deliveryNode) patchWebhook(t *testing.T, id string, in engine.WebhookPatch) *engine.Webhook {
+func (n *deliveryNode) patchWebhook(t *testing.T, id string, in model.WebhookPatch) *model.Webhook {
 	t.Helper()
 	if err := n.e.CheckWebhookPatch(context.Background(), &in); err != nil {
 		t.Fatalf("check: %v", err)
 	}
-	var w *engine.Webhook
-	MustUpdate(t, n.e, func(tx engine.Tx) (err error) {
+	var w *model.Webhook
+	MustUpdate(t, n.e, func(tx model.Tx) (err error) {
 		w, err = n.e.UpdateWebhook(tx, n.p, id, in)
 		return err
 	})
@@ -25,17 +26,17 @@ func (n *deliveryNode) patchWebhook(t *testing.T, id string, in engine.WebhookPa
 }
 
 // sendTest runs SendTestWebhook in its own transaction.
-func (n *deliveryNode) sendTest(t *testing.T, id string) *engine.WebhookTestSent {
+func (n *deliveryNode) sendTest(t *testing.T, id string) *model.WebhookTestSent {
 	t.Helper()
-	var out *engine.WebhookTestSent
-	MustUpdate(t, n.e, func(tx engine.Tx) (err error) {
+	var out *model.WebhookTestSent
+	MustUpdate(t, n.e, func(tx model.Tx) (err error) {
 		out, err = n.e.SendTestWebhook(tx, n.p, id)
 		return err
 	})
 	return out
 }
 
-func (n *deliveryNode) hook(t *testing.T, id string) *engine.Webhook {
+func (n *deliveryNode) hook(t *testing.T, id string) *model.Webhook {
 	t.Helper()
 	w, err := n.e.Webhook(context.Background(), n.p, id)
 	if err != nil {
@@ -70,7 +71,7 @@ func TestWebhook_ReenableResetsTheAutoDisableRule(t *testing.T) {
 		t.Fatalf("not disabled by failures: %+v", got)
 	}
 
-	got := n.patchWebhook(t, w.ID, engine.WebhookPatch{Enabled: ptr(true)})
+	got := n.patchWebhook(t, w.ID, model.WebhookPatch{Enabled: ptr(true)})
 	if got.Status != engine.WebhookActive || got.FailedMessages != 0 || got.DisabledReason != "" ||
 		got.ReenabledAt == nil || !got.ReenabledAt.Equal(n.clock.Now().Truncate(time.Millisecond)) || got.Secret != "" {
 		t.Fatalf("re-enabled: %+v", got)
@@ -100,7 +101,7 @@ func TestWebhook_Patch(t *testing.T) {
 	w := n.webhook(t, "https://93.184.216.34/a", "team.dispatched")
 
 	t.Run("URLAndEvents", func(t *testing.T) {
-		got := n.patchWebhook(t, w.ID, engine.WebhookPatch{URL: ptr("https://93.184.216.34/b"),
+		got := n.patchWebhook(t, w.ID, model.WebhookPatch{URL: ptr("https://93.184.216.34/b"),
 			Events: &[]string{" mission.* ", "mission.*", "event.created"}})
 		if got.URL != "https://93.184.216.34/b" || strings.Join(got.Events, ",") != "mission.*,event.created" {
 			t.Fatalf("patched: %+v", got)
@@ -109,13 +110,13 @@ func TestWebhook_Patch(t *testing.T) {
 	t.Run("NothingChanged", func(t *testing.T) {
 		before := n.hook(t, w.ID)
 		n.clock.Advance(time.Minute)
-		got := n.patchWebhook(t, w.ID, engine.WebhookPatch{Enabled: ptr(true)})
+		got := n.patchWebhook(t, w.ID, model.WebhookPatch{Enabled: ptr(true)})
 		if !got.UpdatedAt.Equal(before.UpdatedAt.Time) || got.ReenabledAt != nil {
 			t.Fatalf("enabling an active subscription changed it: %+v", got)
 		}
 	})
 	t.Run("Disable", func(t *testing.T) {
-		got := n.patchWebhook(t, w.ID, engine.WebhookPatch{Enabled: ptr(false)})
+		got := n.patchWebhook(t, w.ID, model.WebhookPatch{Enabled: ptr(false)})
 		if got.Status != engine.WebhookDisabled || got.DisabledReason == "" {
 			t.Fatalf("disabled: %+v", got)
 		}
@@ -127,14 +128,14 @@ func TestWebhook_Patch(t *testing.T) {
 		}
 	})
 	t.Run("EnableReleasesWaitingEvents", func(t *testing.T) {
-		n.patchWebhook(t, w.ID, engine.WebhookPatch{Enabled: ptr(true)})
+		n.patchWebhook(t, w.ID, model.WebhookPatch{Enabled: ptr(true)})
 		n.e.RunDue(ctx)
 		if got := n.sender.kinds(); len(got) != 1 {
 			t.Fatalf("the event that waited for a target: calls %v, want one webhook", got)
 		}
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
-		for _, in := range []engine.WebhookPatch{
+		for _, in := range []model.WebhookPatch{
 			{URL: ptr("")},
 			{URL: ptr("http://93.184.216.34/")},
 			{URL: ptr("https://127.0.0.1/")},
@@ -143,19 +144,19 @@ func TestWebhook_Patch(t *testing.T) {
 			{Events: &[]string{engine.HookWebhookTest}},
 			{Events: &[]string{"webhook.*"}},
 		} {
-			if err := n.e.CheckWebhookPatch(ctx, &in); !engine.IsKind(err, engine.KindValidation) {
+			if err := n.e.CheckWebhookPatch(ctx, &in); !model.IsKind(err, model.KindValidation) {
 				t.Errorf("%+v: %v, want a validation_error", in, err)
 			}
 		}
 	})
 	t.Run("ErrOtherTenant", func(t *testing.T) {
 		other := MustCreateTenant(t, n.e, "other")
-		p := engine.Principal{TenantID: other.Tenant.ID, TenantActive: true, Role: engine.RoleCompanyAdmin}
-		err := n.e.Update(ctx, func(tx engine.Tx) error {
-			_, err := n.e.UpdateWebhook(tx, p, w.ID, engine.WebhookPatch{Enabled: ptr(false)})
+		p := model.Principal{TenantID: other.Tenant.ID, TenantActive: true, Role: model.RoleCompanyAdmin}
+		err := n.e.Update(ctx, func(tx model.Tx) error {
+			_, err := n.e.UpdateWebhook(tx, p, w.ID, model.WebhookPatch{Enabled: ptr(false)})
 			return err
 		})
-		if !engine.IsKind(err, engine.KindNotFound) {
+		if !model.IsKind(err, model.KindNotFound) {
 			t.Fatalf("another tenant's subscription: %v, want not_found", err)
 		}
 	})
@@ -164,8 +165,8 @@ func TestWebhook_Patch(t *testing.T) {
 func TestWebhook_CreateRefusesTheTestName(t *testing.T) {
 	e, _ := MustOpenEngine(t)
 	for _, events := range [][]string{{engine.HookWebhookTest}, {"webhook.*"}} {
-		in := engine.WebhookInput{URL: "https://93.184.216.34/", Events: events}
-		if err := e.CheckWebhookInput(context.Background(), &in); !engine.IsKind(err, engine.KindValidation) {
+		in := model.WebhookInput{URL: "https://93.184.216.34/", Events: events}
+		if err := e.CheckWebhookInput(context.Background(), &in); !model.IsKind(err, model.KindValidation) {
 			t.Errorf("events %v: %v, want a validation_error", events, err)
 		}
 	}
@@ -205,8 +206,8 @@ func TestWebhook_TestMessage(t *testing.T) {
 		}
 	})
 	t.Run("FailureIsNotRetriedNorCounted", func(t *testing.T) {
-		n.sender.webhook = func(int, engine.WebhookMessage) engine.SendResult {
-			return engine.SendResult{StatusCode: 503, RetryAfter: time.Second}
+		n.sender.webhook = func(int, model.WebhookMessage) model.SendResult {
+			return model.SendResult{StatusCode: 503, RetryAfter: time.Second}
 		}
 		before := len(n.sender.calls)
 		n.sendTest(t, w.ID)
@@ -219,7 +220,7 @@ func TestWebhook_TestMessage(t *testing.T) {
 		if got := n.hook(t, w.ID); got.FailedMessages != 0 || got.Status != engine.WebhookActive {
 			t.Fatalf("a failed test message counted against the subscription: %+v", got)
 		}
-		attempts, _, err := n.e.WebhookDeliveries(ctx, n.p, w.ID, engine.Page{Limit: 10})
+		attempts, _, err := n.e.WebhookDeliveries(ctx, n.p, w.ID, model.Page{Limit: 10})
 		if err != nil || len(attempts) != 2 || attempts[0].Status != "failed" || attempts[0].StatusCode != 503 ||
 			attempts[0].NextAttemptAt != nil || attempts[0].Event != engine.HookWebhookTest {
 			t.Fatalf("attempts %+v %v", attempts, err)
@@ -227,7 +228,7 @@ func TestWebhook_TestMessage(t *testing.T) {
 		n.sender.webhook = nil
 	})
 	t.Run("DisabledStillReceivesIt", func(t *testing.T) {
-		n.patchWebhook(t, w.ID, engine.WebhookPatch{Enabled: ptr(false)})
+		n.patchWebhook(t, w.ID, model.WebhookPatch{Enabled: ptr(false)})
 		before := len(n.sender.calls)
 		n.sendTest(t, w.ID)
 		n.e.RunDue(ctx)
@@ -239,11 +240,11 @@ func TestWebhook_TestMessage(t *testing.T) {
 		}
 	})
 	t.Run("ErrUnknown", func(t *testing.T) {
-		err := n.e.Update(ctx, func(tx engine.Tx) error {
-			_, err := n.e.SendTestWebhook(tx, n.p, engine.NewID())
+		err := n.e.Update(ctx, func(tx model.Tx) error {
+			_, err := n.e.SendTestWebhook(tx, n.p, model.NewID())
 			return err
 		})
-		if !engine.IsKind(err, engine.KindNotFound) {
+		if !model.IsKind(err, model.KindNotFound) {
 			t.Fatalf("%v, want not_found", err)
 		}
 	})

@@ -7,19 +7,20 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-func createZone(e *engine.Engine, tenantID string, in engine.ZoneInput) (*engine.Zone, error) {
-	var out *engine.Zone
-	err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+func createZone(e *engine.Engine, tenantID string, in model.ZoneInput) (*model.Zone, error) {
+	var out *model.Zone
+	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
 		out, err = e.CreateZone(tx, tenantID, in)
 		return err
 	})
 	return out, err
 }
 
-func validZoneInput() engine.ZoneInput {
-	return engine.ZoneInput{Code: "PAR-01", Name: "Paris centre", Boundary: polygon(square(2.2, 48.8, 0.2))}
+func validZoneInput() model.ZoneInput {
+	return model.ZoneInput{Code: "PAR-01", Name: "Paris centre", Boundary: polygon(square(2.2, 48.8, 0.2))}
 }
 
 func TestEngine_CreateZone(t *testing.T) {
@@ -35,15 +36,15 @@ func TestEngine_CreateZone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !engine.ValidID(z.ID) || z.Code != "PAR-01" || z.Name != "Paris centre" ||
+		if !model.ValidID(z.ID) || z.Code != "PAR-01" || z.Name != "Paris centre" ||
 			!z.CreatedAt.Equal(epoch) || !z.UpdatedAt.Equal(epoch) {
 			t.Fatalf("zone = %+v", z)
 		}
 		if !near(z.Centroid.Lat, 48.9, 1e-9) || !near(z.Centroid.Lng, 2.3, 1e-9) {
 			t.Fatalf("centroid = %+v, want (48.9, 2.3)", z.Centroid)
 		}
-		var stored *engine.Zone
-		err = e.View(context.Background(), func(tx engine.Tx) (err error) {
+		var stored *model.Zone
+		err = e.View(context.Background(), func(tx model.Tx) (err error) {
 			stored, err = tx.Zone(tid, "PAR-01")
 			return err
 		})
@@ -73,21 +74,21 @@ func TestEngine_CreateZone(t *testing.T) {
 	})
 	for name, tc := range map[string]struct {
 		field  string
-		mutate func(*engine.ZoneInput)
+		mutate func(*model.ZoneInput)
 	}{
-		"ErrCodeRequired":    {"code", func(in *engine.ZoneInput) { in.Code = "" }},
-		"ErrCodeSpace":       {"code", func(in *engine.ZoneInput) { in.Code = "PAR 01" }},
-		"ErrCodeLeadingDash": {"code", func(in *engine.ZoneInput) { in.Code = "-PAR" }},
-		"ErrCodeSlash":       {"code", func(in *engine.ZoneInput) { in.Code = "PAR/01" }},
-		"ErrCodeTooLong":     {"code", func(in *engine.ZoneInput) { in.Code = strings.Repeat("x", 65) }},
-		"ErrNameRequired":    {"name", func(in *engine.ZoneInput) { in.Name = " " }},
-		"ErrNameTooLong":     {"name", func(in *engine.ZoneInput) { in.Name = strings.Repeat("n", 201) }},
-		"ErrBoundaryMissing": {"boundary", func(in *engine.ZoneInput) { in.Boundary = nil }},
-		"ErrBoundaryOpen": {"boundary", func(in *engine.ZoneInput) {
+		"ErrCodeRequired":    {"code", func(in *model.ZoneInput) { in.Code = "" }},
+		"ErrCodeSpace":       {"code", func(in *model.ZoneInput) { in.Code = "PAR 01" }},
+		"ErrCodeLeadingDash": {"code", func(in *model.ZoneInput) { in.Code = "-PAR" }},
+		"ErrCodeSlash":       {"code", func(in *model.ZoneInput) { in.Code = "PAR/01" }},
+		"ErrCodeTooLong":     {"code", func(in *model.ZoneInput) { in.Code = strings.Repeat("x", 65) }},
+		"ErrNameRequired":    {"name", func(in *model.ZoneInput) { in.Name = " " }},
+		"ErrNameTooLong":     {"name", func(in *model.ZoneInput) { in.Name = strings.Repeat("n", 201) }},
+		"ErrBoundaryMissing": {"boundary", func(in *model.ZoneInput) { in.Boundary = nil }},
+		"ErrBoundaryOpen": {"boundary", func(in *model.ZoneInput) {
 			in.Boundary = polygon([][]float64{{0, 0}, {1, 0}, {1, 1}, {0, 1}})
 		}},
-		"ErrBoundaryType": {"boundary", func(in *engine.ZoneInput) { in.Boundary.Type = "Point" }},
-		"ErrBoundaryFlat": {"boundary", func(in *engine.ZoneInput) {
+		"ErrBoundaryType": {"boundary", func(in *model.ZoneInput) { in.Boundary.Type = "Point" }},
+		"ErrBoundaryFlat": {"boundary", func(in *model.ZoneInput) {
 			in.Boundary = polygon([][]float64{{0, 0}, {1, 1}, {2, 2}, {0, 0}})
 		}},
 	} {
@@ -108,9 +109,9 @@ func TestEngine_CreateZone(t *testing.T) {
 		in := validZoneInput()
 		in.Name = "Another"
 		_, err = createZone(e, tid, in)
-		AssertKind(t, err, engine.KindConflict)
-		var zones []engine.Zone
-		_ = e.View(context.Background(), func(tx engine.Tx) (err error) {
+		AssertKind(t, err, model.KindConflict)
+		var zones []model.Zone
+		_ = e.View(context.Background(), func(tx model.Tx) (err error) {
 			zones, err = tx.Zones(tid)
 			return err
 		})
@@ -120,8 +121,8 @@ func TestEngine_CreateZone(t *testing.T) {
 	})
 	t.Run("ErrUnknownTenant", func(t *testing.T) {
 		e, _ := setup(t)
-		_, err := createZone(e, engine.NewID(), validZoneInput())
-		AssertKind(t, err, engine.KindNotFound)
+		_, err := createZone(e, model.NewID(), validZoneInput())
+		AssertKind(t, err, model.KindNotFound)
 	})
 }
 
@@ -130,29 +131,29 @@ func TestValidZoneCode(t *testing.T) {
 		"A": true, "PAR-01": true, "a_b": true, "9": true,
 		"": false, "_a": false, "a b": false, "é": false, "a.b": false,
 	} {
-		if got := engine.ValidZoneCode(code); got != want {
+		if got := model.ValidZoneCode(code); got != want {
 			t.Errorf("ValidZoneCode(%q) = %v, want %v", code, got, want)
 		}
 	}
 }
 
 // roleOf returns a user principal of the tenant with the given role.
-func roleOf(tenantID string, role engine.Role) engine.Principal {
-	return engine.Principal{TenantID: tenantID, TenantActive: true, UserID: engine.NewID(), Role: role}
+func roleOf(tenantID string, role model.Role) model.Principal {
+	return model.Principal{TenantID: tenantID, TenantActive: true, UserID: model.NewID(), Role: role}
 }
 
-func updateZone(e *engine.Engine, p engine.Principal, code string, in engine.ZonePatch) (*engine.Zone, error) {
-	var out *engine.Zone
-	err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+func updateZone(e *engine.Engine, p model.Principal, code string, in model.ZonePatch) (*model.Zone, error) {
+	var out *model.Zone
+	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
 		out, err = e.UpdateZone(tx, p, code, in)
 		return err
 	})
 	return out, err
 }
 
-func deleteZone(e *engine.Engine, p engine.Principal, code string) (*engine.Zone, error) {
-	var out *engine.Zone
-	err := e.Update(context.Background(), func(tx engine.Tx) (err error) {
+func deleteZone(e *engine.Engine, p model.Principal, code string) (*model.Zone, error) {
+	var out *model.Zone
+	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
 		out, err = e.DeleteZone(tx, p, code)
 		return err
 	})
@@ -167,7 +168,7 @@ func TestEngine_CreateZone_ShowsUnknownConnectivity(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := z.Connectivity
-	if c.State != engine.ConnUnknown || c.LastReportAt != nil || c.Since == nil || !c.Since.Equal(epoch) {
+	if c.State != model.ConnUnknown || c.LastReportAt != nil || c.Since == nil || !c.Since.Equal(epoch) {
 		t.Fatalf("connectivity of a new zone = %+v, want unknown since its creation", c)
 	}
 }
@@ -175,10 +176,10 @@ func TestEngine_CreateZone_ShowsUnknownConnectivity(t *testing.T) {
 func TestEngine_UpdateZone(t *testing.T) {
 	type fixture struct {
 		e     *engine.Engine
-		clock *engine.FakeClock
+		clock *model.FakeClock
 		tid   string
-		admin engine.Principal
-		zone  *engine.Zone
+		admin model.Principal
+		zone  *model.Zone
 	}
 	setup := func(t *testing.T) fixture {
 		e, clock := MustOpenEngine(t)
@@ -188,30 +189,30 @@ func TestEngine_UpdateZone(t *testing.T) {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Minute)
-		return fixture{e, clock, tid, roleOf(tid, engine.RoleCompanyTech), z}
+		return fixture{e, clock, tid, roleOf(tid, model.RoleCompanyTech), z}
 	}
 	t.Run("Name", func(t *testing.T) {
 		f := setup(t)
-		z, err := updateZone(f.e, f.admin, "PAR-01", engine.ZonePatch{Name: ptr(" Paris nord ")})
+		z, err := updateZone(f.e, f.admin, "PAR-01", model.ZonePatch{Name: ptr(" Paris nord ")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if z.ID != f.zone.ID || z.Name != "Paris nord" || z.Code != "PAR-01" || !z.UpdatedAt.Equal(f.clock.Now()) ||
-			!z.CreatedAt.Equal(epoch) || z.Centroid != f.zone.Centroid || z.Connectivity.State != engine.ConnUnknown {
+			!z.CreatedAt.Equal(epoch) || z.Centroid != f.zone.Centroid || z.Connectivity.State != model.ConnUnknown {
 			t.Fatalf("zone = %+v", z)
 		}
 	})
 	t.Run("BoundaryRecomputesCentroid", func(t *testing.T) {
 		f := setup(t)
-		z, err := updateZone(f.e, f.admin, "PAR-01", engine.ZonePatch{Boundary: polygon(square(4.8, 45.7, 0.2))})
+		z, err := updateZone(f.e, f.admin, "PAR-01", model.ZonePatch{Boundary: polygon(square(4.8, 45.7, 0.2))})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if z.Name != "Paris centre" || !near(z.Centroid.Lat, 45.8, 1e-9) || !near(z.Centroid.Lng, 4.9, 1e-9) {
 			t.Fatalf("zone = %+v, want the centroid of the new boundary", z)
 		}
-		var stored *engine.Zone
-		_ = f.e.View(context.Background(), func(tx engine.Tx) (err error) {
+		var stored *model.Zone
+		_ = f.e.View(context.Background(), func(tx model.Tx) (err error) {
 			stored, err = tx.Zone(f.tid, "PAR-01")
 			return err
 		})
@@ -221,38 +222,38 @@ func TestEngine_UpdateZone(t *testing.T) {
 	})
 	t.Run("SameCodeAllowed", func(t *testing.T) {
 		f := setup(t)
-		if _, err := updateZone(f.e, f.admin, "PAR-01", engine.ZonePatch{Code: ptr("PAR-01"), Name: ptr("x")}); err != nil {
+		if _, err := updateZone(f.e, f.admin, "PAR-01", model.ZonePatch{Code: ptr("PAR-01"), Name: ptr("x")}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("NothingChangesUpdatedAt", func(t *testing.T) {
 		f := setup(t)
-		z, err := updateZone(f.e, f.admin, "PAR-01", engine.ZonePatch{})
+		z, err := updateZone(f.e, f.admin, "PAR-01", model.ZonePatch{})
 		if err != nil || !z.UpdatedAt.Equal(epoch) || z.Name != "Paris centre" {
 			t.Fatalf("zone = %+v, %v", z, err)
 		}
 	})
 	t.Run("KeepsConnectivity", func(t *testing.T) {
 		f := setup(t)
-		if _, err := report(f.e, f.tid, engine.ConnectivityReport{ZoneCode: "PAR-01", State: engine.ConnOffline}); err != nil {
+		if _, err := report(f.e, f.tid, model.ConnectivityReport{ZoneCode: "PAR-01", State: model.ConnOffline}); err != nil {
 			t.Fatal(err)
 		}
-		z, err := updateZone(f.e, f.admin, "PAR-01", engine.ZonePatch{Name: ptr("Renamed")})
-		if err != nil || z.Connectivity.State != engine.ConnOffline {
+		z, err := updateZone(f.e, f.admin, "PAR-01", model.ZonePatch{Name: ptr("Renamed")})
+		if err != nil || z.Connectivity.State != model.ConnOffline {
 			t.Fatalf("zone = %+v, %v", z, err)
 		}
 	})
 	for name, tc := range map[string]struct {
 		field string
-		in    engine.ZonePatch
+		in    model.ZonePatch
 	}{
-		"ErrCodeChange":    {"code", engine.ZonePatch{Code: ptr("PAR-02")}},
-		"ErrNameEmpty":     {"name", engine.ZonePatch{Name: ptr("  ")}},
-		"ErrNameTooLong":   {"name", engine.ZonePatch{Name: ptr(strings.Repeat("n", 201))}},
-		"ErrBoundaryOpen":  {"boundary", engine.ZonePatch{Boundary: polygon([][]float64{{0, 0}, {1, 0}, {1, 1}, {0, 1}})}},
-		"ErrBoundaryShort": {"boundary", engine.ZonePatch{Boundary: polygon([][]float64{{0, 0}, {1, 0}, {0, 0}})}},
-		"ErrBoundaryRange": {"boundary", engine.ZonePatch{Boundary: polygon([][]float64{{0, 0}, {1, 0}, {1, 91}, {0, 0}})}},
-		"ErrBoundaryType":  {"boundary", engine.ZonePatch{Boundary: &engine.Polygon{Type: "MultiPolygon", Coordinates: [][][]float64{square(0, 0, 1)}}}},
+		"ErrCodeChange":    {"code", model.ZonePatch{Code: ptr("PAR-02")}},
+		"ErrNameEmpty":     {"name", model.ZonePatch{Name: ptr("  ")}},
+		"ErrNameTooLong":   {"name", model.ZonePatch{Name: ptr(strings.Repeat("n", 201))}},
+		"ErrBoundaryOpen":  {"boundary", model.ZonePatch{Boundary: polygon([][]float64{{0, 0}, {1, 0}, {1, 1}, {0, 1}})}},
+		"ErrBoundaryShort": {"boundary", model.ZonePatch{Boundary: polygon([][]float64{{0, 0}, {1, 0}, {0, 0}})}},
+		"ErrBoundaryRange": {"boundary", model.ZonePatch{Boundary: polygon([][]float64{{0, 0}, {1, 0}, {1, 91}, {0, 0}})}},
+		"ErrBoundaryType":  {"boundary", model.ZonePatch{Boundary: &model.Polygon{Type: "MultiPolygon", Coordinates: [][][]float64{square(0, 0, 1)}}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := setup(t)
@@ -267,17 +268,17 @@ func TestEngine_UpdateZone(t *testing.T) {
 	t.Run("ErrNotFound", func(t *testing.T) {
 		f := setup(t)
 		for _, code := range []string{"PAR-02", "", "a b", "-x"} {
-			_, err := updateZone(f.e, f.admin, code, engine.ZonePatch{Name: ptr("x")})
-			AssertKind(t, err, engine.KindNotFound)
+			_, err := updateZone(f.e, f.admin, code, model.ZonePatch{Name: ptr("x")})
+			AssertKind(t, err, model.KindNotFound)
 		}
 		other := MustCreateTenant(t, f.e, "other").Tenant.ID
-		_, err := updateZone(f.e, roleOf(other, engine.RoleCompanyAdmin), "PAR-01", engine.ZonePatch{Name: ptr("x")})
-		AssertKind(t, err, engine.KindNotFound)
+		_, err := updateZone(f.e, roleOf(other, model.RoleCompanyAdmin), "PAR-01", model.ZonePatch{Name: ptr("x")})
+		AssertKind(t, err, model.KindNotFound)
 	})
 	t.Run("ErrForbidden", func(t *testing.T) {
 		f := setup(t)
-		_, err := updateZone(f.e, roleOf(f.tid, engine.RoleOperationalSupervisor), "PAR-01", engine.ZonePatch{Name: ptr("x")})
-		AssertKind(t, err, engine.KindForbidden)
+		_, err := updateZone(f.e, roleOf(f.tid, model.RoleOperationalSupervisor), "PAR-01", model.ZonePatch{Name: ptr("x")})
+		AssertKind(t, err, model.KindForbidden)
 	})
 }
 
@@ -289,21 +290,21 @@ func TestEngine_DeleteZone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin := roleOf(tid, engine.RoleCompanyAdmin)
-	_, err = deleteZone(e, roleOf(tid, engine.RoleFieldOperator), "PAR-01")
-	AssertKind(t, err, engine.KindForbidden)
-	_, err = deleteZone(e, roleOf(other, engine.RoleCompanyAdmin), "PAR-01")
-	AssertKind(t, err, engine.KindNotFound)
+	admin := roleOf(tid, model.RoleCompanyAdmin)
+	_, err = deleteZone(e, roleOf(tid, model.RoleFieldOperator), "PAR-01")
+	AssertKind(t, err, model.KindForbidden)
+	_, err = deleteZone(e, roleOf(other, model.RoleCompanyAdmin), "PAR-01")
+	AssertKind(t, err, model.KindNotFound)
 	z, err := deleteZone(e, admin, "PAR-01")
 	if err != nil || z.ID != created.ID {
 		t.Fatalf("deleted = %+v, %v", z, err)
 	}
 	_, err = e.Zone(context.Background(), admin, "PAR-01")
-	AssertKind(t, err, engine.KindNotFound)
+	AssertKind(t, err, model.KindNotFound)
 	_, err = deleteZone(e, admin, "PAR-01")
-	AssertKind(t, err, engine.KindNotFound)
+	AssertKind(t, err, model.KindNotFound)
 	_, err = deleteZone(e, admin, "no such/code")
-	AssertKind(t, err, engine.KindNotFound)
+	AssertKind(t, err, model.KindNotFound)
 	again, err := createZone(e, tid, validZoneInput())
 	if err != nil || again.ID == created.ID {
 		t.Fatalf("recreating a deleted code: %+v, %v", again, err)
@@ -324,9 +325,9 @@ func TestEngine_Zones(t *testing.T) {
 	if _, err := createZone(e, other, validZoneInput()); err != nil {
 		t.Fatal(err)
 	}
-	reader := roleOf(tid, engine.RoleCorporateClient)
+	reader := roleOf(tid, model.RoleCorporateClient)
 	ctx := context.Background()
-	codes := func(zs []engine.Zone) string {
+	codes := func(zs []model.Zone) string {
 		var out []string
 		for _, z := range zs {
 			out = append(out, z.Code)
@@ -334,35 +335,35 @@ func TestEngine_Zones(t *testing.T) {
 		return strings.Join(out, ",")
 	}
 	t.Run("NewestFirst", func(t *testing.T) {
-		zs, next, err := e.Zones(ctx, reader, engine.Page{Limit: 50})
+		zs, next, err := e.Zones(ctx, reader, model.Page{Limit: 50})
 		if err != nil || next != "" || codes(zs) != "west,south,east,north" {
 			t.Fatalf("Zones = %s, %q, %v", codes(zs), next, err)
 		}
 	})
 	t.Run("Pages", func(t *testing.T) {
-		zs, next, err := e.Zones(ctx, reader, engine.Page{Limit: 3})
+		zs, next, err := e.Zones(ctx, reader, model.Page{Limit: 3})
 		if err != nil || next == "" || codes(zs) != "west,south,east" {
 			t.Fatalf("page 1 = %s, %q, %v", codes(zs), next, err)
 		}
-		zs, next, err = e.Zones(ctx, reader, engine.Page{Limit: 3, Cursor: next})
+		zs, next, err = e.Zones(ctx, reader, model.Page{Limit: 3, Cursor: next})
 		if err != nil || next != "" || codes(zs) != "north" {
 			t.Fatalf("page 2 = %s, %q, %v", codes(zs), next, err)
 		}
-		_, _, err = e.Zones(ctx, reader, engine.Page{Limit: 3, Cursor: "!!"})
+		_, _, err = e.Zones(ctx, reader, model.Page{Limit: 3, Cursor: "!!"})
 		AssertInvalid(t, err, "cursor")
 	})
 	t.Run("ConnectivityInForce", func(t *testing.T) {
-		if _, err := report(e, tid, engine.ConnectivityReport{ZoneCode: "north", State: engine.ConnOnline}); err != nil {
+		if _, err := report(e, tid, model.ConnectivityReport{ZoneCode: "north", State: model.ConnOnline}); err != nil {
 			t.Fatal(err)
 		}
-		zs, _, _ := e.Zones(ctx, reader, engine.Page{})
-		if zs[3].Connectivity.State != engine.ConnOnline || zs[0].Connectivity.State != engine.ConnUnknown {
+		zs, _, _ := e.Zones(ctx, reader, model.Page{})
+		if zs[3].Connectivity.State != model.ConnOnline || zs[0].Connectivity.State != model.ConnUnknown {
 			t.Fatalf("zones = %+v", zs)
 		}
-		clock.Advance(engine.ConnectivityStaleAfter)
-		zs, _, _ = e.Zones(ctx, reader, engine.Page{})
+		clock.Advance(model.ConnectivityStaleAfter)
+		zs, _, _ = e.Zones(ctx, reader, model.Page{})
 		z, _ := e.Zone(ctx, reader, "north")
-		if zs[3].Connectivity.State != engine.ConnUnknown || z.Connectivity.State != engine.ConnUnknown {
+		if zs[3].Connectivity.State != model.ConnUnknown || z.Connectivity.State != model.ConnUnknown {
 			t.Fatalf("a stale report still holds: %+v / %+v", zs[1].Connectivity, z.Connectivity)
 		}
 	})
@@ -372,19 +373,19 @@ func TestEngine_Zones(t *testing.T) {
 			t.Fatalf("Zone = %+v, %v", z, err)
 		}
 		_, err = e.Zone(ctx, reader, "nowhere")
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 		_, err = e.Zone(ctx, reader, "bad code")
-		AssertKind(t, err, engine.KindNotFound)
-		_, err = e.Zone(ctx, roleOf(other, engine.RoleCompanyAdmin), "south")
-		AssertKind(t, err, engine.KindNotFound)
-		_, err = e.Zone(ctx, engine.Principal{TenantID: tid, KeyID: engine.NewID(), Scopes: []string{"events:read"}}, "south")
-		AssertKind(t, err, engine.KindForbidden)
-		_, _, err = e.Zones(ctx, engine.Principal{TenantID: tid, KeyID: engine.NewID(), Scopes: []string{"events:read"}}, engine.Page{})
-		AssertKind(t, err, engine.KindForbidden)
+		AssertKind(t, err, model.KindNotFound)
+		_, err = e.Zone(ctx, roleOf(other, model.RoleCompanyAdmin), "south")
+		AssertKind(t, err, model.KindNotFound)
+		_, err = e.Zone(ctx, model.Principal{TenantID: tid, KeyID: model.NewID(), Scopes: []string{"events:read"}}, "south")
+		AssertKind(t, err, model.KindForbidden)
+		_, _, err = e.Zones(ctx, model.Principal{TenantID: tid, KeyID: model.NewID(), Scopes: []string{"events:read"}}, model.Page{})
+		AssertKind(t, err, model.KindForbidden)
 	})
 	t.Run("Empty", func(t *testing.T) {
 		third := MustCreateTenant(t, e, "third").Tenant.ID
-		zs, next, err := e.Zones(ctx, roleOf(third, engine.RoleAPIUser), engine.Page{Limit: 50})
+		zs, next, err := e.Zones(ctx, roleOf(third, model.RoleAPIUser), model.Page{Limit: 50})
 		if err != nil || zs == nil || len(zs) != 0 || next != "" {
 			t.Fatalf("Zones = %#v, %q, %v", zs, next, err)
 		}

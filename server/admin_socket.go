@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // AdminSocketName is the admin socket's file name inside a data directory.
@@ -36,28 +36,28 @@ type AdminResponse struct {
 
 // AdminError is an error carried over the admin socket as the engine's kind and message.
 type AdminError struct {
-	Kind    engine.Kind `json:"kind"`
-	Field   string      `json:"field,omitempty"`
-	Message string      `json:"message"`
+	Kind    model.Kind `json:"kind"`
+	Field   string     `json:"field,omitempty"`
+	Message string     `json:"message"`
 }
 
 // AdminErrorOf describes err for an administrator. The admin socket is reachable only by
 // the data directory's owner, so an internal error keeps its cause, unlike an HTTP answer.
 func AdminErrorOf(err error) *AdminError {
-	var e *engine.Error
+	var e *model.Error
 	if !errors.As(err, &e) {
-		return &AdminError{Kind: engine.KindInternal, Message: err.Error()}
+		return &AdminError{Kind: model.KindInternal, Message: err.Error()}
 	}
 	msg := e.Msg
-	if e.Kind == engine.KindInternal && e.Err != nil {
+	if e.Kind == model.KindInternal && e.Err != nil {
 		msg = "internal error: " + e.Err.Error()
 	}
 	return &AdminError{Kind: e.Kind, Field: e.Field, Message: msg}
 }
 
 // Err returns the engine error that the AdminError describes.
-func (a *AdminError) Err() *engine.Error {
-	return &engine.Error{Kind: a.Kind, Field: a.Field, Msg: a.Message}
+func (a *AdminError) Err() *model.Error {
+	return &model.Error{Kind: a.Kind, Field: a.Field, Msg: a.Message}
 }
 
 // ErrAdminUnavailable is returned by CallAdmin when nothing answers on the socket.
@@ -154,7 +154,7 @@ func serveAdminConn(ctx context.Context, conn net.Conn, handle AdminHandler) {
 	var resp AdminResponse
 	dec := json.NewDecoder(io.LimitReader(conn, adminMaxRequest))
 	if err := dec.Decode(&req); err != nil {
-		resp.Error = &AdminError{Kind: engine.KindInvalidJSON, Message: "the admin request is not valid JSON"}
+		resp.Error = &AdminError{Kind: model.KindInvalidJSON, Message: "the admin request is not valid JSON"}
 	} else {
 		_ = conn.SetReadDeadline(time.Time{})
 		result, err := runAdminHandler(ctx, handle, req)
@@ -173,7 +173,7 @@ func serveAdminConn(ctx context.Context, conn net.Conn, handle AdminHandler) {
 func runAdminHandler(ctx context.Context, handle AdminHandler, req AdminRequest) (result any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			result, err = nil, engine.Internal(fmt.Errorf("admin operation %q panicked: %v", req.Op, r))
+			result, err = nil, model.Internal(fmt.Errorf("admin operation %q panicked: %v", req.Op, r))
 		}
 	}()
 	return handle(ctx, req.Op, req.Args)

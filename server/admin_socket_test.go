@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // startAdmin serves handle on a socket in a temp dir until the test ends.
@@ -46,9 +46,9 @@ func TestAdminSocket(t *testing.T) {
 	path, stop := startAdmin(t, func(_ context.Context, op string, args json.RawMessage) (any, error) {
 		switch op {
 		case "fail":
-			return nil, engine.Invalid("slug", "slug is required")
+			return nil, model.Invalid("slug", "slug is required")
 		case "internal":
-			return nil, engine.Internal(errors.New("disk on fire"))
+			return nil, model.Internal(errors.New("disk on fire"))
 		case "plain":
 			return nil, errors.New("plain failure")
 		case "panic":
@@ -72,15 +72,15 @@ func TestAdminSocket(t *testing.T) {
 			t.Fatalf("got %+v", got)
 		}
 	})
-	for op, want := range map[string]engine.Error{
-		"fail":     {Kind: engine.KindValidation, Field: "slug", Msg: "slug is required"},
-		"internal": {Kind: engine.KindInternal, Msg: "internal error: disk on fire"},
-		"plain":    {Kind: engine.KindInternal, Msg: "plain failure"},
-		"panic":    {Kind: engine.KindInternal, Msg: `internal error: admin operation "panic" panicked: boom`},
+	for op, want := range map[string]model.Error{
+		"fail":     {Kind: model.KindValidation, Field: "slug", Msg: "slug is required"},
+		"internal": {Kind: model.KindInternal, Msg: "internal error: disk on fire"},
+		"plain":    {Kind: model.KindInternal, Msg: "plain failure"},
+		"panic":    {Kind: model.KindInternal, Msg: `internal error: admin operation "panic" panicked: boom`},
 	} {
 		t.Run("Err_"+op, func(t *testing.T) {
 			err := CallAdmin(ctx, path, op, nil, nil)
-			var e *engine.Error
+			var e *model.Error
 			if !errors.As(err, &e) || e.Kind != want.Kind || e.Field != want.Field || e.Msg != want.Msg {
 				t.Fatalf("got %#v, want %+v", err, want)
 			}
@@ -94,7 +94,7 @@ func TestAdminSocket(t *testing.T) {
 		defer conn.Close()
 		_, _ = conn.Write([]byte("not json\n"))
 		var resp AdminResponse
-		if err := json.NewDecoder(conn).Decode(&resp); err != nil || resp.Error == nil || resp.Error.Kind != engine.KindInvalidJSON {
+		if err := json.NewDecoder(conn).Decode(&resp); err != nil || resp.Error == nil || resp.Error.Kind != model.KindInvalidJSON {
 			t.Fatalf("got %+v %v", resp, err)
 		}
 	})

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	prommodel "github.com/prometheus/common/model"
 )
 
 // usagePeriod returns one entry of a usage report's data by its period name.
@@ -230,7 +231,7 @@ func TestAPIKeys(t *testing.T) {
 	t.Run("ListShowsPrefixesOnly", func(t *testing.T) {
 		n := n.on(t)
 		res := n.do("GET", "/v1/tenant/api-keys", nil, admin...).want(http.StatusOK)
-		if res.num("count") != 1 || bytes.Contains(res.raw, []byte(f.key)) || bytes.Contains(res.raw, []byte(engine.HashToken(f.key))) {
+		if res.num("count") != 1 || bytes.Contains(res.raw, []byte(f.key)) || bytes.Contains(res.raw, []byte(model.HashToken(f.key))) {
 			t.Fatalf("list: %s", res.raw)
 		}
 		k := res.items()[0]
@@ -268,7 +269,7 @@ func TestAPIKeys(t *testing.T) {
 		n.do("POST", "/v1/tenant/api-keys", map[string]any{"scopes": []string{"root"}}, admin...).wantErr(http.StatusBadRequest, "validation_error", "scopes")
 		res := n.do("POST", "/v1/tenant/api-keys", map[string]any{}, tech...).want(http.StatusCreated)
 		for _, s := range res.obj("key")["scopes"].([]any) {
-			if !engine.RoleHas(engine.RoleCompanyTech, s.(string)) {
+			if !model.RoleHas(model.RoleCompanyTech, s.(string)) {
 				t.Fatalf("default scopes of a tech's key hold %v", s)
 			}
 		}
@@ -282,8 +283,8 @@ func TestAPIKeys(t *testing.T) {
 		// 6e1 is the integer 60 (JSON Schema's integers).
 		res := n.do("POST", "/v1/tenant/api-keys/rotate", `{"grace_period_minutes": 6e1}`, "x-svc-api-key", k.key).want(http.StatusOK)
 		newKey := res.str("api_key")
-		exp, err := engine.ParseTime(res.str("previous_key_expires_at"))
-		if err != nil || !engine.LooksLikeAPIKey(newKey) || !exp.Equal(engine.At(n.clock.Now().Add(time.Hour)).Time) {
+		exp, err := model.ParseTime(res.str("previous_key_expires_at"))
+		if err != nil || !engine.LooksLikeAPIKey(newKey) || !exp.Equal(model.At(n.clock.Now().Add(time.Hour)).Time) {
 			t.Fatalf("rotate: %s", res.raw)
 		}
 		start := n.clock.Now()
@@ -302,7 +303,7 @@ func TestAPIKeys(t *testing.T) {
 		n := n.on(t)
 		k := n.addTenant("rot2", "core")
 		res := n.do("POST", "/v1/tenant/api-keys/rotate", nil, "Authorization", n.login(k.emails["company_admin"])).want(http.StatusOK)
-		if exp, _ := engine.ParseTime(res.str("previous_key_expires_at")); !exp.Equal(engine.At(n.clock.Now().Add(24 * time.Hour)).Time) {
+		if exp, _ := model.ParseTime(res.str("previous_key_expires_at")); !exp.Equal(model.At(n.clock.Now().Add(24 * time.Hour)).Time) {
 			t.Fatalf("default grace: %s", res.raw)
 		}
 	})
@@ -312,7 +313,7 @@ func TestAPIKeys(t *testing.T) {
 			n.do("POST", "/v1/tenant/api-keys/rotate", map[string]any{"grace_period_minutes": g}, admin...).
 				wantErr(http.StatusBadRequest, "validation_error", "grace_period_minutes")
 		}
-		n.do("POST", "/v1/tenant/api-keys/rotate", map[string]any{"key_id": engine.NewID()}, admin...).wantErr(http.StatusNotFound, "not_found")
+		n.do("POST", "/v1/tenant/api-keys/rotate", map[string]any{"key_id": model.NewID()}, admin...).wantErr(http.StatusNotFound, "not_found")
 		otherKey := n.do("GET", "/v1/tenant/api-keys", nil, "x-svc-api-key", other.key).want(http.StatusOK).items()[0]["id"].(string)
 		n.do("POST", "/v1/tenant/api-keys/rotate", map[string]any{"key_id": otherKey}, admin...).wantErr(http.StatusNotFound, "not_found")
 	})
@@ -358,7 +359,7 @@ func TestMetrics(t *testing.T) {
 	key := []string{"x-svc-api-key", f.key}
 	ev := n.do("POST", "/v1/events", eventBody("m-1"), key...).want(http.StatusCreated).str("event_id")
 	n.do("GET", "/v1/events/"+ev, nil, key...).want(http.StatusOK)
-	n.do("GET", "/v1/events/"+engine.NewID(), nil, key...).wantErr(http.StatusNotFound, "not_found")
+	n.do("GET", "/v1/events/"+model.NewID(), nil, key...).wantErr(http.StatusNotFound, "not_found")
 
 	t.Run("ErrNoSecret", func(t *testing.T) {
 		n := n.on(t)
@@ -382,7 +383,7 @@ func TestMetrics(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("status %d: %s", status, body)
 		}
-		parser := expfmt.NewTextParser(model.UTF8Validation)
+		parser := expfmt.NewTextParser(prommodel.UTF8Validation)
 		families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
 		if err != nil {
 			t.Fatalf("not Prometheus text: %v", err)
@@ -430,11 +431,11 @@ func TestMetrics(t *testing.T) {
 // statuses that were answered, none made in advance at zero, and counts each event once
 // when accepted and once when settled, in two families.
 func TestMetrics_SeriesAsTheyOccur(t *testing.T) {
-	rcv := &hookReceiver{answer: func(m engine.WebhookMessage) engine.SendResult {
+	rcv := &hookReceiver{answer: func(m model.WebhookMessage) model.SendResult {
 		if strings.HasSuffix(m.URL, "/gone") {
-			return engine.SendResult{StatusCode: http.StatusGone}
+			return model.SendResult{StatusCode: http.StatusGone}
 		}
-		return engine.SendResult{StatusCode: http.StatusOK}
+		return model.SendResult{StatusCode: http.StatusOK}
 	}}
 	n := newNodeWith(t, nodeOptions{internalSecret: testInternalSecret, sender: rcv})
 	a, b := n.addTenant("acme", "core"), n.addTenant("other", "core")
@@ -446,14 +447,14 @@ func TestMetrics_SeriesAsTheyOccur(t *testing.T) {
 	n.do("POST", "/v1/events", eventBody("s-1"), keyA...).want(http.StatusCreated)
 	n.do("POST", "/v1/events", eventBody("s-2"), keyA...).want(http.StatusCreated)
 	n.do("POST", "/v1/events", eventBody("s-3"), keyB...).want(http.StatusCreated)
-	n.do("GET", "/v1/events/"+engine.NewID(), nil, keyA...).wantErr(http.StatusNotFound, "not_found")
+	n.do("GET", "/v1/events/"+model.NewID(), nil, keyA...).wantErr(http.StatusNotFound, "not_found")
 	n.eng.RunDue(context.Background()) // A's two events are delivered, B's fails on the 410
 
 	status, body := n.scrape(testInternalSecret)
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %s", status, body)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
+	parser := expfmt.NewTextParser(prommodel.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("not Prometheus text: %v", err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -24,14 +25,14 @@ type claims struct {
 }
 
 // issueToken signs an 8-hour HS256 token for a user account.
-func (s *Server) issueToken(u *engine.UserAccount) (string, error) {
+func (s *Server) issueToken(u *model.UserAccount) (string, error) {
 	now := s.eng.Clock().Now()
 	c := claims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   u.ID,
 			IssuedAt:  jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(now.Add(engine.TokenLifetime)),
-			ID:        engine.NewID(),
+			ID:        model.NewID(),
 		},
 		TenantID: u.TenantID, Role: u.RBACLevel, Ver: u.TokenVersion,
 	}
@@ -40,16 +41,16 @@ func (s *Server) issueToken(u *engine.UserAccount) (string, error) {
 
 // authenticate resolves the principal of a request: the API key header wins over a
 // bearer token.
-func (s *Server) authenticate(r *http.Request) (engine.Principal, error) {
+func (s *Server) authenticate(r *http.Request) (model.Principal, error) {
 	if key := r.Header.Get(headerAPIKey); key != "" {
 		return s.eng.AuthenticateKey(r.Context(), key)
 	}
 	h := r.Header.Get("Authorization")
 	if h == "" {
-		return engine.Principal{}, engine.Errorf(engine.KindUnauthorized, "authentication required: send an API key in x-svc-api-key or a bearer token")
+		return model.Principal{}, model.Errorf(model.KindUnauthorized, "authentication required: send an API key in x-svc-api-key or a bearer token")
 	}
 	if len(h) < len(bearerPrefix) || !strings.EqualFold(h[:len(bearerPrefix)], bearerPrefix) {
-		return engine.Principal{}, engine.Errorf(engine.KindUnauthorized, "the Authorization header must be a Bearer token")
+		return model.Principal{}, model.Errorf(model.KindUnauthorized, "the Authorization header must be a Bearer token")
 	}
 	var c claims
 	_, err := jwt.ParseWithClaims(strings.TrimSpace(h[len(bearerPrefix):]), &c,
@@ -59,9 +60,9 @@ func (s *Server) authenticate(r *http.Request) (engine.Principal, error) {
 		jwt.WithExpirationRequired(), jwt.WithIssuedAt())
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
-		return engine.Principal{}, engine.Errorf(engine.KindTokenExpired, "the token has expired; log in again")
-	case err != nil || !engine.ValidID(c.Subject) || !engine.ValidID(c.TenantID):
-		return engine.Principal{}, engine.Errorf(engine.KindUnauthorized, "invalid token")
+		return model.Principal{}, model.Errorf(model.KindTokenExpired, "the token has expired; log in again")
+	case err != nil || !model.ValidID(c.Subject) || !model.ValidID(c.TenantID):
+		return model.Principal{}, model.Errorf(model.KindUnauthorized, "invalid token")
 	}
 	return s.eng.AuthenticateUser(r.Context(), c.TenantID, c.Subject, c.Ver)
 }

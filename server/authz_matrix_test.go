@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
 )
 
@@ -752,7 +753,7 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 	}
 	// Nothing of A moved.
 	key := []string{"x-svc-api-key", w.a.key}
-	if m := n.do("GET", "/v1/missions/"+fx.missionA, nil, key...).want(http.StatusOK); m.str("status") != engine.MissionCreated {
+	if m := n.do("GET", "/v1/missions/"+fx.missionA, nil, key...).want(http.StatusOK); m.str("status") != model.MissionCreated {
 		t.Fatalf("tenant A's mission moved: %s", m.raw)
 	}
 	n.do("GET", "/v1/zones/"+fx.zone, nil, key...).want(http.StatusOK)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // deviceSyncItems is the size of one benchmarked sync (the target: 500 items,
@@ -30,14 +31,14 @@ func BenchmarkDeviceSync(b *testing.B) {
 	f := n.addTenant("bench", "mission-critical")
 	h := n.handler(b)
 	tid := f.tenant.ID
-	var team *engine.Team
-	err := n.eng.Update(context.Background(), func(tx engine.Tx) (err error) {
-		if _, err := n.eng.CreateZone(tx, tid, engine.ZoneInput{Code: "north", Name: "North", Boundary: &engine.Polygon{
+	var team *model.Team
+	err := n.eng.Update(context.Background(), func(tx model.Tx) (err error) {
+		if _, err := n.eng.CreateZone(tx, tid, model.ZoneInput{Code: "north", Name: "North", Boundary: &model.Polygon{
 			Type: "Polygon", Coordinates: [][][]float64{{{4, 45}, {5, 45}, {5, 46}, {4, 46}, {4, 45}}}}}); err != nil {
 			return err
 		}
-		team, err = n.eng.CreateTeam(tx, tid, engine.TeamInput{Name: "Alpha", ZoneCode: "north", Verticals: []string{"healthcare"},
-			Members: []engine.MemberInput{{Name: "Ann"}, {Name: "Al"}, {Name: "Ava"}}})
+		team, err = n.eng.CreateTeam(tx, tid, model.TeamInput{Name: "Alpha", ZoneCode: "north", Verticals: []string{"healthcare"},
+			Members: []model.MemberInput{{Name: "Ann"}, {Name: "Al"}, {Name: "Ava"}}})
 		return err
 	})
 	if err != nil {
@@ -50,16 +51,16 @@ func BenchmarkDeviceSync(b *testing.B) {
 	// missions stores 12 CREATED missions of the team (with their events).
 	missions := func() []string {
 		var ids []string
-		err := n.eng.Update(context.Background(), func(tx engine.Tx) error {
+		err := n.eng.Update(context.Background(), func(tx model.Tx) error {
 			ids = ids[:0]
-			now := engine.At(n.clock.Now())
+			now := model.At(n.clock.Now())
 			for range 12 {
-				ev := &engine.Event{ID: engine.NewIDAt(now.Time), Type: "MEDICAL", Priority: "high", Vertical: "healthcare",
-					IdempotencyKey: engine.NewID(), Status: engine.EventDelivered, ChannelSelected: engine.ChannelREST,
+				ev := &model.Event{ID: model.NewIDAt(now.Time), Type: "MEDICAL", Priority: "high", Vertical: "healthcare",
+					IdempotencyKey: model.NewID(), Status: model.EventDelivered, ChannelSelected: model.ChannelREST,
 					ChannelsAttempted: []string{}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
-				m := &engine.Mission{ID: engine.NewIDAt(now.Time), EventID: ev.ID, TeamID: team.ID, Status: engine.MissionCreated,
-					Vertical: "healthcare", Priority: "high", DispatchedAt: now, DispatchID: engine.NewID(), DispatchedBy: engine.NilID,
-					History:   []engine.MissionMove{{To: engine.MissionCreated, At: now, Actor: engine.NilID, Source: engine.MoveSourceSystem}},
+				m := &model.Mission{ID: model.NewIDAt(now.Time), EventID: ev.ID, TeamID: team.ID, Status: model.MissionCreated,
+					Vertical: "healthcare", Priority: "high", DispatchedAt: now, DispatchID: model.NewID(), DispatchedBy: model.NilID,
+					History:   []model.MissionMove{{To: model.MissionCreated, At: now, Actor: model.NilID, Source: engine.MoveSourceSystem}},
 					CreatedAt: now, UpdatedAt: now}
 				if err := tx.PutEvent(tid, ev); err != nil {
 					return err
@@ -81,7 +82,7 @@ func BenchmarkDeviceSync(b *testing.B) {
 	// body builds the next sync of 500 items, captured at the clock's time.
 	body := func() string {
 		ms := missions()
-		at := n.clock.Now().UTC().Format(engine.TimeLayout)
+		at := n.clock.Now().UTC().Format(model.TimeLayout)
 		items := make([]map[string]any, 0, deviceSyncItems)
 		moveSlot := 0
 		for j := range deviceSyncItems {

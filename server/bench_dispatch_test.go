@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // The dispatch benchmarks drive the field-response path through the real router and a
@@ -57,13 +57,13 @@ func (d *dispatchBench) teams(b *testing.B, count int) []string {
 	b.Helper()
 	ids := make([]string, 0, count)
 	lat, lng := 45.75, 4.85
-	err := d.n.eng.Update(context.Background(), func(tx engine.Tx) error {
+	err := d.n.eng.Update(context.Background(), func(tx model.Tx) error {
 		ids = ids[:0] // the function may run again
 		for range count {
 			i := d.seq.Add(1)
-			t, err := d.n.eng.CreateTeam(tx, d.tid, engine.TeamInput{Name: fmt.Sprintf("bench team %d", i),
+			t, err := d.n.eng.CreateTeam(tx, d.tid, model.TeamInput{Name: fmt.Sprintf("bench team %d", i),
 				Verticals: []string{"healthcare"}, Equipment: []string{"defibrillator", "stretcher"},
-				Members: []engine.MemberInput{{Name: fmt.Sprintf("lead %d", i), Lat: &lat, Lng: &lng}}})
+				Members: []model.MemberInput{{Name: fmt.Sprintf("lead %d", i), Lat: &lat, Lng: &lng}}})
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/fieldrelay/fieldrelay/store"
 )
@@ -37,8 +38,8 @@ func BenchmarkUpstreamDrain(b *testing.B) {
 	for range b.N {
 		central := openBenchEngine(b, quiet)
 		var centralKey string
-		if err := central.Update(ctx, func(tx engine.Tx) error {
-			ct, err := central.CreateTenant(tx, engine.CreateTenantInput{Name: "Central", Slug: "central",
+		if err := central.Update(ctx, func(tx model.Tx) error {
+			ct, err := central.CreateTenant(tx, model.CreateTenantInput{Name: "Central", Slug: "central",
 				Email: "ops@central.example", Country: "FR", Plan: engine.PlanMissionCritical})
 			if err != nil {
 				return err
@@ -55,20 +56,20 @@ func BenchmarkUpstreamDrain(b *testing.B) {
 		hs := httptest.NewServer(srv.Handler())
 
 		edge := openBenchEngine(b, quiet)
-		var edgeP engine.Principal
+		var edgeP model.Principal
 		paused := true
-		if err := edge.Update(ctx, func(tx engine.Tx) error {
-			et, err := edge.CreateTenant(tx, engine.CreateTenantInput{Name: "Site", Slug: "site",
+		if err := edge.Update(ctx, func(tx model.Tx) error {
+			et, err := edge.CreateTenant(tx, model.CreateTenantInput{Name: "Site", Slug: "site",
 				Email: "ops@site.example", Country: "FR", Plan: engine.PlanMissionCritical})
 			if err != nil {
 				return err
 			}
-			edgeP = engine.Principal{TenantID: et.Tenant.ID, TenantActive: true, Role: engine.RoleCompanyAdmin}
-			if _, err := edge.CreateTeam(tx, edgeP.TenantID, engine.TeamInput{Name: "Alpha", Verticals: []string{"healthcare"},
-				Members: []engine.MemberInput{{Name: "Ana", Phone: "+33600000001"}}}); err != nil {
+			edgeP = model.Principal{TenantID: et.Tenant.ID, TenantActive: true, Role: model.RoleCompanyAdmin}
+			if _, err := edge.CreateTeam(tx, edgeP.TenantID, model.TeamInput{Name: "Alpha", Verticals: []string{"healthcare"},
+				Members: []model.MemberInput{{Name: "Ana", Phone: "+33600000001"}}}); err != nil {
 				return err
 			}
-			_, err = edge.SetUpstream(tx, edgeP, engine.UpstreamInput{URL: hs.URL, APIKey: centralKey, Paused: &paused})
+			_, err = edge.SetUpstream(tx, edgeP, model.UpstreamInput{URL: hs.URL, APIKey: centralKey, Paused: &paused})
 			return err
 		}); err != nil {
 			b.Fatal(err)
@@ -77,7 +78,7 @@ func BenchmarkUpstreamDrain(b *testing.B) {
 
 		b.StartTimer()
 		start := time.Now()
-		if err := edge.Update(ctx, func(tx engine.Tx) error {
+		if err := edge.Update(ctx, func(tx model.Tx) error {
 			_, err := edge.PauseUpstreamIn(tx, "site", false)
 			return err
 		}); err != nil {
@@ -122,16 +123,16 @@ func openBenchEngine(b *testing.B, log *slog.Logger) *engine.Engine {
 
 // fillChanges records events from 32 writers until the tenant's change log holds
 // drainChanges changes; every 50th event is dispatched and its mission completed.
-func fillChanges(b *testing.B, e *engine.Engine, p engine.Principal) int64 {
+func fillChanges(b *testing.B, e *engine.Engine, p model.Principal) int64 {
 	ctx := context.Background()
 	pad := strings.Repeat("x", 260)
-	render := func(v any) (engine.Reply, error) {
+	render := func(v any) (model.Reply, error) {
 		raw, err := json.Marshal(v)
-		return engine.Reply{Status: 201, Body: raw}, err
+		return model.Reply{Status: 201, Body: raw}, err
 	}
 	logEnd := func() int64 {
 		var end int64
-		if err := e.View(ctx, func(tx engine.Tx) (err error) {
+		if err := e.View(ctx, func(tx model.Tx) (err error) {
 			end, err = tx.ChangeLogEnd(p.TenantID)
 			return err
 		}); err != nil {
@@ -140,7 +141,7 @@ func fillChanges(b *testing.B, e *engine.Engine, p engine.Principal) int64 {
 		return end
 	}
 	var team string
-	if err := e.View(ctx, func(tx engine.Tx) error {
+	if err := e.View(ctx, func(tx model.Tx) error {
 		ts, err := tx.Teams(p.TenantID)
 		team = ts[0].ID
 		return err
@@ -158,7 +159,7 @@ func fillChanges(b *testing.B, e *engine.Engine, p engine.Principal) int64 {
 			defer wg.Done()
 			for !done.Load() {
 				i := seq.Add(1)
-				in := engine.EventInput{Type: "MEDICAL_EMERGENCY", Priority: "low", Vertical: "healthcare",
+				in := model.EventInput{Type: "MEDICAL_EMERGENCY", Priority: "low", Vertical: "healthcare",
 					IdempotencyKey: fmt.Sprintf("drain-%d", i),
 					Payload:        json.RawMessage(`{"severity":"high","description":"` + pad + `"}`)}
 				reply, err := e.IngestEvent(ctx, p, in, render)
@@ -169,16 +170,16 @@ func fillChanges(b *testing.B, e *engine.Engine, p engine.Principal) int64 {
 				if i%50 != 0 {
 					continue
 				}
-				var acc engine.EventAccepted
+				var acc model.EventAccepted
 				_ = json.Unmarshal(reply.Body, &acc)
 				mu.Lock()
-				err = e.Update(ctx, func(tx engine.Tx) error {
-					d, err := e.DispatchTeam(tx, p, engine.DispatchInput{EventID: acc.EventID, TeamID: team})
+				err = e.Update(ctx, func(tx model.Tx) error {
+					d, err := e.DispatchTeam(tx, p, model.DispatchInput{EventID: acc.EventID, TeamID: team})
 					if err != nil {
 						return err
 					}
-					for _, to := range []string{engine.MissionAck, engine.MissionOnRoute, engine.MissionOnSite, engine.MissionCompleted} {
-						if _, err := e.UpdateMissionStatus(tx, p, d.MissionID, engine.MissionStatusInput{Status: to},
+					for _, to := range []string{model.MissionAck, model.MissionOnRoute, model.MissionOnSite, model.MissionCompleted} {
+						if _, err := e.UpdateMissionStatus(tx, p, d.MissionID, model.MissionStatusInput{Status: to},
 							engine.MoveSourceAPI, nil); err != nil {
 							return err
 						}

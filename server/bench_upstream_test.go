@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // upstreamSyncItems is the size of one benchmarked upstream push.
@@ -31,30 +32,30 @@ func BenchmarkUpstreamApply(b *testing.B) {
 	dev := n.do("POST", "/v1/devices/register", map[string]any{"name": "fieldrelay node " + nodeID, "platform": "fieldrelay-node",
 		"hardware_id": nodeID}, "x-svc-api-key", f.key).want(201).str("device_id")
 	pad := strings.Repeat("x", 200)
-	edgeTeam := engine.NewID()
+	edgeTeam := model.NewID()
 
-	newMission := func(evID string, at engine.Time) *engine.Mission {
-		return &engine.Mission{ID: engine.NewIDAt(at.Time), EventID: evID, TeamID: edgeTeam, Status: engine.MissionCreated,
+	newMission := func(evID string, at model.Time) *model.Mission {
+		return &model.Mission{ID: model.NewIDAt(at.Time), EventID: evID, TeamID: edgeTeam, Status: model.MissionCreated,
 			Code: "ABCDE", Vertical: "healthcare", Priority: "high", Notes: "auto-dispatch", DispatchedAt: at,
-			DispatchID: engine.NewIDAt(at.Time), DispatchedBy: engine.NilID,
-			History:   []engine.MissionMove{{To: engine.MissionCreated, At: at, Actor: engine.NilID, Source: engine.MoveSourceSystem}},
+			DispatchID: model.NewIDAt(at.Time), DispatchedBy: model.NilID,
+			History:   []model.MissionMove{{To: model.MissionCreated, At: at, Actor: model.NilID, Source: engine.MoveSourceSystem}},
 			CreatedAt: at, UpdatedAt: at}
 	}
-	complete := func(m *engine.Mission, at engine.Time) *engine.Mission {
+	complete := func(m *model.Mission, at model.Time) *model.Mission {
 		c := *m
 		c.History = slices.Clone(m.History)
 		from := c.Status
-		for _, to := range []string{engine.MissionSent, engine.MissionAck, engine.MissionOnRoute, engine.MissionOnSite, engine.MissionCompleted} {
-			c.History = append(c.History, engine.MissionMove{From: from, To: to, At: at, Actor: engine.NilID, Source: engine.MoveSourceDevice})
+		for _, to := range []string{model.MissionSent, model.MissionAck, model.MissionOnRoute, model.MissionOnSite, model.MissionCompleted} {
+			c.History = append(c.History, model.MissionMove{From: from, To: to, At: at, Actor: model.NilID, Source: engine.MoveSourceDevice})
 			from = to
 		}
-		c.Status, c.UpdatedAt, c.AckAt, c.OnRouteAt, c.OnSiteAt, c.CompletedAt = engine.MissionCompleted, at, &at, &at, &at, &at
+		c.Status, c.UpdatedAt, c.AckAt, c.OnRouteAt, c.OnSiteAt, c.CompletedAt = model.MissionCompleted, at, &at, &at, &at, &at
 		c.Feedback = json.RawMessage(`{"outcome":"treated"}`)
 		return &c
 	}
 
 	var seq int64
-	var previous []*engine.Mission // inserted by the previous op, moved forward by the next
+	var previous []*model.Mission // inserted by the previous op, moved forward by the next
 	item := func(kind string, payload any, at string) map[string]any {
 		seq++
 		return map[string]any{"sequence_number": seq, "kind": kind, "captured_at": at, "payload": payload}
@@ -62,21 +63,21 @@ func BenchmarkUpstreamApply(b *testing.B) {
 	// body builds the next push; first (outside any timer) it stores the 100 missions the
 	// first push moves forward.
 	body := func() string {
-		at := n.clock.Now().Add(-time.Second).UTC().Format(engine.TimeLayout)
-		now := engine.At(time.Now())
+		at := n.clock.Now().Add(-time.Second).UTC().Format(model.TimeLayout)
+		now := model.At(time.Now())
 		items := make([]map[string]any, 0, upstreamSyncItems)
-		var inserted []*engine.Mission
+		var inserted []*model.Mission
 		for j := range 600 {
-			id := engine.NewIDAt(now.Time)
-			ev := &engine.Event{ID: id, Type: "MEDICAL", Priority: "high", Vertical: "healthcare",
+			id := model.NewIDAt(now.Time)
+			ev := &model.Event{ID: id, Type: "MEDICAL", Priority: "high", Vertical: "healthcare",
 				IdempotencyKey: fmt.Sprintf("edge-%d-%d", seq, j), Payload: json.RawMessage(`{"lat":45.5,"lng":4.5,"note":"` + pad + `"}`),
-				ZoneCode: upPtr("north"), Lat: upPtr(45.5), Lng: upPtr(4.5), Status: engine.EventDelivered, ChannelSelected: engine.ChannelREST,
-				ChannelsAttempted: []string{engine.ChannelREST}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
+				ZoneCode: upPtr("north"), Lat: upPtr(45.5), Lng: upPtr(4.5), Status: model.EventDelivered, ChannelSelected: model.ChannelREST,
+				ChannelsAttempted: []string{model.ChannelREST}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
 			items = append(items, item("upstream_event", ev, at))
 			if j < 200 {
 				m := newMission(id, now)
-				items = append(items, item("upstream_dispatch", &engine.Dispatch{ID: m.DispatchID, TenantID: engine.NewID(),
-					EventID: id, TeamID: edgeTeam, DispatchedBy: engine.NilID, DispatchedAt: now, Notes: m.Notes, MissionID: m.ID}, at))
+				items = append(items, item("upstream_dispatch", &model.Dispatch{ID: m.DispatchID, TenantID: model.NewID(),
+					EventID: id, TeamID: edgeTeam, DispatchedBy: model.NilID, DispatchedAt: now, Notes: m.Notes, MissionID: m.ID}, at))
 				if j < 100 {
 					items = append(items, item("upstream_mission", m, at))
 					inserted = append(inserted, m)

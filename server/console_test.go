@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
 )
 
@@ -88,9 +88,9 @@ func TestConsoleServed(t *testing.T) {
 	if res.StatusCode != 200 || json.Unmarshal(body, &roles) != nil {
 		t.Fatalf("roles.json: %d %s", res.StatusCode, body)
 	}
-	for _, r := range engine.Roles {
-		for _, p := range engine.Permissions {
-			if engine.RoleHas(r, p) != slices.Contains(roles.Roles[r], p) {
+	for _, r := range model.Roles {
+		for _, p := range model.Permissions {
+			if model.RoleHas(r, p) != slices.Contains(roles.Roles[r], p) {
 				t.Errorf("roles.json: %s %s", r, p)
 			}
 		}

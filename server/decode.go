@@ -10,7 +10,8 @@ import (
 	"reflect"
 	"strconv"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/strictjson"
 )
 
 // Body size limits.
@@ -27,7 +28,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := engine.CheckJSON(body); err != nil {
+	if err := strictjson.CheckJSON(body); err != nil {
 		return nil, err
 	}
 	return body, nil
@@ -45,11 +46,11 @@ func readRawBody(r *http.Request, limit int64) ([]byte, error) {
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return nil, engine.Errorf(engine.KindUnsupportedMediaType, "the body must be sent with Content-Type: application/json")
+		return nil, model.Errorf(model.KindUnsupportedMediaType, "the body must be sent with Content-Type: application/json")
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
-		return nil, engine.Errorf(engine.KindInvalidJSON, "the body could not be read")
+		return nil, model.Errorf(model.KindInvalidJSON, "the body could not be read")
 	}
 	if int64(len(body)) > limit {
 		return nil, tooLarge(limit)
@@ -58,7 +59,7 @@ func readRawBody(r *http.Request, limit int64) ([]byte, error) {
 }
 
 func tooLarge(limit int64) error {
-	return engine.Errorf(engine.KindPayloadTooLarge, "the body is larger than %d MiB", limit>>20)
+	return model.Errorf(model.KindPayloadTooLarge, "the body is larger than %d MiB", limit>>20)
 }
 
 // decodeJSON decodes body (nil reads as {}) into v, which must be a pointer to a struct.
@@ -72,7 +73,7 @@ func decodeJSON(body []byte, v any) error {
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return engine.Errorf(engine.KindInvalidJSON, "the body must hold one JSON object")
+		return model.Errorf(model.KindInvalidJSON, "the body must hold one JSON object")
 	}
 	return nil
 }
@@ -82,15 +83,15 @@ func jsonError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field == "" {
-			return engine.Errorf(engine.KindInvalidJSON, "the body must be a JSON object")
+			return model.Errorf(model.KindInvalidJSON, "the body must be a JSON object")
 		}
-		return engine.Invalid(te.Field, "%s must be %s", te.Field, typeName(te.Type))
+		return model.Invalid(te.Field, "%s must be %s", te.Field, typeName(te.Type))
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return engine.Errorf(engine.KindInvalidJSON, "the body is not valid JSON")
+		return model.Errorf(model.KindInvalidJSON, "the body is not valid JSON")
 	}
-	return engine.Invalid("", "%v", err) // a field's own decoder refused its value
+	return model.Invalid("", "%v", err) // a field's own decoder refused its value
 }
 
 func typeName(t reflect.Type) string {
@@ -122,16 +123,16 @@ const (
 
 // pageOf reads `limit` and `cursor` from the query. Every list of the API pages through
 // it, so every page is also capped at engine.MaxPageBytes.
-func pageOf(r *http.Request) (engine.Page, error) {
+func pageOf(r *http.Request) (model.Page, error) {
 	q := r.URL.Query()
-	p := engine.Page{Limit: defaultLimit, Cursor: q.Get("cursor"), MaxBytes: engine.MaxPageBytes}
+	p := model.Page{Limit: defaultLimit, Cursor: q.Get("cursor"), MaxBytes: model.MaxPageBytes}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return p, engine.Invalid("limit", "limit must be an integer")
+			return p, model.Invalid("limit", "limit must be an integer")
 		}
 		if n < 1 {
-			return p, engine.Invalid("limit", "limit must be at least 1")
+			return p, model.Invalid("limit", "limit must be at least 1")
 		}
 		p.Limit = min(n, maxLimit)
 	}

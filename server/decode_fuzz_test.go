@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/strictjson"
 )
 
 // Fuzz targets of the request decoders: every body type through decodeJSON, readBody's
@@ -21,30 +22,30 @@ import (
 // bodyTypes are the types request bodies decode into (decodeBody, decode and the
 // handlers' own bodies), each by a function returning a fresh pointer.
 var bodyTypes = []func() any{
-	func() any { return new(engine.LoginInput) },
-	func() any { return new(engine.ForgotPasswordInput) },
-	func() any { return new(engine.ResetPasswordInput) },
-	func() any { return new(engine.VerifyInput) },
-	func() any { return new(engine.ChangePasswordInput) },
-	func() any { return new(engine.CreateAPIKeyInput) },
-	func() any { return new(engine.RotateAPIKeyInput) },
-	func() any { return new(engine.DeviceInput) },
+	func() any { return new(model.LoginInput) },
+	func() any { return new(model.ForgotPasswordInput) },
+	func() any { return new(model.ResetPasswordInput) },
+	func() any { return new(model.VerifyInput) },
+	func() any { return new(model.ChangePasswordInput) },
+	func() any { return new(model.CreateAPIKeyInput) },
+	func() any { return new(model.RotateAPIKeyInput) },
+	func() any { return new(model.DeviceInput) },
 	func() any { return new(deviceSyncBody) },
-	func() any { return new(engine.DispatchInput) },
-	func() any { return new(engine.EventInput) },
-	func() any { return new(engine.MissionStatusInput) },
-	func() any { return new(engine.ScoreInput) },
-	func() any { return new(engine.SMSInboundInput) },
-	func() any { return new(engine.TeamInput) },
-	func() any { return new(engine.TeamPatch) },
-	func() any { return new(engine.MemberInput) },
-	func() any { return new(engine.LocationInput) },
-	func() any { return new(engine.DispatchSettingsInput) },
-	func() any { return new(engine.CreateUserInput) },
-	func() any { return new(engine.UpdateUserInput) },
-	func() any { return new(engine.WebhookInput) },
+	func() any { return new(model.DispatchInput) },
+	func() any { return new(model.EventInput) },
+	func() any { return new(model.MissionStatusInput) },
+	func() any { return new(model.ScoreInput) },
+	func() any { return new(model.SMSInboundInput) },
+	func() any { return new(model.TeamInput) },
+	func() any { return new(model.TeamPatch) },
+	func() any { return new(model.MemberInput) },
+	func() any { return new(model.LocationInput) },
+	func() any { return new(model.DispatchSettingsInput) },
+	func() any { return new(model.CreateUserInput) },
+	func() any { return new(model.UpdateUserInput) },
+	func() any { return new(model.WebhookInput) },
 	func() any { return new(zoneBody) },
-	func() any { return new(engine.ConnectivityReport) },
+	func() any { return new(model.ConnectivityReport) },
 	func() any { return new(syncEnvelope) },
 	func() any {
 		return new(struct {
@@ -56,8 +57,8 @@ var bodyTypes = []func() any{
 // decodeErrorKind fails unless err is a client error of the decoders.
 func decodeErrorKind(t *testing.T, in []byte, err error) {
 	t.Helper()
-	var e *engine.Error
-	if !errors.As(err, &e) || (e.Kind != engine.KindInvalidJSON && e.Kind != engine.KindValidation) {
+	var e *model.Error
+	if !errors.As(err, &e) || (e.Kind != model.KindInvalidJSON && e.Kind != model.KindValidation) {
 		t.Fatalf("decoding %q: %#v, want invalid_json or validation_error", in, err)
 	}
 }
@@ -82,8 +83,8 @@ func FuzzDecodeBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		v := bodyTypes[int(which)%len(bodyTypes)]()
 		// readBody refuses what is not strict JSON before any decoder sees it.
-		if err := engine.CheckJSON(body); err != nil {
-			if !engine.IsKind(err, engine.KindInvalidJSON) {
+		if err := strictjson.CheckJSON(body); err != nil {
+			if !model.IsKind(err, model.KindInvalidJSON) {
 				t.Fatalf("CheckJSON(%q) = %#v, want invalid_json", body, err)
 			}
 			return
@@ -144,7 +145,7 @@ func FuzzReadBody(f *testing.F) {
 			t.Fatalf("readBody read %d bytes with a limit of %d", rc.n, limit)
 		}
 		if r.ContentLength > limit {
-			if !engine.IsKind(err, engine.KindPayloadTooLarge) || rc.n != 0 {
+			if !model.IsKind(err, model.KindPayloadTooLarge) || rc.n != 0 {
 				t.Fatalf("declared %d: %v after reading %d bytes, want payload_too_large before reading", r.ContentLength, err, rc.n)
 			}
 			return
@@ -153,19 +154,19 @@ func FuzzReadBody(f *testing.F) {
 		jsonType := mtErr == nil && mt == "application/json"
 		switch {
 		case len(body) == 0:
-			if err != nil && !(r.ContentLength < 0 && !jsonType && engine.IsKind(err, engine.KindUnsupportedMediaType)) || len(got) != 0 {
+			if err != nil && !(r.ContentLength < 0 && !jsonType && model.IsKind(err, model.KindUnsupportedMediaType)) || len(got) != 0 {
 				t.Fatalf("empty body: %q, %v", got, err)
 			}
 		case !jsonType:
-			if !engine.IsKind(err, engine.KindUnsupportedMediaType) {
+			if !model.IsKind(err, model.KindUnsupportedMediaType) {
 				t.Fatalf("Content-Type %q: %v, want unsupported_media_type", contentType, err)
 			}
 		case len(body) > limit:
-			if !engine.IsKind(err, engine.KindPayloadTooLarge) {
+			if !model.IsKind(err, model.KindPayloadTooLarge) {
 				t.Fatalf("%d bytes: %v, want payload_too_large", len(body), err)
 			}
-		case engine.CheckJSON(body) != nil:
-			if !engine.IsKind(err, engine.KindInvalidJSON) || got != nil {
+		case strictjson.CheckJSON(body) != nil:
+			if !model.IsKind(err, model.KindInvalidJSON) || got != nil {
 				t.Fatalf("%q is not strict JSON: readBody = %q, %v", body, got, err)
 			}
 		case err != nil || !bytes.Equal(got, body):
@@ -203,12 +204,12 @@ func FuzzDecodeSyncBatch(f *testing.F) {
 			t.Fatalf("%q: %d items, the body has %d", body, len(in.Events), len(env.Events))
 		}
 		for i, it := range in.Events {
-			if it.Err == nil && engine.CheckJSONItem(env.Events[i], "events") != nil {
+			if it.Err == nil && strictjson.CheckJSONItem(env.Events[i], "events") != nil {
 				t.Fatalf("item %d of %q is not strict JSON, and is accepted", i, body)
 			}
 			if it.Err != nil {
 				decodeErrorKind(t, env.Events[i], it.Err)
-				if engine.IsKind(it.Err, engine.KindInvalidJSON) {
+				if model.IsKind(it.Err, model.KindInvalidJSON) {
 					t.Fatalf("item %d of %q: %v: a whole-body error on one item", i, body, it.Err)
 				}
 			}
@@ -259,8 +260,8 @@ func FuzzListQuery(f *testing.F) {
 // AssertField fails unless err is a validation_error naming field.
 func AssertField(t *testing.T, err error, field string) {
 	t.Helper()
-	var e *engine.Error
-	if !errors.As(err, &e) || e.Kind != engine.KindValidation || e.Field != field {
+	var e *model.Error
+	if !errors.As(err, &e) || e.Kind != model.KindValidation || e.Field != field {
 		t.Fatalf("error %#v, want a validation_error on %s", err, field)
 	}
 }

@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // dispatchTeam creates an available emergency team in the tenant, with one member at lat, lng.
-func (n *node) dispatchTeam(f *tenantFix, name string, lat, lng float64) *engine.Team {
+func (n *node) dispatchTeam(f *tenantFix, name string, lat, lng float64) *model.Team {
 	n.t.Helper()
-	var tm *engine.Team
-	err := n.eng.Update(context.Background(), func(tx engine.Tx) (err error) {
-		tm, err = n.eng.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: name, Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: name + " lead", Phone: "+33600000099", Lat: &lat, Lng: &lng}}})
+	var tm *model.Team
+	err := n.eng.Update(context.Background(), func(tx model.Tx) (err error) {
+		tm, err = n.eng.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: name, Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: name + " lead", Phone: "+33600000099", Lat: &lat, Lng: &lng}}})
 		return err
 	})
 	if err != nil {
@@ -125,7 +126,7 @@ func TestDispatch_AutoThroughEvents(t *testing.T) {
 		t.Fatalf("auto-dispatch answer: %s", first.raw)
 	}
 	mission := n.do("GET", "/v1/missions/"+d["mission_id"].(string), nil, admin...).want(http.StatusOK)
-	if mission.str("dispatched_by") != engine.NilID || mission.str("status") != "CREATED" {
+	if mission.str("dispatched_by") != model.NilID || mission.str("status") != "CREATED" {
 		t.Fatalf("auto-dispatched mission: %s", mission.raw)
 	}
 	// The only team is busy now: the next event needs a supervisor.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // TestErrorsQuoteAtMostMaxQuoted sends huge values in bodies, query parameters and paths:
@@ -18,7 +18,7 @@ func TestErrorsQuoteAtMostMaxQuoted(t *testing.T) {
 	key := []string{"x-svc-api-key", f.key}
 	admin := []string{"Authorization", n.login(f.emails["company_admin"])}
 	huge := strings.Repeat("a", 500<<10)
-	quoted := `"` + huge[:engine.MaxQuoted] + `"…`
+	quoted := `"` + huge[:model.MaxQuoted] + `"…`
 	// maxMessage bounds a message: its own words and one quoted value.
 	const maxMessage = 400
 
@@ -61,8 +61,8 @@ func TestErrorsQuoteAtMostMaxQuoted(t *testing.T) {
 			if c.echoes && (!strings.Contains(msg, huge[:10]) || !strings.Contains(msg, `"…`)) {
 				t.Fatalf("message %q does not quote the value cut with …", msg)
 			}
-			if strings.Contains(msg, huge[:engine.MaxQuoted+1]) {
-				t.Fatalf("message %q quotes more than %d characters", msg, engine.MaxQuoted)
+			if strings.Contains(msg, huge[:model.MaxQuoted+1]) {
+				t.Fatalf("message %q quotes more than %d characters", msg, model.MaxQuoted)
 			}
 		})
 	}

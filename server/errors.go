@@ -6,58 +6,58 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // statusOf maps each error kind to its HTTP status: the one place where engine errors
 // become statuses (API.md, Errors).
-var statusOf = map[engine.Kind]int{
-	engine.KindValidation:           http.StatusBadRequest,
-	engine.KindInvalidJSON:          http.StatusBadRequest,
-	engine.KindUnauthorized:         http.StatusUnauthorized,
-	engine.KindTokenExpired:         http.StatusUnauthorized,
-	engine.KindInvalidCredentials:   http.StatusUnauthorized,
-	engine.KindForbidden:            http.StatusForbidden,
-	engine.KindAPIKeyRequired:       http.StatusForbidden,
-	engine.KindTenantSuspended:      http.StatusForbidden,
-	engine.KindAccountSuspended:     http.StatusForbidden,
-	engine.KindNotFound:             http.StatusNotFound,
-	engine.KindMethodNotAllowed:     http.StatusMethodNotAllowed,
-	engine.KindInvalidTransition:    http.StatusConflict,
-	engine.KindMissionClosed:        http.StatusConflict,
-	engine.KindTeamUnavailable:      http.StatusConflict,
-	engine.KindTeamEmpty:            http.StatusConflict,
-	engine.KindEventClosed:          http.StatusConflict,
-	engine.KindConflict:             http.StatusConflict,
-	engine.KindPayloadTooLarge:      http.StatusRequestEntityTooLarge,
-	engine.KindUnsupportedMediaType: http.StatusUnsupportedMediaType,
-	engine.KindIdempotencyReused:    http.StatusUnprocessableEntity,
-	engine.KindAccountLocked:        http.StatusLocked,
-	engine.KindRateLimited:          http.StatusTooManyRequests,
-	engine.KindInternal:             http.StatusInternalServerError,
-	engine.KindUnavailable:          http.StatusServiceUnavailable,
+var statusOf = map[model.Kind]int{
+	model.KindValidation:           http.StatusBadRequest,
+	model.KindInvalidJSON:          http.StatusBadRequest,
+	model.KindUnauthorized:         http.StatusUnauthorized,
+	model.KindTokenExpired:         http.StatusUnauthorized,
+	model.KindInvalidCredentials:   http.StatusUnauthorized,
+	model.KindForbidden:            http.StatusForbidden,
+	model.KindAPIKeyRequired:       http.StatusForbidden,
+	model.KindTenantSuspended:      http.StatusForbidden,
+	model.KindAccountSuspended:     http.StatusForbidden,
+	model.KindNotFound:             http.StatusNotFound,
+	model.KindMethodNotAllowed:     http.StatusMethodNotAllowed,
+	model.KindInvalidTransition:    http.StatusConflict,
+	model.KindMissionClosed:        http.StatusConflict,
+	model.KindTeamUnavailable:      http.StatusConflict,
+	model.KindTeamEmpty:            http.StatusConflict,
+	model.KindEventClosed:          http.StatusConflict,
+	model.KindConflict:             http.StatusConflict,
+	model.KindPayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	model.KindUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	model.KindIdempotencyReused:    http.StatusUnprocessableEntity,
+	model.KindAccountLocked:        http.StatusLocked,
+	model.KindRateLimited:          http.StatusTooManyRequests,
+	model.KindInternal:             http.StatusInternalServerError,
+	model.KindUnavailable:          http.StatusServiceUnavailable,
 
-	engine.KindMalformedRequest:   http.StatusBadRequest,
-	engine.KindHeadersTooLarge:    http.StatusRequestHeaderFieldsTooLarge,
-	engine.KindExpectationFailed:  http.StatusExpectationFailed,
-	engine.KindNotImplemented:     http.StatusNotImplemented,
-	engine.KindVersionUnsupported: http.StatusHTTPVersionNotSupported,
+	model.KindMalformedRequest:   http.StatusBadRequest,
+	model.KindHeadersTooLarge:    http.StatusRequestHeaderFieldsTooLarge,
+	model.KindExpectationFailed:  http.StatusExpectationFailed,
+	model.KindNotImplemented:     http.StatusNotImplemented,
+	model.KindVersionUnsupported: http.StatusHTTPVersionNotSupported,
 }
 
 // errorBody is the error envelope of the contract.
 type errorBody struct {
-	Error     engine.Kind `json:"error"`
-	Message   string      `json:"message"`
-	Field     string      `json:"field,omitempty"`
-	RequestID string      `json:"request_id"`
+	Error     model.Kind `json:"error"`
+	Message   string     `json:"message"`
+	Field     string     `json:"field,omitempty"`
+	RequestID string     `json:"request_id"`
 }
 
 // writeError answers err in the contract's envelope. Anything that is not an
 // *engine.Error is internal: the client sees "internal error", the log sees the chain.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var e *engine.Error
+	var e *model.Error
 	if !errors.As(err, &e) {
-		e = engine.Internal(err)
+		e = model.Internal(err)
 	}
 	status, ok := statusOf[e.Kind]
 	if !ok {

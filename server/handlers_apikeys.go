@@ -3,7 +3,7 @@ package server
 import (
 	"net/http"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -21,27 +21,27 @@ func (s *Server) handleListAPIKeys(w http.ResponseWriter, r *http.Request, _ htt
 }
 
 func (s *Server) handleCreateAPIKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[engine.CreateAPIKeyInput](r)
+	body, in, err := decodeBody[model.CreateAPIKeyInput](r)
 	if err != nil {
 		return err
 	}
-	return s.writeNewKey(w, r, body, http.StatusCreated, func(tx engine.Tx) (*engine.NewKey, error) {
+	return s.writeNewKey(w, r, body, http.StatusCreated, func(tx model.Tx) (*model.NewKey, error) {
 		return s.eng.CreateAPIKey(tx, principal(r), in)
 	})
 }
 
 func (s *Server) handleRotateAPIKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[engine.RotateAPIKeyInput](r)
+	body, in, err := decodeBody[model.RotateAPIKeyInput](r)
 	if err != nil {
 		return err
 	}
-	return s.writeNewKey(w, r, body, http.StatusOK, func(tx engine.Tx) (*engine.NewKey, error) {
+	return s.writeNewKey(w, r, body, http.StatusOK, func(tx model.Tx) (*model.NewKey, error) {
 		return s.eng.RotateKey(tx, principal(r), in)
 	})
 }
 
 func (s *Server) handleRevokeAPIKey(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	return s.write(w, r, nil, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, nil, http.StatusOK, func(tx model.Tx) (any, error) {
 		k, err := s.eng.RevokeAPIKey(tx, principal(r), ps.ByName("id"))
 		if err != nil {
 			return nil, err
@@ -53,30 +53,30 @@ func (s *Server) handleRevokeAPIKey(w http.ResponseWriter, r *http.Request, ps h
 // storedNewKey is what the idempotency record keeps of a new key: everything but the key
 // itself (null), which is shown once and never stored.
 type storedNewKey struct {
-	APIKey               *string        `json:"api_key"`
-	Key                  *engine.APIKey `json:"key"`
-	PreviousKeyExpiresAt *engine.Time   `json:"previous_key_expires_at,omitempty"`
+	APIKey               *string       `json:"api_key"`
+	Key                  *model.APIKey `json:"key"`
+	PreviousKeyExpiresAt *model.Time   `json:"previous_key_expires_at,omitempty"`
 }
 
 // writeNewKey is s.write for an answer that shows a new key: the client gets the key
 // this once, and a replay of the same Idempotency-Key gets the answer with api_key null.
-func (s *Server) writeNewKey(w http.ResponseWriter, r *http.Request, body []byte, status int, run func(engine.Tx) (*engine.NewKey, error)) error {
+func (s *Server) writeNewKey(w http.ResponseWriter, r *http.Request, body []byte, status int, run func(model.Tx) (*model.NewKey, error)) error {
 	key, err := s.idempotencyKey(r, body)
 	if err != nil {
 		return err
 	}
 	reqID := requestID(r)
-	reply, err := s.eng.Write(r.Context(), principal(r).TenantID, key, func(tx engine.Tx) (engine.Reply, error) {
+	reply, err := s.eng.Write(r.Context(), principal(r).TenantID, key, func(tx model.Tx) (model.Reply, error) {
 		nk, err := run(tx)
 		if err != nil {
-			return engine.Reply{}, err
+			return model.Reply{}, err
 		}
 		shown, err := render(nk, reqID)
 		if err != nil {
-			return engine.Reply{}, err
+			return model.Reply{}, err
 		}
 		stored, err := render(storedNewKey{Key: nk.Key, PreviousKeyExpiresAt: nk.PreviousKeyExpiresAt}, reqID)
-		return engine.Reply{Status: status, Body: stored, Shown: shown, RequestID: reqID}, err
+		return model.Reply{Status: status, Body: stored, Shown: shown, RequestID: reqID}, err
 	})
 	if err != nil {
 		return err

@@ -4,18 +4,19 @@ import (
 	"net/http"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
 // loginReply answers POST /v1/auth/login.
 type loginReply struct {
-	Token     string       `json:"token"`
-	ExpiresIn int          `json:"expires_in"`
-	User      *engine.User `json:"user"`
+	Token     string      `json:"token"`
+	ExpiresIn int         `json:"expires_in"`
+	User      *model.User `json:"user"`
 }
 
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var in engine.LoginInput
+	var in model.LoginInput
 	if err := s.decode(r, &in); err != nil {
 		return err
 	}
@@ -32,11 +33,11 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ httproute
 }
 
 func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[engine.ChangePasswordInput](r)
+	body, in, err := decodeBody[model.ChangePasswordInput](r)
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
 		return s.eng.ChangePassword(tx, principal(r), in)
 	})
 }
@@ -48,11 +49,11 @@ type accepted struct {
 }
 
 func (s *Server) handleForgotPassword(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var in engine.ForgotPasswordInput
+	var in model.ForgotPasswordInput
 	if err := s.decode(r, &in); err != nil {
 		return err
 	}
-	if err := s.eng.Update(r.Context(), func(tx engine.Tx) error { return s.eng.ForgotPassword(tx, in) }); err != nil {
+	if err := s.eng.Update(r.Context(), func(tx model.Tx) error { return s.eng.ForgotPassword(tx, in) }); err != nil {
 		return err
 	}
 	return writeOne(w, r, http.StatusAccepted, accepted{true,
@@ -60,12 +61,12 @@ func (s *Server) handleForgotPassword(w http.ResponseWriter, r *http.Request, _ 
 }
 
 func (s *Server) handleResetPassword(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var in engine.ResetPasswordInput
+	var in model.ResetPasswordInput
 	if err := s.decode(r, &in); err != nil {
 		return err
 	}
-	var out *engine.PasswordChanged
-	err := s.eng.Update(r.Context(), func(tx engine.Tx) (err error) {
+	var out *model.PasswordChanged
+	err := s.eng.Update(r.Context(), func(tx model.Tx) (err error) {
 		out, err = s.eng.ResetPassword(tx, in)
 		return err
 	})
@@ -76,12 +77,12 @@ func (s *Server) handleResetPassword(w http.ResponseWriter, r *http.Request, _ h
 }
 
 func (s *Server) handleVerify(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var in engine.VerifyInput
+	var in model.VerifyInput
 	if err := s.decode(r, &in); err != nil {
 		return err
 	}
-	var out *engine.User
-	err := s.eng.Update(r.Context(), func(tx engine.Tx) (err error) {
+	var out *model.User
+	err := s.eng.Update(r.Context(), func(tx model.Tx) (err error) {
 		out, err = s.eng.VerifyAccount(tx, in)
 		return err
 	})

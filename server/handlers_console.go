@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -72,10 +72,10 @@ var consoleFiles = sync.OnceValue(func() map[string]consoleFile {
 		panic(err) // the embedded tree is part of the binary
 	}
 	roles := map[string][]string{}
-	for _, r := range engine.Roles {
+	for _, r := range model.Roles {
 		roles[r] = []string{}
-		for _, p := range engine.Permissions {
-			if engine.RoleHas(r, p) {
+		for _, p := range model.Permissions {
+			if model.RoleHas(r, p) {
 				roles[r] = append(roles[r], p)
 			}
 		}
@@ -130,7 +130,7 @@ func (s *Server) handleConsole(w http.ResponseWriter, r *http.Request, ps httpro
 	}
 	f, ok := consoleFiles()[name]
 	if !ok {
-		return engine.Errorf(engine.KindNotFound, "no such console file: %s", engine.Quote(name))
+		return model.Errorf(model.KindNotFound, "no such console file: %s", model.Quote(name))
 	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", ConsoleCSP)

@@ -4,14 +4,15 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/strictjson"
 	"github.com/julienschmidt/httprouter"
 )
 
 // handleRegisterDevice registers a device (POST /v1/devices/register): 201 for a new
 // device, 200 when its hardware_id names one already registered.
 func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[engine.DeviceInput](r)
+	body, in, err := decodeBody[model.DeviceInput](r)
 	if err != nil {
 		return err
 	}
@@ -20,17 +21,17 @@ func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ 
 		return err
 	}
 	p, reqID := principal(r), requestID(r)
-	reply, err := s.eng.Write(r.Context(), p.TenantID, key, func(tx engine.Tx) (engine.Reply, error) {
+	reply, err := s.eng.Write(r.Context(), p.TenantID, key, func(tx model.Tx) (model.Reply, error) {
 		d, created, err := s.eng.RegisterDevice(tx, p, in)
 		if err != nil {
-			return engine.Reply{}, err
+			return model.Reply{}, err
 		}
 		status := http.StatusOK
 		if created {
 			status = http.StatusCreated
 		}
 		b, err := render(d, reqID)
-		return engine.Reply{Status: status, Body: b, RequestID: reqID}, err
+		return model.Reply{Status: status, Body: b, RequestID: reqID}, err
 	})
 	if err != nil {
 		return err
@@ -44,7 +45,7 @@ func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ 
 type deviceSyncBody struct {
 	DeviceID       string            `json:"device_id"`
 	Items          []json.RawMessage `json:"items"`
-	AckThrough     *engine.Int       `json:"ack_through"`
+	AckThrough     *model.Int        `json:"ack_through"`
 	IdempotencyKey *string           `json:"idempotency_key"`
 }
 
@@ -55,29 +56,29 @@ func (s *Server) handleSyncDevice(w http.ResponseWriter, r *http.Request, _ http
 		return err
 	}
 	// Each item is judged alone, its strict JSON too (engine.SyncDevice).
-	if err := engine.CheckJSONEnvelope(body, "items"); err != nil {
+	if err := strictjson.CheckJSONEnvelope(body, "items"); err != nil {
 		return err
 	}
 	var in deviceSyncBody
 	if err := decodeJSON(body, &in); err != nil {
 		return err
 	}
-	var key *engine.IdempotencyKey
+	var key *model.IdempotencyKey
 	if r.Header.Get(headerIdempotencyKey) != "" || in.IdempotencyKey != nil {
 		if key, err = s.idempotencyKey(r, body); err != nil {
 			return err
 		}
 	}
 	reqID := requestID(r)
-	renderAs := func(status int) engine.Render {
-		return func(v any) (engine.Reply, error) {
+	renderAs := func(status int) model.Render {
+		return func(v any) (model.Reply, error) {
 			b, err := render(v, reqID)
-			return engine.Reply{Status: status, Body: b, RequestID: reqID}, err
+			return model.Reply{Status: status, Body: b, RequestID: reqID}, err
 		}
 	}
-	sync := engine.DeviceSyncInput{DeviceID: in.DeviceID, Items: in.Items, AckThrough: in.AckThrough}
+	sync := model.DeviceSyncInput{DeviceID: in.DeviceID, Items: in.Items, AckThrough: in.AckThrough}
 	reply, err := s.eng.SyncDevice(r.Context(), principal(r), key, sync,
-		engine.DeviceSyncRender{Event: renderAs(http.StatusCreated), Answer: renderAs(http.StatusOK)})
+		model.DeviceSyncRender{Event: renderAs(http.StatusCreated), Answer: renderAs(http.StatusOK)})
 	if err != nil {
 		return err
 	}
@@ -87,11 +88,11 @@ func (s *Server) handleSyncDevice(w http.ResponseWriter, r *http.Request, _ http
 
 // deviceQueue is the answer of GET /v1/devices/:id/queue.
 type deviceQueue struct {
-	DeviceID   string              `json:"device_id"`
-	Data       []engine.QueueEntry `json:"data"`
-	Count      int                 `json:"count"`
-	NextCursor string              `json:"next_cursor,omitempty"`
-	RequestID  string              `json:"request_id"`
+	DeviceID   string             `json:"device_id"`
+	Data       []model.QueueEntry `json:"data"`
+	Count      int                `json:"count"`
+	NextCursor string             `json:"next_cursor,omitempty"`
+	RequestID  string             `json:"request_id"`
 }
 
 // handleDeviceQueue lists a device's pending queue (GET /v1/devices/:id/queue).

@@ -4,19 +4,19 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
 func (s *Server) handleCreateEvent(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	_, in, err := decodeBody[engine.EventInput](r)
+	_, in, err := decodeBody[model.EventInput](r)
 	if err != nil {
 		return err
 	}
 	reqID := requestID(r)
-	reply, err := s.eng.IngestEvent(r.Context(), principal(r), in, func(v any) (engine.Reply, error) {
+	reply, err := s.eng.IngestEvent(r.Context(), principal(r), in, func(v any) (model.Reply, error) {
 		b, err := render(v, reqID)
-		return engine.Reply{Status: http.StatusCreated, Body: b, RequestID: reqID}, err
+		return model.Reply{Status: http.StatusCreated, Body: b, RequestID: reqID}, err
 	})
 	if err != nil {
 		return err
@@ -31,7 +31,7 @@ func (s *Server) handleListEvents(w http.ResponseWriter, r *http.Request, _ http
 		return err
 	}
 	q := r.URL.Query()
-	f := engine.EventFilter{ZoneCode: q.Get("zone_code"), Vertical: q.Get("vertical"), Status: q.Get("status"),
+	f := model.EventFilter{ZoneCode: q.Get("zone_code"), Vertical: q.Get("vertical"), Status: q.Get("status"),
 		Priority: q.Get("priority"), Type: q.Get("type"), Origin: q.Get("origin")}
 	if f.Since, err = queryTime(r, "since"); err != nil {
 		return err
@@ -63,7 +63,7 @@ func queryTime(r *http.Request, name string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return nil, engine.Invalid(name, "%s must be an RFC 3339 timestamp such as 2026-06-09T10:11:12.345Z", name)
+		return nil, model.Invalid(name, "%s must be an RFC 3339 timestamp such as 2026-06-09T10:11:12.345Z", name)
 	}
 	return &t, nil
 }

@@ -3,7 +3,7 @@ package server
 import (
 	"net/http"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -19,10 +19,10 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ httprou
 // unavailable otherwise (starting, shutting down, store closed).
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if !s.eng.SchedulerRunning() {
-		return engine.Errorf(engine.KindUnavailable, "the scheduler is not running")
+		return model.Errorf(model.KindUnavailable, "the scheduler is not running")
 	}
-	if err := s.eng.View(r.Context(), func(engine.Tx) error { return nil }); err != nil {
-		return &engine.Error{Kind: engine.KindUnavailable, Msg: "the store is not available", Err: err}
+	if err := s.eng.View(r.Context(), func(model.Tx) error { return nil }); err != nil {
+		return &model.Error{Kind: model.KindUnavailable, Msg: "the store is not available", Err: err}
 	}
 	return writeOne(w, r, http.StatusOK, health{"ready"})
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -13,7 +14,7 @@ func (s *Server) handleListMissions(w http.ResponseWriter, r *http.Request, _ ht
 		return err
 	}
 	q := r.URL.Query()
-	mq := engine.MissionQuery{Status: q.Get("status"), TeamID: q.Get("team_id"), MemberID: q.Get("member_id"),
+	mq := model.MissionQuery{Status: q.Get("status"), TeamID: q.Get("team_id"), MemberID: q.Get("member_id"),
 		EventID: q.Get("event_id"), Origin: q.Get("origin")}
 	missions, next, err := s.eng.Missions(r.Context(), principal(r), mq, page)
 	if err != nil {
@@ -34,12 +35,12 @@ func (s *Server) handleGetMission(w http.ResponseWriter, r *http.Request, ps htt
 // handleMissionStatus moves a mission (PATCH /v1/missions/:id/status). The route admits
 // any authenticated caller: the engine asks for missions:manage or missions:receive.
 func (s *Server) handleMissionStatus(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	body, in, err := decodeBody[engine.MissionStatusInput](r)
+	body, in, err := decodeBody[model.MissionStatusInput](r)
 	if err != nil {
 		return err
 	}
 	id := ps.ByName("id")
-	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
 		return s.eng.UpdateMissionStatus(tx, principal(r), id, in, engine.MoveSourceAPI, nil)
 	})
 }

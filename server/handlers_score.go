@@ -3,14 +3,14 @@ package server
 import (
 	"net/http"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
 // handleScore ranks the tenant's teams for an event (POST /v1/teams/dispatch/score). It
 // only reads, so it takes no Idempotency-Key.
 func (s *Server) handleScore(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	_, in, err := decodeBody[engine.ScoreInput](r)
+	_, in, err := decodeBody[model.ScoreInput](r)
 	if err != nil {
 		return err
 	}

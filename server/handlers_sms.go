@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -14,7 +14,7 @@ import (
 // Idempotency-Key, so a replay does not record it twice) and its error is the answer,
 // in the contract's envelope.
 func (s *Server) handleSMSInbound(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[engine.SMSInboundInput](r)
+	body, in, err := decodeBody[model.SMSInboundInput](r)
 	if err != nil {
 		return err
 	}
@@ -23,18 +23,18 @@ func (s *Server) handleSMSInbound(w http.ResponseWriter, r *http.Request, _ http
 		return err
 	}
 	p, reqID := principal(r), requestID(r)
-	var refused engine.Kind
-	reply, err := s.eng.Write(r.Context(), p.TenantID, key, func(tx engine.Tx) (engine.Reply, error) {
+	var refused model.Kind
+	reply, err := s.eng.Write(r.Context(), p.TenantID, key, func(tx model.Tx) (model.Reply, error) {
 		res, refusal, err := s.eng.ReceiveSMS(tx, p, in)
 		if err != nil {
-			return engine.Reply{}, err
+			return model.Reply{}, err
 		}
 		if refusal != nil {
 			refused = refusal.Kind
 			return errorReply(refusal, reqID)
 		}
 		b, err := render(res, reqID)
-		return engine.Reply{Status: http.StatusOK, Body: b, RequestID: reqID}, err
+		return model.Reply{Status: http.StatusOK, Body: b, RequestID: reqID}, err
 	})
 	if err != nil {
 		return err
@@ -48,11 +48,11 @@ func (s *Server) handleSMSInbound(w http.ResponseWriter, r *http.Request, _ http
 
 // errorReply renders an error as writeError would answer it, for a refusal whose
 // transaction commits.
-func errorReply(e *engine.Error, reqID string) (engine.Reply, error) {
+func errorReply(e *model.Error, reqID string) (model.Reply, error) {
 	status, ok := statusOf[e.Kind]
 	if !ok || status >= http.StatusInternalServerError {
-		return engine.Reply{}, e
+		return model.Reply{}, e
 	}
 	b, err := json.Marshal(errorBody{Error: e.Kind, Message: e.Msg, Field: e.Field, RequestID: reqID})
-	return engine.Reply{Status: status, Body: b, RequestID: reqID}, err
+	return model.Reply{Status: status, Body: b, RequestID: reqID}, err
 }

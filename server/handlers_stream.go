@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -89,8 +90,8 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 			return nil
 		case <-beat.C:
 			if _, err := s.authenticate(r); err != nil {
-				var e *engine.Error
-				kind := engine.KindUnauthorized
+				var e *model.Error
+				kind := model.KindUnauthorized
 				if errors.As(err, &e) {
 					kind = e.Kind
 				}
@@ -162,7 +163,7 @@ func (sw *sseWriter) message(id, name string, data []byte) {
 }
 
 // change writes c when the viewer may see it.
-func (sw *sseWriter) change(v *engine.StreamViewer, c *engine.Change) {
+func (sw *sseWriter) change(v *engine.StreamViewer, c *model.Change) {
 	if c.Seq <= sw.seen {
 		return
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/strictjson"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -17,7 +19,7 @@ const syncRoute = "POST /v1/sync/batch"
 // syncBody is the body of POST /v1/sync/batch with the optional body form of its
 // Idempotency-Key.
 type syncBody struct {
-	engine.SyncBatchInput
+	model.SyncBatchInput
 	Key *string `json:"idempotency_key"`
 }
 
@@ -37,7 +39,7 @@ func (s *Server) handleSyncBatch(w http.ResponseWriter, r *http.Request, _ httpr
 		return err
 	}
 	body, err := readRawBody(r, engine.MaxBatchBytes)
-	if engine.IsKind(err, engine.KindPayloadTooLarge) {
+	if model.IsKind(err, model.KindPayloadTooLarge) {
 		return engine.BatchTooLarge()
 	}
 	if err != nil {
@@ -51,19 +53,19 @@ func (s *Server) handleSyncBatch(w http.ResponseWriter, r *http.Request, _ httpr
 	if key == "" && in.Key != nil {
 		key = *in.Key
 	}
-	var k *engine.IdempotencyKey
+	var k *model.IdempotencyKey
 	if key != "" {
-		k = &engine.IdempotencyKey{Route: syncRoute, Key: key, Fingerprint: engine.Fingerprint(s.fpSecret, body)}
+		k = &model.IdempotencyKey{Route: syncRoute, Key: key, Fingerprint: engine.Fingerprint(s.fpSecret, body)}
 	}
 	reqID := requestID(r)
-	reply, err := s.eng.SyncBatch(r.Context(), p, in.SyncBatchInput, k, engine.SyncRender{
-		Batch: func(v any) (engine.Reply, error) {
+	reply, err := s.eng.SyncBatch(r.Context(), p, in.SyncBatchInput, k, model.SyncRender{
+		Batch: func(v any) (model.Reply, error) {
 			b, err := render(v, reqID)
-			return engine.Reply{Status: http.StatusOK, Body: b, RequestID: reqID}, err
+			return model.Reply{Status: http.StatusOK, Body: b, RequestID: reqID}, err
 		},
-		Event: func(v any) (engine.Reply, error) {
+		Event: func(v any) (model.Reply, error) {
 			b, err := renderAccepted(v, reqID)
-			return engine.Reply{Status: http.StatusCreated, Body: b, RequestID: reqID}, err
+			return model.Reply{Status: http.StatusCreated, Body: b, RequestID: reqID}, err
 		},
 	})
 	if err != nil {
@@ -83,33 +85,33 @@ func decodeSyncBatch(body []byte) (syncBody, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return in, nil
 	}
-	if engine.CheckJSON(body) == nil {
+	if strictjson.CheckJSON(body) == nil {
 		// json.Unmarshal reads body in place (a Decoder would copy up to 8 MiB first) and
 		// refuses anything after the object, as decodeJSON does.
 		err := json.Unmarshal(body, &in)
 		if err == nil {
 			return in, nil
 		}
-		if err = jsonError(err); engine.IsKind(err, engine.KindInvalidJSON) {
+		if err = jsonError(err); model.IsKind(err, model.KindInvalidJSON) {
 			return in, err
 		}
-	} else if err := engine.CheckJSONEnvelope(body, "events"); err != nil {
+	} else if err := strictjson.CheckJSONEnvelope(body, "events"); err != nil {
 		return in, err
 	}
 	var env syncEnvelope
 	if err := decodeJSON(body, &env); err != nil {
 		return in, err
 	}
-	in = syncBody{SyncBatchInput: engine.SyncBatchInput{DeviceID: env.DeviceID, CapturedAt: env.CapturedAt}, Key: env.Key}
+	in = syncBody{SyncBatchInput: model.SyncBatchInput{DeviceID: env.DeviceID, CapturedAt: env.CapturedAt}, Key: env.Key}
 	if env.Events != nil {
-		in.Events = make([]engine.SyncItemInput, len(env.Events))
+		in.Events = make([]model.SyncItemInput, len(env.Events))
 	}
 	for i, raw := range env.Events {
 		it := &in.Events[i]
 		if err := json.Unmarshal(raw, it); err != nil {
 			it.Err = itemJSONError(err)
 		}
-		if err := engine.CheckJSONItem(raw, "events"); err != nil {
+		if err := strictjson.CheckJSONItem(raw, "events"); err != nil {
 			it.Err = err
 		}
 	}
@@ -120,7 +122,7 @@ func decodeSyncBatch(body []byte) (syncBody, error) {
 func itemJSONError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field == "" {
-		return engine.Invalid("", "each item of events must be a JSON object")
+		return model.Invalid("", "each item of events must be a JSON object")
 	}
 	return jsonError(err)
 }
@@ -130,7 +132,7 @@ func itemJSONError(err error) error {
 // item of a batch): the same bytes without reflection. Its fields are then ids, enums and
 // a timestamp, none needing escapes.
 func renderAccepted(v any, reqID string) ([]byte, error) {
-	a, ok := v.(engine.EventAccepted)
+	a, ok := v.(model.EventAccepted)
 	if !ok || a.Dispatch != nil || a.RequiresManual || len(a.PayloadWarnings) > 0 {
 		return render(v, reqID)
 	}
@@ -142,7 +144,7 @@ func renderAccepted(v any, reqID string) ([]byte, error) {
 	b = append(b, `","channel_selected":"`...)
 	b = append(b, a.ChannelSelected...)
 	b = append(b, `","created_at":"`...)
-	b = a.CreatedAt.UTC().AppendFormat(b, engine.TimeLayout)
+	b = a.CreatedAt.UTC().AppendFormat(b, model.TimeLayout)
 	b = append(b, `","request_id":`...)
 	b = strconv.AppendQuote(b, reqID)
 	return append(b, '}'), nil

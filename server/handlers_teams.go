@@ -3,37 +3,37 @@ package server
 import (
 	"net/http"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
 func (s *Server) handleCreateTeam(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[engine.TeamInput](r)
+	body, in, err := decodeBody[model.TeamInput](r)
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusCreated, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusCreated, func(tx model.Tx) (any, error) {
 		return s.eng.CreateTeamAs(tx, principal(r), in)
 	})
 }
 
 func (s *Server) handleUpdateTeam(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	body, in, err := decodeBody[engine.TeamPatch](r)
+	body, in, err := decodeBody[model.TeamPatch](r)
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
 		return s.eng.UpdateTeam(tx, principal(r), ps.ByName("id"), in)
 	})
 }
 
 // handleAddTeamMember answers the team with its new member.
 func (s *Server) handleAddTeamMember(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	body, in, err := decodeBody[engine.MemberInput](r)
+	body, in, err := decodeBody[model.MemberInput](r)
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusCreated, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusCreated, func(tx model.Tx) (any, error) {
 		return s.eng.AddTeamMember(tx, principal(r), ps.ByName("id"), in)
 	})
 }
@@ -41,11 +41,11 @@ func (s *Server) handleAddTeamMember(w http.ResponseWriter, r *http.Request, ps 
 // handleUpdateMemberLocation is routed as authenticated: the engine decides between
 // teams:manage and location:self (the caller's own member record).
 func (s *Server) handleUpdateMemberLocation(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	body, in, err := decodeBody[engine.LocationInput](r)
+	body, in, err := decodeBody[model.LocationInput](r)
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
 		return s.eng.UpdateMemberLocation(tx, principal(r), ps.ByName("id"), ps.ByName("memberId"), in)
 	})
 }
@@ -57,7 +57,7 @@ func (s *Server) handleListTeams(w http.ResponseWriter, r *http.Request, _ httpr
 		return err
 	}
 	q := r.URL.Query()
-	f := engine.TeamFilter{Status: q.Get("status"), ZoneCode: q.Get("zone_code"), Vertical: q.Get("vertical")}
+	f := model.TeamFilter{Status: q.Get("status"), ZoneCode: q.Get("zone_code"), Vertical: q.Get("vertical")}
 	teams, next, err := s.eng.Teams(r.Context(), principal(r), f, page)
 	if err != nil {
 		return err

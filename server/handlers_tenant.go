@@ -3,7 +3,7 @@ package server
 import (
 	"net/http"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -16,21 +16,21 @@ func (s *Server) handleTenantMe(w http.ResponseWriter, r *http.Request, _ httpro
 }
 
 func (s *Server) handleDispatchSettings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[engine.DispatchSettingsInput](r)
+	body, in, err := decodeBody[model.DispatchSettingsInput](r)
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
 		return s.eng.UpdateDispatchSettings(tx, principal(r), in)
 	})
 }
 
 func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[engine.CreateUserInput](r)
+	body, in, err := decodeBody[model.CreateUserInput](r)
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusCreated, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusCreated, func(tx model.Tx) (any, error) {
 		return s.eng.CreateUser(tx, principal(r), in)
 	})
 }
@@ -49,11 +49,11 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request, _ httpr
 }
 
 func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	body, in, err := decodeBody[engine.UpdateUserInput](r)
+	body, in, err := decodeBody[model.UpdateUserInput](r)
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
 		return s.eng.UpdateUser(tx, principal(r), ps.ByName("id"), in)
 	})
 }

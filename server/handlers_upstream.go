@@ -3,18 +3,18 @@ package server
 import (
 	"net/http"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
 // handlePutUpstream sets the upstream of the caller's tenant (PUT /v1/tenant/upstream).
 // The answer, and what an Idempotency-Key stores, hold the key's prefix only.
 func (s *Server) handlePutUpstream(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[engine.UpstreamInput](r)
+	body, in, err := decodeBody[model.UpstreamInput](r)
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
 		return s.eng.SetUpstream(tx, principal(r), in)
 	})
 }

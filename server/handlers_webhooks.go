@@ -3,19 +3,19 @@ package server
 import (
 	"net/http"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
 func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[engine.WebhookInput](r)
+	body, in, err := decodeBody[model.WebhookInput](r)
 	if err != nil {
 		return err
 	}
 	if err := s.eng.CheckWebhookInput(r.Context(), &in); err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusCreated, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusCreated, func(tx model.Tx) (any, error) {
 		return s.eng.CreateWebhook(tx, principal(r), in)
 	})
 }
@@ -42,14 +42,14 @@ func (s *Server) handleGetWebhook(w http.ResponseWriter, r *http.Request, ps htt
 }
 
 func (s *Server) handleUpdateWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	body, in, err := decodeBody[engine.WebhookPatch](r)
+	body, in, err := decodeBody[model.WebhookPatch](r)
 	if err != nil {
 		return err
 	}
 	if err := s.eng.CheckWebhookPatch(r.Context(), &in); err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
 		return s.eng.UpdateWebhook(tx, principal(r), ps.ByName("id"), in)
 	})
 }
@@ -62,13 +62,13 @@ func (s *Server) handleTestWebhook(w http.ResponseWriter, r *http.Request, ps ht
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusAccepted, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusAccepted, func(tx model.Tx) (any, error) {
 		return s.eng.SendTestWebhook(tx, principal(r), ps.ByName("id"))
 	})
 }
 
 func (s *Server) handleDeleteWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	return s.write(w, r, nil, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, nil, http.StatusOK, func(tx model.Tx) (any, error) {
 		wh, err := s.eng.DeleteWebhook(tx, principal(r), ps.ByName("id"))
 		if err != nil {
 			return nil, err

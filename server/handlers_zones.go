@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -18,14 +18,14 @@ type zoneBody struct {
 }
 
 // polygon decodes a boundary; absent or null is nil.
-func (b *zoneBody) polygon() (*engine.Polygon, error) {
+func (b *zoneBody) polygon() (*model.Polygon, error) {
 	raw := bytes.TrimSpace(b.Boundary)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil, nil
 	}
-	var p engine.Polygon
+	var p model.Polygon
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, engine.Invalid("boundary", `boundary must be a GeoJSON Polygon: {"type": "Polygon", "coordinates": [[[lng, lat], ...]]}`)
+		return nil, model.Invalid("boundary", `boundary must be a GeoJSON Polygon: {"type": "Polygon", "coordinates": [[[lng, lat], ...]]}`)
 	}
 	return &p, nil
 }
@@ -39,14 +39,14 @@ func (s *Server) handleCreateZone(w http.ResponseWriter, r *http.Request, _ http
 	if err != nil {
 		return err
 	}
-	zi := engine.ZoneInput{Boundary: boundary}
+	zi := model.ZoneInput{Boundary: boundary}
 	if in.Code != nil {
 		zi.Code = *in.Code
 	}
 	if in.Name != nil {
 		zi.Name = *in.Name
 	}
-	return s.write(w, r, body, http.StatusCreated, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusCreated, func(tx model.Tx) (any, error) {
 		return s.eng.CreateZone(tx, principal(r).TenantID, zi)
 	})
 }
@@ -60,14 +60,14 @@ func (s *Server) handleUpdateZone(w http.ResponseWriter, r *http.Request, ps htt
 	if err != nil {
 		return err
 	}
-	patch := engine.ZonePatch{Code: in.Code, Name: in.Name, Boundary: boundary}
-	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+	patch := model.ZonePatch{Code: in.Code, Name: in.Name, Boundary: boundary}
+	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
 		return s.eng.UpdateZone(tx, principal(r), ps.ByName("code"), patch)
 	})
 }
 
 func (s *Server) handleDeleteZone(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	return s.write(w, r, nil, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, nil, http.StatusOK, func(tx model.Tx) (any, error) {
 		z, err := s.eng.DeleteZone(tx, principal(r), ps.ByName("code"))
 		if err != nil {
 			return nil, err
@@ -102,11 +102,11 @@ func (s *Server) handleGetZone(w http.ResponseWriter, r *http.Request, ps httpro
 }
 
 func (s *Server) handleReportConnectivity(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[engine.ConnectivityReport](r)
+	body, in, err := decodeBody[model.ConnectivityReport](r)
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx engine.Tx) (any, error) {
+	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
 		return s.eng.ReportConnectivity(tx, principal(r), in)
 	})
 }

@@ -14,22 +14,25 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/netguard"
+	"github.com/fieldrelay/fieldrelay/engine/password"
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
 // cheapPasswords keeps argon2id fast in tests.
-var cheapPasswords = engine.PasswordParams{Time: 1, Memory: 64, Threads: 1}
+var cheapPasswords = password.PasswordParams{Time: 1, Memory: 64, Threads: 1}
 
 const testPassword = "correct horse battery"
 
 // captureMailer keeps the tokens the engine sends.
 type captureMailer struct {
 	mu     sync.Mutex
-	tokens []engine.IssuedToken
+	tokens []model.IssuedToken
 }
 
-func (m *captureMailer) SendToken(_ context.Context, t *engine.IssuedToken) error {
+func (m *captureMailer) SendToken(_ context.Context, t *model.IssuedToken) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.tokens = append(m.tokens, *t)
@@ -72,7 +75,7 @@ type node struct {
 	t      testing.TB
 	url    string
 	eng    *engine.Engine
-	clock  *engine.FakeClock
+	clock  *model.FakeClock
 	mailer *captureMailer
 	logs   *syncBuffer
 	client *http.Client
@@ -87,7 +90,7 @@ func (n *node) handler(testing.TB) http.Handler { return n.srv.Handler() }
 
 // tenantFix is a tenant with its first API key and a user of each role.
 type tenantFix struct {
-	tenant *engine.Tenant
+	tenant *model.Tenant
 	key    string
 	emails map[string]string // role → email
 }
@@ -100,9 +103,9 @@ type nodeOptions struct {
 	internalSecret string
 	// sender makes the node's webhook and SMS calls (engine.NoSender when nil); tests
 	// drive it with eng.RunDue.
-	sender engine.Sender
+	sender model.Sender
 	// webhookPolicy says which addresses webhook URLs may name.
-	webhookPolicy engine.AddressPolicy
+	webhookPolicy netguard.AddressPolicy
 }
 
 func newNode(t testing.TB) *node { t.Helper(); return newNodeWith(t, nodeOptions{}) }
@@ -114,12 +117,12 @@ func newNodeWith(t testing.TB, opt nodeOptions) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	n := &node{t: t, clock: engine.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
+	n := &node{t: t, clock: model.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
 		mailer: &captureMailer{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(n.logs, nil))
 	pw := cheapPasswords
 	if opt.realPasswords {
-		pw = engine.DefaultPasswordParams
+		pw = password.DefaultPasswordParams
 	}
 	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: pw, Mailer: n.mailer, Logger: log,
 		Sender: opt.sender, WebhookPolicy: opt.webhookPolicy})
@@ -138,16 +141,16 @@ func newNodeWith(t testing.TB, opt nodeOptions) *node {
 func (n *node) addTenant(slug, plan string) *tenantFix {
 	n.t.Helper()
 	f := &tenantFix{emails: map[string]string{}}
-	err := n.eng.Update(context.Background(), func(tx engine.Tx) error {
-		ct, err := n.eng.CreateTenant(tx, engine.CreateTenantInput{Name: slug + " org", Slug: slug,
+	err := n.eng.Update(context.Background(), func(tx model.Tx) error {
+		ct, err := n.eng.CreateTenant(tx, model.CreateTenantInput{Name: slug + " org", Slug: slug,
 			Email: "ops@" + slug + ".example", Country: "FR", Plan: plan})
 		if err != nil {
 			return err
 		}
 		f.tenant, f.key = ct.Tenant, ct.APIKey
-		for _, role := range engine.Roles {
+		for _, role := range model.Roles {
 			email := role + "@" + slug + ".example"
-			if _, err := n.eng.CreateUserIn(tx, slug, engine.CreateUserInput{Email: email,
+			if _, err := n.eng.CreateUserIn(tx, slug, model.CreateUserInput{Email: email,
 				Name: role, Role: role, Password: testPassword}); err != nil {
 				return err
 			}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/fieldrelay/fieldrelay/store"
 )
@@ -67,7 +68,7 @@ func newHostileNode(t testing.TB, to server.Timeouts) *hostileNode {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	n := &node{t: t, clock: engine.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
+	n := &node{t: t, clock: model.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
 		mailer: &captureMailer{}, logs: &syncBuffer{}}
 	// The access log is formatted as in production, then dropped.
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))

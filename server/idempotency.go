@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // headerIdempotencyKey names a write's idempotency key; a body field idempotency_key does
@@ -12,7 +13,7 @@ const headerIdempotencyKey = "Idempotency-Key"
 
 // idempotencyKey reads a write's key from the header, else from the body. Keys are scoped
 // to the tenant and the route (method and path).
-func (s *Server) idempotencyKey(r *http.Request, body []byte) (*engine.IdempotencyKey, error) {
+func (s *Server) idempotencyKey(r *http.Request, body []byte) (*model.IdempotencyKey, error) {
 	key := r.Header.Get(headerIdempotencyKey)
 	if key == "" && len(body) > 0 {
 		var in struct {
@@ -31,7 +32,7 @@ func (s *Server) idempotencyKey(r *http.Request, body []byte) (*engine.Idempoten
 	if err := engine.ValidateIdempotencyKey("idempotency_key", key); err != nil {
 		return nil, err
 	}
-	return &engine.IdempotencyKey{Route: r.Method + " " + r.URL.Path, Key: key,
+	return &model.IdempotencyKey{Route: r.Method + " " + r.URL.Path, Key: key,
 		Fingerprint:    engine.Fingerprint(s.fpSecret, engine.CanonicalJSON(body)),
 		RawFingerprint: engine.Fingerprint(s.fpSecret, body)}, nil
 }
@@ -39,19 +40,19 @@ func (s *Server) idempotencyKey(r *http.Request, body []byte) (*engine.Idempoten
 // write runs one write use case in one transaction with the request's idempotency key,
 // renders its result inside that transaction (so that a replay returns the same bytes)
 // and answers it with status. A replay answers the stored status, body and request id.
-func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, status int, run func(engine.Tx) (any, error)) error {
+func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, status int, run func(model.Tx) (any, error)) error {
 	key, err := s.idempotencyKey(r, body)
 	if err != nil {
 		return err
 	}
 	reqID := requestID(r)
-	reply, err := s.eng.Write(r.Context(), principal(r).TenantID, key, func(tx engine.Tx) (engine.Reply, error) {
+	reply, err := s.eng.Write(r.Context(), principal(r).TenantID, key, func(tx model.Tx) (model.Reply, error) {
 		v, err := run(tx)
 		if err != nil {
-			return engine.Reply{}, err
+			return model.Reply{}, err
 		}
 		b, err := render(v, reqID)
-		return engine.Reply{Status: status, Body: b, RequestID: reqID}, err
+		return model.Reply{Status: status, Body: b, RequestID: reqID}, err
 	})
 	if err != nil {
 		return err
@@ -62,7 +63,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, stat
 
 // writeReply answers the reply of a write; a replay carries the original request id and
 // Idempotent-Replayed.
-func writeReply(w http.ResponseWriter, reply engine.Reply) {
+func writeReply(w http.ResponseWriter, reply model.Reply) {
 	if reply.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 		w.Header().Set("X-Request-Id", reply.RequestID)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // TestEvents_PayloadLimit: POST /v1/events refuses a payload of more than 64 KiB of JSON
@@ -61,15 +62,15 @@ func TestLists_CappedInBytes(t *testing.T) {
 	// Missions of 300 KB each, written to the store directly (through the API a mission
 	// reaches ~100 KB: six moves of 16 KiB feedback), all of one team: both ways the store
 	// lists missions.
-	team := engine.NewID()
+	team := model.NewID()
 	const missions = 16
-	err := n.eng.Update(context.Background(), func(tx engine.Tx) error {
+	err := n.eng.Update(context.Background(), func(tx model.Tx) error {
 		for i := range missions {
-			at := engine.At(time.Date(2026, 6, 9, 9, 0, i, 0, time.UTC))
-			m := &engine.Mission{ID: engine.NewIDAt(at.Time), EventID: engine.NewID(), TeamID: team, Status: engine.MissionCreated,
+			at := model.At(time.Date(2026, 6, 9, 9, 0, i, 0, time.UTC))
+			m := &model.Mission{ID: model.NewIDAt(at.Time), EventID: model.NewID(), TeamID: team, Status: model.MissionCreated,
 				Vertical: "emergency", Priority: "high", Notes: strings.Repeat("n", 300_000), DispatchedAt: at,
-				DispatchID: engine.NewID(), DispatchedBy: engine.NilID, CreatedAt: at, UpdatedAt: at,
-				History: []engine.MissionMove{{To: engine.MissionCreated, At: at, Actor: engine.NilID, Source: engine.MoveSourceSystem}}}
+				DispatchID: model.NewID(), DispatchedBy: model.NilID, CreatedAt: at, UpdatedAt: at,
+				History: []model.MissionMove{{To: model.MissionCreated, At: at, Actor: model.NilID, Source: engine.MoveSourceSystem}}}
 			if err := tx.PutMission(f.tenant.ID, m); err != nil {
 				return err
 			}
@@ -99,7 +100,7 @@ func TestLists_CappedInBytes(t *testing.T) {
 				}
 				res := n.do("GET", u, nil, key...).want(http.StatusOK)
 				pages++
-				if len(res.raw) > engine.MaxPageBytes+1024 {
+				if len(res.raw) > model.MaxPageBytes+1024 {
 					t.Fatalf("page %d: %d bytes", pages, len(res.raw))
 				}
 				for _, it := range res.items() {

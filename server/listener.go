@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // Answers below the router (docs/decisions.md, "Answers below the router"). net/http
@@ -138,7 +138,7 @@ func (l *tlsEdgeListener) handshake(raw net.Conn) {
 		if errors.As(err, &re) && re.Conn != nil && looksLikeHTTP(re.RecordHeader) {
 			// Plain HTTP on the TLS port: answered in plain HTTP, as net/http does.
 			l.s.answerBelowRouter(re.Conn, raw.RemoteAddr(), "HTTP/1.0",
-				engine.Errorf(engine.KindMalformedRequest, "this port speaks HTTPS: the client sent plain HTTP"))
+				model.Errorf(model.KindMalformedRequest, "this port speaks HTTPS: the client sent plain HTTP"))
 		} else {
 			l.s.log.Warn("TLS handshake error", "remote", raw.RemoteAddr().String(), "error", err.Error())
 		}
@@ -226,7 +226,7 @@ const (
 // selfAnswer returns the protocol of p and the error to answer instead when p is, byte for
 // byte, one of net/http's own answers; nil otherwise. It runs on every short write that
 // starts an HTTP/1 answer, so it compares without allocating.
-func selfAnswer(p []byte, headerKiB int) (string, *engine.Error) {
+func selfAnswer(p []byte, headerKiB int) (string, *model.Error) {
 	var proto string
 	switch string(p[:9]) {
 	case "HTTP/1.1 ":
@@ -246,7 +246,7 @@ func selfAnswer(p []byte, headerKiB int) (string, *engine.Error) {
 		len(rest) == len(expectationHead)+httpDateLen+len(expectationTail) &&
 		string(rest[:len(expectationHead)]) == expectationHead &&
 		string(rest[len(expectationHead)+httpDateLen:]) == expectationTail {
-		return proto, engine.Errorf(engine.KindExpectationFailed,
+		return proto, model.Errorf(model.KindExpectationFailed,
 			"unsupported Expect header: the node understands only Expect: 100-continue")
 	}
 	// The others: "HTTP/1.1 " + status + plainErrorHeaders + body, in one write.
@@ -256,24 +256,24 @@ func selfAnswer(p []byte, headerKiB int) (string, *engine.Error) {
 	body := rest[len(plainErrorHeaders):]
 	switch {
 	case string(status) == "501 Not Implemented" && string(body) == "Unsupported transfer encoding":
-		return proto, engine.Errorf(engine.KindNotImplemented,
+		return proto, model.Errorf(model.KindNotImplemented,
 			"unsupported Transfer-Encoding: the node understands only chunked")
 	case !bytes.Equal(status, body):
 		return "", nil
 	}
 	switch string(status) {
 	case "431 Request Header Fields Too Large":
-		return proto, engine.Errorf(engine.KindHeadersTooLarge, "the request's headers are larger than %d KiB", headerKiB)
+		return proto, model.Errorf(model.KindHeadersTooLarge, "the request's headers are larger than %d KiB", headerKiB)
 	case "400 Bad Request":
-		return proto, engine.Errorf(engine.KindMalformedRequest, "malformed request: its request line "+
+		return proto, model.Errorf(model.KindMalformedRequest, "malformed request: its request line "+
 			"(method, target or version; a target must be a URL, with valid %%-escapes), a header or its body "+
 			"framing (Content-Length, Transfer-Encoding) could not be read")
 	// net/http's statusError values: a status with a fixed reason.
 	case "400 Bad Request: missing required Host header", "400 Bad Request: malformed Host header",
 		"400 Bad Request: invalid header name", "400 Bad Request: invalid header value":
-		return proto, engine.Errorf(engine.KindMalformedRequest, "malformed request: %s", status[len("400 Bad Request: "):])
+		return proto, model.Errorf(model.KindMalformedRequest, "malformed request: %s", status[len("400 Bad Request: "):])
 	case "505 HTTP Version Not Supported: unsupported protocol version":
-		return proto, engine.Errorf(engine.KindVersionUnsupported,
+		return proto, model.Errorf(model.KindVersionUnsupported,
 			"unsupported protocol version: the node speaks HTTP/1.0, HTTP/1.1 and HTTP/2")
 	}
 	return "", nil
@@ -281,8 +281,8 @@ func selfAnswer(p []byte, headerKiB int) (string, *engine.Error) {
 
 // answerBelowRouter writes err in the contract's envelope on c, closing the exchange
 // (Connection: close), and logs it as the access log logs a request.
-func (s *Server) answerBelowRouter(c net.Conn, remote net.Addr, proto string, err *engine.Error) error {
-	id := engine.NewID()
+func (s *Server) answerBelowRouter(c net.Conn, remote net.Addr, proto string, err *model.Error) error {
+	id := model.NewID()
 	status := statusOf[err.Kind]
 	body, _ := json.Marshal(errorBody{Error: err.Kind, Message: err.Msg, RequestID: id})
 	body = append(body, '\n')

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // selfAnswer takes net/http's own answers byte for byte (as net/http/server.go writes them)
@@ -17,15 +17,15 @@ import (
 func TestSelfAnswer(t *testing.T) {
 	const eh = plainErrorHeaders
 	date := time.Date(2026, 6, 9, 10, 11, 12, 0, time.UTC).Format(http.TimeFormat)
-	for in, want := range map[string]engine.Kind{
-		"HTTP/1.1 400 Bad Request" + eh + "400 Bad Request":                                                             engine.KindMalformedRequest,
-		"HTTP/1.1 400 Bad Request: missing required Host header" + eh + "400 Bad Request: missing required Host header": engine.KindMalformedRequest,
-		"HTTP/1.1 431 Request Header Fields Too Large" + eh + "431 Request Header Fields Too Large":                     engine.KindHeadersTooLarge,
-		"HTTP/1.1 501 Not Implemented" + eh + "Unsupported transfer encoding":                                           engine.KindNotImplemented,
+	for in, want := range map[string]model.Kind{
+		"HTTP/1.1 400 Bad Request" + eh + "400 Bad Request":                                                             model.KindMalformedRequest,
+		"HTTP/1.1 400 Bad Request: missing required Host header" + eh + "400 Bad Request: missing required Host header": model.KindMalformedRequest,
+		"HTTP/1.1 431 Request Header Fields Too Large" + eh + "431 Request Header Fields Too Large":                     model.KindHeadersTooLarge,
+		"HTTP/1.1 501 Not Implemented" + eh + "Unsupported transfer encoding":                                           model.KindNotImplemented,
 		"HTTP/1.1 505 HTTP Version Not Supported: unsupported protocol version" + eh +
-			"505 HTTP Version Not Supported: unsupported protocol version": engine.KindVersionUnsupported,
-		"HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nDate: " + date + "\r\nContent-Length: 0\r\n\r\n": engine.KindExpectationFailed,
-		"HTTP/1.0 417 Expectation Failed\r\nConnection: close\r\nDate: " + date + "\r\nContent-Length: 0\r\n\r\n": engine.KindExpectationFailed,
+			"505 HTTP Version Not Supported: unsupported protocol version": model.KindVersionUnsupported,
+		"HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nDate: " + date + "\r\nContent-Length: 0\r\n\r\n": model.KindExpectationFailed,
+		"HTTP/1.0 417 Expectation Failed\r\nConnection: close\r\nDate: " + date + "\r\nContent-Length: 0\r\n\r\n": model.KindExpectationFailed,
 
 		// Not net/http's own: left alone.
 		"HTTP/1.1 400 Bad Request" + eh + "400 Bad Request ":                                                              "",

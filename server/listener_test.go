@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/fieldrelay/fieldrelay/store"
 )
@@ -38,7 +39,7 @@ func newEdgeNode(t *testing.T, withTLS bool, to ...server.Timeouts) *edgeNode {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	n := &node{t: t, clock: engine.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
+	n := &node{t: t, clock: model.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
 		mailer: &captureMailer{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(n.logs, nil))
 	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: cheapPasswords, Mailer: n.mailer, Logger: log})

@@ -6,14 +6,14 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // reqState is what the middleware learns of a request, for the handlers and the log.
 type reqState struct {
 	id        string
-	principal *engine.Principal
-	errKind   engine.Kind
+	principal *model.Principal
+	errKind   model.Kind
 	// route holds the metrics of the matched route (nil: no route matched).
 	route *routeMetrics
 }
@@ -68,7 +68,7 @@ func (w *statusWriter) Flush() {
 func (s *Server) withRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &reqState{id: engine.NewID()}
+		st := &reqState{id: model.NewID()}
 		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 		w.Header().Set("X-Request-Id", st.id)
 		sw := &statusWriter{ResponseWriter: w}
@@ -79,7 +79,7 @@ func (s *Server) withRequest(next http.Handler) http.Handler {
 				}
 				s.log.Error("panic", "request_id", st.id, "panic", v)
 				if sw.status == 0 {
-					s.writeError(sw, r, engine.Internal(nil))
+					s.writeError(sw, r, model.Internal(nil))
 				}
 			}
 			took := time.Since(start)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // missionSeed is a tenant with team A (the field operator is a member) and team B (not),
@@ -13,23 +14,23 @@ import (
 type missionSeed struct {
 	n            *node
 	f            *tenantFix
-	teamA, teamB *engine.Team
+	teamA, teamB *model.Team
 }
 
 func newMissionSeed(n *node, f *tenantFix) *missionSeed {
 	n.t.Helper()
 	s := &missionSeed{n: n, f: f}
-	err := n.eng.Update(context.Background(), func(tx engine.Tx) error {
-		op, err := tx.UserAccountByEmail(f.emails[engine.RoleFieldOperator])
+	err := n.eng.Update(context.Background(), func(tx model.Tx) error {
+		op, err := tx.UserAccountByEmail(f.emails[model.RoleFieldOperator])
 		if err != nil {
 			return err
 		}
-		if s.teamA, err = n.eng.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "Ann", UserID: op.ID}}}); err != nil {
+		if s.teamA, err = n.eng.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Ann", UserID: op.ID}}}); err != nil {
 			return err
 		}
-		s.teamB, err = n.eng.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "Bob"}}})
+		s.teamB, err = n.eng.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Bob"}}})
 		return err
 	})
 	if err != nil {
@@ -49,15 +50,15 @@ func (s *missionSeed) event(key string) string {
 
 // missions stores count CREATED missions of a team for an event, oldest first, and puts
 // the team on_mission.
-func (s *missionSeed) missions(team *engine.Team, eventID string, count int) []string {
+func (s *missionSeed) missions(team *model.Team, eventID string, count int) []string {
 	s.n.t.Helper()
 	var ids []string
-	err := s.n.eng.Update(context.Background(), func(tx engine.Tx) error {
+	err := s.n.eng.Update(context.Background(), func(tx model.Tx) error {
 		for range count {
-			now := engine.At(s.n.clock.Now())
-			m := &engine.Mission{ID: engine.NewID(), EventID: eventID, TeamID: team.ID, Status: engine.MissionCreated,
-				Vertical: "emergency", Priority: "high", DispatchedAt: now, DispatchID: engine.NewID(), DispatchedBy: engine.NilID,
-				History:   []engine.MissionMove{{To: engine.MissionCreated, At: now, Actor: engine.NilID, Source: engine.MoveSourceSystem}},
+			now := model.At(s.n.clock.Now())
+			m := &model.Mission{ID: model.NewID(), EventID: eventID, TeamID: team.ID, Status: model.MissionCreated,
+				Vertical: "emergency", Priority: "high", DispatchedAt: now, DispatchID: model.NewID(), DispatchedBy: model.NilID,
+				History:   []model.MissionMove{{To: model.MissionCreated, At: now, Actor: model.NilID, Source: engine.MoveSourceSystem}},
 				CreatedAt: now, UpdatedAt: now}
 			if err := tx.PutMission(s.f.tenant.ID, m); err != nil {
 				return err
@@ -80,7 +81,7 @@ func (s *missionSeed) missions(team *engine.Team, eventID string, count int) []s
 func (s *missionSeed) teamStatus(id string) string {
 	s.n.t.Helper()
 	var status string
-	err := s.n.eng.View(context.Background(), func(tx engine.Tx) error {
+	err := s.n.eng.View(context.Background(), func(tx model.Tx) error {
 		tm, err := tx.Team(s.f.tenant.ID, id)
 		if err == nil {
 			status = tm.Status
@@ -142,7 +143,7 @@ func TestMissions_List(t *testing.T) {
 			{"team_id=" + s.teamB.ID + "&limit=500", 52},
 			{"member_id=" + s.teamA.Members[0].ID, 2},
 			{"member_id=" + s.teamA.Members[0].ID + "&status=CREATED", 1},
-			{"member_id=" + engine.NewID(), 0},
+			{"member_id=" + model.NewID(), 0},
 			{"event_id=" + ev2, 2},
 		} {
 			if c := n.do("GET", "/v1/missions?"+tc.query, nil, key...).want(http.StatusOK).num("count"); c != tc.count {
@@ -156,7 +157,7 @@ func TestMissions_List(t *testing.T) {
 
 	t.Run("FieldOperatorSeesOwnTeam", func(t *testing.T) {
 		n := n.on(t)
-		op := []string{"Authorization", n.login(f.emails[engine.RoleFieldOperator])}
+		op := []string{"Authorization", n.login(f.emails[model.RoleFieldOperator])}
 		res := n.do("GET", "/v1/missions?limit=500", nil, op...).want(http.StatusOK)
 		if res.num("count") != 2 {
 			t.Fatalf("field operator lists %v missions, want 2", res.num("count"))
@@ -180,7 +181,7 @@ func TestMissions_List(t *testing.T) {
 		if res.str("id") != a[1] || res.str("status") != "ACK" || !timeRE.MatchString(res.str("ack_at")) || len(hist) != 3 {
 			t.Fatalf("mission: %s", res.raw)
 		}
-		client := []string{"Authorization", n.login(f.emails[engine.RoleCorporateClient])}
+		client := []string{"Authorization", n.login(f.emails[model.RoleCorporateClient])}
 		n.do("GET", "/v1/missions/"+a[1], nil, client...).want(http.StatusOK)
 		n.do("GET", "/v1/missions/"+a[1], nil, "x-svc-api-key", other.key).wantErr(http.StatusNotFound, "not_found")
 		n.do("GET", "/v1/missions/nope", nil, key...).wantErr(http.StatusNotFound, "not_found")
@@ -196,8 +197,8 @@ func TestMissions_Status(t *testing.T) {
 	f := n.addTenant("acme", "core")
 	other := n.addTenant("other", "core")
 	s := newMissionSeed(n, f)
-	op := []string{"Authorization", n.login(f.emails[engine.RoleFieldOperator])}
-	sup := []string{"Authorization", n.login(f.emails[engine.RoleOperationalSupervisor])}
+	op := []string{"Authorization", n.login(f.emails[model.RoleFieldOperator])}
+	sup := []string{"Authorization", n.login(f.emails[model.RoleOperationalSupervisor])}
 	patch := func(n *node, id string, body any, headers ...string) *response {
 		n.t.Helper()
 		return n.do("PATCH", "/v1/missions/"+id+"/status", body, headers...)
@@ -246,14 +247,14 @@ func TestMissions_Status(t *testing.T) {
 		s := s.on(n)
 		id := s.missions(s.teamA, s.event("st-3"), 1)[0]
 		otherTeam := s.missions(s.teamB, s.event("st-4"), 1)[0]
-		client := []string{"Authorization", n.login(f.emails[engine.RoleCorporateClient])}
-		tech := []string{"Authorization", n.login(f.emails[engine.RoleCompanyTech])}
+		client := []string{"Authorization", n.login(f.emails[model.RoleCorporateClient])}
+		tech := []string{"Authorization", n.login(f.emails[model.RoleCompanyTech])}
 		patch(n, id, map[string]any{"status": "ACK"}, client...).wantErr(http.StatusForbidden, "forbidden")
 		patch(n, id, map[string]any{"status": "ACK"}, tech...).wantErr(http.StatusForbidden, "forbidden")
 		patch(n, id, map[string]any{"status": "ACK"}).wantErr(http.StatusUnauthorized, "unauthorized")
 		patch(n, id, map[string]any{"status": "ACK"}, "x-svc-api-key", other.key).wantErr(http.StatusNotFound, "not_found")
 		patch(n, otherTeam, map[string]any{"status": "ACK"}, op...).wantErr(http.StatusNotFound, "not_found")
-		patch(n, engine.NewID(), map[string]any{"status": "ACK"}, sup...).wantErr(http.StatusNotFound, "not_found")
+		patch(n, model.NewID(), map[string]any{"status": "ACK"}, sup...).wantErr(http.StatusNotFound, "not_found")
 		patch(n, id, map[string]any{"status": "DONE"}, op...).wantErr(http.StatusBadRequest, "validation_error", "status")
 		patch(n, id, map[string]any{}, op...).wantErr(http.StatusBadRequest, "validation_error", "status")
 		patch(n, id, map[string]any{"status": 3}, op...).wantErr(http.StatusBadRequest, "validation_error", "status")

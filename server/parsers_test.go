@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // parserList is the answer of GET /v1/parsers, decoded.
@@ -27,8 +27,8 @@ func TestParsers(t *testing.T) {
 	n := newNode(t)
 	f := n.addTenant("acme", "core")
 	var mineKey string
-	err := n.eng.Update(context.Background(), func(tx engine.Tx) error {
-		ct, err := n.eng.CreateTenant(tx, engine.CreateTenantInput{Name: "Mine org", Slug: "mine",
+	err := n.eng.Update(context.Background(), func(tx model.Tx) error {
+		ct, err := n.eng.CreateTenant(tx, model.CreateTenantInput{Name: "Mine org", Slug: "mine",
 			Email: "ops@mine.example", Country: "CL", Verticals: []string{"telecom", "mining"}})
 		if err != nil {
 			return err

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // rateLimiter counts each tenant's requests in fixed one-minute windows.
 type rateLimiter struct {
-	clock engine.Clock
+	clock model.Clock
 	mu    sync.Mutex
 	wins  map[string]*window
 }
@@ -21,24 +22,24 @@ type window struct {
 	count int
 }
 
-func newRateLimiter(c engine.Clock) *rateLimiter {
+func newRateLimiter(c model.Clock) *rateLimiter {
 	return &rateLimiter{clock: c, wins: map[string]*window{}}
 }
 
 // allow counts a request of the principal's tenant, sets the x-ratelimit-* headers and
 // answers rate_limited when the plan's limit is spent.
-func (l *rateLimiter) allow(w http.ResponseWriter, p engine.Principal) error {
+func (l *rateLimiter) allow(w http.ResponseWriter, p model.Principal) error {
 	return l.take(w, p, 1)
 }
 
 // peek sets the x-ratelimit-* headers of the principal's tenant without counting a
 // request: the answer of a public route (health, login) to a caller that sent credentials.
-func (l *rateLimiter) peek(w http.ResponseWriter, p engine.Principal) {
+func (l *rateLimiter) peek(w http.ResponseWriter, p model.Principal) {
 	_ = l.take(w, p, 0)
 }
 
 // take counts n requests of the principal's tenant in its window and sets the headers.
-func (l *rateLimiter) take(w http.ResponseWriter, p engine.Principal, n int) error {
+func (l *rateLimiter) take(w http.ResponseWriter, p model.Principal, n int) error {
 	now := l.clock.Now()
 	start := now.Truncate(time.Minute)
 	reset := start.Add(time.Minute)
@@ -66,7 +67,7 @@ func (l *rateLimiter) take(w http.ResponseWriter, p engine.Principal, n int) err
 	h.Set("x-ratelimit-limit", strconv.Itoa(limit))
 	h.Set("x-ratelimit-remaining", strconv.Itoa(max(0, limit-count)))
 	if n > 0 && count > limit {
-		return &engine.Error{Kind: engine.KindRateLimited, RetryAfter: reset.Sub(now),
+		return &model.Error{Kind: model.KindRateLimited, RetryAfter: reset.Sub(now),
 			Msg: "rate limit of " + strconv.Itoa(limit) + " requests per minute exceeded"}
 	}
 	return nil

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -45,55 +45,55 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/auth/change-password", perm: authenticated, h: s.handleChangePassword},
 
 		{method: "GET", path: "/v1/tenant/me", perm: authenticated, h: s.handleTenantMe, allowSuspended: true},
-		{method: "PATCH", path: "/v1/tenant/dispatch-settings", perm: engine.PermSettingsDispatch, h: s.handleDispatchSettings},
-		{method: "POST", path: "/v1/tenant/users", perm: engine.PermTenantAdmin, h: s.handleCreateUser},
-		{method: "GET", path: "/v1/tenant/users", perm: engine.PermTenantAdmin, h: s.handleListUsers},
-		{method: "PATCH", path: "/v1/tenant/users/:id", perm: engine.PermTenantAdmin, h: s.handleUpdateUser},
+		{method: "PATCH", path: "/v1/tenant/dispatch-settings", perm: model.PermSettingsDispatch, h: s.handleDispatchSettings},
+		{method: "POST", path: "/v1/tenant/users", perm: model.PermTenantAdmin, h: s.handleCreateUser},
+		{method: "GET", path: "/v1/tenant/users", perm: model.PermTenantAdmin, h: s.handleListUsers},
+		{method: "PATCH", path: "/v1/tenant/users/:id", perm: model.PermTenantAdmin, h: s.handleUpdateUser},
 
 		// events
-		{method: "POST", path: "/v1/events", perm: engine.PermEventsWrite, h: s.handleCreateEvent},
-		{method: "GET", path: "/v1/events", perm: engine.PermEventsRead, h: s.handleListEvents},
-		{method: "GET", path: "/v1/events/:id", perm: engine.PermEventsRead, h: s.handleGetEvent},
+		{method: "POST", path: "/v1/events", perm: model.PermEventsWrite, h: s.handleCreateEvent},
+		{method: "GET", path: "/v1/events", perm: model.PermEventsRead, h: s.handleListEvents},
+		{method: "GET", path: "/v1/events/:id", perm: model.PermEventsRead, h: s.handleGetEvent},
 
 		// zones and connectivity
-		{method: "POST", path: "/v1/zones", perm: engine.PermZonesManage, h: s.handleCreateZone},
-		{method: "GET", path: "/v1/zones", perm: engine.PermZonesRead, h: s.handleListZones},
-		{method: "GET", path: "/v1/tenant/zones", perm: engine.PermZonesRead, h: s.handleListZones},
-		{method: "GET", path: "/v1/zones/:code", perm: engine.PermZonesRead, h: s.handleGetZone},
-		{method: "PATCH", path: "/v1/zones/:code", perm: engine.PermZonesManage, h: s.handleUpdateZone},
-		{method: "DELETE", path: "/v1/zones/:code", perm: engine.PermZonesManage, h: s.handleDeleteZone},
-		{method: "POST", path: "/v1/connectivity/report", perm: engine.PermConnectivityReport, h: s.handleReportConnectivity},
-		{method: "GET", path: "/v1/connectivity/status", perm: engine.PermZonesRead, h: s.handleConnectivityStatus},
+		{method: "POST", path: "/v1/zones", perm: model.PermZonesManage, h: s.handleCreateZone},
+		{method: "GET", path: "/v1/zones", perm: model.PermZonesRead, h: s.handleListZones},
+		{method: "GET", path: "/v1/tenant/zones", perm: model.PermZonesRead, h: s.handleListZones},
+		{method: "GET", path: "/v1/zones/:code", perm: model.PermZonesRead, h: s.handleGetZone},
+		{method: "PATCH", path: "/v1/zones/:code", perm: model.PermZonesManage, h: s.handleUpdateZone},
+		{method: "DELETE", path: "/v1/zones/:code", perm: model.PermZonesManage, h: s.handleDeleteZone},
+		{method: "POST", path: "/v1/connectivity/report", perm: model.PermConnectivityReport, h: s.handleReportConnectivity},
+		{method: "GET", path: "/v1/connectivity/status", perm: model.PermZonesRead, h: s.handleConnectivityStatus},
 
 		// dispatch
-		{method: "POST", path: "/v1/teams/dispatch", perm: engine.PermDispatchAssign, h: s.handleDispatch},
+		{method: "POST", path: "/v1/teams/dispatch", perm: model.PermDispatchAssign, h: s.handleDispatch},
 
 		// webhooks
-		{method: "POST", path: "/v1/webhooks", perm: engine.PermWebhooksManage, h: s.handleCreateWebhook},
-		{method: "GET", path: "/v1/webhooks", perm: engine.PermWebhooksManage, h: s.handleListWebhooks},
-		{method: "GET", path: "/v1/webhooks/:id", perm: engine.PermWebhooksManage, h: s.handleGetWebhook},
-		{method: "PATCH", path: "/v1/webhooks/:id", perm: engine.PermWebhooksManage, h: s.handleUpdateWebhook},
-		{method: "DELETE", path: "/v1/webhooks/:id", perm: engine.PermWebhooksManage, h: s.handleDeleteWebhook},
-		{method: "POST", path: "/v1/webhooks/:id/test", perm: engine.PermWebhooksManage, h: s.handleTestWebhook},
-		{method: "GET", path: "/v1/webhooks/:id/deliveries", perm: engine.PermWebhooksManage, h: s.handleWebhookDeliveries},
+		{method: "POST", path: "/v1/webhooks", perm: model.PermWebhooksManage, h: s.handleCreateWebhook},
+		{method: "GET", path: "/v1/webhooks", perm: model.PermWebhooksManage, h: s.handleListWebhooks},
+		{method: "GET", path: "/v1/webhooks/:id", perm: model.PermWebhooksManage, h: s.handleGetWebhook},
+		{method: "PATCH", path: "/v1/webhooks/:id", perm: model.PermWebhooksManage, h: s.handleUpdateWebhook},
+		{method: "DELETE", path: "/v1/webhooks/:id", perm: model.PermWebhooksManage, h: s.handleDeleteWebhook},
+		{method: "POST", path: "/v1/webhooks/:id/test", perm: model.PermWebhooksManage, h: s.handleTestWebhook},
+		{method: "GET", path: "/v1/webhooks/:id/deliveries", perm: model.PermWebhooksManage, h: s.handleWebhookDeliveries},
 
 		// missions
-		{method: "GET", path: "/v1/missions", perm: engine.PermMissionsView, h: s.handleListMissions},
-		{method: "GET", path: "/v1/missions/:id", perm: engine.PermMissionsView, h: s.handleGetMission},
+		{method: "GET", path: "/v1/missions", perm: model.PermMissionsView, h: s.handleListMissions},
+		{method: "GET", path: "/v1/missions/:id", perm: model.PermMissionsView, h: s.handleGetMission},
 		{method: "PATCH", path: "/v1/missions/:id/status", perm: authenticated, h: s.handleMissionStatus},
 
 		// dispatch score
-		{method: "POST", path: "/v1/teams/dispatch/score", perm: engine.PermDispatchAssign, h: s.handleScore},
+		{method: "POST", path: "/v1/teams/dispatch/score", perm: model.PermDispatchAssign, h: s.handleScore},
 
 		// parsers
-		{method: "GET", path: "/v1/parsers", perm: engine.PermEventsRead, h: s.handleParsers},
+		{method: "GET", path: "/v1/parsers", perm: model.PermEventsRead, h: s.handleParsers},
 
 		// teams
-		{method: "POST", path: "/v1/teams", perm: engine.PermTeamsManage, h: s.handleCreateTeam},
-		{method: "GET", path: "/v1/teams", perm: engine.PermTeamsRead, h: s.handleListTeams},
-		{method: "GET", path: "/v1/teams/:id", perm: engine.PermTeamsRead, h: s.handleGetTeam},
-		{method: "PATCH", path: "/v1/teams/:id", perm: engine.PermTeamsManage, h: s.handleUpdateTeam},
-		{method: "POST", path: "/v1/teams/:id/members", perm: engine.PermTeamsManage, h: s.handleAddTeamMember, fallback: true},
+		{method: "POST", path: "/v1/teams", perm: model.PermTeamsManage, h: s.handleCreateTeam},
+		{method: "GET", path: "/v1/teams", perm: model.PermTeamsRead, h: s.handleListTeams},
+		{method: "GET", path: "/v1/teams/:id", perm: model.PermTeamsRead, h: s.handleGetTeam},
+		{method: "PATCH", path: "/v1/teams/:id", perm: model.PermTeamsManage, h: s.handleUpdateTeam},
+		{method: "POST", path: "/v1/teams/:id/members", perm: model.PermTeamsManage, h: s.handleAddTeamMember, fallback: true},
 		{method: "PATCH", path: "/v1/teams/:id/members/:memberId/location", perm: authenticated, h: s.handleUpdateMemberLocation},
 	}
 	// The routes of each further area are listed beside its handlers.
@@ -122,11 +122,11 @@ func (s *Server) routes() http.Handler {
 				w.Header().Set("Allow", strings.Join(slices.DeleteFunc(strings.Split(allow, ", "),
 					func(m string) bool { return m == http.MethodOptions }), ", "))
 			}
-			s.unrouted(w, r, engine.Errorf(engine.KindMethodNotAllowed, "%s is not allowed on %s", engine.Quote(r.Method), engine.Quote(r.URL.Path)))
+			s.unrouted(w, r, model.Errorf(model.KindMethodNotAllowed, "%s is not allowed on %s", model.Quote(r.Method), model.Quote(r.URL.Path)))
 		})
 		router.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
 			s.log.Error("panic", "request_id", requestID(r), "panic", v)
-			s.writeError(w, r, engine.Internal(nil))
+			s.writeError(w, r, model.Internal(nil))
 		}
 	}
 	for _, rte := range s.routeTable() {
@@ -153,7 +153,7 @@ func (s *Server) routes() http.Handler {
 
 // noRoute is the not_found of a request that no route serves.
 func noRoute(r *http.Request) error {
-	return engine.Errorf(engine.KindNotFound, "no such route: %s", engine.Quote(r.Method+" "+r.URL.Path))
+	return model.Errorf(model.KindNotFound, "no such route: %s", model.Quote(r.Method+" "+r.URL.Path))
 }
 
 // unrouted answers a request that no route serves (404, 405). When its credentials name
@@ -214,7 +214,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error 
 		return err
 	}
 	if !p.TenantActive && !rte.allowSuspended {
-		return engine.Errorf(engine.KindTenantSuspended, "this tenant is suspended")
+		return model.Errorf(model.KindTenantSuspended, "this tenant is suspended")
 	}
 	if rte.perm != authenticated {
 		return p.Require(rte.perm)
@@ -228,9 +228,9 @@ func hasCredentials(r *http.Request) bool {
 }
 
 // principal returns the authenticated caller of a request.
-func principal(r *http.Request) engine.Principal {
+func principal(r *http.Request) model.Principal {
 	if st := state(r); st != nil && st.principal != nil {
 		return *st.principal
 	}
-	return engine.Principal{}
+	return model.Principal{}
 }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 func TestScore(t *testing.T) {
@@ -13,15 +13,15 @@ func TestScore(t *testing.T) {
 	f := n.addTenant("acme", "core")
 	other := n.addTenant("other", "core")
 	key := []string{"x-svc-api-key", f.key}
-	sup := []string{"Authorization", n.login(f.emails[engine.RoleOperationalSupervisor])}
-	admin := []string{"Authorization", n.login(f.emails[engine.RoleCompanyAdmin])}
+	sup := []string{"Authorization", n.login(f.emails[model.RoleOperationalSupervisor])}
+	admin := []string{"Authorization", n.login(f.emails[model.RoleCompanyAdmin])}
 	lat, lng := 48.9, 2.3
 	farLat := 48.9 + 100/111.19508 // about 100 km north: 1/11 < 0.20
 	team := func(tenantID, name string, vert, eq []string, lat, lng float64) string {
 		var id string
-		err := n.eng.Update(context.Background(), func(tx engine.Tx) error {
-			tm, err := n.eng.CreateTeam(tx, tenantID, engine.TeamInput{Name: name, Verticals: vert, Equipment: eq,
-				Members: []engine.MemberInput{{Name: name + " lead", Lat: &lat, Lng: &lng}}})
+		err := n.eng.Update(context.Background(), func(tx model.Tx) error {
+			tm, err := n.eng.CreateTeam(tx, tenantID, model.TeamInput{Name: name, Verticals: vert, Equipment: eq,
+				Members: []model.MemberInput{{Name: name + " lead", Lat: &lat, Lng: &lng}}})
 			if tm != nil {
 				id = tm.ID
 			}
@@ -107,7 +107,7 @@ func TestScore(t *testing.T) {
 	t.Run("NotFound", func(t *testing.T) {
 		n := n.on(t)
 		n.do("POST", "/v1/teams/dispatch/score", map[string]any{"event_id": otherEvent}, sup...).wantErr(http.StatusNotFound, "not_found")
-		n.do("POST", "/v1/teams/dispatch/score", map[string]any{"event_id": engine.NewID()}, sup...).wantErr(http.StatusNotFound, "not_found")
+		n.do("POST", "/v1/teams/dispatch/score", map[string]any{"event_id": model.NewID()}, sup...).wantErr(http.StatusNotFound, "not_found")
 	})
 
 	t.Run("BadInput", func(t *testing.T) {
@@ -135,7 +135,7 @@ func TestScore(t *testing.T) {
 
 	t.Run("Permissions", func(t *testing.T) {
 		n := n.on(t)
-		for _, role := range []string{engine.RoleCorporateClient, engine.RoleFieldOperator} {
+		for _, role := range []string{model.RoleCorporateClient, model.RoleFieldOperator} {
 			tok := []string{"Authorization", n.login(f.emails[role])}
 			n.do("POST", "/v1/teams/dispatch/score", map[string]any{"event_id": eventID}, tok...).wantErr(http.StatusForbidden, "forbidden")
 		}

@@ -5,7 +5,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // smsSeed is a tenant whose team Alpha has the field operator (phone +33611111111) and
@@ -14,28 +15,28 @@ import (
 type smsSeed struct {
 	n            *node
 	f            *tenantFix
-	alpha, bravo *engine.Team
+	alpha, bravo *model.Team
 	gateway      string
 }
 
 func newSMSSeed(n *node, f *tenantFix) *smsSeed {
 	n.t.Helper()
 	s := &smsSeed{n: n, f: f}
-	err := n.eng.Update(context.Background(), func(tx engine.Tx) error {
-		op, err := tx.UserAccountByEmail(f.emails[engine.RoleFieldOperator])
+	err := n.eng.Update(context.Background(), func(tx model.Tx) error {
+		op, err := tx.UserAccountByEmail(f.emails[model.RoleFieldOperator])
 		if err != nil {
 			return err
 		}
-		if s.alpha, err = n.eng.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "Ann", UserID: op.ID, Phone: "+33611111111"}, {Name: "Al", Phone: "+33622222222"}}}); err != nil {
+		if s.alpha, err = n.eng.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Ann", UserID: op.ID, Phone: "+33611111111"}, {Name: "Al", Phone: "+33622222222"}}}); err != nil {
 			return err
 		}
-		if s.bravo, err = n.eng.CreateTeam(tx, f.tenant.ID, engine.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "Bob", Phone: "+33633333333"}}}); err != nil {
+		if s.bravo, err = n.eng.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Bob", Phone: "+33633333333"}}}); err != nil {
 			return err
 		}
-		k, err := n.eng.CreateAPIKeyIn(tx, f.tenant.Slug, engine.CreateAPIKeyInput{Name: "sms gateway",
-			Scopes: []string{engine.PermSMSInbound}})
+		k, err := n.eng.CreateAPIKeyIn(tx, f.tenant.Slug, model.CreateAPIKeyInput{Name: "sms gateway",
+			Scopes: []string{model.PermSMSInbound}})
 		if err != nil {
 			return err
 		}
@@ -53,14 +54,14 @@ func (s *smsSeed) on(n *node) *smsSeed { c := *s; c.n = n; return &c }
 
 // dispatch posts an event, dispatches team to it as the supervisor and returns the
 // mission's id and code.
-func (s *smsSeed) dispatch(idem string, team *engine.Team) (string, string) {
+func (s *smsSeed) dispatch(idem string, team *model.Team) (string, string) {
 	s.n.t.Helper()
 	ev := s.n.do("POST", "/v1/events", eventBody(idem), "x-svc-api-key", s.f.key).want(http.StatusCreated).str("event_id")
-	sup := s.n.login(s.f.emails[engine.RoleOperationalSupervisor])
+	sup := s.n.login(s.f.emails[model.RoleOperationalSupervisor])
 	id := s.n.do("POST", "/v1/teams/dispatch", map[string]any{"event_id": ev, "team_id": team.ID}, "Authorization", sup).
 		want(http.StatusCreated).str("mission_id")
 	m := s.n.do("GET", "/v1/missions/"+id, nil, "x-svc-api-key", s.f.key).want(http.StatusOK)
-	if !engine.ValidMissionCode(m.str("code")) {
+	if !smscodec.ValidMissionCode(m.str("code")) {
 		s.n.t.Fatalf("mission without a code: %s", m.raw)
 	}
 	return id, m.str("code")
@@ -77,8 +78,8 @@ func (s *smsSeed) sms(from, body string, headers ...string) *response {
 func (s *smsSeed) logLen() int {
 	s.n.t.Helper()
 	var n int
-	err := s.n.eng.View(context.Background(), func(tx engine.Tx) error {
-		l, _, err := tx.SMSInbounds(s.f.tenant.ID, engine.Page{Limit: 500})
+	err := s.n.eng.View(context.Background(), func(tx model.Tx) error {
+		l, _, err := tx.SMSInbounds(s.f.tenant.ID, model.Page{Limit: 500})
 		n = len(l)
 		return err
 	})

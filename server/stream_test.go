@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/fieldrelay/fieldrelay/store"
 )
@@ -28,7 +29,7 @@ func newStreamNode(t testing.TB, ring int) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	n := &node{t: t, clock: engine.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
+	n := &node{t: t, clock: model.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
 		mailer: &captureMailer{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(n.logs, nil))
 	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: cheapPasswords, Mailer: n.mailer, Logger: log, StreamRing: ring})
@@ -171,20 +172,20 @@ func TestStream(t *testing.T) {
 	n := newStreamNode(t, 5)
 	a := n.addTenant("acme", engine.PlanMissionCritical)
 	b := n.addTenant("bravo", engine.PlanMissionCritical)
-	sup := n.login(a.emails[engine.RoleOperationalSupervisor])
-	op := n.login(a.emails[engine.RoleFieldOperator])
-	var opUser *engine.UserAccount
-	var mine, other *engine.Team
-	err := n.eng.Update(context.Background(), func(tx engine.Tx) (err error) {
-		if opUser, err = tx.UserAccountByEmail(a.emails[engine.RoleFieldOperator]); err != nil {
+	sup := n.login(a.emails[model.RoleOperationalSupervisor])
+	op := n.login(a.emails[model.RoleFieldOperator])
+	var opUser *model.UserAccount
+	var mine, other *model.Team
+	err := n.eng.Update(context.Background(), func(tx model.Tx) (err error) {
+		if opUser, err = tx.UserAccountByEmail(a.emails[model.RoleFieldOperator]); err != nil {
 			return err
 		}
-		if mine, err = n.eng.CreateTeam(tx, a.tenant.ID, engine.TeamInput{Name: "Mine", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "op", UserID: opUser.ID}}}); err != nil {
+		if mine, err = n.eng.CreateTeam(tx, a.tenant.ID, model.TeamInput{Name: "Mine", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "op", UserID: opUser.ID}}}); err != nil {
 			return err
 		}
-		other, err = n.eng.CreateTeam(tx, a.tenant.ID, engine.TeamInput{Name: "Other", Verticals: []string{"emergency"},
-			Members: []engine.MemberInput{{Name: "someone else"}}})
+		other, err = n.eng.CreateTeam(tx, a.tenant.ID, model.TeamInput{Name: "Other", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "someone else"}}})
 		return err
 	})
 	if err != nil {
@@ -195,9 +196,9 @@ func TestStream(t *testing.T) {
 		n := n.on(t)
 		n.do("GET", "/v1/stream", nil).wantErr(http.StatusUnauthorized, "unauthorized")
 		n.do("GET", "/v1/stream", nil, "Authorization", "Bearer nope").wantErr(http.StatusUnauthorized, "unauthorized")
-		var key *engine.NewKey
-		if err := n.eng.Update(context.Background(), func(tx engine.Tx) (err error) {
-			key, err = n.eng.CreateAPIKeyIn(tx, "acme", engine.CreateAPIKeyInput{Name: "zones", Scopes: []string{"zones:read"}})
+		var key *model.NewKey
+		if err := n.eng.Update(context.Background(), func(tx model.Tx) (err error) {
+			key, err = n.eng.CreateAPIKeyIn(tx, "acme", model.CreateAPIKeyInput{Name: "zones", Scopes: []string{"zones:read"}})
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -317,7 +318,7 @@ func TestStream(t *testing.T) {
 
 	t.Run("HeartbeatAndExpiry", func(t *testing.T) {
 		n := n.on(t)
-		token := n.login(a.emails[engine.RoleCorporateClient])
+		token := n.login(a.emails[model.RoleCorporateClient])
 		c := n.stream("Authorization", token)
 		c.next(t)
 		deadline := time.Now().Add(5 * time.Second)
@@ -348,7 +349,7 @@ func TestStream(t *testing.T) {
 	t.Run("SlowClientNeverBlocksCommits", func(t *testing.T) {
 		n := newStreamNode(t, 0)
 		a := n.addTenant("delta", engine.PlanMissionCritical)
-		sup := n.login(a.emails[engine.RoleOperationalSupervisor])
+		sup := n.login(a.emails[model.RoleOperationalSupervisor])
 		// A client that sends its request and never reads a byte.
 		conn, err := net.Dial("tcp", strings.TrimPrefix(n.url, "http://"))
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // batchCaptured is the captured_at of the test batches: an hour before the node's clock.
@@ -31,8 +31,8 @@ func syncBatch(items ...any) map[string]any {
 func (n *node) keyWith(f *tenantFix, scopes ...string) string {
 	n.t.Helper()
 	var key string
-	err := n.eng.Update(context.Background(), func(tx engine.Tx) error {
-		nk, err := n.eng.CreateAPIKeyIn(tx, f.tenant.Slug, engine.CreateAPIKeyInput{Name: "scoped", Scopes: scopes})
+	err := n.eng.Update(context.Background(), func(tx model.Tx) error {
+		nk, err := n.eng.CreateAPIKeyIn(tx, f.tenant.Slug, model.CreateAPIKeyInput{Name: "scoped", Scopes: scopes})
 		if err != nil {
 			return err
 		}
@@ -407,7 +407,7 @@ func TestSyncBatch_Status(t *testing.T) {
 	t.Run("NotFound", func(t *testing.T) {
 		n := n.on(t)
 		n.do("GET", path, nil, "x-svc-api-key", other.key).wantErr(http.StatusNotFound, "not_found")
-		n.do("GET", "/v1/sync/status?batch_id="+engine.NewID(), nil, key...).wantErr(http.StatusNotFound, "not_found")
+		n.do("GET", "/v1/sync/status?batch_id="+model.NewID(), nil, key...).wantErr(http.StatusNotFound, "not_found")
 	})
 
 	t.Run("BadID", func(t *testing.T) {
@@ -427,7 +427,7 @@ func TestSyncBatch_Webhook(t *testing.T) {
 		key...).want(http.StatusOK).wantCounts(2, 1)
 
 	var bodies []json.RawMessage
-	err := n.eng.View(context.Background(), func(tx engine.Tx) error {
+	err := n.eng.View(context.Background(), func(tx model.Tx) error {
 		refs, err := tx.DueOutbox()
 		if err != nil {
 			return err
@@ -482,7 +482,7 @@ func TestSyncBatch_AutoDispatch(t *testing.T) {
 		t.Fatalf("the first item was not auto-dispatched: %s", res.raw)
 	}
 	mission := n.do("GET", "/v1/missions/"+d["mission_id"].(string), nil, admin...).want(http.StatusOK)
-	if mission.str("event_id") != items[0]["event_id"] || mission.str("dispatched_by") != engine.NilID {
+	if mission.str("event_id") != items[0]["event_id"] || mission.str("dispatched_by") != model.NilID {
 		t.Fatalf("mission: %s", mission.raw)
 	}
 	// The only team is busy now: the second item needs a supervisor.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/netguard"
 )
 
 // hookReceiver is the Sender of a test node: it keeps every webhook message it is given
@@ -21,13 +23,13 @@ import (
 // real time moves while a real call is under way.
 type hookReceiver struct {
 	mu     sync.Mutex
-	msgs   []engine.WebhookMessage
-	answer func(m engine.WebhookMessage) engine.SendResult
+	msgs   []model.WebhookMessage
+	answer func(m model.WebhookMessage) model.SendResult
 }
 
-var _ engine.Sender = (*hookReceiver)(nil)
+var _ model.Sender = (*hookReceiver)(nil)
 
-func (h *hookReceiver) SendWebhook(_ context.Context, m engine.WebhookMessage) engine.SendResult {
+func (h *hookReceiver) SendWebhook(_ context.Context, m model.WebhookMessage) model.SendResult {
 	h.mu.Lock()
 	h.msgs = append(h.msgs, m)
 	answer := h.answer
@@ -35,20 +37,20 @@ func (h *hookReceiver) SendWebhook(_ context.Context, m engine.WebhookMessage) e
 	if answer != nil {
 		return answer(m)
 	}
-	return engine.SendResult{StatusCode: http.StatusOK}
+	return model.SendResult{StatusCode: http.StatusOK}
 }
 
-func (h *hookReceiver) SendSMS(context.Context, string, string) engine.SendResult {
-	return engine.SendResult{Err: engine.ErrNoSMSGateway}
+func (h *hookReceiver) SendSMS(context.Context, string, string) model.SendResult {
+	return model.SendResult{Err: engine.ErrNoSMSGateway}
 }
 
 func (h *hookReceiver) SMSAvailable() bool { return false }
 
 // received returns the messages sent so far whose envelope names event.
-func (h *hookReceiver) received(event string) []engine.WebhookMessage {
+func (h *hookReceiver) received(event string) []model.WebhookMessage {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []engine.WebhookMessage
+	var out []model.WebhookMessage
 	for _, m := range h.msgs {
 		if strings.Contains(string(m.Body), `"event":"`+event+`"`) {
 			out = append(out, m)
@@ -126,11 +128,11 @@ func TestWebhooks(t *testing.T) {
 func TestWebhooks_Patch(t *testing.T) {
 	gone := true
 	rcv := &hookReceiver{}
-	rcv.answer = func(engine.WebhookMessage) engine.SendResult {
+	rcv.answer = func(model.WebhookMessage) model.SendResult {
 		if gone {
-			return engine.SendResult{StatusCode: http.StatusGone}
+			return model.SendResult{StatusCode: http.StatusGone}
 		}
-		return engine.SendResult{StatusCode: http.StatusOK}
+		return model.SendResult{StatusCode: http.StatusOK}
 	}
 	n := newNodeWith(t, nodeOptions{sender: rcv})
 	f := n.addTenant("acme", "core")
@@ -153,7 +155,7 @@ func TestWebhooks_Patch(t *testing.T) {
 		n.clock.Advance(time.Minute)
 		res := n.do("PATCH", "/v1/webhooks/"+id, map[string]any{"enabled": true}, tech...).want(http.StatusOK)
 		if res.str("status") != "active" || res.num("failed_messages") != 0 || res.body["disabled_reason"] != nil ||
-			res.str("reenabled_at") != engine.At(n.clock.Now()).Format(engine.TimeLayout) || res.str("url") != "https://93.184.216.34/in" {
+			res.str("reenabled_at") != model.At(n.clock.Now()).Format(model.TimeLayout) || res.str("url") != "https://93.184.216.34/in" {
 			t.Fatalf("re-enabled: %s", res.raw)
 		}
 		if strings.Contains(string(res.raw), "whsec_") || res.body["secret"] != nil {
@@ -221,7 +223,7 @@ func TestWebhooks_Patch(t *testing.T) {
 	t.Run("ErrOtherTenant", func(t *testing.T) {
 		n := n.on(t)
 		n.do("PATCH", "/v1/webhooks/"+id, map[string]any{"enabled": false}, "x-svc-api-key", other.key).wantErr(http.StatusNotFound, "not_found")
-		n.do("PATCH", "/v1/webhooks/"+engine.NewID(), map[string]any{"enabled": false}, tech...).wantErr(http.StatusNotFound, "not_found")
+		n.do("PATCH", "/v1/webhooks/"+model.NewID(), map[string]any{"enabled": false}, tech...).wantErr(http.StatusNotFound, "not_found")
 		if got := n.do("GET", "/v1/webhooks/"+id, nil, tech...); got.str("status") != "active" {
 			t.Fatalf("another tenant's PATCH changed it: %s", got.raw)
 		}
@@ -257,7 +259,7 @@ func TestWebhooks_SendTest(t *testing.T) {
 	defer srv.Close()
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	loopback := engine.AddressPolicy{AllowLoopback: true}
+	loopback := netguard.AddressPolicy{AllowLoopback: true}
 	n = newNodeWith(t, nodeOptions{webhookPolicy: loopback,
 		sender: engine.NewHTTPSender(engine.HTTPSenderOptions{Policy: loopback, RootCAs: pool})})
 	f := n.addTenant("acme", "core")
@@ -336,7 +338,7 @@ func TestWebhooks_SendTest(t *testing.T) {
 	t.Run("Errors", func(t *testing.T) {
 		n := n.on(t)
 		n.do("POST", "/v1/webhooks/"+id+"/test", nil, "x-svc-api-key", other.key).wantErr(http.StatusNotFound, "not_found")
-		n.do("POST", "/v1/webhooks/"+engine.NewID()+"/test", nil, tech...).wantErr(http.StatusNotFound, "not_found")
+		n.do("POST", "/v1/webhooks/"+model.NewID()+"/test", nil, tech...).wantErr(http.StatusNotFound, "not_found")
 		sup := []string{"Authorization", n.login(f.emails["operational_supervisor"])}
 		n.do("POST", "/v1/webhooks/"+id+"/test", nil, sup...).wantErr(http.StatusForbidden, "forbidden")
 		if n.eng.RunDue(ctx) != 0 {
@@ -348,7 +350,7 @@ func TestWebhooks_SendTest(t *testing.T) {
 // TestWebhooks_LinkLocalNeedsItsOwnFlag: on a node that allows loopback destinations,
 // link-local and metadata ones are still refused at creation and by PATCH.
 func TestWebhooks_LinkLocalNeedsItsOwnFlag(t *testing.T) {
-	n := newNodeWith(t, nodeOptions{webhookPolicy: engine.AddressPolicy{AllowLoopback: true}})
+	n := newNodeWith(t, nodeOptions{webhookPolicy: netguard.AddressPolicy{AllowLoopback: true}})
 	f := n.addTenant("acme", "core")
 	key := []string{"x-svc-api-key", f.key}
 	for _, url := range []string{"https://169.254.1.1/", "https://[fe80::1]/", "https://169.254.169.254/latest/meta-data/",
@@ -363,7 +365,7 @@ func TestWebhooks_LinkLocalNeedsItsOwnFlag(t *testing.T) {
 		wantErr(http.StatusBadRequest, "validation_error", "url")
 	n.do("PATCH", "/v1/webhooks/"+id, map[string]any{"url": "https://[::1]:9443/in"}, key...).want(http.StatusOK)
 
-	ll := newNodeWith(t, nodeOptions{webhookPolicy: engine.AddressPolicy{AllowLinkLocal: true}})
+	ll := newNodeWith(t, nodeOptions{webhookPolicy: netguard.AddressPolicy{AllowLinkLocal: true}})
 	g := ll.addTenant("acme", "core")
 	ll.do("POST", "/v1/webhooks", map[string]any{"url": "https://169.254.1.1/"}, "x-svc-api-key", g.key).want(http.StatusCreated)
 	ll.do("POST", "/v1/webhooks", map[string]any{"url": "https://169.254.169.254/"}, "x-svc-api-key", g.key).

@@ -7,8 +7,10 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
 	bolt "go.etcd.io/bbolt"
+
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
@@ -37,7 +39,7 @@ const maxGroup = 256
 //
 // After Close, Batch returns bbolt's ErrDatabaseNotOpen, as Update does. On a read-only
 // store Batch is Update.
-func (db *DB) Batch(ctx context.Context, fn func(engine.Tx) error) error {
+func (db *DB) Batch(ctx context.Context, fn func(model.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -184,7 +186,7 @@ func (l *commitLoop) commit(calls []*batchCall) {
 // batchCall is one Batch call; calls are pooled, with their result channel.
 type batchCall struct {
 	ctx      context.Context
-	fn       func(engine.Tx) error
+	fn       func(model.Tx) error
 	done     chan error // buffered: the loop never waits for the caller
 	onCommit []func()   // callbacks of the latest run
 	tx       batchTx

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // BenchmarkCommit compares one durable db.Update per write with the group commit loop of
@@ -20,22 +20,22 @@ func BenchmarkCommit(b *testing.B) {
 	value := bytes.Repeat([]byte(`{"kind":"sensor","payload":"0123456789abcdef"}`), 11)[:500]
 	modes := []struct {
 		name   string
-		commit func(db *DB) func(context.Context, func(engine.Tx) error) error
+		commit func(db *DB) func(context.Context, func(model.Tx) error) error
 	}{
-		{"update", func(db *DB) func(context.Context, func(engine.Tx) error) error { return db.Update }},
-		{"batch", func(db *DB) func(context.Context, func(engine.Tx) error) error { return db.Batch }},
+		{"update", func(db *DB) func(context.Context, func(model.Tx) error) error { return db.Update }},
+		{"batch", func(db *DB) func(context.Context, func(model.Tx) error) error { return db.Batch }},
 	}
 	for _, mode := range modes {
 		b.Run(mode.name, func(b *testing.B) {
 			for _, writers := range []int{1, 8, 32, 64} {
 				b.Run(fmt.Sprint(writers), func(b *testing.B) {
 					db := openInternal(b, b.TempDir())
-					tenant := &engine.Tenant{ID: engine.NewID(), Slug: "bench", Name: "Bench"}
-					if err := db.Update(context.Background(), func(t engine.Tx) error { return t.PutTenant(tenant) }); err != nil {
+					tenant := &model.Tenant{ID: model.NewID(), Slug: "bench", Name: "Bench"}
+					if err := db.Update(context.Background(), func(t model.Tx) error { return t.PutTenant(tenant) }); err != nil {
 						b.Fatal(err)
 					}
 					commit := mode.commit(db)
-					write := func(t engine.Tx) error {
+					write := func(t model.Tx) error {
 						var raw *tx
 						if bt, ok := t.(*batchTx); ok {
 							raw = &bt.tx
@@ -46,7 +46,7 @@ func BenchmarkCommit(b *testing.B) {
 						if err != nil {
 							return err
 						}
-						k, err := idKey(engine.NewID())
+						k, err := idKey(model.NewID())
 						if err != nil {
 							return err
 						}

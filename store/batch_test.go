@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
 	bolt "go.etcd.io/bbolt"
+
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
@@ -21,7 +23,7 @@ func holdLoop(tb testing.TB, db *DB) (release func()) {
 	tb.Helper()
 	started, gate, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		done <- db.Batch(context.Background(), func(engine.Tx) error {
+		done <- db.Batch(context.Background(), func(model.Tx) error {
 			close(started)
 			<-gate
 			return nil
@@ -52,7 +54,7 @@ func waitQueued(tb testing.TB, db *DB, n int) {
 }
 
 // batchAsync starts db.Batch(ctx, fn) and returns the channel of its result.
-func batchAsync(db *DB, ctx context.Context, fn func(engine.Tx) error) <-chan error {
+func batchAsync(db *DB, ctx context.Context, fn func(model.Tx) error) <-chan error {
 	errc := make(chan error, 1)
 	go func() { errc <- db.Batch(ctx, fn) }()
 	return errc
@@ -62,7 +64,7 @@ func batchAsync(db *DB, ctx context.Context, fn func(engine.Tx) error) <-chan er
 func meta(tb testing.TB, db *DB, key string) []byte {
 	tb.Helper()
 	var v []byte
-	if err := db.View(context.Background(), func(tx engine.Tx) (err error) {
+	if err := db.View(context.Background(), func(tx model.Tx) (err error) {
 		v, err = tx.Meta(key)
 		return err
 	}); err != nil {
@@ -88,7 +90,7 @@ func TestDB_Batch(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				key := fmt.Sprintf("batch-%04d", i)
-				errs <- db.Batch(context.Background(), func(tx engine.Tx) error {
+				errs <- db.Batch(context.Background(), func(tx model.Tx) error {
 					btx := tx.(*batchTx).btx
 					tx.OnCommit(func() { mu.Lock(); perTx[btx]++; mu.Unlock() })
 					return tx.PutMeta(key, []byte(key))
@@ -128,7 +130,7 @@ func TestDB_Batch(t *testing.T) {
 		txs := map[*bolt.Tx]bool{}
 		var results []<-chan error
 		for i := range n {
-			results = append(results, batchAsync(db, context.Background(), func(tx engine.Tx) error {
+			results = append(results, batchAsync(db, context.Background(), func(tx model.Tx) error {
 				mu.Lock()
 				txs[tx.(*batchTx).btx] = true
 				mu.Unlock()
@@ -152,11 +154,11 @@ func TestDB_Batch(t *testing.T) {
 		// panicking calls come after others' writes, so they are run again alone.
 		db := openInternal(t, t.TempDir())
 		release := holdLoop(t, db)
-		boom := engine.Invalid("x", "x is bad")
+		boom := model.Invalid("x", "x is bad")
 		var mu sync.Mutex
 		runs, commits := map[string]int{}, map[string]int{}
-		fn := func(name string, fail func() error) func(engine.Tx) error {
-			return func(tx engine.Tx) error {
+		fn := func(name string, fail func() error) func(model.Tx) error {
+			return func(tx model.Tx) error {
 				mu.Lock()
 				runs[name]++
 				mu.Unlock()
@@ -211,7 +213,7 @@ func TestDB_Batch(t *testing.T) {
 			t.Errorf("runs = %v, want ok0 ×3, fail1 ×2 (group, alone), panic3 ×2", runs)
 		}
 		// The loop survived the panic.
-		if err := db.Batch(context.Background(), func(tx engine.Tx) error { return tx.PutMeta("after", nil) }); err != nil {
+		if err := db.Batch(context.Background(), func(tx model.Tx) error { return tx.PutMeta("after", nil) }); err != nil {
 			t.Fatalf("Batch after a panic = %v", err)
 		}
 	})
@@ -223,13 +225,13 @@ func TestDB_Batch(t *testing.T) {
 		release := holdLoop(t, db)
 		boom := errors.New("boom")
 		runs := 0
-		failing := batchAsync(db, context.Background(), func(tx engine.Tx) error {
+		failing := batchAsync(db, context.Background(), func(tx model.Tx) error {
 			runs++
 			_ = tx.PutMeta("failed", []byte("x"))
 			return boom
 		})
 		waitQueued(t, db, 1)
-		ok := batchAsync(db, context.Background(), func(tx engine.Tx) error { return tx.PutMeta("ok", []byte("x")) })
+		ok := batchAsync(db, context.Background(), func(tx model.Tx) error { return tx.PutMeta("ok", []byte("x")) })
 		waitQueued(t, db, 2)
 		release()
 		if err := <-failing; err != boom {
@@ -251,10 +253,10 @@ func TestDB_Batch(t *testing.T) {
 		// rolled back run does not run, that of its committed run runs once.
 		db := openInternal(t, t.TempDir())
 		release := holdLoop(t, db)
-		writer := batchAsync(db, context.Background(), func(tx engine.Tx) error { return tx.PutMeta("x", []byte("1")) })
+		writer := batchAsync(db, context.Background(), func(tx model.Tx) error { return tx.PutMeta("x", []byte("1")) })
 		waitQueued(t, db, 1)
 		commits := 0
-		reader := batchAsync(db, context.Background(), func(tx engine.Tx) error {
+		reader := batchAsync(db, context.Background(), func(tx model.Tx) error {
 			tx.OnCommit(func() { commits++ })
 			if v, _ := tx.Meta("x"); v != nil {
 				return errors.New("x is already there")
@@ -282,13 +284,13 @@ func TestDB_Batch(t *testing.T) {
 		// one may use the store again (on the loop's goroutine that would deadlock).
 		db := openInternal(t, t.TempDir())
 		var order []string
-		err := db.Batch(context.Background(), func(tx engine.Tx) error {
+		err := db.Batch(context.Background(), func(tx model.Tx) error {
 			tx.OnCommit(func() {
 				if meta(t, db, "k") == nil {
 					t.Error("OnCommit ran before the commit")
 				}
 				order = append(order, "first")
-				if err := db.Batch(context.Background(), func(tx engine.Tx) error { return tx.PutMeta("k2", nil) }); err != nil {
+				if err := db.Batch(context.Background(), func(tx model.Tx) error { return tx.PutMeta("k2", nil) }); err != nil {
 					t.Errorf("Batch in OnCommit = %v", err)
 				}
 			})
@@ -301,7 +303,7 @@ func TestDB_Batch(t *testing.T) {
 		if strings.Join(order, ",") != "first,second" {
 			t.Fatalf("OnCommit calls = %v", order)
 		}
-		if err := db.Batch(context.Background(), func(tx engine.Tx) error {
+		if err := db.Batch(context.Background(), func(tx model.Tx) error {
 			tx.OnCommit(func() { order = append(order, "rolled back") })
 			return errors.New("fail")
 		}); err == nil {
@@ -317,14 +319,14 @@ func TestDB_Batch(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		ran := false
-		if err := db.Batch(ctx, func(engine.Tx) error { ran = true; return nil }); !errors.Is(err, context.Canceled) {
+		if err := db.Batch(ctx, func(model.Tx) error { ran = true; return nil }); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Batch with a cancelled context = %v", err)
 		}
 
 		// Cancelled while queued: dropped.
 		release := holdLoop(t, db)
 		ctx, cancel = context.WithCancel(context.Background())
-		queued := batchAsync(db, ctx, func(engine.Tx) error { ran = true; return nil })
+		queued := batchAsync(db, ctx, func(model.Tx) error { ran = true; return nil })
 		waitQueued(t, db, 1)
 		cancel()
 		release()
@@ -338,7 +340,7 @@ func TestDB_Batch(t *testing.T) {
 		// Cancelled once taken: it commits and says so.
 		ctx, cancel = context.WithCancel(context.Background())
 		defer cancel()
-		if err := db.Batch(ctx, func(tx engine.Tx) error {
+		if err := db.Batch(ctx, func(tx model.Tx) error {
 			cancel()
 			return tx.PutMeta("taken", []byte("v"))
 		}); err != nil {
@@ -356,7 +358,7 @@ func TestDB_Batch(t *testing.T) {
 		const n = 10
 		var results []<-chan error
 		for i := range n {
-			results = append(results, batchAsync(db, context.Background(), func(tx engine.Tx) error {
+			results = append(results, batchAsync(db, context.Background(), func(tx model.Tx) error {
 				return tx.PutMeta(fmt.Sprint("q", i), []byte("v"))
 			}))
 		}
@@ -375,7 +377,7 @@ func TestDB_Batch(t *testing.T) {
 				t.Fatal("Close did not start")
 			}
 		}
-		if err := db.Batch(context.Background(), func(engine.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		if err := db.Batch(context.Background(), func(model.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 			t.Fatalf("Batch while closing = %v", err)
 		}
 		release()
@@ -392,7 +394,7 @@ func TestDB_Batch(t *testing.T) {
 		default:
 			t.Fatal("the commit loop is still running after Close")
 		}
-		if err := db.Batch(context.Background(), func(engine.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		if err := db.Batch(context.Background(), func(model.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 			t.Fatalf("Batch after Close = %v", err)
 		}
 		if err := db.Close(); err != nil {
@@ -419,7 +421,7 @@ func TestDB_Batch(t *testing.T) {
 		if db.loop != nil {
 			t.Fatal("a read-only store has a commit loop")
 		}
-		if err := db.Batch(context.Background(), func(engine.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseReadOnly) {
+		if err := db.Batch(context.Background(), func(model.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseReadOnly) {
 			t.Fatalf("Batch on a read-only store = %v", err)
 		}
 	})

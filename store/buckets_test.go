@@ -5,7 +5,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -51,8 +52,8 @@ func TestBuckets(t *testing.T) {
 	})
 	t.Run("TenantBuckets", func(t *testing.T) {
 		db := openInternal(t, t.TempDir())
-		tn := &engine.Tenant{ID: engine.NewID(), Slug: "acme", Name: "Acme"}
-		if err := db.Update(context.Background(), func(tx engine.Tx) error { return tx.PutTenant(tn) }); err != nil {
+		tn := &model.Tenant{ID: model.NewID(), Slug: "acme", Name: "Acme"}
+		if err := db.Update(context.Background(), func(tx model.Tx) error { return tx.PutTenant(tn) }); err != nil {
 			t.Fatal(err)
 		}
 		k, _ := idKey(tn.ID)

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -104,7 +105,7 @@ func checkRecords(btx *bolt.Tx, r *CheckReport) error {
 			r.problem("outbox_due: entry %s of tenant %s has no outbox record", id, tenant)
 			return nil
 		}
-		var o engine.OutboxEntry
+		var o model.OutboxEntry
 		if err := json.Unmarshal(raw, &o); err != nil {
 			r.problem("outbox: entry %s of tenant %s does not decode: %v", id, tenant, err)
 			return nil
@@ -139,7 +140,7 @@ func checkTenant(tb *bolt.Bucket, tenant string, due *bolt.Bucket, r *CheckRepor
 	outstanding := map[string]int{} // event id → delivering messages (outbox and device queues)
 	err := tb.Bucket(tbOutbox).ForEach(func(k, v []byte) error {
 		r.Counts.OutboxEntries++
-		var o engine.OutboxEntry
+		var o model.OutboxEntry
 		if err := json.Unmarshal(v, &o); err != nil {
 			r.problem("outbox: entry %x of tenant %s does not decode: %v", k, tenant, err)
 			return nil
@@ -155,7 +156,7 @@ func checkTenant(tb *bolt.Bucket, tenant string, due *bolt.Bucket, r *CheckRepor
 		}
 		if due.Get(dk) == nil {
 			r.problem("outbox: entry %s of tenant %s (due %s) has no outbox_due key: the scheduler would never see it",
-				o.ID, tenant, o.DueAt.UTC().Format(engine.TimeLayout))
+				o.ID, tenant, o.DueAt.UTC().Format(model.TimeLayout))
 		}
 		if o.EventID != "" && o.Channel != "" {
 			outstanding[o.EventID]++
@@ -167,12 +168,12 @@ func checkTenant(tb *bolt.Bucket, tenant string, due *bolt.Bucket, r *CheckRepor
 	}
 	err = tb.Bucket(tbDeviceQueue).ForEach(func(k, v []byte) error {
 		r.Counts.DeviceQueue++
-		var q engine.QueueItem
+		var q model.QueueItem
 		if err := json.Unmarshal(v, &q); err != nil {
 			r.problem("device_queue: item %x of tenant %s does not decode: %v", k, tenant, err)
 			return nil
 		}
-		if q.Kind == engine.QueueEvent && q.EventID != "" {
+		if q.Kind == model.QueueEvent && q.EventID != "" {
 			outstanding[q.EventID]++
 		}
 		return nil
@@ -186,7 +187,7 @@ func checkTenant(tb *bolt.Bucket, tenant string, due *bolt.Bucket, r *CheckRepor
 	byKey := map[string]string{} // idempotency key → the first event id seen with it
 	err = events.ForEach(func(k, v []byte) error {
 		r.Counts.Events++
-		var ev engine.Event
+		var ev model.Event
 		if err := json.Unmarshal(v, &ev); err != nil {
 			r.problem("events: event %x of tenant %s does not decode: %v", k, tenant, err)
 			return nil
@@ -199,11 +200,11 @@ func checkTenant(tb *bolt.Bucket, tenant string, due *bolt.Bucket, r *CheckRepor
 				ev.ID, tenant, ev.Status, ev.Delivery.Outstanding, n)
 		}
 		delete(outstanding, ev.ID)
-		if ev.Status == engine.EventPending && ev.Delivery.Started > 0 && ev.Delivery.Outstanding == 0 {
+		if ev.Status == model.EventPending && ev.Delivery.Started > 0 && ev.Delivery.Outstanding == 0 {
 			r.problem("outbox: event %s of tenant %s is pending with %d channel(s) started and no message outstanding",
 				ev.ID, tenant, ev.Delivery.Started)
 		}
-		if ev.Status == engine.EventPending {
+		if ev.Status == model.EventPending {
 			r.Counts.PendingEvents++
 		}
 		r.Counts.OutstandingMsg += ev.Delivery.Outstanding
@@ -268,10 +269,10 @@ func checkDevices(tb *bolt.Bucket, tenant string, events *bolt.Bucket, r *CheckR
 		above   int64 // items above applied_through
 		highest int64
 	}
-	devices := map[string]*engine.Device{}
+	devices := map[string]*model.Device{}
 	err := tb.Bucket(tbDevices).ForEach(func(k, v []byte) error {
 		r.Counts.Devices++
-		var d engine.Device
+		var d model.Device
 		if err := json.Unmarshal(v, &d); err != nil {
 			r.problem("devices: device %x of tenant %s does not decode: %v", k, tenant, err)
 			return nil
@@ -295,7 +296,7 @@ func checkDevices(tb *bolt.Bucket, tenant string, events *bolt.Bucket, r *CheckR
 			return nil
 		}
 		seq := int64(binary.BigEndian.Uint64(k[16:]))
-		var it engine.DeviceItem
+		var it model.DeviceItem
 		if err := json.Unmarshal(v, &it); err != nil {
 			r.problem("device_seq: item %d of device %s does not decode: %v", seq, d.ID, err)
 			return nil
@@ -311,10 +312,10 @@ func checkDevices(tb *bolt.Bucket, tenant string, events *bolt.Bucket, r *CheckR
 		s.highest = max(s.highest, seq)
 		if seq > d.Sync.AppliedThrough {
 			s.above++
-		} else if it.Status != engine.ItemApplied && it.Status != engine.ItemRejected {
+		} else if it.Status != model.ItemApplied && it.Status != model.ItemRejected {
 			r.problem("device_seq: item %d of device %s is %q at or below applied_through %d", seq, d.ID, it.Status, d.Sync.AppliedThrough)
 		}
-		if it.Status == engine.ItemApplied && it.EventID != "" {
+		if it.Status == model.ItemApplied && it.EventID != "" {
 			if ek, err := idKey(it.EventID); err != nil || events.Get(ek) == nil {
 				r.problem("device_seq: item %d of device %s created event %s, which does not exist", seq, d.ID, it.EventID)
 			}

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 	"github.com/google/uuid"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -31,19 +33,19 @@ func newCheckFixture(t *testing.T) *checkFixture {
 		t.Fatal(err)
 	}
 	tn := MustPutTenant(t, db, "chk")
-	now := engine.At(time.Now())
-	ev := &engine.Event{ID: engine.NewID(), Type: "ALARM", Priority: "low", Vertical: "gov", IdempotencyKey: "k-1",
-		Status: engine.EventPending, ChannelSelected: engine.ChannelREST, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now,
-		Delivery: engine.DeliveryState{Plan: []string{engine.ChannelREST}, Started: 1, Outstanding: 1}}
-	o := &engine.OutboxEntry{ID: engine.NewID(), TenantID: tn.ID, Kind: engine.OutboxWebhook, WebhookID: engine.NewID(),
-		Name: engine.HookEventCreated, EventID: ev.ID, Channel: engine.ChannelREST, DueAt: now, CreatedAt: now}
-	d := &engine.Device{ID: engine.NewID(), Name: "d", Platform: "android", RegisteredAt: now,
-		Sync: engine.DeviceSyncState{AppliedThrough: 2, HighestReceived: 4, Waiting: 1}}
-	MustUpdate(t, db, func(tx engine.Tx) error {
+	now := model.At(time.Now())
+	ev := &model.Event{ID: model.NewID(), Type: "ALARM", Priority: "low", Vertical: "gov", IdempotencyKey: "k-1",
+		Status: model.EventPending, ChannelSelected: model.ChannelREST, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now,
+		Delivery: model.DeliveryState{Plan: []string{model.ChannelREST}, Started: 1, Outstanding: 1}}
+	o := &model.OutboxEntry{ID: model.NewID(), TenantID: tn.ID, Kind: model.OutboxWebhook, WebhookID: model.NewID(),
+		Name: engine.HookEventCreated, EventID: ev.ID, Channel: model.ChannelREST, DueAt: now, CreatedAt: now}
+	d := &model.Device{ID: model.NewID(), Name: "d", Platform: "android", RegisteredAt: now,
+		Sync: model.DeviceSyncState{AppliedThrough: 2, HighestReceived: 4, Waiting: 1}}
+	MustUpdate(t, db, func(tx model.Tx) error {
 		if err := tx.PutEvent(tn.ID, ev); err != nil {
 			return err
 		}
-		rec := &engine.IdempotencyRecord{Reply: engine.Reply{Status: 201, RequestID: "r", Body: []byte(`{"event_id":"` + ev.ID + `"}`)}, CreatedAt: now}
+		rec := &model.IdempotencyRecord{Reply: model.Reply{Status: 201, RequestID: "r", Body: []byte(`{"event_id":"` + ev.ID + `"}`)}, CreatedAt: now}
 		if err := tx.PutEventReply(tn.ID, ev.IdempotencyKey, rec); err != nil {
 			return err
 		}
@@ -53,8 +55,8 @@ func newCheckFixture(t *testing.T) *checkFixture {
 		if err := tx.PutDevice(tn.ID, d); err != nil {
 			return err
 		}
-		for _, it := range []engine.DeviceItem{{Seq: 1, Status: engine.ItemApplied, EventID: ev.ID}, {Seq: 2, Status: engine.ItemRejected},
-			{Seq: 4, Status: engine.ItemPending, Kind: engine.ItemLocation}} {
+		for _, it := range []model.DeviceItem{{Seq: 1, Status: model.ItemApplied, EventID: ev.ID}, {Seq: 2, Status: model.ItemRejected},
+			{Seq: 4, Status: model.ItemPending, Kind: engine.ItemLocation}} {
 			if err := tx.PutDeviceItem(tn.ID, d.ID, &it); err != nil {
 				return err
 			}
@@ -120,7 +122,7 @@ func TestCheck(t *testing.T) {
 		{"a duplicate event", func(f *checkFixture, tx *bolt.Tx) error {
 			b := f.tenantBucket(tx, "events")
 			raw := b.Get(f.eventKey)
-			id := engine.NewID()
+			id := model.NewID()
 			x := uuid.MustParse(id)
 			return b.Put(x[:], []byte(strings.Replace(string(raw), f.event, id, 1)))
 		}, `idempotency_key "k-1" of tenant`},

@@ -13,8 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
 	bolt "go.etcd.io/bbolt"
+
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
@@ -37,7 +39,7 @@ type DB struct {
 	writeTx  atomic.Uint64 // write transactions committed, for Stats
 }
 
-var _ engine.Store = (*DB)(nil)
+var _ model.Store = (*DB)(nil)
 
 // Options configure Open.
 type Options struct {
@@ -165,7 +167,7 @@ func (db *DB) init(readOnly bool) error {
 }
 
 // View runs fn in a read-only transaction.
-func (db *DB) View(ctx context.Context, fn func(engine.Tx) error) error {
+func (db *DB) View(ctx context.Context, fn func(model.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -173,7 +175,7 @@ func (db *DB) View(ctx context.Context, fn func(engine.Tx) error) error {
 }
 
 // Update runs fn in a read-write transaction; it commits (fsynced) when fn returns nil.
-func (db *DB) Update(ctx context.Context, fn func(engine.Tx) error) error {
+func (db *DB) Update(ctx context.Context, fn func(model.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -187,7 +189,7 @@ func (db *DB) Update(ctx context.Context, fn func(engine.Tx) error) error {
 // Backup writes a consistent snapshot of the database to w, while others keep working.
 func (db *DB) Backup(ctx context.Context, w io.Writer) (int64, error) {
 	var n int64
-	err := db.View(ctx, func(t engine.Tx) (err error) {
+	err := db.View(ctx, func(t model.Tx) (err error) {
 		n, err = t.(*tx).btx.WriteTo(w)
 		return err
 	})

@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/google/uuid"
 )
 
@@ -12,7 +12,7 @@ import (
 func idKey(id string) ([]byte, error) {
 	u, err := uuid.Parse(id)
 	if err != nil {
-		return nil, engine.NotFound("record")
+		return nil, model.NotFound("record")
 	}
 	return u[:], nil
 }
@@ -44,7 +44,7 @@ func encodeCursor(k []byte) string { return base64.RawURLEncoding.EncodeToString
 func decodeCursor(c string, keyLen int) ([]byte, error) {
 	k, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil || len(k) != keyLen {
-		return nil, engine.Invalid("cursor", "cursor is not valid")
+		return nil, model.Invalid("cursor", "cursor is not valid")
 	}
 	return k, nil
 }

@@ -8,32 +8,32 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // Fuzz targets of the key codecs: every encoder has its decoder, and keys keep the order
 // of what they encode.
 
 func FuzzIDKey(f *testing.F) {
-	for _, s := range []string{engine.NewID(), engine.NilID, "01890A5D-AC96-774B-BCCE-B302099A8057",
+	for _, s := range []string{model.NewID(), model.NilID, "01890A5D-AC96-774B-BCCE-B302099A8057",
 		"urn:uuid:01890a5d-ac96-774b-bcce-b302099a8057", "{01890a5d-ac96-774b-bcce-b302099a8057}",
 		"01890a5dac96774bbccebb302099a8057", "01890a5dac96774bbcceb302099a8057", "", "x", "01890a5d-ac96-774b-bcce-b302099a805g"} {
-		f.Add(s, engine.NewID())
+		f.Add(s, model.NewID())
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
 		k, err := idKey(a)
 		if err != nil {
-			if !engine.IsKind(err, engine.KindNotFound) {
+			if !model.IsKind(err, model.KindNotFound) {
 				t.Fatalf("idKey(%q): %v, want not_found", a, err)
 			}
 			return
 		}
 		// A key decodes to the canonical form of the id, which encodes to the same key.
 		s := idString(k)
-		if len(k) != 16 || !engine.ValidID(s) || s != strings.ToLower(s) {
+		if len(k) != 16 || !model.ValidID(s) || s != strings.ToLower(s) {
 			t.Fatalf("idKey(%q) = %x, decodes to %q", a, k, s)
 		}
-		if engine.ValidID(a) && s != strings.ToLower(a) {
+		if model.ValidID(a) && s != strings.ToLower(a) {
 			t.Fatalf("idKey(%q) decodes to %q", a, s)
 		}
 		if k2, err := idKey(s); err != nil || !bytes.Equal(k, k2) {
@@ -69,8 +69,8 @@ func FuzzCursor(f *testing.F) {
 		// on cursor; what decodes encodes to a cursor that decodes to the same key.
 		k, err := decodeCursor(cursor, int(keyLen))
 		if err != nil {
-			var e *engine.Error
-			if !errors.As(err, &e) || e.Kind != engine.KindValidation || e.Field != "cursor" {
+			var e *model.Error
+			if !errors.As(err, &e) || e.Kind != model.KindValidation || e.Field != "cursor" {
 				t.Fatalf("decodeCursor(%q): %v", cursor, err)
 			}
 			return
@@ -105,7 +105,7 @@ func FuzzMillisKey(f *testing.F) {
 			if got := uuidMillis(ka); got != a {
 				t.Fatalf("uuidMillis(millisKey(%d)) = %d", a, got)
 			}
-			id, _ := idKey(engine.NewIDAt(time.UnixMilli(a)))
+			id, _ := idKey(model.NewIDAt(time.UnixMilli(a)))
 			if uuidMillis(id) == a && (bytes.Compare(id, ka) < 0 || a < maxUUIDMillis && bytes.Compare(id, millisKey(a+1)) >= 0) {
 				t.Fatalf("id %x of millisecond %d is outside [%x, %x)", id, a, ka, millisKey(a+1))
 			}
@@ -128,8 +128,8 @@ func FuzzEventReply(f *testing.F) {
 		// A record of an HTTP status, a millisecond time and a request id of at most 255
 		// bytes round-trips.
 		status = 100 + (status%500+500)%500
-		rec := &engine.IdempotencyRecord{Reply: engine.Reply{Status: status, Body: body, RequestID: reqID},
-			CreatedAt: engine.At(time.UnixMilli(ms))}
+		rec := &model.IdempotencyRecord{Reply: model.Reply{Status: status, Body: body, RequestID: reqID},
+			CreatedAt: model.At(time.UnixMilli(ms))}
 		enc, err := encodeEventReply(rec)
 		if len(reqID) > 255 {
 			if err == nil {
@@ -149,8 +149,8 @@ func FuzzEventReply(f *testing.F) {
 }
 
 func FuzzSeqKey(f *testing.F) {
-	f.Add(engine.NewID(), int64(1), int64(2))
-	f.Add(engine.NilID, int64(0), int64(1<<53-1))
+	f.Add(model.NewID(), int64(1), int64(2))
+	f.Add(model.NilID, int64(0), int64(1<<53-1))
 	f.Add("x", int64(5), int64(-1))
 	f.Fuzz(func(t *testing.T, deviceID string, a, b int64) {
 		if a < 0 || b < 0 {
@@ -161,7 +161,7 @@ func FuzzSeqKey(f *testing.F) {
 		}
 		ka, err := seqKey(deviceID, a)
 		if err != nil {
-			if engine.ValidID(deviceID) {
+			if model.ValidID(deviceID) {
 				t.Fatalf("seqKey(%q, %d): %v", deviceID, a, err)
 			}
 			return

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/google/uuid"
 )
 
 func TestIDKey(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
-		id := engine.NewID()
+		id := model.NewID()
 		k, err := idKey(id)
 		if err != nil {
 			t.Fatal(err)
@@ -25,8 +25,8 @@ func TestIDKey(t *testing.T) {
 		}
 	})
 	t.Run("TimeOrdered", func(t *testing.T) {
-		a, _ := idKey(engine.NewID())
-		b, _ := idKey(engine.NewID())
+		a, _ := idKey(model.NewID())
+		b, _ := idKey(model.NewID())
 		if bytes.Compare(a, b) >= 0 {
 			t.Fatal("a newer id does not sort after an older one")
 		}
@@ -34,7 +34,7 @@ func TestIDKey(t *testing.T) {
 	t.Run("ErrMalformed", func(t *testing.T) {
 		for _, id := range []string{"", "nope", "0000"} {
 			_, err := idKey(id)
-			if !engine.IsKind(err, engine.KindNotFound) {
+			if !model.IsKind(err, model.KindNotFound) {
 				t.Errorf("idKey(%q) = %v, want not_found", id, err)
 			}
 		}
@@ -42,7 +42,7 @@ func TestIDKey(t *testing.T) {
 }
 
 func TestPair(t *testing.T) {
-	a, b := engine.NewID(), engine.NewID()
+	a, b := model.NewID(), model.NewID()
 	k, err := pair(a, b)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestPair(t *testing.T) {
 
 func TestCursor(t *testing.T) {
 	t.Run("RoundTrip", func(t *testing.T) {
-		k, _ := idKey(engine.NewID())
+		k, _ := idKey(model.NewID())
 		c := encodeCursor(k)
 		got, err := decodeCursor(c, 16)
 		if err != nil || !bytes.Equal(got, k) {
@@ -68,12 +68,12 @@ func TestCursor(t *testing.T) {
 		}
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
-		k, _ := idKey(engine.NewID())
+		k, _ := idKey(model.NewID())
 		good := encodeCursor(k)
 		for _, c := range []string{"!!!", good + "=", good[:len(good)-2], good + "AAAA", "a b", encodeCursor(k[:8])} {
 			_, err := decodeCursor(c, 16)
-			var e *engine.Error
-			if !errors.As(err, &e) || e.Kind != engine.KindValidation || e.Field != "cursor" {
+			var e *model.Error
+			if !errors.As(err, &e) || e.Kind != model.KindValidation || e.Field != "cursor" {
 				t.Fatalf("decodeCursor(%q) = %v, want a validation_error on cursor", c, err)
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // TestTx_PagesCappedInBytes: every list of the store ends a page before the record that
@@ -16,7 +16,7 @@ import (
 func TestTx_PagesCappedInBytes(t *testing.T) {
 	db := MustOpenDB(t)
 	tn := MustPutTenant(t, db, "acme")
-	team, webhook := engine.NewID(), engine.NewID()
+	team, webhook := model.NewID(), model.NewID()
 	start := time.Date(2026, 6, 9, 10, 0, 0, 0, time.UTC)
 	const n = 7
 	// Records of about 10 KB each: big text in a free field; the fourth is 40 KB.
@@ -26,26 +26,26 @@ func TestTx_PagesCappedInBytes(t *testing.T) {
 		}
 		return strings.Repeat("x", 10_000)
 	}
-	MustUpdate(t, db, func(tx engine.Tx) error {
+	MustUpdate(t, db, func(tx model.Tx) error {
 		for i := range n {
 			at := start.Add(time.Duration(i) * time.Second)
 			payload, _ := json.Marshal(map[string]string{"text": big(i)})
-			ev := &engine.Event{ID: engine.NewIDAt(at), Type: "fire", Priority: engine.PriorityNormal,
-				Status: engine.EventPending, Payload: payload, CreatedAt: engine.At(at)}
+			ev := &model.Event{ID: model.NewIDAt(at), Type: "fire", Priority: model.PriorityNormal,
+				Status: model.EventPending, Payload: payload, CreatedAt: model.At(at)}
 			if err := tx.PutEvent(tn.ID, ev); err != nil {
 				return err
 			}
-			m := newMission(engine.NewID(), team, engine.MissionCreated, at)
+			m := newMission(model.NewID(), team, model.MissionCreated, at)
 			m.Notes = big(i)
 			if err := tx.PutMission(tn.ID, m); err != nil {
 				return err
 			}
-			if err := tx.PutDeliveryAttempt(tn.ID, &engine.DeliveryAttempt{ID: engine.NewIDAt(at), WebhookID: webhook,
-				Status: "failed", Error: big(i), At: engine.At(at)}); err != nil {
+			if err := tx.PutDeliveryAttempt(tn.ID, &model.DeliveryAttempt{ID: model.NewIDAt(at), WebhookID: webhook,
+				Status: "failed", Error: big(i), At: model.At(at)}); err != nil {
 				return err
 			}
 			u := newUser(tn.ID, fmt.Sprintf("u%d@acme.example", i))
-			u.ID, u.Name = engine.NewIDAt(at), big(i)
+			u.ID, u.Name = model.NewIDAt(at), big(i)
 			if err := tx.PutUserAccount(u); err != nil {
 				return err
 			}
@@ -53,24 +53,24 @@ func TestTx_PagesCappedInBytes(t *testing.T) {
 		return nil
 	})
 	const maxBytes = 25_000 // two 10 KB records, not three
-	lists := map[string]func(tx engine.Tx, p engine.Page) ([]any, string, error){
-		"Events": func(tx engine.Tx, p engine.Page) ([]any, string, error) {
-			evs, next, err := tx.Events(tn.ID, engine.EventFilter{}, p)
+	lists := map[string]func(tx model.Tx, p model.Page) ([]any, string, error){
+		"Events": func(tx model.Tx, p model.Page) ([]any, string, error) {
+			evs, next, err := tx.Events(tn.ID, model.EventFilter{}, p)
 			return anys(evs), next, err
 		},
-		"Missions": func(tx engine.Tx, p engine.Page) ([]any, string, error) {
-			ms, next, err := tx.Missions(tn.ID, engine.MissionFilter{}, p)
+		"Missions": func(tx model.Tx, p model.Page) ([]any, string, error) {
+			ms, next, err := tx.Missions(tn.ID, model.MissionFilter{}, p)
 			return anys(ms), next, err
 		},
-		"MissionsOfATeam": func(tx engine.Tx, p engine.Page) ([]any, string, error) {
-			ms, next, err := tx.Missions(tn.ID, engine.MissionFilter{TeamIDs: []string{team}}, p)
+		"MissionsOfATeam": func(tx model.Tx, p model.Page) ([]any, string, error) {
+			ms, next, err := tx.Missions(tn.ID, model.MissionFilter{TeamIDs: []string{team}}, p)
 			return anys(ms), next, err
 		},
-		"DeliveryAttempts": func(tx engine.Tx, p engine.Page) ([]any, string, error) {
+		"DeliveryAttempts": func(tx model.Tx, p model.Page) ([]any, string, error) {
 			as, next, err := tx.DeliveryAttempts(tn.ID, webhook, p)
 			return anys(as), next, err
 		},
-		"Users": func(tx engine.Tx, p engine.Page) ([]any, string, error) {
+		"Users": func(tx model.Tx, p model.Page) ([]any, string, error) {
 			us, next, err := tx.Users(tn.ID, p)
 			return anys(us), next, err
 		},
@@ -83,8 +83,8 @@ func TestTx_PagesCappedInBytes(t *testing.T) {
 			for range n + 1 {
 				var items []any
 				var next string
-				MustView(t, db, func(tx engine.Tx) (err error) {
-					items, next, err = list(tx, engine.Page{Limit: 500, Cursor: cursor, MaxBytes: maxBytes})
+				MustView(t, db, func(tx model.Tx) (err error) {
+					items, next, err = list(tx, model.Page{Limit: 500, Cursor: cursor, MaxBytes: maxBytes})
 					return err
 				})
 				size := 0
@@ -114,8 +114,8 @@ func TestTx_PagesCappedInBytes(t *testing.T) {
 		})
 	}
 	t.Run("NoCapWithoutMaxBytes", func(t *testing.T) {
-		MustView(t, db, func(tx engine.Tx) error {
-			evs, next, err := tx.Events(tn.ID, engine.EventFilter{}, engine.Page{Limit: 500})
+		MustView(t, db, func(tx model.Tx) error {
+			evs, next, err := tx.Events(tn.ID, model.EventFilter{}, model.Page{Limit: 500})
 			if err != nil || len(evs) != n || next != "" {
 				t.Fatalf("%d events, next %q, %v", len(evs), next, err)
 			}

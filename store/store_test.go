@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 	"github.com/google/uuid"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -43,7 +45,7 @@ func MustOpenDir(tb testing.TB, dir string) *store.DB {
 }
 
 // MustUpdate runs fn in a read-write transaction and fails the test on error.
-func MustUpdate(tb testing.TB, db *store.DB, fn func(engine.Tx) error) {
+func MustUpdate(tb testing.TB, db *store.DB, fn func(model.Tx) error) {
 	tb.Helper()
 	if err := db.Update(context.Background(), fn); err != nil {
 		tb.Fatalf("update: %v", err)
@@ -51,7 +53,7 @@ func MustUpdate(tb testing.TB, db *store.DB, fn func(engine.Tx) error) {
 }
 
 // MustView runs fn in a read-only transaction and fails the test on error.
-func MustView(tb testing.TB, db *store.DB, fn func(engine.Tx) error) {
+func MustView(tb testing.TB, db *store.DB, fn func(model.Tx) error) {
 	tb.Helper()
 	if err := db.View(context.Background(), fn); err != nil {
 		tb.Fatalf("view: %v", err)
@@ -59,33 +61,33 @@ func MustView(tb testing.TB, db *store.DB, fn func(engine.Tx) error) {
 }
 
 // MustPutTenant stores a new tenant with the given slug.
-func MustPutTenant(tb testing.TB, db *store.DB, slug string) *engine.Tenant {
+func MustPutTenant(tb testing.TB, db *store.DB, slug string) *model.Tenant {
 	tb.Helper()
-	tn := &engine.Tenant{ID: engine.NewID(), Name: "Tenant " + slug, Slug: slug, Email: "ops@" + slug + ".example",
+	tn := &model.Tenant{ID: model.NewID(), Name: "Tenant " + slug, Slug: slug, Email: "ops@" + slug + ".example",
 		LicenseType: engine.PlanStarter, Status: engine.TenantActive, Country: "FR",
-		Verticals: engine.StandardVerticals, DispatchThreshold: 0.2, SLATargetUptimePct: 99.9}
-	MustUpdate(tb, db, func(tx engine.Tx) error { return tx.PutTenant(tn) })
+		Verticals: model.StandardVerticals, DispatchThreshold: 0.2, SLATargetUptimePct: 99.9}
+	MustUpdate(tb, db, func(tx model.Tx) error { return tx.PutTenant(tn) })
 	return tn
 }
 
 // newUser returns a user account of a tenant, not yet stored.
-func newUser(tenantID, email string) *engine.UserAccount {
-	return &engine.UserAccount{User: engine.User{ID: engine.NewID(), TenantID: tenantID, Email: email,
-		Name: "User " + email, RBACLevel: engine.RoleAPIUser, Status: engine.UserActive}, TokenVersion: 1}
+func newUser(tenantID, email string) *model.UserAccount {
+	return &model.UserAccount{User: model.User{ID: model.NewID(), TenantID: tenantID, Email: email,
+		Name: "User " + email, RBACLevel: model.RoleAPIUser, Status: engine.UserActive}, TokenVersion: 1}
 }
 
 // MustPutUser stores a new user.
-func MustPutUser(tb testing.TB, db *store.DB, tenantID, email string) *engine.UserAccount {
+func MustPutUser(tb testing.TB, db *store.DB, tenantID, email string) *model.UserAccount {
 	tb.Helper()
 	u := newUser(tenantID, email)
-	MustUpdate(tb, db, func(tx engine.Tx) error { return tx.PutUserAccount(u) })
+	MustUpdate(tb, db, func(tx model.Tx) error { return tx.PutUserAccount(u) })
 	return u
 }
 
 // AssertKind fails unless err is an *engine.Error of the given kind.
-func AssertKind(tb testing.TB, err error, kind engine.Kind) *engine.Error {
+func AssertKind(tb testing.TB, err error, kind model.Kind) *model.Error {
 	tb.Helper()
-	var e *engine.Error
+	var e *model.Error
 	if !errors.As(err, &e) {
 		tb.Fatalf("error = %v (%T), want an *engine.Error of kind %s", err, err, kind)
 	}
@@ -165,12 +167,12 @@ func TestOpen(t *testing.T) {
 		db := MustOpenDir(t, dir)
 		tn := MustPutTenant(t, db, "acme")
 		u := MustPutUser(t, db, tn.ID, "alice@acme.example")
-		MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutMeta("k", []byte("v")) })
+		MustUpdate(t, db, func(tx model.Tx) error { return tx.PutMeta("k", []byte("v")) })
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
 		db = MustOpenDir(t, dir)
-		MustView(t, db, func(tx engine.Tx) error {
+		MustView(t, db, func(tx model.Tx) error {
 			got, err := tx.TenantBySlug("acme")
 			if err != nil || got.ID != tn.ID {
 				t.Fatalf("tenant after reopen = %+v, %v", got, err)
@@ -349,11 +351,11 @@ func TestOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ro.Close()
-		MustView(t, ro, func(tx engine.Tx) error {
+		MustView(t, ro, func(tx model.Tx) error {
 			_, err := tx.TenantBySlug("acme")
 			return err
 		})
-		if err := ro.Update(context.Background(), func(tx engine.Tx) error { return tx.PutMeta("k", []byte("v")) }); err == nil {
+		if err := ro.Update(context.Background(), func(tx model.Tx) error { return tx.PutMeta("k", []byte("v")) }); err == nil {
 			t.Fatal("a read-only store accepted a write")
 		}
 	})
@@ -427,7 +429,7 @@ func TestDB_Context(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ran := false
-	fn := func(engine.Tx) error { ran = true; return nil }
+	fn := func(model.Tx) error { ran = true; return nil }
 	if err := db.View(ctx, fn); !errors.Is(err, context.Canceled) {
 		t.Fatalf("View with a cancelled context = %v", err)
 	}
@@ -445,8 +447,8 @@ func TestDB_Context(t *testing.T) {
 func TestDB_Update(t *testing.T) {
 	t.Run("Rollback", func(t *testing.T) {
 		db := MustOpenDB(t)
-		boom := engine.Invalid("x", "x is bad")
-		err := db.Update(context.Background(), func(tx engine.Tx) error {
+		boom := model.Invalid("x", "x is bad")
+		err := db.Update(context.Background(), func(tx model.Tx) error {
 			if err := tx.PutMeta("k", []byte("v")); err != nil {
 				return err
 			}
@@ -455,7 +457,7 @@ func TestDB_Update(t *testing.T) {
 		if err != boom {
 			t.Fatalf("Update = %v, want fn's error as it is", err)
 		}
-		MustView(t, db, func(tx engine.Tx) error {
+		MustView(t, db, func(tx model.Tx) error {
 			if v, _ := tx.Meta("k"); v != nil {
 				t.Fatal("a rolled back write is visible")
 			}
@@ -465,14 +467,14 @@ func TestDB_Update(t *testing.T) {
 	t.Run("OnCommit", func(t *testing.T) {
 		db := MustOpenDB(t)
 		var calls []string
-		MustUpdate(t, db, func(tx engine.Tx) error {
+		MustUpdate(t, db, func(tx model.Tx) error {
 			tx.OnCommit(func() { calls = append(calls, "committed") })
 			if len(calls) != 0 {
 				t.Fatal("OnCommit ran before the commit")
 			}
 			return nil
 		})
-		_ = db.Update(context.Background(), func(tx engine.Tx) error {
+		_ = db.Update(context.Background(), func(tx model.Tx) error {
 			tx.OnCommit(func() { calls = append(calls, "rolled back") })
 			return errors.New("fail")
 		})
@@ -484,26 +486,26 @@ func TestDB_Update(t *testing.T) {
 
 func TestTx_Meta(t *testing.T) {
 	db := MustOpenDB(t)
-	MustView(t, db, func(tx engine.Tx) error {
+	MustView(t, db, func(tx model.Tx) error {
 		v, err := tx.Meta("absent")
 		if err != nil || v != nil {
 			t.Fatalf("Meta(absent) = %q, %v; want nil", v, err)
 		}
 		return nil
 	})
-	MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutMeta("k", []byte("value")) })
+	MustUpdate(t, db, func(tx model.Tx) error { return tx.PutMeta("k", []byte("value")) })
 	var kept []byte
-	MustView(t, db, func(tx engine.Tx) (err error) {
+	MustView(t, db, func(tx model.Tx) (err error) {
 		kept, err = tx.Meta("k")
 		return err
 	})
 	// The value is the caller's to keep after the transaction.
-	MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutMeta("k", []byte("other")) })
+	MustUpdate(t, db, func(tx model.Tx) error { return tx.PutMeta("k", []byte("other")) })
 	if string(kept) != "value" {
 		t.Fatalf("a kept value changed to %q", kept)
 	}
 	kept[0] = 'X'
-	MustView(t, db, func(tx engine.Tx) error {
+	MustView(t, db, func(tx model.Tx) error {
 		if v, _ := tx.Meta("k"); string(v) != "other" {
 			t.Fatalf("Meta = %q", v)
 		}
@@ -516,7 +518,7 @@ func TestTx_Tenants(t *testing.T) {
 		db := MustOpenDB(t)
 		a := MustPutTenant(t, db, "alpha")
 		b := MustPutTenant(t, db, "bravo")
-		MustView(t, db, func(tx engine.Tx) error {
+		MustView(t, db, func(tx model.Tx) error {
 			got, err := tx.Tenant(a.ID)
 			if err != nil || got.Slug != "alpha" || got.Name != a.Name || got.DispatchThreshold != 0.2 {
 				t.Fatalf("Tenant = %+v, %v", got, err)
@@ -534,7 +536,7 @@ func TestTx_Tenants(t *testing.T) {
 	})
 	t.Run("Empty", func(t *testing.T) {
 		db := MustOpenDB(t)
-		MustView(t, db, func(tx engine.Tx) error {
+		MustView(t, db, func(tx model.Tx) error {
 			all, err := tx.Tenants()
 			if err != nil || len(all) != 0 {
 				t.Fatalf("Tenants = %+v, %v", all, err)
@@ -545,24 +547,24 @@ func TestTx_Tenants(t *testing.T) {
 	t.Run("ErrNotFound", func(t *testing.T) {
 		db := MustOpenDB(t)
 		MustPutTenant(t, db, "alpha")
-		MustView(t, db, func(tx engine.Tx) error {
-			_, err := tx.Tenant(engine.NewID())
-			AssertKind(t, err, engine.KindNotFound)
+		MustView(t, db, func(tx model.Tx) error {
+			_, err := tx.Tenant(model.NewID())
+			AssertKind(t, err, model.KindNotFound)
 			_, err = tx.Tenant("not-an-id")
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
 			_, err = tx.TenantBySlug("ghost")
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
 			return nil
 		})
 	})
 	t.Run("ErrSlugTaken", func(t *testing.T) {
 		db := MustOpenDB(t)
 		a := MustPutTenant(t, db, "alpha")
-		err := db.Update(context.Background(), func(tx engine.Tx) error {
-			return tx.PutTenant(&engine.Tenant{ID: engine.NewID(), Slug: "alpha", Name: "Impostor"})
+		err := db.Update(context.Background(), func(tx model.Tx) error {
+			return tx.PutTenant(&model.Tenant{ID: model.NewID(), Slug: "alpha", Name: "Impostor"})
 		})
-		AssertKind(t, err, engine.KindConflict)
-		MustView(t, db, func(tx engine.Tx) error {
+		AssertKind(t, err, model.KindConflict)
+		MustView(t, db, func(tx model.Tx) error {
 			got, _ := tx.TenantBySlug("alpha")
 			if got.ID != a.ID {
 				t.Fatal("the slug changed hands")
@@ -578,10 +580,10 @@ func TestTx_Tenants(t *testing.T) {
 		a := MustPutTenant(t, db, "alpha")
 		a.Slug = "alpha-2"
 		a.Status = engine.TenantSuspended
-		MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutTenant(a) })
-		MustView(t, db, func(tx engine.Tx) error {
+		MustUpdate(t, db, func(tx model.Tx) error { return tx.PutTenant(a) })
+		MustView(t, db, func(tx model.Tx) error {
 			_, err := tx.TenantBySlug("alpha")
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
 			got, err := tx.TenantBySlug("alpha-2")
 			if err != nil || got.ID != a.ID || got.Status != engine.TenantSuspended {
 				t.Fatalf("renamed tenant = %+v, %v", got, err)
@@ -593,8 +595,8 @@ func TestTx_Tenants(t *testing.T) {
 	})
 	t.Run("ErrBadID", func(t *testing.T) {
 		db := MustOpenDB(t)
-		err := db.Update(context.Background(), func(tx engine.Tx) error {
-			return tx.PutTenant(&engine.Tenant{ID: "nope", Slug: "x"})
+		err := db.Update(context.Background(), func(tx model.Tx) error {
+			return tx.PutTenant(&model.Tenant{ID: "nope", Slug: "x"})
 		})
 		if err == nil {
 			t.Fatal("PutTenant accepted a malformed id")
@@ -608,8 +610,8 @@ func TestTx_Users(t *testing.T) {
 		tn := MustPutTenant(t, db, "acme")
 		u := newUser(tn.ID, "alice@acme.example")
 		u.PasswordHash = "$argon2id$…"
-		MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutUserAccount(u) })
-		MustView(t, db, func(tx engine.Tx) error {
+		MustUpdate(t, db, func(tx model.Tx) error { return tx.PutUserAccount(u) })
+		MustView(t, db, func(tx model.Tx) error {
 			got, err := tx.UserAccount(tn.ID, u.ID)
 			if err != nil || got.Email != u.Email || got.PasswordHash != u.PasswordHash || got.TokenVersion != 1 {
 				t.Fatalf("UserAccount = %+v, %v", got, err)
@@ -626,25 +628,25 @@ func TestTx_Users(t *testing.T) {
 		tn := MustPutTenant(t, db, "acme")
 		other := MustPutTenant(t, db, "other")
 		u := MustPutUser(t, db, tn.ID, "alice@acme.example")
-		MustView(t, db, func(tx engine.Tx) error {
-			for _, c := range [][2]string{{tn.ID, engine.NewID()}, {tn.ID, "bad"}, {other.ID, u.ID},
-				{engine.NewID(), u.ID}, {"bad", u.ID}} {
+		MustView(t, db, func(tx model.Tx) error {
+			for _, c := range [][2]string{{tn.ID, model.NewID()}, {tn.ID, "bad"}, {other.ID, u.ID},
+				{model.NewID(), u.ID}, {"bad", u.ID}} {
 				_, err := tx.UserAccount(c[0], c[1])
-				AssertKind(t, err, engine.KindNotFound)
+				AssertKind(t, err, model.KindNotFound)
 			}
 			_, err := tx.UserAccountByEmail("bob@acme.example")
-			AssertKind(t, err, engine.KindNotFound)
-			_, _, err = tx.Users(engine.NewID(), engine.Page{Limit: 10})
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
+			_, _, err = tx.Users(model.NewID(), model.Page{Limit: 10})
+			AssertKind(t, err, model.KindNotFound)
 			return nil
 		})
 	})
 	t.Run("ErrUnknownTenant", func(t *testing.T) {
 		db := MustOpenDB(t)
-		err := db.Update(context.Background(), func(tx engine.Tx) error {
-			return tx.PutUserAccount(newUser(engine.NewID(), "alice@acme.example"))
+		err := db.Update(context.Background(), func(tx model.Tx) error {
+			return tx.PutUserAccount(newUser(model.NewID(), "alice@acme.example"))
 		})
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 	})
 	t.Run("ErrEmailTaken", func(t *testing.T) {
 		db := MustOpenDB(t)
@@ -652,17 +654,17 @@ func TestTx_Users(t *testing.T) {
 		b := MustPutTenant(t, db, "bravo")
 		first := MustPutUser(t, db, a.ID, "alice@acme.example")
 		for _, tid := range []string{a.ID, b.ID} {
-			err := db.Update(context.Background(), func(tx engine.Tx) error {
+			err := db.Update(context.Background(), func(tx model.Tx) error {
 				return tx.PutUserAccount(newUser(tid, "alice@acme.example"))
 			})
-			AssertKind(t, err, engine.KindConflict)
+			AssertKind(t, err, model.KindConflict)
 		}
-		MustView(t, db, func(tx engine.Tx) error {
+		MustView(t, db, func(tx model.Tx) error {
 			got, _ := tx.UserAccountByEmail("alice@acme.example")
 			if got.ID != first.ID {
 				t.Fatal("the email changed hands")
 			}
-			users, _, _ := tx.Users(b.ID, engine.Page{Limit: 10})
+			users, _, _ := tx.Users(b.ID, model.Page{Limit: 10})
 			if len(users) != 0 {
 				t.Fatalf("a refused user was stored: %+v", users)
 			}
@@ -674,10 +676,10 @@ func TestTx_Users(t *testing.T) {
 		tn := MustPutTenant(t, db, "acme")
 		u := MustPutUser(t, db, tn.ID, "alice@acme.example")
 		u.Email = "alice@new.example"
-		MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutUserAccount(u) })
-		MustView(t, db, func(tx engine.Tx) error {
+		MustUpdate(t, db, func(tx model.Tx) error { return tx.PutUserAccount(u) })
+		MustView(t, db, func(tx model.Tx) error {
 			_, err := tx.UserAccountByEmail("alice@acme.example")
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
 			got, err := tx.UserAccountByEmail("alice@new.example")
 			if err != nil || got.ID != u.ID {
 				t.Fatalf("by new email = %+v, %v", got, err)
@@ -692,9 +694,9 @@ func TestTx_Users(t *testing.T) {
 		MustPutUser(t, db, tn.ID, "alice@acme.example")
 		bob := MustPutUser(t, db, tn.ID, "bob@acme.example")
 		bob.Email = "alice@acme.example"
-		err := db.Update(context.Background(), func(tx engine.Tx) error { return tx.PutUserAccount(bob) })
-		AssertKind(t, err, engine.KindConflict)
-		MustView(t, db, func(tx engine.Tx) error {
+		err := db.Update(context.Background(), func(tx model.Tx) error { return tx.PutUserAccount(bob) })
+		AssertKind(t, err, model.KindConflict)
+		MustView(t, db, func(tx model.Tx) error {
 			got, err := tx.UserAccountByEmail("bob@acme.example")
 			if err != nil || got.ID != bob.ID {
 				t.Fatalf("bob lost his email: %+v, %v", got, err)
@@ -707,8 +709,8 @@ func TestTx_Users(t *testing.T) {
 		tn := MustPutTenant(t, db, "acme")
 		u := MustPutUser(t, db, tn.ID, "alice@acme.example")
 		u.Name, u.TokenVersion = "Alice", 7
-		MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutUserAccount(u) })
-		MustView(t, db, func(tx engine.Tx) error {
+		MustUpdate(t, db, func(tx model.Tx) error { return tx.PutUserAccount(u) })
+		MustView(t, db, func(tx model.Tx) error {
 			got, err := tx.UserAccountByEmail("alice@acme.example")
 			if err != nil || got.Name != "Alice" || got.TokenVersion != 7 {
 				t.Fatalf("updated user = %+v, %v", got, err)
@@ -727,10 +729,10 @@ func TestTx_Users_Pagination(t *testing.T) {
 		ids = append(ids, MustPutUser(t, db, tn.ID, fmt.Sprintf("u%d@acme.example", i)).ID)
 		MustPutUser(t, db, other.ID, fmt.Sprintf("u%d@other.example", i))
 	}
-	list := func(p engine.Page) ([]engine.User, string, error) {
-		var users []engine.User
+	list := func(p model.Page) ([]model.User, string, error) {
+		var users []model.User
 		var next string
-		err := db.View(context.Background(), func(tx engine.Tx) (err error) {
+		err := db.View(context.Background(), func(tx model.Tx) (err error) {
 			users, next, err = tx.Users(tn.ID, p)
 			return err
 		})
@@ -741,7 +743,7 @@ func TestTx_Users_Pagination(t *testing.T) {
 		var sizes []int
 		cursor := ""
 		for page := 0; page < 5; page++ {
-			users, next, err := list(engine.Page{Limit: 3, Cursor: cursor})
+			users, next, err := list(model.Page{Limit: 3, Cursor: cursor})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -767,23 +769,23 @@ func TestTx_Users_Pagination(t *testing.T) {
 		}
 	})
 	t.Run("ExactPages", func(t *testing.T) {
-		users, next, err := list(engine.Page{Limit: 7})
+		users, next, err := list(model.Page{Limit: 7})
 		if err != nil || len(users) != 7 || next != "" {
 			t.Fatalf("one page of 7 = %d users, next %q, %v; want no next cursor", len(users), next, err)
 		}
-		users, next, err = list(engine.Page{Limit: 50})
+		users, next, err = list(model.Page{Limit: 50})
 		if err != nil || len(users) != 7 || next != "" {
 			t.Fatalf("limit 50 = %d users, next %q, %v", len(users), next, err)
 		}
 	})
 	t.Run("NewUserBetweenPages", func(t *testing.T) {
 		// A user created between two pages does not shift the later pages.
-		first, next, err := list(engine.Page{Limit: 3})
+		first, next, err := list(model.Page{Limit: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		late := MustPutUser(t, db, tn.ID, "late@acme.example")
-		second, _, err := list(engine.Page{Limit: 3, Cursor: next})
+		second, _, err := list(model.Page{Limit: 3, Cursor: next})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -793,26 +795,26 @@ func TestTx_Users_Pagination(t *testing.T) {
 	})
 	t.Run("CursorOfDeletedPosition", func(t *testing.T) {
 		// A cursor is a position, not a record: it works for any key.
-		users, _, err := list(engine.Page{Limit: 100, Cursor: cursorOf(t, ids[4])})
+		users, _, err := list(model.Page{Limit: 100, Cursor: cursorOf(t, ids[4])})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(users) != 4 || users[0].ID != ids[3] || users[3].ID != ids[0] {
 			t.Fatalf("after ids[4]: %d users starting %s", len(users), users[0].ID)
 		}
-		users, next, err := list(engine.Page{Limit: 100, Cursor: cursorOf(t, ids[0])})
+		users, next, err := list(model.Page{Limit: 100, Cursor: cursorOf(t, ids[0])})
 		if err != nil || len(users) != 0 || next != "" {
 			t.Fatalf("after the oldest: %d users, next %q, %v", len(users), next, err)
 		}
-		users, _, err = list(engine.Page{Limit: 100, Cursor: cursorOf(t, engine.NewID())})
+		users, _, err = list(model.Page{Limit: 100, Cursor: cursorOf(t, model.NewID())})
 		if err != nil || len(users) < 7 {
 			t.Fatalf("after a future id: %d users, %v; want all", len(users), err)
 		}
 	})
 	t.Run("ErrMalformedCursor", func(t *testing.T) {
 		for _, c := range []string{"!!!", "AAAA", "not a cursor", cursorOf(t, ids[0]) + "AA", cursorOf(t, ids[0]) + "="} {
-			_, _, err := list(engine.Page{Limit: 3, Cursor: c})
-			if e := AssertKind(t, err, engine.KindValidation); e.Field != "cursor" {
+			_, _, err := list(model.Page{Limit: 3, Cursor: c})
+			if e := AssertKind(t, err, model.KindValidation); e.Field != "cursor" {
 				t.Fatalf("cursor %q: field = %q, want cursor", c, e.Field)
 			}
 		}
@@ -833,21 +835,21 @@ func cursorOf(tb testing.TB, id string) string {
 func TestTx_LoginGuard(t *testing.T) {
 	db := MustOpenDB(t)
 	const email = "alice@acme.example"
-	MustView(t, db, func(tx engine.Tx) error {
+	MustView(t, db, func(tx model.Tx) error {
 		g, err := tx.LoginGuard(email)
 		if err != nil || !g.IsZero() {
 			t.Fatalf("LoginGuard of a new email = %+v, %v; want zero", g, err)
 		}
 		return nil
 	})
-	until := engine.TimePtr(time.Date(2026, 6, 9, 10, 26, 12, 345e6, time.UTC))
-	MustUpdate(t, db, func(tx engine.Tx) error {
-		if err := tx.PutLoginGuard(email, engine.LoginGuard{Failures: 3}); err != nil {
+	until := model.TimePtr(time.Date(2026, 6, 9, 10, 26, 12, 345e6, time.UTC))
+	MustUpdate(t, db, func(tx model.Tx) error {
+		if err := tx.PutLoginGuard(email, model.LoginGuard{Failures: 3}); err != nil {
 			return err
 		}
-		return tx.PutLoginGuard("bob@acme.example", engine.LoginGuard{LockedUntil: until})
+		return tx.PutLoginGuard("bob@acme.example", model.LoginGuard{LockedUntil: until})
 	})
-	MustView(t, db, func(tx engine.Tx) error {
+	MustView(t, db, func(tx model.Tx) error {
 		if g, _ := tx.LoginGuard(email); g.Failures != 3 || g.LockedUntil != nil {
 			t.Fatalf("guard = %+v", g)
 		}
@@ -856,15 +858,15 @@ func TestTx_LoginGuard(t *testing.T) {
 		}
 		return nil
 	})
-	MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutLoginGuard(email, engine.LoginGuard{}) })
-	MustView(t, db, func(tx engine.Tx) error {
+	MustUpdate(t, db, func(tx model.Tx) error { return tx.PutLoginGuard(email, model.LoginGuard{}) })
+	MustView(t, db, func(tx model.Tx) error {
 		if g, _ := tx.LoginGuard(email); !g.IsZero() {
 			t.Fatalf("guard after a zero put = %+v", g)
 		}
 		return nil
 	})
 	// Deleting an absent guard is fine.
-	MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutLoginGuard("ghost@acme.example", engine.LoginGuard{}) })
+	MustUpdate(t, db, func(tx model.Tx) error { return tx.PutLoginGuard("ghost@acme.example", model.LoginGuard{}) })
 	rawView(t, db, func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte("login_guards"))
 		if v := b.Get([]byte(email)); v != nil {
@@ -880,11 +882,11 @@ func TestTx_LoginGuard(t *testing.T) {
 	})
 }
 
-func newKey(tenantID, name string) *engine.APIKeyRecord {
+func newKey(tenantID, name string) *model.APIKeyRecord {
 	key := engine.NewAPIKey()
-	return &engine.APIKeyRecord{APIKey: engine.APIKey{ID: engine.NewID(), TenantID: tenantID, Name: name,
-		Prefix: key[:12], Scopes: []string{"events:read"}, CreatedAt: engine.At(time.Now())},
-		Hash: engine.HashToken(key)}
+	return &model.APIKeyRecord{APIKey: model.APIKey{ID: model.NewID(), TenantID: tenantID, Name: name,
+		Prefix: key[:12], Scopes: []string{"events:read"}, CreatedAt: model.At(time.Now())},
+		Hash: model.HashToken(key)}
 }
 
 func TestTx_APIKeys(t *testing.T) {
@@ -893,15 +895,15 @@ func TestTx_APIKeys(t *testing.T) {
 		tn := MustPutTenant(t, db, "acme")
 		other := MustPutTenant(t, db, "other")
 		k1, k2, k3 := newKey(tn.ID, "one"), newKey(tn.ID, "two"), newKey(other.ID, "three")
-		MustUpdate(t, db, func(tx engine.Tx) error {
-			for _, k := range []*engine.APIKeyRecord{k1, k2, k3} {
+		MustUpdate(t, db, func(tx model.Tx) error {
+			for _, k := range []*model.APIKeyRecord{k1, k2, k3} {
 				if err := tx.PutAPIKey(k); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
-		MustView(t, db, func(tx engine.Tx) error {
+		MustView(t, db, func(tx model.Tx) error {
 			got, err := tx.APIKey(tn.ID, k1.ID)
 			if err != nil || got.Name != "one" || got.Hash != k1.Hash || got.Prefix != k1.Prefix {
 				t.Fatalf("APIKey = %+v, %v", got, err)
@@ -915,7 +917,7 @@ func TestTx_APIKeys(t *testing.T) {
 				t.Fatalf("APIKeys = %+v, %v; want two, one (newest first)", keys, err)
 			}
 			_, err = tx.APIKey(other.ID, k1.ID)
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
 			return nil
 		})
 	})
@@ -923,11 +925,11 @@ func TestTx_APIKeys(t *testing.T) {
 		db := MustOpenDB(t)
 		tn := MustPutTenant(t, db, "acme")
 		k := newKey(tn.ID, "one")
-		MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutAPIKey(k) })
-		k.LastUsedAt = engine.TimePtr(time.Now())
-		k.ExpiresAt = engine.TimePtr(time.Now().Add(time.Hour))
-		MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutAPIKey(k) })
-		MustView(t, db, func(tx engine.Tx) error {
+		MustUpdate(t, db, func(tx model.Tx) error { return tx.PutAPIKey(k) })
+		k.LastUsedAt = model.TimePtr(time.Now())
+		k.ExpiresAt = model.TimePtr(time.Now().Add(time.Hour))
+		MustUpdate(t, db, func(tx model.Tx) error { return tx.PutAPIKey(k) })
+		MustView(t, db, func(tx model.Tx) error {
 			got, err := tx.APIKeyByHash(k.Hash)
 			if err != nil || got.LastUsedAt == nil || got.ExpiresAt == nil {
 				t.Fatalf("updated key = %+v, %v", got, err)
@@ -942,18 +944,18 @@ func TestTx_APIKeys(t *testing.T) {
 		db := MustOpenDB(t)
 		tn := MustPutTenant(t, db, "acme")
 		k1, k2 := newKey(tn.ID, "one"), newKey(tn.ID, "two")
-		MustUpdate(t, db, func(tx engine.Tx) error {
+		MustUpdate(t, db, func(tx model.Tx) error {
 			if err := tx.PutAPIKey(k1); err != nil {
 				return err
 			}
 			return tx.PutAPIKey(k2)
 		})
-		MustUpdate(t, db, func(tx engine.Tx) error { return tx.DeleteAPIKey(tn.ID, k1.ID) })
-		MustView(t, db, func(tx engine.Tx) error {
+		MustUpdate(t, db, func(tx model.Tx) error { return tx.DeleteAPIKey(tn.ID, k1.ID) })
+		MustView(t, db, func(tx model.Tx) error {
 			_, err := tx.APIKey(tn.ID, k1.ID)
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
 			_, err = tx.APIKeyByHash(k1.Hash)
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
 			keys, err := tx.APIKeys(tn.ID)
 			if err != nil || len(keys) != 1 || keys[0].ID != k2.ID {
 				t.Fatalf("APIKeys after delete = %+v, %v", keys, err)
@@ -966,38 +968,38 @@ func TestTx_APIKeys(t *testing.T) {
 		tn := MustPutTenant(t, db, "acme")
 		other := MustPutTenant(t, db, "other")
 		k := newKey(tn.ID, "one")
-		MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutAPIKey(k) })
-		for _, c := range [][2]string{{tn.ID, engine.NewID()}, {tn.ID, "bad"}, {other.ID, k.ID}, {engine.NewID(), k.ID}} {
-			err := db.Update(context.Background(), func(tx engine.Tx) error { return tx.DeleteAPIKey(c[0], c[1]) })
-			AssertKind(t, err, engine.KindNotFound)
+		MustUpdate(t, db, func(tx model.Tx) error { return tx.PutAPIKey(k) })
+		for _, c := range [][2]string{{tn.ID, model.NewID()}, {tn.ID, "bad"}, {other.ID, k.ID}, {model.NewID(), k.ID}} {
+			err := db.Update(context.Background(), func(tx model.Tx) error { return tx.DeleteAPIKey(c[0], c[1]) })
+			AssertKind(t, err, model.KindNotFound)
 		}
-		MustView(t, db, func(tx engine.Tx) error {
+		MustView(t, db, func(tx model.Tx) error {
 			_, err := tx.APIKeyByHash(k.Hash)
 			return err
 		})
 	})
 	t.Run("ErrUnknownTenant", func(t *testing.T) {
 		db := MustOpenDB(t)
-		err := db.Update(context.Background(), func(tx engine.Tx) error {
-			return tx.PutAPIKey(newKey(engine.NewID(), "one"))
+		err := db.Update(context.Background(), func(tx model.Tx) error {
+			return tx.PutAPIKey(newKey(model.NewID(), "one"))
 		})
-		AssertKind(t, err, engine.KindNotFound)
-		err = db.View(context.Background(), func(tx engine.Tx) error {
-			_, err := tx.APIKeys(engine.NewID())
+		AssertKind(t, err, model.KindNotFound)
+		err = db.View(context.Background(), func(tx model.Tx) error {
+			_, err := tx.APIKeys(model.NewID())
 			return err
 		})
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 	})
 	t.Run("Empty", func(t *testing.T) {
 		db := MustOpenDB(t)
 		tn := MustPutTenant(t, db, "acme")
-		MustView(t, db, func(tx engine.Tx) error {
+		MustView(t, db, func(tx model.Tx) error {
 			keys, err := tx.APIKeys(tn.ID)
 			if err != nil || len(keys) != 0 {
 				t.Fatalf("APIKeys = %+v, %v", keys, err)
 			}
-			_, err = tx.APIKeyByHash(engine.HashToken("nothing"))
-			AssertKind(t, err, engine.KindNotFound)
+			_, err = tx.APIKeyByHash(model.HashToken("nothing"))
+			AssertKind(t, err, model.KindNotFound)
 			return nil
 		})
 	})
@@ -1007,17 +1009,17 @@ func TestTx_Idempotency(t *testing.T) {
 	db := MustOpenDB(t)
 	a := MustPutTenant(t, db, "alpha")
 	b := MustPutTenant(t, db, "bravo")
-	rec := &engine.IdempotencyRecord{Reply: engine.Reply{Status: 201, Body: []byte(`{"id":"x"}`), RequestID: "req-1"},
-		Fingerprint: "fp", CreatedAt: engine.At(time.Now())}
-	MustView(t, db, func(tx engine.Tx) error {
+	rec := &model.IdempotencyRecord{Reply: model.Reply{Status: 201, Body: []byte(`{"id":"x"}`), RequestID: "req-1"},
+		Fingerprint: "fp", CreatedAt: model.At(time.Now())}
+	MustView(t, db, func(tx model.Tx) error {
 		got, err := tx.Idempotency(a.ID, "POST /v1/zones\nk")
 		if err != nil || got != nil {
 			t.Fatalf("Idempotency of a new key = %+v, %v; want nil", got, err)
 		}
 		return nil
 	})
-	MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutIdempotency(a.ID, "POST /v1/zones\nk", rec) })
-	MustView(t, db, func(tx engine.Tx) error {
+	MustUpdate(t, db, func(tx model.Tx) error { return tx.PutIdempotency(a.ID, "POST /v1/zones\nk", rec) })
+	MustView(t, db, func(tx model.Tx) error {
 		got, err := tx.Idempotency(a.ID, "POST /v1/zones\nk")
 		if err != nil || got == nil || got.Status != 201 || string(got.Body) != `{"id":"x"}` ||
 			got.RequestID != "req-1" || got.Fingerprint != "fp" {
@@ -1026,8 +1028,8 @@ func TestTx_Idempotency(t *testing.T) {
 		if got, _ := tx.Idempotency(b.ID, "POST /v1/zones\nk"); got != nil {
 			t.Fatal("a key leaked to another tenant")
 		}
-		_, err = tx.Idempotency(engine.NewID(), "k")
-		AssertKind(t, err, engine.KindNotFound)
+		_, err = tx.Idempotency(model.NewID(), "k")
+		AssertKind(t, err, model.KindNotFound)
 		return nil
 	})
 }
@@ -1036,11 +1038,11 @@ func TestTx_Zones(t *testing.T) {
 	db := MustOpenDB(t)
 	a := MustPutTenant(t, db, "alpha")
 	b := MustPutTenant(t, db, "bravo")
-	zone := func(code string) *engine.Zone {
-		return &engine.Zone{ID: engine.NewID(), Code: code, Name: "Zone " + code,
-			Boundary: engine.Polygon{Type: "Polygon", Coordinates: [][][]float64{{{0, 0}, {1, 0}, {1, 1}, {0, 0}}}}}
+	zone := func(code string) *model.Zone {
+		return &model.Zone{ID: model.NewID(), Code: code, Name: "Zone " + code,
+			Boundary: model.Polygon{Type: "Polygon", Coordinates: [][][]float64{{{0, 0}, {1, 0}, {1, 1}, {0, 0}}}}}
 	}
-	MustUpdate(t, db, func(tx engine.Tx) error {
+	MustUpdate(t, db, func(tx model.Tx) error {
 		for _, c := range []string{"north", "east", "south"} {
 			if err := tx.PutZone(a.ID, zone(c)); err != nil {
 				return err
@@ -1048,7 +1050,7 @@ func TestTx_Zones(t *testing.T) {
 		}
 		return tx.PutZone(b.ID, zone("west"))
 	})
-	MustView(t, db, func(tx engine.Tx) error {
+	MustView(t, db, func(tx model.Tx) error {
 		z, err := tx.Zone(a.ID, "north")
 		if err != nil || z.Name != "Zone north" || len(z.Boundary.Coordinates[0]) != 4 {
 			t.Fatalf("Zone = %+v, %v", z, err)
@@ -1058,14 +1060,14 @@ func TestTx_Zones(t *testing.T) {
 			t.Fatalf("Zones = %+v, %v; want ordered by code", zones, err)
 		}
 		_, err = tx.Zone(a.ID, "west")
-		AssertKind(t, err, engine.KindNotFound)
-		_, err = tx.Zone(engine.NewID(), "north")
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
+		_, err = tx.Zone(model.NewID(), "north")
+		AssertKind(t, err, model.KindNotFound)
 		return nil
 	})
 	t.Run("Empty", func(t *testing.T) {
 		c := MustPutTenant(t, db, "charlie")
-		MustView(t, db, func(tx engine.Tx) error {
+		MustView(t, db, func(tx model.Tx) error {
 			zones, err := tx.Zones(c.ID)
 			if err != nil || zones == nil || len(zones) != 0 {
 				t.Fatalf("Zones = %#v, %v; want an empty list", zones, err)
@@ -1080,10 +1082,10 @@ func TestTx_Teams(t *testing.T) {
 	a := MustPutTenant(t, db, "alpha")
 	b := MustPutTenant(t, db, "bravo")
 	var ids []string
-	MustUpdate(t, db, func(tx engine.Tx) error {
+	MustUpdate(t, db, func(tx model.Tx) error {
 		for _, name := range []string{"one", "two", "three"} {
-			tm := &engine.Team{ID: engine.NewID(), Name: name, Status: engine.TeamAvailable,
-				Verticals: []string{"gov"}, Equipment: []string{}, Members: []engine.Member{{ID: engine.NewID(), Name: "M"}}}
+			tm := &model.Team{ID: model.NewID(), Name: name, Status: engine.TeamAvailable,
+				Verticals: []string{"gov"}, Equipment: []string{}, Members: []model.Member{{ID: model.NewID(), Name: "M"}}}
 			ids = append(ids, tm.ID)
 			if err := tx.PutTeam(a.ID, tm); err != nil {
 				return err
@@ -1091,7 +1093,7 @@ func TestTx_Teams(t *testing.T) {
 		}
 		return nil
 	})
-	MustView(t, db, func(tx engine.Tx) error {
+	MustView(t, db, func(tx model.Tx) error {
 		tm, err := tx.Team(a.ID, ids[1])
 		if err != nil || tm.Name != "two" || len(tm.Members) != 1 {
 			t.Fatalf("Team = %+v, %v", tm, err)
@@ -1100,17 +1102,17 @@ func TestTx_Teams(t *testing.T) {
 		if err != nil || len(teams) != 3 || teams[0].ID != ids[0] || teams[2].ID != ids[2] {
 			t.Fatalf("Teams = %+v, %v; want oldest first", teams, err)
 		}
-		for _, c := range [][2]string{{b.ID, ids[0]}, {a.ID, engine.NewID()}, {a.ID, "bad"}, {engine.NewID(), ids[0]}} {
+		for _, c := range [][2]string{{b.ID, ids[0]}, {a.ID, model.NewID()}, {a.ID, "bad"}, {model.NewID(), ids[0]}} {
 			_, err := tx.Team(c[0], c[1])
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
 		}
 		if teams, _ := tx.Teams(b.ID); teams == nil || len(teams) != 0 {
 			t.Fatalf("another tenant's teams = %#v, want an empty list", teams)
 		}
 		return nil
 	})
-	err := db.Update(context.Background(), func(tx engine.Tx) error {
-		return tx.PutTeam(a.ID, &engine.Team{ID: "bad", Name: "x"})
+	err := db.Update(context.Background(), func(tx model.Tx) error {
+		return tx.PutTeam(a.ID, &model.Team{ID: "bad", Name: "x"})
 	})
 	if err == nil {
 		t.Fatal("PutTeam accepted a malformed id")
@@ -1123,7 +1125,7 @@ func TestDB_Backup(t *testing.T) {
 		tn := MustPutTenant(t, db, "acme")
 		u := MustPutUser(t, db, tn.ID, "alice@acme.example")
 		k := newKey(tn.ID, "one")
-		MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutAPIKey(k) })
+		MustUpdate(t, db, func(tx model.Tx) error { return tx.PutAPIKey(k) })
 
 		out := filepath.Join(t.TempDir(), "backup.db")
 		f, err := os.Create(out)
@@ -1148,7 +1150,7 @@ func TestDB_Backup(t *testing.T) {
 			t.Fatalf("opening the backup: %v", err)
 		}
 		defer restored.Close()
-		MustView(t, restored, func(tx engine.Tx) error {
+		MustView(t, restored, func(tx model.Tx) error {
 			got, err := tx.TenantBySlug("acme")
 			if err != nil || got.ID != tn.ID {
 				t.Fatalf("tenant in the backup = %+v, %v", got, err)
@@ -1161,7 +1163,7 @@ func TestDB_Backup(t *testing.T) {
 				t.Fatalf("key in the backup: %v", err)
 			}
 			_, err = tx.UserAccountByEmail("late@acme.example")
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
 			return nil
 		})
 	})
@@ -1173,7 +1175,7 @@ func TestDB_Backup(t *testing.T) {
 			defer close(done)
 			for i := 0; i < 20; i++ {
 				u := newUser(tn.ID, fmt.Sprintf("u%d@acme.example", i))
-				_ = db.Update(context.Background(), func(tx engine.Tx) error { return tx.PutUserAccount(u) })
+				_ = db.Update(context.Background(), func(tx model.Tx) error { return tx.PutUserAccount(u) })
 			}
 		}()
 		var buf bytes.Buffer
@@ -1190,7 +1192,7 @@ func TestDB_Backup(t *testing.T) {
 			t.Fatalf("opening a backup taken during writes: %v", err)
 		}
 		defer restored.Close()
-		MustView(t, restored, func(tx engine.Tx) error {
+		MustView(t, restored, func(tx model.Tx) error {
 			_, err := tx.TenantBySlug("acme")
 			return err
 		})
@@ -1199,23 +1201,23 @@ func TestDB_Backup(t *testing.T) {
 
 func TestTx_AuthTokens(t *testing.T) {
 	db := MustOpenDB(t)
-	hash := engine.HashToken("token")
-	rec := &engine.AuthToken{Kind: engine.TokenReset, TenantID: engine.NewID(), UserID: engine.NewID(),
-		ExpiresAt: engine.At(time.Now().Add(time.Hour))}
-	MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutAuthToken(hash, rec) })
-	MustView(t, db, func(tx engine.Tx) error {
+	hash := model.HashToken("token")
+	rec := &model.AuthToken{Kind: engine.TokenReset, TenantID: model.NewID(), UserID: model.NewID(),
+		ExpiresAt: model.At(time.Now().Add(time.Hour))}
+	MustUpdate(t, db, func(tx model.Tx) error { return tx.PutAuthToken(hash, rec) })
+	MustView(t, db, func(tx model.Tx) error {
 		got, err := tx.AuthToken(hash)
 		if err != nil || *got != *rec {
 			t.Fatalf("AuthToken = %+v, %v; want %+v", got, err, rec)
 		}
-		_, err = tx.AuthToken(engine.HashToken("other"))
-		AssertKind(t, err, engine.KindNotFound)
+		_, err = tx.AuthToken(model.HashToken("other"))
+		AssertKind(t, err, model.KindNotFound)
 		return nil
 	})
-	MustUpdate(t, db, func(tx engine.Tx) error { return tx.DeleteAuthToken(hash) })
-	MustView(t, db, func(tx engine.Tx) error {
+	MustUpdate(t, db, func(tx model.Tx) error { return tx.DeleteAuthToken(hash) })
+	MustView(t, db, func(tx model.Tx) error {
 		_, err := tx.AuthToken(hash)
-		AssertKind(t, err, engine.KindNotFound)
+		AssertKind(t, err, model.KindNotFound)
 		return nil
 	})
 }

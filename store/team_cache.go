@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // teamCache keeps the decoded form of each team record next to the bytes it was decoded
@@ -21,7 +21,7 @@ type teamCache struct {
 
 type cachedTeam struct {
 	raw  []byte
-	team engine.Team // private: callers get clones
+	team model.Team // private: callers get clones
 }
 
 // maxCachedTeams bounds the cache; past it, it starts again empty.
@@ -29,7 +29,7 @@ const maxCachedTeams = 100_000
 
 // decode returns the team stored as raw under tenant key tk and team key k, a copy that
 // is the caller's to keep.
-func (c *teamCache) decode(tk, k, raw []byte) (engine.Team, error) {
+func (c *teamCache) decode(tk, k, raw []byte) (model.Team, error) {
 	var key [32]byte
 	copy(key[:16], tk)
 	copy(key[16:], k)
@@ -39,7 +39,7 @@ func (c *teamCache) decode(tk, k, raw []byte) (engine.Team, error) {
 	if ok && bytes.Equal(hit.raw, raw) {
 		return hit.team.Clone(), nil
 	}
-	var tm engine.Team
+	var tm model.Team
 	if err := json.Unmarshal(raw, &tm); err != nil {
 		return tm, err
 	}

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -15,7 +16,7 @@ type tx struct {
 	db  *DB // for the directory versions; nil in some tests
 }
 
-var _ engine.Tx = (*tx)(nil)
+var _ model.Tx = (*tx)(nil)
 
 func (t *tx) OnCommit(fn func()) { t.btx.OnCommit(fn) }
 
@@ -23,11 +24,11 @@ func (t *tx) OnCommit(fn func()) { t.btx.OnCommit(fn) }
 func (t *tx) tenant(tenantID string) (*bolt.Bucket, error) {
 	k, err := idKey(tenantID)
 	if err != nil {
-		return nil, engine.NotFound("tenant")
+		return nil, model.NotFound("tenant")
 	}
 	b := t.btx.Bucket(bucketTenantRoot).Bucket(k)
 	if b == nil {
-		return nil, engine.NotFound("tenant")
+		return nil, model.NotFound("tenant")
 	}
 	return b, nil
 }
@@ -73,30 +74,30 @@ func (t *tx) PutMeta(key string, value []byte) error {
 	return t.btx.Bucket(bucketMeta).Put([]byte(key), value)
 }
 
-func (t *tx) Tenant(id string) (*engine.Tenant, error) {
+func (t *tx) Tenant(id string) (*model.Tenant, error) {
 	k, err := idKey(id)
 	if err != nil {
-		return nil, engine.NotFound("tenant")
+		return nil, model.NotFound("tenant")
 	}
-	var out engine.Tenant
+	var out model.Tenant
 	if ok, err := getJSON(t.btx.Bucket(bucketTenants), k, &out); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("tenant")
+			err = model.NotFound("tenant")
 		}
 		return nil, err
 	}
 	return &out, nil
 }
 
-func (t *tx) TenantBySlug(slug string) (*engine.Tenant, error) {
+func (t *tx) TenantBySlug(slug string) (*model.Tenant, error) {
 	id := t.btx.Bucket(bucketSlugs).Get([]byte(slug))
 	if id == nil {
-		return nil, engine.NotFound("tenant " + slug)
+		return nil, model.NotFound("tenant " + slug)
 	}
 	return t.Tenant(idString(id))
 }
 
-func (t *tx) PutTenant(tn *engine.Tenant) error {
+func (t *tx) PutTenant(tn *model.Tenant) error {
 	t.changed(tn.ID)
 	k, err := idKey(tn.ID)
 	if err != nil {
@@ -104,9 +105,9 @@ func (t *tx) PutTenant(tn *engine.Tenant) error {
 	}
 	slugs := t.btx.Bucket(bucketSlugs)
 	if owner := slugs.Get([]byte(tn.Slug)); owner != nil && !bytes.Equal(owner, k) {
-		return engine.Errorf(engine.KindConflict, "slug %s is taken", engine.Quote(tn.Slug))
+		return model.Errorf(model.KindConflict, "slug %s is taken", model.Quote(tn.Slug))
 	}
-	var old engine.Tenant
+	var old model.Tenant
 	if ok, err := getJSON(t.btx.Bucket(bucketTenants), k, &old); err != nil {
 		return err
 	} else if ok && old.Slug != tn.Slug {
@@ -129,10 +130,10 @@ func (t *tx) PutTenant(tn *engine.Tenant) error {
 	return putJSON(t.btx.Bucket(bucketTenants), k, tn)
 }
 
-func (t *tx) Tenants() ([]engine.Tenant, error) {
-	var out []engine.Tenant
+func (t *tx) Tenants() ([]model.Tenant, error) {
+	var out []model.Tenant
 	err := t.btx.Bucket(bucketTenants).ForEach(func(_, v []byte) error {
-		var tn engine.Tenant
+		var tn model.Tenant
 		if err := json.Unmarshal(v, &tn); err != nil {
 			return err
 		}
@@ -142,34 +143,34 @@ func (t *tx) Tenants() ([]engine.Tenant, error) {
 	return out, err
 }
 
-func (t *tx) UserAccount(tenantID, id string) (*engine.UserAccount, error) {
+func (t *tx) UserAccount(tenantID, id string) (*model.UserAccount, error) {
 	b, err := t.tbucket(tenantID, tbUsers)
 	if err != nil {
 		return nil, err
 	}
 	k, err := idKey(id)
 	if err != nil {
-		return nil, engine.NotFound("user")
+		return nil, model.NotFound("user")
 	}
-	var u engine.UserAccount
+	var u model.UserAccount
 	if ok, err := getJSON(b, k, &u); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("user")
+			err = model.NotFound("user")
 		}
 		return nil, err
 	}
 	return &u, nil
 }
 
-func (t *tx) UserAccountByEmail(email string) (*engine.UserAccount, error) {
+func (t *tx) UserAccountByEmail(email string) (*model.UserAccount, error) {
 	v := t.btx.Bucket(bucketUsersByEmail).Get([]byte(email))
 	if len(v) != 32 {
-		return nil, engine.NotFound("user")
+		return nil, model.NotFound("user")
 	}
 	return t.UserAccount(idString(v[:16]), idString(v[16:]))
 }
 
-func (t *tx) PutUserAccount(u *engine.UserAccount) error {
+func (t *tx) PutUserAccount(u *model.UserAccount) error {
 	t.changed(u.TenantID)
 	b, err := t.tbucket(u.TenantID, tbUsers)
 	if err != nil {
@@ -181,9 +182,9 @@ func (t *tx) PutUserAccount(u *engine.UserAccount) error {
 	}
 	emails := t.btx.Bucket(bucketUsersByEmail)
 	if owner := emails.Get([]byte(u.Email)); owner != nil && !bytes.Equal(owner, ref) {
-		return engine.Errorf(engine.KindConflict, "a user with email %s exists", u.Email)
+		return model.Errorf(model.KindConflict, "a user with email %s exists", u.Email)
 	}
-	var old engine.UserAccount
+	var old model.UserAccount
 	if ok, err := getJSON(b, ref[16:], &old); err != nil {
 		return err
 	} else if ok && old.Email != u.Email {
@@ -197,14 +198,14 @@ func (t *tx) PutUserAccount(u *engine.UserAccount) error {
 	return putJSON(b, ref[16:], u)
 }
 
-func (t *tx) Users(tenantID string, p engine.Page) ([]engine.User, string, error) {
+func (t *tx) Users(tenantID string, p model.Page) ([]model.User, string, error) {
 	b, err := t.tbucket(tenantID, tbUsers)
 	if err != nil {
 		return nil, "", err
 	}
-	out := []engine.User{}
+	out := []model.User{}
 	next, err := listNewestFirst(b, p, 16, func(_, v []byte) error {
-		var u engine.UserAccount
+		var u model.UserAccount
 		if err := json.Unmarshal(v, &u); err != nil {
 			return err
 		}
@@ -217,7 +218,7 @@ func (t *tx) Users(tenantID string, p engine.Page) ([]engine.User, string, error
 // listNewestFirst walks b backwards from the page's cursor, calling fn for the entries
 // the page takes (Page.Full, on the stored JSON), and returns the cursor of the next page
 // ("" when there is none).
-func listNewestFirst(b *bolt.Bucket, p engine.Page, keyLen int, fn func(k, v []byte) error) (string, error) {
+func listNewestFirst(b *bolt.Bucket, p model.Page, keyLen int, fn func(k, v []byte) error) (string, error) {
 	c := b.Cursor()
 	var k, v []byte
 	if p.Cursor == "" {
@@ -249,13 +250,13 @@ func listNewestFirst(b *bolt.Bucket, p engine.Page, keyLen int, fn func(k, v []b
 	return "", nil
 }
 
-func (t *tx) LoginGuard(email string) (engine.LoginGuard, error) {
-	var g engine.LoginGuard
+func (t *tx) LoginGuard(email string) (model.LoginGuard, error) {
+	var g model.LoginGuard
 	_, err := getJSON(t.btx.Bucket(bucketLoginGuards), []byte(email), &g)
 	return g, err
 }
 
-func (t *tx) PutLoginGuard(email string, g engine.LoginGuard) error {
+func (t *tx) PutLoginGuard(email string, g model.LoginGuard) error {
 	b := t.btx.Bucket(bucketLoginGuards)
 	if g.IsZero() {
 		return b.Delete([]byte(email))
@@ -263,34 +264,34 @@ func (t *tx) PutLoginGuard(email string, g engine.LoginGuard) error {
 	return putJSON(b, []byte(email), g)
 }
 
-func (t *tx) APIKeyByHash(hash string) (*engine.APIKeyRecord, error) {
-	var k engine.APIKeyRecord
+func (t *tx) APIKeyByHash(hash string) (*model.APIKeyRecord, error) {
+	var k model.APIKeyRecord
 	if ok, err := getJSON(t.btx.Bucket(bucketAPIKeys), []byte(hash), &k); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("api key")
+			err = model.NotFound("api key")
 		}
 		return nil, err
 	}
 	return &k, nil
 }
 
-func (t *tx) APIKey(tenantID, id string) (*engine.APIKeyRecord, error) {
+func (t *tx) APIKey(tenantID, id string) (*model.APIKeyRecord, error) {
 	b, err := t.tbucket(tenantID, tbAPIKeys)
 	if err != nil {
 		return nil, err
 	}
 	k, err := idKey(id)
 	if err != nil {
-		return nil, engine.NotFound("api key")
+		return nil, model.NotFound("api key")
 	}
 	hash := b.Get(k)
 	if hash == nil {
-		return nil, engine.NotFound("api key")
+		return nil, model.NotFound("api key")
 	}
 	return t.APIKeyByHash(string(hash))
 }
 
-func (t *tx) PutAPIKey(rec *engine.APIKeyRecord) error {
+func (t *tx) PutAPIKey(rec *model.APIKeyRecord) error {
 	t.changed(rec.TenantID)
 	b, err := t.tbucket(rec.TenantID, tbAPIKeys)
 	if err != nil {
@@ -320,12 +321,12 @@ func (t *tx) DeleteAPIKey(tenantID, id string) error {
 	return t.btx.Bucket(bucketAPIKeys).Delete([]byte(rec.Hash))
 }
 
-func (t *tx) APIKeys(tenantID string) ([]engine.APIKeyRecord, error) {
+func (t *tx) APIKeys(tenantID string) ([]model.APIKeyRecord, error) {
 	b, err := t.tbucket(tenantID, tbAPIKeys)
 	if err != nil {
 		return nil, err
 	}
-	var out []engine.APIKeyRecord
+	var out []model.APIKeyRecord
 	c := b.Cursor()
 	for k, hash := c.Last(); k != nil; k, hash = c.Prev() {
 		rec, err := t.APIKeyByHash(string(hash))
@@ -337,19 +338,19 @@ func (t *tx) APIKeys(tenantID string) ([]engine.APIKeyRecord, error) {
 	return out, nil
 }
 
-func (t *tx) Idempotency(tenantID, key string) (*engine.IdempotencyRecord, error) {
+func (t *tx) Idempotency(tenantID, key string) (*model.IdempotencyRecord, error) {
 	b, err := t.tbucket(tenantID, tbIdempotency)
 	if err != nil {
 		return nil, err
 	}
-	var r engine.IdempotencyRecord
+	var r model.IdempotencyRecord
 	if ok, err := getJSON(b, []byte(key), &r); !ok || err != nil {
 		return nil, err
 	}
 	return &r, nil
 }
 
-func (t *tx) PutIdempotency(tenantID, key string, r *engine.IdempotencyRecord) error {
+func (t *tx) PutIdempotency(tenantID, key string, r *model.IdempotencyRecord) error {
 	b, err := t.tbucket(tenantID, tbIdempotency)
 	if err != nil {
 		return err
@@ -357,26 +358,26 @@ func (t *tx) PutIdempotency(tenantID, key string, r *engine.IdempotencyRecord) e
 	return putJSON(b, []byte(key), r)
 }
 
-func (t *tx) Team(tenantID, id string) (*engine.Team, error) {
+func (t *tx) Team(tenantID, id string) (*model.Team, error) {
 	b, err := t.tbucket(tenantID, tbTeams)
 	if err != nil {
 		return nil, err
 	}
 	k, err := idKey(id)
 	if err != nil {
-		return nil, engine.NotFound("team")
+		return nil, model.NotFound("team")
 	}
-	var tm engine.Team
+	var tm model.Team
 	if ok, err := getJSON(b, k, &tm); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("team")
+			err = model.NotFound("team")
 		}
 		return nil, err
 	}
 	return &tm, nil
 }
 
-func (t *tx) PutTeam(tenantID string, tm *engine.Team) error {
+func (t *tx) PutTeam(tenantID string, tm *model.Team) error {
 	t.changed(tenantID)
 	b, err := t.tbucket(tenantID, tbTeams)
 	if err != nil {
@@ -389,15 +390,15 @@ func (t *tx) PutTeam(tenantID string, tm *engine.Team) error {
 	return putJSON(b, k, tm)
 }
 
-func (t *tx) Teams(tenantID string) ([]engine.Team, error) {
+func (t *tx) Teams(tenantID string) ([]model.Team, error) {
 	b, err := t.tbucket(tenantID, tbTeams)
 	if err != nil {
 		return nil, err
 	}
-	out := []engine.Team{}
+	out := []model.Team{}
 	if t.db == nil {
 		err = b.ForEach(func(_, v []byte) error {
-			var tm engine.Team
+			var tm model.Team
 			if err := json.Unmarshal(v, &tm); err != nil {
 				return err
 			}

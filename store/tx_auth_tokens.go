@@ -1,21 +1,19 @@
 package store
 
-import (
-	"github.com/fieldrelay/fieldrelay/engine"
-)
+import "github.com/fieldrelay/fieldrelay/engine/model"
 
-func (t *tx) AuthToken(hash string) (*engine.AuthToken, error) {
-	var a engine.AuthToken
+func (t *tx) AuthToken(hash string) (*model.AuthToken, error) {
+	var a model.AuthToken
 	if ok, err := getJSON(t.btx.Bucket(bucketAuthTokens), []byte(hash), &a); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("token")
+			err = model.NotFound("token")
 		}
 		return nil, err
 	}
 	return &a, nil
 }
 
-func (t *tx) PutAuthToken(hash string, a *engine.AuthToken) error {
+func (t *tx) PutAuthToken(hash string, a *model.AuthToken) error {
 	return putJSON(t.btx.Bucket(bucketAuthTokens), []byte(hash), a)
 }
 

@@ -5,7 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -28,39 +29,39 @@ func zoneDeviceKey(zoneCode, deviceID string) ([]byte, error) {
 	return append(append([]byte(zoneCode), 0), k...), nil
 }
 
-func (t *tx) Device(tenantID, id string) (*engine.Device, error) {
+func (t *tx) Device(tenantID, id string) (*model.Device, error) {
 	b, err := t.tbucket(tenantID, tbDevices)
 	if err != nil {
 		return nil, err
 	}
 	k, err := idKey(id)
 	if err != nil {
-		return nil, engine.NotFound("device")
+		return nil, model.NotFound("device")
 	}
-	var d engine.Device
+	var d model.Device
 	if ok, err := getJSON(b, k, &d); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("device")
+			err = model.NotFound("device")
 		}
 		return nil, err
 	}
 	return &d, nil
 }
 
-func (t *tx) DeviceByHardware(tenantID, hardwareID string) (*engine.Device, error) {
+func (t *tx) DeviceByHardware(tenantID, hardwareID string) (*model.Device, error) {
 	b, err := t.tbucket(tenantID, tbDevicesByHardware)
 	if err != nil {
 		return nil, err
 	}
 	id := b.Get([]byte(hardwareID))
 	if hardwareID == "" || id == nil {
-		return nil, engine.NotFound("device")
+		return nil, model.NotFound("device")
 	}
 	return t.Device(tenantID, idString(id))
 }
 
 // PutDevice stores d; its indexes by hardware id, team and zone follow the record.
-func (t *tx) PutDevice(tenantID string, d *engine.Device) error {
+func (t *tx) PutDevice(tenantID string, d *model.Device) error {
 	tb, err := t.tenant(tenantID)
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func (t *tx) PutDevice(tenantID string, d *engine.Device) error {
 		return err
 	}
 	b := tb.Bucket(tbDevices)
-	var old engine.Device
+	var old model.Device
 	found, err := getJSON(b, k, &old)
 	if err != nil {
 		return err
@@ -79,7 +80,7 @@ func (t *tx) PutDevice(tenantID string, d *engine.Device) error {
 		hw := tb.Bucket(tbDevicesByHardware)
 		if d.HardwareID != nil {
 			if owner := hw.Get([]byte(*d.HardwareID)); owner != nil && !bytes.Equal(owner, k) {
-				return engine.Errorf(engine.KindConflict, "hardware_id %s is registered to another device", engine.Quote(*d.HardwareID))
+				return model.Errorf(model.KindConflict, "hardware_id %s is registered to another device", model.Quote(*d.HardwareID))
 			}
 			if err := hw.Put([]byte(*d.HardwareID), k); err != nil {
 				return err
@@ -132,7 +133,7 @@ func sameString(a, b *string) bool {
 }
 
 // PutTeamPositions is PutTeam without the directory version bump.
-func (t *tx) PutTeamPositions(tenantID string, tm *engine.Team) error {
+func (t *tx) PutTeamPositions(tenantID string, tm *model.Team) error {
 	b, err := t.tbucket(tenantID, tbTeams)
 	if err != nil {
 		return err
@@ -176,7 +177,7 @@ func devicesUnder(b *bolt.Bucket, prefix []byte) []string {
 	return out
 }
 
-func (t *tx) DeviceItem(tenantID, deviceID string, seq int64) (*engine.DeviceItem, error) {
+func (t *tx) DeviceItem(tenantID, deviceID string, seq int64) (*model.DeviceItem, error) {
 	b, err := t.tbucket(tenantID, tbDeviceSeq)
 	if err != nil {
 		return nil, err
@@ -185,14 +186,14 @@ func (t *tx) DeviceItem(tenantID, deviceID string, seq int64) (*engine.DeviceIte
 	if err != nil {
 		return nil, nil
 	}
-	var it engine.DeviceItem
+	var it model.DeviceItem
 	if ok, err := getJSON(b, k, &it); !ok || err != nil {
 		return nil, err
 	}
 	return &it, nil
 }
 
-func (t *tx) PutDeviceItem(tenantID, deviceID string, it *engine.DeviceItem) error {
+func (t *tx) PutDeviceItem(tenantID, deviceID string, it *model.DeviceItem) error {
 	b, err := t.tbucket(tenantID, tbDeviceSeq)
 	if err != nil {
 		return err
@@ -224,7 +225,7 @@ func (t *tx) WalkDeviceItems(tenantID, deviceID string, after int64, fn func(seq
 	return nil
 }
 
-func (t *tx) PutQueueItem(tenantID, deviceID string, q *engine.QueueItem) error {
+func (t *tx) PutQueueItem(tenantID, deviceID string, q *model.QueueItem) error {
 	b, err := t.tbucket(tenantID, tbDeviceQueue)
 	if err != nil {
 		return err
@@ -237,7 +238,7 @@ func (t *tx) PutQueueItem(tenantID, deviceID string, q *engine.QueueItem) error 
 	return putJSON(b, k, q)
 }
 
-func (t *tx) QueueItems(tenantID, deviceID string, after int64, limit int) ([]engine.QueueItem, error) {
+func (t *tx) QueueItems(tenantID, deviceID string, after int64, limit int) ([]model.QueueItem, error) {
 	b, err := t.tbucket(tenantID, tbDeviceQueue)
 	if err != nil {
 		return nil, err
@@ -247,10 +248,10 @@ func (t *tx) QueueItems(tenantID, deviceID string, after int64, limit int) ([]en
 		return nil, err
 	}
 	prefix := from[:16]
-	out := []engine.QueueItem{}
+	out := []model.QueueItem{}
 	c := b.Cursor()
 	for k, v := c.Seek(from); k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, v = c.Next() {
-		var q engine.QueueItem
+		var q model.QueueItem
 		if err := json.Unmarshal(v, &q); err != nil {
 			return nil, err
 		}
@@ -259,7 +260,7 @@ func (t *tx) QueueItems(tenantID, deviceID string, after int64, limit int) ([]en
 	return out, nil
 }
 
-func (t *tx) DeleteQueueItems(tenantID, deviceID string, through int64) ([]engine.QueueItem, error) {
+func (t *tx) DeleteQueueItems(tenantID, deviceID string, through int64) ([]model.QueueItem, error) {
 	b, err := t.tbucket(tenantID, tbDeviceQueue)
 	if err != nil {
 		return nil, err
@@ -269,11 +270,11 @@ func (t *tx) DeleteQueueItems(tenantID, deviceID string, through int64) ([]engin
 		return nil, err
 	}
 	prefix := from[:16]
-	var out []engine.QueueItem
+	var out []model.QueueItem
 	var keys [][]byte
 	c := b.Cursor()
 	for k, v := c.Seek(from); k != nil && bytes.HasPrefix(k, prefix) && int64(binary.BigEndian.Uint64(k[16:])) <= through; k, v = c.Next() {
-		var q engine.QueueItem
+		var q model.QueueItem
 		if err := json.Unmarshal(v, &q); err != nil {
 			return nil, err
 		}

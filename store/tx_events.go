@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -15,26 +16,26 @@ import (
 // fewer of them to write.
 const appendFill = 0.9
 
-func (t *tx) Event(tenantID, id string) (*engine.Event, error) {
+func (t *tx) Event(tenantID, id string) (*model.Event, error) {
 	b, err := t.tbucket(tenantID, tbEvents)
 	if err != nil {
 		return nil, err
 	}
 	k, err := idKey(id)
 	if err != nil {
-		return nil, engine.NotFound("event")
+		return nil, model.NotFound("event")
 	}
-	var ev engine.Event
+	var ev model.Event
 	if ok, err := getJSON(b, k, &ev); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("event")
+			err = model.NotFound("event")
 		}
 		return nil, err
 	}
 	return &ev, nil
 }
 
-func (t *tx) PutEvent(tenantID string, ev *engine.Event) error {
+func (t *tx) PutEvent(tenantID string, ev *model.Event) error {
 	b, err := t.tbucket(tenantID, tbEvents)
 	if err != nil {
 		return err
@@ -50,7 +51,7 @@ func (t *tx) PutEvent(tenantID string, ev *engine.Event) error {
 
 // Events walks the events newest first from the cursor (or from until), decoding only what
 // the filter needs to see, and stops at since: event keys are time-ordered.
-func (t *tx) Events(tenantID string, f engine.EventFilter, p engine.Page) ([]engine.Event, string, error) {
+func (t *tx) Events(tenantID string, f model.EventFilter, p model.Page) ([]model.Event, string, error) {
 	b, err := t.tbucket(tenantID, tbEvents)
 	if err != nil {
 		return nil, "", err
@@ -70,14 +71,14 @@ func (t *tx) Events(tenantID string, f engine.EventFilter, p engine.Page) ([]eng
 	default:
 		k, v = c.Last()
 	}
-	out := []engine.Event{}
+	out := []model.Event{}
 	var last []byte
 	size := 0 // of the page's stored JSON, which is the answer's (Event.AppendJSON)
 	for ; k != nil; k, v = c.Prev() {
 		if f.Since != nil && uuidMillis(k) < f.Since.UnixMilli() {
 			break
 		}
-		var ev engine.Event
+		var ev model.Event
 		if err := json.Unmarshal(v, &ev); err != nil {
 			return nil, "", err
 		}
@@ -106,7 +107,7 @@ func seekBefore(c *bolt.Cursor, bound []byte) ([]byte, []byte) {
 	return k, v
 }
 
-func (t *tx) EventReply(tenantID, key string) (*engine.IdempotencyRecord, error) {
+func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) {
 	if key == "" {
 		return nil, nil
 	}
@@ -126,7 +127,7 @@ func (t *tx) EventReply(tenantID, key string) (*engine.IdempotencyRecord, error)
 // body.
 const eventReplyV1 = 1
 
-func encodeEventReply(r *engine.IdempotencyRecord) ([]byte, error) {
+func encodeEventReply(r *model.IdempotencyRecord) ([]byte, error) {
 	if len(r.RequestID) > 255 {
 		return nil, fmt.Errorf("request id too long")
 	}
@@ -139,19 +140,19 @@ func encodeEventReply(r *engine.IdempotencyRecord) ([]byte, error) {
 	return append(out, r.Body...), nil
 }
 
-func decodeEventReply(raw []byte) (*engine.IdempotencyRecord, error) {
+func decodeEventReply(raw []byte) (*model.IdempotencyRecord, error) {
 	if len(raw) < 12 || raw[0] != eventReplyV1 || len(raw) < 12+int(raw[11]) {
 		return nil, fmt.Errorf("decoding an event reply: malformed record")
 	}
 	n := 12 + int(raw[11])
-	r := &engine.IdempotencyRecord{CreatedAt: engine.At(time.UnixMilli(int64(binary.BigEndian.Uint64(raw[3:11]))))}
+	r := &model.IdempotencyRecord{CreatedAt: model.At(time.UnixMilli(int64(binary.BigEndian.Uint64(raw[3:11]))))}
 	r.Status = int(binary.BigEndian.Uint16(raw[1:3]))
 	r.RequestID = string(raw[12:n])
 	r.Body = bytes.Clone(raw[n:])
 	return r, nil
 }
 
-func (t *tx) PutEventReply(tenantID, key string, r *engine.IdempotencyRecord) error {
+func (t *tx) PutEventReply(tenantID, key string, r *model.IdempotencyRecord) error {
 	b, err := t.tbucket(tenantID, tbEventsByIdem)
 	if err != nil {
 		return err
@@ -200,7 +201,7 @@ func (t *tx) UnparkEvent(tenantID, zoneCode, eventID string) error {
 	return b.Delete(k)
 }
 
-func (t *tx) ParkedEvents(tenantID string, zoneCode *string) ([]engine.ParkedRef, error) {
+func (t *tx) ParkedEvents(tenantID string, zoneCode *string) ([]model.ParkedRef, error) {
 	b, err := t.tbucket(tenantID, tbEventsParked)
 	if err != nil {
 		return nil, err
@@ -209,19 +210,19 @@ func (t *tx) ParkedEvents(tenantID string, zoneCode *string) ([]engine.ParkedRef
 	if zoneCode != nil {
 		prefix = append([]byte(*zoneCode), 0)
 	}
-	var out []engine.ParkedRef
+	var out []model.ParkedRef
 	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		if len(k) < 17 || k[len(k)-17] != 0 {
 			continue
 		}
-		out = append(out, engine.ParkedRef{ZoneCode: string(k[:len(k)-17]), EventID: idString(k[len(k)-16:])})
+		out = append(out, model.ParkedRef{ZoneCode: string(k[:len(k)-17]), EventID: idString(k[len(k)-16:])})
 	}
 	return out, nil
 }
 
 // dueKey is due time (Unix ms, 8 bytes) | tenant id | entry id: the scheduler's index.
-func dueKey(o *engine.OutboxEntry) ([]byte, error) {
+func dueKey(o *model.OutboxEntry) ([]byte, error) {
 	k := make([]byte, 8, 40)
 	binary.BigEndian.PutUint64(k, uint64(o.DueAt.UnixMilli()))
 	ids, err := pair(o.TenantID, o.ID)
@@ -231,26 +232,26 @@ func dueKey(o *engine.OutboxEntry) ([]byte, error) {
 	return append(k, ids...), nil
 }
 
-func (t *tx) OutboxEntry(tenantID, id string) (*engine.OutboxEntry, error) {
+func (t *tx) OutboxEntry(tenantID, id string) (*model.OutboxEntry, error) {
 	b, err := t.tbucket(tenantID, tbOutbox)
 	if err != nil {
 		return nil, err
 	}
 	k, err := idKey(id)
 	if err != nil {
-		return nil, engine.NotFound("outbox entry")
+		return nil, model.NotFound("outbox entry")
 	}
-	var o engine.OutboxEntry
+	var o model.OutboxEntry
 	if ok, err := getJSON(b, k, &o); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("outbox entry")
+			err = model.NotFound("outbox entry")
 		}
 		return nil, err
 	}
 	return &o, nil
 }
 
-func (t *tx) PutOutboxEntry(o *engine.OutboxEntry) error {
+func (t *tx) PutOutboxEntry(o *model.OutboxEntry) error {
 	b, err := t.tbucket(o.TenantID, tbOutbox)
 	if err != nil {
 		return err
@@ -268,7 +269,7 @@ func (t *tx) PutOutboxEntry(o *engine.OutboxEntry) error {
 		if err := due.Delete(oldKey); err != nil {
 			return err
 		}
-	} else if !engine.IsKind(err, engine.KindNotFound) {
+	} else if !model.IsKind(err, model.KindNotFound) {
 		return err
 	}
 	newKey, err := dueKey(o)
@@ -287,7 +288,7 @@ func (t *tx) PutOutboxEntry(o *engine.OutboxEntry) error {
 
 func (t *tx) DeleteOutboxEntry(tenantID, id string) error {
 	old, err := t.OutboxEntry(tenantID, id)
-	if engine.IsKind(err, engine.KindNotFound) {
+	if model.IsKind(err, model.KindNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -305,13 +306,13 @@ func (t *tx) DeleteOutboxEntry(tenantID, id string) error {
 	return b.Delete(k)
 }
 
-func (t *tx) DueOutbox() ([]engine.OutboxRef, error) {
-	var out []engine.OutboxRef
+func (t *tx) DueOutbox() ([]model.OutboxRef, error) {
+	var out []model.OutboxRef
 	err := t.btx.Bucket(bucketOutboxDue).ForEach(func(k, v []byte) error {
 		if len(k) != 40 {
 			return nil
 		}
-		out = append(out, engine.OutboxRef{
+		out = append(out, model.OutboxRef{
 			DueAt:    time.UnixMilli(int64(binary.BigEndian.Uint64(k[:8]))).UTC(),
 			TenantID: idString(k[8:24]), ID: idString(k[24:40]), Leased: len(v) == 1 && v[0] == 1})
 		return nil
@@ -332,7 +333,7 @@ func (t *tx) ExpireIdempotency(before time.Time) (int, error) {
 		var old [][]byte
 		err := b.ForEach(func(k, v []byte) error {
 			var r struct {
-				CreatedAt engine.Time `json:"created_at"`
+				CreatedAt model.Time `json:"created_at"`
 			}
 			if err := json.Unmarshal(v, &r); err != nil || r.CreatedAt.Before(before) {
 				old = append(old, bytes.Clone(k))

@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 func TestEventReplyCodec(t *testing.T) {
-	in := &engine.IdempotencyRecord{Reply: engine.Reply{Status: 201, Body: []byte(`{"event_id":"x"}`),
-		RequestID: engine.NewID()}, CreatedAt: engine.At(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC))}
+	in := &model.IdempotencyRecord{Reply: model.Reply{Status: 201, Body: []byte(`{"event_id":"x"}`),
+		RequestID: model.NewID()}, CreatedAt: model.At(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC))}
 	raw, err := encodeEventReply(in)
 	if err != nil {
 		t.Fatal(err)
@@ -37,16 +38,16 @@ func TestEventsTimeBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	tn := &engine.Tenant{ID: engine.NewID(), Slug: "acme", Name: "Acme", Status: engine.TenantActive}
+	tn := &model.Tenant{ID: model.NewID(), Slug: "acme", Name: "Acme", Status: engine.TenantActive}
 	at := time.Date(2026, 6, 9, 10, 11, 12, 0, time.UTC)
 	ctx := t.Context()
-	err = db.Update(ctx, func(tx engine.Tx) error {
+	err = db.Update(ctx, func(tx model.Tx) error {
 		if err := tx.PutTenant(tn); err != nil {
 			return err
 		}
 		for i := range 3 {
-			ev := &engine.Event{ID: engine.NewIDAt(at.Add(time.Duration(i) * time.Second)), Type: "fire",
-				Priority: engine.PriorityNormal, Status: engine.EventPending, CreatedAt: engine.At(at)}
+			ev := &model.Event{ID: model.NewIDAt(at.Add(time.Duration(i) * time.Second)), Type: "fire",
+				Priority: model.PriorityNormal, Status: model.EventPending, CreatedAt: model.At(at)}
 			if err := tx.PutEvent(tn.ID, ev); err != nil {
 				return err
 			}
@@ -70,8 +71,8 @@ func TestEventsTimeBounds(t *testing.T) {
 		{"since 1969 until 2025", day(1969), day(2025), 0},
 		{"since 1969 until 2027", day(1969), day(2027), 3},
 	} {
-		err := db.View(ctx, func(tx engine.Tx) error {
-			evs, _, err := tx.Events(tn.ID, engine.EventFilter{Since: tc.since, Until: tc.until}, engine.Page{Limit: 10})
+		err := db.View(ctx, func(tx model.Tx) error {
+			evs, _, err := tx.Events(tn.ID, model.EventFilter{Since: tc.since, Until: tc.until}, model.Page{Limit: 10})
 			if err == nil && len(evs) != tc.want {
 				t.Errorf("%s: %d events, want %d", tc.name, len(evs), tc.want)
 			}

@@ -4,22 +4,22 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-func (t *tx) Mission(tenantID, id string) (*engine.Mission, error) {
+func (t *tx) Mission(tenantID, id string) (*model.Mission, error) {
 	b, err := t.tbucket(tenantID, tbMissions)
 	if err != nil {
 		return nil, err
 	}
 	k, err := idKey(id)
 	if err != nil {
-		return nil, engine.NotFound("mission")
+		return nil, model.NotFound("mission")
 	}
-	var m engine.Mission
+	var m model.Mission
 	if ok, err := getJSON(b, k, &m); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("mission")
+			err = model.NotFound("mission")
 		}
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func (t *tx) Mission(tenantID, id string) (*engine.Mission, error) {
 
 // PutMission stores m; a new mission also enters the indexes by event and by team (a
 // mission never changes event or team).
-func (t *tx) PutMission(tenantID string, m *engine.Mission) error {
+func (t *tx) PutMission(tenantID string, m *model.Mission) error {
 	b, err := t.tbucket(tenantID, tbMissions)
 	if err != nil {
 		return err
@@ -60,12 +60,12 @@ func (t *tx) PutMission(tenantID string, m *engine.Mission) error {
 
 // Missions walks the missions newest first; with a single team it walks that team's
 // index instead of every mission.
-func (t *tx) Missions(tenantID string, f engine.MissionFilter, p engine.Page) ([]engine.Mission, string, error) {
+func (t *tx) Missions(tenantID string, f model.MissionFilter, p model.Page) ([]model.Mission, string, error) {
 	b, err := t.tbucket(tenantID, tbMissions)
 	if err != nil {
 		return nil, "", err
 	}
-	out := []engine.Mission{}
+	out := []model.Mission{}
 	if f.TeamIDs != nil && len(f.TeamIDs) == 0 {
 		return out, "", nil
 	}
@@ -86,7 +86,7 @@ func (t *tx) Missions(tenantID string, f engine.MissionFilter, p engine.Page) ([
 	var last []byte
 	size := 0 // of the page's stored JSON
 	for ; k != nil; k, v = c.Prev() {
-		var m engine.Mission
+		var m model.Mission
 		if err := json.Unmarshal(v, &m); err != nil {
 			return nil, "", err
 		}
@@ -104,14 +104,14 @@ func (t *tx) Missions(tenantID string, f engine.MissionFilter, p engine.Page) ([
 }
 
 // teamMissions walks one team's index newest first (mission ids are time-ordered).
-func (t *tx) teamMissions(tenantID string, f engine.MissionFilter, p engine.Page) ([]engine.Mission, string, error) {
+func (t *tx) teamMissions(tenantID string, f model.MissionFilter, p model.Page) ([]model.Mission, string, error) {
 	tb, err := t.tenant(tenantID)
 	if err != nil {
 		return nil, "", err
 	}
 	team, err := idKey(f.TeamIDs[0])
 	if err != nil {
-		return []engine.Mission{}, "", nil
+		return []model.Mission{}, "", nil
 	}
 	bound := append(bytes.Clone(team), bytes.Repeat([]byte{0xff}, 16)...)
 	if p.Cursor != "" {
@@ -121,7 +121,7 @@ func (t *tx) teamMissions(tenantID string, f engine.MissionFilter, p engine.Page
 		}
 		bound = append(bytes.Clone(team), after...)
 	}
-	out := []engine.Mission{}
+	out := []model.Mission{}
 	var last []byte
 	size := 0 // of the page's stored JSON
 	missions := tb.Bucket(tbMissions)
@@ -129,9 +129,9 @@ func (t *tx) teamMissions(tenantID string, f engine.MissionFilter, p engine.Page
 	for k, _ := seekBefore(c, bound); k != nil && bytes.HasPrefix(k, team); k, _ = c.Prev() {
 		v := missions.Get(k[16:])
 		if v == nil {
-			return nil, "", engine.NotFound("mission")
+			return nil, "", model.NotFound("mission")
 		}
-		var m engine.Mission
+		var m model.Mission
 		if err := json.Unmarshal(v, &m); err != nil {
 			return nil, "", err
 		}
@@ -148,7 +148,7 @@ func (t *tx) teamMissions(tenantID string, f engine.MissionFilter, p engine.Page
 	return out, "", nil
 }
 
-func (t *tx) MissionsOfEvent(tenantID, eventID string) ([]engine.Mission, error) {
+func (t *tx) MissionsOfEvent(tenantID, eventID string) ([]model.Mission, error) {
 	tb, err := t.tenant(tenantID)
 	if err != nil {
 		return nil, err
@@ -157,7 +157,7 @@ func (t *tx) MissionsOfEvent(tenantID, eventID string) ([]engine.Mission, error)
 	if err != nil {
 		return nil, nil
 	}
-	var out []engine.Mission
+	var out []model.Mission
 	c := tb.Bucket(tbMissionsByEvent).Cursor()
 	for k, _ := c.Seek(ek); k != nil && bytes.HasPrefix(k, ek); k, _ = c.Next() {
 		m, err := t.Mission(tenantID, idString(k[16:]))
@@ -169,7 +169,7 @@ func (t *tx) MissionsOfEvent(tenantID, eventID string) ([]engine.Mission, error)
 	return out, nil
 }
 
-func (t *tx) PutDispatch(tenantID string, d *engine.Dispatch) error {
+func (t *tx) PutDispatch(tenantID string, d *model.Dispatch) error {
 	b, err := t.tbucket(tenantID, tbDispatches)
 	if err != nil {
 		return err
@@ -182,26 +182,26 @@ func (t *tx) PutDispatch(tenantID string, d *engine.Dispatch) error {
 	return putJSON(b, k, d)
 }
 
-func (t *tx) Dispatch(tenantID, id string) (*engine.Dispatch, error) {
+func (t *tx) Dispatch(tenantID, id string) (*model.Dispatch, error) {
 	b, err := t.tbucket(tenantID, tbDispatches)
 	if err != nil {
 		return nil, err
 	}
 	k, err := idKey(id)
 	if err != nil {
-		return nil, engine.NotFound("dispatch")
+		return nil, model.NotFound("dispatch")
 	}
-	var d engine.Dispatch
+	var d model.Dispatch
 	if ok, err := getJSON(b, k, &d); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("dispatch")
+			err = model.NotFound("dispatch")
 		}
 		return nil, err
 	}
 	return &d, nil
 }
 
-func (t *tx) PutLedgerEntry(tenantID string, e *engine.LedgerEntry) error {
+func (t *tx) PutLedgerEntry(tenantID string, e *model.LedgerEntry) error {
 	b, err := t.tbucket(tenantID, tbLedger)
 	if err != nil {
 		return err

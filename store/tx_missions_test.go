@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-func newMission(eventID, teamID, status string, at time.Time) *engine.Mission {
-	now := engine.At(at)
-	return &engine.Mission{ID: engine.NewIDAt(at), EventID: eventID, TeamID: teamID, Status: status,
-		Vertical: "emergency", Priority: "high", DispatchedAt: now, DispatchID: engine.NewID(), DispatchedBy: engine.NilID,
-		History:   []engine.MissionMove{{To: engine.MissionCreated, At: now, Actor: engine.NilID, Source: engine.MoveSourceSystem}},
+func newMission(eventID, teamID, status string, at time.Time) *model.Mission {
+	now := model.At(at)
+	return &model.Mission{ID: model.NewIDAt(at), EventID: eventID, TeamID: teamID, Status: status,
+		Vertical: "emergency", Priority: "high", DispatchedAt: now, DispatchID: model.NewID(), DispatchedBy: model.NilID,
+		History:   []model.MissionMove{{To: model.MissionCreated, At: now, Actor: model.NilID, Source: engine.MoveSourceSystem}},
 		CreatedAt: now, UpdatedAt: now}
 }
 
-func missionIDs(ms []engine.Mission) string {
+func missionIDs(ms []model.Mission) string {
 	var s []string
 	for _, m := range ms {
 		s = append(s, m.ID)
@@ -24,7 +25,7 @@ func missionIDs(ms []engine.Mission) string {
 	return strings.Join(s, ",")
 }
 
-func idsOf(ms ...*engine.Mission) string {
+func idsOf(ms ...*model.Mission) string {
 	var s []string
 	for _, m := range ms {
 		s = append(s, m.ID)
@@ -36,18 +37,18 @@ func TestTx_Missions(t *testing.T) {
 	db := MustOpenDB(t)
 	a := MustPutTenant(t, db, "alpha")
 	b := MustPutTenant(t, db, "bravo")
-	ev1, ev2 := engine.NewID(), engine.NewID()
-	team1, team2 := engine.NewID(), engine.NewID()
-	origin := engine.NewID()
+	ev1, ev2 := model.NewID(), model.NewID()
+	team1, team2 := model.NewID(), model.NewID()
+	origin := model.NewID()
 	start := time.Date(2026, 6, 9, 10, 0, 0, 0, time.UTC)
-	m1 := newMission(ev1, team1, engine.MissionCreated, start)
-	m2 := newMission(ev1, team2, engine.MissionAck, start.Add(time.Second))
-	m3 := newMission(ev2, team1, engine.MissionCompleted, start.Add(2*time.Second))
+	m1 := newMission(ev1, team1, model.MissionCreated, start)
+	m2 := newMission(ev1, team2, model.MissionAck, start.Add(time.Second))
+	m3 := newMission(ev2, team1, model.MissionCompleted, start.Add(2*time.Second))
 	m3.Origin = &origin
-	m4 := newMission(ev2, team2, engine.MissionCreated, start.Add(3*time.Second))
-	elsewhere := newMission(ev1, team1, engine.MissionCreated, start.Add(4*time.Second))
-	MustUpdate(t, db, func(tx engine.Tx) error {
-		for _, m := range []*engine.Mission{m1, m2, m3, m4} {
+	m4 := newMission(ev2, team2, model.MissionCreated, start.Add(3*time.Second))
+	elsewhere := newMission(ev1, team1, model.MissionCreated, start.Add(4*time.Second))
+	MustUpdate(t, db, func(tx model.Tx) error {
+		for _, m := range []*model.Mission{m1, m2, m3, m4} {
 			if err := tx.PutMission(a.ID, m); err != nil {
 				return err
 			}
@@ -55,29 +56,29 @@ func TestTx_Missions(t *testing.T) {
 		return tx.PutMission(b.ID, elsewhere)
 	})
 	// A changed mission is stored again: its indexes do not grow.
-	m1.Status = engine.MissionSent
-	MustUpdate(t, db, func(tx engine.Tx) error { return tx.PutMission(a.ID, m1) })
+	m1.Status = model.MissionSent
+	MustUpdate(t, db, func(tx model.Tx) error { return tx.PutMission(a.ID, m1) })
 
 	t.Run("Get", func(t *testing.T) {
-		MustView(t, db, func(tx engine.Tx) error {
+		MustView(t, db, func(tx model.Tx) error {
 			got, err := tx.Mission(a.ID, m1.ID)
-			if err != nil || got.Status != engine.MissionSent || got.EventID != ev1 || len(got.History) != 1 {
+			if err != nil || got.Status != model.MissionSent || got.EventID != ev1 || len(got.History) != 1 {
 				t.Fatalf("Mission = %+v, %v", got, err)
 			}
 			_, err = tx.Mission(b.ID, m1.ID)
-			AssertKind(t, err, engine.KindNotFound)
-			_, err = tx.Mission(a.ID, engine.NewID())
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
+			_, err = tx.Mission(a.ID, model.NewID())
+			AssertKind(t, err, model.KindNotFound)
 			_, err = tx.Mission(a.ID, "not-an-id")
-			AssertKind(t, err, engine.KindNotFound)
+			AssertKind(t, err, model.KindNotFound)
 			return nil
 		})
 	})
 
 	t.Run("MissionsOfEvent", func(t *testing.T) {
-		MustView(t, db, func(tx engine.Tx) error {
+		MustView(t, db, func(tx model.Tx) error {
 			got, err := tx.MissionsOfEvent(a.ID, ev1)
-			if err != nil || missionIDs(got) != idsOf(m1, m2) || got[0].Status != engine.MissionSent {
+			if err != nil || missionIDs(got) != idsOf(m1, m2) || got[0].Status != model.MissionSent {
 				t.Fatalf("MissionsOfEvent(ev1) = %s, %v; want %s", missionIDs(got), err, idsOf(m1, m2))
 			}
 			if got, err := tx.MissionsOfEvent(a.ID, ev2); err != nil || missionIDs(got) != idsOf(m3, m4) {
@@ -86,7 +87,7 @@ func TestTx_Missions(t *testing.T) {
 			if got, err := tx.MissionsOfEvent(b.ID, ev1); err != nil || missionIDs(got) != idsOf(elsewhere) {
 				t.Fatalf("other tenant's MissionsOfEvent = %s, %v", missionIDs(got), err)
 			}
-			if got, err := tx.MissionsOfEvent(a.ID, engine.NewID()); err != nil || len(got) != 0 {
+			if got, err := tx.MissionsOfEvent(a.ID, model.NewID()); err != nil || len(got) != 0 {
 				t.Fatalf("unknown event: %s, %v", missionIDs(got), err)
 			}
 			return nil
@@ -94,28 +95,28 @@ func TestTx_Missions(t *testing.T) {
 	})
 
 	t.Run("Filters", func(t *testing.T) {
-		all := engine.Page{Limit: 50}
-		MustView(t, db, func(tx engine.Tx) error {
+		all := model.Page{Limit: 50}
+		MustView(t, db, func(tx model.Tx) error {
 			for _, tc := range []struct {
 				name string
-				f    engine.MissionFilter
+				f    model.MissionFilter
 				want string
 			}{
-				{"all, newest first", engine.MissionFilter{}, idsOf(m4, m3, m2, m1)},
-				{"status", engine.MissionFilter{Status: engine.MissionCreated}, idsOf(m4)},
-				{"event", engine.MissionFilter{EventID: ev1}, idsOf(m2, m1)},
-				{"one team", engine.MissionFilter{TeamIDs: []string{team1}}, idsOf(m3, m1)},
-				{"two teams", engine.MissionFilter{TeamIDs: []string{team1, team2}}, idsOf(m4, m3, m2, m1)},
-				{"no team", engine.MissionFilter{TeamIDs: []string{}}, ""},
-				{"origin", engine.MissionFilter{Origin: origin}, idsOf(m3)},
-				{"team and event", engine.MissionFilter{TeamIDs: []string{team2}, EventID: ev2}, idsOf(m4)},
+				{"all, newest first", model.MissionFilter{}, idsOf(m4, m3, m2, m1)},
+				{"status", model.MissionFilter{Status: model.MissionCreated}, idsOf(m4)},
+				{"event", model.MissionFilter{EventID: ev1}, idsOf(m2, m1)},
+				{"one team", model.MissionFilter{TeamIDs: []string{team1}}, idsOf(m3, m1)},
+				{"two teams", model.MissionFilter{TeamIDs: []string{team1, team2}}, idsOf(m4, m3, m2, m1)},
+				{"no team", model.MissionFilter{TeamIDs: []string{}}, ""},
+				{"origin", model.MissionFilter{Origin: origin}, idsOf(m3)},
+				{"team and event", model.MissionFilter{TeamIDs: []string{team2}, EventID: ev2}, idsOf(m4)},
 			} {
 				got, next, err := tx.Missions(a.ID, tc.f, all)
 				if err != nil || missionIDs(got) != tc.want || next != "" {
 					t.Errorf("%s: %s (next %q), %v; want %s", tc.name, missionIDs(got), next, err, tc.want)
 				}
 			}
-			if got, _, err := tx.Missions(b.ID, engine.MissionFilter{}, all); err != nil || missionIDs(got) != idsOf(elsewhere) {
+			if got, _, err := tx.Missions(b.ID, model.MissionFilter{}, all); err != nil || missionIDs(got) != idsOf(elsewhere) {
 				t.Fatalf("other tenant: %s, %v", missionIDs(got), err)
 			}
 			return nil
@@ -123,11 +124,11 @@ func TestTx_Missions(t *testing.T) {
 	})
 
 	t.Run("Cursor", func(t *testing.T) {
-		MustView(t, db, func(tx engine.Tx) error {
-			var got []engine.Mission
+		MustView(t, db, func(tx model.Tx) error {
+			var got []model.Mission
 			cursor := ""
 			for page := 0; page < 5; page++ {
-				ms, next, err := tx.Missions(a.ID, engine.MissionFilter{}, engine.Page{Limit: 3, Cursor: cursor})
+				ms, next, err := tx.Missions(a.ID, model.MissionFilter{}, model.Page{Limit: 3, Cursor: cursor})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -140,16 +141,16 @@ func TestTx_Missions(t *testing.T) {
 				t.Fatalf("pages: %s", missionIDs(got))
 			}
 			// A filtered walk pages over the matching missions only.
-			ms, next, err := tx.Missions(a.ID, engine.MissionFilter{TeamIDs: []string{team1}}, engine.Page{Limit: 1})
+			ms, next, err := tx.Missions(a.ID, model.MissionFilter{TeamIDs: []string{team1}}, model.Page{Limit: 1})
 			if err != nil || missionIDs(ms) != idsOf(m3) || next == "" {
 				t.Fatalf("first filtered page: %s, %q, %v", missionIDs(ms), next, err)
 			}
-			ms, next, err = tx.Missions(a.ID, engine.MissionFilter{TeamIDs: []string{team1}}, engine.Page{Limit: 1, Cursor: next})
+			ms, next, err = tx.Missions(a.ID, model.MissionFilter{TeamIDs: []string{team1}}, model.Page{Limit: 1, Cursor: next})
 			if err != nil || missionIDs(ms) != idsOf(m1) || next != "" {
 				t.Fatalf("second filtered page: %s, %q, %v", missionIDs(ms), next, err)
 			}
-			_, _, err = tx.Missions(a.ID, engine.MissionFilter{}, engine.Page{Limit: 3, Cursor: "!!"})
-			AssertKind(t, err, engine.KindValidation)
+			_, _, err = tx.Missions(a.ID, model.MissionFilter{}, model.Page{Limit: 3, Cursor: "!!"})
+			AssertKind(t, err, model.KindValidation)
 			return nil
 		})
 	})

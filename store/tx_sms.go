@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // Mission codes: tbMissionCodes maps a code (its ASCII bytes) to the 16-byte id of the
@@ -17,11 +17,11 @@ func (t *tx) MissionByCode(tenantID, code string) (string, error) {
 		return "", err
 	}
 	if code == "" {
-		return "", engine.NotFound("mission code")
+		return "", model.NotFound("mission code")
 	}
 	v := b.Get([]byte(code))
 	if len(v) != 16 {
-		return "", engine.NotFound("mission code")
+		return "", model.NotFound("mission code")
 	}
 	return idString(v), nil
 }
@@ -32,14 +32,14 @@ func (t *tx) PutMissionCode(tenantID, code, missionID string) error {
 		return err
 	}
 	if code == "" {
-		return engine.Invalid("code", "a mission code cannot be empty")
+		return model.Invalid("code", "a mission code cannot be empty")
 	}
 	id, err := idKey(missionID)
 	if err != nil {
 		return err
 	}
 	if v := b.Get([]byte(code)); v != nil && !bytes.Equal(v, id) {
-		return engine.Errorf(engine.KindConflict, "mission code %s is taken", code)
+		return model.Errorf(model.KindConflict, "mission code %s is taken", code)
 	}
 	return b.Put([]byte(code), id)
 }
@@ -77,7 +77,7 @@ func (t *tx) CodedMissions(tenantID string) ([]string, error) {
 	return out, err
 }
 
-func (t *tx) PutSMSInbound(tenantID string, m *engine.SMSInbound) error {
+func (t *tx) PutSMSInbound(tenantID string, m *model.SMSInbound) error {
 	b, err := t.tbucket(tenantID, tbSMSInbound)
 	if err != nil {
 		return err
@@ -90,14 +90,14 @@ func (t *tx) PutSMSInbound(tenantID string, m *engine.SMSInbound) error {
 	return putJSON(b, k, m)
 }
 
-func (t *tx) SMSInbounds(tenantID string, p engine.Page) ([]engine.SMSInbound, string, error) {
+func (t *tx) SMSInbounds(tenantID string, p model.Page) ([]model.SMSInbound, string, error) {
 	b, err := t.tbucket(tenantID, tbSMSInbound)
 	if err != nil {
 		return nil, "", err
 	}
-	out := []engine.SMSInbound{}
+	out := []model.SMSInbound{}
 	next, err := listNewestFirst(b, p, 16, func(_, v []byte) error {
-		var m engine.SMSInbound
+		var m model.SMSInbound
 		if err := json.Unmarshal(v, &m); err != nil {
 			return err
 		}

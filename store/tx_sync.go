@@ -1,29 +1,29 @@
 package store
 
-import "github.com/fieldrelay/fieldrelay/engine"
+import "github.com/fieldrelay/fieldrelay/engine/model"
 
 // Sync batch records live in the tenant's batches bucket: batch id (UUIDv7) → Batch.
 
-func (t *tx) SyncBatch(tenantID, id string) (*engine.Batch, error) {
+func (t *tx) SyncBatch(tenantID, id string) (*model.Batch, error) {
 	b, err := t.tbucket(tenantID, tbBatches)
 	if err != nil {
 		return nil, err
 	}
 	k, err := idKey(id)
 	if err != nil {
-		return nil, engine.NotFound("sync batch")
+		return nil, model.NotFound("sync batch")
 	}
-	var out engine.Batch
+	var out model.Batch
 	if ok, err := getJSON(b, k, &out); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("sync batch")
+			err = model.NotFound("sync batch")
 		}
 		return nil, err
 	}
 	return &out, nil
 }
 
-func (t *tx) PutSyncBatch(tenantID string, sb *engine.Batch) error {
+func (t *tx) PutSyncBatch(tenantID string, sb *model.Batch) error {
 	b, err := t.tbucket(tenantID, tbBatches)
 	if err != nil {
 		return err

@@ -5,20 +5,20 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // Kinds of a change, as the one byte that stores them.
-var changeKinds = map[string]byte{engine.ChangeEvent: 'e', engine.ChangeDispatch: 'd', engine.ChangeMission: 'm'}
+var changeKinds = map[string]byte{model.ChangeEvent: 'e', model.ChangeDispatch: 'd', model.ChangeMission: 'm'}
 
 func changeKind(b byte) string {
 	switch b {
 	case 'e':
-		return engine.ChangeEvent
+		return model.ChangeEvent
 	case 'd':
-		return engine.ChangeDispatch
+		return model.ChangeDispatch
 	case 'm':
-		return engine.ChangeMission
+		return model.ChangeMission
 	}
 	return ""
 }
@@ -26,22 +26,22 @@ func changeKind(b byte) string {
 // changeValueLen is kind (1) | record id (16) | time (8, Unix ms).
 const changeValueLen = 1 + 16 + 8
 
-func (t *tx) Upstream(tenantID string) (*engine.UpstreamConfig, error) {
+func (t *tx) Upstream(tenantID string) (*model.UpstreamConfig, error) {
 	k, err := idKey(tenantID)
 	if err != nil {
-		return nil, engine.NotFound("upstream")
+		return nil, model.NotFound("upstream")
 	}
-	var c engine.UpstreamConfig
+	var c model.UpstreamConfig
 	if ok, err := getJSON(t.btx.Bucket(bucketUpstreams), k, &c); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("upstream")
+			err = model.NotFound("upstream")
 		}
 		return nil, err
 	}
 	return &c, nil
 }
 
-func (t *tx) PutUpstream(c *engine.UpstreamConfig) error {
+func (t *tx) PutUpstream(c *model.UpstreamConfig) error {
 	if _, err := t.tenant(c.TenantID); err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (t *tx) UpstreamTenants() ([]string, error) {
 	return out, err
 }
 
-func (t *tx) AppendChange(tenantID string, c engine.LogChange) (int64, error) {
+func (t *tx) AppendChange(tenantID string, c model.LogChange) (int64, error) {
 	b, err := t.tbucket(tenantID, tbUpstreamLog)
 	if err != nil {
 		return 0, err
@@ -86,19 +86,19 @@ func (t *tx) AppendChange(tenantID string, c engine.LogChange) (int64, error) {
 	return int64(seq), b.Put(binary.BigEndian.AppendUint64(nil, seq), v[:])
 }
 
-func (t *tx) Changes(tenantID string, after int64, limit int) ([]engine.LogChange, error) {
+func (t *tx) Changes(tenantID string, after int64, limit int) ([]model.LogChange, error) {
 	b, err := t.tbucket(tenantID, tbUpstreamLog)
 	if err != nil {
 		return nil, err
 	}
-	var out []engine.LogChange
+	var out []model.LogChange
 	c := b.Cursor()
 	for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, uint64(after+1))); k != nil && len(out) < limit; k, v = c.Next() {
 		if len(k) != 8 || len(v) != changeValueLen {
 			return nil, fmt.Errorf("upstream log: malformed record %x", k)
 		}
-		out = append(out, engine.LogChange{Seq: int64(binary.BigEndian.Uint64(k)), Kind: changeKind(v[0]),
-			ID: idString(v[1:17]), At: engine.At(time.UnixMilli(int64(binary.BigEndian.Uint64(v[17:]))))})
+		out = append(out, model.LogChange{Seq: int64(binary.BigEndian.Uint64(k)), Kind: changeKind(v[0]),
+			ID: idString(v[1:17]), At: model.At(time.UnixMilli(int64(binary.BigEndian.Uint64(v[17:]))))})
 	}
 	return out, nil
 }

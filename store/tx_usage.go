@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // Usage counters live in each tenant's `usage` bucket under "YYYY-MM-DD|metric", the
@@ -37,12 +37,12 @@ func (t *tx) AddUsage(tenantID, day, metric string, n uint64) error {
 	return b.Put(k, strconv.AppendUint(make([]byte, 0, 8), cur+n, 10))
 }
 
-func (t *tx) UsageCounters(tenantID, fromDay, toDay string) ([]engine.UsageCounter, error) {
+func (t *tx) UsageCounters(tenantID, fromDay, toDay string) ([]model.UsageCounter, error) {
 	b, err := t.tbucket(tenantID, tbUsage)
 	if err != nil {
 		return nil, err
 	}
-	var out []engine.UsageCounter
+	var out []model.UsageCounter
 	c := b.Cursor()
 	for k, v := c.Seek([]byte(fromDay)); k != nil; k, v = c.Next() {
 		i := bytes.IndexByte(k, '|')
@@ -57,7 +57,7 @@ func (t *tx) UsageCounters(tenantID, fromDay, toDay string) ([]engine.UsageCount
 			return nil, err
 		}
 		if n > 0 {
-			out = append(out, engine.UsageCounter{Day: string(k[:i]), Metric: string(k[i+1:]), N: n})
+			out = append(out, model.UsageCounter{Day: string(k[:i]), Metric: string(k[i+1:]), N: n})
 		}
 	}
 	return out, nil
@@ -83,9 +83,9 @@ func (t *tx) LedgerCount(tenantID, kind string, from, to time.Time) (int, error)
 }
 
 // Stats describes the database for /metrics.
-func (db *DB) Stats() engine.StoreStats {
+func (db *DB) Stats() model.StoreStats {
 	s := db.bolt.Stats()
-	out := engine.StoreStats{ReadTxTotal: s.TxN, OpenReadTx: s.OpenTxN, WriteTxTotal: db.writeTx.Load(),
+	out := model.StoreStats{ReadTxTotal: s.TxN, OpenReadTx: s.OpenTxN, WriteTxTotal: db.writeTx.Load(),
 		PagesWritten: s.TxStats.GetWrite(), WriteSeconds: s.TxStats.GetWriteTime().Seconds(),
 		SpillSecs: s.TxStats.GetSpillTime().Seconds(), FreePages: s.FreePageN, PendingPages: s.PendingPageN}
 	if fi, err := os.Stat(db.path); err == nil {

@@ -3,29 +3,29 @@ package store
 import (
 	"encoding/json"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-func (t *tx) Webhook(tenantID, id string) (*engine.Webhook, error) {
+func (t *tx) Webhook(tenantID, id string) (*model.Webhook, error) {
 	b, err := t.tbucket(tenantID, tbWebhooks)
 	if err != nil {
 		return nil, err
 	}
 	k, err := idKey(id)
 	if err != nil {
-		return nil, engine.NotFound("webhook")
+		return nil, model.NotFound("webhook")
 	}
-	var w engine.Webhook
+	var w model.Webhook
 	if ok, err := getJSON(b, k, &w); !ok || err != nil {
 		if err == nil {
-			err = engine.NotFound("webhook")
+			err = model.NotFound("webhook")
 		}
 		return nil, err
 	}
 	return &w, nil
 }
 
-func (t *tx) PutWebhook(tenantID string, w *engine.Webhook) error {
+func (t *tx) PutWebhook(tenantID string, w *model.Webhook) error {
 	t.changed(tenantID)
 	b, err := t.tbucket(tenantID, tbWebhooks)
 	if err != nil {
@@ -47,10 +47,10 @@ func (t *tx) DeleteWebhook(tenantID, id string) error {
 	}
 	k, err := idKey(id)
 	if err != nil {
-		return engine.NotFound("webhook")
+		return model.NotFound("webhook")
 	}
 	if b.Get(k) == nil {
-		return engine.NotFound("webhook")
+		return model.NotFound("webhook")
 	}
 	if err := b.Delete(k); err != nil {
 		return err
@@ -73,14 +73,14 @@ func (t *tx) DeleteWebhook(tenantID, id string) error {
 	return nil
 }
 
-func (t *tx) Webhooks(tenantID string) ([]engine.Webhook, error) {
+func (t *tx) Webhooks(tenantID string) ([]model.Webhook, error) {
 	b, err := t.tbucket(tenantID, tbWebhooks)
 	if err != nil {
 		return nil, err
 	}
-	out := []engine.Webhook{}
+	out := []model.Webhook{}
 	err = b.ForEach(func(_, v []byte) error {
-		var w engine.Webhook
+		var w model.Webhook
 		if err := json.Unmarshal(v, &w); err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (t *tx) Webhooks(tenantID string) ([]engine.Webhook, error) {
 	return out, err
 }
 
-func (t *tx) PutDeliveryAttempt(tenantID string, a *engine.DeliveryAttempt) error {
+func (t *tx) PutDeliveryAttempt(tenantID string, a *model.DeliveryAttempt) error {
 	b, err := t.tbucket(tenantID, tbWebhookDeliveries)
 	if err != nil {
 		return err
@@ -102,21 +102,21 @@ func (t *tx) PutDeliveryAttempt(tenantID string, a *engine.DeliveryAttempt) erro
 	return putJSON(b, k, a)
 }
 
-func (t *tx) DeliveryAttempts(tenantID, webhookID string, p engine.Page) ([]engine.DeliveryAttempt, string, error) {
+func (t *tx) DeliveryAttempts(tenantID, webhookID string, p model.Page) ([]model.DeliveryAttempt, string, error) {
 	b, err := t.tbucket(tenantID, tbWebhookDeliveries)
 	if err != nil {
 		return nil, "", err
 	}
 	wk, err := idKey(webhookID)
 	if err != nil {
-		return nil, "", engine.NotFound("webhook")
+		return nil, "", model.NotFound("webhook")
 	}
 	c := b.Cursor()
 	var k, v []byte
 	if p.Cursor != "" {
 		after, err := decodeCursor(p.Cursor, 32)
 		if err != nil || string(after[:16]) != string(wk) {
-			return nil, "", engine.Invalid("cursor", "cursor is not valid")
+			return nil, "", model.Invalid("cursor", "cursor is not valid")
 		}
 		k, v = seekBefore(c, after)
 	} else {
@@ -124,14 +124,14 @@ func (t *tx) DeliveryAttempts(tenantID, webhookID string, p engine.Page) ([]engi
 		end := append(append([]byte(nil), wk...), 0xff)
 		k, v = seekBefore(c, end)
 	}
-	out := []engine.DeliveryAttempt{}
+	out := []model.DeliveryAttempt{}
 	var last []byte
 	size := 0 // of the page's stored JSON
 	for ; len(k) == 32 && string(k[:16]) == string(wk); k, v = c.Prev() {
 		if p.Full(len(out), size, len(v)) {
 			return out, encodeCursor(last), nil
 		}
-		var a engine.DeliveryAttempt
+		var a model.DeliveryAttempt
 		if err := json.Unmarshal(v, &a); err != nil {
 			return nil, "", err
 		}

@@ -1,0 +1,74 @@
+package model
+
+// Device is a field device registered for offline-first operation, with a permanent id.
+// Sync holds where its two logs stand: the items it sent (device → server) and its queue
+// (server → device).
+type Device struct {
+	ID       string  `json:"device_id"`
+	Name     string  `json:"name"`
+	Platform string  `json:"platform"`
+	TeamID   *string `json:"team_id"`
+	ZoneCode *string `json:"zone_code"`
+	// HardwareID names the physical device: registering it again returns this device.
+	HardwareID   *string         `json:"hardware_id"`
+	RegisteredBy string          `json:"registered_by"`
+	RegisteredAt Time            `json:"registered_at"`
+	Sync         DeviceSyncState `json:"sync"`
+}
+
+// DeviceSyncState is where a device's logs stand.
+type DeviceSyncState struct {
+	// AppliedThrough is the highest sequence number such that every item up to it has
+	// been processed (applied or rejected); HighestReceived the highest received.
+	AppliedThrough  int64 `json:"applied_through"`
+	HighestReceived int64 `json:"highest_received"`
+	// Waiting counts the received items above AppliedThrough (held above a gap, or
+	// rejected there), so that the missing ones number HighestReceived −
+	// AppliedThrough − Waiting.
+	Waiting int64 `json:"waiting"`
+	// QueueLast is the last queue_sequence given to an item of the device's queue;
+	// AckThrough the highest the device has acknowledged.
+	QueueLast  int64 `json:"queue_last"`
+	AckThrough int64 `json:"ack_through"`
+	LastSyncAt *Time `json:"last_sync_at"`
+}
+
+// gapCount is how many sequence numbers below the highest received are missing.
+func (s *DeviceSyncState) GapCount() int64 {
+	return s.HighestReceived - s.AppliedThrough - s.Waiting
+}
+
+// QueueItem is one item of a device's queue as stored: a reference to the mission or
+// event it carries.
+type QueueItem struct {
+	QueueSequence int64  `json:"queue_sequence"`
+	Kind          string `json:"kind"`
+	MissionID     string `json:"mission_id,omitempty"`
+	EventID       string `json:"event_id,omitempty"`
+	QueuedAt      Time   `json:"queued_at"`
+}
+
+// QueueEntry is a queue item as a device receives it (API.md, Device queue item): the
+// mission or event record as it stands now.
+type QueueEntry struct {
+	QueueSequence int64    `json:"queue_sequence"`
+	Kind          string   `json:"kind"`
+	Mission       *Mission `json:"mission,omitempty"`
+	Event         *Event   `json:"event,omitempty"`
+	QueuedAt      Time     `json:"queued_at"`
+}
+
+// DeviceInput is the body of POST /v1/devices/register.
+type DeviceInput struct {
+	Name       string `json:"name"`
+	Platform   string `json:"platform"`
+	TeamID     string `json:"team_id"`
+	ZoneCode   string `json:"zone_code"`
+	HardwareID string `json:"hardware_id"`
+}
+
+// Queue item kinds: what the server owes a device.
+const (
+	QueueMission = "mission"
+	QueueEvent   = "event"
+)

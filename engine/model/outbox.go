@@ -1,0 +1,66 @@
+package model
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Outbox entry kinds: the call the scheduler makes for an entry.
+const (
+	OutboxWebhook = "webhook"
+	OutboxSMS     = "sms"
+)
+
+// OutboxEntry is one message the node owes the world: written in the transaction that
+// decided it, delivered by the scheduler after commit, and kept until it succeeds or its
+// retries run out. Every attempt is recorded in it before it is made.
+type OutboxEntry struct {
+	// ID is also the webhook-id of a webhook message: the same on every attempt.
+	ID       string `json:"id"`
+	TenantID string `json:"tenant_id"`
+	Kind     string `json:"kind"`
+	// WebhookID and Name (the webhook event name) are set on webhook messages.
+	WebhookID string `json:"webhook_id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	// Body is the webhook envelope.
+	Body json.RawMessage `json:"body,omitempty"`
+	// To and Text are set on SMS messages.
+	To   string `json:"to,omitempty"`
+	Text string `json:"text,omitempty"`
+	// EventID and Channel are set on a message that delivers an event through a channel.
+	EventID string `json:"event_id,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	// MissionID is set on a message that notifies a team of its mission (its first
+	// success moves the mission CREATED → SENT) and on a reinforcement check.
+	MissionID string `json:"mission_id,omitempty"`
+	// Attempts counts the attempts begun; DueAt is when the next one is due.
+	Attempts   int    `json:"attempts"`
+	DueAt      Time   `json:"due_at"`
+	LastStatus int    `json:"last_status,omitempty"`
+	LastError  string `json:"last_error,omitempty"`
+	// LeasedBy names the run of the engine whose attempt is in flight (DueAt is then the
+	// end of its lease); empty otherwise. A later run retries it at once: the run that
+	// leased it died mid-call.
+	LeasedBy  string `json:"leased_by,omitempty"`
+	CreatedAt Time   `json:"created_at"`
+}
+
+// delivers reports whether the entry carries an event through one of its channels.
+func (o *OutboxEntry) Delivers() bool { return o.EventID != "" && o.Channel != "" }
+
+// OutboxRef points at a pending outbox entry: what the scheduler keeps in memory.
+type OutboxRef struct {
+	TenantID string
+	ID       string
+	DueAt    time.Time
+	// Leased is true when an attempt was in flight (the entry's LeasedBy is set).
+	Leased bool
+}
+
+// WebhookEnvelope is the body of every webhook message (API.md, Webhooks).
+type WebhookEnvelope struct {
+	Event      string `json:"event"`
+	Payload    any    `json:"payload"`
+	TenantID   string `json:"tenant_id"`
+	OccurredAt Time   `json:"occurred_at"`
+}

@@ -1,0 +1,22 @@
+package model
+
+// SMSTx holds the transaction methods of SMS replies (mission codes).
+type SMSTx interface {
+	// MissionByCode returns the id of the tenant's active mission holding a mission code;
+	// KindNotFound when no active mission holds it.
+	MissionByCode(tenantID, code string) (string, error)
+	// PutMissionCode gives code to a mission; KindConflict when another mission holds it.
+	PutMissionCode(tenantID, code, missionID string) error
+	// DeleteMissionCode releases a code held by missionID; a code that is free or held
+	// by another mission is left as it is (no error).
+	DeleteMissionCode(tenantID, code, missionID string) error
+	// CodedMissions returns the ids of the missions holding a code: the tenant's active
+	// missions dispatched on this node, in no particular order.
+	CodedMissions(tenantID string) ([]string, error)
+
+	// PutSMSInbound appends a received SMS to the tenant's inbound log.
+	PutSMSInbound(tenantID string, m *SMSInbound) error
+	// SMSInbounds lists the tenant's inbound log, newest first; the string is the next
+	// cursor ("" at the end).
+	SMSInbounds(tenantID string, p Page) ([]SMSInbound, string, error)
+}

@@ -1,0 +1,14 @@
+package model
+
+// MissionSMS is what a mission SMS carries: the mission's code and its event's fields.
+type MissionSMS struct {
+	Code string
+	SMSMessage
+}
+
+// SMSReply is a member's reply read by ParseSMSReply.
+type SMSReply struct {
+	Verb   string // ACK, ROUTE, SITE, DONE or FAIL
+	Status string // the mission status it asks for
+	Code   string // upper case
+}

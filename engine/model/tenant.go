@@ -1,0 +1,83 @@
+package model
+
+import (
+	"math"
+	"slices"
+)
+
+// StandardVerticals are the verticals of INTERFACE.md, valid for every tenant.
+var StandardVerticals = []string{"healthcare", "banking", "logistics", "delivery", "telecom", "gov", "emergency"}
+
+// FeatureFlags of a tenant.
+type FeatureFlags struct {
+	// DispatchMode enables auto-dispatch.
+	DispatchMode bool `json:"dispatch_mode"`
+}
+
+// Tenant is an organisation using the node; every other record belongs to one.
+type Tenant struct {
+	ID                      string       `json:"id"`
+	Name                    string       `json:"name"`
+	Slug                    string       `json:"slug"`
+	Email                   string       `json:"email"`
+	LicenseType             string       `json:"license_type"`
+	Status                  string       `json:"status"`
+	Country                 string       `json:"country"`
+	Verticals               []string     `json:"verticals"`
+	DispatchThreshold       float64      `json:"dispatch_threshold"`
+	ReinforcementTimeoutMin int          `json:"reinforcement_timeout_min"`
+	FeatureFlags            FeatureFlags `json:"feature_flags"`
+	SLATargetUptimePct      float64      `json:"sla_target_uptime_pct"`
+	CreatedAt               Time         `json:"created_at"`
+	UpdatedAt               Time         `json:"updated_at"`
+}
+
+// HasVertical reports whether v is valid for the tenant: a standard vertical or one the
+// tenant enabled.
+func (t *Tenant) HasVertical(v string) bool {
+	return slices.Contains(StandardVerticals, v) || slices.Contains(t.Verticals, v)
+}
+
+// CreateTenantInput is what `fieldrelay tenant create` takes.
+type CreateTenantInput struct {
+	Name      string   `json:"name"`
+	Slug      string   `json:"slug"`
+	Email     string   `json:"email"`
+	Country   string   `json:"country"`
+	Plan      string   `json:"plan"`
+	Verticals []string `json:"verticals"`
+}
+
+// CreatedTenant is a new tenant with its first API key, shown once.
+type CreatedTenant struct {
+	Tenant *Tenant `json:"tenant"`
+	APIKey string  `json:"api_key"`
+}
+
+// DispatchSettings are the tenant's auto-dispatch settings.
+type DispatchSettings struct {
+	DispatchMode            bool    `json:"dispatch_mode"`
+	DispatchThreshold       float64 `json:"dispatch_threshold"`
+	ReinforcementTimeoutMin int     `json:"reinforcement_timeout_min"`
+}
+
+// DispatchSettingsInput changes some of the settings; nil fields stay as they are.
+type DispatchSettingsInput struct {
+	DispatchMode            *bool    `json:"dispatch_mode"`
+	DispatchThreshold       *float64 `json:"dispatch_threshold"`
+	ReinforcementTimeoutMin *Int     `json:"reinforcement_timeout_min"`
+}
+
+// MaxReinforcementTimeoutMin caps reinforcement_timeout_min at one day.
+const MaxReinforcementTimeoutMin = 1440
+
+// Validate checks the ranges of the given fields.
+func (in DispatchSettingsInput) Validate() error {
+	if v := in.DispatchThreshold; v != nil && (math.IsNaN(*v) || *v < 0 || *v > 1) {
+		return Invalid("dispatch_threshold", "dispatch_threshold must be between 0 and 1")
+	}
+	if v := in.ReinforcementTimeoutMin; v != nil && (*v < 0 || *v > MaxReinforcementTimeoutMin) {
+		return Invalid("reinforcement_timeout_min", "reinforcement_timeout_min must be between 0 and %d minutes (0 disables)", MaxReinforcementTimeoutMin)
+	}
+	return nil
+}

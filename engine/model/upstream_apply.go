@@ -1,0 +1,9 @@
+package model
+
+// Kinds of the items an edge node pushes to its central node (upstream sync): the records
+// of the edge as they stand there, replicated under their own ids.
+const (
+	ItemUpstreamEvent    = "upstream_event"
+	ItemUpstreamDispatch = "upstream_dispatch"
+	ItemUpstreamMission  = "upstream_mission"
+)

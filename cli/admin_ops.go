@@ -84,16 +84,6 @@ func withArgs[A any, R any](fn func(context.Context, *engine.Engine, A) (R, erro
 	}
 }
 
-// update runs fn in one transaction and returns its result.
-func update[R any](ctx context.Context, eng *engine.Engine, fn func(model.Tx) (R, error)) (R, error) {
-	var r R
-	err := eng.Update(ctx, func(tx model.Tx) (err error) {
-		r, err = fn(tx)
-		return err
-	})
-	return r, err
-}
-
 // Results of the operations: the JSON the commands print.
 
 // tenantResult wraps one tenant.
@@ -159,11 +149,11 @@ type backupArgs struct {
 }
 
 func tenantCreate(ctx context.Context, eng *engine.Engine, in model.CreateTenantInput) (*model.CreatedTenant, error) {
-	return update(ctx, eng, func(tx model.Tx) (*model.CreatedTenant, error) { return eng.CreateTenant(tx, in) })
+	return eng.AdminCreateTenant(ctx, in)
 }
 
 func tenantList(ctx context.Context, eng *engine.Engine, _ struct{}) (*tenantListResult, error) {
-	ts, err := eng.Tenants(ctx)
+	ts, err := eng.AdminTenants(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +169,7 @@ func tenantShow(ctx context.Context, eng *engine.Engine, in slugArgs) (*tenantRe
 	if in.Slug == "" {
 		return nil, model.Invalid("slug", "slug is required")
 	}
-	t, err := eng.TenantBySlug(ctx, in.Slug)
+	t, err := eng.AdminTenant(ctx, in.Slug)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +181,7 @@ func tenantStatus(status string) func(context.Context, *engine.Engine, slugArgs)
 		if in.Slug == "" {
 			return nil, model.Invalid("slug", "slug is required")
 		}
-		t, err := update(ctx, eng, func(tx model.Tx) (*model.Tenant, error) { return eng.SetTenantStatus(tx, in.Slug, status) })
+		t, err := eng.AdminSetTenantStatus(ctx, in.Slug, status)
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +193,7 @@ func userCreate(ctx context.Context, eng *engine.Engine, in userCreateArgs) (*us
 	if in.Tenant == "" {
 		return nil, model.Invalid("tenant", "tenant is required")
 	}
-	u, err := update(ctx, eng, func(tx model.Tx) (*model.User, error) { return eng.CreateUserIn(tx, in.Tenant, in.CreateUserInput) })
+	u, err := eng.AdminCreateUser(ctx, in.Tenant, in.CreateUserInput)
 	if err != nil {
 		return nil, err
 	}
@@ -225,18 +215,7 @@ func userStatus(status string) func(context.Context, *engine.Engine, emailArgs) 
 		if err != nil {
 			return nil, err
 		}
-		u, err := update(ctx, eng, func(tx model.Tx) (*model.User, error) {
-			acc, err := tx.UserAccountByEmail(email)
-			if err != nil {
-				return nil, err
-			}
-			// As PATCH /v1/tenant/users/:id: a user without a password activates itself
-			// by verifying its account.
-			if status == engine.UserActive && acc.Status == engine.UserPending {
-				return nil, model.Errorf(model.KindConflict, "a pending user becomes active by verifying its account")
-			}
-			return eng.SetUserStatus(tx, email, status)
-		})
+		u, err := eng.AdminSetUserStatus(ctx, email, status)
 		if err != nil {
 			return nil, err
 		}
@@ -249,7 +228,7 @@ func userUnlock(ctx context.Context, eng *engine.Engine, in emailArgs) (*userRes
 	if err != nil {
 		return nil, err
 	}
-	u, err := update(ctx, eng, func(tx model.Tx) (*model.User, error) { return eng.UnlockUser(tx, email) })
+	u, err := eng.AdminUnlockUser(ctx, email)
 	if err != nil {
 		return nil, err
 	}
@@ -261,29 +240,21 @@ func userResetLink(ctx context.Context, eng *engine.Engine, in emailArgs) (*mode
 	if err != nil {
 		return nil, err
 	}
-	return update(ctx, eng, func(tx model.Tx) (*model.IssuedToken, error) {
-		return eng.IssueAuthToken(tx, email, engine.TokenReset)
-	})
+	return eng.AdminIssueAuthToken(ctx, email, engine.TokenReset)
 }
 
 func apikeyCreate(ctx context.Context, eng *engine.Engine, in apikeyCreateArgs) (*model.NewKey, error) {
 	if in.Tenant == "" {
 		return nil, model.Invalid("tenant", "tenant is required")
 	}
-	return update(ctx, eng, func(tx model.Tx) (*model.NewKey, error) {
-		return eng.CreateAPIKeyIn(tx, in.Tenant, in.CreateAPIKeyInput)
-	})
+	return eng.AdminCreateAPIKey(ctx, in.Tenant, in.CreateAPIKeyInput)
 }
 
 func apikeyList(ctx context.Context, eng *engine.Engine, in apikeyListArgs) (*apikeyListResult, error) {
 	if in.Tenant == "" {
 		return nil, model.Invalid("tenant", "tenant is required")
 	}
-	t, err := eng.TenantBySlug(ctx, in.Tenant)
-	if err != nil {
-		return nil, err
-	}
-	keys, err := eng.APIKeysOf(ctx, t.ID)
+	keys, err := eng.AdminAPIKeys(ctx, in.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -297,9 +268,7 @@ func apikeyRotate(ctx context.Context, eng *engine.Engine, in apikeyRotateArgs) 
 	if in.Tenant == "" {
 		return nil, model.Invalid("tenant", "tenant is required")
 	}
-	return update(ctx, eng, func(tx model.Tx) (*model.NewKey, error) {
-		return eng.RotateAPIKeyIn(tx, in.Tenant, in.RotateAPIKeyInput)
-	})
+	return eng.AdminRotateAPIKey(ctx, in.Tenant, in.RotateAPIKeyInput)
 }
 
 // backupTo writes a consistent snapshot of the store to an absolute path, through a

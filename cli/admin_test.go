@@ -75,7 +75,7 @@ func TestAdminThroughSocket(t *testing.T) {
 		t.Fatalf("the server ran %v, want %v", got, want)
 	}
 	// The server's engine sees what the commands did.
-	tn, err := srv.eng.TenantBySlug(context.Background(), "beta")
+	tn, err := srv.eng.AdminTenant(context.Background(), "beta")
 	if err != nil || tn.ID != created.Tenant.ID || user.User.TenantID != tn.ID {
 		t.Fatalf("server side: %+v %v", tn, err)
 	}

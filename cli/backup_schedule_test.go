@@ -52,10 +52,10 @@ func TestScheduledBackups(t *testing.T) {
 	data := t.TempDir()
 	_, eng, clock := testEngine(t, data)
 	var ct *model.CreatedTenant
-	if err := eng.Update(context.Background(), func(tx model.Tx) (err error) {
-		ct, err = eng.CreateTenant(tx, model.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"})
+	if err := func() (err error) {
+		ct, err = eng.AdminCreateTenant(context.Background(), model.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"})
 		return err
-	}); err != nil {
+	}(); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(data, backupDirName)
@@ -156,10 +156,10 @@ func TestBackupUnderWriteLoad(t *testing.T) {
 	data := t.TempDir()
 	_, eng, _ := testEngine(t, data)
 	var ct *model.CreatedTenant
-	if err := eng.Update(context.Background(), func(tx model.Tx) (err error) {
-		ct, err = eng.CreateTenant(tx, model.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"})
+	if err := func() (err error) {
+		ct, err = eng.AdminCreateTenant(context.Background(), model.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"})
 		return err
-	}); err != nil {
+	}(); err != nil {
 		t.Fatal(err)
 	}
 	p := keyPrincipal(ct.Tenant.ID)
@@ -272,15 +272,15 @@ func TestRestoredSnapshotReproduces(t *testing.T) {
 	ctx := context.Background()
 	var ct *model.CreatedTenant
 	var p model.Principal
-	err := eng.Update(ctx, func(tx model.Tx) (err error) {
-		if ct, err = eng.CreateTenant(tx, model.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"}); err != nil {
+	err := func() (err error) {
+		if ct, err = eng.AdminCreateTenant(context.Background(), model.CreateTenantInput{Name: "Acme", Slug: "acme", Email: "ops@acme.example", Country: "FR"}); err != nil {
 			return err
 		}
 		p = keyPrincipal(ct.Tenant.ID)
 		five := model.Int(5)
-		_, err = eng.UpdateDispatchSettings(tx, p, model.DispatchSettingsInput{ReinforcementTimeoutMin: &five})
+		_, err = eng.UpdateDispatchSettings(context.Background(), p, model.DispatchSettingsInput{ReinforcementTimeoutMin: &five}, nil)
 		return err
-	})
+	}()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,23 +289,27 @@ func TestRestoredSnapshotReproduces(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err = eng.Update(ctx, func(tx model.Tx) error {
-		evs, _, err := tx.Events(ct.Tenant.ID, model.EventFilter{}, model.Page{Limit: 10})
-		if err != nil {
-			return err
-		}
+	var evs []model.Event
+	err = eng.View(ctx, func(tx model.Tx) (err error) {
+		evs, _, err = tx.Events(ct.Tenant.ID, model.EventFilter{}, model.Page{Limit: 10})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = func() error {
 		for i, ev := range evs[:2] {
-			team, err := eng.CreateTeam(tx, ct.Tenant.ID, model.TeamInput{Name: "Team " + itoa(i), Verticals: []string{"emergency"},
-				Members: []model.MemberInput{{Name: "Lead"}}})
+			team, err := eng.CreateTeam(context.Background(), tenantAdmin(ct.Tenant.ID), model.TeamInput{Name: "Team " + itoa(i), Verticals: []string{"emergency"},
+				Members: []model.MemberInput{{Name: "Lead"}}}, nil)
 			if err != nil {
 				return err
 			}
-			if _, err := eng.DispatchTeam(tx, p, model.DispatchInput{EventID: ev.ID, TeamID: team.ID}); err != nil {
+			if _, err := eng.DispatchTeam(context.Background(), p, model.DispatchInput{EventID: ev.ID, TeamID: team.ID}, nil); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		t.Fatal(err)
 	}

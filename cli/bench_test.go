@@ -365,7 +365,7 @@ func TestBenchCreatesTenants(t *testing.T) {
 	if ops := admin.ran(); len(ops) != 3 || ops[0] != opTenantCreate {
 		t.Fatalf("admin operations %v, want 3 × tenant.create", ops)
 	}
-	ts, err := admin.eng.Tenants(context.Background())
+	ts, err := admin.eng.AdminTenants(context.Background())
 	if err != nil || len(ts) != 3 {
 		t.Fatalf("tenants %v %v", ts, err)
 	}

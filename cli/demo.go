@@ -96,7 +96,7 @@ func demoTeams(operatorID string) []model.TeamInput {
 // in the data directory; on a node that has tenants it reads the saved credentials back
 // (nil when there are none).
 func ensureDemo(ctx context.Context, eng *engine.Engine, dataDir string) (*demoCredentials, error) {
-	tenants, err := eng.Tenants(ctx)
+	tenants, err := eng.AdminTenants(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -137,43 +137,29 @@ func ensureDemo(ctx context.Context, eng *engine.Engine, dataDir string) (*demoC
 // password, two zones and three teams.
 func seedDemo(ctx context.Context, eng *engine.Engine) (*demoCredentials, error) {
 	c := &demoCredentials{Tenant: "demo"}
-	err := eng.Update(ctx, func(tx model.Tx) error {
-		c.Users = c.Users[:0] // the function may run again
-		created, err := eng.CreateTenant(tx, model.CreateTenantInput{Name: "Demo Field Ops", Slug: c.Tenant,
-			Email: "ops@" + demoDomain, Country: "FR", Plan: engine.PlanCore,
-			Verticals: []string{"emergency", "healthcare", "logistics"}})
-		if err != nil {
-			return err
-		}
-		c.APIKey = created.APIKey
+	in := model.SeedTenantInput{Tenant: model.CreateTenantInput{Name: "Demo Field Ops", Slug: c.Tenant,
+		Email: "ops@" + demoDomain, Country: "FR", Plan: engine.PlanCore,
+		Verticals: []string{"emergency", "healthcare", "logistics"}}, Zones: demoZones()}
+	for _, role := range model.Roles {
+		login, name := demoUserNames(role)
+		u := demoUser{Email: login + "@" + demoDomain, Password: model.RandomToken(12), Role: role}
+		in.Users = append(in.Users, model.CreateUserInput{Email: u.Email, Name: name, Role: role, Password: u.Password})
+		c.Users = append(c.Users, u)
+	}
+	in.Teams = func(users []*model.User) []model.TeamInput {
 		var operatorID string
-		for _, role := range model.Roles {
-			login, name := demoUserNames(role)
-			u := demoUser{Email: login + "@" + demoDomain, Password: model.RandomToken(12), Role: role}
-			user, err := eng.CreateUserIn(tx, c.Tenant, model.CreateUserInput{Email: u.Email, Name: name, Role: role, Password: u.Password})
-			if err != nil {
-				return err
-			}
-			if role == model.RoleFieldOperator {
-				operatorID = user.ID
-			}
-			c.Users = append(c.Users, u)
-		}
-		for _, z := range demoZones() {
-			if _, err := eng.CreateZone(tx, created.Tenant.ID, z); err != nil {
-				return err
+		for _, u := range users {
+			if u.RBACLevel == model.RoleFieldOperator {
+				operatorID = u.ID
 			}
 		}
-		for _, t := range demoTeams(operatorID) {
-			if _, err := eng.CreateTeam(tx, created.Tenant.ID, t); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+		return demoTeams(operatorID)
+	}
+	created, _, err := eng.AdminSeedTenant(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("creating the demo data: %w", err)
 	}
+	c.APIKey = created.APIKey
 	return c, nil
 }
 

@@ -116,3 +116,9 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// tenantAdmin is a company administrator of the tenant, for seeding it through the use
+// cases that take a principal.
+func tenantAdmin(tenantID string) model.Principal {
+	return model.Principal{TenantID: tenantID, TenantActive: true, Role: model.RoleCompanyAdmin}
+}

@@ -38,9 +38,7 @@ func upstreamSet(ctx context.Context, eng *engine.Engine, in upstreamSetArgs) (*
 	if in.Tenant == "" {
 		return nil, model.Invalid("tenant", "tenant is required")
 	}
-	s, err := update(ctx, eng, func(tx model.Tx) (*model.UpstreamSettings, error) {
-		return eng.SetUpstreamIn(tx, in.Tenant, in.UpstreamInput)
-	})
+	s, err := eng.AdminSetUpstream(ctx, in.Tenant, in.UpstreamInput)
 	if err != nil {
 		return nil, err
 	}
@@ -51,13 +49,13 @@ func upstreamShow(ctx context.Context, eng *engine.Engine, in apikeyListArgs) (*
 	if in.Tenant == "" {
 		return nil, model.Invalid("tenant", "tenant is required")
 	}
-	s, err := eng.UpstreamOf(ctx, in.Tenant)
+	s, err := eng.AdminUpstream(ctx, in.Tenant)
 	if err != nil && !model.IsKind(err, model.KindNotFound) {
 		return nil, err
 	}
 	if s == nil {
 		// No upstream, or no such tenant: the status read says which.
-		if _, terr := eng.TenantBySlug(ctx, in.Tenant); terr != nil {
+		if _, terr := eng.AdminTenant(ctx, in.Tenant); terr != nil {
 			return nil, terr
 		}
 	}
@@ -69,9 +67,7 @@ func upstreamPause(paused bool) func(context.Context, *engine.Engine, apikeyList
 		if in.Tenant == "" {
 			return nil, model.Invalid("tenant", "tenant is required")
 		}
-		s, err := update(ctx, eng, func(tx model.Tx) (*model.UpstreamSettings, error) {
-			return eng.PauseUpstreamIn(tx, in.Tenant, paused)
-		})
+		s, err := eng.AdminPauseUpstream(ctx, in.Tenant, paused)
 		if err != nil {
 			return nil, err
 		}

@@ -66,8 +66,13 @@ func (e *Engine) createAPIKey(tx model.Tx, tenantID, name string, scopes []strin
 	return key, rec, tx.PutAPIKey(rec)
 }
 
-// CreateAPIKeyIn creates a key for the tenant with the given slug (`fieldrelay apikey create`).
-func (e *Engine) CreateAPIKeyIn(tx model.Tx, slug string, in model.CreateAPIKeyInput) (*model.NewKey, error) {
+// AdminCreateAPIKey creates a key for the tenant with the given slug (`fieldrelay apikey create`).
+func (e *Engine) AdminCreateAPIKey(ctx context.Context, slug string, in model.CreateAPIKeyInput) (*model.NewKey, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.NewKey, error) { return e.createAPIKeyIn(tx, slug, in) })
+}
+
+// createAPIKeyIn is AdminCreateAPIKey within tx.
+func (e *Engine) createAPIKeyIn(tx model.Tx, slug string, in model.CreateAPIKeyInput) (*model.NewKey, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
@@ -82,8 +87,18 @@ func (e *Engine) CreateAPIKeyIn(tx model.Tx, slug string, in model.CreateAPIKeyI
 	return &model.NewKey{APIKey: key, Key: &rec.APIKey}, nil
 }
 
-// APIKeysOf lists the active keys of a tenant, newest first, without their secrets.
-func (e *Engine) APIKeysOf(ctx context.Context, tenantID string) ([]model.APIKey, error) {
+// AdminAPIKeys lists the active keys of the tenant with the given slug, newest first,
+// without their secrets (`fieldrelay apikey list`).
+func (e *Engine) AdminAPIKeys(ctx context.Context, slug string) ([]model.APIKey, error) {
+	t, err := e.AdminTenant(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	return e.apiKeysOf(ctx, t.ID)
+}
+
+// apiKeysOf lists the active keys of a tenant, newest first, without their secrets.
+func (e *Engine) apiKeysOf(ctx context.Context, tenantID string) ([]model.APIKey, error) {
 	now := e.clock.Now()
 	var out []model.APIKey
 	err := e.store.View(ctx, func(tx model.Tx) error {
@@ -98,9 +113,9 @@ func (e *Engine) APIKeysOf(ctx context.Context, tenantID string) ([]model.APIKey
 	return out, err
 }
 
-// RotateAPIKey replaces a key of tenantID by a new one with the same name and scopes; the
+// rotateAPIKey replaces a key of tenantID by a new one with the same name and scopes; the
 // old key stays valid for the grace period. callerKeyID is the key making the call, if any.
-func (e *Engine) RotateAPIKey(tx model.Tx, tenantID, callerKeyID string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+func (e *Engine) rotateAPIKey(tx model.Tx, tenantID, callerKeyID string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
 	grace := model.Int(DefaultGraceMin)
 	if in.GracePeriodMinutes != nil {
 		grace = *in.GracePeriodMinutes
@@ -157,13 +172,18 @@ func (e *Engine) keyToRotate(tx model.Tx, tenantID, callerKeyID, keyID string, n
 	return nil, model.NotFound("api key without an expiry")
 }
 
-// RotateAPIKeyIn rotates a key of the tenant with the given slug (`fieldrelay apikey rotate`).
-func (e *Engine) RotateAPIKeyIn(tx model.Tx, slug string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+// AdminRotateAPIKey rotates a key of the tenant with the given slug (`fieldrelay apikey rotate`).
+func (e *Engine) AdminRotateAPIKey(ctx context.Context, slug string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.NewKey, error) { return e.rotateAPIKeyIn(tx, slug, in) })
+}
+
+// rotateAPIKeyIn is AdminRotateAPIKey within tx.
+func (e *Engine) rotateAPIKeyIn(tx model.Tx, slug string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
 	t, err := tx.TenantBySlug(slug)
 	if err != nil {
 		return nil, err
 	}
-	return e.RotateAPIKey(tx, t.ID, "", in)
+	return e.rotateAPIKey(tx, t.ID, "", in)
 }
 
 // grantable reports whether p may give a key these scopes: a user holding tenant:admin
@@ -187,7 +207,7 @@ func (e *Engine) ListAPIKeys(ctx context.Context, p model.Principal, page model.
 	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, "", err
 	}
-	keys, err := e.APIKeysOf(ctx, p.TenantID)
+	keys, err := e.apiKeysOf(ctx, p.TenantID)
 	if err != nil {
 		return nil, "", err
 	}
@@ -197,7 +217,12 @@ func (e *Engine) ListAPIKeys(ctx context.Context, p model.Principal, page model.
 // CreateAPIKey creates a key of p's tenant with the given name and scopes (POST
 // /v1/tenant/api-keys, apikeys:manage). Without scopes, the key gets every scope but
 // sms:inbound that p may give. The key is shown once.
-func (e *Engine) CreateAPIKey(tx model.Tx, p model.Principal, in model.CreateAPIKeyInput) (*model.NewKey, error) {
+func (e *Engine) CreateAPIKey(ctx context.Context, p model.Principal, in model.CreateAPIKeyInput, w *model.Write) (*model.NewKey, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.NewKey, error) { return e.createAPIKeyAs(tx, p, in) })
+}
+
+// createAPIKeyAs is CreateAPIKey within tx.
+func (e *Engine) createAPIKeyAs(tx model.Tx, p model.Principal, in model.CreateAPIKeyInput) (*model.NewKey, error) {
 	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, err
 	}
@@ -222,12 +247,17 @@ func (e *Engine) CreateAPIKey(tx model.Tx, p model.Principal, in model.CreateAPI
 	return &model.NewKey{APIKey: key, Key: &rec.APIKey}, nil
 }
 
-// RotateKey rotates a key of p's tenant (POST /v1/tenant/api-keys/rotate,
+// RotateAPIKey rotates a key of p's tenant (POST /v1/tenant/api-keys/rotate,
 // apikeys:manage): by default the calling key, else the tenant's oldest key without an
 // expiry. The new key has the old one's name and scopes, so p must be able to give them.
 // The grace period is 1 to 10080 minutes here: a key to end at once is revoked (the
-// command line's `--grace 0s` does that through RotateAPIKey).
-func (e *Engine) RotateKey(tx model.Tx, p model.Principal, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+// command line's `--grace 0s` does that through AdminRotateAPIKey).
+func (e *Engine) RotateAPIKey(ctx context.Context, p model.Principal, in model.RotateAPIKeyInput, w *model.Write) (*model.NewKey, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.NewKey, error) { return e.rotateKey(tx, p, in) })
+}
+
+// rotateKey is RotateAPIKey within tx.
+func (e *Engine) rotateKey(tx model.Tx, p model.Principal, in model.RotateAPIKeyInput) (*model.NewKey, error) {
 	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, err
 	}
@@ -242,12 +272,17 @@ func (e *Engine) RotateKey(tx model.Tx, p model.Principal, in model.RotateAPIKey
 		return nil, err
 	}
 	in.KeyID = old.ID
-	return e.RotateAPIKey(tx, p.TenantID, "", in)
+	return e.rotateAPIKey(tx, p.TenantID, "", in)
 }
 
 // RevokeAPIKey deletes a key of p's tenant at once (DELETE /v1/tenant/api-keys/:id,
 // apikeys:manage); an unknown id, or another tenant's key, is not found.
-func (e *Engine) RevokeAPIKey(tx model.Tx, p model.Principal, id string) (*model.APIKey, error) {
+func (e *Engine) RevokeAPIKey(ctx context.Context, p model.Principal, id string, w *model.Write) (*model.APIKey, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.APIKey, error) { return e.revokeAPIKey(tx, p, id) })
+}
+
+// revokeAPIKey is RevokeAPIKey within tx.
+func (e *Engine) revokeAPIKey(tx model.Tx, p model.Principal, id string) (*model.APIKey, error) {
 	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, err
 	}

@@ -78,10 +78,10 @@ func TestAPIKey_Active(t *testing.T) {
 func TestEngine_CreateAPIKeyIn(t *testing.T) {
 	create := func(e *engine.Engine, slug string, in model.CreateAPIKeyInput) (*model.NewKey, error) {
 		var out *model.NewKey
-		err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-			out, err = e.CreateAPIKeyIn(tx, slug, in)
+		err := func() (err error) {
+			out, err = e.AdminCreateAPIKey(context.Background(), slug, in)
 			return err
-		})
+		}()
 		return out, err
 	}
 	t.Run("OK", func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 	rotate := func(e *engine.Engine, tenantID, caller string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
 		var out *model.NewKey
 		err := e.Update(ctx, func(tx model.Tx) (err error) {
-			out, err = e.RotateAPIKey(tx, tenantID, caller, in)
+			out, err = e.RotateTenantKey(tx, tenantID, caller, in)
 			return err
 		})
 		return out, err
@@ -182,8 +182,8 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
 		var other *model.NewKey
-		MustUpdate(t, e, func(tx model.Tx) (err error) {
-			other, err = e.CreateAPIKeyIn(tx, "acme", model.CreateAPIKeyInput{Name: "other", Scopes: []string{"events:read"}})
+		mustDo(t, func() (err error) {
+			other, err = e.AdminCreateAPIKey(context.Background(), "acme", model.CreateAPIKeyInput{Name: "other", Scopes: []string{"events:read"}})
 			return err
 		})
 		nk, err := rotate(e, ct.Tenant.ID, other.Key.ID, model.RotateAPIKeyInput{GracePeriodMinutes: ptr[model.Int](0)})
@@ -231,8 +231,8 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 	t.Run("OldestUnexpiringKey", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		MustUpdate(t, e, func(tx model.Tx) error {
-			_, err := e.CreateAPIKeyIn(tx, "acme", model.CreateAPIKeyInput{Name: "second"})
+		mustDo(t, func() error {
+			_, err := e.AdminCreateAPIKey(context.Background(), "acme", model.CreateAPIKeyInput{Name: "second"})
 			return err
 		})
 		nk, err := rotate(e, ct.Tenant.ID, "", model.RotateAPIKeyInput{})
@@ -310,17 +310,17 @@ func TestEngine_RotateAPIKey(t *testing.T) {
 	t.Run("BySlug", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
-		err := e.Update(ctx, func(tx model.Tx) error {
-			_, err := e.RotateAPIKeyIn(tx, "acme", model.RotateAPIKeyInput{})
+		err := func() error {
+			_, err := e.AdminRotateAPIKey(context.Background(), "acme", model.RotateAPIKeyInput{})
 			return err
-		})
+		}()
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = e.Update(ctx, func(tx model.Tx) error {
-			_, err := e.RotateAPIKeyIn(tx, "ghost", model.RotateAPIKeyInput{})
+		err = func() error {
+			_, err := e.AdminRotateAPIKey(context.Background(), "ghost", model.RotateAPIKeyInput{})
 			return err
-		})
+		}()
 		AssertKind(t, err, model.KindNotFound)
 	})
 }

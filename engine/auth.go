@@ -135,8 +135,13 @@ func (e *Engine) clearLoginGuard(ctx context.Context, email string) (locked time
 	return locked, err
 }
 
-// UnlockUser clears the login lock of an email (`fieldrelay user unlock`).
-func (e *Engine) UnlockUser(tx model.Tx, email string) (*model.User, error) {
+// AdminUnlockUser clears the login lock of an email (`fieldrelay user unlock`).
+func (e *Engine) AdminUnlockUser(ctx context.Context, email string) (*model.User, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.User, error) { return e.unlockUser(tx, email) })
+}
+
+// unlockUser is AdminUnlockUser within tx.
+func (e *Engine) unlockUser(tx model.Tx, email string) (*model.User, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	u, err := tx.UserAccountByEmail(email)
 	if err != nil {
@@ -256,7 +261,12 @@ func (e *Engine) touchKey(ctx context.Context, hash string, now time.Time) {
 
 // ChangePassword sets a new password for the principal's user, after checking the
 // current one. It ends every session of the user, the caller's included.
-func (e *Engine) ChangePassword(tx model.Tx, p model.Principal, in model.ChangePasswordInput) (*model.PasswordChanged, error) {
+func (e *Engine) ChangePassword(ctx context.Context, p model.Principal, in model.ChangePasswordInput, w *model.Write) (*model.PasswordChanged, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.PasswordChanged, error) { return e.changePassword(tx, p, in) })
+}
+
+// changePassword is ChangePassword within tx.
+func (e *Engine) changePassword(tx model.Tx, p model.Principal, in model.ChangePasswordInput) (*model.PasswordChanged, error) {
 	if p.UserID == "" {
 		return nil, model.Errorf(model.KindForbidden, "only a logged-in user can change its password")
 	}

@@ -75,8 +75,8 @@ func TestEngine_Login(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		MustCreateTenant(t, e, "acme")
 		MustCreateUser(t, e, "acme", "alice@acme.example", model.RoleFieldOperator)
-		MustUpdate(t, e, func(tx model.Tx) error {
-			_, err := e.SetUserStatus(tx, "alice@acme.example", engine.UserSuspended)
+		mustDo(t, func() error {
+			_, err := e.AdminSetUserStatus(context.Background(), "alice@acme.example", engine.UserSuspended)
 			return err
 		})
 		_, err := login(e, "alice@acme.example", testPassword)
@@ -89,9 +89,9 @@ func TestEngine_Login(t *testing.T) {
 		// A user without a password cannot log in with any password.
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		MustUpdate(t, e, func(tx model.Tx) error {
-			_, err := e.CreateUser(tx, adminOf(ct.Tenant, ""), model.CreateUserInput{
-				Email: "pending@acme.example", Name: "Pending", Role: model.RoleAPIUser})
+		mustDo(t, func() error {
+			_, err := e.CreateUser(context.Background(), adminOf(ct.Tenant, ""), model.CreateUserInput{
+				Email: "pending@acme.example", Name: "Pending", Role: model.RoleAPIUser}, nil)
 			return err
 		})
 		_, err := login(e, "pending@acme.example", testPassword)
@@ -247,8 +247,8 @@ func TestEngine_Login_Lockout(t *testing.T) {
 		failLogins(t, e, email, 5)
 		_, err := login(e, email, testPassword)
 		AssertKind(t, err, model.KindAccountLocked)
-		MustUpdate(t, e, func(tx model.Tx) error {
-			u, err := e.UnlockUser(tx, " Alice@Acme.example ")
+		mustDo(t, func() error {
+			u, err := e.AdminUnlockUser(context.Background(), " Alice@Acme.example ")
 			if err == nil && u.Email != email {
 				t.Errorf("UnlockUser returned %s", u.Email)
 			}
@@ -260,10 +260,10 @@ func TestEngine_Login_Lockout(t *testing.T) {
 	})
 	t.Run("ErrUnlockUnknownUser", func(t *testing.T) {
 		e, _ := setup(t)
-		err := e.Update(context.Background(), func(tx model.Tx) error {
-			_, err := e.UnlockUser(tx, "ghost@acme.example")
+		err := func() error {
+			_, err := e.AdminUnlockUser(context.Background(), "ghost@acme.example")
 			return err
-		})
+		}()
 		AssertKind(t, err, model.KindNotFound)
 	})
 }
@@ -309,8 +309,8 @@ func TestEngine_AuthenticateUser(t *testing.T) {
 	}
 	setStatus := func(t *testing.T, e *engine.Engine, status string) {
 		t.Helper()
-		MustUpdate(t, e, func(tx model.Tx) error {
-			_, err := e.SetUserStatus(tx, "alice@acme.example", status)
+		mustDo(t, func() error {
+			_, err := e.AdminSetUserStatus(context.Background(), "alice@acme.example", status)
 			return err
 		})
 	}
@@ -372,8 +372,8 @@ func TestEngine_AuthenticateUser(t *testing.T) {
 	})
 	t.Run("SuspendedTenant", func(t *testing.T) {
 		e, ct, u := setup(t)
-		MustUpdate(t, e, func(tx model.Tx) error {
-			_, err := e.SetTenantStatus(tx, "acme", engine.TenantSuspended)
+		mustDo(t, func() error {
+			_, err := e.AdminSetTenantStatus(context.Background(), "acme", engine.TenantSuspended)
 			return err
 		})
 		p, err := e.AuthenticateUser(ctx, ct.Tenant.ID, u.ID, 1)
@@ -463,7 +463,7 @@ func TestEngine_AuthenticateKey(t *testing.T) {
 		ct := MustCreateTenant(t, e, "acme")
 		var nk *model.NewKey
 		MustUpdate(t, e, func(tx model.Tx) (err error) {
-			nk, err = e.RotateAPIKey(tx, ct.Tenant.ID, "", model.RotateAPIKeyInput{GracePeriodMinutes: ptr[model.Int](10)})
+			nk, err = e.RotateTenantKey(tx, ct.Tenant.ID, "", model.RotateAPIKeyInput{GracePeriodMinutes: ptr[model.Int](10)})
 			return err
 		})
 		if want := epoch.Add(10 * time.Minute); nk.PreviousKeyExpiresAt == nil || !nk.PreviousKeyExpiresAt.Equal(want) {
@@ -507,8 +507,8 @@ func TestEngine_AuthenticateKey(t *testing.T) {
 	t.Run("SuspendedTenant", func(t *testing.T) {
 		e, _ := MustOpenEngine(t)
 		ct := MustCreateTenant(t, e, "acme")
-		MustUpdate(t, e, func(tx model.Tx) error {
-			_, err := e.SetTenantStatus(tx, "acme", engine.TenantSuspended)
+		mustDo(t, func() error {
+			_, err := e.AdminSetTenantStatus(context.Background(), "acme", engine.TenantSuspended)
 			return err
 		})
 		p, err := e.AuthenticateKey(ctx, ct.APIKey)
@@ -529,10 +529,10 @@ func TestEngine_ChangePassword(t *testing.T) {
 		return e, model.Principal{TenantID: ct.Tenant.ID, UserID: u.ID, Role: u.RBACLevel}
 	}
 	change := func(e *engine.Engine, p model.Principal, cur, next string) error {
-		return e.Update(context.Background(), func(tx model.Tx) error {
-			_, err := e.ChangePassword(tx, p, model.ChangePasswordInput{CurrentPassword: cur, NewPassword: next})
+		return func() error {
+			_, err := e.ChangePassword(context.Background(), p, model.ChangePasswordInput{CurrentPassword: cur, NewPassword: next}, nil)
 			return err
-		})
+		}()
 	}
 	t.Run("OK", func(t *testing.T) {
 		e, p := setup(t)

@@ -18,9 +18,14 @@ const (
 	TokenVerify = "verify"
 )
 
-// IssueAuthToken creates a reset or verify token for the user with the given email
+// AdminIssueAuthToken creates a reset or verify token for the user with the given email
 // (`fieldrelay user reset-link`, forgot-password, user creation without a password).
-func (e *Engine) IssueAuthToken(tx model.Tx, email, kind string) (*model.IssuedToken, error) {
+func (e *Engine) AdminIssueAuthToken(ctx context.Context, email, kind string) (*model.IssuedToken, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.IssuedToken, error) { return e.issueAuthToken(tx, email, kind) })
+}
+
+// issueAuthToken is AdminIssueAuthToken within tx.
+func (e *Engine) issueAuthToken(tx model.Tx, email, kind string) (*model.IssuedToken, error) {
 	u, err := tx.UserAccountByEmail(email)
 	if err != nil {
 		return nil, err
@@ -36,7 +41,12 @@ func (e *Engine) IssueAuthToken(tx model.Tx, email, kind string) (*model.IssuedT
 
 // ResetPassword sets a new password with a reset token: the token is spent, the login
 // lock lifted and every session of the user ended.
-func (e *Engine) ResetPassword(tx model.Tx, in model.ResetPasswordInput) (*model.PasswordChanged, error) {
+func (e *Engine) ResetPassword(ctx context.Context, in model.ResetPasswordInput) (*model.PasswordChanged, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.PasswordChanged, error) { return e.resetPassword(tx, in) })
+}
+
+// resetPassword is ResetPassword within tx.
+func (e *Engine) resetPassword(tx model.Tx, in model.ResetPasswordInput) (*model.PasswordChanged, error) {
 	if in.Token == "" {
 		return nil, model.Invalid("token", "token is required")
 	}
@@ -117,12 +127,17 @@ func (e *Engine) sendAfterCommit(tx model.Tx, t *model.IssuedToken) {
 
 // ForgotPassword issues a reset token to the user with the email, if there is one, and
 // delivers it. It answers the same whether or not the account exists.
-func (e *Engine) ForgotPassword(tx model.Tx, in model.ForgotPasswordInput) error {
+func (e *Engine) ForgotPassword(ctx context.Context, in model.ForgotPasswordInput) error {
+	return e.store.Update(ctx, func(tx model.Tx) error { return e.forgotPassword(tx, in) })
+}
+
+// forgotPassword is ForgotPassword within tx.
+func (e *Engine) forgotPassword(tx model.Tx, in model.ForgotPasswordInput) error {
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	if email == "" {
 		return model.Invalid("email", "email is required")
 	}
-	t, err := e.IssueAuthToken(tx, email, TokenReset)
+	t, err := e.issueAuthToken(tx, email, TokenReset)
 	if model.IsKind(err, model.KindNotFound) {
 		return nil
 	}
@@ -135,7 +150,12 @@ func (e *Engine) ForgotPassword(tx model.Tx, in model.ForgotPasswordInput) error
 
 // VerifyAccount activates a pending user with its verify token, setting its password
 // (required when it has none).
-func (e *Engine) VerifyAccount(tx model.Tx, in model.VerifyInput) (*model.User, error) {
+func (e *Engine) VerifyAccount(ctx context.Context, in model.VerifyInput) (*model.User, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.User, error) { return e.verifyAccount(tx, in) })
+}
+
+// verifyAccount is VerifyAccount within tx.
+func (e *Engine) verifyAccount(tx model.Tx, in model.VerifyInput) (*model.User, error) {
 	if in.Token == "" {
 		return nil, model.Invalid("token", "token is required")
 	}

@@ -14,7 +14,12 @@ func reachable(state string) bool { return state == model.ConnOnline || state ==
 // zone's last one changes nothing. When the zone becomes reachable (online or degraded)
 // after being offline or unknown, its queued events are released in the same
 // transaction.
-func (e *Engine) ReportConnectivity(tx model.Tx, p model.Principal, in model.ConnectivityReport) (*model.ConnectivityStatus, error) {
+func (e *Engine) ReportConnectivity(ctx context.Context, p model.Principal, in model.ConnectivityReport, w *model.Write) (*model.ConnectivityStatus, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.ConnectivityStatus, error) { return e.reportConnectivityAs(tx, p, in) })
+}
+
+// reportConnectivityAs is ReportConnectivity within tx.
+func (e *Engine) reportConnectivityAs(tx model.Tx, p model.Principal, in model.ConnectivityReport) (*model.ConnectivityStatus, error) {
 	if err := p.Require(model.PermConnectivityReport); err != nil {
 		return nil, err
 	}

@@ -17,10 +17,10 @@ func report(e *engine.Engine, tenantID string, in model.ConnectivityReport) (*mo
 
 func reportAs(e *engine.Engine, p model.Principal, in model.ConnectivityReport) (*model.ConnectivityStatus, error) {
 	var out *model.ConnectivityStatus
-	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-		out, err = e.ReportConnectivity(tx, p, in)
+	err := func() (err error) {
+		out, err = e.ReportConnectivity(context.Background(), p, in, nil)
 		return err
-	})
+	}()
 	return out, err
 }
 

@@ -92,13 +92,13 @@ func newDeliveryNode(t *testing.T, sms bool, withWebhook bool) *deliveryNode {
 	n.open(t)
 	created := MustCreateTenant(t, n.e, "acme")
 	n.p = model.Principal{TenantID: created.Tenant.ID, TenantActive: true, Role: model.RoleCompanyAdmin}
-	MustUpdate(t, n.e, func(tx model.Tx) error {
-		if _, err := n.e.CreateZone(tx, n.p.TenantID, model.ZoneInput{Code: "north", Name: "North",
-			Boundary: polygon(square(4, 45, 1))}); err != nil {
+	mustDo(t, func() error {
+		if _, err := n.e.CreateZone(context.Background(), tenantAdmin(n.p.TenantID), model.ZoneInput{Code: "north", Name: "North",
+			Boundary: polygon(square(4, 45, 1))}, nil); err != nil {
 			return err
 		}
-		_, err := n.e.CreateTeam(tx, n.p.TenantID, model.TeamInput{Name: "Alpha", ZoneCode: "north",
-			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Ana", Phone: "+33600000001"}}})
+		_, err := n.e.CreateTeam(context.Background(), tenantAdmin(n.p.TenantID), model.TeamInput{Name: "Alpha", ZoneCode: "north",
+			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Ana", Phone: "+33600000001"}}}, nil)
 		return err
 	})
 	if withWebhook {
@@ -117,8 +117,8 @@ func (n *deliveryNode) open(t *testing.T) {
 func (n *deliveryNode) webhook(t *testing.T, url string, events ...string) *model.Webhook {
 	t.Helper()
 	var w *model.Webhook
-	MustUpdate(t, n.e, func(tx model.Tx) (err error) {
-		w, err = n.e.CreateWebhook(tx, n.p, model.WebhookInput{URL: url, Events: events})
+	mustDo(t, func() (err error) {
+		w, err = n.e.CreateWebhook(context.Background(), n.p, model.WebhookInput{URL: url, Events: events}, nil)
 		return err
 	})
 	return w
@@ -432,8 +432,8 @@ func TestDelivery_OfflineZoneFlushesWhenReachable(t *testing.T) {
 		t.Run(back, func(t *testing.T) {
 			n := newDeliveryNode(t, true, true)
 			report := func(state string) {
-				MustUpdate(t, n.e, func(tx model.Tx) error {
-					_, err := n.e.ReportConnectivity(tx, n.p, model.ConnectivityReport{ZoneCode: "north", State: state})
+				mustDo(t, func() error {
+					_, err := n.e.ReportConnectivity(context.Background(), n.p, model.ConnectivityReport{ZoneCode: "north", State: state}, nil)
 					return err
 				})
 			}

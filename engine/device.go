@@ -77,14 +77,23 @@ func visibleDevice(tx model.Tx, p model.Principal, id string, read bool) (*model
 	return d, nil
 }
 
-// RegisterDevice registers a device of p's tenant (POST /v1/devices/register) within tx
-// and reports whether it is new. devices:manage registers any device; a user holding
+// RegisterDevice registers a device of p's tenant (POST /v1/devices/register) and
+// reports whether it is new; w's Render gets a model.DeviceRegistered. devices:manage registers any device; a user holding
 // devices:sync (a field operator) registers devices of a team it is a member of, and must
 // name that team. A hardware_id already registered returns its device as it is, whatever
 // the rest of the body says, when p may use that device (else conflict). A device with a
 // zone becomes a target of the zone's events: the pending events that had no target are
 // planned again.
-func (e *Engine) RegisterDevice(tx model.Tx, p model.Principal, in model.DeviceInput) (*model.Device, bool, error) {
+func (e *Engine) RegisterDevice(ctx context.Context, p model.Principal, in model.DeviceInput, w *model.Write) (*model.Device, bool, error) {
+	r, err := write(ctx, e, p.TenantID, w, func(tx model.Tx) (model.DeviceRegistered, error) {
+		d, created, err := e.registerDevice(tx, p, in)
+		return model.DeviceRegistered{Device: d, Created: created}, err
+	})
+	return r.Device, r.Created, err
+}
+
+// registerDevice is RegisterDevice within tx.
+func (e *Engine) registerDevice(tx model.Tx, p model.Principal, in model.DeviceInput) (*model.Device, bool, error) {
 	manage := p.Can(model.PermDevicesManage)
 	if !manage && (p.IsKey() || !p.Can(model.PermDevicesSync)) {
 		return nil, false, model.Errorf(model.KindForbidden, "this operation needs the %s permission", model.PermDevicesManage)
@@ -247,7 +256,7 @@ func (e *Engine) acknowledge(tx model.Tx, tenantID string, d *model.Device, thro
 		q := &items[i]
 		switch q.Kind {
 		case model.QueueMission:
-			err = e.MarkMissionSent(tx, tenantID, q.MissionID, ChannelDevice)
+			err = e.markMissionSent(tx, tenantID, q.MissionID, ChannelDevice)
 		case model.QueueEvent:
 			err = e.settleDelivery(tx, &model.OutboxEntry{TenantID: tenantID, EventID: q.EventID, Channel: model.ChannelREST, Attempts: 1}, true, true)
 		}

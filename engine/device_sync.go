@@ -41,28 +41,17 @@ func (e *Engine) SyncDevice(ctx context.Context, p model.Principal, key *model.I
 	if err := in.Validate(); err != nil {
 		return model.Reply{}, err
 	}
-	var storeKey string
-	if key != nil && key.Key != "" {
-		if err := ValidateIdempotencyKey("idempotency_key", key.Key); err != nil {
-			return model.Reply{}, err
-		}
-		storeKey = key.Route + "\n" + key.Key
+	if _, err := storeKey(key); err != nil {
+		return model.Reply{}, err
 	}
 	var out model.Reply
 	err := e.store.Batch(ctx, func(tx model.Tx) error {
 		out = model.Reply{}
-		if storeKey != "" {
-			rec, err := tx.Idempotency(p.TenantID, storeKey)
-			if err != nil {
-				return err
+		if r, err := replay(tx, p.TenantID, key); err != nil || r != nil {
+			if r != nil {
+				out = *r
 			}
-			if rec != nil {
-				if rec.Fingerprint != key.Fingerprint {
-					return model.Errorf(model.KindIdempotencyReused, "this Idempotency-Key was used with a different request body")
-				}
-				out, out.Replayed = rec.Reply, true
-				return nil
-			}
+			return err
 		}
 		res, err := e.syncDevice(tx, p, in, render.Event)
 		if err != nil {
@@ -71,11 +60,7 @@ func (e *Engine) SyncDevice(ctx context.Context, p model.Principal, key *model.I
 		if out, err = render.Answer(res); err != nil {
 			return err
 		}
-		if storeKey == "" {
-			return nil
-		}
-		return tx.PutIdempotency(p.TenantID, storeKey, &model.IdempotencyRecord{Reply: out, Fingerprint: key.Fingerprint,
-			CreatedAt: model.At(e.clock.Now())})
+		return remember(tx, p.TenantID, key, out, model.At(e.clock.Now()))
 	})
 	return out, err
 }
@@ -562,7 +547,7 @@ func (e *Engine) applyMissionStatus(tx model.Tx, p model.Principal, d *model.Dev
 			return model.NotFound("mission")
 		}
 	}
-	_, err := e.UpdateMissionStatus(tx, p, in.MissionID, model.MissionStatusInput{Status: in.Status, Feedback: in.Feedback},
+	_, err := e.updateMissionStatus(tx, p, in.MissionID, model.MissionStatusInput{Status: in.Status, Feedback: in.Feedback},
 		MoveSourceDevice, it.CapturedAt)
 	return err
 }

@@ -42,17 +42,17 @@ func newDeviceFix(t *testing.T) *deviceFix {
 	f.tech = user("tech@acme.example", model.RoleCompanyTech)
 	oa := MustCreateUser(t, f.e, "other", "admin@other.example", model.RoleCompanyAdmin)
 	f.otherAdmin = adminOf(f.other, oa.ID)
-	MustUpdate(t, f.e, func(tx model.Tx) (err error) {
-		if _, err := f.e.CreateZone(tx, f.tenant.ID, model.ZoneInput{Code: "north", Name: "North",
-			Boundary: polygon(square(4, 45, 1))}); err != nil {
+	mustDo(t, func() (err error) {
+		if _, err := f.e.CreateZone(context.Background(), tenantAdmin(f.tenant.ID), model.ZoneInput{Code: "north", Name: "North",
+			Boundary: polygon(square(4, 45, 1))}, nil); err != nil {
 			return err
 		}
-		if f.teamA, err = f.e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", ZoneCode: "north",
-			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Ann", UserID: f.opA.UserID}, {Name: "Al"}}}); err != nil {
+		if f.teamA, err = f.e.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: "Alpha", ZoneCode: "north",
+			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Ann", UserID: f.opA.UserID}, {Name: "Al"}}}, nil); err != nil {
 			return err
 		}
-		f.teamB, err = f.e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Bravo", ZoneCode: "north",
-			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Bob", UserID: f.opB.UserID}}})
+		f.teamB, err = f.e.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: "Bravo", ZoneCode: "north",
+			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Bob", UserID: f.opB.UserID}}}, nil)
 		return err
 	})
 	return f
@@ -68,10 +68,10 @@ func (f *deviceFix) register(t *testing.T, p model.Principal, in model.DeviceInp
 	t.Helper()
 	var d *model.Device
 	var created bool
-	err := f.e.Update(context.Background(), func(tx model.Tx) (err error) {
-		d, created, err = f.e.RegisterDevice(tx, p, in)
+	err := func() (err error) {
+		d, created, err = f.e.RegisterDevice(context.Background(), p, in, nil)
 		return err
-	})
+	}()
 	return d, created, err
 }
 
@@ -183,8 +183,8 @@ func (f *deviceFix) mission(t *testing.T, id string) *model.Mission {
 
 func (f *deviceFix) move(t *testing.T, p model.Principal, id, status string) {
 	t.Helper()
-	MustUpdate(t, f.e, func(tx model.Tx) error {
-		_, err := f.e.UpdateMissionStatus(tx, p, id, model.MissionStatusInput{Status: status}, engine.MoveSourceAPI, nil)
+	mustDo(t, func() error {
+		_, err := f.e.UpdateMissionStatus(context.Background(), p, id, model.MissionStatusInput{Status: status}, engine.MoveSourceAPI, nil, nil)
 		return err
 	})
 }
@@ -279,8 +279,8 @@ func TestDeviceQueue_MissionAndEvent(t *testing.T) {
 		t.Fatalf("event: %+v", acc)
 	}
 	var d *model.Dispatch
-	MustUpdate(t, f.e, func(tx model.Tx) (err error) {
-		d, err = f.e.DispatchTeam(tx, f.sup, model.DispatchInput{EventID: evID, TeamID: f.teamA.ID})
+	mustDo(t, func() (err error) {
+		d, err = f.e.DispatchTeam(context.Background(), f.sup, model.DispatchInput{EventID: evID, TeamID: f.teamA.ID}, nil)
 		return err
 	})
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -24,7 +25,12 @@ const OutboxReinforce = "reinforce"
 // mission is active is a backup: an independent mission. A team that is not available is
 // team_unavailable; an available team with no members is team_empty unless the input
 // confirms it (docs/decisions.md, "Dispatch score: teams nobody can receive").
-func (e *Engine) DispatchTeam(tx model.Tx, p model.Principal, in model.DispatchInput) (*model.Dispatch, error) {
+func (e *Engine) DispatchTeam(ctx context.Context, p model.Principal, in model.DispatchInput, w *model.Write) (*model.Dispatch, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Dispatch, error) { return e.dispatchTeam(tx, p, in) })
+}
+
+// dispatchTeam is DispatchTeam within tx.
+func (e *Engine) dispatchTeam(tx model.Tx, p model.Principal, in model.DispatchInput) (*model.Dispatch, error) {
 	if err := p.Require(model.PermDispatchAssign); err != nil {
 		return nil, err
 	}
@@ -280,7 +286,7 @@ func (e *Engine) alertManual(tx model.Tx, tenantID string, t *model.Tenant, ev *
 		id := best.TeamID
 		payload.BestTeamID, payload.BestScore = &id, best.Score
 	}
-	return e.Notify(tx, tenantID, HookDispatchRequiresMn, payload)
+	return e.notify(tx, tenantID, HookDispatchRequiresMn, payload)
 }
 
 // reinforced is the payload of mission.reinforced.
@@ -339,7 +345,7 @@ func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string) error {
 	if err != nil {
 		return err
 	}
-	return e.Notify(tx, tenantID, HookMissionReinforced, reinforced{MissionID: m.ID,
+	return e.notify(tx, tenantID, HookMissionReinforced, reinforced{MissionID: m.ID,
 		ReinforcementMissionID: backup.ID, EventID: ev.ID, TeamID: team.ID})
 }
 

@@ -31,23 +31,24 @@ func newFieldNode(t *testing.T) *fieldNode {
 		}
 		n.alpha = &teams[0]
 		n.alpha.Members[0].Lat, n.alpha.Members[0].Lng = &lat, &lng
-		if err := tx.PutTeam(n.p.TenantID, n.alpha); err != nil {
-			return err
-		}
-		far := 45.6 // about 11 km from alpha
-		n.bravo, err = n.e.CreateTeam(tx, n.p.TenantID, model.TeamInput{Name: "Bravo", ZoneCode: "north",
-			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Bo", Phone: "+33600000002", Lat: &far, Lng: &lng}}})
-		return err
+		return tx.PutTeam(n.p.TenantID, n.alpha)
 	})
+	far := 45.6 // about 11 km from alpha
+	var err error
+	n.bravo, err = n.e.CreateTeam(context.Background(), tenantAdmin(n.p.TenantID), model.TeamInput{Name: "Bravo", ZoneCode: "north",
+		Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Bo", Phone: "+33600000002", Lat: &far, Lng: &lng}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return n
 }
 
 func (n *fieldNode) settings(t *testing.T, mode bool, threshold float64, timeout int) {
 	t.Helper()
-	MustUpdate(t, n.e, func(tx model.Tx) error {
+	mustDo(t, func() error {
 		minutes := model.Int(timeout)
-		_, err := n.e.UpdateDispatchSettings(tx, n.p, model.DispatchSettingsInput{DispatchMode: &mode,
-			DispatchThreshold: &threshold, ReinforcementTimeoutMin: &minutes})
+		_, err := n.e.UpdateDispatchSettings(context.Background(), n.p, model.DispatchSettingsInput{DispatchMode: &mode,
+			DispatchThreshold: &threshold, ReinforcementTimeoutMin: &minutes}, nil)
 		return err
 	})
 }
@@ -55,10 +56,10 @@ func (n *fieldNode) settings(t *testing.T, mode bool, threshold float64, timeout
 func (n *fieldNode) dispatch(t *testing.T, in model.DispatchInput) (*model.Dispatch, error) {
 	t.Helper()
 	var d *model.Dispatch
-	err := n.e.Update(context.Background(), func(tx model.Tx) (err error) {
-		d, err = n.e.DispatchTeam(tx, n.p, in)
+	err := func() (err error) {
+		d, err = n.e.DispatchTeam(context.Background(), n.p, in, nil)
 		return err
-	})
+	}()
 	return d, err
 }
 
@@ -445,13 +446,13 @@ func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {
 	// members and "No fix" one member without a position, neither of them in a zone.
 	setup := func(t *testing.T) (n *fieldNode, empty, nofix *model.Team) {
 		n = newFieldNode(t)
-		MustUpdate(t, n.e, func(tx model.Tx) (err error) {
-			if empty, err = n.e.CreateTeam(tx, n.p.TenantID, model.TeamInput{Name: "Empty",
-				Verticals: []string{"emergency"}}); err != nil {
+		mustDo(t, func() (err error) {
+			if empty, err = n.e.CreateTeam(context.Background(), tenantAdmin(n.p.TenantID), model.TeamInput{Name: "Empty",
+				Verticals: []string{"emergency"}}, nil); err != nil {
 				return err
 			}
-			nofix, err = n.e.CreateTeam(tx, n.p.TenantID, model.TeamInput{Name: "No fix", Verticals: []string{"emergency"},
-				Members: []model.MemberInput{{Name: "Nils", Phone: "+33600000003"}}})
+			nofix, err = n.e.CreateTeam(context.Background(), tenantAdmin(n.p.TenantID), model.TeamInput{Name: "No fix", Verticals: []string{"emergency"},
+				Members: []model.MemberInput{{Name: "Nils", Phone: "+33600000003"}}}, nil)
 			return err
 		})
 		return n, empty, nofix
@@ -578,9 +579,9 @@ func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {
 	t.Run("ZoneCentroidStandsInForMembers", func(t *testing.T) {
 		n, _, nofix := setup(t)
 		// No fix joins zone north, whose centroid (45.5, 4.5) is alpha's spot.
-		MustUpdate(t, n.e, func(tx model.Tx) error {
+		mustDo(t, func() error {
 			zone := "north"
-			_, err := n.e.UpdateTeam(tx, n.p, nofix.ID, model.TeamPatch{ZoneCode: &zone})
+			_, err := n.e.UpdateTeam(context.Background(), n.p, nofix.ID, model.TeamPatch{ZoneCode: &zone}, nil)
 			return err
 		})
 		acc := postAt(t, n, south20)

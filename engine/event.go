@@ -102,9 +102,9 @@ func (e *Engine) IngestEvent(ctx context.Context, p model.Principal, in model.Ev
 		// A repeat is answered whatever its body says: the key names the logical event.
 		verr := err
 		err = e.store.View(ctx, func(tx model.Tx) error {
-			rec, err := tx.EventReply(p.TenantID, in.IdempotencyKey)
-			if rec != nil {
-				out, out.Replayed = rec.Reply, true
+			r, err := eventReplay(tx, p.TenantID, in.IdempotencyKey)
+			if r != nil {
+				out = *r
 			}
 			return err
 		})
@@ -115,13 +115,11 @@ func (e *Engine) IngestEvent(ctx context.Context, p model.Principal, in model.Ev
 	}
 	err = e.store.Batch(ctx, func(tx model.Tx) error {
 		out = model.Reply{}
-		rec, err := tx.EventReply(p.TenantID, in.IdempotencyKey)
-		if err != nil {
+		if r, err := eventReplay(tx, p.TenantID, in.IdempotencyKey); err != nil || r != nil {
+			if r != nil {
+				out = *r
+			}
 			return err
-		}
-		if rec != nil {
-			out, out.Replayed = rec.Reply, true
-			return nil
 		}
 		ev, tenant, err := e.createEvent(tx, p.TenantID, ce)
 		if err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"io"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -10,4 +11,27 @@ import (
 // that tests can force collisions.
 func AllocateMissionCode(tx model.Tx, tenantID, missionID string, rnd io.Reader) (string, error) {
 	return allocateMissionCode(tx, tenantID, missionID, rnd)
+}
+
+// APIKeysOf lists the active keys of a tenant by id.
+func (e *Engine) APIKeysOf(ctx context.Context, tenantID string) ([]model.APIKey, error) {
+	return e.apiKeysOf(ctx, tenantID)
+}
+
+// RotateTenantKey rotates a key of a tenant by id within tx, callerKeyID the calling key.
+func (e *Engine) RotateTenantKey(tx model.Tx, tenantID, callerKeyID string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+	return e.rotateAPIKey(tx, tenantID, callerKeyID, in)
+}
+
+// MarkMissionSent records within tx that a mission's notification went out on channel.
+func (e *Engine) MarkMissionSent(tx model.Tx, tenantID, missionID, channel string) error {
+	return e.markMissionSent(tx, tenantID, missionID, channel)
+}
+
+// Write runs fn through the frame of every write use case (write), guarded by k: fn's
+// result is the reply stored under k.
+func (e *Engine) Write(ctx context.Context, tenantID string, k *model.IdempotencyKey, fn func(model.Tx) (model.Reply, error)) (model.Reply, error) {
+	w := &model.Write{Key: k, Render: func(v any) (model.Reply, error) { return v.(model.Reply), nil }}
+	_, err := write(ctx, e, tenantID, w, fn)
+	return w.Reply, err
 }

@@ -89,8 +89,8 @@ func MustUpdate(tb testing.TB, e *engine.Engine, fn func(model.Tx) error) {
 func MustCreateTenant(tb testing.TB, e *engine.Engine, slug string) *model.CreatedTenant {
 	tb.Helper()
 	var out *model.CreatedTenant
-	MustUpdate(tb, e, func(tx model.Tx) (err error) {
-		out, err = e.CreateTenant(tx, model.CreateTenantInput{
+	mustDo(tb, func() (err error) {
+		out, err = e.AdminCreateTenant(context.Background(), model.CreateTenantInput{
 			Name: "Tenant " + slug, Slug: slug, Email: "ops@" + slug + ".example", Country: "FR"})
 		return err
 	})
@@ -101,8 +101,8 @@ func MustCreateTenant(tb testing.TB, e *engine.Engine, slug string) *model.Creat
 func MustCreateUser(tb testing.TB, e *engine.Engine, slug, email string, role model.Role) *model.User {
 	tb.Helper()
 	var out *model.User
-	MustUpdate(tb, e, func(tx model.Tx) (err error) {
-		out, err = e.CreateUserIn(tx, slug, model.CreateUserInput{
+	mustDo(tb, func() (err error) {
+		out, err = e.AdminCreateUser(context.Background(), slug, model.CreateUserInput{
 			Email: email, Name: "User " + email, Role: role, Password: testPassword})
 		return err
 	})
@@ -152,3 +152,18 @@ func AssertInvalid(tb testing.TB, err error, field string) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// tenantAdmin is a company administrator of the tenant, for seeding it through the use
+// cases that take a principal.
+func tenantAdmin(tenantID string) model.Principal {
+	return model.Principal{TenantID: tenantID, TenantActive: true, Role: model.RoleCompanyAdmin}
+}
+
+// mustDo runs fn, one or more use cases each in its own transaction, and fails the test on
+// error.
+func mustDo(tb testing.TB, fn func() error) {
+	tb.Helper()
+	if err := fn(); err != nil {
+		tb.Fatalf("update: %v", err)
+	}
+}

@@ -62,41 +62,101 @@ func (e *Engine) SweepIdempotency(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// Write runs fn in one transaction guarded by k (nil: no key). The check, fn's effect and
-// the stored reply commit together, so concurrent duplicates run fn once. A failed fn
-// stores nothing.
-func (e *Engine) Write(ctx context.Context, tenantID string, k *model.IdempotencyKey, fn func(model.Tx) (model.Reply, error)) (model.Reply, error) {
-	var out model.Reply
+// Two rules, both kept here. An event's idempotency_key names the logical event: a repeat
+// returns the original reply whatever its body (eventReplay; POST /v1/events and sync
+// items). The Idempotency-Key of any other write names one request: a repeat with the
+// same body returns the original reply, with another body it is idempotency_key_reused
+// (replay, remember; every other write, device sync and sync batch included). See
+// docs/decisions.md "One owner of the transaction".
+
+// errKeyReused is the error of a key repeated with a different body.
+func errKeyReused() error {
+	return model.Errorf(model.KindIdempotencyReused, "this Idempotency-Key was used with a different request body")
+}
+
+// storeKey is the stored name of k (empty: no key), after checking it.
+func storeKey(k *model.IdempotencyKey) (string, error) {
+	if k == nil || k.Key == "" {
+		return "", nil
+	}
+	if err := ValidateIdempotencyKey("idempotency_key", k.Key); err != nil {
+		return "", err
+	}
+	return k.Route + "\n" + k.Key, nil
+}
+
+// replay returns the reply stored under k in the tenant (nil: none, or no key), marked
+// Replayed; a repeat of k with another body is idempotency_key_reused.
+func replay(tx model.Tx, tenantID string, k *model.IdempotencyKey) (*model.Reply, error) {
+	sk, err := storeKey(k)
+	if err != nil || sk == "" {
+		return nil, err
+	}
+	rec, err := tx.Idempotency(tenantID, sk)
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	if rec.Fingerprint != k.Fingerprint && (k.RawFingerprint == "" || rec.Fingerprint != k.RawFingerprint) {
+		return nil, errKeyReused()
+	}
+	out := rec.Reply
+	out.Replayed = true
+	return &out, nil
+}
+
+// remember stores reply under k in the tenant (nothing without a key).
+func remember(tx model.Tx, tenantID string, k *model.IdempotencyKey, reply model.Reply, at model.Time) error {
+	sk, err := storeKey(k)
+	if err != nil || sk == "" {
+		return err
+	}
+	return tx.PutIdempotency(tenantID, sk, &model.IdempotencyRecord{Reply: reply, Fingerprint: k.Fingerprint, CreatedAt: at})
+}
+
+// eventReplay returns the reply stored for the event named key in the tenant (nil:
+// none), marked Replayed, whatever the body of the repeat.
+func eventReplay(tx model.Tx, tenantID, key string) (*model.Reply, error) {
+	rec, err := tx.EventReply(tenantID, key)
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	out := rec.Reply
+	out.Replayed = true
+	return &out, nil
+}
+
+// write is the frame of every write use case but the bulk ones: one transaction that
+// checks w's key (a replay answers the stored reply and runs nothing), runs fn (the check
+// and the effect, its outbox entries and usage counters), renders fn's result with
+// w.Render and stores it under the key. A failed fn stores nothing. w nil: fn alone.
+func write[T any](ctx context.Context, e *Engine, tenantID string, w *model.Write, fn func(model.Tx) (T, error)) (T, error) {
+	var out T
 	err := e.store.Update(ctx, func(tx model.Tx) error {
-		var storeKey string
-		if k != nil && k.Key != "" {
-			if err := ValidateIdempotencyKey("idempotency_key", k.Key); err != nil {
-				return err
-			}
-			storeKey = k.Route + "\n" + k.Key
-			rec, err := tx.Idempotency(tenantID, storeKey)
-			if err != nil {
-				return err
-			}
-			if rec != nil {
-				if rec.Fingerprint != k.Fingerprint && (k.RawFingerprint == "" || rec.Fingerprint != k.RawFingerprint) {
-					return model.Errorf(model.KindIdempotencyReused, "this Idempotency-Key was used with a different request body")
-				}
-				out = rec.Reply
-				out.Replayed = true
-				return nil
-			}
+		var zero T
+		out = zero
+		var k *model.IdempotencyKey
+		if w != nil {
+			w.Reply = model.Reply{}
+			k = w.Key
 		}
-		r, err := fn(tx)
+		if r, err := replay(tx, tenantID, k); err != nil || r != nil {
+			if r != nil {
+				w.Reply = *r
+			}
+			return err
+		}
+		v, err := fn(tx)
 		if err != nil {
 			return err
 		}
-		out = r
-		if storeKey == "" {
+		out = v
+		if w == nil || w.Render == nil {
 			return nil
 		}
-		return tx.PutIdempotency(tenantID, storeKey, &model.IdempotencyRecord{
-			Reply: r, Fingerprint: k.Fingerprint, CreatedAt: model.At(e.clock.Now())})
+		if w.Reply, err = w.Render(v); err != nil {
+			return err
+		}
+		return remember(tx, tenantID, k, w.Reply, model.At(e.clock.Now()))
 	})
 	return out, err
 }

@@ -27,10 +27,10 @@ func newCodeFix(t *testing.T, teams int) *codeFix {
 	u := MustCreateUser(t, e, "acme", "sup@acme.example", model.RoleOperationalSupervisor)
 	f.sup = model.Principal{TenantID: f.tenant.ID, Plan: f.tenant.LicenseType, TenantActive: true, UserID: u.ID,
 		Role: model.RoleOperationalSupervisor}
-	MustUpdate(t, e, func(tx model.Tx) error {
+	mustDo(t, func() error {
 		for i := range teams {
-			tm, err := e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: fmt.Sprintf("T%03d", i),
-				Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "lead"}}})
+			tm, err := e.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: fmt.Sprintf("T%03d", i),
+				Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "lead"}}}, nil)
 			if err != nil {
 				return err
 			}
@@ -45,18 +45,16 @@ func newCodeFix(t *testing.T, teams int) *codeFix {
 func (f *codeFix) dispatch(t *testing.T, team *model.Team) *model.Mission {
 	t.Helper()
 	var m *model.Mission
-	MustUpdate(t, f.e, func(tx model.Tx) error {
-		now := model.At(f.e.Clock().Now())
-		ev := &model.Event{ID: model.NewID(), Type: "FIRE", Priority: "high", Vertical: "emergency",
-			IdempotencyKey: model.NewID(), Status: model.EventDelivered, ChannelSelected: model.ChannelREST,
-			ChannelsAttempted: []string{}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
-		if err := tx.PutEvent(f.tenant.ID, ev); err != nil {
-			return err
-		}
-		d, err := f.e.DispatchTeam(tx, f.sup, model.DispatchInput{EventID: ev.ID, TeamID: team.ID})
-		if err != nil {
-			return err
-		}
+	now := model.At(f.e.Clock().Now())
+	ev := &model.Event{ID: model.NewID(), Type: "FIRE", Priority: "high", Vertical: "emergency",
+		IdempotencyKey: model.NewID(), Status: model.EventDelivered, ChannelSelected: model.ChannelREST,
+		ChannelsAttempted: []string{}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
+	MustUpdate(t, f.e, func(tx model.Tx) error { return tx.PutEvent(f.tenant.ID, ev) })
+	d, err := f.e.DispatchTeam(context.Background(), f.sup, model.DispatchInput{EventID: ev.ID, TeamID: team.ID}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	MustUpdate(t, f.e, func(tx model.Tx) (err error) {
 		m, err = tx.Mission(f.tenant.ID, d.MissionID)
 		return err
 	})
@@ -119,8 +117,8 @@ func TestMissionCode_DispatchUniqueAndReleased(t *testing.T) {
 			steps = []string{model.MissionAck, model.MissionOnRoute, model.MissionOnSite, model.MissionCompleted}
 		}
 		for _, st := range steps {
-			MustUpdate(t, f.e, func(tx model.Tx) error {
-				_, err := f.e.UpdateMissionStatus(tx, f.sup, m.ID, model.MissionStatusInput{Status: st}, engine.MoveSourceAPI, nil)
+			mustDo(t, func() error {
+				_, err := f.e.UpdateMissionStatus(context.Background(), f.sup, m.ID, model.MissionStatusInput{Status: st}, engine.MoveSourceAPI, nil, nil)
 				return err
 			})
 			if st == model.MissionAck {

@@ -188,7 +188,12 @@ func checkFeedback(raw json.RawMessage) (json.RawMessage, error) {
 // mission.status_updated. COMPLETED and FAILED return the team to available (when it has
 // no other active mission) and close the event: COMPLETED always, FAILED when no other
 // mission of the event is still active.
-func (e *Engine) UpdateMissionStatus(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string, at *model.Time) (*model.Mission, error) {
+func (e *Engine) UpdateMissionStatus(ctx context.Context, p model.Principal, id string, in model.MissionStatusInput, source string, at *model.Time, w *model.Write) (*model.Mission, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Mission, error) { return e.updateMissionStatus(tx, p, id, in, source, at) })
+}
+
+// updateMissionStatus is UpdateMissionStatus within tx.
+func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string, at *model.Time) (*model.Mission, error) {
 	canManage, canReceive := p.Can(model.PermMissionsManage), p.Can(model.PermMissionsReceive)
 	if !canManage && !canReceive {
 		return nil, model.Errorf(model.KindForbidden, "this operation needs the %s or %s permission", model.PermMissionsManage, model.PermMissionsReceive)
@@ -288,7 +293,7 @@ func (e *Engine) UpdateMissionStatus(tx model.Tx, p model.Principal, id string, 
 	if payload.Feedback == nil {
 		payload.Feedback = noFeedback
 	}
-	if err := e.Notify(tx, p.TenantID, missionStatusHook, payload); err != nil {
+	if err := e.notify(tx, p.TenantID, missionStatusHook, payload); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -360,11 +365,11 @@ func (e *Engine) closeEvent(tx model.Tx, tenantID string, m *model.Mission, at, 
 	return e.publish(tx, tenantID, StreamEventClosed, model.PermEventsRead, "", ev)
 }
 
-// MarkMissionSent records that a mission's notification reached its team through channel
+// markMissionSent records that a mission's notification reached its team through channel
 // (rest_full, sms or device), for the delivery engine: CREATED → SENT by the system
 // (actor NilID, source system) with channel_used set. A mission past CREATED is left
 // alone (nil); no webhook is fired.
-func (e *Engine) MarkMissionSent(tx model.Tx, tenantID, missionID, channel string) error {
+func (e *Engine) markMissionSent(tx model.Tx, tenantID, missionID, channel string) error {
 	m, err := tx.Mission(tenantID, missionID)
 	if err != nil {
 		return err

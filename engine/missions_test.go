@@ -39,17 +39,17 @@ func newLifecycleFix(t *testing.T) *lifecycleFix {
 	f.sup = user("sup@acme.example", model.RoleOperationalSupervisor)
 	f.corp = user("corp@acme.example", model.RoleCorporateClient)
 	f.tech = user("tech@acme.example", model.RoleCompanyTech)
-	MustUpdate(t, e, func(tx model.Tx) (err error) {
-		if f.teamA, err = e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "Ann", UserID: f.opA.UserID}, {Name: "Al"}}}); err != nil {
+	mustDo(t, func() (err error) {
+		if f.teamA, err = e.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Ann", UserID: f.opA.UserID}, {Name: "Al"}}}, nil); err != nil {
 			return err
 		}
-		if f.teamB, err = e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "Bob", UserID: f.opB.UserID}}}); err != nil {
+		if f.teamB, err = e.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Bob", UserID: f.opB.UserID}}}, nil); err != nil {
 			return err
 		}
-		_, err = e.CreateWebhook(tx, f.sup, model.WebhookInput{URL: "https://hooks.example/m",
-			Events: []string{"mission.status_updated"}})
+		_, err = e.CreateWebhook(context.Background(), f.sup, model.WebhookInput{URL: "https://hooks.example/m",
+			Events: []string{"mission.status_updated"}}, nil)
 		return err
 	})
 	return f
@@ -96,10 +96,10 @@ func (f *lifecycleFix) move(p model.Principal, id, status string, feedback strin
 	if feedback != "" {
 		in.Feedback = json.RawMessage(feedback)
 	}
-	err := f.e.Update(context.Background(), func(tx model.Tx) (err error) {
-		out, err = f.e.UpdateMissionStatus(tx, p, id, in, engine.MoveSourceAPI, at)
+	err := func() (err error) {
+		out, err = f.e.UpdateMissionStatus(context.Background(), p, id, in, engine.MoveSourceAPI, at, nil)
 		return err
-	})
+	}()
 	return out, err
 }
 

@@ -59,9 +59,9 @@ func (e *Engine) webhookMessages(tx model.Tx, cfg *tenantConfig, name string, ta
 	return n, nil
 }
 
-// Notify writes the webhook messages of a tenant's change (team.dispatched,
+// notify writes the webhook messages of a tenant's change (team.dispatched,
 // mission.status_updated…) within tx.
-func (e *Engine) Notify(tx model.Tx, tenantID, name string, payload any) error {
+func (e *Engine) notify(tx model.Tx, tenantID, name string, payload any) error {
 	cfg, err := e.tenantConfig(tx, tenantID)
 	if err != nil {
 		return err

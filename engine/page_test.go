@@ -35,10 +35,10 @@ func TestPage_Full(t *testing.T) {
 func TestPageList_MaxBytes(t *testing.T) {
 	ctx := context.Background()
 	n := newDeliveryNode(t, false, false) // has team Alpha
-	MustUpdate(t, n.e, func(tx model.Tx) error {
+	mustDo(t, func() error {
 		for i := range 4 {
-			if _, err := n.e.CreateTeam(tx, n.p.TenantID, model.TeamInput{Name: fmt.Sprintf("Team %d", i),
-				Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "M"}}}); err != nil {
+			if _, err := n.e.CreateTeam(context.Background(), tenantAdmin(n.p.TenantID), model.TeamInput{Name: fmt.Sprintf("Team %d", i),
+				Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "M"}}}, nil); err != nil {
 				return err
 			}
 		}

@@ -459,7 +459,7 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 	}
 	if ok && o.MissionID != "" {
 		// The team's notification arrived: the mission is SENT.
-		if err := e.MarkMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o)); err != nil {
+		if err := e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o)); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -65,12 +66,21 @@ func NormalizePhone(s string) (string, bool) {
 // sms: the reply proves the SMS arrived.
 //
 // Every message, applied or not, is appended to the tenant's inbound log in tx. A message
-// that is refused comes back as refusal, with the record written: the caller commits tx
-// and answers the refusal — validation_error on from or body (malformed), not_found (no
+// that is refused comes back as refusal, with the record written: the transaction commits
+// (with the reply under w's key; w's Render gets a model.SMSReceipt) and the caller answers the refusal — validation_error on from or body (malformed), not_found (no
 // active mission of the tenant holds the code), forbidden (from is no phone of the
 // mission's team), invalid_transition or mission_closed (the mission's rules). err is
-// anything else (storage): the caller rolls back.
-func (e *Engine) ReceiveSMS(tx model.Tx, p model.Principal, in model.SMSInboundInput) (res *model.SMSInboundResult, refusal *model.Error, err error) {
+// anything else (storage): nothing is written. A replay answers neither.
+func (e *Engine) ReceiveSMS(ctx context.Context, p model.Principal, in model.SMSInboundInput, w *model.Write) (*model.SMSInboundResult, *model.Error, error) {
+	r, err := write(ctx, e, p.TenantID, w, func(tx model.Tx) (model.SMSReceipt, error) {
+		res, refusal, err := e.receiveSMS(tx, p, in)
+		return model.SMSReceipt{Result: res, Refusal: refusal}, err
+	})
+	return r.Result, r.Refusal, err
+}
+
+// receiveSMS is ReceiveSMS within tx.
+func (e *Engine) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInboundInput) (res *model.SMSInboundResult, refusal *model.Error, err error) {
 	if !p.IsKey() || !p.Can(model.PermSMSInbound) {
 		return nil, nil, model.Errorf(model.KindForbidden, "this operation needs an API key with the %s scope", model.PermSMSInbound)
 	}
@@ -148,7 +158,7 @@ func (e *Engine) ReceiveSMS(tx model.Tx, p model.Principal, in model.SMSInboundI
 	mp := model.Principal{TenantID: p.TenantID, Plan: p.Plan, TenantActive: p.TenantActive, KeyID: p.KeyID,
 		UserID: actor, Scopes: []string{model.PermMissionsReceive}}
 	wasCreated := m.Status == model.MissionCreated
-	moved, err := e.UpdateMissionStatus(tx, mp, m.ID, model.MissionStatusInput{Status: reply.Status}, MoveSourceSMS, nil)
+	moved, err := e.updateMissionStatus(tx, mp, m.ID, model.MissionStatusInput{Status: reply.Status}, MoveSourceSMS, nil)
 	if err != nil {
 		switch k := model.ErrorKind(err); k {
 		case model.KindInvalidTransition, model.KindMissionClosed, model.KindValidation, model.KindNotFound, model.KindForbidden:

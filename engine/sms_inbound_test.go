@@ -58,21 +58,21 @@ func newSMSFix(t *testing.T) *smsFix {
 	f.gateway = key(f.tenant, model.PermSMSInbound)
 	f.plain = key(f.tenant, model.DefaultKeyScopes()...)
 	f.otherGateway = key(f.other, model.PermSMSInbound)
-	MustUpdate(t, e, func(tx model.Tx) (err error) {
-		if f.alpha, err = e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "Ann", UserID: f.opA.UserID, Phone: phoneAnn}, {Name: "Al", Phone: phoneAl}}}); err != nil {
+	mustDo(t, func() (err error) {
+		if f.alpha, err = e.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Ann", UserID: f.opA.UserID, Phone: phoneAnn}, {Name: "Al", Phone: phoneAl}}}, nil); err != nil {
 			return err
 		}
-		if f.bravo, err = e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "Bob", Phone: phoneBob}}}); err != nil {
+		if f.bravo, err = e.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Bob", Phone: phoneBob}}}, nil); err != nil {
 			return err
 		}
-		if f.omega, err = e.CreateTeam(tx, f.other.ID, model.TeamInput{Name: "Omega", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "Ann's twin", Phone: phoneAnn}}}); err != nil {
+		if f.omega, err = e.CreateTeam(context.Background(), tenantAdmin(f.other.ID), model.TeamInput{Name: "Omega", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "Ann's twin", Phone: phoneAnn}}}, nil); err != nil {
 			return err
 		}
-		_, err = e.CreateWebhook(tx, f.sup, model.WebhookInput{URL: "https://hooks.example/m",
-			Events: []string{"mission.status_updated"}})
+		_, err = e.CreateWebhook(context.Background(), f.sup, model.WebhookInput{URL: "https://hooks.example/m",
+			Events: []string{"mission.status_updated"}}, nil)
 		return err
 	})
 	return f
@@ -82,18 +82,16 @@ func newSMSFix(t *testing.T) *smsFix {
 func (f *smsFix) dispatch(t *testing.T, p model.Principal, team *model.Team) *model.Mission {
 	t.Helper()
 	var m *model.Mission
-	MustUpdate(t, f.e, func(tx model.Tx) error {
-		now := model.At(f.e.Clock().Now())
-		ev := &model.Event{ID: model.NewID(), Type: "FIRE", Priority: "high", Vertical: "emergency",
-			IdempotencyKey: model.NewID(), Status: model.EventDelivered, ChannelSelected: model.ChannelREST,
-			ChannelsAttempted: []string{}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
-		if err := tx.PutEvent(p.TenantID, ev); err != nil {
-			return err
-		}
-		d, err := f.e.DispatchTeam(tx, p, model.DispatchInput{EventID: ev.ID, TeamID: team.ID})
-		if err != nil {
-			return err
-		}
+	now := model.At(f.e.Clock().Now())
+	ev := &model.Event{ID: model.NewID(), Type: "FIRE", Priority: "high", Vertical: "emergency",
+		IdempotencyKey: model.NewID(), Status: model.EventDelivered, ChannelSelected: model.ChannelREST,
+		ChannelsAttempted: []string{}, Source: engine.SourceAPI, CreatedAt: now, UpdatedAt: now}
+	MustUpdate(t, f.e, func(tx model.Tx) error { return tx.PutEvent(p.TenantID, ev) })
+	d, err := f.e.DispatchTeam(context.Background(), p, model.DispatchInput{EventID: ev.ID, TeamID: team.ID}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	MustUpdate(t, f.e, func(tx model.Tx) (err error) {
 		m, err = tx.Mission(p.TenantID, d.MissionID)
 		return err
 	})
@@ -105,10 +103,10 @@ func (f *smsFix) dispatch(t *testing.T, p model.Principal, team *model.Team) *mo
 func (f *smsFix) receive(p model.Principal, from, body string) (*model.SMSInboundResult, *model.Error, error) {
 	var res *model.SMSInboundResult
 	var refusal *model.Error
-	err := f.e.Update(context.Background(), func(tx model.Tx) (err error) {
-		res, refusal, err = f.e.ReceiveSMS(tx, p, model.SMSInboundInput{From: from, Body: body})
+	err := func() (err error) {
+		res, refusal, err = f.e.ReceiveSMS(context.Background(), p, model.SMSInboundInput{From: from, Body: body}, nil)
 		return err
-	})
+	}()
 	f.clock.Advance(time.Millisecond) // the next record's id sorts after this one
 	return res, refusal, err
 }

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -107,12 +108,12 @@ func TestStreamViewer(t *testing.T) {
 	tn := MustCreateTenant(t, e, "acme")
 	op := MustCreateUser(t, e, "acme", "op@acme.example", model.RoleFieldOperator)
 	var mine, other *model.Team
-	MustUpdate(t, e, func(tx model.Tx) (err error) {
-		if mine, err = e.CreateTeam(tx, tn.Tenant.ID, model.TeamInput{Name: "A", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "op", UserID: op.ID}}}); err != nil {
+	mustDo(t, func() (err error) {
+		if mine, err = e.CreateTeam(context.Background(), tenantAdmin(tn.Tenant.ID), model.TeamInput{Name: "A", Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: "op", UserID: op.ID}}}, nil); err != nil {
 			return err
 		}
-		other, err = e.CreateTeam(tx, tn.Tenant.ID, model.TeamInput{Name: "B", Verticals: []string{"emergency"}})
+		other, err = e.CreateTeam(context.Background(), tenantAdmin(tn.Tenant.ID), model.TeamInput{Name: "B", Verticals: []string{"emergency"}}, nil)
 		return err
 	})
 	ctx := t.Context()

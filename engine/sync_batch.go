@@ -76,12 +76,9 @@ func (e *Engine) SyncBatch(ctx context.Context, p model.Principal, in model.Sync
 	if err := CanSyncBatch(p); err != nil {
 		return model.Reply{}, err
 	}
-	var storeKey string
-	if k != nil && k.Key != "" {
-		if err := ValidateIdempotencyKey("idempotency_key", k.Key); err != nil {
-			return model.Reply{}, err
-		}
-		storeKey = k.Route + "\n" + k.Key
+	sk, err := storeKey(k)
+	if err != nil {
+		return model.Reply{}, err
 	}
 	switch {
 	case in.Events == nil:
@@ -112,33 +109,30 @@ func (e *Engine) SyncBatch(ctx context.Context, p model.Principal, in model.Sync
 		var done *model.Batch
 		err := e.store.Batch(ctx, func(tx model.Tx) error {
 			out, reused, done = model.Reply{}, false, nil
-			if storeKey != "" {
-				rec, err := tx.Idempotency(p.TenantID, storeKey)
-				if err != nil {
-					return err
-				}
-				if rec != nil {
-					if rec.Fingerprint != k.Fingerprint {
-						reused = true
-					} else {
-						out, out.Replayed = rec.Reply, true
-					}
-					return nil
-				}
+			// A reused key is answered after the transaction: a failing function would make
+			// Store.Batch run it again alone.
+			switch r, err := replay(tx, p.TenantID, k); {
+			case model.IsKind(err, model.KindIdempotencyReused):
+				reused = true
+				return nil
+			case err != nil:
+				return err
+			case r != nil:
+				out = *r
+				return nil
 			}
 			b, err := e.syncBatchIn(tx, p.TenantID, in, captured, pre, forced, render.Event)
 			if err != nil {
 				return err
 			}
-			if storeKey == "" {
+			if sk == "" {
 				done = b // rendered after the commit: nothing keeps the reply
 				return nil
 			}
 			if out, err = render.Batch(b); err != nil {
 				return err
 			}
-			return tx.PutIdempotency(p.TenantID, storeKey, &model.IdempotencyRecord{Reply: out,
-				Fingerprint: k.Fingerprint, CreatedAt: b.ReceivedAt})
+			return remember(tx, p.TenantID, k, out, b.ReceivedAt)
 		})
 		var f *itemFailure
 		if errors.As(err, &f) && model.ErrorKind(f.err) == model.KindValidation {
@@ -146,7 +140,7 @@ func (e *Engine) SyncBatch(ctx context.Context, p model.Principal, in model.Sync
 			continue
 		}
 		if err == nil && reused {
-			err = model.Errorf(model.KindIdempotencyReused, "this Idempotency-Key was used with a different request body")
+			err = errKeyReused()
 		}
 		if f != nil {
 			err = f.err
@@ -287,7 +281,7 @@ func (e *Engine) syncBatchIn(tx model.Tx, tenantID string, in model.SyncBatchInp
 	if err := e.count(tx, tenantID, b.ReceivedAt.Time, model.UsageDelta{SyncBatches: 1}); err != nil {
 		return nil, err
 	}
-	if err := e.Notify(tx, tenantID, HookSyncBatchProcessed, batchProcessed{BatchID: b.ID,
+	if err := e.notify(tx, tenantID, HookSyncBatchProcessed, batchProcessed{BatchID: b.ID,
 		Accepted: b.Accepted, Rejected: b.Rejected}); err != nil {
 		return nil, err
 	}

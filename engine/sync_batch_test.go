@@ -53,8 +53,8 @@ func TestSyncBatch_ItemFailingAfterWrites(t *testing.T) {
 	e := engine.New(failingStore{MustOpenDB(t), "bad"}, engine.Options{Clock: model.NewFakeClock(epoch),
 		Password: cheapPasswords, Logger: slog.New(slog.DiscardHandler)})
 	ct := MustCreateTenant(t, e, "acme")
-	MustUpdate(t, e, func(tx model.Tx) error {
-		_, err := e.CreateWebhook(tx, adminOf(ct.Tenant, model.NewID()), model.WebhookInput{URL: "https://hooks.example/a"})
+	mustDo(t, func() error {
+		_, err := e.CreateWebhook(context.Background(), adminOf(ct.Tenant, model.NewID()), model.WebhookInput{URL: "https://hooks.example/a"}, nil)
 		return err
 	})
 	key := model.Principal{TenantID: ct.Tenant.ID, TenantActive: true, KeyID: model.NewID(),

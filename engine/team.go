@@ -28,10 +28,18 @@ const (
 
 var phoneRE = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 
-// CreateTeam adds an available team to a tenant. Inline members name their fields
-// members.name, members.user_id, members.phone, members.lat and members.lng in
-// validation errors.
-func (e *Engine) CreateTeam(tx model.Tx, tenantID string, in model.TeamInput) (*model.Team, error) {
+// CreateTeam adds an available team to p's tenant (POST /v1/teams; teams:manage).
+// Inline members name their fields members.name, members.user_id, members.phone,
+// members.lat and members.lng in validation errors.
+func (e *Engine) CreateTeam(ctx context.Context, p model.Principal, in model.TeamInput, w *model.Write) (*model.Team, error) {
+	if err := p.Require(model.PermTeamsManage); err != nil {
+		return nil, err
+	}
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Team, error) { return e.createTeam(tx, p.TenantID, in) })
+}
+
+// createTeam is CreateTeam within tx, for a tenant.
+func (e *Engine) createTeam(tx model.Tx, tenantID string, in model.TeamInput) (*model.Team, error) {
 	name, err := model.RequireText("name", in.Name, 200)
 	if err != nil {
 		return nil, err
@@ -66,14 +74,6 @@ func (e *Engine) CreateTeam(tx model.Tx, tenantID string, in model.TeamInput) (*
 		return nil, err
 	}
 	return t, e.publish(tx, tenantID, StreamTeamUpdated, model.PermTeamsRead, t.ID, t)
-}
-
-// CreateTeamAs is CreateTeam for a principal, which needs teams:manage.
-func (e *Engine) CreateTeamAs(tx model.Tx, p model.Principal, in model.TeamInput) (*model.Team, error) {
-	if err := p.Require(model.PermTeamsManage); err != nil {
-		return nil, err
-	}
-	return e.CreateTeam(tx, p.TenantID, in)
 }
 
 // teamVerticals checks a team's verticals (at least one, each valid for the tenant) and
@@ -185,7 +185,12 @@ func checkLatLng(prefix string, lat, lng float64) error {
 // UpdateTeam changes a team of the principal's tenant (PATCH /v1/teams/:id). Every field
 // is validated before the status is checked; a request that changes nothing leaves
 // updated_at alone.
-func (e *Engine) UpdateTeam(tx model.Tx, p model.Principal, id string, in model.TeamPatch) (*model.Team, error) {
+func (e *Engine) UpdateTeam(ctx context.Context, p model.Principal, id string, in model.TeamPatch, w *model.Write) (*model.Team, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Team, error) { return e.updateTeam(tx, p, id, in) })
+}
+
+// updateTeam is UpdateTeam within tx.
+func (e *Engine) updateTeam(tx model.Tx, p model.Principal, id string, in model.TeamPatch) (*model.Team, error) {
 	if err := p.Require(model.PermTeamsManage); err != nil {
 		return nil, err
 	}
@@ -245,7 +250,12 @@ func (e *Engine) UpdateTeam(tx model.Tx, p model.Principal, id string, in model.
 // AddTeamMember adds a member to a team of the principal's tenant (POST
 // /v1/teams/:id/members) and returns the team. Validation errors name the member's
 // fields without a prefix (name, user_id, phone, lat, lng).
-func (e *Engine) AddTeamMember(tx model.Tx, p model.Principal, teamID string, in model.MemberInput) (*model.Team, error) {
+func (e *Engine) AddTeamMember(ctx context.Context, p model.Principal, teamID string, in model.MemberInput, w *model.Write) (*model.Team, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Team, error) { return e.addTeamMember(tx, p, teamID, in) })
+}
+
+// addTeamMember is AddTeamMember within tx.
+func (e *Engine) addTeamMember(tx model.Tx, p model.Principal, teamID string, in model.MemberInput) (*model.Team, error) {
 	if err := p.Require(model.PermTeamsManage); err != nil {
 		return nil, err
 	}
@@ -271,7 +281,12 @@ func (e *Engine) AddTeamMember(tx model.Tx, p model.Principal, teamID string, in
 // forbidden). Positions only move forward in time: a recorded_at older than the stored
 // location_updated_at changes nothing and answers the member as it is. The team's
 // updated_at is left alone: a position has its own time.
-func (e *Engine) UpdateMemberLocation(tx model.Tx, p model.Principal, teamID, memberID string, in model.LocationInput) (*model.Member, error) {
+func (e *Engine) UpdateMemberLocation(ctx context.Context, p model.Principal, teamID, memberID string, in model.LocationInput, w *model.Write) (*model.Member, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Member, error) { return e.updateMemberLocation(tx, p, teamID, memberID, in) })
+}
+
+// updateMemberLocation is UpdateMemberLocation within tx.
+func (e *Engine) updateMemberLocation(tx model.Tx, p model.Principal, teamID, memberID string, in model.LocationInput) (*model.Member, error) {
 	manage := p.Can(model.PermTeamsManage)
 	if !manage && !p.Can(model.PermLocationSelf) {
 		return nil, model.Errorf(model.KindForbidden, "this operation needs the %s or %s permission", model.PermTeamsManage, model.PermLocationSelf)

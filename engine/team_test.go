@@ -15,10 +15,10 @@ import (
 
 func createTeam(e *engine.Engine, tenantID string, in model.TeamInput) (*model.Team, error) {
 	var out *model.Team
-	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-		out, err = e.CreateTeam(tx, tenantID, in)
+	err := func() (err error) {
+		out, err = e.CreateTeam(context.Background(), tenantAdmin(tenantID), in, nil)
 		return err
-	})
+	}()
 	return out, err
 }
 
@@ -245,17 +245,12 @@ func newTeamFixture(t *testing.T) teamFixture {
 		operatorMember: tm.Members[0].ID, other: tm.Members[1].ID}
 }
 
-func (f teamFixture) update(fn func(tx model.Tx) (any, error)) (any, error) {
-	var out any
-	err := f.e.Update(context.Background(), func(tx model.Tx) (err error) {
-		out, err = fn(tx)
-		return err
-	})
-	return out, err
+func (f teamFixture) update(fn func() (any, error)) (any, error) {
+	return fn()
 }
 
 func (f teamFixture) patch(p model.Principal, id string, in model.TeamPatch) (*model.Team, error) {
-	v, err := f.update(func(tx model.Tx) (any, error) { return f.e.UpdateTeam(tx, p, id, in) })
+	v, err := f.update(func() (any, error) { return f.e.UpdateTeam(context.Background(), p, id, in, nil) })
 	tm, _ := v.(*model.Team)
 	return tm, err
 }
@@ -367,7 +362,7 @@ func TestEngine_UpdateTeam(t *testing.T) {
 
 func TestEngine_AddTeamMember(t *testing.T) {
 	add := func(f teamFixture, p model.Principal, id string, in model.MemberInput) (*model.Team, error) {
-		v, err := f.update(func(tx model.Tx) (any, error) { return f.e.AddTeamMember(tx, p, id, in) })
+		v, err := f.update(func() (any, error) { return f.e.AddTeamMember(context.Background(), p, id, in, nil) })
 		tm, _ := v.(*model.Team)
 		return tm, err
 	}
@@ -428,7 +423,9 @@ func TestEngine_AddTeamMember(t *testing.T) {
 
 func TestEngine_UpdateMemberLocation(t *testing.T) {
 	move := func(f teamFixture, p model.Principal, teamID, memberID string, in model.LocationInput) (*model.Member, error) {
-		v, err := f.update(func(tx model.Tx) (any, error) { return f.e.UpdateMemberLocation(tx, p, teamID, memberID, in) })
+		v, err := f.update(func() (any, error) {
+			return f.e.UpdateMemberLocation(context.Background(), p, teamID, memberID, in, nil)
+		})
 		m, _ := v.(*model.Member)
 		return m, err
 	}
@@ -487,8 +484,8 @@ func TestEngine_UpdateMemberLocation(t *testing.T) {
 		AssertKind(t, err, model.KindForbidden)
 		// A key with location:self is no user: it owns no member record, even one without a user.
 		key := model.Principal{TenantID: f.tenant.ID, TenantActive: true, KeyID: model.NewID(), Scopes: []string{model.PermLocationSelf}}
-		v, err := f.update(func(tx model.Tx) (any, error) {
-			return f.e.AddTeamMember(tx, f.super, f.team.ID, model.MemberInput{Name: "No user"})
+		v, err := f.update(func() (any, error) {
+			return f.e.AddTeamMember(context.Background(), f.super, f.team.ID, model.MemberInput{Name: "No user"}, nil)
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -38,9 +38,14 @@ func ValidPlan(s string) bool {
 	return s == PlanStarter || s == PlanCore || s == PlanMissionCritical
 }
 
-// CreateTenant creates, within tx, an active tenant with the defaults of API.md and its first API key,
+// AdminCreateTenant creates, within tx, an active tenant with the defaults of API.md and its first API key,
 // which holds every key scope but sms:inbound.
-func (e *Engine) CreateTenant(tx model.Tx, in model.CreateTenantInput) (*model.CreatedTenant, error) {
+func (e *Engine) AdminCreateTenant(ctx context.Context, in model.CreateTenantInput) (*model.CreatedTenant, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.CreatedTenant, error) { return e.createTenant(tx, in) })
+}
+
+// createTenant is AdminCreateTenant within tx.
+func (e *Engine) createTenant(tx model.Tx, in model.CreateTenantInput) (*model.CreatedTenant, error) {
 	var err error
 	t := &model.Tenant{ID: model.NewID(), Status: TenantActive, DispatchThreshold: 0.20, SLATargetUptimePct: 99.9}
 	if t.Name, err = model.RequireText("name", in.Name, 200); err != nil {
@@ -98,8 +103,8 @@ func normalizeVerticals(vs []string) ([]string, error) {
 	return out, nil
 }
 
-// Tenants lists every tenant of the node, oldest first.
-func (e *Engine) Tenants(ctx context.Context) ([]model.Tenant, error) {
+// AdminTenants lists every tenant of the node, oldest first.
+func (e *Engine) AdminTenants(ctx context.Context) ([]model.Tenant, error) {
 	var out []model.Tenant
 	err := e.store.View(ctx, func(tx model.Tx) (err error) {
 		out, err = tx.Tenants()
@@ -108,8 +113,8 @@ func (e *Engine) Tenants(ctx context.Context) ([]model.Tenant, error) {
 	return out, err
 }
 
-// TenantBySlug returns the tenant with the given slug.
-func (e *Engine) TenantBySlug(ctx context.Context, slug string) (*model.Tenant, error) {
+// AdminTenant returns the tenant with the given slug.
+func (e *Engine) AdminTenant(ctx context.Context, slug string) (*model.Tenant, error) {
 	var t *model.Tenant
 	err := e.store.View(ctx, func(tx model.Tx) (err error) {
 		t, err = tx.TenantBySlug(slug)
@@ -118,8 +123,13 @@ func (e *Engine) TenantBySlug(ctx context.Context, slug string) (*model.Tenant, 
 	return t, err
 }
 
-// SetTenantStatus moves a tenant to active, suspended or inactive.
-func (e *Engine) SetTenantStatus(tx model.Tx, slug, status string) (*model.Tenant, error) {
+// AdminSetTenantStatus moves a tenant to active, suspended or inactive.
+func (e *Engine) AdminSetTenantStatus(ctx context.Context, slug, status string) (*model.Tenant, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.Tenant, error) { return e.setTenantStatus(tx, slug, status) })
+}
+
+// setTenantStatus is AdminSetTenantStatus within tx.
+func (e *Engine) setTenantStatus(tx model.Tx, slug, status string) (*model.Tenant, error) {
 	if status != TenantActive && status != TenantSuspended && status != TenantInactive {
 		return nil, model.Invalid("status", "status must be active, suspended or inactive")
 	}
@@ -132,8 +142,8 @@ func (e *Engine) SetTenantStatus(tx model.Tx, slug, status string) (*model.Tenan
 	return t, tx.PutTenant(t)
 }
 
-// TenantOf returns the principal's tenant (GET /v1/tenant/me).
-func (e *Engine) TenantOf(ctx context.Context, p model.Principal) (*model.Tenant, error) {
+// Tenant returns the principal's tenant (GET /v1/tenant/me).
+func (e *Engine) Tenant(ctx context.Context, p model.Principal) (*model.Tenant, error) {
 	var t *model.Tenant
 	err := e.store.View(ctx, func(tx model.Tx) (err error) {
 		t, err = tx.Tenant(p.TenantID)
@@ -144,7 +154,12 @@ func (e *Engine) TenantOf(ctx context.Context, p model.Principal) (*model.Tenant
 
 // UpdateDispatchSettings changes the principal's tenant's dispatch settings
 // (PATCH /v1/tenant/dispatch-settings) within tx.
-func (e *Engine) UpdateDispatchSettings(tx model.Tx, p model.Principal, in model.DispatchSettingsInput) (*model.DispatchSettings, error) {
+func (e *Engine) UpdateDispatchSettings(ctx context.Context, p model.Principal, in model.DispatchSettingsInput, w *model.Write) (*model.DispatchSettings, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.DispatchSettings, error) { return e.updateDispatchSettings(tx, p, in) })
+}
+
+// updateDispatchSettings is UpdateDispatchSettings within tx.
+func (e *Engine) updateDispatchSettings(tx model.Tx, p model.Principal, in model.DispatchSettingsInput) (*model.DispatchSettings, error) {
 	if err := p.Require(model.PermSettingsDispatch); err != nil {
 		return nil, err
 	}
@@ -173,4 +188,39 @@ func (e *Engine) UpdateDispatchSettings(tx model.Tx, p model.Principal, in model
 		return nil, err
 	}
 	return &model.DispatchSettings{DispatchMode: t.FeatureFlags.DispatchMode, DispatchThreshold: t.DispatchThreshold, ReinforcementTimeoutMin: t.ReinforcementTimeoutMin}, nil
+}
+
+// AdminSeedTenant creates, in one transaction, a tenant with its users, zones and teams
+// (the demo), and answers the tenant and the users created.
+func (e *Engine) AdminSeedTenant(ctx context.Context, in model.SeedTenantInput) (*model.CreatedTenant, []*model.User, error) {
+	var created *model.CreatedTenant
+	var users []*model.User
+	err := e.store.Update(ctx, func(tx model.Tx) (err error) {
+		users = users[:0]
+		if created, err = e.createTenant(tx, in.Tenant); err != nil {
+			return err
+		}
+		for _, u := range in.Users {
+			user, err := e.createUserIn(tx, created.Tenant.Slug, u)
+			if err != nil {
+				return err
+			}
+			users = append(users, user)
+		}
+		for _, z := range in.Zones {
+			if _, err := e.createZone(tx, created.Tenant.ID, z); err != nil {
+				return err
+			}
+		}
+		if in.Teams == nil {
+			return nil
+		}
+		for _, t := range in.Teams(users) {
+			if _, err := e.createTeam(tx, created.Tenant.ID, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return created, users, err
 }

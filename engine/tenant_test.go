@@ -20,10 +20,10 @@ func validTenantInput() model.CreateTenantInput {
 
 func createTenant(e *engine.Engine, in model.CreateTenantInput) (*model.CreatedTenant, error) {
 	var out *model.CreatedTenant
-	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-		out, err = e.CreateTenant(tx, in)
+	err := func() (err error) {
+		out, err = e.AdminCreateTenant(context.Background(), in)
 		return err
-	})
+	}()
 	return out, err
 }
 
@@ -66,7 +66,7 @@ func TestEngine_CreateTenant(t *testing.T) {
 			t.Errorf("api_key = %q, want fr_live_ and 32 base62 characters", ct.APIKey)
 		}
 		// The tenant is stored, and its stored form has the defaults too.
-		got, err := e.TenantBySlug(context.Background(), "acme")
+		got, err := e.AdminTenant(context.Background(), "acme")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +174,7 @@ func TestEngine_CreateTenant(t *testing.T) {
 			tc.mutate(&in)
 			_, err := createTenant(e, in)
 			AssertInvalid(t, err, tc.field)
-			if ts, _ := e.Tenants(context.Background()); len(ts) != 0 {
+			if ts, _ := e.AdminTenants(context.Background()); len(ts) != 0 {
 				t.Fatalf("a refused tenant was stored: %+v", ts)
 			}
 		})
@@ -189,7 +189,7 @@ func TestEngine_CreateTenant(t *testing.T) {
 		in.Name = "Another Acme"
 		_, err = createTenant(e, in)
 		AssertKind(t, err, model.KindConflict)
-		ts, err := e.Tenants(context.Background())
+		ts, err := e.AdminTenants(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +208,7 @@ func TestEngine_Tenants(t *testing.T) {
 	e, _ := MustOpenEngine(t)
 	a := MustCreateTenant(t, e, "alpha")
 	b := MustCreateTenant(t, e, "bravo")
-	ts, err := e.Tenants(ctx)
+	ts, err := e.AdminTenants(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,23 +216,23 @@ func TestEngine_Tenants(t *testing.T) {
 		t.Fatalf("Tenants = %+v, want alpha then bravo (oldest first)", ts)
 	}
 	t.Run("BySlug", func(t *testing.T) {
-		got, err := e.TenantBySlug(ctx, "bravo")
+		got, err := e.AdminTenant(ctx, "bravo")
 		if err != nil || got.ID != b.Tenant.ID {
 			t.Fatalf("TenantBySlug = %+v, %v", got, err)
 		}
 	})
 	t.Run("ErrBySlugNotFound", func(t *testing.T) {
-		_, err := e.TenantBySlug(ctx, "charlie")
+		_, err := e.AdminTenant(ctx, "charlie")
 		AssertKind(t, err, model.KindNotFound)
 	})
 	t.Run("TenantOf", func(t *testing.T) {
-		got, err := e.TenantOf(ctx, model.Principal{TenantID: a.Tenant.ID, KeyID: model.NewID()})
+		got, err := e.Tenant(ctx, model.Principal{TenantID: a.Tenant.ID, KeyID: model.NewID()})
 		if err != nil || got.Slug != "alpha" {
 			t.Fatalf("TenantOf = %+v, %v", got, err)
 		}
 	})
 	t.Run("ErrTenantOfUnknown", func(t *testing.T) {
-		_, err := e.TenantOf(ctx, model.Principal{TenantID: model.NewID()})
+		_, err := e.Tenant(ctx, model.Principal{TenantID: model.NewID()})
 		AssertKind(t, err, model.KindNotFound)
 	})
 }
@@ -240,10 +240,10 @@ func TestEngine_Tenants(t *testing.T) {
 func TestEngine_SetTenantStatus(t *testing.T) {
 	set := func(e *engine.Engine, slug, status string) (*model.Tenant, error) {
 		var out *model.Tenant
-		err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-			out, err = e.SetTenantStatus(tx, slug, status)
+		err := func() (err error) {
+			out, err = e.AdminSetTenantStatus(context.Background(), slug, status)
 			return err
-		})
+		}()
 		return out, err
 	}
 	t.Run("OK", func(t *testing.T) {
@@ -258,7 +258,7 @@ func TestEngine_SetTenantStatus(t *testing.T) {
 			if tn.Status != s || !tn.UpdatedAt.Equal(clock.Now()) {
 				t.Fatalf("tenant = %+v, want status %s", tn, s)
 			}
-			stored, _ := e.TenantBySlug(context.Background(), "acme")
+			stored, _ := e.AdminTenant(context.Background(), "acme")
 			if stored.Status != s {
 				t.Fatalf("stored status = %s, want %s", stored.Status, s)
 			}
@@ -294,10 +294,10 @@ func TestPlanRateLimit(t *testing.T) {
 func TestEngine_UpdateDispatchSettings(t *testing.T) {
 	update := func(e *engine.Engine, p model.Principal, in model.DispatchSettingsInput) (*model.DispatchSettings, error) {
 		var out *model.DispatchSettings
-		err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-			out, err = e.UpdateDispatchSettings(tx, p, in)
+		err := func() (err error) {
+			out, err = e.UpdateDispatchSettings(context.Background(), p, in, nil)
 			return err
-		})
+		}()
 		return out, err
 	}
 	setup := func(t *testing.T) (*engine.Engine, *model.FakeClock, model.Principal) {
@@ -316,7 +316,7 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 		if *got != (model.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.4, ReinforcementTimeoutMin: 15}) {
 			t.Fatalf("settings = %+v", got)
 		}
-		tn, _ := e.TenantOf(context.Background(), p)
+		tn, _ := e.Tenant(context.Background(), p)
 		if !tn.FeatureFlags.DispatchMode || tn.DispatchThreshold != 0.4 || tn.ReinforcementTimeoutMin != 15 ||
 			!tn.UpdatedAt.Equal(clock.Now()) {
 			t.Fatalf("stored tenant = %+v", tn)
@@ -380,7 +380,7 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 			in.DispatchMode = ptr(true)
 			_, err := update(e, p, in)
 			AssertInvalid(t, err, tc.field)
-			tn, _ := e.TenantOf(context.Background(), p)
+			tn, _ := e.Tenant(context.Background(), p)
 			if tn.FeatureFlags.DispatchMode || tn.DispatchThreshold != 0.2 || tn.ReinforcementTimeoutMin != 0 {
 				t.Fatalf("a refused update changed the tenant: %+v", tn)
 			}

@@ -141,15 +141,25 @@ func metaSecret(tx model.Tx, name string) ([]byte, error) {
 
 // SetUpstream sets the upstream of p's tenant (PUT /v1/tenant/upstream) within tx. It
 // needs tenant:admin.
-func (e *Engine) SetUpstream(tx model.Tx, p model.Principal, in model.UpstreamInput) (*model.UpstreamSettings, error) {
+func (e *Engine) SetUpstream(ctx context.Context, p model.Principal, in model.UpstreamInput, w *model.Write) (*model.UpstreamSettings, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.UpstreamSettings, error) { return e.setUpstreamAs(tx, p, in) })
+}
+
+// setUpstreamAs is SetUpstream within tx.
+func (e *Engine) setUpstreamAs(tx model.Tx, p model.Principal, in model.UpstreamInput) (*model.UpstreamSettings, error) {
 	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
 	return e.setUpstream(tx, p.TenantID, in)
 }
 
-// SetUpstreamIn is SetUpstream for the tenant of a slug (the admin command).
-func (e *Engine) SetUpstreamIn(tx model.Tx, slug string, in model.UpstreamInput) (*model.UpstreamSettings, error) {
+// AdminSetUpstream is SetUpstream for the tenant of a slug (the admin command).
+func (e *Engine) AdminSetUpstream(ctx context.Context, slug string, in model.UpstreamInput) (*model.UpstreamSettings, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.UpstreamSettings, error) { return e.setUpstreamIn(tx, slug, in) })
+}
+
+// setUpstreamIn is AdminSetUpstream within tx.
+func (e *Engine) setUpstreamIn(tx model.Tx, slug string, in model.UpstreamInput) (*model.UpstreamSettings, error) {
 	t, err := tx.TenantBySlug(slug)
 	if err != nil {
 		return nil, err
@@ -244,9 +254,14 @@ func (e *Engine) putUpstream(tx model.Tx, c *model.UpstreamConfig) (*model.Upstr
 	return c.Settings(string(nodeID)), nil
 }
 
-// PauseUpstreamIn pauses or resumes the push of the tenant of a slug (the admin
+// AdminPauseUpstream pauses or resumes the push of the tenant of a slug (the admin
 // command); the change log keeps being written while paused.
-func (e *Engine) PauseUpstreamIn(tx model.Tx, slug string, paused bool) (*model.UpstreamSettings, error) {
+func (e *Engine) AdminPauseUpstream(ctx context.Context, slug string, paused bool) (*model.UpstreamSettings, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.UpstreamSettings, error) { return e.pauseUpstreamIn(tx, slug, paused) })
+}
+
+// pauseUpstreamIn is AdminPauseUpstream within tx.
+func (e *Engine) pauseUpstreamIn(tx model.Tx, slug string, paused bool) (*model.UpstreamSettings, error) {
 	t, err := tx.TenantBySlug(slug)
 	if err != nil {
 		return nil, err
@@ -274,8 +289,8 @@ func (e *Engine) Upstream(ctx context.Context, p model.Principal) (*model.Upstre
 	return e.upstreamOf(ctx, func(model.Tx) (string, error) { return p.TenantID, nil })
 }
 
-// UpstreamOf is Upstream for the tenant of a slug (the admin command).
-func (e *Engine) UpstreamOf(ctx context.Context, slug string) (*model.UpstreamSettings, error) {
+// AdminUpstream is Upstream for the tenant of a slug (the admin command).
+func (e *Engine) AdminUpstream(ctx context.Context, slug string) (*model.UpstreamSettings, error) {
 	return e.upstreamOf(ctx, bySlug(slug))
 }
 

@@ -46,20 +46,20 @@ func newUpstreamFix(t *testing.T) *upstreamFix {
 	u := MustCreateUser(t, f.e, "central", "op@central.example", model.RoleFieldOperator)
 	f.op = model.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: u.ID, Role: model.RoleFieldOperator}
 	admin := model.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: model.RoleCompanyAdmin}
-	MustUpdate(t, f.e, func(tx model.Tx) (err error) {
-		if _, err := f.e.CreateZone(tx, f.tenant.ID, model.ZoneInput{Code: "north", Name: "North",
-			Boundary: polygon(square(4, 45, 1))}); err != nil {
+	mustDo(t, func() (err error) {
+		if _, err := f.e.CreateZone(context.Background(), tenantAdmin(f.tenant.ID), model.ZoneInput{Code: "north", Name: "North",
+			Boundary: polygon(square(4, 45, 1))}, nil); err != nil {
 			return err
 		}
-		if f.team, err = f.e.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", ZoneCode: "north",
-			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Ann", UserID: u.ID, Phone: "+33600000001"}}}); err != nil {
+		if f.team, err = f.e.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: "Alpha", ZoneCode: "north",
+			Verticals: []string{"emergency"}, Members: []model.MemberInput{{Name: "Ann", UserID: u.ID, Phone: "+33600000001"}}}, nil); err != nil {
 			return err
 		}
-		if _, err := f.e.CreateWebhook(tx, admin, model.WebhookInput{URL: "https://hooks.example/all"}); err != nil {
+		if _, err := f.e.CreateWebhook(context.Background(), admin, model.WebhookInput{URL: "https://hooks.example/all"}, nil); err != nil {
 			return err
 		}
-		_, err = f.e.UpdateDispatchSettings(tx, admin, model.DispatchSettingsInput{DispatchMode: ptr(true),
-			DispatchThreshold: ptr(0.0), ReinforcementTimeoutMin: ptr[model.Int](5)})
+		_, err = f.e.UpdateDispatchSettings(context.Background(), admin, model.DispatchSettingsInput{DispatchMode: ptr(true),
+			DispatchThreshold: ptr(0.0), ReinforcementTimeoutMin: ptr[model.Int](5)}, nil)
 		return err
 	})
 	f.node = f.register(t, f.key, model.DeviceInput{Name: "fieldrelay node " + nodeE, Platform: engine.PlatformNode, HardwareID: nodeE})
@@ -77,8 +77,8 @@ func (f *upstreamFix) open(t *testing.T) {
 func (f *upstreamFix) register(t *testing.T, p model.Principal, in model.DeviceInput) *model.Device {
 	t.Helper()
 	var d *model.Device
-	MustUpdate(t, f.e, func(tx model.Tx) (err error) {
-		d, _, err = f.e.RegisterDevice(tx, p, in)
+	mustDo(t, func() (err error) {
+		d, _, err = f.e.RegisterDevice(context.Background(), p, in, nil)
 		return err
 	})
 	return d
@@ -670,19 +670,19 @@ func TestUpstream_ReplicasAreReadOnly(t *testing.T) {
 		item(2, model.ItemUpstreamMission, m, at)), "applied", "applied")
 	sup := model.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: model.RoleOperationalSupervisor, UserID: model.NewID()}
 	for name, p := range map[string]model.Principal{"supervisor": sup, "operator": f.op} {
-		err := f.e.Update(context.Background(), func(tx model.Tx) error {
-			_, err := f.e.UpdateMissionStatus(tx, p, m.ID, model.MissionStatusInput{Status: model.MissionAck}, engine.MoveSourceAPI, nil)
+		err := func() error {
+			_, err := f.e.UpdateMissionStatus(context.Background(), p, m.ID, model.MissionStatusInput{Status: model.MissionAck}, engine.MoveSourceAPI, nil, nil)
 			return err
-		})
+		}()
 		AssertKind(t, err, model.KindConflict)
 		if got := f.mission(t, m.ID); got.Status != model.MissionCreated || len(got.History) != 1 {
 			t.Fatalf("%s moved a replica: %+v", name, got)
 		}
 	}
-	err := f.e.Update(context.Background(), func(tx model.Tx) error {
-		_, err := f.e.DispatchTeam(tx, sup, model.DispatchInput{EventID: ev.ID, TeamID: f.team.ID})
+	err := func() error {
+		_, err := f.e.DispatchTeam(context.Background(), sup, model.DispatchInput{EventID: ev.ID, TeamID: f.team.ID}, nil)
 		return err
-	})
+	}()
 	AssertKind(t, err, model.KindConflict)
 	if tm := f.team; tm.Status != engine.TeamAvailable {
 		t.Fatalf("team %s", tm.Status)

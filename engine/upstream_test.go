@@ -225,8 +225,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (n *upNode) setUpstream(t *testing.T, in model.UpstreamInput) *model.UpstreamSettings {
 	t.Helper()
 	var s *model.UpstreamSettings
-	MustUpdate(t, n.e, func(tx model.Tx) (err error) {
-		s, err = n.e.SetUpstream(tx, n.p, in)
+	mustDo(t, func() (err error) {
+		s, err = n.e.SetUpstream(context.Background(), n.p, in, nil)
 		return err
 	})
 	return s
@@ -291,9 +291,9 @@ func TestUpstream_ChangeLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	MustUpdate(t, n.e, func(tx model.Tx) error {
-		_, err := n.e.UpdateMissionStatus(tx, n.p, d.MissionID, model.MissionStatusInput{Status: model.MissionAck},
-			engine.MoveSourceAPI, nil)
+	mustDo(t, func() error {
+		_, err := n.e.UpdateMissionStatus(context.Background(), n.p, d.MissionID, model.MissionStatusInput{Status: model.MissionAck},
+			engine.MoveSourceAPI, nil, nil)
 		return err
 	})
 	end := n.logEnd(t)
@@ -517,8 +517,8 @@ func TestUpstream_Paused(t *testing.T) {
 	if st := n.status(t); st.State != engine.UpstreamPaused || st.Backlog != 4 || up.registrations() != 0 {
 		t.Fatalf("paused: %+v, %d registrations", st, up.registrations())
 	}
-	MustUpdate(t, n.e, func(tx model.Tx) error {
-		_, err := n.e.PauseUpstreamIn(tx, "acme", false)
+	mustDo(t, func() error {
+		_, err := n.e.AdminPauseUpstream(context.Background(), "acme", false)
 		return err
 	})
 	n.e.RunUpstream(ctx)
@@ -581,10 +581,10 @@ func TestUpstream_Settings(t *testing.T) {
 	n := newUpNode(t, model.UpstreamOptions{})
 	set := func(p model.Principal, in model.UpstreamInput) (*model.UpstreamSettings, error) {
 		var s *model.UpstreamSettings
-		err := n.e.Update(context.Background(), func(tx model.Tx) (err error) {
-			s, err = n.e.SetUpstream(tx, p, in)
+		err := func() (err error) {
+			s, err = n.e.SetUpstream(context.Background(), p, in, nil)
 			return err
-		})
+		}()
 		return s, err
 	}
 	bad := "not a pem"

@@ -17,7 +17,12 @@ const (
 
 // CreateUser creates a user of the principal's tenant (POST /v1/tenant/users): active
 // with a password, pending without one.
-func (e *Engine) CreateUser(tx model.Tx, p model.Principal, in model.CreateUserInput) (*model.User, error) {
+func (e *Engine) CreateUser(ctx context.Context, p model.Principal, in model.CreateUserInput, w *model.Write) (*model.User, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.User, error) { return e.createUserAs(tx, p, in) })
+}
+
+// createUserAs is CreateUser within tx.
+func (e *Engine) createUserAs(tx model.Tx, p model.Principal, in model.CreateUserInput) (*model.User, error) {
 	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
@@ -27,9 +32,14 @@ func (e *Engine) CreateUser(tx model.Tx, p model.Principal, in model.CreateUserI
 	return e.createUser(tx, p.TenantID, in)
 }
 
-// CreateUserIn creates an active user in the tenant with the given slug
+// AdminCreateUser creates an active user in the tenant with the given slug
 // (`fieldrelay user create`); the password is required.
-func (e *Engine) CreateUserIn(tx model.Tx, slug string, in model.CreateUserInput) (*model.User, error) {
+func (e *Engine) AdminCreateUser(ctx context.Context, slug string, in model.CreateUserInput) (*model.User, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.User, error) { return e.createUserIn(tx, slug, in) })
+}
+
+// createUserIn is AdminCreateUser within tx.
+func (e *Engine) createUserIn(tx model.Tx, slug string, in model.CreateUserInput) (*model.User, error) {
 	if err := in.Validate(true); err != nil {
 		return nil, err
 	}
@@ -52,7 +62,7 @@ func (e *Engine) createUser(tx model.Tx, tenantID string, in model.CreateUserInp
 		return nil, err
 	}
 	if u.Status == UserPending {
-		t, err := e.IssueAuthToken(tx, u.Email, TokenVerify)
+		t, err := e.issueAuthToken(tx, u.Email, TokenVerify)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +88,12 @@ func (e *Engine) Users(ctx context.Context, p model.Principal, page model.Page) 
 // UpdateUser changes a user of the principal's tenant (PATCH /v1/tenant/users/:id). A
 // change of status or role ends the user's sessions. Admins cannot change their own
 // status or role, so a tenant cannot lock out its last admin by mistake.
-func (e *Engine) UpdateUser(tx model.Tx, p model.Principal, id string, in model.UpdateUserInput) (*model.User, error) {
+func (e *Engine) UpdateUser(ctx context.Context, p model.Principal, id string, in model.UpdateUserInput, w *model.Write) (*model.User, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.User, error) { return e.updateUser(tx, p, id, in) })
+}
+
+// updateUser is UpdateUser within tx.
+func (e *Engine) updateUser(tx model.Tx, p model.Principal, id string, in model.UpdateUserInput) (*model.User, error) {
 	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
@@ -126,15 +141,25 @@ func (e *Engine) UpdateUser(tx model.Tx, p model.Principal, id string, in model.
 	return &u.User, nil
 }
 
-// SetUserStatus suspends or activates a user by email (`fieldrelay user suspend|activate`).
+// AdminSetUserStatus suspends or activates a user by email (`fieldrelay user suspend|activate`).
 // Both end the user's sessions at once.
-func (e *Engine) SetUserStatus(tx model.Tx, email, status string) (*model.User, error) {
+func (e *Engine) AdminSetUserStatus(ctx context.Context, email, status string) (*model.User, error) {
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.User, error) { return e.setUserStatus(tx, email, status) })
+}
+
+// setUserStatus is AdminSetUserStatus within tx.
+func (e *Engine) setUserStatus(tx model.Tx, email, status string) (*model.User, error) {
 	if status != UserActive && status != UserSuspended {
 		return nil, model.Invalid("status", "status must be active or suspended")
 	}
 	u, err := tx.UserAccountByEmail(strings.ToLower(strings.TrimSpace(email)))
 	if err != nil {
 		return nil, err
+	}
+	// As PATCH /v1/tenant/users/:id: a user without a password activates itself by
+	// verifying its account.
+	if status == UserActive && u.Status == UserPending {
+		return nil, model.Errorf(model.KindConflict, "a pending user becomes active by verifying its account")
 	}
 	u.Status = status
 	u.TokenVersion++

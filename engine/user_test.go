@@ -13,19 +13,19 @@ import (
 
 func createUser(e *engine.Engine, p model.Principal, in model.CreateUserInput) (*model.User, error) {
 	var out *model.User
-	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-		out, err = e.CreateUser(tx, p, in)
+	err := func() (err error) {
+		out, err = e.CreateUser(context.Background(), p, in, nil)
 		return err
-	})
+	}()
 	return out, err
 }
 
 func updateUser(e *engine.Engine, p model.Principal, id string, in model.UpdateUserInput) (*model.User, error) {
 	var out *model.User
-	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-		out, err = e.UpdateUser(tx, p, id, in)
+	err := func() (err error) {
+		out, err = e.UpdateUser(context.Background(), p, id, in, nil)
 		return err
-	})
+	}()
 	return out, err
 }
 
@@ -165,10 +165,10 @@ func TestEngine_CreateUser(t *testing.T) {
 func TestEngine_CreateUserIn(t *testing.T) {
 	createIn := func(e *engine.Engine, slug string, in model.CreateUserInput) (*model.User, error) {
 		var out *model.User
-		err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-			out, err = e.CreateUserIn(tx, slug, in)
+		err := func() (err error) {
+			out, err = e.AdminCreateUser(context.Background(), slug, in)
 			return err
-		})
+		}()
 		return out, err
 	}
 	t.Run("OK", func(t *testing.T) {
@@ -380,10 +380,10 @@ func TestEngine_UpdateUser(t *testing.T) {
 func TestEngine_SetUserStatus(t *testing.T) {
 	set := func(e *engine.Engine, email, status string) (*model.User, error) {
 		var out *model.User
-		err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-			out, err = e.SetUserStatus(tx, email, status)
+		err := func() (err error) {
+			out, err = e.AdminSetUserStatus(context.Background(), email, status)
 			return err
-		})
+		}()
 		return out, err
 	}
 	t.Run("OK", func(t *testing.T) {

@@ -76,7 +76,12 @@ func checkWebhookEvents(in []string) ([]string, error) {
 // CheckWebhookInput. The answer holds the secret, which is never shown again. Recent
 // events that waited for a delivery target are released when the subscription wants
 // event.created.
-func (e *Engine) CreateWebhook(tx model.Tx, p model.Principal, in model.WebhookInput) (*model.Webhook, error) {
+func (e *Engine) CreateWebhook(ctx context.Context, p model.Principal, in model.WebhookInput, w *model.Write) (*model.Webhook, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Webhook, error) { return e.createWebhook(tx, p, in) })
+}
+
+// createWebhook is CreateWebhook within tx.
+func (e *Engine) createWebhook(tx model.Tx, p model.Principal, in model.WebhookInput) (*model.Webhook, error) {
 	existing, err := tx.Webhooks(p.TenantID)
 	if err != nil {
 		return nil, err
@@ -129,7 +134,12 @@ const webhookDisabledOnRequest = "disabled on request (PATCH enabled: false)"
 // days counted from now (reenabled_at). The secret stays. A subscription that becomes
 // active and wants event.created releases the events waiting for a target, as a new one
 // does. A request that changes nothing leaves updated_at alone. The answer has no secret.
-func (e *Engine) UpdateWebhook(tx model.Tx, p model.Principal, id string, in model.WebhookPatch) (*model.Webhook, error) {
+func (e *Engine) UpdateWebhook(ctx context.Context, p model.Principal, id string, in model.WebhookPatch, w *model.Write) (*model.Webhook, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Webhook, error) { return e.updateWebhook(tx, p, id, in) })
+}
+
+// updateWebhook is UpdateWebhook within tx.
+func (e *Engine) updateWebhook(tx model.Tx, p model.Principal, id string, in model.WebhookPatch) (*model.Webhook, error) {
 	w, err := tx.Webhook(p.TenantID, id)
 	if err != nil {
 		return nil, err
@@ -173,7 +183,12 @@ func (e *Engine) UpdateWebhook(tx model.Tx, p model.Principal, id string, in mod
 // events filter and whether or not it is disabled (a disabled receiver can be checked
 // before it is re-enabled). The message has one attempt, no retry, and changes nothing of
 // the subscription's health (status, failed_messages, last_success_at): it is a probe.
-func (e *Engine) SendTestWebhook(tx model.Tx, p model.Principal, id string) (*model.WebhookTestSent, error) {
+func (e *Engine) SendTestWebhook(ctx context.Context, p model.Principal, id string, w *model.Write) (*model.WebhookTestSent, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.WebhookTestSent, error) { return e.sendTestWebhook(tx, p, id) })
+}
+
+// sendTestWebhook is SendTestWebhook within tx.
+func (e *Engine) sendTestWebhook(tx model.Tx, p model.Principal, id string) (*model.WebhookTestSent, error) {
 	w, err := tx.Webhook(p.TenantID, id)
 	if err != nil {
 		return nil, err
@@ -193,7 +208,12 @@ func (e *Engine) SendTestWebhook(tx model.Tx, p model.Principal, id string) (*mo
 }
 
 // DeleteWebhook removes a subscription; its pending messages fail at their next attempt.
-func (e *Engine) DeleteWebhook(tx model.Tx, p model.Principal, id string) (*model.Webhook, error) {
+func (e *Engine) DeleteWebhook(ctx context.Context, p model.Principal, id string, w *model.Write) (*model.Webhook, error) {
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Webhook, error) { return e.deleteWebhook(tx, p, id) })
+}
+
+// deleteWebhook is DeleteWebhook within tx.
+func (e *Engine) deleteWebhook(tx model.Tx, p model.Principal, id string) (*model.Webhook, error) {
 	w, err := tx.Webhook(p.TenantID, id)
 	if err != nil {
 		return nil, err

@@ -18,8 +18,8 @@ func (n *deliveryNode) patchWebhook(t *testing.T, id string, in model.WebhookPat
 		t.Fatalf("check: %v", err)
 	}
 	var w *model.Webhook
-	MustUpdate(t, n.e, func(tx model.Tx) (err error) {
-		w, err = n.e.UpdateWebhook(tx, n.p, id, in)
+	mustDo(t, func() (err error) {
+		w, err = n.e.UpdateWebhook(context.Background(), n.p, id, in, nil)
 		return err
 	})
 	return w
@@ -29,8 +29,8 @@ func (n *deliveryNode) patchWebhook(t *testing.T, id string, in model.WebhookPat
 func (n *deliveryNode) sendTest(t *testing.T, id string) *model.WebhookTestSent {
 	t.Helper()
 	var out *model.WebhookTestSent
-	MustUpdate(t, n.e, func(tx model.Tx) (err error) {
-		out, err = n.e.SendTestWebhook(tx, n.p, id)
+	mustDo(t, func() (err error) {
+		out, err = n.e.SendTestWebhook(context.Background(), n.p, id, nil)
 		return err
 	})
 	return out
@@ -152,10 +152,10 @@ func TestWebhook_Patch(t *testing.T) {
 	t.Run("ErrOtherTenant", func(t *testing.T) {
 		other := MustCreateTenant(t, n.e, "other")
 		p := model.Principal{TenantID: other.Tenant.ID, TenantActive: true, Role: model.RoleCompanyAdmin}
-		err := n.e.Update(ctx, func(tx model.Tx) error {
-			_, err := n.e.UpdateWebhook(tx, p, w.ID, model.WebhookPatch{Enabled: ptr(false)})
+		err := func() error {
+			_, err := n.e.UpdateWebhook(context.Background(), p, w.ID, model.WebhookPatch{Enabled: ptr(false)}, nil)
 			return err
-		})
+		}()
 		if !model.IsKind(err, model.KindNotFound) {
 			t.Fatalf("another tenant's subscription: %v, want not_found", err)
 		}
@@ -240,10 +240,10 @@ func TestWebhook_TestMessage(t *testing.T) {
 		}
 	})
 	t.Run("ErrUnknown", func(t *testing.T) {
-		err := n.e.Update(ctx, func(tx model.Tx) error {
-			_, err := n.e.SendTestWebhook(tx, n.p, model.NewID())
+		err := func() error {
+			_, err := n.e.SendTestWebhook(context.Background(), n.p, model.NewID(), nil)
 			return err
-		})
+		}()
 		if !model.IsKind(err, model.KindNotFound) {
 			t.Fatalf("%v, want not_found", err)
 		}

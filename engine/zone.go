@@ -6,9 +6,18 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// CreateZone adds a zone to a tenant (KindConflict when the code is taken). The answer
-// shows the zone's connectivity in force (unknown: nothing was reported yet).
-func (e *Engine) CreateZone(tx model.Tx, tenantID string, in model.ZoneInput) (*model.Zone, error) {
+// CreateZone adds a zone to p's tenant (POST /v1/zones; KindConflict when the code is
+// taken). The answer shows the zone's connectivity in force (unknown: nothing was
+// reported yet).
+func (e *Engine) CreateZone(ctx context.Context, p model.Principal, in model.ZoneInput, w *model.Write) (*model.Zone, error) {
+	if err := p.Require(model.PermZonesManage); err != nil {
+		return nil, err
+	}
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Zone, error) { return e.createZone(tx, p.TenantID, in) })
+}
+
+// createZone is CreateZone within tx.
+func (e *Engine) createZone(tx model.Tx, tenantID string, in model.ZoneInput) (*model.Zone, error) {
 	if in.Code == "" {
 		return nil, model.Invalid("code", "code is required")
 	}
@@ -43,10 +52,15 @@ func (e *Engine) CreateZone(tx model.Tx, tenantID string, in model.ZoneInput) (*
 // UpdateZone changes the name and/or boundary of a zone of the principal's tenant (PATCH
 // /v1/zones/:code). A new boundary is validated and the centroid recomputed; a request
 // that changes nothing leaves updated_at alone.
-func (e *Engine) UpdateZone(tx model.Tx, p model.Principal, code string, in model.ZonePatch) (*model.Zone, error) {
+func (e *Engine) UpdateZone(ctx context.Context, p model.Principal, code string, in model.ZonePatch, w *model.Write) (*model.Zone, error) {
 	if err := p.Require(model.PermZonesManage); err != nil {
 		return nil, err
 	}
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Zone, error) { return e.updateZone(tx, p, code, in) })
+}
+
+// updateZone is UpdateZone within tx.
+func (e *Engine) updateZone(tx model.Tx, p model.Principal, code string, in model.ZonePatch) (*model.Zone, error) {
 	if !model.ValidZoneCode(code) {
 		return nil, model.NotFound("zone")
 	}
@@ -89,21 +103,23 @@ func (e *Engine) UpdateZone(tx model.Tx, p model.Principal, code string, in mode
 // DeleteZone removes a zone of the principal's tenant (DELETE /v1/zones/:code) and
 // returns it as it was. Events, teams and devices that name the code are left as they
 // are.
-func (e *Engine) DeleteZone(tx model.Tx, p model.Principal, code string) (*model.Zone, error) {
+func (e *Engine) DeleteZone(ctx context.Context, p model.Principal, code string, w *model.Write) (*model.Zone, error) {
 	if err := p.Require(model.PermZonesManage); err != nil {
 		return nil, err
 	}
-	if !model.ValidZoneCode(code) {
-		return nil, model.NotFound("zone")
-	}
-	z, err := tx.Zone(p.TenantID, code)
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.DeleteZone(p.TenantID, code); err != nil {
-		return nil, err
-	}
-	return z, nil
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Zone, error) {
+		if !model.ValidZoneCode(code) {
+			return nil, model.NotFound("zone")
+		}
+		z, err := tx.Zone(p.TenantID, code)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.DeleteZone(p.TenantID, code); err != nil {
+			return nil, err
+		}
+		return z, nil
+	})
 }
 
 // Zone returns one zone of the principal's tenant (GET /v1/zones/:code), its

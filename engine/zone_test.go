@@ -12,10 +12,10 @@ import (
 
 func createZone(e *engine.Engine, tenantID string, in model.ZoneInput) (*model.Zone, error) {
 	var out *model.Zone
-	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-		out, err = e.CreateZone(tx, tenantID, in)
+	err := func() (err error) {
+		out, err = e.CreateZone(context.Background(), tenantAdmin(tenantID), in, nil)
 		return err
-	})
+	}()
 	return out, err
 }
 
@@ -144,19 +144,19 @@ func roleOf(tenantID string, role model.Role) model.Principal {
 
 func updateZone(e *engine.Engine, p model.Principal, code string, in model.ZonePatch) (*model.Zone, error) {
 	var out *model.Zone
-	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-		out, err = e.UpdateZone(tx, p, code, in)
+	err := func() (err error) {
+		out, err = e.UpdateZone(context.Background(), p, code, in, nil)
 		return err
-	})
+	}()
 	return out, err
 }
 
 func deleteZone(e *engine.Engine, p model.Principal, code string) (*model.Zone, error) {
 	var out *model.Zone
-	err := e.Update(context.Background(), func(tx model.Tx) (err error) {
-		out, err = e.DeleteZone(tx, p, code)
+	err := func() (err error) {
+		out, err = e.DeleteZone(context.Background(), p, code, nil)
 		return err
-	})
+	}()
 	return out, err
 }
 

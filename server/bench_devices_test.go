@@ -32,15 +32,15 @@ func BenchmarkDeviceSync(b *testing.B) {
 	h := n.handler(b)
 	tid := f.tenant.ID
 	var team *model.Team
-	err := n.eng.Update(context.Background(), func(tx model.Tx) (err error) {
-		if _, err := n.eng.CreateZone(tx, tid, model.ZoneInput{Code: "north", Name: "North", Boundary: &model.Polygon{
-			Type: "Polygon", Coordinates: [][][]float64{{{4, 45}, {5, 45}, {5, 46}, {4, 46}, {4, 45}}}}}); err != nil {
+	err := func() (err error) {
+		if _, err := n.eng.CreateZone(context.Background(), tenantAdmin(tid), model.ZoneInput{Code: "north", Name: "North", Boundary: &model.Polygon{
+			Type: "Polygon", Coordinates: [][][]float64{{{4, 45}, {5, 45}, {5, 46}, {4, 46}, {4, 45}}}}}, nil); err != nil {
 			return err
 		}
-		team, err = n.eng.CreateTeam(tx, tid, model.TeamInput{Name: "Alpha", ZoneCode: "north", Verticals: []string{"healthcare"},
-			Members: []model.MemberInput{{Name: "Ann"}, {Name: "Al"}, {Name: "Ava"}}})
+		team, err = n.eng.CreateTeam(context.Background(), tenantAdmin(tid), model.TeamInput{Name: "Alpha", ZoneCode: "north", Verticals: []string{"healthcare"},
+			Members: []model.MemberInput{{Name: "Ann"}, {Name: "Al"}, {Name: "Ava"}}}, nil)
 		return err
-	})
+	}()
 	if err != nil {
 		b.Fatal(err)
 	}

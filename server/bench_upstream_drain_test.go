@@ -38,15 +38,15 @@ func BenchmarkUpstreamDrain(b *testing.B) {
 	for range b.N {
 		central := openBenchEngine(b, quiet)
 		var centralKey string
-		if err := central.Update(ctx, func(tx model.Tx) error {
-			ct, err := central.CreateTenant(tx, model.CreateTenantInput{Name: "Central", Slug: "central",
+		if err := func() error {
+			ct, err := central.AdminCreateTenant(context.Background(), model.CreateTenantInput{Name: "Central", Slug: "central",
 				Email: "ops@central.example", Country: "FR", Plan: engine.PlanMissionCritical})
 			if err != nil {
 				return err
 			}
 			centralKey = ct.APIKey
 			return nil
-		}); err != nil {
+		}(); err != nil {
 			b.Fatal(err)
 		}
 		srv, err := server.New(ctx, central, server.Config{Logger: quiet})
@@ -58,30 +58,30 @@ func BenchmarkUpstreamDrain(b *testing.B) {
 		edge := openBenchEngine(b, quiet)
 		var edgeP model.Principal
 		paused := true
-		if err := edge.Update(ctx, func(tx model.Tx) error {
-			et, err := edge.CreateTenant(tx, model.CreateTenantInput{Name: "Site", Slug: "site",
+		if err := func() error {
+			et, err := edge.AdminCreateTenant(context.Background(), model.CreateTenantInput{Name: "Site", Slug: "site",
 				Email: "ops@site.example", Country: "FR", Plan: engine.PlanMissionCritical})
 			if err != nil {
 				return err
 			}
 			edgeP = model.Principal{TenantID: et.Tenant.ID, TenantActive: true, Role: model.RoleCompanyAdmin}
-			if _, err := edge.CreateTeam(tx, edgeP.TenantID, model.TeamInput{Name: "Alpha", Verticals: []string{"healthcare"},
-				Members: []model.MemberInput{{Name: "Ana", Phone: "+33600000001"}}}); err != nil {
+			if _, err := edge.CreateTeam(context.Background(), tenantAdmin(edgeP.TenantID), model.TeamInput{Name: "Alpha", Verticals: []string{"healthcare"},
+				Members: []model.MemberInput{{Name: "Ana", Phone: "+33600000001"}}}, nil); err != nil {
 				return err
 			}
-			_, err = edge.SetUpstream(tx, edgeP, model.UpstreamInput{URL: hs.URL, APIKey: centralKey, Paused: &paused})
+			_, err = edge.SetUpstream(context.Background(), edgeP, model.UpstreamInput{URL: hs.URL, APIKey: centralKey, Paused: &paused}, nil)
 			return err
-		}); err != nil {
+		}(); err != nil {
 			b.Fatal(err)
 		}
 		changes := fillChanges(b, edge, edgeP)
 
 		b.StartTimer()
 		start := time.Now()
-		if err := edge.Update(ctx, func(tx model.Tx) error {
-			_, err := edge.PauseUpstreamIn(tx, "site", false)
+		if err := func() error {
+			_, err := edge.AdminPauseUpstream(context.Background(), "site", false)
 			return err
-		}); err != nil {
+		}(); err != nil {
 			b.Fatal(err)
 		}
 		for {
@@ -173,19 +173,19 @@ func fillChanges(b *testing.B, e *engine.Engine, p model.Principal) int64 {
 				var acc model.EventAccepted
 				_ = json.Unmarshal(reply.Body, &acc)
 				mu.Lock()
-				err = e.Update(ctx, func(tx model.Tx) error {
-					d, err := e.DispatchTeam(tx, p, model.DispatchInput{EventID: acc.EventID, TeamID: team})
+				err = func() error {
+					d, err := e.DispatchTeam(context.Background(), p, model.DispatchInput{EventID: acc.EventID, TeamID: team}, nil)
 					if err != nil {
 						return err
 					}
 					for _, to := range []string{model.MissionAck, model.MissionOnRoute, model.MissionOnSite, model.MissionCompleted} {
-						if _, err := e.UpdateMissionStatus(tx, p, d.MissionID, model.MissionStatusInput{Status: to},
-							engine.MoveSourceAPI, nil); err != nil {
+						if _, err := e.UpdateMissionStatus(context.Background(), p, d.MissionID, model.MissionStatusInput{Status: to},
+							engine.MoveSourceAPI, nil, nil); err != nil {
 							return err
 						}
 					}
 					return nil
-				})
+				}()
 				mu.Unlock()
 				if err != nil {
 					firstErr.CompareAndSwap(nil, err)

@@ -15,11 +15,11 @@ import (
 func (n *node) dispatchTeam(f *tenantFix, name string, lat, lng float64) *model.Team {
 	n.t.Helper()
 	var tm *model.Team
-	err := n.eng.Update(context.Background(), func(tx model.Tx) (err error) {
-		tm, err = n.eng.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: name, Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: name + " lead", Phone: "+33600000099", Lat: &lat, Lng: &lng}}})
+	err := func() (err error) {
+		tm, err = n.eng.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: name, Verticals: []string{"emergency"},
+			Members: []model.MemberInput{{Name: name + " lead", Phone: "+33600000099", Lat: &lat, Lng: &lng}}}, nil)
 		return err
-	})
+	}()
 	if err != nil {
 		n.t.Fatal(err)
 	}

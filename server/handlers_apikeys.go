@@ -25,8 +25,9 @@ func (s *Server) handleCreateAPIKey(w http.ResponseWriter, r *http.Request, _ ht
 	if err != nil {
 		return err
 	}
-	return s.writeNewKey(w, r, body, http.StatusCreated, func(tx model.Tx) (*model.NewKey, error) {
-		return s.eng.CreateAPIKey(tx, principal(r), in)
+	return s.writeNewKey(w, r, body, http.StatusCreated, func(wr *model.Write) error {
+		_, err := s.eng.CreateAPIKey(r.Context(), principal(r), in, wr)
+		return err
 	})
 }
 
@@ -35,18 +36,16 @@ func (s *Server) handleRotateAPIKey(w http.ResponseWriter, r *http.Request, _ ht
 	if err != nil {
 		return err
 	}
-	return s.writeNewKey(w, r, body, http.StatusOK, func(tx model.Tx) (*model.NewKey, error) {
-		return s.eng.RotateKey(tx, principal(r), in)
+	return s.writeNewKey(w, r, body, http.StatusOK, func(wr *model.Write) error {
+		_, err := s.eng.RotateAPIKey(r.Context(), principal(r), in, wr)
+		return err
 	})
 }
 
 func (s *Server) handleRevokeAPIKey(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	return s.write(w, r, nil, http.StatusOK, func(tx model.Tx) (any, error) {
-		k, err := s.eng.RevokeAPIKey(tx, principal(r), ps.ByName("id"))
-		if err != nil {
-			return nil, err
-		}
-		return deleted{ID: k.ID, Deleted: true}, nil
+	return s.write(w, r, nil, http.StatusOK, deletedView, func(wr *model.Write) error {
+		_, err := s.eng.RevokeAPIKey(r.Context(), principal(r), ps.ByName("id"), wr)
+		return err
 	})
 }
 
@@ -60,27 +59,24 @@ type storedNewKey struct {
 
 // writeNewKey is s.write for an answer that shows a new key: the client gets the key
 // this once, and a replay of the same Idempotency-Key gets the answer with api_key null.
-func (s *Server) writeNewKey(w http.ResponseWriter, r *http.Request, body []byte, status int, run func(model.Tx) (*model.NewKey, error)) error {
+func (s *Server) writeNewKey(w http.ResponseWriter, r *http.Request, body []byte, status int, call func(*model.Write) error) error {
 	key, err := s.idempotencyKey(r, body)
 	if err != nil {
 		return err
 	}
 	reqID := requestID(r)
-	reply, err := s.eng.Write(r.Context(), principal(r).TenantID, key, func(tx model.Tx) (model.Reply, error) {
-		nk, err := run(tx)
-		if err != nil {
-			return model.Reply{}, err
-		}
+	wr := &model.Write{Key: key, Render: func(v any) (model.Reply, error) {
+		nk := v.(*model.NewKey)
 		shown, err := render(nk, reqID)
 		if err != nil {
 			return model.Reply{}, err
 		}
 		stored, err := render(storedNewKey{Key: nk.Key, PreviousKeyExpiresAt: nk.PreviousKeyExpiresAt}, reqID)
 		return model.Reply{Status: status, Body: stored, Shown: shown, RequestID: reqID}, err
-	})
-	if err != nil {
+	}}
+	if err := call(wr); err != nil {
 		return err
 	}
-	writeReply(w, reply)
+	writeReply(w, wr.Reply)
 	return nil
 }

@@ -37,8 +37,9 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, _ 
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
-		return s.eng.ChangePassword(tx, principal(r), in)
+	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
+		_, err := s.eng.ChangePassword(r.Context(), principal(r), in, wr)
+		return err
 	})
 }
 
@@ -53,7 +54,7 @@ func (s *Server) handleForgotPassword(w http.ResponseWriter, r *http.Request, _ 
 	if err := s.decode(r, &in); err != nil {
 		return err
 	}
-	if err := s.eng.Update(r.Context(), func(tx model.Tx) error { return s.eng.ForgotPassword(tx, in) }); err != nil {
+	if err := s.eng.ForgotPassword(r.Context(), in); err != nil {
 		return err
 	}
 	return writeOne(w, r, http.StatusAccepted, accepted{true,
@@ -65,11 +66,7 @@ func (s *Server) handleResetPassword(w http.ResponseWriter, r *http.Request, _ h
 	if err := s.decode(r, &in); err != nil {
 		return err
 	}
-	var out *model.PasswordChanged
-	err := s.eng.Update(r.Context(), func(tx model.Tx) (err error) {
-		out, err = s.eng.ResetPassword(tx, in)
-		return err
-	})
+	out, err := s.eng.ResetPassword(r.Context(), in)
 	if err != nil {
 		return err
 	}
@@ -81,11 +78,7 @@ func (s *Server) handleVerify(w http.ResponseWriter, r *http.Request, _ httprout
 	if err := s.decode(r, &in); err != nil {
 		return err
 	}
-	var out *model.User
-	err := s.eng.Update(r.Context(), func(tx model.Tx) (err error) {
-		out, err = s.eng.VerifyAccount(tx, in)
-		return err
-	})
+	out, err := s.eng.VerifyAccount(r.Context(), in)
 	if err != nil {
 		return err
 	}

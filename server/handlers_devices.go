@@ -20,23 +20,20 @@ func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ 
 	if err != nil {
 		return err
 	}
-	p, reqID := principal(r), requestID(r)
-	reply, err := s.eng.Write(r.Context(), p.TenantID, key, func(tx model.Tx) (model.Reply, error) {
-		d, created, err := s.eng.RegisterDevice(tx, p, in)
-		if err != nil {
-			return model.Reply{}, err
-		}
+	reqID := requestID(r)
+	wr := &model.Write{Key: key, Render: func(v any) (model.Reply, error) {
+		reg := v.(model.DeviceRegistered)
 		status := http.StatusOK
-		if created {
+		if reg.Created {
 			status = http.StatusCreated
 		}
-		b, err := render(d, reqID)
+		b, err := render(reg.Device, reqID)
 		return model.Reply{Status: status, Body: b, RequestID: reqID}, err
-	})
-	if err != nil {
+	}}
+	if _, _, err := s.eng.RegisterDevice(r.Context(), principal(r), in, wr); err != nil {
 		return err
 	}
-	writeReply(w, reply)
+	writeReply(w, wr.Reply)
 	return nil
 }
 

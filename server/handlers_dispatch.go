@@ -15,7 +15,8 @@ func (s *Server) handleDispatch(w http.ResponseWriter, r *http.Request, _ httpro
 	if err := in.Validate(); err != nil {
 		return err // refused before the transaction: nothing is written
 	}
-	return s.write(w, r, body, http.StatusCreated, func(tx model.Tx) (any, error) {
-		return s.eng.DispatchTeam(tx, principal(r), in)
+	return s.write(w, r, body, http.StatusCreated, nil, func(wr *model.Write) error {
+		_, err := s.eng.DispatchTeam(r.Context(), principal(r), in, wr)
+		return err
 	})
 }

@@ -40,7 +40,8 @@ func (s *Server) handleMissionStatus(w http.ResponseWriter, r *http.Request, ps 
 		return err
 	}
 	id := ps.ByName("id")
-	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
-		return s.eng.UpdateMissionStatus(tx, principal(r), id, in, engine.MoveSourceAPI, nil)
+	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
+		_, err := s.eng.UpdateMissionStatus(r.Context(), principal(r), id, in, engine.MoveSourceAPI, nil, wr)
+		return err
 	})
 }

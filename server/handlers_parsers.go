@@ -14,7 +14,7 @@ func (s *Server) handleParsers(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return err
 	}
-	t, err := s.eng.TenantOf(r.Context(), principal(r))
+	t, err := s.eng.Tenant(r.Context(), principal(r))
 	if err != nil {
 		return err
 	}

@@ -22,27 +22,23 @@ func (s *Server) handleSMSInbound(w http.ResponseWriter, r *http.Request, _ http
 	if err != nil {
 		return err
 	}
-	p, reqID := principal(r), requestID(r)
-	var refused model.Kind
-	reply, err := s.eng.Write(r.Context(), p.TenantID, key, func(tx model.Tx) (model.Reply, error) {
-		res, refusal, err := s.eng.ReceiveSMS(tx, p, in)
-		if err != nil {
-			return model.Reply{}, err
+	reqID := requestID(r)
+	wr := &model.Write{Key: key, Render: func(v any) (model.Reply, error) {
+		rc := v.(model.SMSReceipt)
+		if rc.Refusal != nil {
+			return errorReply(rc.Refusal, reqID)
 		}
-		if refusal != nil {
-			refused = refusal.Kind
-			return errorReply(refusal, reqID)
-		}
-		b, err := render(res, reqID)
+		b, err := render(rc.Result, reqID)
 		return model.Reply{Status: http.StatusOK, Body: b, RequestID: reqID}, err
-	})
+	}}
+	_, refusal, err := s.eng.ReceiveSMS(r.Context(), principal(r), in, wr)
 	if err != nil {
 		return err
 	}
-	if st := state(r); st != nil && refused != "" {
-		st.errKind = refused
+	if st := state(r); st != nil && refusal != nil {
+		st.errKind = refusal.Kind
 	}
-	writeReply(w, reply)
+	writeReply(w, wr.Reply)
 	return nil
 }
 

@@ -12,8 +12,9 @@ func (s *Server) handleCreateTeam(w http.ResponseWriter, r *http.Request, _ http
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusCreated, func(tx model.Tx) (any, error) {
-		return s.eng.CreateTeamAs(tx, principal(r), in)
+	return s.write(w, r, body, http.StatusCreated, nil, func(wr *model.Write) error {
+		_, err := s.eng.CreateTeam(r.Context(), principal(r), in, wr)
+		return err
 	})
 }
 
@@ -22,8 +23,9 @@ func (s *Server) handleUpdateTeam(w http.ResponseWriter, r *http.Request, ps htt
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
-		return s.eng.UpdateTeam(tx, principal(r), ps.ByName("id"), in)
+	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
+		_, err := s.eng.UpdateTeam(r.Context(), principal(r), ps.ByName("id"), in, wr)
+		return err
 	})
 }
 
@@ -33,8 +35,9 @@ func (s *Server) handleAddTeamMember(w http.ResponseWriter, r *http.Request, ps 
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusCreated, func(tx model.Tx) (any, error) {
-		return s.eng.AddTeamMember(tx, principal(r), ps.ByName("id"), in)
+	return s.write(w, r, body, http.StatusCreated, nil, func(wr *model.Write) error {
+		_, err := s.eng.AddTeamMember(r.Context(), principal(r), ps.ByName("id"), in, wr)
+		return err
 	})
 }
 
@@ -45,8 +48,9 @@ func (s *Server) handleUpdateMemberLocation(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
-		return s.eng.UpdateMemberLocation(tx, principal(r), ps.ByName("id"), ps.ByName("memberId"), in)
+	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
+		_, err := s.eng.UpdateMemberLocation(r.Context(), principal(r), ps.ByName("id"), ps.ByName("memberId"), in, wr)
+		return err
 	})
 }
 

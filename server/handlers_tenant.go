@@ -8,7 +8,7 @@ import (
 )
 
 func (s *Server) handleTenantMe(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	t, err := s.eng.TenantOf(r.Context(), principal(r))
+	t, err := s.eng.Tenant(r.Context(), principal(r))
 	if err != nil {
 		return err
 	}
@@ -20,8 +20,9 @@ func (s *Server) handleDispatchSettings(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
-		return s.eng.UpdateDispatchSettings(tx, principal(r), in)
+	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
+		_, err := s.eng.UpdateDispatchSettings(r.Context(), principal(r), in, wr)
+		return err
 	})
 }
 
@@ -30,8 +31,9 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request, _ http
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusCreated, func(tx model.Tx) (any, error) {
-		return s.eng.CreateUser(tx, principal(r), in)
+	return s.write(w, r, body, http.StatusCreated, nil, func(wr *model.Write) error {
+		_, err := s.eng.CreateUser(r.Context(), principal(r), in, wr)
+		return err
 	})
 }
 
@@ -53,7 +55,8 @@ func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request, ps htt
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
-		return s.eng.UpdateUser(tx, principal(r), ps.ByName("id"), in)
+	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
+		_, err := s.eng.UpdateUser(r.Context(), principal(r), ps.ByName("id"), in, wr)
+		return err
 	})
 }

@@ -14,8 +14,9 @@ func (s *Server) handlePutUpstream(w http.ResponseWriter, r *http.Request, _ htt
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
-		return s.eng.SetUpstream(tx, principal(r), in)
+	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
+		_, err := s.eng.SetUpstream(r.Context(), principal(r), in, wr)
+		return err
 	})
 }
 

@@ -15,8 +15,9 @@ func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request, _ h
 	if err := s.eng.CheckWebhookInput(r.Context(), &in); err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusCreated, func(tx model.Tx) (any, error) {
-		return s.eng.CreateWebhook(tx, principal(r), in)
+	return s.write(w, r, body, http.StatusCreated, nil, func(wr *model.Write) error {
+		_, err := s.eng.CreateWebhook(r.Context(), principal(r), in, wr)
+		return err
 	})
 }
 
@@ -49,8 +50,9 @@ func (s *Server) handleUpdateWebhook(w http.ResponseWriter, r *http.Request, ps 
 	if err := s.eng.CheckWebhookPatch(r.Context(), &in); err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
-		return s.eng.UpdateWebhook(tx, principal(r), ps.ByName("id"), in)
+	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
+		_, err := s.eng.UpdateWebhook(r.Context(), principal(r), ps.ByName("id"), in, wr)
+		return err
 	})
 }
 
@@ -62,18 +64,16 @@ func (s *Server) handleTestWebhook(w http.ResponseWriter, r *http.Request, ps ht
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusAccepted, func(tx model.Tx) (any, error) {
-		return s.eng.SendTestWebhook(tx, principal(r), ps.ByName("id"))
+	return s.write(w, r, body, http.StatusAccepted, nil, func(wr *model.Write) error {
+		_, err := s.eng.SendTestWebhook(r.Context(), principal(r), ps.ByName("id"), wr)
+		return err
 	})
 }
 
 func (s *Server) handleDeleteWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	return s.write(w, r, nil, http.StatusOK, func(tx model.Tx) (any, error) {
-		wh, err := s.eng.DeleteWebhook(tx, principal(r), ps.ByName("id"))
-		if err != nil {
-			return nil, err
-		}
-		return deleted{ID: wh.ID, Deleted: true}, nil
+	return s.write(w, r, nil, http.StatusOK, deletedView, func(wr *model.Write) error {
+		_, err := s.eng.DeleteWebhook(r.Context(), principal(r), ps.ByName("id"), wr)
+		return err
 	})
 }
 

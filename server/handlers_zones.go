@@ -46,8 +46,9 @@ func (s *Server) handleCreateZone(w http.ResponseWriter, r *http.Request, _ http
 	if in.Name != nil {
 		zi.Name = *in.Name
 	}
-	return s.write(w, r, body, http.StatusCreated, func(tx model.Tx) (any, error) {
-		return s.eng.CreateZone(tx, principal(r).TenantID, zi)
+	return s.write(w, r, body, http.StatusCreated, nil, func(wr *model.Write) error {
+		_, err := s.eng.CreateZone(r.Context(), principal(r), zi, wr)
+		return err
 	})
 }
 
@@ -61,21 +62,16 @@ func (s *Server) handleUpdateZone(w http.ResponseWriter, r *http.Request, ps htt
 		return err
 	}
 	patch := model.ZonePatch{Code: in.Code, Name: in.Name, Boundary: boundary}
-	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
-		return s.eng.UpdateZone(tx, principal(r), ps.ByName("code"), patch)
+	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
+		_, err := s.eng.UpdateZone(r.Context(), principal(r), ps.ByName("code"), patch, wr)
+		return err
 	})
 }
 
 func (s *Server) handleDeleteZone(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	return s.write(w, r, nil, http.StatusOK, func(tx model.Tx) (any, error) {
-		z, err := s.eng.DeleteZone(tx, principal(r), ps.ByName("code"))
-		if err != nil {
-			return nil, err
-		}
-		return struct {
-			ID      string `json:"id"`
-			Deleted bool   `json:"deleted"`
-		}{z.ID, true}, nil
+	return s.write(w, r, nil, http.StatusOK, deletedView, func(wr *model.Write) error {
+		_, err := s.eng.DeleteZone(r.Context(), principal(r), ps.ByName("code"), wr)
+		return err
 	})
 }
 
@@ -106,8 +102,9 @@ func (s *Server) handleReportConnectivity(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusOK, func(tx model.Tx) (any, error) {
-		return s.eng.ReportConnectivity(tx, principal(r), in)
+	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
+		_, err := s.eng.ReportConnectivity(r.Context(), principal(r), in, wr)
+		return err
 	})
 }
 

@@ -141,8 +141,8 @@ func newNodeWith(t testing.TB, opt nodeOptions) *node {
 func (n *node) addTenant(slug, plan string) *tenantFix {
 	n.t.Helper()
 	f := &tenantFix{emails: map[string]string{}}
-	err := n.eng.Update(context.Background(), func(tx model.Tx) error {
-		ct, err := n.eng.CreateTenant(tx, model.CreateTenantInput{Name: slug + " org", Slug: slug,
+	err := func() error {
+		ct, err := n.eng.AdminCreateTenant(context.Background(), model.CreateTenantInput{Name: slug + " org", Slug: slug,
 			Email: "ops@" + slug + ".example", Country: "FR", Plan: plan})
 		if err != nil {
 			return err
@@ -150,14 +150,14 @@ func (n *node) addTenant(slug, plan string) *tenantFix {
 		f.tenant, f.key = ct.Tenant, ct.APIKey
 		for _, role := range model.Roles {
 			email := role + "@" + slug + ".example"
-			if _, err := n.eng.CreateUserIn(tx, slug, model.CreateUserInput{Email: email,
+			if _, err := n.eng.AdminCreateUser(context.Background(), slug, model.CreateUserInput{Email: email,
 				Name: role, Role: role, Password: testPassword}); err != nil {
 				return err
 			}
 			f.emails[role] = email
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -254,4 +254,10 @@ func (r *response) str(k string) string {
 func (r *response) num(k string) float64 {
 	f, _ := r.body[k].(float64)
 	return f
+}
+
+// tenantAdmin is a company administrator of the tenant, for seeding it through the use
+// cases that take a principal.
+func tenantAdmin(tenantID string) model.Principal {
+	return model.Principal{TenantID: tenantID, TenantActive: true, Role: model.RoleCompanyAdmin}
 }

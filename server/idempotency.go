@@ -37,28 +37,35 @@ func (s *Server) idempotencyKey(r *http.Request, body []byte) (*model.Idempotenc
 		RawFingerprint: engine.Fingerprint(s.fpSecret, body)}, nil
 }
 
-// write runs one write use case in one transaction with the request's idempotency key,
-// renders its result inside that transaction (so that a replay returns the same bytes)
-// and answers it with status. A replay answers the stored status, body and request id.
-func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, status int, run func(model.Tx) (any, error)) error {
+// write answers one write use case: call runs it with the request's idempotency key and
+// how its result is rendered (status, the body of view(result) or of the result itself,
+// with the request id). The use case checks the key, runs, renders and stores the reply
+// in one transaction (engine/idempotency.go); a replay answers the stored status, body and
+// request id.
+func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, status int, view func(any) any, call func(*model.Write) error) error {
 	key, err := s.idempotencyKey(r, body)
 	if err != nil {
 		return err
 	}
+	wr := &model.Write{Key: key, Render: renderAs(r, status, view)}
+	if err := call(wr); err != nil {
+		return err
+	}
+	writeReply(w, wr.Reply)
+	return nil
+}
+
+// renderAs renders a result as the reply of r with status: the body of view(result) (nil
+// view: the result) with the request id.
+func renderAs(r *http.Request, status int, view func(any) any) model.Render {
 	reqID := requestID(r)
-	reply, err := s.eng.Write(r.Context(), principal(r).TenantID, key, func(tx model.Tx) (model.Reply, error) {
-		v, err := run(tx)
-		if err != nil {
-			return model.Reply{}, err
+	return func(v any) (model.Reply, error) {
+		if view != nil {
+			v = view(v)
 		}
 		b, err := render(v, reqID)
 		return model.Reply{Status: status, Body: b, RequestID: reqID}, err
-	})
-	if err != nil {
-		return err
 	}
-	writeReply(w, reply)
-	return nil
 }
 
 // writeReply answers the reply of a write; a replay carries the original request id and

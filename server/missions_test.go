@@ -20,19 +20,22 @@ type missionSeed struct {
 func newMissionSeed(n *node, f *tenantFix) *missionSeed {
 	n.t.Helper()
 	s := &missionSeed{n: n, f: f}
-	err := n.eng.Update(context.Background(), func(tx model.Tx) error {
-		op, err := tx.UserAccountByEmail(f.emails[model.RoleFieldOperator])
-		if err != nil {
-			return err
-		}
-		if s.teamA, err = n.eng.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "Ann", UserID: op.ID}}}); err != nil {
-			return err
-		}
-		s.teamB, err = n.eng.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "Bob"}}})
+	var op *model.UserAccount
+	err := n.eng.View(context.Background(), func(tx model.Tx) (err error) {
+		op, err = tx.UserAccountByEmail(f.emails[model.RoleFieldOperator])
 		return err
 	})
+	if err == nil {
+		err = func() (err error) {
+			if s.teamA, err = n.eng.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
+				Members: []model.MemberInput{{Name: "Ann", UserID: op.ID}}}, nil); err != nil {
+				return err
+			}
+			s.teamB, err = n.eng.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
+				Members: []model.MemberInput{{Name: "Bob"}}}, nil)
+			return err
+		}()
+	}
 	if err != nil {
 		n.t.Fatal(err)
 	}

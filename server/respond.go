@@ -3,8 +3,11 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // writeJSON writes v as the JSON body with the given status.
@@ -107,4 +110,17 @@ func writeOne(w http.ResponseWriter, r *http.Request, status int, v any) error {
 type deleted struct {
 	ID      string `json:"id"`
 	Deleted bool   `json:"deleted"`
+}
+
+// deletedView is the view of a deleted record: its id and deleted true.
+func deletedView(v any) any {
+	switch r := v.(type) {
+	case *model.Zone:
+		return deleted{ID: r.ID, Deleted: true}
+	case *model.Webhook:
+		return deleted{ID: r.ID, Deleted: true}
+	case *model.APIKey:
+		return deleted{ID: r.ID, Deleted: true}
+	}
+	panic(fmt.Sprintf("deletedView: %T", v))
 }

@@ -19,14 +19,14 @@ func TestScore(t *testing.T) {
 	farLat := 48.9 + 100/111.19508 // about 100 km north: 1/11 < 0.20
 	team := func(tenantID, name string, vert, eq []string, lat, lng float64) string {
 		var id string
-		err := n.eng.Update(context.Background(), func(tx model.Tx) error {
-			tm, err := n.eng.CreateTeam(tx, tenantID, model.TeamInput{Name: name, Verticals: vert, Equipment: eq,
-				Members: []model.MemberInput{{Name: name + " lead", Lat: &lat, Lng: &lng}}})
+		err := func() error {
+			tm, err := n.eng.CreateTeam(context.Background(), tenantAdmin(tenantID), model.TeamInput{Name: name, Verticals: vert, Equipment: eq,
+				Members: []model.MemberInput{{Name: name + " lead", Lat: &lat, Lng: &lng}}}, nil)
 			if tm != nil {
 				id = tm.ID
 			}
 			return err
-		})
+		}()
 		if err != nil {
 			t.Fatal(err)
 		}

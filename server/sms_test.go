@@ -22,27 +22,30 @@ type smsSeed struct {
 func newSMSSeed(n *node, f *tenantFix) *smsSeed {
 	n.t.Helper()
 	s := &smsSeed{n: n, f: f}
-	err := n.eng.Update(context.Background(), func(tx model.Tx) error {
-		op, err := tx.UserAccountByEmail(f.emails[model.RoleFieldOperator])
-		if err != nil {
-			return err
-		}
-		if s.alpha, err = n.eng.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "Ann", UserID: op.ID, Phone: "+33611111111"}, {Name: "Al", Phone: "+33622222222"}}}); err != nil {
-			return err
-		}
-		if s.bravo, err = n.eng.CreateTeam(tx, f.tenant.ID, model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "Bob", Phone: "+33633333333"}}}); err != nil {
-			return err
-		}
-		k, err := n.eng.CreateAPIKeyIn(tx, f.tenant.Slug, model.CreateAPIKeyInput{Name: "sms gateway",
-			Scopes: []string{model.PermSMSInbound}})
-		if err != nil {
-			return err
-		}
-		s.gateway = k.APIKey
-		return nil
+	var op *model.UserAccount
+	err := n.eng.View(context.Background(), func(tx model.Tx) (err error) {
+		op, err = tx.UserAccountByEmail(f.emails[model.RoleFieldOperator])
+		return err
 	})
+	if err == nil {
+		err = func() (err error) {
+			if s.alpha, err = n.eng.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: "Alpha", Verticals: []string{"emergency"},
+				Members: []model.MemberInput{{Name: "Ann", UserID: op.ID, Phone: "+33611111111"}, {Name: "Al", Phone: "+33622222222"}}}, nil); err != nil {
+				return err
+			}
+			if s.bravo, err = n.eng.CreateTeam(context.Background(), tenantAdmin(f.tenant.ID), model.TeamInput{Name: "Bravo", Verticals: []string{"emergency"},
+				Members: []model.MemberInput{{Name: "Bob", Phone: "+33633333333"}}}, nil); err != nil {
+				return err
+			}
+			k, err := n.eng.AdminCreateAPIKey(context.Background(), f.tenant.Slug, model.CreateAPIKeyInput{Name: "sms gateway",
+				Scopes: []string{model.PermSMSInbound}})
+			if err != nil {
+				return err
+			}
+			s.gateway = k.APIKey
+			return nil
+		}()
+	}
 	if err != nil {
 		n.t.Fatal(err)
 	}

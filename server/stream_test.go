@@ -176,18 +176,21 @@ func TestStream(t *testing.T) {
 	op := n.login(a.emails[model.RoleFieldOperator])
 	var opUser *model.UserAccount
 	var mine, other *model.Team
-	err := n.eng.Update(context.Background(), func(tx model.Tx) (err error) {
-		if opUser, err = tx.UserAccountByEmail(a.emails[model.RoleFieldOperator]); err != nil {
-			return err
-		}
-		if mine, err = n.eng.CreateTeam(tx, a.tenant.ID, model.TeamInput{Name: "Mine", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "op", UserID: opUser.ID}}}); err != nil {
-			return err
-		}
-		other, err = n.eng.CreateTeam(tx, a.tenant.ID, model.TeamInput{Name: "Other", Verticals: []string{"emergency"},
-			Members: []model.MemberInput{{Name: "someone else"}}})
+	err := n.eng.View(context.Background(), func(tx model.Tx) (err error) {
+		opUser, err = tx.UserAccountByEmail(a.emails[model.RoleFieldOperator])
 		return err
 	})
+	if err == nil {
+		err = func() (err error) {
+			if mine, err = n.eng.CreateTeam(context.Background(), tenantAdmin(a.tenant.ID), model.TeamInput{Name: "Mine", Verticals: []string{"emergency"},
+				Members: []model.MemberInput{{Name: "op", UserID: opUser.ID}}}, nil); err != nil {
+				return err
+			}
+			other, err = n.eng.CreateTeam(context.Background(), tenantAdmin(a.tenant.ID), model.TeamInput{Name: "Other", Verticals: []string{"emergency"},
+				Members: []model.MemberInput{{Name: "someone else"}}}, nil)
+			return err
+		}()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,10 +200,10 @@ func TestStream(t *testing.T) {
 		n.do("GET", "/v1/stream", nil).wantErr(http.StatusUnauthorized, "unauthorized")
 		n.do("GET", "/v1/stream", nil, "Authorization", "Bearer nope").wantErr(http.StatusUnauthorized, "unauthorized")
 		var key *model.NewKey
-		if err := n.eng.Update(context.Background(), func(tx model.Tx) (err error) {
-			key, err = n.eng.CreateAPIKeyIn(tx, "acme", model.CreateAPIKeyInput{Name: "zones", Scopes: []string{"zones:read"}})
+		if err := func() (err error) {
+			key, err = n.eng.AdminCreateAPIKey(context.Background(), "acme", model.CreateAPIKeyInput{Name: "zones", Scopes: []string{"zones:read"}})
 			return err
-		}); err != nil {
+		}(); err != nil {
 			t.Fatal(err)
 		}
 		n.do("GET", "/v1/stream", nil, "x-svc-api-key", key.APIKey).wantErr(http.StatusForbidden, "forbidden")

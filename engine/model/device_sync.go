@@ -125,3 +125,10 @@ const (
 	ItemApplied = "applied"
 	ItemPending = "pending"
 )
+
+// DeviceRegistered is what a device registration renders: the device, and whether it is
+// new.
+type DeviceRegistered struct {
+	Device  *Device
+	Created bool
+}

@@ -33,3 +33,13 @@ type IdempotencyKey struct {
 	// before fingerprints were canonical hold; a replay matching it is a replay too.
 	RawFingerprint string
 }
+
+// Write is what a write use case needs of its request beyond its input: the idempotency
+// key that guards it (nil: none) and how its result becomes the reply stored under that
+// key. The use case sets Reply: the answer to send (a replay's, with Replayed set). A nil
+// *Write, as the command line and the tests pass it, stores and renders nothing.
+type Write struct {
+	Key    *IdempotencyKey
+	Render Render
+	Reply  Reply
+}

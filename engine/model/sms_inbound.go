@@ -36,3 +36,10 @@ type SMSInboundResult struct {
 	SMSInbound
 	Mission *Mission `json:"mission"`
 }
+
+// SMSReceipt is what receiving an inbound SMS renders: the record and, for a message
+// refused, the refusal.
+type SMSReceipt struct {
+	Result  *SMSInboundResult
+	Refusal *Error
+}

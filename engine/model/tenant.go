@@ -81,3 +81,12 @@ func (in DispatchSettingsInput) Validate() error {
 	}
 	return nil
 }
+
+// SeedTenantInput is a ready-made tenant (the demo): the tenant, its users, its zones and
+// its teams, which Teams makes knowing the users created (in the order of Users).
+type SeedTenantInput struct {
+	Tenant CreateTenantInput
+	Users  []CreateUserInput
+	Zones  []ZoneInput
+	Teams  func(users []*User) []TeamInput
+}

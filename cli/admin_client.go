@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"io"
 	"io/fs"
 	"net"
@@ -83,7 +84,7 @@ func (a *app) callLocal(ctx context.Context, dataDir, op string, args, out any) 
 	}
 	// Only tenant.create may start a data directory: any other operation on a directory
 	// without data is a mistyped --data.
-	if op != opTenantCreate {
+	if op != admin.OpTenantCreate {
 		if _, err := os.Stat(store.Path(dataDir)); errors.Is(err, fs.ErrNotExist) {
 			return model.Errorf(model.KindNotFound, "%s holds no fieldrelay data (no %s)", dataDir, store.FileName)
 		}
@@ -96,7 +97,7 @@ func (a *app) callLocal(ctx context.Context, dataDir, op string, args, out any) 
 		return storeOpenError(dataDir, err)
 	}
 	defer db.Close()
-	res, err := runAdminOp(ctx, engine.New(db, a.engineOptions), op, raw)
+	res, err := admin.Run(ctx, engine.New(db, a.engineOptions), op, raw)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,12 +37,7 @@ func startFakeServer(t *testing.T, data string) *fakeServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- server.ServeAdmin(ctx, ln, func(ctx context.Context, op string, args json.RawMessage) (any, error) {
-			s.mu.Lock()
-			s.ops = append(s.ops, op)
-			s.mu.Unlock()
-			return runAdminOp(ctx, eng, op, args)
-		})
+		done <- server.ServeAdmin(ctx, ln, eng, slog.New(opRecorder{s}))
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -64,13 +61,13 @@ func TestAdminThroughSocket(t *testing.T) {
 	srv := startFakeServer(t, data)
 
 	created := createTenant(t, a, data, "beta")
-	user := runJSON[userResult](t, a, testPassword+"\n", "user", "create", "--data", data, "--tenant", "beta",
+	user := runJSON[admin.UserResult](t, a, testPassword+"\n", "user", "create", "--data", data, "--tenant", "beta",
 		"--email", "ana@beta.example", "--name", "Ana", "--role", "company_admin", "--password-stdin")
-	list := runJSON[tenantListResult](t, a, "", "tenant", "list", "--data", data)
+	list := runJSON[admin.TenantListResult](t, a, "", "tenant", "list", "--data", data)
 	if list.Count != 2 {
 		t.Fatalf("list through the socket: %+v", list)
 	}
-	want := []string{opTenantCreate, opUserCreate, opTenantList}
+	want := []string{admin.OpTenantCreate, admin.OpUserCreate, admin.OpTenantList}
 	if got := srv.ran(); !slices.Equal(got, want) {
 		t.Fatalf("the server ran %v, want %v", got, want)
 	}
@@ -93,8 +90,8 @@ func TestAdminThroughSocket(t *testing.T) {
 	})
 	t.Run("Backup", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "snap.db")
-		res := runJSON[backupResult](t, a, "", "backup", "--data", data, "--out", out)
-		if res.Path != out || srv.ran()[len(srv.ran())-1] != opBackup {
+		res := runJSON[admin.BackupResult](t, a, "", "backup", "--data", data, "--out", out)
+		if res.Path != out || srv.ran()[len(srv.ran())-1] != admin.OpBackup {
 			t.Fatalf("backup through the socket: %+v %v", res, srv.ran())
 		}
 		db, err := store.OpenFile(out, store.Options{ReadOnly: true})
@@ -131,13 +128,31 @@ func TestAdminHeldWithoutSocket(t *testing.T) {
 
 func TestRunAdminOpUnknown(t *testing.T) {
 	_, eng := openEngine(t, t.TempDir())
-	if _, err := runAdminOp(context.Background(), eng, "nope", nil); !model.IsKind(err, model.KindNotFound) {
+	if _, err := admin.Run(context.Background(), eng, "nope", nil); !model.IsKind(err, model.KindNotFound) {
 		t.Fatalf("unknown op: %v", err)
 	}
-	if _, err := runAdminOp(context.Background(), eng, opTenantShow, json.RawMessage(`{"slug": 3}`)); !model.IsKind(err, model.KindInvalidJSON) {
+	if _, err := admin.Run(context.Background(), eng, admin.OpTenantShow, json.RawMessage(`{"slug": 3}`)); !model.IsKind(err, model.KindInvalidJSON) {
 		t.Fatalf("bad args: %v", err)
 	}
-	if _, err := runAdminOp(context.Background(), eng, opBackup, json.RawMessage(`{"path": "relative.db"}`)); !model.IsKind(err, model.KindValidation) {
+	if _, err := admin.Run(context.Background(), eng, admin.OpBackup, json.RawMessage(`{"path": "relative.db"}`)); !model.IsKind(err, model.KindValidation) {
 		t.Fatalf("relative backup path: %v", err)
 	}
 }
+
+// opRecorder is a log handler that records the operations the admin socket ran.
+type opRecorder struct{ s *fakeServer }
+
+func (opRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h opRecorder) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "op" {
+			h.s.mu.Lock()
+			h.s.ops = append(h.s.ops, a.Value.String())
+			h.s.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+func (h opRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h opRecorder) WithGroup(string) slog.Handler      { return h }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -24,7 +25,7 @@ func (a *app) newAPIKeyCommand() *cobra.Command {
 
 func (a *app) newAPIKeyCreateCommand() *cobra.Command {
 	var f adminFlags
-	var in apikeyCreateArgs
+	var in admin.APIKeyCreateArgs
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Create an API key for a tenant (shown once)",
@@ -33,7 +34,7 @@ func (a *app) newAPIKeyCreateCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			return runAdmin(a, cmd, &f, opAPIKeyCreate, in, printNewKey)
+			return runAdmin(a, cmd, &f, admin.OpAPIKeyCreate, in, printNewKey)
 		}),
 	}
 	f.register(cmd)
@@ -53,7 +54,7 @@ func printNewKey(w io.Writer, k *model.NewKey) {
 
 func (a *app) newAPIKeyListCommand() *cobra.Command {
 	var f adminFlags
-	var in apikeyListArgs
+	var in admin.APIKeyListArgs
 	cmd := &cobra.Command{
 		Use:          "list",
 		Short:        "List a tenant's active API keys (prefix only), newest first",
@@ -61,7 +62,7 @@ func (a *app) newAPIKeyListCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			return runAdmin(a, cmd, &f, opAPIKeyList, in, func(w io.Writer, res *apikeyListResult) {
+			return runAdmin(a, cmd, &f, admin.OpAPIKeyList, in, func(w io.Writer, res *admin.APIKeyListResult) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED\tLAST USED\tEXPIRES\tSCOPES")
 				for _, k := range res.Data {
@@ -86,7 +87,7 @@ func fmtTimePtr(t *model.Time, none string) string {
 
 func (a *app) newAPIKeyRotateCommand() *cobra.Command {
 	var f adminFlags
-	var in apikeyRotateArgs
+	var in admin.APIKeyRotateArgs
 	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "rotate",
@@ -104,7 +105,7 @@ func (a *app) newAPIKeyRotateCommand() *cobra.Command {
 			// Whole minutes, rounded up: a grace is never shorter than asked (59s is 1m).
 			minutes := model.Int((grace + time.Minute - 1) / time.Minute)
 			in.GracePeriodMinutes = &minutes
-			return runAdmin(a, cmd, &f, opAPIKeyRotate, in, printNewKey)
+			return runAdmin(a, cmd, &f, admin.OpAPIKeyRotate, in, printNewKey)
 		}),
 	}
 	f.register(cmd)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"slices"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestAPIKeyCommands(t *testing.T) {
 		t.Fatalf("default scopes: %v", def.Key.Scopes)
 	}
 
-	list := runJSON[apikeyListResult](t, a, "", "apikey", "list", "--data", data, "--tenant", "acme")
+	list := runJSON[admin.APIKeyListResult](t, a, "", "apikey", "list", "--data", data, "--tenant", "acme")
 	if list.Count != 3 || len(list.Data) != 3 {
 		t.Fatalf("list: %+v", list)
 	}
@@ -44,7 +45,7 @@ func TestAPIKeyCommands(t *testing.T) {
 		t.Fatalf("previous key expires in %v, want 1h", d)
 	}
 	// The rotated key stays listed during its grace period.
-	if list = runJSON[apikeyListResult](t, a, "", "apikey", "list", "--data", data, "--tenant", "acme"); list.Count != 4 {
+	if list = runJSON[admin.APIKeyListResult](t, a, "", "apikey", "list", "--data", data, "--tenant", "acme"); list.Count != 4 {
 		t.Fatalf("list after rotate: %+v", list)
 	}
 	rot2 := runJSON[model.NewKey](t, a, "", "apikey", "rotate", "--data", data, "--tenant", "acme",
@@ -52,7 +53,7 @@ func TestAPIKeyCommands(t *testing.T) {
 	if strings.Join(rot2.Key.Scopes, ",") != "sms:inbound" {
 		t.Fatalf("rotate --key: %+v", rot2.Key)
 	}
-	if list = runJSON[apikeyListResult](t, a, "", "apikey", "list", "--data", data, "--tenant", "acme"); list.Count != 4 {
+	if list = runJSON[admin.APIKeyListResult](t, a, "", "apikey", "list", "--data", data, "--tenant", "acme"); list.Count != 4 {
 		t.Fatalf("a key rotated with no grace is gone at once: %+v", list)
 	}
 

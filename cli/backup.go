@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"io"
 	"io/fs"
 	"os"
@@ -32,7 +33,7 @@ func (a *app) newBackupCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runAdmin(a, cmd, &f, opBackup, backupArgs{Path: abs}, func(w io.Writer, res *backupResult) {
+			return runAdmin(a, cmd, &f, admin.OpBackup, admin.BackupArgs{Path: abs}, func(w io.Writer, res *admin.BackupResult) {
 				fmt.Fprintf(w, "Wrote a snapshot of %d bytes to %s.\n", res.Bytes, res.Path)
 			})
 		}),
@@ -112,7 +113,7 @@ func restore(dataDir, in string) (*restoreResult, error) {
 	}
 	defer src.Close()
 	var n int64
-	err = writeFileAtomic(dbPath, 0o600, func(f *os.File) (err error) {
+	err = admin.WriteFileAtomic(dbPath, 0o600, func(f *os.File) (err error) {
 		n, err = io.Copy(f, src)
 		return err
 	})

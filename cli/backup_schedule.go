@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -29,7 +30,7 @@ type backupSchedule struct {
 	keep int
 	log  *slog.Logger
 	// taken, when set, hears of every snapshot (tests).
-	taken func(*backupResult, error)
+	taken func(*admin.BackupResult, error)
 }
 
 // run takes a snapshot at each tick until ctx ends. A snapshot under way when ctx ends
@@ -55,12 +56,12 @@ func (b *backupSchedule) run(ctx context.Context, ticks <-chan time.Time) {
 
 // once writes one snapshot named by the engine's clock, then removes the oldest
 // snapshots beyond keep.
-func (b *backupSchedule) once(ctx context.Context) (*backupResult, error) {
+func (b *backupSchedule) once(ctx context.Context) (*admin.BackupResult, error) {
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return nil, err
 	}
 	name := backupFilePrefix + b.eng.Clock().Now().UTC().Format(backupNameLayout) + backupFileSuffix
-	res, err := backupTo(ctx, b.eng, backupArgs{Path: filepath.Join(b.dir, name)})
+	res, err := admin.BackupTo(ctx, b.eng, admin.BackupArgs{Path: filepath.Join(b.dir, name)})
 	if err != nil {
 		return nil, err
 	}

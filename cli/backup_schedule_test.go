@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -67,12 +68,12 @@ func TestScheduledBackups(t *testing.T) {
 		t.Fatal(err)
 	}
 	type taken struct {
-		res *backupResult
+		res *admin.BackupResult
 		err error
 	}
 	got := make(chan taken, 1)
 	b := &backupSchedule{eng: eng, dir: dir, keep: 2, log: slog.New(slog.DiscardHandler),
-		taken: func(r *backupResult, err error) { got <- taken{r, err} }}
+		taken: func(r *admin.BackupResult, err error) { got <- taken{r, err} }}
 	ctx, cancel := context.WithCancel(context.Background())
 	ticks := make(chan time.Time)
 	done := make(chan struct{})
@@ -200,7 +201,7 @@ func TestBackupUnderWriteLoad(t *testing.T) {
 	mu.Lock()
 	before := slices.Clone(acked)
 	mu.Unlock()
-	if _, err := backupTo(context.Background(), eng, backupArgs{Path: snap}); err != nil {
+	if _, err := admin.BackupTo(context.Background(), eng, admin.BackupArgs{Path: snap}); err != nil {
 		t.Fatal(err)
 	}
 	finished.Store(true)
@@ -318,7 +319,7 @@ func TestRestoredSnapshotReproduces(t *testing.T) {
 		t.Fatalf("original: %+v", original)
 	}
 	snap := filepath.Join(t.TempDir(), "snap.db")
-	if _, err := backupTo(ctx, eng, backupArgs{Path: snap}); err != nil { // as a served node runs `fieldrelay backup`
+	if _, err := admin.BackupTo(ctx, eng, admin.BackupArgs{Path: snap}); err != nil { // as a served node runs `fieldrelay backup`
 		t.Fatal(err)
 	}
 	restored := filepath.Join(t.TempDir(), "restored")

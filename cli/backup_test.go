@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,21 +18,21 @@ func TestBackupRestore(t *testing.T) {
 	createTenant(t, a, data, "acme")
 	snap := filepath.Join(t.TempDir(), "snap.db")
 
-	res := runJSON[backupResult](t, a, "", "backup", "--data", data, "--out", snap)
+	res := runJSON[admin.BackupResult](t, a, "", "backup", "--data", data, "--out", snap)
 	fi, err := os.Stat(snap)
 	if err != nil || res.Path != snap || res.Bytes != fi.Size() || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("backup: %+v %v %v", res, fi, err)
 	}
 
 	createTenant(t, a, data, "later")
-	if list := runJSON[tenantListResult](t, a, "", "tenant", "list", "--data", data); list.Count != 2 {
+	if list := runJSON[admin.TenantListResult](t, a, "", "tenant", "list", "--data", data); list.Count != 2 {
 		t.Fatalf("before restore: %+v", list)
 	}
 	rr := runJSON[restoreResult](t, a, "", "restore", "--data", data, "--in", snap)
 	if rr.Path != store.Path(data) || rr.Bytes != fi.Size() {
 		t.Fatalf("restore: %+v", rr)
 	}
-	list := runJSON[tenantListResult](t, a, "", "tenant", "list", "--data", data)
+	list := runJSON[admin.TenantListResult](t, a, "", "tenant", "list", "--data", data)
 	if list.Count != 1 || list.Data[0].Slug != "acme" {
 		t.Fatalf("after restore: %+v", list)
 	}
@@ -42,13 +43,13 @@ func TestBackupRestore(t *testing.T) {
 	t.Run("IntoEmptyDir", func(t *testing.T) {
 		fresh := filepath.Join(t.TempDir(), "new")
 		mustRun(t, a, "", "restore", "--data", fresh, "--in", snap)
-		if list := runJSON[tenantListResult](t, a, "", "tenant", "list", "--data", fresh); list.Count != 1 {
+		if list := runJSON[admin.TenantListResult](t, a, "", "tenant", "list", "--data", fresh); list.Count != 1 {
 			t.Fatalf("restored into a new dir: %+v", list)
 		}
 	})
 	t.Run("ErrRelativeOutIsResolved", func(t *testing.T) {
 		t.Chdir(t.TempDir())
-		res := runJSON[backupResult](t, a, "", "backup", "--data", data, "--out", "rel.db")
+		res := runJSON[admin.BackupResult](t, a, "", "backup", "--data", data, "--out", "rel.db")
 		if !filepath.IsAbs(res.Path) || filepath.Base(res.Path) != "rel.db" {
 			t.Fatalf("backup path %q", res.Path)
 		}
@@ -107,7 +108,7 @@ func TestRestoreRejectsForeignFile(t *testing.T) {
 			t.Fatalf("error: %+v", e)
 		}
 	})
-	if list := runJSON[tenantListResult](t, a, "", "tenant", "list", "--data", data); list.Count != 1 {
+	if list := runJSON[admin.TenantListResult](t, a, "", "tenant", "list", "--data", data); list.Count != 1 {
 		t.Fatalf("the data survived: %+v", list)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"io"
 	"maps"
 	"math"
@@ -301,7 +302,7 @@ func createBenchTenants(ctx context.Context, dataDir, runID string, n int) (slug
 		in := model.CreateTenantInput{Name: slug, Slug: slug, Email: "ops@" + slug + ".bench.invalid",
 			Country: "FR", Plan: engine.PlanMissionCritical}
 		var res model.CreatedTenant
-		if err := server.CallAdmin(ctx, adminSocket(dataDir), opTenantCreate, in, &res); err != nil {
+		if err := server.CallAdmin(ctx, adminSocket(dataDir), admin.OpTenantCreate, in, &res); err != nil {
 			if errors.Is(err, server.ErrAdminUnavailable) {
 				return nil, nil, model.Errorf(model.KindUnavailable,
 					"no fieldrelay server answers on %s: start `fieldrelay serve --data %s` first, or pass --api-key", adminSocket(dataDir), dataDir)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"io"
 	"log"
 	"math"
@@ -354,7 +355,7 @@ func TestBenchInterruptAndProgress(t *testing.T) {
 func TestBenchCreatesTenants(t *testing.T) {
 	a := newTestApp(nil)
 	data := t.TempDir()
-	admin := startFakeServer(t, data)
+	fake := startFakeServer(t, data)
 	node := startFakeNode(t, 0, false)
 	r := run(t, a, "", "bench", "--url", node.srv.URL, "--data", data, "--tenants", "3", "--conns", "2",
 		"--count", "30", "--warmup", "0")
@@ -362,10 +363,10 @@ func TestBenchCreatesTenants(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	node.check(t)
-	if ops := admin.ran(); len(ops) != 3 || ops[0] != opTenantCreate {
+	if ops := fake.ran(); len(ops) != 3 || ops[0] != admin.OpTenantCreate {
 		t.Fatalf("admin operations %v, want 3 × tenant.create", ops)
 	}
-	ts, err := admin.eng.AdminTenants(context.Background())
+	ts, err := fake.eng.AdminTenants(context.Background())
 	if err != nil || len(ts) != 3 {
 		t.Fatalf("tenants %v %v", ts, err)
 	}

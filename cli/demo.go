@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"io"
 	"io/fs"
 	"os"
@@ -123,7 +124,7 @@ func ensureDemo(ctx context.Context, eng *engine.Engine, dataDir string) (*demoC
 	if err != nil {
 		return nil, err
 	}
-	err = writeFileAtomic(path, 0o600, func(f *os.File) error {
+	err = admin.WriteFileAtomic(path, 0o600, func(f *os.File) error {
 		_, err := f.Write(append(b, '\n'))
 		return err
 	})

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,11 +41,11 @@ func TestEnvFallback(t *testing.T) {
 	t.Run("FlagWins", func(t *testing.T) {
 		mustRun(t, a, "", "tenant", "create", "--data", fromFlag, "--name", "Flag", "--slug", "flag",
 			"--email", "ops@flag.example", "--country", "FR", "--json=false")
-		list := runJSON[tenantListResult](t, a, "", "tenant", "list", "--data", fromFlag)
+		list := runJSON[admin.TenantListResult](t, a, "", "tenant", "list", "--data", fromFlag)
 		if list.Count != 1 || list.Data[0].Slug != "flag" {
 			t.Fatalf("--data lost to FIELDRELAY_DATA: %+v", list)
 		}
-		if list = runJSON[tenantListResult](t, a, "", "tenant", "list"); list.Count != 1 || list.Data[0].Slug != "env" {
+		if list = runJSON[admin.TenantListResult](t, a, "", "tenant", "list"); list.Count != 1 || list.Data[0].Slug != "env" {
 			t.Fatalf("env dir: %+v", list)
 		}
 	})

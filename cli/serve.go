@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -153,7 +152,7 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	// The admin socket outlives ctx: it closes after HTTP has drained, before the store.
 	adminCtx, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))
 	adminDone := make(chan error, 1)
-	go func() { adminDone <- server.ServeAdmin(adminCtx, adminLn, a.adminHandler(eng, log)) }()
+	go func() { adminDone <- server.ServeAdmin(adminCtx, adminLn, eng, log) }()
 	defer func() {
 		stopAdmin()
 		if err := <-adminDone; err != nil {
@@ -253,18 +252,4 @@ func baseURL(addr net.Addr, withTLS bool) string {
 		scheme = "https"
 	}
 	return scheme + "://" + net.JoinHostPort(host, port)
-}
-
-// adminHandler runs the admin operations that arrive on the admin socket. It logs each
-// operation's name and outcome, never its arguments (they may hold a password).
-func (a *app) adminHandler(eng *engine.Engine, log *slog.Logger) server.AdminHandler {
-	return func(ctx context.Context, op string, args json.RawMessage) (any, error) {
-		res, err := runAdminOp(ctx, eng, op, args)
-		if err != nil {
-			log.Warn("admin operation failed", "op", op, "error", string(model.ErrorKind(err)))
-		} else {
-			log.Info("admin operation", "op", op)
-		}
-		return res, err
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"io"
 	"net/http"
 	"os"
@@ -175,7 +176,7 @@ func TestServeDemo(t *testing.T) {
 	if fi, err := os.Stat(adminSocket(data)); err != nil || fi.Mode().Perm() != 0o600 || fi.Mode()&os.ModeSocket == 0 {
 		t.Fatalf("admin socket: %v %v", fi, err)
 	}
-	list := runJSON[tenantListResult](t, a, "", "tenant", "list", "--data", data)
+	list := runJSON[admin.TenantListResult](t, a, "", "tenant", "list", "--data", data)
 	if list.Count != 1 || list.Data[0].Slug != "demo" {
 		t.Fatalf("tenant list while serving: %+v", list)
 	}
@@ -228,7 +229,7 @@ func TestServeDemo(t *testing.T) {
 	if !strings.Contains(s.stdout.String(), creds.APIKey) {
 		t.Fatalf("the second --demo run does not print the saved credentials:\n%s", s.stdout)
 	}
-	if list := runJSON[tenantListResult](t, a, "", "tenant", "list", "--data", data); list.Count != 1 {
+	if list := runJSON[admin.TenantListResult](t, a, "", "tenant", "list", "--data", data); list.Count != 1 {
 		t.Fatalf("the second --demo run created data: %+v", list)
 	}
 }

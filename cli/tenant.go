@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -20,9 +21,9 @@ func (a *app) newTenantCommand() *cobra.Command {
 	cmd.AddCommand(
 		a.newTenantCreateCommand(),
 		a.newTenantListCommand(),
-		a.newTenantShowCommand("show", "Show a tenant", opTenantShow),
-		a.newTenantShowCommand("suspend", "Suspend a tenant: its credentials then only reach GET /v1/tenant/me", opTenantSuspend),
-		a.newTenantShowCommand("activate", "Activate a suspended or inactive tenant", opTenantActivate),
+		a.newTenantShowCommand("show", "Show a tenant", admin.OpTenantShow),
+		a.newTenantShowCommand("suspend", "Suspend a tenant: its credentials then only reach GET /v1/tenant/me", admin.OpTenantSuspend),
+		a.newTenantShowCommand("activate", "Activate a suspended or inactive tenant", admin.OpTenantActivate),
 	)
 	return cmd
 }
@@ -40,7 +41,7 @@ func (a *app) newTenantCreateCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			return runAdmin(a, cmd, &f, opTenantCreate, in, func(w io.Writer, res *model.CreatedTenant) {
+			return runAdmin(a, cmd, &f, admin.OpTenantCreate, in, func(w io.Writer, res *model.CreatedTenant) {
 				fmt.Fprintf(w, "Created tenant %q (slug %s, id %s).\n", res.Tenant.Name, res.Tenant.Slug, res.Tenant.ID)
 				fmt.Fprintf(w, "API key (shown once, keep it secret): %s\n", res.APIKey)
 			})
@@ -66,7 +67,7 @@ func (a *app) newTenantListCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			return runAdmin(a, cmd, &f, opTenantList, struct{}{}, func(w io.Writer, res *tenantListResult) {
+			return runAdmin(a, cmd, &f, admin.OpTenantList, struct{}{}, func(w io.Writer, res *admin.TenantListResult) {
 				if res.Count == 0 {
 					fmt.Fprintln(w, "No tenants.")
 					return
@@ -95,7 +96,7 @@ func (a *app) newTenantShowCommand(use, short, op string) *cobra.Command {
 		Args:         exactArgs(1),
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			return runAdmin(a, cmd, &f, op, slugArgs{Slug: args[0]}, func(w io.Writer, res *tenantResult) {
+			return runAdmin(a, cmd, &f, op, admin.SlugArgs{Slug: args[0]}, func(w io.Writer, res *admin.TenantResult) {
 				printTenant(w, res.Tenant)
 			})
 		}),

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"strings"
 	"testing"
 
@@ -87,7 +88,7 @@ func TestTenantListShowSuspendActivate(t *testing.T) {
 	createTenant(t, a, data, "beta")
 
 	// Newest first, like the API's lists.
-	list := runJSON[tenantListResult](t, a, "", "tenant", "list", "--data", data)
+	list := runJSON[admin.TenantListResult](t, a, "", "tenant", "list", "--data", data)
 	if list.Count != 2 || len(list.Data) != 2 || list.Data[0].Slug != "beta" || list.Data[1].Slug != "acme" {
 		t.Fatalf("list: %+v", list)
 	}
@@ -95,7 +96,7 @@ func TestTenantListShowSuspendActivate(t *testing.T) {
 		t.Fatalf("text list: %s", out)
 	}
 
-	show := runJSON[tenantResult](t, a, "", "tenant", "show", "beta", "--data", data)
+	show := runJSON[admin.TenantResult](t, a, "", "tenant", "show", "beta", "--data", data)
 	if show.Tenant == nil || show.Tenant.Slug != "beta" {
 		t.Fatalf("show: %+v", show)
 	}
@@ -103,14 +104,14 @@ func TestTenantListShowSuspendActivate(t *testing.T) {
 		t.Fatalf("text show: %s", out)
 	}
 
-	sus := runJSON[tenantResult](t, a, "", "tenant", "suspend", "beta", "--data", data)
+	sus := runJSON[admin.TenantResult](t, a, "", "tenant", "suspend", "beta", "--data", data)
 	if sus.Tenant.Status != engine.TenantSuspended {
 		t.Fatalf("suspend: %+v", sus.Tenant)
 	}
-	if show = runJSON[tenantResult](t, a, "", "tenant", "show", "beta", "--data", data); show.Tenant.Status != engine.TenantSuspended {
+	if show = runJSON[admin.TenantResult](t, a, "", "tenant", "show", "beta", "--data", data); show.Tenant.Status != engine.TenantSuspended {
 		t.Fatalf("after suspend: %+v", show.Tenant)
 	}
-	act := runJSON[tenantResult](t, a, "", "tenant", "activate", "beta", "--data", data)
+	act := runJSON[admin.TenantResult](t, a, "", "tenant", "activate", "beta", "--data", data)
 	if act.Tenant.Status != engine.TenantActive {
 		t.Fatalf("activate: %+v", act.Tenant)
 	}

@@ -1,87 +1,15 @@
 package cli
 
 import (
-	"context"
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"io"
 	"os"
 	"strings"
 
-	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/spf13/cobra"
 )
-
-// Admin operations of upstream sync.
-const (
-	opUpstreamSet    = "upstream.set"
-	opUpstreamShow   = "upstream.show"
-	opUpstreamPause  = "upstream.pause"
-	opUpstreamResume = "upstream.resume"
-)
-
-// upstreamSetArgs are the arguments of upstream.set. The CA travels as PEM text: the
-// server that runs the operation may not see the command's files.
-type upstreamSetArgs struct {
-	Tenant string `json:"tenant"`
-	model.UpstreamInput
-}
-
-// upstreamResult is what the upstream commands print: the settings (never the key) and
-// the link's state.
-type upstreamResult struct {
-	Upstream *model.UpstreamSettings `json:"upstream"`
-	Status   *model.UpstreamStatus   `json:"status"`
-}
-
-func upstreamSet(ctx context.Context, eng *engine.Engine, in upstreamSetArgs) (*upstreamResult, error) {
-	if in.Tenant == "" {
-		return nil, model.Invalid("tenant", "tenant is required")
-	}
-	s, err := eng.AdminSetUpstream(ctx, in.Tenant, in.UpstreamInput)
-	if err != nil {
-		return nil, err
-	}
-	return upstreamWithStatus(ctx, eng, in.Tenant, s)
-}
-
-func upstreamShow(ctx context.Context, eng *engine.Engine, in apikeyListArgs) (*upstreamResult, error) {
-	if in.Tenant == "" {
-		return nil, model.Invalid("tenant", "tenant is required")
-	}
-	s, err := eng.AdminUpstream(ctx, in.Tenant)
-	if err != nil && !model.IsKind(err, model.KindNotFound) {
-		return nil, err
-	}
-	if s == nil {
-		// No upstream, or no such tenant: the status read says which.
-		if _, terr := eng.AdminTenant(ctx, in.Tenant); terr != nil {
-			return nil, terr
-		}
-	}
-	return upstreamWithStatus(ctx, eng, in.Tenant, s)
-}
-
-func upstreamPause(paused bool) func(context.Context, *engine.Engine, apikeyListArgs) (*upstreamResult, error) {
-	return func(ctx context.Context, eng *engine.Engine, in apikeyListArgs) (*upstreamResult, error) {
-		if in.Tenant == "" {
-			return nil, model.Invalid("tenant", "tenant is required")
-		}
-		s, err := eng.AdminPauseUpstream(ctx, in.Tenant, paused)
-		if err != nil {
-			return nil, err
-		}
-		return upstreamWithStatus(ctx, eng, in.Tenant, s)
-	}
-}
-
-func upstreamWithStatus(ctx context.Context, eng *engine.Engine, slug string, s *model.UpstreamSettings) (*upstreamResult, error) {
-	st, err := eng.UpstreamStatusOf(ctx, slug)
-	if err != nil {
-		return nil, err
-	}
-	return &upstreamResult{Upstream: s, Status: st}, nil
-}
 
 func (a *app) newUpstreamCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -93,14 +21,14 @@ func (a *app) newUpstreamCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(a.newUpstreamSetCommand(), a.newUpstreamShowCommand(),
-		a.newUpstreamPauseCommand(opUpstreamPause, "pause", "Stop pushing (the change log keeps being written)"),
-		a.newUpstreamPauseCommand(opUpstreamResume, "resume", "Push again, at once"))
+		a.newUpstreamPauseCommand(admin.OpUpstreamPause, "pause", "Stop pushing (the change log keeps being written)"),
+		a.newUpstreamPauseCommand(admin.OpUpstreamResume, "resume", "Push again, at once"))
 	return cmd
 }
 
 func (a *app) newUpstreamSetCommand() *cobra.Command {
 	var f adminFlags
-	var in upstreamSetArgs
+	var in admin.UpstreamSetArgs
 	var caFile string
 	var paused bool
 	cmd := &cobra.Command{
@@ -133,7 +61,7 @@ func (a *app) newUpstreamSetCommand() *cobra.Command {
 			if cmd.Flags().Changed("paused") {
 				in.Paused = &paused
 			}
-			return runAdmin(a, cmd, &f, opUpstreamSet, in, printUpstream)
+			return runAdmin(a, cmd, &f, admin.OpUpstreamSet, in, printUpstream)
 		}),
 	}
 	f.register(cmd)
@@ -147,7 +75,7 @@ func (a *app) newUpstreamSetCommand() *cobra.Command {
 
 func (a *app) newUpstreamShowCommand() *cobra.Command {
 	var f adminFlags
-	var in apikeyListArgs
+	var in admin.APIKeyListArgs
 	cmd := &cobra.Command{
 		Use:          "show",
 		Short:        "Show a tenant's upstream settings (the key's prefix only) and the link's state",
@@ -155,7 +83,7 @@ func (a *app) newUpstreamShowCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
-			return runAdmin(a, cmd, &f, opUpstreamShow, in, printUpstream)
+			return runAdmin(a, cmd, &f, admin.OpUpstreamShow, in, printUpstream)
 		}),
 	}
 	f.register(cmd)
@@ -165,7 +93,7 @@ func (a *app) newUpstreamShowCommand() *cobra.Command {
 
 func (a *app) newUpstreamPauseCommand(op, use, short string) *cobra.Command {
 	var f adminFlags
-	var in apikeyListArgs
+	var in admin.APIKeyListArgs
 	cmd := &cobra.Command{
 		Use:          use,
 		Short:        short,
@@ -181,7 +109,7 @@ func (a *app) newUpstreamPauseCommand(op, use, short string) *cobra.Command {
 	return cmd
 }
 
-func printUpstream(w io.Writer, r *upstreamResult) {
+func printUpstream(w io.Writer, r *admin.UpstreamResult) {
 	if r.Upstream == nil {
 		fmt.Fprintln(w, "No upstream is configured.")
 		return

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,15 +28,15 @@ func TestUpstreamCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	var outputs []string
-	set := func(stdin string, args ...string) upstreamResult {
+	set := func(stdin string, args ...string) admin.UpstreamResult {
 		t.Helper()
-		r := runJSON[upstreamResult](t, a, stdin, append([]string{"upstream", "set", "--data", data, "--tenant", "acme"}, args...)...)
+		r := runJSON[admin.UpstreamResult](t, a, stdin, append([]string{"upstream", "set", "--data", data, "--tenant", "acme"}, args...)...)
 		outputs = append(outputs, mustRun(t, a, "", "upstream", "show", "--data", data, "--tenant", "acme"))
 		return r
 	}
 
 	t.Run("Local", func(t *testing.T) {
-		if r := runJSON[upstreamResult](t, a, "", "upstream", "show", "--data", data, "--tenant", "acme"); r.Upstream != nil ||
+		if r := runJSON[admin.UpstreamResult](t, a, "", "upstream", "show", "--data", data, "--tenant", "acme"); r.Upstream != nil ||
 			r.Status.State != engine.UpstreamUnconfigured {
 			t.Fatalf("before: %+v", r)
 		}
@@ -50,11 +51,11 @@ func TestUpstreamCommands(t *testing.T) {
 				t.Fatalf("show does not say %q:\n%s", want, text)
 			}
 		}
-		p := runJSON[upstreamResult](t, a, "", "upstream", "pause", "--data", data, "--tenant", "acme")
+		p := runJSON[admin.UpstreamResult](t, a, "", "upstream", "pause", "--data", data, "--tenant", "acme")
 		if !p.Upstream.Paused || p.Status.State != engine.UpstreamPaused {
 			t.Fatalf("pause: %+v", p)
 		}
-		r = runJSON[upstreamResult](t, a, "", "upstream", "resume", "--data", data, "--tenant", "acme")
+		r = runJSON[admin.UpstreamResult](t, a, "", "upstream", "resume", "--data", data, "--tenant", "acme")
 		if r.Upstream.Paused || r.Status.State != engine.UpstreamIdle || r.Upstream.CAPEM == nil {
 			t.Fatalf("resume: %+v", r)
 		}
@@ -92,11 +93,11 @@ func TestUpstreamCommands(t *testing.T) {
 	t.Run("ThroughSocket", func(t *testing.T) {
 		srv := startFakeServer(t, data)
 		r := set("", "--url", "https://central2.example.org", "--api-key", key)
-		p := runJSON[upstreamResult](t, a, "", "upstream", "pause", "--data", data, "--tenant", "acme")
+		p := runJSON[admin.UpstreamResult](t, a, "", "upstream", "pause", "--data", data, "--tenant", "acme")
 		if r.Upstream.URL != "https://central2.example.org" || r.Upstream.CAPEM != nil || !p.Upstream.Paused {
 			t.Fatalf("through the socket: %+v %+v", r.Upstream, p.Upstream)
 		}
-		if ran := srv.ran(); !slices.Contains(ran, opUpstreamSet) || !slices.Contains(ran, opUpstreamPause) {
+		if ran := srv.ran(); !slices.Contains(ran, admin.OpUpstreamSet) || !slices.Contains(ran, admin.OpUpstreamPause) {
 			t.Fatalf("the server ran %v", ran)
 		}
 	})

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"io"
 	"strings"
 
@@ -18,9 +19,9 @@ func (a *app) newUserCommand() *cobra.Command {
 	}
 	cmd.AddCommand(
 		a.newUserCreateCommand(),
-		a.newUserEmailCommand("suspend", "Suspend a user and end its sessions at once", opUserSuspend, "Suspended"),
-		a.newUserEmailCommand("activate", "Activate a suspended user and end its sessions at once", opUserActivate, "Activated"),
-		a.newUserEmailCommand("unlock", "Lift the login lock of a user", opUserUnlock, "Unlocked"),
+		a.newUserEmailCommand("suspend", "Suspend a user and end its sessions at once", admin.OpUserSuspend, "Suspended"),
+		a.newUserEmailCommand("activate", "Activate a suspended user and end its sessions at once", admin.OpUserActivate, "Activated"),
+		a.newUserEmailCommand("unlock", "Lift the login lock of a user", admin.OpUserUnlock, "Unlocked"),
 		a.newUserResetLinkCommand(),
 	)
 	return cmd
@@ -28,7 +29,7 @@ func (a *app) newUserCommand() *cobra.Command {
 
 func (a *app) newUserCreateCommand() *cobra.Command {
 	var f adminFlags
-	var in userCreateArgs
+	var in admin.UserCreateArgs
 	var fromStdin bool
 	cmd := &cobra.Command{
 		Use:   "create",
@@ -52,7 +53,7 @@ func (a *app) newUserCreateCommand() *cobra.Command {
 			case in.Password == "":
 				return model.Invalid("password", "--password-stdin or --password is required")
 			}
-			return runAdmin(a, cmd, &f, opUserCreate, in, func(w io.Writer, res *userResult) {
+			return runAdmin(a, cmd, &f, admin.OpUserCreate, in, func(w io.Writer, res *admin.UserResult) {
 				u := res.User
 				fmt.Fprintf(w, "Created user %s (%s, role %s, id %s) in tenant %s.\n", u.Email, u.Name, u.RBACLevel, u.ID, in.Tenant)
 			})
@@ -89,7 +90,7 @@ func (a *app) newUserEmailCommand(use, short, op, done string) *cobra.Command {
 		Args:         exactArgs(1),
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			return runAdmin(a, cmd, &f, op, emailArgs{Email: args[0]}, func(w io.Writer, res *userResult) {
+			return runAdmin(a, cmd, &f, op, admin.EmailArgs{Email: args[0]}, func(w io.Writer, res *admin.UserResult) {
 				u := res.User
 				fmt.Fprintf(w, "%s user %s (%s, role %s); status %s.\n", done, u.Email, u.Name, u.RBACLevel, u.Status)
 			})
@@ -110,7 +111,7 @@ func (a *app) newUserResetLinkCommand() *cobra.Command {
 		Args:         exactArgs(1),
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
-			return runAdmin(a, cmd, &f, opUserResetLink, emailArgs{Email: args[0]}, func(w io.Writer, res *model.IssuedToken) {
+			return runAdmin(a, cmd, &f, admin.OpUserResetLink, admin.EmailArgs{Email: args[0]}, func(w io.Writer, res *model.IssuedToken) {
 				fmt.Fprintf(w, "Password reset token for %s (single use, valid until %s):\n%s\n", res.Email, fmtTime(res.ExpiresAt), res.Token)
 				fmt.Fprintf(w, "Use it with POST /v1/auth/reset-password {\"token\": \"%s\", \"new_password\": \"…\"}.\n", res.Token)
 			})

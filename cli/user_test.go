@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func TestUserCommands(t *testing.T) {
 	data := t.TempDir()
 	createTenant(t, a, data, "acme")
 
-	created := runJSON[userResult](t, a, testPassword+"\n", "user", "create", "--data", data, "--tenant", "acme",
+	created := runJSON[admin.UserResult](t, a, testPassword+"\n", "user", "create", "--data", data, "--tenant", "acme",
 		"--email", "Ana@Acme.example", "--name", "Ana Lima", "--role", "company_admin", "--password-stdin")
 	u := created.User
 	if u == nil || u.Email != "ana@acme.example" || u.RBACLevel != model.RoleCompanyAdmin || u.Status != engine.UserActive {
@@ -26,7 +27,7 @@ func TestUserCommands(t *testing.T) {
 	mustRun(t, a, "", "user", "create", "--data", data, "--tenant", "acme", "--email", "op@acme.example",
 		"--name", "Op", "--role", "field_operator", "--password", testPassword)
 
-	sus := runJSON[userResult](t, a, "", "user", "suspend", "ANA@acme.example", "--data", data)
+	sus := runJSON[admin.UserResult](t, a, "", "user", "suspend", "ANA@acme.example", "--data", data)
 	if sus.User.Status != engine.UserSuspended {
 		t.Fatalf("suspend: %+v", sus.User)
 	}

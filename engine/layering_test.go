@@ -85,3 +85,16 @@ func TestLayering(t *testing.T) {
 		}
 	})
 }
+
+// TestLayeringAdmin holds the place of the admin operations (engine/admin): above the use
+// cases, which they call, and below the server and the command line, which both run them.
+func TestLayeringAdmin(t *testing.T) {
+	adapters := []string{module + "/store", module + "/server", module + "/cli"}
+	for _, d := range deps(t, module+"/engine/admin") {
+		for _, a := range adapters {
+			if within(d, a) {
+				t.Errorf("engine/admin depends on the adapter %s", d)
+			}
+		}
+	}
+}

@@ -6,21 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // AdminSocketName is the admin socket's file name inside a data directory.
 const AdminSocketName = "admin.sock"
 
-// AdminHandler runs one admin operation by name. The command line and the admin socket
+// adminHandler runs one admin operation by name. The command line and the admin socket
 // share it, so an operation behaves the same whether or not a server holds the data.
-type AdminHandler func(ctx context.Context, op string, args json.RawMessage) (any, error)
+type adminHandler func(ctx context.Context, op string, args json.RawMessage) (any, error)
 
 // AdminRequest is what a client sends on an admin connection: one per connection.
 type AdminRequest struct {
@@ -116,10 +119,24 @@ func (l *adminListener) Close() error {
 	return err
 }
 
-// ServeAdmin answers admin requests on ln until ctx is done, then closes ln and waits for
-// the operations under way. Each connection carries one JSON AdminRequest and gets one
-// JSON AdminResponse.
-func ServeAdmin(ctx context.Context, ln net.Listener, handle AdminHandler) error {
+// ServeAdmin answers admin requests on ln with the operations of engine/admin over eng
+// until ctx is done, then closes ln and waits for the operations under way. Each
+// connection carries one JSON AdminRequest and gets one JSON AdminResponse. It logs each
+// operation's name and outcome, never its arguments (they may hold a password).
+func ServeAdmin(ctx context.Context, ln net.Listener, eng *engine.Engine, log *slog.Logger) error {
+	return serveAdmin(ctx, ln, func(ctx context.Context, op string, args json.RawMessage) (any, error) {
+		res, err := admin.Run(ctx, eng, op, args)
+		if err != nil {
+			log.Warn("admin operation failed", "op", op, "error", string(model.ErrorKind(err)))
+		} else {
+			log.Info("admin operation", "op", op)
+		}
+		return res, err
+	})
+}
+
+// serveAdmin is ServeAdmin with the operations of handle.
+func serveAdmin(ctx context.Context, ln net.Listener, handle adminHandler) error {
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
 	var wg sync.WaitGroup
@@ -147,7 +164,7 @@ func ServeAdmin(ctx context.Context, ln net.Listener, handle AdminHandler) error
 	}
 }
 
-func serveAdminConn(ctx context.Context, conn net.Conn, handle AdminHandler) {
+func serveAdminConn(ctx context.Context, conn net.Conn, handle adminHandler) {
 	defer conn.Close()
 	_ = conn.SetReadDeadline(time.Now().Add(adminRequestTimeout))
 	var req AdminRequest
@@ -157,7 +174,7 @@ func serveAdminConn(ctx context.Context, conn net.Conn, handle AdminHandler) {
 		resp.Error = &AdminError{Kind: model.KindInvalidJSON, Message: "the admin request is not valid JSON"}
 	} else {
 		_ = conn.SetReadDeadline(time.Time{})
-		result, err := runAdminHandler(ctx, handle, req)
+		result, err := runadminHandler(ctx, handle, req)
 		if err == nil {
 			resp.Result, err = json.Marshal(result)
 		}
@@ -169,8 +186,8 @@ func serveAdminConn(ctx context.Context, conn net.Conn, handle AdminHandler) {
 	_ = json.NewEncoder(conn).Encode(&resp)
 }
 
-// runAdminHandler runs handle, turning a panic into an internal error.
-func runAdminHandler(ctx context.Context, handle AdminHandler, req AdminRequest) (result any, err error) {
+// runadminHandler runs handle, turning a panic into an internal error.
+func runadminHandler(ctx context.Context, handle adminHandler, req AdminRequest) (result any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			result, err = nil, model.Internal(fmt.Errorf("admin operation %q panicked: %v", req.Op, r))

@@ -14,7 +14,7 @@ import (
 )
 
 // startAdmin serves handle on a socket in a temp dir until the test ends.
-func startAdmin(t *testing.T, handle AdminHandler) (path string, stop func() error) {
+func startAdmin(t *testing.T, handle adminHandler) (path string, stop func() error) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), AdminSocketName)
 	ln, err := ListenAdmin(path)
@@ -23,7 +23,7 @@ func startAdmin(t *testing.T, handle AdminHandler) (path string, stop func() err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ServeAdmin(ctx, ln, handle) }()
+	go func() { done <- serveAdmin(ctx, ln, handle) }()
 	var stopped bool
 	var result error
 	stop = func() error {

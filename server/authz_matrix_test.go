@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
+	"github.com/fieldrelay/fieldrelay/server/servertest"
 )
 
 // This file holds the authorization matrix: every route of the router × every role
@@ -362,27 +362,9 @@ func call(t testing.TB, n *node, method, path string, body any, headers ...strin
 // callRaw is call keeping the body of a JSON answer. A string body is sent as it is.
 func callRaw(t testing.TB, n *node, method, path string, body any, headers ...string) answer {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, _ := json.Marshal(b)
-		rd = bytes.NewReader(raw)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, n.url+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
+	req := servertest.NewRequest(t, ctx, method, n.url+path, body, headers...)
 	client := *n.client // redirects are answers here, not followed
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := client.Do(req)

@@ -1,4 +1,4 @@
-package engine_test
+package model_test
 
 import (
 	"slices"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 )
 
 // apiTable is the role → permission table of API.md, copied as text on purpose: the
@@ -162,7 +163,7 @@ func TestPrincipal_Can(t *testing.T) {
 					t.Errorf("%s.Require(%s) = %v", role, perm, err)
 				}
 				if !want {
-					AssertKind(t, err, model.KindForbidden)
+					modeltest.AssertKind(t, err, model.KindForbidden)
 				}
 			}
 			if p.IsKey() {
@@ -218,7 +219,7 @@ func TestPrincipal_Can(t *testing.T) {
 	})
 	t.Run("ErrForbiddenNamesPermission", func(t *testing.T) {
 		err := model.Principal{UserID: "u", Role: model.RoleAPIUser}.Require(model.PermTeamsManage)
-		if e := AssertKind(t, err, model.KindForbidden); !strings.Contains(e.Msg, "teams:manage") {
+		if e := modeltest.AssertKind(t, err, model.KindForbidden); !strings.Contains(e.Msg, "teams:manage") {
 			t.Fatalf("message %q does not name the permission", e.Msg)
 		}
 	})

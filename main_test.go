@@ -276,7 +276,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// The starter plan's 500 requests a minute, then a 429. Windows are fixed per minute
-	// (API.md), so a minute may turn during the loop: the count follows x-ratelimit-reset
+	// (docs/rules.md, HTTP), so a minute may turn during the loop: the count follows x-ratelimit-reset
 	// and the 429 must come on the request after the one that left 0 remaining.
 	limited, window, exhausted := false, "", false
 	for i := 0; i < 1600 && !limited; i++ {

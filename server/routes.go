@@ -187,7 +187,7 @@ func noRoute(r *http.Request) error {
 
 // unrouted answers a request that no route serves (404, 405). When its credentials name
 // a tenant it counts in the tenant's rate-limit window and carries the rate-limit headers
-// like every other answer (API.md), and over the limit it is a 429 like any other request;
+// like every other answer (docs/rules.md, HTTP), and over the limit it is a 429 like any other request;
 // it is not an API request of the usage report (no route served it). Bad or missing
 // credentials change nothing: the answer is the route's error.
 func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, err error) {
@@ -225,7 +225,7 @@ func (s *Server) wrap(rte route) httprouter.Handle {
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error {
 	if rte.perm == public {
 		// No credentials needed, none counted; but credentials that name a tenant get
-		// its rate-limit headers, as on every answer (API.md).
+		// its rate-limit headers, as on every answer (docs/rules.md, HTTP).
 		if hasCredentials(r) {
 			if p, err := s.authenticate(r); err == nil {
 				s.limiter.peek(w, p)

@@ -10,7 +10,7 @@ import (
 )
 
 // TestNextMissionState_EveryMove checks every (state, requested state, role) against a
-// table written out by hand from API.md, Mission rules.
+// table written out by hand from docs/rules.md, Mission lifecycle.
 func TestNextMissionState_EveryMove(t *testing.T) {
 	states := []string{"CREATED", "SENT", "ACK", "ON_ROUTE", "ON_SITE", "COMPLETED", "FAILED"}
 	if strings.Join(states, ",") != strings.Join(model.MissionStates, ",") {

@@ -10,7 +10,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 )
 
-// apiTable is the role → permission table of API.md, copied as text on purpose: the
+// apiTable is the role → permission table of the contract (docs/rules.md), copied as text on purpose: the
 // engine's constants are checked against the contract, not against themselves.
 var apiTable = map[string]string{
 	"company_admin": "tenant:admin events:read events:write webhooks:manage zones:manage zones:read " +
@@ -27,7 +27,7 @@ var apiTable = map[string]string{
 	"api_user":         "events:read events:write zones:read missions:view teams:read",
 }
 
-// allPermissionNames is every permission of API.md's table, plus the key-only sms:inbound.
+// allPermissionNames is every permission of the role table, plus the key-only sms:inbound.
 func allPermissionNames() []string {
 	set := map[string]bool{"sms:inbound": true}
 	for _, perms := range apiTable {

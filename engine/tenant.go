@@ -38,7 +38,7 @@ func ValidPlan(s string) bool {
 	return s == PlanStarter || s == PlanCore || s == PlanMissionCritical
 }
 
-// CreateTenant creates, within tx, an active tenant with the defaults of API.md and its first API key,
+// CreateTenant creates, within tx, an active tenant with the defaults of docs/rules.md and its first API key,
 // which holds every key scope but sms:inbound.
 func (e *Engine) CreateTenant(tx model.Tx, in model.CreateTenantInput) (*model.CreatedTenant, error) {
 	var err error

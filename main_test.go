@@ -2,17 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"io"
+	"github.com/fieldrelay/fieldrelay/server/servertest"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,22 +56,7 @@ func runCLI(bin, stdin string, args ...string) ([]byte, []byte, error) {
 }
 
 // syncBuffer is an output sink that is safe to read while a process writes to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = servertest.SyncBuffer
 
 // freeAddr returns a loopback address with a free port.
 func freeAddr(t *testing.T) string {
@@ -154,18 +139,7 @@ func serveAt(t *testing.T, bin, data, addr string, tlsOn bool, extra ...string) 
 // call sends a JSON request and decodes the JSON answer.
 func (s *served) call(t *testing.T, method, path string, body any, headers ...string) (int, http.Header, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, s.base+path, rd)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
+	req := servertest.NewRequest(t, context.Background(), method, s.base+path, body, headers...)
 	res, err := s.client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
@@ -302,7 +276,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// The starter plan's 500 requests a minute, then a 429. Windows are fixed per minute
-	// (API.md), so a minute may turn during the loop: the count follows x-ratelimit-reset
+	// (docs/rules.md, HTTP), so a minute may turn during the loop: the count follows x-ratelimit-reset
 	// and the 429 must come on the request after the one that left 0 remaining.
 	limited, window, exhausted := false, "", false
 	for i := 0; i < 1600 && !limited; i++ {

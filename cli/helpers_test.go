@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/fieldrelay/fieldrelay/server/servertest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
@@ -100,22 +100,7 @@ func openEngine(t testing.TB, data string) (*store.DB, *engine.Engine) {
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader in different goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = servertest.SyncBuffer
 
 // tenantAdmin is a company administrator of the tenant, for seeding it through the use
 // cases that take a principal.

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -81,15 +83,76 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	tuneGC()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	out := cmd.OutOrStdout()
-	log := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
+	m := &Main{Config: *cfg, EngineOptions: a.engineOptions, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+	if err := m.Run(ctx); err != nil {
+		return err
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		m.log.Info("shutting down")
+	case serveErr = <-m.served:
+		m.log.Error("the HTTP server stopped", "error", serveErr.Error())
+	}
+	_ = m.Close() // an error closing the store does not change how serve ends
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return model.Internal(serveErr)
+	}
+	return nil
+}
+
+// Main is a node wired together: the store, the engine and its scheduler, the HTTP API,
+// the admin socket and the scheduled snapshots. `fieldrelay serve` fills Config from its
+// flags and environment, calls Run, waits for a signal and calls Close; a test does the
+// same without flags (wtf's cmd/wtfd Main is the model).
+type Main struct {
+	// Config is the node's configuration (serveFlags.config validates the flags into it).
+	Config ServeConfig
+	// EngineOptions are the engine's options, to which Run adds the logger, the webhook
+	// policy and retry schedule, the upstream retry cap and the plans; a Sender or a Mailer
+	// set here wins over the ones the configuration gives.
+	EngineOptions engine.Options
+	// Stdout receives the banner (the address, the TLS fingerprint, the demo credentials);
+	// Stderr the JSON log. Nil discards.
+	Stdout, Stderr io.Writer
+
+	// Set by Run.
+	DB     *store.DB
+	Engine *engine.Engine
+	// URL is the base URL through which a client on this machine reaches the API.
+	URL string
+
+	log         *slog.Logger
+	scheduler   bool // the engine's scheduler runs
+	stopBackups func()
+	ln          net.Listener
+	stopAdmin   context.CancelFunc
+	adminDone   chan error
+	hs          *http.Server
+	served      chan error // the HTTP server's end
+}
+
+// Run opens the store, starts the engine, the scheduled snapshots, the admin socket and
+// the HTTP API, and prints the banner; it returns once the node serves. ctx is the node's
+// life: when it ends the scheduled snapshots stop (Close stops everything else). On an
+// error Run closes what it opened.
+func (m *Main) Run(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			_ = m.Close()
+		}
+	}()
+	cfg := &m.Config
+	out, errOut := cmp.Or[io.Writer](m.Stdout, io.Discard), cmp.Or[io.Writer](m.Stderr, io.Discard)
+	log := slog.New(slog.NewJSONHandler(errOut, nil))
+	m.log = log
 
 	db, err := store.Open(cfg.DataDir, store.Options{LockTimeout: serveLockTimeout})
 	if err != nil {
 		return storeOpenError(cfg.DataDir, err)
 	}
-	defer db.Close() // last: after HTTP and the admin socket
-	opts := a.engineOptions
+	m.DB = db // closed last: after HTTP and the admin socket
+	opts := m.EngineOptions
 	opts.Logger = log
 	opts.WebhookPolicy = cfg.WebhookPolicy()
 	opts.RetrySchedule = cfg.WebhookRetrySchedule
@@ -108,14 +171,15 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 		}
 	}
 	eng := engine.New(db, opts)
+	m.Engine = eng
 	// The scheduler stops after HTTP and the admin socket, before the store closes; its
 	// stop flushes the API requests counted in memory.
 	if err := eng.StartScheduler(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
-	defer eng.StopScheduler()
-	// Scheduled snapshots stop with the signal, a snapshot under way finishing first.
-	defer startBackups(ctx, eng, cfg, log)()
+	m.scheduler = true
+	// Scheduled snapshots stop with ctx (or Close), a snapshot under way finishing first.
+	m.stopBackups = startBackups(ctx, eng, cfg, log)
 
 	var demo *demoCredentials
 	if cfg.Demo {
@@ -144,29 +208,24 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	if err != nil {
 		return model.Errorf(model.KindUnavailable, "cannot listen on %s: %v", cfg.Addr, err)
 	}
-	defer ln.Close()
+	m.ln = ln
 	adminLn, err := server.ListenAdmin(adminSocket(cfg.DataDir))
 	if err != nil { // e.g. a path longer than a unix socket allows (about 100 bytes)
 		return model.Errorf(model.KindUnavailable, "cannot open the admin socket %s: %v", adminSocket(cfg.DataDir), err)
 	}
 	// The admin socket outlives ctx: it closes after HTTP has drained, before the store.
 	adminCtx, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))
-	adminDone := make(chan error, 1)
-	go func() { adminDone <- server.ServeAdmin(adminCtx, adminLn, eng, log) }()
-	defer func() {
-		stopAdmin()
-		if err := <-adminDone; err != nil {
-			log.Error("admin socket", "error", err.Error())
-		}
-	}()
+	m.stopAdmin, m.adminDone = stopAdmin, make(chan error, 1)
+	go func() { m.adminDone <- server.ServeAdmin(adminCtx, adminLn, eng, log) }()
 
 	hs := srv.HTTPServer(cfg.Addr)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(hs, ln, tlsConfig) }()
+	m.hs, m.served = hs, make(chan error, 1)
+	go func() { m.served <- srv.Serve(hs, ln, tlsConfig) }()
 
 	// The banner goes out in one write: whoever waits for the "listening" line (a script,
 	// a test) then also has the fingerprint and the demo credentials.
 	base := baseURL(ln.Addr(), tlsConfig != nil)
+	m.URL = base
 	var banner bytes.Buffer
 	fmt.Fprintf(&banner, "fieldrelay %s listening on %s (data %s)\n", version, base, cfg.DataDir)
 	if fingerprint != "" {
@@ -186,24 +245,48 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	if cfg.LogResetLinks {
 		log.Warn("--log-reset-links: password-reset and verification tokens are written to this log; whoever reads it can take the accounts (for evaluation only)")
 	}
-
-	var serveErr error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-	case serveErr = <-served:
-		log.Error("the HTTP server stopped", "error", serveErr.Error())
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		log.Warn("requests still running at the shutdown deadline were cut", "error", err.Error())
-		_ = hs.Close()
-	}
-	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		return model.Internal(serveErr)
-	}
 	return nil
+}
+
+// Close stops the node in the reverse order of Run: the HTTP API drains (for
+// shutdownTimeout at most, then the requests still running are cut), the admin socket
+// and the listener close, the scheduled snapshots and the scheduler stop, and the store
+// closes last. It returns the store's close error; a second Close does nothing.
+func (m *Main) Close() error {
+	if m.hs != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		if err := m.hs.Shutdown(sctx); err != nil {
+			m.log.Warn("requests still running at the shutdown deadline were cut", "error", err.Error())
+			_ = m.hs.Close()
+		}
+		cancel()
+		m.hs = nil
+	}
+	if m.stopAdmin != nil {
+		m.stopAdmin()
+		if err := <-m.adminDone; err != nil {
+			m.log.Error("admin socket", "error", err.Error())
+		}
+		m.stopAdmin = nil
+	}
+	if m.ln != nil {
+		_ = m.ln.Close()
+		m.ln = nil
+	}
+	if m.stopBackups != nil {
+		m.stopBackups()
+		m.stopBackups = nil
+	}
+	if m.scheduler {
+		m.Engine.StopScheduler()
+		m.scheduler = false
+	}
+	if m.DB == nil {
+		return nil
+	}
+	err := m.DB.Close()
+	m.DB = nil
+	return err
 }
 
 // tuneGC sets the garbage collector for a node (and for bench, which shares its machine):

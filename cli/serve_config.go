@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultWebhookRetrySchedule is the delay before each retry of a webhook message after
-// its first try (API.md, Webhooks).
+// its first try (docs/rules.md, Webhooks).
 const DefaultWebhookRetrySchedule = "5s,5m,30m,2h,5h,10h,10h"
 
 // minInternalSecretLen is the shortest --internal-secret accepted.

@@ -14,7 +14,7 @@ const (
 	HookEventFailed    = "event.failed"
 )
 
-// nominalChannels returns the channels a zone state allows, primary first (API.md,
+// nominalChannels returns the channels a zone state allows, primary first (docs/rules.md,
 // Delivery): online and unknown → rest_full then sms; degraded → sms; offline → none.
 func nominalChannels(state string) []string {
 	switch state {

@@ -315,7 +315,7 @@ func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string) error {
 	if err != nil {
 		return err
 	}
-	// The timeout in force now decides (INTERFACE.md: a check every minute against
+	// The timeout in force now decides (docs/rules.md, Dispatch score: a check every minute against
 	// reinforcement_timeout_min): off, the check ends; grown since the check was armed,
 	// it is armed again for the new time.
 	now := model.At(e.clock.Now())

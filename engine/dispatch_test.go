@@ -239,7 +239,7 @@ func TestDispatch_Reinforcement(t *testing.T) {
 }
 
 // TestDispatch_ReinforcementTimeoutInForce: the timeout that decides is the tenant's
-// setting when the per-mission check runs, not the one at dispatch (INTERFACE.md: a check
+// setting when the per-mission check runs, not the one at dispatch (docs/rules.md, Dispatch score: a check
 // every minute against reinforcement_timeout_min, 0 disabling it). Each case dispatches
 // with the first timeout, changes it a minute later, and checks the mission is left alone
 // one second before the reinforcement time and reinforced at it, exactly once.

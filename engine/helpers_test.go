@@ -2,47 +2,37 @@ package engine_test
 
 import (
 	"context"
-	"errors"
 	"log/slog"
+	"math"
+	"slices"
+	"sort"
 	"testing"
-	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 	"github.com/fieldrelay/fieldrelay/engine/password"
 	"github.com/fieldrelay/fieldrelay/store"
+	"github.com/fieldrelay/fieldrelay/store/storetest"
 )
 
 // testPassword is a valid password for test users.
 const testPassword = "correct horse battery"
 
-// epoch is the time every test clock starts at.
-var epoch = time.Date(2026, 6, 9, 10, 11, 12, 345_000_000, time.UTC)
+// The shared test helpers (engine/model/modeltest, store/storetest) under the short names
+// the engine tests use.
+var (
+	epoch         = modeltest.Epoch
+	MustOpenDB    = storetest.MustOpenDB
+	mustOpenDir   = storetest.MustOpenDir
+	AssertKind    = modeltest.AssertKind
+	AssertInvalid = modeltest.AssertInvalid
+	square        = modeltest.Square
+	polygon       = modeltest.Polygon
+)
 
 // cheapPasswords keeps argon2id fast in tests.
 var cheapPasswords = password.PasswordParams{Time: 1, Memory: 64, Threads: 1}
-
-// MustOpenDB opens a store in a fresh temporary directory, closed at the end of the test.
-func MustOpenDB(tb testing.TB) *store.DB {
-	tb.Helper()
-	return mustOpenDir(tb, tb.TempDir())
-}
-
-// mustOpenDir opens the store of dir, closed at the end of the test (closing twice is
-// harmless).
-func mustOpenDir(tb testing.TB, dir string) *store.DB {
-	tb.Helper()
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		tb.Fatalf("opening the store: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			tb.Errorf("closing the store: %v", err)
-		}
-	})
-	return db
-}
 
 // reopen closes old (when there is one) and opens the store of dir with a fresh engine
 // over it, its schedule loaded: a restart of the node. opt's Password and Logger default
@@ -129,28 +119,6 @@ func adminOf(t *model.Tenant, userID string) model.Principal {
 		UserID: userID, Role: model.RoleCompanyAdmin}
 }
 
-// AssertKind fails unless err is an *engine.Error of the given kind.
-func AssertKind(tb testing.TB, err error, kind model.Kind) *model.Error {
-	tb.Helper()
-	var e *model.Error
-	if !errors.As(err, &e) {
-		tb.Fatalf("error = %v (%T), want an *engine.Error of kind %s", err, err, kind)
-	}
-	if e.Kind != kind {
-		tb.Fatalf("error kind = %s (%v), want %s", e.Kind, err, kind)
-	}
-	return e
-}
-
-// AssertInvalid fails unless err is a validation_error naming field.
-func AssertInvalid(tb testing.TB, err error, field string) {
-	tb.Helper()
-	e := AssertKind(tb, err, model.KindValidation)
-	if e.Field != field {
-		tb.Fatalf("validation error field = %q (%v), want %q", e.Field, err, field)
-	}
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // tenantAdmin is a company administrator of the tenant, for seeding it through the use
@@ -167,3 +135,12 @@ func mustDo(tb testing.TB, fn func() error) {
 		tb.Fatalf("update: %v", err)
 	}
 }
+
+// sorted returns a sorted copy of s.
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	sort.Strings(out)
+	return out
+}
+
+func near(a, b, eps float64) bool { return math.Abs(a-b) <= eps }

@@ -333,7 +333,7 @@ func (e *Engine) freeTeam(tx model.Tx, tenantID string, m *model.Mission, now mo
 // recentTeamMissions bounds the look for a team's other active missions.
 const recentTeamMissions = 16
 
-// closeEvent closes the event of a finished mission (API.md, Mission rules): COMPLETED
+// closeEvent closes the event of a finished mission (docs/rules.md, Mission lifecycle): COMPLETED
 // closes it; FAILED closes it when no other mission of the event is still active. A
 // closed event stays closed with its first closed_at; its other missions go on.
 func (e *Engine) closeEvent(tx model.Tx, tenantID string, m *model.Mission, at, now model.Time) error {

@@ -225,7 +225,7 @@ func TestEngine_UpdateMissionStatus(t *testing.T) {
 		}
 	})
 
-	// INTERFACE.md types the webhook's feedback as an object: a move without feedback
+	// The contract types the webhook's feedback as an object: a move without feedback
 	// sends {} (never null), while the Mission resource keeps null until feedback is given,
 	// then the last one given. The stream's change of the same name carries the same payload.
 	t.Run("WebhookFeedbackIsAnObject", func(t *testing.T) {

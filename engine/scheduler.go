@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultRetrySchedule is the delay before each retry of a message after its first try
-// (API.md, Webhooks).
+// (docs/rules.md, Webhooks).
 var DefaultRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
 	2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
@@ -392,7 +392,7 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 	}
 	settled := ok || final
 	// A test message is a probe: one attempt, and no effect on the subscription's health
-	// but the 410 that disables any subscription (API.md).
+	// but the 410 that disables any subscription (docs/rules.md, Webhooks).
 	probe := o.Name == HookWebhookTest
 	var wh *model.Webhook
 	if o.Kind == model.OutboxWebhook && !final {

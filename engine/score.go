@@ -45,7 +45,7 @@ const earthRadiusKm = 6371.0088
 // RankTeams scores every team for t and returns them best first; ties go to the nearest
 // (unknown distance last), then by name, then id. threshold decides Eligible.
 //
-// score = vertical × availability × proximity × equipment (API.md "Dispatch score",
+// score = vertical × availability × proximity × equipment (docs/rules.md "Dispatch score",
 // docs/decisions.md "Dispatch score: teams nobody can receive"):
 //   - availability is 1 for an `available` team with at least one member, else 0: a team
 //     with no members is never eligible;

@@ -202,7 +202,7 @@ func TestRankTeams_Threshold(t *testing.T) {
 		threshold float64
 		eligible  bool
 	}{
-		// INTERFACE.md: 0.10 within ~90 km, 0.20 within ~40 km, 0.40 within ~15 km.
+		// docs/rules.md, Dispatch score: 0.10 within ~90 km, 0.20 within ~40 km, 0.40 within ~15 km.
 		{30, 0.20, true}, {30, 0.40, false}, {30, 0.10, true},
 		{80, 0.10, true}, {100, 0.10, false}, {80, 0.20, false},
 		{35, 0.20, true}, {45, 0.20, false},

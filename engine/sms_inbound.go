@@ -115,7 +115,7 @@ func (e *Engine) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInboundI
 	missionID, err := tx.MissionByCode(p.TenantID, reply.Code)
 	if model.IsKind(err, model.KindNotFound) {
 		// A late reply about a mission of the sender's team that has ended since: its
-		// code is free again, but the answer is the mission's (API.md: a change to a
+		// code is free again, but the answer is the mission's (docs/rules.md: a change to a
 		// finished mission is mission_closed), not "no such code".
 		ended, err := endedMissionOfSender(tx, p.TenantID, from, reply.Code)
 		if err != nil {

@@ -38,7 +38,7 @@ func ValidPlan(s string) bool {
 	return s == PlanStarter || s == PlanCore || s == PlanMissionCritical
 }
 
-// AdminCreateTenant creates, within tx, an active tenant with the defaults of API.md and its first API key,
+// AdminCreateTenant creates an active tenant with the defaults of docs/rules.md and its first API key,
 // which holds every key scope but sms:inbound.
 func (e *Engine) AdminCreateTenant(ctx context.Context, in model.CreateTenantInput) (*model.CreatedTenant, error) {
 	return write(ctx, e, "", nil, func(tx model.Tx) (*model.CreatedTenant, error) { return e.createTenant(tx, in) })

@@ -55,7 +55,7 @@ func TestEngine_CreateTenant(t *testing.T) {
 		}
 		want := []string{"healthcare", "banking", "logistics", "delivery", "telecom", "gov", "emergency"}
 		if !slices.Equal(sorted(tn.Verticals), sorted(want)) {
-			t.Errorf("verticals = %v, want the seven of INTERFACE.md", tn.Verticals)
+			t.Errorf("verticals = %v, want the seven standard ones", tn.Verticals)
 		}
 		if tn.DispatchThreshold != 0.20 || tn.ReinforcementTimeoutMin != 0 || tn.SLATargetUptimePct != 99.9 ||
 			tn.FeatureFlags.DispatchMode {

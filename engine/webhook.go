@@ -17,7 +17,7 @@ const (
 	WebhookDisabled = "disabled"
 )
 
-// WebhookNames lists every webhook event name a subscription can ask for (API.md).
+// WebhookNames lists every webhook event name a subscription can ask for (docs/rules.md, Webhooks).
 var WebhookNames = []string{HookEventCreated, HookEventDelivered, HookEventFailed,
 	HookTeamDispatched, missionStatusHook, HookMissionReinforced,
 	HookDispatchRequiresMn, HookSyncBatchProcessed}

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,17 +15,18 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
+	"github.com/fieldrelay/fieldrelay/server/servertest"
 )
 
 // This file holds the authorization matrix: every route of the router × every role
 // (logged in by JWT) × every API-key scope (a key holding exactly that scope) ×
-// no credentials, against what API.md's permission table implies. Its expectations come
-// from the tables below, written from API.md ("Authentication and roles", "Further
-// endpoints"), INTERFACE.md and docs/decisions.md, never from the permission field of
+// no credentials, against what the permission table of docs/rules.md implies. Its expectations come
+// from the tables below, written from docs/rules.md ("Roles and permissions"),
+// docs/openapi.yaml (x-permission) and docs/decisions.md, never from the permission field of
 // the route table: the table here is the single source, and a route of the router with
 // no entry in it fails the test.
 
-// The permissions of API.md, spelled out here rather than taken from the engine.
+// The permissions of docs/rules.md, spelled out here rather than taken from the engine.
 const (
 	mTenantAdmin   = "tenant:admin"
 	mEventsRead    = "events:read"
@@ -56,7 +56,7 @@ var matrixAllPerms = []string{mTenantAdmin, mEventsRead, mEventsWrite, mWebhooks
 	mAPIKeys, mDevicesManage, mDevicesSync, mSyncWrite, mMissionsView, mMissionsMgr, mMissionsRecv, mDispatch,
 	mTeamsRead, mTeamsManage, mSettings, mUsage, mConnReport, mLocationSelf}
 
-// matrixRolePerms is API.md's role → permission table.
+// matrixRolePerms is the role → permission table (docs/rules.md, Roles and permissions).
 var matrixRolePerms = map[string][]string{
 	"company_admin": matrixAllPerms,
 	"company_tech": {mEventsRead, mEventsWrite, mWebhooks, mZonesManage, mZonesRead, mAPIKeys, mDevicesManage,
@@ -131,8 +131,8 @@ func need(perms ...string) access {
 	}}
 }
 
-// matrixRoutes is the route → required permission table, written from API.md,
-// INTERFACE.md and docs/decisions.md.
+// matrixRoutes is the route → required permission table, written from docs/rules.md,
+// docs/openapi.yaml and docs/decisions.md.
 var matrixRoutes = map[string]access{
 	"GET /healthz":                  open,
 	"GET /readyz":                   open,
@@ -171,7 +171,7 @@ var matrixRoutes = map[string]access{
 	"POST /v1/events":    need(mEventsWrite),
 	"GET /v1/events":     need(mEventsRead),
 	"GET /v1/events/:id": need(mEventsRead),
-	// Parsers describe how events are read: events:read (API.md names no permission).
+	// Parsers describe how events are read: events:read (the contract names no permission).
 	"GET /v1/parsers": need(mEventsRead),
 	"GET /v1/stream":  need(mEventsRead),
 
@@ -362,27 +362,9 @@ func call(t testing.TB, n *node, method, path string, body any, headers ...strin
 // callRaw is call keeping the body of a JSON answer. A string body is sent as it is.
 func callRaw(t testing.TB, n *node, method, path string, body any, headers ...string) answer {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, _ := json.Marshal(b)
-		rd = bytes.NewReader(raw)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, n.url+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
+	req := servertest.NewRequest(t, ctx, method, n.url+path, body, headers...)
 	client := *n.client // redirects are answers here, not followed
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := client.Do(req)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/store/storetest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/server"
-	"github.com/fieldrelay/fieldrelay/store"
 )
 
 // syncBenchItems is the number of events in each benchmark batch: the largest batch.
@@ -49,14 +49,11 @@ func syncBenchBody() []byte {
 // appending to it as it does in production.
 func newRealClockNode(b *testing.B) *node {
 	b.Helper()
-	db, err := store.Open(b.TempDir(), store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := storetest.MustOpenDB(b)
 	n := &node{t: b, mailer: &captureMailer{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(n.logs, nil))
 	n.eng = engine.New(db, engine.Options{Password: cheapPasswords, Mailer: n.mailer, Logger: log})
+	var err error
 	if n.srv, err = server.New(context.Background(), n.eng, server.Config{Logger: log}); err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/store/storetest"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -15,7 +16,6 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
-	"github.com/fieldrelay/fieldrelay/store"
 )
 
 // drainChanges is the backlog BenchmarkUpstreamDrain drains.
@@ -113,11 +113,7 @@ func BenchmarkUpstreamDrain(b *testing.B) {
 
 // openBenchEngine opens an engine on a fresh store with the real clock.
 func openBenchEngine(b *testing.B, log *slog.Logger) *engine.Engine {
-	db, err := store.Open(b.TempDir(), store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := storetest.MustOpenDB(b)
 	return engine.New(db, engine.Options{Password: cheapPasswords, Logger: log})
 }
 

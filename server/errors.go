@@ -10,7 +10,7 @@ import (
 )
 
 // statusOf maps each error kind to its HTTP status: the one place where engine errors
-// become statuses (API.md, Errors).
+// become statuses (docs/rules.md, Errors).
 var statusOf = map[model.Kind]int{
 	model.KindValidation:           http.StatusBadRequest,
 	model.KindInvalidJSON:          http.StatusBadRequest,

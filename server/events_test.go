@@ -218,7 +218,7 @@ func TestEvents_ListAndRead(t *testing.T) {
 }
 
 // TestEvents_PayloadIsOpaque: the payload is "arbitrary JSON, opaque to the service"
-// (INTERFACE.md). A field the vertical's parser reads, in a form it cannot use, never
+// (docs/rules.md, Tenants and verticals). A field the vertical's parser reads, in a form it cannot use, never
 // refuses the event: 201, the event stored with its payload as sent, the field ignored
 // for placement and scoring and named in payload_warnings (also in the replay).
 func TestEvents_PayloadIsOpaque(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/server"
+	"github.com/fieldrelay/fieldrelay/server/servertest"
 )
 
 // HEAD wherever GET (docs/decisions.md, "HEAD"): the same status and headers, no body,
@@ -26,10 +27,7 @@ func send(t *testing.T, n *node, method, path string, headers ...string) (*http.
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, method, n.url+path, nil)
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
+	req := servertest.NewRequest(t, ctx, method, n.url+path, nil, headers...)
 	client := *n.client
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	res, err := client.Do(req)

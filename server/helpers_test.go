@@ -1,24 +1,23 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
 	"github.com/fieldrelay/fieldrelay/engine/password"
 	"github.com/fieldrelay/fieldrelay/server"
-	"github.com/fieldrelay/fieldrelay/store"
+	"github.com/fieldrelay/fieldrelay/server/servertest"
+	"github.com/fieldrelay/fieldrelay/store/storetest"
 )
 
 // cheapPasswords keeps argon2id fast in tests.
@@ -53,22 +52,7 @@ func (m *captureMailer) last(t *testing.T, kind string) string {
 }
 
 // syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = servertest.SyncBuffer
 
 // node is a real server on 127.0.0.1 over a store in a temp dir, with a fake clock.
 type node struct {
@@ -112,12 +96,8 @@ func newNode(t testing.TB) *node { t.Helper(); return newNodeWith(t, nodeOptions
 
 func newNodeWith(t testing.TB, opt nodeOptions) *node {
 	t.Helper()
-	db, err := store.Open(t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	n := &node{t: t, clock: model.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
+	db := storetest.MustOpenDB(t)
+	n := &node{t: t, clock: model.NewFakeClock(modeltest.Epoch),
 		mailer: &captureMailer{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(n.logs, nil))
 	pw := cheapPasswords
@@ -185,27 +165,7 @@ type response struct {
 // name, value pairs.
 func (n *node) do(method, path string, body any, headers ...string) *response {
 	n.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		raw, _ := json.Marshal(b)
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, n.url+path, rd)
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
+	req := servertest.NewRequest(n.t, context.Background(), method, n.url+path, body, headers...)
 	resp, err := n.client.Do(req)
 	if err != nil {
 		n.t.Fatal(err)

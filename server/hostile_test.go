@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
+	"github.com/fieldrelay/fieldrelay/store/storetest"
 	"io"
 	"log/slog"
 	"net"
@@ -23,7 +25,6 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
-	"github.com/fieldrelay/fieldrelay/store"
 )
 
 // Slow and hostile clients against a real http.Server (srv.HTTPServer, the node's own
@@ -63,16 +64,13 @@ type hostileNode struct {
 
 func newHostileNode(t testing.TB, to server.Timeouts) *hostileNode {
 	t.Helper()
-	db, err := store.Open(t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	n := &node{t: t, clock: model.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
+	db := storetest.MustOpenDB(t)
+	n := &node{t: t, clock: model.NewFakeClock(modeltest.Epoch),
 		mailer: &captureMailer{}, logs: &syncBuffer{}}
 	// The access log is formatted as in production, then dropped.
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: cheapPasswords, Mailer: n.mailer, Logger: log})
+	var err error
 	if n.srv, err = server.New(context.Background(), n.eng, server.Config{Logger: log, Timeouts: to}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
+	"github.com/fieldrelay/fieldrelay/store/storetest"
 	"io"
 	"log/slog"
 	"net"
@@ -19,7 +21,6 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
-	"github.com/fieldrelay/fieldrelay/store"
 )
 
 // Answers below the router (docs/decisions.md): requests net/http cannot read, sent as raw
@@ -34,12 +35,8 @@ type edgeNode struct {
 
 func newEdgeNode(t *testing.T, withTLS bool, to ...server.Timeouts) *edgeNode {
 	t.Helper()
-	db, err := store.Open(t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	n := &node{t: t, clock: model.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
+	db := storetest.MustOpenDB(t)
+	n := &node{t: t, clock: model.NewFakeClock(modeltest.Epoch),
 		mailer: &captureMailer{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(n.logs, nil))
 	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: cheapPasswords, Mailer: n.mailer, Logger: log})
@@ -47,6 +44,7 @@ func newEdgeNode(t *testing.T, withTLS bool, to ...server.Timeouts) *edgeNode {
 	if len(to) > 0 {
 		cfg.Timeouts = to[0]
 	}
+	var err error
 	if n.srv, err = server.New(context.Background(), n.eng, cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestLists: every list of the API follows API.md's list rules: `limit` below 1 or not a
+// TestLists: every list of the API follows the list rules of docs/rules.md: `limit` below 1 or not a
 // number and a cursor that does not decode are 400 validation_error; `limit` is honoured
 // with a `next_cursor` only while more remain; walking the cursors yields every item once,
 // newest first for records (by id, UUIDv7) and by vertical for the parsers.

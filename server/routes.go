@@ -32,9 +32,10 @@ type route struct {
 	fallback bool
 }
 
-// routeTable lists every route of the API in one place.
+// routeTable lists every route of the node in one place, the one list the router is built
+// from. Only HEAD is not written here: routes serves it wherever GET is, by the same route.
 func (s *Server) routeTable() []route {
-	rs := []route{
+	return []route{
 		{method: "GET", path: "/healthz", perm: public, h: s.handleHealthz},
 		{method: "GET", path: "/readyz", perm: public, h: s.handleReadyz},
 
@@ -95,21 +96,49 @@ func (s *Server) routeTable() []route {
 		{method: "PATCH", path: "/v1/teams/:id", perm: model.PermTeamsManage, h: s.handleUpdateTeam},
 		{method: "POST", path: "/v1/teams/:id/members", perm: model.PermTeamsManage, h: s.handleAddTeamMember, fallback: true},
 		{method: "PATCH", path: "/v1/teams/:id/members/:memberId/location", perm: authenticated, h: s.handleUpdateMemberLocation},
+
+		// device sync: each admits any authenticated caller; the engine asks for the
+		// permission, which depends on the device (a field operator registers, syncs and
+		// reads the devices of its own teams). The batch wants an API key (a user token is
+		// api_key_required, not forbidden), the status either of two permissions.
+		{method: "POST", path: "/v1/sync/batch", perm: authenticated, h: s.handleSyncBatch},
+		{method: "GET", path: "/v1/sync/status", perm: authenticated, h: s.handleSyncStatus},
+		{method: "POST", path: "/v1/devices/register", perm: authenticated, h: s.handleRegisterDevice},
+		{method: "POST", path: "/v1/devices/sync", perm: authenticated, h: s.handleSyncDevice},
+		{method: "GET", path: "/v1/devices/:id/queue", perm: authenticated, h: s.handleDeviceQueue},
+
+		// SMS: the gateway's key only (sms:inbound is a key scope no role holds, so a JWT is
+		// forbidden here whatever its role).
+		{method: "POST", path: "/v1/sms/inbound", perm: model.PermSMSInbound, h: s.handleSMSInbound},
+
+		// usage, billing, API keys and /metrics
+		{method: "GET", path: "/metrics", perm: public, h: s.handleMetrics},
+		{method: "GET", path: "/v1/tenant/usage", perm: model.PermUsageRead, h: s.handleUsage},
+		{method: "GET", path: "/v1/tenant/billing", perm: model.PermTenantAdmin, h: s.handleBilling},
+		{method: "GET", path: "/v1/tenant/api-keys", perm: model.PermAPIKeysManage, h: s.handleListAPIKeys},
+		{method: "POST", path: "/v1/tenant/api-keys", perm: model.PermAPIKeysManage, h: s.handleCreateAPIKey},
+		{method: "POST", path: "/v1/tenant/api-keys/rotate", perm: model.PermAPIKeysManage, h: s.handleRotateAPIKey},
+		{method: "DELETE", path: "/v1/tenant/api-keys/:id", perm: model.PermAPIKeysManage, h: s.handleRevokeAPIKey},
+
+		// the change stream, the embedded web console and the redirects to it
+		{method: "GET", path: "/v1/stream", perm: model.PermEventsRead, h: s.handleStream},
+		{method: "GET", path: "/", perm: public, h: s.handleRootRedirect},
+		{method: "GET", path: "/console", perm: public, h: s.handleConsoleRedirect},
+		{method: "GET", path: "/console/*file", perm: public, h: s.handleConsole},
+
+		// upstream sync: the settings and the state of the caller's tenant's link
+		{method: "PUT", path: "/v1/tenant/upstream", perm: model.PermTenantAdmin, h: s.handlePutUpstream},
+		{method: "GET", path: "/v1/tenant/upstream", perm: model.PermTenantAdmin, h: s.handleGetUpstream},
+		{method: "GET", path: "/v1/tenant/upstream/status", perm: model.PermTenantAdmin, h: s.handleUpstreamStatus},
+
+		// the API reference
+		{method: "GET", path: "/v1/openapi.json", perm: public, h: s.handleOpenAPI},
 	}
-	// The routes of each further area are listed beside its handlers.
-	rs = append(rs, s.syncRoutes()...)
-	rs = append(rs, s.deviceRoutes()...)
-	rs = append(rs, s.smsRoutes()...)
-	rs = append(rs, s.adminRoutes()...)
-	rs = append(rs, s.consoleRoutes()...)
-	rs = append(rs, s.upstreamRoutes()...)
-	rs = append(rs, s.openapiRoutes()...)
-	return rs
 }
 
-// routes builds the router: every route wrapped once (a GET route also serves HEAD), and
-// 404, 405 and panics answered by the same error writer. Routes marked fallback live in a second router that serves
-// what the first does not find.
+// routes builds the router from routeTable: every route wrapped once (a GET route also
+// serves HEAD), and 404, 405 and panics answered by the same error writer. Routes marked
+// fallback live in a second router that serves what the first does not find.
 func (s *Server) routes() http.Handler {
 	rt, fb := httprouter.New(), httprouter.New()
 	for _, router := range []*httprouter.Router{rt, fb} {
@@ -158,7 +187,7 @@ func noRoute(r *http.Request) error {
 
 // unrouted answers a request that no route serves (404, 405). When its credentials name
 // a tenant it counts in the tenant's rate-limit window and carries the rate-limit headers
-// like every other answer (API.md), and over the limit it is a 429 like any other request;
+// like every other answer (docs/rules.md, HTTP), and over the limit it is a 429 like any other request;
 // it is not an API request of the usage report (no route served it). Bad or missing
 // credentials change nothing: the answer is the route's error.
 func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, err error) {
@@ -196,7 +225,7 @@ func (s *Server) wrap(rte route) httprouter.Handle {
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error {
 	if rte.perm == public {
 		// No credentials needed, none counted; but credentials that name a tenant get
-		// its rate-limit headers, as on every answer (API.md).
+		// its rate-limit headers, as on every answer (docs/rules.md, HTTP).
 		if hasCredentials(r) {
 			if p, err := s.authenticate(r); err == nil {
 				s.limiter.peek(w, p)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
+	"github.com/fieldrelay/fieldrelay/store/storetest"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,19 +19,14 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
-	"github.com/fieldrelay/fieldrelay/store"
 )
 
 // newStreamNode is newNode with a stream ring of ring changes (default when 0) and a fast
 // heartbeat.
 func newStreamNode(t testing.TB, ring int) *node {
 	t.Helper()
-	db, err := store.Open(t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	n := &node{t: t, clock: model.NewFakeClock(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC)),
+	db := storetest.MustOpenDB(t)
+	n := &node{t: t, clock: model.NewFakeClock(modeltest.Epoch),
 		mailer: &captureMailer{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(n.logs, nil))
 	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: cheapPasswords, Mailer: n.mailer, Logger: log, StreamRing: ring})

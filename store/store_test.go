@@ -16,33 +16,21 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 	"github.com/fieldrelay/fieldrelay/store"
+	"github.com/fieldrelay/fieldrelay/store/storetest"
 	"github.com/google/uuid"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// MustOpenDB opens a store in a fresh temporary directory, closed at the end of the test.
-func MustOpenDB(tb testing.TB) *store.DB {
-	tb.Helper()
-	return MustOpenDir(tb, tb.TempDir())
-}
-
-// MustOpenDir opens the store of dir, closed at the end of the test (closing twice is
-// harmless).
-func MustOpenDir(tb testing.TB, dir string) *store.DB {
-	tb.Helper()
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		tb.Fatalf("opening the store: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			tb.Errorf("closing the store: %v", err)
-		}
-	})
-	return db
-}
+// The shared test helpers (store/storetest, engine/model/modeltest) under the short names
+// the store tests use.
+var (
+	MustOpenDB  = storetest.MustOpenDB
+	MustOpenDir = storetest.MustOpenDir
+	AssertKind  = modeltest.AssertKind
+)
 
 // MustUpdate runs fn in a read-write transaction and fails the test on error.
 func MustUpdate(tb testing.TB, db *store.DB, fn func(model.Tx) error) {
@@ -82,19 +70,6 @@ func MustPutUser(tb testing.TB, db *store.DB, tenantID, email string) *model.Use
 	u := newUser(tenantID, email)
 	MustUpdate(tb, db, func(tx model.Tx) error { return tx.PutUserAccount(u) })
 	return u
-}
-
-// AssertKind fails unless err is an *engine.Error of the given kind.
-func AssertKind(tb testing.TB, err error, kind model.Kind) *model.Error {
-	tb.Helper()
-	var e *model.Error
-	if !errors.As(err, &e) {
-		tb.Fatalf("error = %v (%T), want an *engine.Error of kind %s", err, err, kind)
-	}
-	if e.Kind != kind {
-		tb.Fatalf("error kind = %s (%v), want %s", e.Kind, err, kind)
-	}
-	return e
 }
 
 // rawView closes db and reads its file with bbolt directly.

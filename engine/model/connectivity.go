@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Zone connectivity states (API.md, Delivery).
+// Zone connectivity states (docs/rules.md, Delivery).
 const (
 	ConnOnline   = "online"
 	ConnDegraded = "degraded"

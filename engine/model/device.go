@@ -48,7 +48,7 @@ type QueueItem struct {
 	QueuedAt      Time   `json:"queued_at"`
 }
 
-// QueueEntry is a queue item as a device receives it (API.md, Device queue item): the
+// QueueEntry is a queue item as a device receives it (docs/openapi.yaml, QueueEntry): the
 // mission or event record as it stands now.
 type QueueEntry struct {
 	QueueSequence int64    `json:"queue_sequence"`

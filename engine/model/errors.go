@@ -9,7 +9,7 @@ import (
 )
 
 // Kind is the machine-readable class of an Error. Its value is the error code of the
-// contract (API.md, Errors); server maps each kind to an HTTP status in one table.
+// contract (docs/rules.md, Errors); server maps each kind to an HTTP status in one table.
 type Kind string
 
 // The error kinds of the contract.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Event statuses (INTERFACE.md, Event status; `closed` from API.md).
+// Event statuses (docs/rules.md, Events).
 const (
 	EventPending       = "pending"
 	EventDelivered     = "delivered"
@@ -33,7 +33,7 @@ const (
 // Priorities lists the priorities, most urgent first.
 var Priorities = []string{PriorityCritical, PriorityHigh, PriorityNormal, PriorityLow}
 
-// Event is the stored record of an event (API.md, Event record).
+// Event is the stored record of an event (docs/rules.md, Events; docs/openapi.yaml, Event).
 type Event struct {
 	ID                string          `json:"event_id"`
 	Type              string          `json:"type"`
@@ -87,7 +87,7 @@ type EventInput struct {
 	CapturedAt *Time  `json:"-"`
 }
 
-// EventAccepted is the answer to an accepted event (INTERFACE.md, Event response).
+// EventAccepted is the answer to an accepted event (docs/openapi.yaml, EventAccepted).
 type EventAccepted struct {
 	EventID         string `json:"event_id"`
 	Status          string `json:"status"`

@@ -35,7 +35,7 @@ func AllowedMissionMoves(from string) []string {
 
 // NextMissionState checks a move of a mission from state from to state to asked by a
 // client holding missions:manage (canManage) and/or missions:receive (canReceive), per
-// API.md, Mission rules. It returns nil when the move is allowed, else:
+// docs/rules.md, Mission lifecycle. It returns nil when the move is allowed, else:
 //   - forbidden when the caller holds neither permission;
 //   - validation_error on `status` when to is not a mission state;
 //   - mission_closed when from is COMPLETED or FAILED (any change to a finished mission);

@@ -57,7 +57,7 @@ type OutboxRef struct {
 	Leased bool
 }
 
-// WebhookEnvelope is the body of every webhook message (API.md, Webhooks).
+// WebhookEnvelope is the body of every webhook message (docs/rules.md, Webhooks).
 type WebhookEnvelope struct {
 	Event      string `json:"event"`
 	Payload    any    `json:"payload"`

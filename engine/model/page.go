@@ -16,7 +16,7 @@ type ListOrder[T any] struct {
 }
 
 // byIDNewestFirst orders records newest first by id (UUIDv7, so by creation time), as
-// API.md asks of every list of records.
+// docs/rules.md asks of every list of records (Lists).
 func ByIDNewestFirst[T any](id func(*T) string) ListOrder[T] {
 	return ListOrder[T]{Key: id, desc: true, Valid: ValidID}
 }

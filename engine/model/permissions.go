@@ -8,7 +8,7 @@ import (
 // Role is a user's rbac_level.
 type Role = string
 
-// The roles of INTERFACE.md.
+// The roles (docs/rules.md, Roles and permissions).
 const (
 	RoleCompanyAdmin          Role = "company_admin"
 	RoleCompanyTech           Role = "company_tech"
@@ -25,7 +25,7 @@ var Roles = []Role{RoleCompanyAdmin, RoleCompanyTech, RoleOperationalSupervisor,
 // Permission names a capability. API keys carry them as scopes.
 type Permission = string
 
-// The permissions of API.md.
+// The permissions (docs/rules.md, Roles and permissions).
 const (
 	PermTenantAdmin        Permission = "tenant:admin"
 	PermEventsRead         Permission = "events:read"
@@ -58,7 +58,7 @@ var Permissions = []Permission{PermTenantAdmin, PermEventsRead, PermEventsWrite,
 	PermDispatchAssign, PermTeamsRead, PermTeamsManage, PermSettingsDispatch, PermUsageRead,
 	PermConnectivityReport, PermLocationSelf}
 
-// rolePermissions is the role → permission table of API.md.
+// rolePermissions is the role → permission table (docs/rules.md, Roles and permissions).
 var rolePermissions = map[Role][]Permission{
 	RoleCompanyAdmin: Permissions,
 	RoleCompanyTech: {PermEventsRead, PermEventsWrite, PermWebhooksManage, PermZonesManage,

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// StandardVerticals are the verticals of INTERFACE.md, valid for every tenant.
+// StandardVerticals are the seven standard verticals (docs/rules.md, Tenants and verticals), valid for every tenant.
 var StandardVerticals = []string{"healthcare", "banking", "logistics", "delivery", "telecom", "gov", "emergency"}
 
 // FeatureFlags of a tenant.

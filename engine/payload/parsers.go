@@ -159,7 +159,7 @@ func Parsers(verticals []string) []ParserInfo {
 }
 
 // ParsePayload runs the parser of vertical over payload (raw JSON; nil/empty or JSON null
-// = no payload). The payload is opaque (INTERFACE.md): the only error is a payload that is
+// = no payload). The payload is opaque (docs/rules.md): the only error is a payload that is
 // not a JSON object, Invalid("payload", ...). What the parser reads (ParserInfo.Fields) in
 // a form it cannot use is left out of the result and reported in ParsedPayload.Warnings;
 // the event is accepted all the same.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
@@ -16,7 +17,7 @@ func FuzzParseSMSReply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		r, err := smscodec.ParseSMSReply(body)
 		if err != nil {
-			assertInvalid(t, err, "body")
+			modeltest.AssertInvalid(t, err, "body")
 			return
 		}
 		want := map[string]string{"ACK": model.MissionAck, "ROUTE": model.MissionOnRoute, "SITE": model.MissionOnSite,

@@ -1,7 +1,6 @@
 package smscodec_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -12,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
@@ -139,7 +139,7 @@ func TestEncodeSMS_Errors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("EncodeSMS = %q, want an error", line)
 			}
-			assertInvalid(t, err, tc.field)
+			modeltest.AssertInvalid(t, err, tc.field)
 		})
 	}
 }
@@ -295,7 +295,7 @@ func TestDecodeSMS_Errors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("DecodeSMS(%q) = %+v, want an error", tc.line, m)
 			}
-			assertInvalid(t, err, "body")
+			modeltest.AssertInvalid(t, err, "body")
 			if !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("DecodeSMS(%q): %v, want an error saying %q", tc.line, err, tc.msg)
 			}
@@ -370,7 +370,7 @@ func FuzzSMSDecode(f *testing.F) {
 		for _, line := range []string{s, smsSign(s)} {
 			m, err := smscodec.DecodeSMS(line)
 			if err != nil {
-				assertInvalid(t, err, "body")
+				modeltest.AssertInvalid(t, err, "body")
 				continue
 			}
 			// Whatever decodes re-encodes to itself (the CRC is written uppercase).
@@ -415,13 +415,4 @@ func FuzzSMSRoundTrip(f *testing.F) {
 		}
 		smsCheckRoundTrip(t, id, p, typ, zone, &lat, &lng)
 	})
-}
-
-// assertInvalid fails unless err is a validation error on field.
-func assertInvalid(tb testing.TB, err error, field string) {
-	tb.Helper()
-	var e *model.Error
-	if !errors.As(err, &e) || e.Kind != model.KindValidation || e.Field != field {
-		tb.Fatalf("err = %v, want a validation error on %q", err, field)
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
@@ -67,7 +68,7 @@ func TestEncodeMissionSMS(t *testing.T) {
 			{"7KQ2M", "01890a5d-ac96-774b-bcce-b302099a8057", "high", "bad zone", "zone_code"},
 		} {
 			_, err := smscodec.EncodeMissionSMS(tc.code, tc.id, tc.prio, "FIRE", tc.zone, nil, nil)
-			assertInvalid(t, err, tc.field)
+			modeltest.AssertInvalid(t, err, tc.field)
 		}
 	})
 }
@@ -97,7 +98,7 @@ func TestDecodeMissionSMS_Errors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := smscodec.DecodeMissionSMS(tc.body)
-			assertInvalid(t, err, "body")
+			modeltest.AssertInvalid(t, err, "body")
 			if !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("DecodeMissionSMS(%q): %v, want %q", tc.body, err, tc.msg)
 			}
@@ -165,7 +166,7 @@ func FuzzMissionSMSDecode(f *testing.F) {
 		for _, body := range bodies {
 			m, err := smscodec.DecodeMissionSMS(body)
 			if err != nil {
-				assertInvalid(t, err, "body")
+				modeltest.AssertInvalid(t, err, "body")
 				continue
 			}
 			id := "00000000-0000-0000-0000-0000" + m.EventRef
@@ -216,7 +217,7 @@ func TestParseSMSReply(t *testing.T) {
 		{"FR1|M|7KQ2M|099a8057|H|FIRE||,|0000", "starts with FR1"},
 	} {
 		_, err := smscodec.ParseSMSReply(tc.body)
-		assertInvalid(t, err, "body")
+		modeltest.AssertInvalid(t, err, "body")
 		if !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("ParseSMSReply(%q): %v, want %q", tc.body, err, tc.msg)
 		}

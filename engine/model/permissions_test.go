@@ -1,4 +1,4 @@
-package engine_test
+package model_test
 
 import (
 	"slices"
@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 )
 
-// apiTable is the role → permission table of API.md, copied as text on purpose: the
+// apiTable is the role → permission table of the contract (docs/rules.md), copied as text on purpose: the
 // engine's constants are checked against the contract, not against themselves.
 var apiTable = map[string]string{
 	"company_admin": "tenant:admin events:read events:write webhooks:manage zones:manage zones:read " +
@@ -26,7 +27,7 @@ var apiTable = map[string]string{
 	"api_user":         "events:read events:write zones:read missions:view teams:read",
 }
 
-// allPermissionNames is every permission of API.md's table, plus the key-only sms:inbound.
+// allPermissionNames is every permission of the role table, plus the key-only sms:inbound.
 func allPermissionNames() []string {
 	set := map[string]bool{"sms:inbound": true}
 	for _, perms := range apiTable {
@@ -162,7 +163,7 @@ func TestPrincipal_Can(t *testing.T) {
 					t.Errorf("%s.Require(%s) = %v", role, perm, err)
 				}
 				if !want {
-					AssertKind(t, err, model.KindForbidden)
+					modeltest.AssertKind(t, err, model.KindForbidden)
 				}
 			}
 			if p.IsKey() {
@@ -218,7 +219,7 @@ func TestPrincipal_Can(t *testing.T) {
 	})
 	t.Run("ErrForbiddenNamesPermission", func(t *testing.T) {
 		err := model.Principal{UserID: "u", Role: model.RoleAPIUser}.Require(model.PermTeamsManage)
-		if e := AssertKind(t, err, model.KindForbidden); !strings.Contains(e.Msg, "teams:manage") {
+		if e := modeltest.AssertKind(t, err, model.KindForbidden); !strings.Contains(e.Msg, "teams:manage") {
 			t.Fatalf("message %q does not name the permission", e.Msg)
 		}
 	})

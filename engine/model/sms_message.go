@@ -1,7 +1,7 @@
 package model
 
 // SMSMessage is what an FR1 line carries. FR1 is the structured SMS fallback protocol
-// (API.md, Delivery): when an event goes out by SMS, the body is one line
+// (docs/rules.md, Delivery): when an event goes out by SMS, the body is one line
 //
 //	FR1|<ref>|<priority>|<TYPE>|<zone_code>|<lat>,<lng>|<crc>
 //

@@ -2,7 +2,7 @@ package model
 
 import "encoding/json"
 
-// Mission states (INTERFACE.md, Mission lifecycle).
+// Mission states (docs/rules.md, Mission lifecycle).
 const (
 	MissionCreated   = "CREATED"
 	MissionSent      = "SENT"
@@ -71,7 +71,7 @@ type Mission struct {
 // Active reports whether the mission has not finished.
 func (m *Mission) Active() bool { return m.Status != MissionCompleted && m.Status != MissionFailed }
 
-// Dispatch is the record of a dispatch (INTERFACE.md, Dispatch record; API.md adds
+// Dispatch is the record of a dispatch (docs/openapi.yaml, Dispatch, with
 // mission_id and origin).
 type Dispatch struct {
 	ID           string  `json:"id"`

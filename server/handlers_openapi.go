@@ -7,13 +7,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// openapiRoutes lists the route of the API reference.
-func (s *Server) openapiRoutes() []route {
-	return []route{
-		{method: "GET", path: "/v1/openapi.json", perm: public, h: s.handleOpenAPI},
-	}
-}
-
 // handleOpenAPI answers docs/openapi.yaml as JSON, as it is: an OpenAPI document has no
 // request_id field, so the request id is only in the X-Request-Id header (docs/decisions.md,
 // "The served API reference is the document as it is").

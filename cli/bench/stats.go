@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"math"
@@ -116,8 +116,8 @@ func (h *latencyHistogram) mean() time.Duration {
 	return time.Duration(h.sum / h.n)
 }
 
-// latencySummary is the latency part of the report, in milliseconds rounded to 2 decimals.
-type latencySummary struct {
+// LatencySummary is the latency part of the report, in milliseconds rounded to 2 decimals.
+type LatencySummary struct {
 	Min  float64 `json:"min"`
 	Mean float64 `json:"mean"`
 	P50  float64 `json:"p50"`
@@ -126,8 +126,8 @@ type latencySummary struct {
 	Max  float64 `json:"max"`
 }
 
-func (h *latencyHistogram) summary() latencySummary {
-	return latencySummary{
+func (h *latencyHistogram) summary() LatencySummary {
+	return LatencySummary{
 		Min:  ms(time.Duration(h.min)),
 		Mean: ms(h.mean()),
 		P50:  ms(h.quantile(0.50)),

@@ -1,4 +1,4 @@
-package engine_test
+package model_test
 
 import (
 	"encoding/json"
@@ -6,17 +6,14 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 )
 
-// square returns a closed counter-clockwise square ring, [lng, lat] order.
-func square(lng0, lat0, side float64) [][]float64 {
-	return [][]float64{{lng0, lat0}, {lng0 + side, lat0}, {lng0 + side, lat0 + side},
-		{lng0, lat0 + side}, {lng0, lat0}}
-}
-
-func polygon(rings ...[][]float64) *model.Polygon {
-	return &model.Polygon{Type: "Polygon", Coordinates: rings}
-}
+// The geometry fixtures of engine/model/modeltest under short names.
+var (
+	square  = modeltest.Square
+	polygon = modeltest.Polygon
+)
 
 func near(a, b, eps float64) bool { return math.Abs(a-b) <= eps }
 
@@ -56,7 +53,7 @@ func TestPolygon_Validate(t *testing.T) {
 		"ErrOpenHole":       polygon(square(0, 0, 10), [][]float64{{4, 4}, {5, 4}, {5, 5}, {4, 5}}),
 	} {
 		t.Run(name, func(t *testing.T) {
-			AssertInvalid(t, p.Validate("boundary"), "boundary")
+			modeltest.AssertInvalid(t, p.Validate("boundary"), "boundary")
 		})
 	}
 }

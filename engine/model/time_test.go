@@ -1,4 +1,4 @@
-package engine_test
+package model_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 )
 
 func TestTime_MarshalJSON(t *testing.T) {
@@ -40,7 +41,7 @@ func TestTime_MarshalJSON(t *testing.T) {
 			Set   *model.Time `json:"set"`
 			Unset *model.Time `json:"unset"`
 		}
-		b, err := json.Marshal(rec{At: model.At(epoch), Set: model.TimePtr(epoch)})
+		b, err := json.Marshal(rec{At: model.At(modeltest.Epoch), Set: model.TimePtr(modeltest.Epoch)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func TestTime_UnmarshalJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(`"2026-06-09T12:11:12.345678+02:00"`), &v); err != nil {
 			t.Fatal(err)
 		}
-		if want := model.At(epoch); !v.Equal(want.Time) || v.Location() != time.UTC {
+		if want := model.At(modeltest.Epoch); !v.Equal(want.Time) || v.Location() != time.UTC {
 			t.Fatalf("Unmarshal = %v, want %v in UTC", v, want)
 		}
 	})
@@ -77,8 +78,8 @@ func TestTime_UnmarshalJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(`null`), &p); err != nil || p != nil {
 			t.Fatalf("Unmarshal(null) into *Time = %v, %v; want nil, nil", p, err)
 		}
-		v := model.At(epoch)
-		if err := json.Unmarshal([]byte(`null`), &v); err != nil || !v.Equal(epoch) {
+		v := model.At(modeltest.Epoch)
+		if err := json.Unmarshal([]byte(`null`), &v); err != nil || !v.Equal(modeltest.Epoch) {
 			t.Fatalf("Unmarshal(null) into Time = %v, %v; want it unchanged", v, err)
 		}
 	})
@@ -111,7 +112,7 @@ func TestAt(t *testing.T) {
 func TestParseTime(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		v, err := model.ParseTime("2026-06-09T10:11:12.3456Z")
-		if err != nil || !v.Equal(epoch) {
+		if err != nil || !v.Equal(modeltest.Epoch) {
 			t.Fatalf("ParseTime = %v, %v", v, err)
 		}
 	})
@@ -123,15 +124,15 @@ func TestParseTime(t *testing.T) {
 }
 
 func TestFakeClock(t *testing.T) {
-	c := model.NewFakeClock(epoch)
-	if !c.Now().Equal(epoch) {
+	c := model.NewFakeClock(modeltest.Epoch)
+	if !c.Now().Equal(modeltest.Epoch) {
 		t.Fatalf("Now = %v", c.Now())
 	}
 	c.Advance(90 * time.Second)
-	if got := c.Now().Sub(epoch); got != 90*time.Second {
+	if got := c.Now().Sub(modeltest.Epoch); got != 90*time.Second {
 		t.Fatalf("after Advance: %v", got)
 	}
-	later := epoch.Add(48 * time.Hour)
+	later := modeltest.Epoch.Add(48 * time.Hour)
 	c.Set(later)
 	if !c.Now().Equal(later) {
 		t.Fatalf("after Set: %v", c.Now())

@@ -25,7 +25,7 @@ type MissionStatusInput struct {
 type MissionStatusUpdate struct {
 	MissionID string `json:"mission_id"`
 	Status    string `json:"status"`
-	// Feedback is the move's feedback; an object always, as INTERFACE.md types it: {}
+	// Feedback is the move's feedback; an object always (docs/rules.md, Mission lifecycle): {}
 	// when the move carried none (the Mission's own feedback stays null until one is given).
 	Feedback json.RawMessage `json:"feedback"`
 	EventID  string          `json:"event_id"`

@@ -1,4 +1,4 @@
-package engine_test
+package model_test
 
 import (
 	"slices"
@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/model/modeltest"
 )
 
 // TestNextMissionState_EveryMove checks every (state, requested state, role) against a
-// table written out by hand from API.md, Mission rules.
+// table written out by hand from docs/rules.md, Mission lifecycle.
 func TestNextMissionState_EveryMove(t *testing.T) {
 	states := []string{"CREATED", "SENT", "ACK", "ON_ROUTE", "ON_SITE", "COMPLETED", "FAILED"}
 	if strings.Join(states, ",") != strings.Join(model.MissionStates, ",") {
@@ -50,15 +51,15 @@ func TestNextMissionState_EveryMove(t *testing.T) {
 				next, open := allowed[from]
 				switch {
 				case !want:
-					AssertKind(t, err, model.KindForbidden)
+					modeltest.AssertKind(t, err, model.KindForbidden)
 				case !open:
-					AssertKind(t, err, model.KindMissionClosed)
+					modeltest.AssertKind(t, err, model.KindMissionClosed)
 				case slices.Contains(next, to):
 					if err != nil {
 						t.Errorf("%s: %v, want allowed", name, err)
 					}
 				default:
-					e := AssertKind(t, err, model.KindInvalidTransition)
+					e := modeltest.AssertKind(t, err, model.KindInvalidTransition)
 					wantMsg := from + " → " + to + " is not allowed; allowed next: " + strings.Join(next, ", ")
 					if e.Msg != wantMsg {
 						t.Errorf("%s: message %q, want %q", name, e.Msg, wantMsg)
@@ -79,19 +80,19 @@ func TestNextMissionState_PermissionsApart(t *testing.T) {
 		if err := model.NextMissionState("SENT", "ACK", perms[0], perms[1]); err != nil {
 			t.Fatalf("%v: %v", perms, err)
 		}
-		AssertKind(t, model.NextMissionState("CREATED", "SENT", perms[0], perms[1]), model.KindInvalidTransition)
-		AssertKind(t, model.NextMissionState("ON_SITE", "CREATED", perms[0], perms[1]), model.KindInvalidTransition)
+		modeltest.AssertKind(t, model.NextMissionState("CREATED", "SENT", perms[0], perms[1]), model.KindInvalidTransition)
+		modeltest.AssertKind(t, model.NextMissionState("ON_SITE", "CREATED", perms[0], perms[1]), model.KindInvalidTransition)
 	}
 }
 
 func TestNextMissionState_UnknownStatus(t *testing.T) {
 	for _, to := range []string{"", "DONE", "ack", "completed"} {
-		AssertInvalid(t, model.NextMissionState("ACK", to, false, true), "status")
+		modeltest.AssertInvalid(t, model.NextMissionState("ACK", to, false, true), "status")
 	}
 	// An unknown name is a validation error even on a finished mission.
-	AssertInvalid(t, model.NextMissionState("COMPLETED", "DONE", true, false), "status")
+	modeltest.AssertInvalid(t, model.NextMissionState("COMPLETED", "DONE", true, false), "status")
 	// No permission is refused before anything else.
-	AssertKind(t, model.NextMissionState("ACK", "DONE", false, false), model.KindForbidden)
+	modeltest.AssertKind(t, model.NextMissionState("ACK", "DONE", false, false), model.KindForbidden)
 }
 
 func TestAllowedMissionMoves(t *testing.T) {
@@ -103,7 +104,7 @@ func TestAllowedMissionMoves(t *testing.T) {
 			t.Fatalf("AllowedMissionMoves(%s) = %v, want none", s, got)
 		}
 	}
-	e := AssertKind(t, model.NextMissionState("ON_ROUTE", "ACK", false, true), model.KindInvalidTransition)
+	e := modeltest.AssertKind(t, model.NextMissionState("ON_ROUTE", "ACK", false, true), model.KindInvalidTransition)
 	if e.Msg != "ON_ROUTE → ACK is not allowed; allowed next: ON_SITE, FAILED" {
 		t.Fatalf("message %q", e.Msg)
 	}

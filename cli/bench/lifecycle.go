@@ -1,4 +1,4 @@
-package cli
+package bench
 
 import (
 	"bytes"
@@ -34,8 +34,8 @@ import (
 
 // Workloads of --workload.
 const (
-	benchWorkloadEvents    = "events"
-	benchWorkloadLifecycle = "lifecycle"
+	WorkloadEvents    = "events"
+	WorkloadLifecycle = "lifecycle"
 )
 
 // benchStepCount is the number of requests of a lifecycle cycle.
@@ -128,7 +128,7 @@ type benchLifecycleWorker struct {
 
 // benchLifecycleAssignment is the tenant key and the vertical of worker id: workers go
 // round the keys and, separately, round the verticals.
-func benchLifecycleAssignment(id int, cfg *benchConfig) (string, benchVertical) {
+func benchLifecycleAssignment(id int, cfg *runConfig) (string, benchVertical) {
 	key := ""
 	if len(cfg.keys) > 0 {
 		key = cfg.keys[id%len(cfg.keys)]
@@ -136,7 +136,7 @@ func benchLifecycleAssignment(id int, cfg *benchConfig) (string, benchVertical) 
 	return key, benchVerticals[id%len(benchVerticals)]
 }
 
-func newBenchLifecycleWorker(id int, cfg *benchConfig) *benchLifecycleWorker {
+func newBenchLifecycleWorker(id int, cfg *runConfig) *benchLifecycleWorker {
 	lc := &benchLifecycleWorker{}
 	lc.key, lc.vertical = benchLifecycleAssignment(id, cfg)
 	if id < len(cfg.teams) {
@@ -167,14 +167,14 @@ func benchTeamBody(runID string, worker, seq int, v benchVertical) []byte {
 
 // benchDo sends one request with the key and reads the whole answer into buf, so that the
 // connection is kept.
-func benchDo(ctx context.Context, client *http.Client, method, target, key string, body []byte, buf *bytes.Buffer) (int, error) {
+func benchDo(ctx context.Context, client *http.Client, userAgent, method, target, key string, body []byte, buf *bytes.Buffer) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-svc-api-key", key)
-	req.Header.Set("User-Agent", "fieldrelay-bench/"+version)
+	req.Header.Set("User-Agent", userAgent)
 	res, err := client.Do(req)
 	if err != nil {
 		return 0, err
@@ -189,8 +189,8 @@ func benchDo(ctx context.Context, client *http.Client, method, target, key strin
 }
 
 // benchCreateTeam creates a team and returns its id.
-func benchCreateTeam(ctx context.Context, client *http.Client, base, key string, body []byte, buf *bytes.Buffer) (string, error) {
-	status, err := benchDo(ctx, client, http.MethodPost, base+"/v1/teams", key, body, buf)
+func benchCreateTeam(ctx context.Context, client *http.Client, userAgent, base, key string, body []byte, buf *bytes.Buffer) (string, error) {
+	status, err := benchDo(ctx, client, userAgent, http.MethodPost, base+"/v1/teams", key, body, buf)
 	if err != nil {
 		return "", err
 	}
@@ -215,7 +215,7 @@ func benchSnippet(b []byte) string {
 
 // createBenchTeams creates the team of each worker, before the run, a few at a time, and
 // returns their ids by worker.
-func createBenchTeams(ctx context.Context, cfg *benchConfig) ([]string, error) {
+func createBenchTeams(ctx context.Context, cfg *runConfig) ([]string, error) {
 	client := &http.Client{
 		Transport: &http.Transport{Proxy: nil, TLSClientConfig: cfg.tls, MaxIdleConnsPerHost: 16,
 			TLSHandshakeTimeout: 10 * time.Second},
@@ -233,7 +233,7 @@ func createBenchTeams(ctx context.Context, cfg *benchConfig) ([]string, error) {
 			defer func() { <-sem }()
 			key, v := benchLifecycleAssignment(i, cfg)
 			var buf bytes.Buffer
-			teams[i], errs[i] = benchCreateTeam(ctx, client, cfg.base, key, benchTeamBody(cfg.runID, i, 0, v), &buf)
+			teams[i], errs[i] = benchCreateTeam(ctx, client, cfg.userAgent, cfg.base, key, benchTeamBody(cfg.runID, i, 0, v), &buf)
 		})
 	}
 	wg.Wait()
@@ -282,7 +282,7 @@ func (w *benchWorker) renewTeam(r *benchRun) bool {
 	lc := w.lc
 	lc.teamSeq++
 	body := benchTeamBody(r.cfg.runID, w.id, lc.teamSeq, lc.vertical)
-	id, err := benchCreateTeam(r.ctx, w.client, r.cfg.base, lc.key, body, &lc.answer)
+	id, err := benchCreateTeam(r.ctx, w.client, r.cfg.userAgent, r.cfg.base, lc.key, body, &lc.answer)
 	if err != nil {
 		lc.teamErrors++
 		return false
@@ -315,7 +315,7 @@ func (w *benchWorker) cycle(r *benchRun, measured bool) bool {
 			body = []byte(`{"status":"` + info.move + `"}`)
 		}
 		t0 := time.Now()
-		status, err := benchDo(r.ctx, w.client, info.method, target, lc.key, body, &lc.answer)
+		status, err := benchDo(r.ctx, w.client, cfg.userAgent, info.method, target, lc.key, body, &lc.answer)
 		lat := time.Since(t0)
 		if err != nil && r.ctx.Err() != nil {
 			return false // interrupted: abandoned, not counted
@@ -407,7 +407,7 @@ func (w *benchWorker) recover(r *benchRun, s, status int, missionID string) {
 			return
 		}
 		lc.recoveries++
-		st, err := benchDo(r.ctx, w.client, http.MethodPatch, r.cfg.base+"/v1/missions/"+missionID+"/status", lc.key,
+		st, err := benchDo(r.ctx, w.client, r.cfg.userAgent, http.MethodPatch, r.cfg.base+"/v1/missions/"+missionID+"/status", lc.key,
 			[]byte(`{"status":"FAILED","feedback":{"note":"bench: a step failed"}}`), &lc.answer)
 		// 409 mission_closed: the failed step did end the mission, and freed the team.
 		if err != nil || (st != http.StatusOK && st != http.StatusConflict) {
@@ -417,23 +417,23 @@ func (w *benchWorker) recover(r *benchRun, s, status int, missionID string) {
 	}
 }
 
-// benchLifecycleReport is the "lifecycle" object of the JSON report.
-type benchLifecycleReport struct {
-	Cycles           uint64            `json:"cycles"`        // measured cycles whose six requests succeeded
-	CyclesFailed     uint64            `json:"cycles_failed"` // measured cycles that a failed step ended
-	CyclesPerSec     float64           `json:"cycles_per_sec"`
-	RequestsPerCycle int               `json:"requests_per_cycle"`
-	CycleLatencyMS   latencySummary    `json:"cycle_latency_ms"` // of the successful cycles
-	Steps            []benchStepReport `json:"steps"`
-	TeamsSetUp       int               `json:"teams_set_up"`    // created before the run, one per worker
-	TeamsRecreated   uint64            `json:"teams_recreated"` // created during the run
-	TeamErrors       uint64            `json:"team_errors"`
-	Recoveries       uint64            `json:"recoveries"` // missions moved to FAILED after a failed step
-	RecoveryErrors   uint64            `json:"recovery_errors"`
+// LifecycleReport is the "lifecycle" object of the JSON report.
+type LifecycleReport struct {
+	Cycles           uint64         `json:"cycles"`        // measured cycles whose six requests succeeded
+	CyclesFailed     uint64         `json:"cycles_failed"` // measured cycles that a failed step ended
+	CyclesPerSec     float64        `json:"cycles_per_sec"`
+	RequestsPerCycle int            `json:"requests_per_cycle"`
+	CycleLatencyMS   LatencySummary `json:"cycle_latency_ms"` // of the successful cycles
+	Steps            []StepReport   `json:"steps"`
+	TeamsSetUp       int            `json:"teams_set_up"`    // created before the run, one per worker
+	TeamsRecreated   uint64         `json:"teams_recreated"` // created during the run
+	TeamErrors       uint64         `json:"team_errors"`
+	Recoveries       uint64         `json:"recoveries"` // missions moved to FAILED after a failed step
+	RecoveryErrors   uint64         `json:"recovery_errors"`
 }
 
-// benchStepReport is the figures of one step.
-type benchStepReport struct {
+// StepReport is the figures of one step.
+type StepReport struct {
 	Step            string            `json:"step"`
 	Method          string            `json:"method"`
 	Path            string            `json:"path"`
@@ -442,12 +442,12 @@ type benchStepReport struct {
 	Errors          uint64            `json:"errors"`
 	ErrorsByStatus  map[string]uint64 `json:"errors_by_status"`
 	TransportErrors map[string]uint64 `json:"transport_errors"`
-	LatencyMS       latencySummary    `json:"latency_ms"` // of its successful answers
+	LatencyMS       LatencySummary    `json:"latency_ms"` // of its successful answers
 }
 
 // lifecycleReport merges the workers' lifecycle figures.
-func lifecycleReport(workers []*benchWorker, setUp int, seconds float64) *benchLifecycleReport {
-	rep := &benchLifecycleReport{RequestsPerCycle: benchStepCount, TeamsSetUp: setUp}
+func lifecycleReport(workers []*benchWorker, setUp int, seconds float64) *LifecycleReport {
+	rep := &LifecycleReport{RequestsPerCycle: benchStepCount, TeamsSetUp: setUp}
 	var cycles latencyHistogram
 	var steps [benchStepCount]benchStepStats
 	for i := range steps {
@@ -484,7 +484,7 @@ func lifecycleReport(workers []*benchWorker, setUp int, seconds float64) *benchL
 	rep.CycleLatencyMS = cycles.summary()
 	for i, st := range steps {
 		info := benchStepInfos[i]
-		sr := benchStepReport{Step: info.name, Method: info.method, Path: info.path, Requests: st.requests,
+		sr := StepReport{Step: info.name, Method: info.method, Path: info.path, Requests: st.requests,
 			OK: st.requests - st.errors, Errors: st.errors, ErrorsByStatus: map[string]uint64{},
 			TransportErrors: st.transport, LatencyMS: st.hist.summary()}
 		for s, n := range st.byStatus {
@@ -495,7 +495,7 @@ func lifecycleReport(workers []*benchWorker, setUp int, seconds float64) *benchL
 	return rep
 }
 
-func (r *benchLifecycleReport) printTeams(w io.Writer) {
+func (r *LifecycleReport) printTeams(w io.Writer) {
 	fmt.Fprintf(w, "  teams:       %d created before the run (one per worker), %d during it", r.TeamsSetUp, r.TeamsRecreated)
 	if r.TeamErrors > 0 {
 		fmt.Fprintf(w, ", %d attempts failed", r.TeamErrors)
@@ -503,7 +503,7 @@ func (r *benchLifecycleReport) printTeams(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-func (r *benchLifecycleReport) printCycles(w io.Writer) {
+func (r *LifecycleReport) printCycles(w io.Writer) {
 	fmt.Fprintf(w, "  cycles:      %d ok, %d failed = %.2f cycles/s (%d requests each)\n",
 		r.Cycles, r.CyclesFailed, r.CyclesPerSec, r.RequestsPerCycle)
 	if r.Recoveries > 0 {
@@ -511,7 +511,7 @@ func (r *benchLifecycleReport) printCycles(w io.Writer) {
 	}
 }
 
-func (r *benchLifecycleReport) printSteps(w io.Writer) {
+func (r *LifecycleReport) printSteps(w io.Writer) {
 	fmt.Fprintf(w, "  %-11s  %-6s %-26s %9s %7s %8s %8s %8s %8s %8s  %s\n",
 		"step", "method", "path", "requests", "errors", "p50 ms", "p90 ms", "p99 ms", "max ms", "mean ms", "errors by kind")
 	for _, s := range r.Steps {

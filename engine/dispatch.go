@@ -19,7 +19,7 @@ const (
 // transaction at its due time.
 const OutboxReinforce = "reinforce"
 
-// DispatchTeam sends a team to an event by hand, within tx: the Dispatch record, a
+// DispatchTeam sends a team to an event by hand, in one transaction: the Dispatch record, a
 // CREATED mission, the team on_mission, the team.dispatched notification and one
 // billable operation, all in the caller's transaction. A second team on an event whose
 // mission is active is a backup: an independent mission. A team that is not available is

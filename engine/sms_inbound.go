@@ -65,9 +65,10 @@ func NormalizePhone(s string) (string, bool) {
 // of a CREATED mission (its notification not confirmed yet) also sets channel_used to
 // sms: the reply proves the SMS arrived.
 //
-// Every message, applied or not, is appended to the tenant's inbound log in tx. A message
-// that is refused comes back as refusal, with the record written: the transaction commits
-// (with the reply under w's key; w's Render gets a model.SMSReceipt) and the caller answers the refusal — validation_error on from or body (malformed), not_found (no
+// Every message, applied or not, is appended to the tenant's inbound log. A message that
+// is refused comes back as refusal, with the record written: the transaction commits
+// (with the reply under w's key; w's Render gets a model.SMSReceipt) and the caller
+// answers the refusal — validation_error on from or body (malformed), not_found (no
 // active mission of the tenant holds the code), forbidden (from is no phone of the
 // mission's team), invalid_transition or mission_closed (the mission's rules). err is
 // anything else (storage): nothing is written. A replay answers neither.

@@ -153,7 +153,7 @@ func (e *Engine) Tenant(ctx context.Context, p model.Principal) (*model.Tenant, 
 }
 
 // UpdateDispatchSettings changes the principal's tenant's dispatch settings
-// (PATCH /v1/tenant/dispatch-settings) within tx.
+// (PATCH /v1/tenant/dispatch-settings).
 func (e *Engine) UpdateDispatchSettings(ctx context.Context, p model.Principal, in model.DispatchSettingsInput, w *model.Write) (*model.DispatchSettings, error) {
 	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.DispatchSettings, error) { return e.updateDispatchSettings(tx, p, in) })
 }

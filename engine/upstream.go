@@ -139,7 +139,7 @@ func metaSecret(tx model.Tx, name string) ([]byte, error) {
 	return v, tx.PutMeta(name, v)
 }
 
-// SetUpstream sets the upstream of p's tenant (PUT /v1/tenant/upstream) within tx. It
+// SetUpstream sets the upstream of p's tenant (PUT /v1/tenant/upstream). It
 // needs tenant:admin.
 func (e *Engine) SetUpstream(ctx context.Context, p model.Principal, in model.UpstreamInput, w *model.Write) (*model.UpstreamSettings, error) {
 	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.UpstreamSettings, error) { return e.setUpstreamAs(tx, p, in) })

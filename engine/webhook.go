@@ -72,7 +72,7 @@ func checkWebhookEvents(in []string) ([]string, error) {
 	return events, nil
 }
 
-// CreateWebhook subscribes p's tenant to webhook events, within tx; in was checked by
+// CreateWebhook subscribes p's tenant to webhook events; in was checked by
 // CheckWebhookInput. The answer holds the secret, which is never shown again. Recent
 // events that waited for a delivery target are released when the subscription wants
 // event.created.
@@ -128,7 +128,7 @@ func (e *Engine) CheckWebhookPatch(ctx context.Context, in *model.WebhookPatch) 
 // webhookDisabledOnRequest is the disabled_reason of a subscription disabled by PATCH.
 const webhookDisabledOnRequest = "disabled on request (PATCH enabled: false)"
 
-// UpdateWebhook changes a subscription of p's tenant within tx (PATCH /v1/webhooks/:id);
+// UpdateWebhook changes a subscription of p's tenant (PATCH /v1/webhooks/:id);
 // in was checked by CheckWebhookPatch. Re-enabling a disabled subscription clears its
 // disabled_reason and restarts the auto-disable rule: failed_messages back to 0, the five
 // days counted from now (reenabled_at). The secret stays. A subscription that becomes
@@ -178,8 +178,8 @@ func (e *Engine) updateWebhook(tx model.Tx, p model.Principal, id string, in mod
 	return &pub, nil
 }
 
-// SendTestWebhook queues a signed webhook.test message to one subscription of p's tenant,
-// within tx: through the outbox like every webhook, to this subscription only, whatever its
+// SendTestWebhook queues a signed webhook.test message to one subscription of p's tenant:
+// through the outbox like every webhook, to this subscription only, whatever its
 // events filter and whether or not it is disabled (a disabled receiver can be checked
 // before it is re-enabled). The message has one attempt, no retry, and changes nothing of
 // the subscription's health (status, failed_messages, last_success_at): it is a probe.

@@ -12,10 +12,10 @@ import (
 // AuthTokenTTL is how long a password-reset or verification token is valid.
 const AuthTokenTTL = time.Hour
 
-// Kinds of AuthToken.
+// Kinds of AuthToken (model's, named here too for the engine's callers).
 const (
-	TokenReset  = "reset"
-	TokenVerify = "verify"
+	TokenReset  = model.TokenReset
+	TokenVerify = model.TokenVerify
 )
 
 // IssueAuthToken creates a reset or verify token for the user with the given email

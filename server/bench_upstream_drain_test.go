@@ -15,6 +15,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
+	"github.com/fieldrelay/fieldrelay/server/outbound"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
@@ -118,7 +119,8 @@ func openBenchEngine(b *testing.B, log *slog.Logger) *engine.Engine {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	return engine.New(db, engine.Options{Password: cheapPasswords, Logger: log})
+	return engine.New(db, engine.Options{Password: cheapPasswords, Logger: log,
+		Upstream: model.UpstreamOptions{Transport: outbound.UpstreamHTTP{}}})
 }
 
 // fillChanges records events from 32 writers until the tenant's change log holds

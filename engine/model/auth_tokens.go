@@ -11,6 +11,12 @@ type AuthToken struct {
 	ExpiresAt Time   `json:"expires_at"`
 }
 
+// Kinds of AuthToken.
+const (
+	TokenReset  = "reset"
+	TokenVerify = "verify"
+)
+
 // IssuedToken is a new token, shown once.
 type IssuedToken struct {
 	Email     string `json:"email"`

@@ -144,8 +144,8 @@ func (e *Engine) sendMail(ctx context.Context, t *model.IssuedToken) model.SendR
 	return model.SendResult{}
 }
 
-// ForgotPassword issues a reset token to the user with the email, if there is one, and
-// delivers it. It answers the same whether or not the account exists.
+// ForgotPassword mails a reset token to the user with the email, if there is one, through
+// the outbox (mailToken). It answers the same whether or not the account exists.
 func (e *Engine) ForgotPassword(tx model.Tx, in model.ForgotPasswordInput) error {
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	if email == "" {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
+	"github.com/fieldrelay/fieldrelay/server/outbound"
 )
 
 // The delivery end-to-end test drives the real binary with --demo against a flaky HTTPS
@@ -63,7 +64,7 @@ func (h *flakyReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	h.mu.Lock()
 	if m.Event == engine.HookEventCreated {
-		id := r.Header.Get(engine.HeaderWebhookID)
+		id := r.Header.Get(outbound.HeaderWebhookID)
 		h.tries[id]++
 		if h.tries[id] <= h.failFirst {
 			status = http.StatusInternalServerError
@@ -296,12 +297,12 @@ func TestDelivery_EndToEnd(t *testing.T) {
 		if len(reqs) != 3 {
 			t.Fatalf("event %s: receiver A saw %d attempts of event.created, want 3", id, len(reqs))
 		}
-		wid := reqs[0].header.Get(engine.HeaderWebhookID)
+		wid := reqs[0].header.Get(outbound.HeaderWebhookID)
 		for i, q := range reqs {
-			if got := q.header.Get(engine.HeaderWebhookID); got == "" || got != wid {
+			if got := q.header.Get(outbound.HeaderWebhookID); got == "" || got != wid {
 				t.Errorf("event %s attempt %d: webhook-id %q, first was %q", id, i+1, got, wid)
 			}
-			if err := engine.VerifyWebhook(secretA, q.header, q.body); err != nil {
+			if err := outbound.VerifyWebhook(secretA, q.header, q.body); err != nil {
 				t.Errorf("event %s attempt %d: signature: %v\nheaders %v\nbody %s", id, i+1, err, q.header, q.body)
 			}
 			if q.msg.TenantID != tenantA {
@@ -327,7 +328,7 @@ func TestDelivery_EndToEnd(t *testing.T) {
 		waitStatus(t, keyA, id, "delivered")
 		checkCreated(t, id)
 		reqs := hooksA.of(engine.HookEventCreated, id)
-		wid := reqs[0].header.Get(engine.HeaderWebhookID)
+		wid := reqs[0].header.Get(outbound.HeaderWebhookID)
 		for _, q := range reqs {
 			var env struct {
 				Event   string         `json:"event"`
@@ -480,7 +481,7 @@ func TestDelivery_EndToEnd(t *testing.T) {
 			if q.msg.TenantID != tenantB || slices.Contains(idsA, q.msg.Payload.EventID) {
 				t.Errorf("receiver B got %s", q.body)
 			}
-			if err := engine.VerifyWebhook(secretB, q.header, q.body); err != nil {
+			if err := outbound.VerifyWebhook(secretB, q.header, q.body); err != nil {
 				t.Errorf("receiver B: signature: %v", err)
 			}
 		}

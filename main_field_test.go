@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/server/outbound"
 )
 
 // missionHooks records the webhook messages a tenant receives, after checking their
@@ -27,7 +27,7 @@ func (h *missionHooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if err := engine.VerifyWebhook(h.secret, r.Header, body); err != nil {
+	if err := outbound.VerifyWebhook(h.secret, r.Header, body); err != nil {
 		h.t.Errorf("a webhook whose signature does not verify: %v", err)
 	}
 	var msg map[string]any

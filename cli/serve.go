@@ -21,6 +21,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
+	"github.com/fieldrelay/fieldrelay/server/outbound"
 	"github.com/fieldrelay/fieldrelay/store"
 	"github.com/spf13/cobra"
 )
@@ -157,15 +158,18 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	opts.WebhookPolicy = cfg.WebhookPolicy()
 	opts.RetrySchedule = cfg.WebhookRetrySchedule
 	opts.Upstream.RetryMax = cfg.UpstreamRetryMax
+	if opts.Upstream.Transport == nil {
+		opts.Upstream.Transport = outbound.UpstreamHTTP{}
+	}
 	if opts.Sender == nil {
-		opts.Sender = engine.NewHTTPSender(engine.HTTPSenderOptions{Policy: opts.WebhookPolicy, SMSGateway: cfg.SMSGateway})
+		opts.Sender = outbound.NewHTTPSender(outbound.HTTPSenderOptions{Policy: opts.WebhookPolicy, SMSGateway: cfg.SMSGateway})
 	}
 	if cfg.Plans != nil {
 		opts.Plans = cfg.Plans
 	}
 	if opts.Mailer == nil {
 		if cfg.SMTP != nil {
-			opts.Mailer = SMTPMailer{Config: *cfg.SMTP}
+			opts.Mailer = outbound.SMTPMailer{Config: *cfg.SMTP}
 		} else {
 			opts.Mailer = engine.LogMailer{Log: log, ShowTokens: cfg.LogResetLinks}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
+	"github.com/fieldrelay/fieldrelay/server/outbound"
 )
 
 // DefaultWebhookRetrySchedule is the delay before each retry of a webhook message after
@@ -53,7 +54,7 @@ type ServeConfig struct {
 	Plans model.PlanTable
 	// SMTP delivers account tokens; nil means none is sent: the log says a token was issued
 	// and `user reset-link` gives one.
-	SMTP *SMTPConfig
+	SMTP *outbound.SMTPConfig
 	// LogResetLinks writes account tokens to the log when there is no SMTP (evaluation).
 	LogResetLinks bool
 	// BackupEvery takes a snapshot into DATA/backups at this interval (0: never), keeping
@@ -76,7 +77,7 @@ type serveFlags struct {
 	retrySchedule string
 	smsGateway    string
 	plansFile     string
-	smtp          SMTPConfig
+	smtp          outbound.SMTPConfig
 }
 
 // config validates the flags into a ServeConfig.
@@ -115,7 +116,7 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	}
 	if f.smtp.Host != "" {
 		s := f.smtp
-		if err := s.validate(); err != nil {
+		if err := s.Validate(); err != nil {
 			return nil, err
 		}
 		c.SMTP = &s

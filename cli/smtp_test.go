@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -121,37 +120,6 @@ func (s *fakeSMTP) next(t *testing.T) fakeMail {
 }
 
 var tokenLineRE = regexp.MustCompile(`(?m)^    (\S+)\r$`)
-
-func TestSMTPMailer(t *testing.T) {
-	s := startFakeSMTP(t)
-	m := SMTPMailer{Config: SMTPConfig{Host: "127.0.0.1", Port: s.port, User: "relay-user", Password: "relay-pass",
-		From: "noreply@fieldrelay.test"}}
-	tok := &model.IssuedToken{Email: "ann@acme.example", Kind: engine.TokenReset, Token: "tok-123",
-		ExpiresAt: model.At(time.Date(2026, 6, 9, 11, 0, 0, 0, time.UTC))}
-	if err := m.SendToken(context.Background(), tok); err != nil {
-		t.Fatal(err)
-	}
-	mail := s.next(t)
-	if mail.from != "noreply@fieldrelay.test" || len(mail.to) != 1 || mail.to[0] != "ann@acme.example" {
-		t.Fatalf("envelope: %+v", mail)
-	}
-	if mail.auth != "\x00relay-user\x00relay-pass" {
-		t.Fatalf("auth %q", mail.auth)
-	}
-	if !strings.Contains(mail.data, "Subject: Reset your fieldrelay password") ||
-		tokenLineRE.FindStringSubmatch(mail.data)[1] != "tok-123" || !strings.Contains(mail.data, "2026-06-09T11:00:00.000Z") {
-		t.Fatalf("message:\n%s", mail.data)
-	}
-	t.Run("ErrRelayDown", func(t *testing.T) {
-		ln, _ := net.Listen("tcp", "127.0.0.1:0")
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		down := SMTPMailer{Config: SMTPConfig{Host: "127.0.0.1", Port: port, From: "noreply@fieldrelay.test"}}
-		if err := down.SendToken(context.Background(), tok); err == nil || !strings.HasPrefix(err.Error(), "smtp:") {
-			t.Fatalf("err %v", err)
-		}
-	})
-}
 
 // TestServeSMTPResetFlow runs serve with --smtp-*: forgot-password mails the token (and
 // does not log it), the token works once, a reset lifts the login lock, and no token or

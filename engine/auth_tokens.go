@@ -12,10 +12,10 @@ import (
 // AuthTokenTTL is how long a password-reset or verification token is valid.
 const AuthTokenTTL = time.Hour
 
-// Kinds of AuthToken.
+// Kinds of AuthToken (model's, named here too for the engine's callers).
 const (
-	TokenReset  = "reset"
-	TokenVerify = "verify"
+	TokenReset  = model.TokenReset
+	TokenVerify = model.TokenVerify
 )
 
 // AdminIssueAuthToken creates a reset or verify token for the user with the given email
@@ -30,6 +30,11 @@ func (e *Engine) issueAuthToken(tx model.Tx, email, kind string) (*model.IssuedT
 	if err != nil {
 		return nil, err
 	}
+	return e.issueToken(tx, u, kind)
+}
+
+// issueToken creates a token of the kind for u and stores its hash.
+func (e *Engine) issueToken(tx model.Tx, u *model.UserAccount, kind string) (*model.IssuedToken, error) {
 	token := model.RandomToken(32)
 	exp := model.At(e.clock.Now().Add(AuthTokenTTL))
 	rec := &model.AuthToken{Kind: kind, TenantID: u.TenantID, UserID: u.ID, ExpiresAt: exp}
@@ -116,17 +121,41 @@ func (m LogMailer) SendToken(_ context.Context, t *model.IssuedToken) error {
 	return nil
 }
 
-// sendAfterCommit delivers a token once tx has committed.
-func (e *Engine) sendAfterCommit(tx model.Tx, t *model.IssuedToken) {
-	tx.OnCommit(func() {
-		if err := e.mailer.SendToken(context.Background(), t); err != nil {
-			e.log.Warn("delivering an account token failed", "kind", t.Kind, "err", err)
-		}
-	})
+// mailToken writes, within tx, the outbox entry that mails u a token of the kind. The
+// token is issued by the attempt that sends it (mailAttempt): the request does not wait
+// for the relay, and the data directory never holds a token in plaintext.
+func (e *Engine) mailToken(tx model.Tx, u *model.UserAccount, kind string) error {
+	now := model.At(e.clock.Now())
+	return e.enqueue(tx, &model.OutboxEntry{ID: model.NewID(), TenantID: u.TenantID, Kind: model.OutboxMail,
+		UserID: u.ID, TokenKind: kind, DueAt: now, CreatedAt: now})
 }
 
-// ForgotPassword issues a reset token to the user with the email, if there is one, and
-// delivers it. It answers the same whether or not the account exists.
+// mailAttempt issues, within tx, the token an attempt of an account mail sends; nil when
+// the user is gone. Every attempt issues its own token, valid AuthTokenTTL from the
+// attempt: a retry hours later still sends a valid one, and the token of a failed
+// attempt, which nobody received, expires unused.
+func (e *Engine) mailAttempt(tx model.Tx, o *model.OutboxEntry) (*model.IssuedToken, error) {
+	u, err := tx.UserAccount(o.TenantID, o.UserID)
+	if model.IsKind(err, model.KindNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e.issueToken(tx, u, o.TokenKind)
+}
+
+// sendMail makes the call of an account mail's attempt.
+func (e *Engine) sendMail(ctx context.Context, t *model.IssuedToken) model.SendResult {
+	if err := e.mailer.SendToken(ctx, t); err != nil {
+		e.log.Warn("delivering an account token failed", "kind", t.Kind, "err", err)
+		return model.SendResult{Err: err}
+	}
+	return model.SendResult{}
+}
+
+// ForgotPassword mails a reset token to the user with the email, if there is one, through
+// the outbox (mailToken). It answers the same whether or not the account exists.
 func (e *Engine) ForgotPassword(ctx context.Context, in model.ForgotPasswordInput) error {
 	return e.store.Update(ctx, func(tx model.Tx) error { return e.forgotPassword(tx, in) })
 }
@@ -137,15 +166,14 @@ func (e *Engine) forgotPassword(tx model.Tx, in model.ForgotPasswordInput) error
 	if email == "" {
 		return model.Invalid("email", "email is required")
 	}
-	t, err := e.issueAuthToken(tx, email, TokenReset)
+	u, err := tx.UserAccountByEmail(email)
 	if model.IsKind(err, model.KindNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	e.sendAfterCommit(tx, t)
-	return nil
+	return e.mailToken(tx, u, TokenReset)
 }
 
 // VerifyAccount activates a pending user with its verify token, setting its password

@@ -39,7 +39,9 @@ func within(p, pkg string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/
 // TestLayering holds the layers of docs/architecture.md: the shared types and ports
 // (engine/model) below everything, depending on nothing but the standard library and uuid;
 // the pure leaf packages on model at most; the use cases (engine) on model and the leaves,
-// never on an adapter or an adapter's library; the stores on model alone.
+// never on an adapter or an adapter's library; the stores on model alone. None of the
+// domain layers (model, the leaves, engine) makes network calls of its own: net/http and
+// net/smtp are the outbound adapters' (server/outbound), which use model and netguard only.
 func TestLayering(t *testing.T) {
 	model := module + "/engine/model"
 	leaves := []string{module + "/engine/payload", module + "/engine/smscodec", module + "/engine/netguard",
@@ -74,6 +76,23 @@ func TestLayering(t *testing.T) {
 				if within(d, a) {
 					t.Errorf("engine depends on the adapter %s", d)
 				}
+			}
+		}
+	})
+	t.Run("network", func(t *testing.T) {
+		for _, pkg := range append([]string{model, module + "/engine"}, leaves...) {
+			for _, d := range deps(t, pkg) {
+				if d == "net/http" || d == "net/smtp" {
+					t.Errorf("%s depends on %s: outbound calls go through a port to server/outbound", pkg, d)
+				}
+			}
+		}
+	})
+	t.Run("outbound", func(t *testing.T) {
+		outbound := module + "/server/outbound"
+		for _, d := range deps(t, outbound) {
+			if within(d, module) && d != model && d != module+"/engine/netguard" {
+				t.Errorf("server/outbound depends on %s: an outbound adapter may use engine/model and engine/netguard only", d)
 			}
 		}
 	})

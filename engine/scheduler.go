@@ -296,8 +296,9 @@ func (e *Engine) ScheduledCount() int { return e.sched.Len() }
 func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 	var o *model.OutboxEntry
 	var msg model.WebhookMessage
+	var mail *model.IssuedToken // in memory only: never stored, never logged
 	err := e.store.Batch(ctx, func(tx model.Tx) error {
-		o = nil
+		o, mail = nil, nil
 		entry, err := tx.OutboxEntry(r.TenantID, r.ID)
 		if model.IsKind(err, model.KindNotFound) {
 			return nil
@@ -331,6 +332,14 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 			}
 			msg = model.WebhookMessage{URL: wh.URL, ID: entry.ID, Timestamp: now, Secret: wh.Secret, Body: entry.Body}
 		}
+		if entry.Kind == model.OutboxMail {
+			if mail, err = e.mailAttempt(tx, entry); err != nil {
+				return err
+			}
+			if mail == nil { // the user is gone: nothing to send
+				return tx.DeleteOutboxEntry(entry.TenantID, entry.ID)
+			}
+		}
 		entry.Attempts++
 		entry.DueAt = model.At(now.Add(attemptLease))
 		entry.LeasedBy = e.runID
@@ -354,12 +363,14 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 		res = e.sender.SendWebhook(ctx, msg)
 	case model.OutboxSMS:
 		res = e.sender.SendSMS(ctx, o.To, o.Text)
+	case model.OutboxMail:
+		res = e.sendMail(ctx, mail)
 	}
 	took := e.clock.Now().Sub(start)
-	if ctx.Err() != nil && !res.OK() {
+	if ctx.Err() != nil && !succeeded(o, res) {
 		return // shutting down: the lease makes it due again after restart
 	}
-	e.stats.attempt(o.Kind, res.OK())
+	e.stats.attempt(o.Kind, succeeded(o, res))
 	err = e.store.Batch(context.WithoutCancel(ctx), func(tx model.Tx) error {
 		entry, err := tx.OutboxEntry(o.TenantID, o.ID)
 		if model.IsKind(err, model.KindNotFound) {
@@ -383,7 +394,7 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 // (its subscription is gone).
 func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult, took time.Duration, final bool) error {
 	now := e.clock.Now()
-	ok := res.OK()
+	ok := succeeded(o, res)
 	o.LeasedBy = ""
 	o.LastStatus = res.StatusCode
 	o.LastError = ""
@@ -467,6 +478,15 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 		return e.settleDelivery(tx, o, ok, settled)
 	}
 	return nil
+}
+
+// succeeded reports whether an attempt's call succeeded: a 2xx answer, or a mail the
+// Mailer took (a mail has no HTTP status).
+func succeeded(o *model.OutboxEntry, res model.SendResult) bool {
+	if o.Kind == model.OutboxMail {
+		return res.Err == nil
+	}
+	return res.OK()
 }
 
 // settledUsage is what an attempt's outcome adds to usage: an SMS the gateway accepted,

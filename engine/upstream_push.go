@@ -1,17 +1,11 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -26,8 +20,6 @@ const (
 	// maxPushBody bounds the body of one sync (the upstream takes 8 MiB): a batch ends
 	// before the item that would pass it, but carries at least one item.
 	maxPushBody = 4 << 20
-	// maxAnswerRead bounds what is read of an upstream's answer.
-	maxAnswerRead = 16 << 20
 	// batchesPerRound is how many batches one tenant pushes before the others get a turn.
 	batchesPerRound = 20
 )
@@ -61,7 +53,7 @@ type upLink struct {
 	// synced says the upstream's applied_through has been read since the last failure.
 	synced bool
 	key    string // the decrypted API key of generation gen
-	client *http.Client
+	client model.UpstreamClient
 	ca     string // the CA the client trusts
 }
 
@@ -218,8 +210,12 @@ func (e *upstreamError) Unwrap() error { return e.err }
 // deviceGone reports whether the upstream no longer knows the node's device.
 func deviceGone(err error) bool {
 	var ue *upstreamError
-	return errors.As(err, &ue) && ue.status == http.StatusNotFound && ue.code == string(model.KindNotFound)
+	return errors.As(err, &ue) && ue.status == statusNotFound && ue.code == string(model.KindNotFound)
 }
+
+// statusNotFound is the HTTP status of an answer that names a record the upstream does
+// not know.
+const statusNotFound = 404
 
 // errStale ends a push whose settings changed under it.
 var errStale = errors.New("upstream settings changed during the push")
@@ -332,79 +328,49 @@ func (u *upstreamRunner) load(ctx context.Context, l *upLink) (*model.UpstreamCo
 	return cfg, nil
 }
 
-// clientFor returns the link's HTTP client, made again when its CA changed. It trusts
-// the system's roots and the link's CA; it does not follow redirects.
-func (u *upstreamRunner) clientFor(l *upLink, ca string) *http.Client {
+// clientFor returns the link's client, made again when its CA changed. It trusts the
+// system's roots and the link's CA; it does not follow redirects.
+func (u *upstreamRunner) clientFor(l *upLink, ca string) model.UpstreamClient {
 	if l.client != nil && l.ca == ca {
 		return l.client
 	}
 	if l.client != nil {
-		l.client.CloseIdleConnections()
+		l.client.Close()
 	}
-	var pool *x509.CertPool
-	if ca != "" {
-		var err error
-		if pool, err = x509.SystemCertPool(); err != nil {
-			pool = x509.NewCertPool()
-		}
-		pool.AppendCertsFromPEM([]byte(ca))
-	}
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool},
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: u.opt.Timeout,
-	}
-	l.client = &http.Client{Transport: tr, Timeout: u.opt.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	l.client = u.opt.Transport.Client(ca, u.opt.Timeout)
 	l.ca = ca
 	return l.client
 }
 
 // call POSTs a JSON body to the upstream and decodes a 2xx answer into out.
-func (u *upstreamRunner) call(ctx context.Context, client *http.Client, url, key string, body []byte, out any) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+func (u *upstreamRunner) call(ctx context.Context, client model.UpstreamClient, url, key string, body []byte, out any) (int, error) {
+	res, err := client.Post(ctx, url, key, body)
 	if err != nil {
-		return 0, err
+		status := 0
+		if res != nil {
+			status = res.Status
+		}
+		return status, &upstreamError{err: err}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "fieldrelay-node")
-	req.Header.Set("x-svc-api-key", key)
-	res, err := client.Do(req)
-	if err != nil {
-		return 0, &upstreamError{err: err}
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, maxAnswerRead))
-	if err != nil {
-		return res.StatusCode, &upstreamError{err: fmt.Errorf("reading the answer (HTTP %d): %w", res.StatusCode, err)}
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		ue := &upstreamError{status: res.StatusCode}
+	if res.Status < 200 || res.Status > 299 {
+		ue := &upstreamError{status: res.Status, retryAfter: res.RetryAfter}
 		var e struct {
 			Error   string `json:"error"`
 			Message string `json:"message"`
 		}
-		if json.Unmarshal(raw, &e) == nil {
+		if json.Unmarshal(res.Body, &e) == nil {
 			ue.code, ue.msg = e.Error, e.Message
 		}
-		if res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable {
-			ue.retryAfter = ParseRetryAfter(res.Header.Get("Retry-After"), time.Now())
-		}
-		return res.StatusCode, ue
+		return res.Status, ue
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return res.StatusCode, &upstreamError{err: fmt.Errorf("the upstream's answer (HTTP %d) is not the expected JSON: %v", res.StatusCode, err)}
+	if err := json.Unmarshal(res.Body, out); err != nil {
+		return res.Status, &upstreamError{err: fmt.Errorf("the upstream's answer (HTTP %d) is not the expected JSON: %v", res.Status, err)}
 	}
-	return res.StatusCode, nil
+	return res.Status, nil
 }
 
 // register registers the node as a device of the upstream tenant and returns its id.
-func (u *upstreamRunner) register(ctx context.Context, client *http.Client, cfg *model.UpstreamConfig, key string) (string, error) {
+func (u *upstreamRunner) register(ctx context.Context, client model.UpstreamClient, cfg *model.UpstreamConfig, key string) (string, error) {
 	nodeID, err := u.e.Secret(ctx, SecretNodeID)
 	if err != nil {
 		return "", err
@@ -431,7 +397,7 @@ type syncAnswer struct {
 }
 
 // sync sends one device sync: body, or an ack-only sync when body is nil.
-func (u *upstreamRunner) sync(ctx context.Context, client *http.Client, cfg *model.UpstreamConfig, key string, body []byte) (*syncAnswer, error) {
+func (u *upstreamRunner) sync(ctx context.Context, client model.UpstreamClient, cfg *model.UpstreamConfig, key string, body []byte) (*syncAnswer, error) {
 	if body == nil {
 		body = []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"items":[]}`)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/server/outbound"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
@@ -206,6 +207,9 @@ func newUpNode(t *testing.T, opt model.UpstreamOptions) *upNode {
 	t.Helper()
 	n := &upNode{fieldNode: newFieldNode(t), logs: &bytes.Buffer{}}
 	n.log = slog.New(slog.NewTextHandler(&lockedWriter{w: n.logs}, nil))
+	if opt.Transport == nil {
+		opt.Transport = outbound.UpstreamHTTP{}
+	}
 	n.up = opt
 	n.open(t)
 	return n

@@ -62,11 +62,9 @@ func (e *Engine) createUser(tx model.Tx, tenantID string, in model.CreateUserInp
 		return nil, err
 	}
 	if u.Status == UserPending {
-		t, err := e.issueAuthToken(tx, u.Email, TokenVerify)
-		if err != nil {
+		if err := e.mailToken(tx, u, TokenVerify); err != nil {
 			return nil, err
 		}
-		e.sendAfterCommit(tx, t)
 	}
 	return &u.User, nil
 }

@@ -90,7 +90,7 @@ func (e *Engine) createWebhook(tx model.Tx, p model.Principal, in model.WebhookI
 		return nil, model.Errorf(model.KindConflict, "a tenant has at most %d webhooks", maxWebhooksPerTenant)
 	}
 	now := model.At(e.clock.Now())
-	w := &model.Webhook{ID: model.NewID(), URL: in.URL, Events: in.Events, Secret: NewWebhookSecret(),
+	w := &model.Webhook{ID: model.NewID(), URL: in.URL, Events: in.Events, Secret: model.NewWebhookSecret(),
 		Status: WebhookActive, CreatedAt: now, UpdatedAt: now}
 	if err := tx.PutWebhook(p.TenantID, w); err != nil {
 		return nil, err

@@ -566,6 +566,7 @@ func TestNoSecretsInLogsMetricsBackups(t *testing.T) {
 	n.do("POST", "/v1/auth/change-password", map[string]any{"current_password": testPassword, "new_password": changed},
 		"Authorization", n.login(email), "Idempotency-Key", "s-3").want(http.StatusOK)
 	n.do("POST", "/v1/auth/forgot-password", map[string]any{"email": email}).want(http.StatusAccepted)
+	n.eng.RunDue(context.Background()) // the mail goes through the outbox
 	token := n.mailer.last(t, "reset")
 	n.do("POST", "/v1/auth/reset-password", map[string]any{"token": token, "new_password": reset}).want(http.StatusOK)
 	jwt := strings.TrimPrefix(n.login(f.emails["company_tech"]), "Bearer ")

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -210,6 +211,7 @@ func TestPasswordReset(t *testing.T) {
 	if old.body["accepted"] != true {
 		t.Fatalf("forgot-password answer: %s", old.raw)
 	}
+	n.eng.RunDue(context.Background()) // the mail goes through the outbox
 	tok := n.mailer.last(t, "reset")
 	n.do("POST", "/v1/auth/reset-password", map[string]string{"token": tok, "new_password": "short"}).wantErr(400, "validation_error", "new_password")
 	n.do("POST", "/v1/auth/reset-password", map[string]string{"new_password": newPW}).wantErr(400, "validation_error", "token")
@@ -220,6 +222,7 @@ func TestPasswordReset(t *testing.T) {
 	t.Run("ErrExpiredToken", func(t *testing.T) {
 		n := n.on(t)
 		n.do("POST", "/v1/auth/forgot-password", map[string]string{"email": email}).want(http.StatusAccepted)
+		n.eng.RunDue(context.Background()) // the mail goes through the outbox
 		tok := n.mailer.last(t, "reset")
 		n.clock.Advance(time.Hour)
 		n.do("POST", "/v1/auth/reset-password", map[string]string{"token": tok, "new_password": newPW + "!"}).wantErr(401, "unauthorized")

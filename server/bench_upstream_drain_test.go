@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/fieldrelay/fieldrelay/store/storetest"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -13,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/store/storetest"
+
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
+	"github.com/fieldrelay/fieldrelay/server/outbound"
 )
 
 // drainChanges is the backlog BenchmarkUpstreamDrain drains.
@@ -114,7 +116,8 @@ func BenchmarkUpstreamDrain(b *testing.B) {
 // openBenchEngine opens an engine on a fresh store with the real clock.
 func openBenchEngine(b *testing.B, log *slog.Logger) *engine.Engine {
 	db := storetest.MustOpenDB(b)
-	return engine.New(db, engine.Options{Password: cheapPasswords, Logger: log})
+	return engine.New(db, engine.Options{Password: cheapPasswords, Logger: log,
+		Upstream: model.UpstreamOptions{Transport: outbound.UpstreamHTTP{}}})
 }
 
 // fillChanges records events from 32 writers until the tenant's change log holds

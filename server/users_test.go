@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -32,6 +33,7 @@ func TestUsers(t *testing.T) {
 		if res.str("status") != "pending" {
 			t.Fatalf("status %q", res.str("status"))
 		}
+		n.eng.RunDue(context.Background()) // the mail goes through the outbox
 		tok := n.mailer.last(t, "verify")
 		n.do("POST", "/v1/auth/verify", map[string]string{"token": tok}).wantErr(400, "validation_error", "password")
 		n.do("POST", "/v1/auth/verify", map[string]string{"token": tok, "password": "my own password"}).want(200)

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
+	"github.com/fieldrelay/fieldrelay/server/outbound"
 )
 
 // hookReceiver is the Sender of a test node: it keeps every webhook message it is given
@@ -41,7 +41,7 @@ func (h *hookReceiver) SendWebhook(_ context.Context, m model.WebhookMessage) mo
 }
 
 func (h *hookReceiver) SendSMS(context.Context, string, string) model.SendResult {
-	return model.SendResult{Err: engine.ErrNoSMSGateway}
+	return model.SendResult{Err: outbound.ErrNoSMSGateway}
 }
 
 func (h *hookReceiver) SMSAvailable() bool { return false }
@@ -261,7 +261,7 @@ func TestWebhooks_SendTest(t *testing.T) {
 	pool.AddCert(srv.Certificate())
 	loopback := netguard.AddressPolicy{AllowLoopback: true}
 	n = newNodeWith(t, nodeOptions{webhookPolicy: loopback,
-		sender: engine.NewHTTPSender(engine.HTTPSenderOptions{Policy: loopback, RootCAs: pool})})
+		sender: outbound.NewHTTPSender(outbound.HTTPSenderOptions{Policy: loopback, RootCAs: pool})})
 	f := n.addTenant("acme", "core")
 	other := n.addTenant("other", "core")
 	tech := []string{"Authorization", n.login(f.emails["company_tech"])}
@@ -282,7 +282,7 @@ func TestWebhooks_SendTest(t *testing.T) {
 			t.Fatal("no attempt was due")
 		}
 		r := <-got
-		if err := engine.VerifyWebhookAt(secret, r.header, r.body, n.clock.Now()); err != nil {
+		if err := outbound.VerifyWebhookAt(secret, r.header, r.body, n.clock.Now()); err != nil {
 			t.Fatalf("the signature does not verify: %v", err)
 		}
 		var env struct {
@@ -311,7 +311,7 @@ func TestWebhooks_SendTest(t *testing.T) {
 		n.do("POST", "/v1/webhooks/"+id+"/test", nil, tech...).want(http.StatusAccepted)
 		n.eng.RunDue(ctx)
 		r := <-got
-		if err := engine.VerifyWebhookAt(secret, r.header, r.body, n.clock.Now()); err != nil {
+		if err := outbound.VerifyWebhookAt(secret, r.header, r.body, n.clock.Now()); err != nil {
 			t.Fatalf("the signature does not verify: %v", err)
 		}
 		if wh := n.do("GET", "/v1/webhooks/"+id, nil, tech...); wh.str("status") != "disabled" {

@@ -11,6 +11,12 @@ type AuthToken struct {
 	ExpiresAt Time   `json:"expires_at"`
 }
 
+// Kinds of AuthToken.
+const (
+	TokenReset  = "reset"
+	TokenVerify = "verify"
+)
+
 // IssuedToken is a new token, shown once.
 type IssuedToken struct {
 	Email     string `json:"email"`
@@ -25,8 +31,8 @@ type ResetPasswordInput struct {
 	NewPassword string `json:"new_password"`
 }
 
-// Mailer delivers reset and verify tokens to their users. The engine calls it after the
-// transaction that issued the token commits.
+// Mailer delivers reset and verify tokens to their users. The outbox scheduler calls it,
+// outside any transaction, for each attempt of an account mail (OutboxMail).
 type Mailer interface {
 	SendToken(ctx context.Context, t *IssuedToken) error
 }

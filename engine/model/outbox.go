@@ -9,6 +9,11 @@ import (
 const (
 	OutboxWebhook = "webhook"
 	OutboxSMS     = "sms"
+	// OutboxMail mails an account token (reset, verify) through the Mailer. The entry
+	// names the user and the kind; each attempt issues the token it sends, so that no
+	// token is ever stored in plaintext (docs/decisions.md, "Account mail goes through
+	// the outbox").
+	OutboxMail = "mail"
 )
 
 // OutboxEntry is one message the node owes the world: written in the transaction that
@@ -27,6 +32,10 @@ type OutboxEntry struct {
 	// To and Text are set on SMS messages.
 	To   string `json:"to,omitempty"`
 	Text string `json:"text,omitempty"`
+	// UserID and TokenKind are set on account mail: the user to send a token of that
+	// kind to.
+	UserID    string `json:"user_id,omitempty"`
+	TokenKind string `json:"token_kind,omitempty"`
 	// EventID and Channel are set on a message that delivers an event through a channel.
 	EventID string `json:"event_id,omitempty"`
 	Channel string `json:"channel,omitempty"`

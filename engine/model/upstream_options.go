@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // UpstreamOptions tune the push of upstream sync. Zero fields take the defaults.
 type UpstreamOptions struct {
@@ -12,6 +15,8 @@ type UpstreamOptions struct {
 	BatchSize int
 	// Timeout limits one call to the upstream (30 s).
 	Timeout time.Duration
+	// Transport carries the calls to the upstream; NoUpstream when nil.
+	Transport UpstreamTransport
 }
 
 // Defaults of UpstreamOptions.
@@ -35,7 +40,56 @@ func (o *UpstreamOptions) Fill() {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultUpstreamTimeout
 	}
+	if o.Transport == nil {
+		o.Transport = NoUpstream{}
+	}
 }
+
+// UpstreamTransport makes the clients the upstream pusher calls its upstreams with: one
+// per link, made again when the link's CA changes. The engine builds the bodies and reads
+// the answers; the transport only carries them (server/outbound does it over HTTPS).
+type UpstreamTransport interface {
+	// Client returns a client that trusts the system's roots and caPEM (when not empty),
+	// follows no redirect, and limits each call to timeout.
+	Client(caPEM string, timeout time.Duration) UpstreamClient
+}
+
+// UpstreamClient calls one upstream.
+type UpstreamClient interface {
+	// Post sends a JSON body to url with the API key and returns the answer, whatever its
+	// status. An error means no complete answer came: the answer is then nil, or holds the
+	// status of an answer whose body could not be read.
+	Post(ctx context.Context, url, apiKey string, body []byte) (*UpstreamAnswer, error)
+	// Close releases the client's idle connections.
+	Close()
+}
+
+// UpstreamAnswer is an upstream's answer to one call.
+type UpstreamAnswer struct {
+	// Status is the HTTP status.
+	Status int
+	// Body is the answer's body, read up to a bound.
+	Body []byte
+	// RetryAfter is the delay the upstream asked for (Retry-After on a 429 or 503).
+	RetryAfter time.Duration
+}
+
+// NoUpstream is the transport of a node that pushes nothing: every call fails. It keeps
+// admin commands and tests that do not push free of network access.
+type NoUpstream struct{}
+
+// Client returns a client whose calls fail.
+func (NoUpstream) Client(string, time.Duration) UpstreamClient { return NoUpstream{} }
+
+// Post fails.
+func (NoUpstream) Post(context.Context, string, string, []byte) (*UpstreamAnswer, error) {
+	return nil, errNoUpstream
+}
+
+// Close does nothing.
+func (NoUpstream) Close() {}
+
+var errNoUpstream = Errorf(KindUnavailable, "this node has no upstream transport")
 
 // UpstreamStats describes the upstream links of the node for /metrics.
 type UpstreamStats struct {

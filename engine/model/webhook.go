@@ -1,9 +1,23 @@
 package model
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"strings"
 	"time"
 )
+
+// WebhookSecretPrefix starts every webhook secret (Standard Webhooks: "whsec_" and the
+// base64 of the key).
+const WebhookSecretPrefix = "whsec_"
+
+// NewWebhookSecret returns a new random webhook secret: "whsec_" and the standard base64 of
+// 32 random bytes.
+func NewWebhookSecret() string {
+	var key [32]byte
+	rand.Read(key[:]) // never fails (crypto/rand since Go 1.24)
+	return WebhookSecretPrefix + base64.StdEncoding.EncodeToString(key[:])
+}
 
 // Webhook is a subscription of a tenant to webhook events.
 type Webhook struct {

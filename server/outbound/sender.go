@@ -1,4 +1,9 @@
-package engine
+// Package outbound holds the calls the node makes to the world outside: webhooks and SMS
+// over HTTP (HTTPSender), account mail over SMTP (SMTPMailer) and the push to an upstream
+// node (UpstreamHTTP). Each implements a port of engine/model; cli wires them into the
+// engine. It imports engine/model and engine/netguard, never engine or server
+// (docs/decisions.md, "The server tree holds the network adapters").
+package outbound
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package engine_test
+package outbound_test
 
 import (
 	"context"
@@ -18,16 +18,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
+	"github.com/fieldrelay/fieldrelay/server/outbound"
 )
 
 // senderFor returns a sender that trusts srv's certificate, with the given policy.
-func senderFor(srv *httptest.Server, p netguard.AddressPolicy) *engine.HTTPSender {
+func senderFor(srv *httptest.Server, p netguard.AddressPolicy) *outbound.HTTPSender {
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	return engine.NewHTTPSender(engine.HTTPSenderOptions{Policy: p, RootCAs: pool})
+	return outbound.NewHTTPSender(outbound.HTTPSenderOptions{Policy: p, RootCAs: pool})
 }
 
 // webhookTo returns a signed message to url.
@@ -55,7 +55,7 @@ func TestHTTPSenderWebhook(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	secret := engine.NewWebhookSecret()
+	secret := model.NewWebhookSecret()
 	m := webhookTo(srv.URL+"/hooks/in?src=fr", secret)
 	res := senderFor(srv, netguard.AddressPolicy{AllowLoopback: true}).SendWebhook(context.Background(), m)
 	if !res.OK() || res.StatusCode != http.StatusNoContent || res.Err != nil {
@@ -80,7 +80,7 @@ func TestHTTPSenderWebhook(t *testing.T) {
 	if !strings.HasPrefix(r.header.Get("webhook-signature"), "v1,") {
 		t.Errorf("webhook-signature %q", r.header.Get("webhook-signature"))
 	}
-	if err := engine.VerifyWebhook(secret, r.header, r.body); err != nil {
+	if err := outbound.VerifyWebhook(secret, r.header, r.body); err != nil {
 		t.Errorf("the signature received does not verify: %v", err)
 	}
 	if r.header.Get("User-Agent") == "" {
@@ -123,7 +123,7 @@ func TestHTTPSenderStatuses(t *testing.T) {
 	}))
 	defer srv.Close()
 	s := senderFor(srv, netguard.AddressPolicy{AllowLoopback: true})
-	secret := engine.NewWebhookSecret()
+	secret := model.NewWebhookSecret()
 
 	tests := []struct {
 		path       string
@@ -167,7 +167,7 @@ func TestHTTPSenderRefusedAtConnect(t *testing.T) {
 	defer srv.Close()
 	s := senderFor(srv, netguard.AddressPolicy{AllowPrivate: true})
 
-	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, engine.NewWebhookSecret()))
+	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, model.NewWebhookSecret()))
 	if res.Err == nil || res.OK() || res.StatusCode != 0 {
 		t.Fatalf("result %+v, want a refusal", res)
 	}
@@ -199,11 +199,11 @@ func TestHTTPSenderTimeout(t *testing.T) {
 	defer close(release)
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	s := engine.NewHTTPSender(engine.HTTPSenderOptions{
+	s := outbound.NewHTTPSender(outbound.HTTPSenderOptions{
 		Policy: netguard.AddressPolicy{AllowLoopback: true}, RootCAs: pool, Timeout: 200 * time.Millisecond,
 	})
 
-	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, engine.NewWebhookSecret()))
+	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, model.NewWebhookSecret()))
 	if res.Err == nil || res.StatusCode != 0 {
 		t.Fatalf("result %+v, want a timeout", res)
 	}
@@ -220,8 +220,8 @@ func TestHTTPSenderRefusesPlainHTTP(t *testing.T) {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
-	s := engine.NewHTTPSender(engine.HTTPSenderOptions{Policy: netguard.AddressPolicy{AllowLoopback: true}})
-	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, engine.NewWebhookSecret()))
+	s := outbound.NewHTTPSender(outbound.HTTPSenderOptions{Policy: netguard.AddressPolicy{AllowLoopback: true}})
+	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, model.NewWebhookSecret()))
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "https") || hits.Load() != 0 {
 		t.Fatalf("result %+v, hits %d: want an https error and no request", res, hits.Load())
 	}
@@ -232,17 +232,17 @@ func TestHTTPSenderUntrustedCertificate(t *testing.T) {
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the failed handshake is expected
 	srv.StartTLS()
 	defer srv.Close()
-	s := engine.NewHTTPSender(engine.HTTPSenderOptions{
+	s := outbound.NewHTTPSender(outbound.HTTPSenderOptions{
 		Policy: netguard.AddressPolicy{AllowLoopback: true}, RootCAs: x509.NewCertPool(),
 	})
-	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, engine.NewWebhookSecret()))
+	res := s.SendWebhook(context.Background(), webhookTo(srv.URL, model.NewWebhookSecret()))
 	if res.Err == nil || res.OK() {
 		t.Fatalf("result %+v, want a certificate error", res)
 	}
 }
 
 func TestHTTPSenderBadSecret(t *testing.T) {
-	s := engine.NewHTTPSender(engine.HTTPSenderOptions{})
+	s := outbound.NewHTTPSender(outbound.HTTPSenderOptions{})
 	res := s.SendWebhook(context.Background(), webhookTo("https://93.184.216.34/", "whsec_%%%"))
 	if !model.IsKind(res.Err, model.KindValidation) {
 		t.Fatalf("result %+v, want a validation_error before any connection", res)
@@ -261,7 +261,7 @@ func TestHTTPSenderKeepAlive(t *testing.T) {
 	defer srv.Close()
 	s := senderFor(srv, netguard.AddressPolicy{AllowLoopback: true})
 	for i := range 5 {
-		if res := s.SendWebhook(context.Background(), webhookTo(srv.URL, engine.NewWebhookSecret())); !res.OK() {
+		if res := s.SendWebhook(context.Background(), webhookTo(srv.URL, model.NewWebhookSecret())); !res.OK() {
 			t.Fatalf("send %d: %+v", i, res)
 		}
 	}
@@ -296,7 +296,7 @@ func TestHTTPSenderSMSSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The default policy refuses loopback webhooks, but the gateway is the operator's.
-	s := engine.NewHTTPSender(engine.HTTPSenderOptions{SMSGateway: gw})
+	s := outbound.NewHTTPSender(outbound.HTTPSenderOptions{SMSGateway: gw})
 	if !s.SMSAvailable() {
 		t.Fatal("SMSAvailable is false with a gateway")
 	}
@@ -319,12 +319,12 @@ func TestHTTPSenderSMSSend(t *testing.T) {
 }
 
 func TestHTTPSenderSMSSendNoGateway(t *testing.T) {
-	s := engine.NewHTTPSender(engine.HTTPSenderOptions{})
+	s := outbound.NewHTTPSender(outbound.HTTPSenderOptions{})
 	if s.SMSAvailable() {
 		t.Fatal("SMSAvailable is true without a gateway")
 	}
 	res := s.SendSMS(context.Background(), "+33612345678", "hello")
-	if res.OK() || !errors.Is(res.Err, engine.ErrNoSMSGateway) || !strings.Contains(res.Err.Error(), "no SMS gateway") {
+	if res.OK() || !errors.Is(res.Err, outbound.ErrNoSMSGateway) || !strings.Contains(res.Err.Error(), "no SMS gateway") {
 		t.Fatalf("result %+v, want no SMS gateway", res)
 	}
 }
@@ -351,7 +351,7 @@ func TestHTTPSenderParseRetryAfter(t *testing.T) {
 		{now.Add(time.Minute).Format(time.RFC850), time.Minute},
 	}
 	for _, tt := range tests {
-		if got := engine.ParseRetryAfter(tt.in, now); got != tt.want {
+		if got := outbound.ParseRetryAfter(tt.in, now); got != tt.want {
 			t.Errorf("ParseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package engine_test
+package outbound_test
 
 import (
 	"encoding/base64"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/server/outbound"
 )
 
 // The vector of the Standard Webhooks reference libraries
@@ -23,7 +23,7 @@ const (
 )
 
 func TestWebhookSignVector(t *testing.T) {
-	sig, err := engine.SignWebhook(vectorSecret, vectorID, time.Unix(vectorUnix, 0), []byte(vectorBody))
+	sig, err := outbound.SignWebhook(vectorSecret, vectorID, time.Unix(vectorUnix, 0), []byte(vectorBody))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,12 +31,12 @@ func TestWebhookSignVector(t *testing.T) {
 		t.Fatalf("signature %s, want %s", sig, vectorSignature)
 	}
 	// The timestamp is whole seconds: the fraction does not change the signature.
-	sig, err = engine.SignWebhook(vectorSecret, vectorID, time.Unix(vectorUnix, 999_999_999), []byte(vectorBody))
+	sig, err = outbound.SignWebhook(vectorSecret, vectorID, time.Unix(vectorUnix, 999_999_999), []byte(vectorBody))
 	if err != nil || sig != vectorSignature {
 		t.Fatalf("with a fraction of a second: %s, %v", sig, err)
 	}
 	h := webhookHeader(vectorID, vectorUnix, vectorSignature)
-	if err := engine.VerifyWebhookAt(vectorSecret, h, []byte(vectorBody), time.Unix(vectorUnix+60, 0)); err != nil {
+	if err := outbound.VerifyWebhookAt(vectorSecret, h, []byte(vectorBody), time.Unix(vectorUnix+60, 0)); err != nil {
 		t.Fatalf("the reference vector does not verify: %v", err)
 	}
 }
@@ -50,7 +50,7 @@ func webhookHeader(id string, unix int64, sig string) http.Header {
 }
 
 func TestNewWebhookSecret(t *testing.T) {
-	a, b := engine.NewWebhookSecret(), engine.NewWebhookSecret()
+	a, b := model.NewWebhookSecret(), model.NewWebhookSecret()
 	if a == b {
 		t.Fatal("two secrets are equal")
 	}
@@ -67,19 +67,19 @@ func TestNewWebhookSecret(t *testing.T) {
 }
 
 func TestWebhookVerify(t *testing.T) {
-	secret := engine.NewWebhookSecret()
+	secret := model.NewWebhookSecret()
 	now := time.Now()
 	body := []byte(`{"event":"event.created","payload":{"id":"e1"}}`)
-	sig, err := engine.SignWebhook(secret, "msg_1", now, body)
+	sig, err := outbound.SignWebhook(secret, "msg_1", now, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := engine.VerifyWebhook(secret, webhookHeader("msg_1", now.Unix(), sig), body); err != nil {
+	if err := outbound.VerifyWebhook(secret, webhookHeader("msg_1", now.Unix(), sig), body); err != nil {
 		t.Fatalf("round trip: %v", err)
 	}
 
-	other := engine.NewWebhookSecret()
-	otherSig, _ := engine.SignWebhook(other, "msg_1", now, body)
+	other := model.NewWebhookSecret()
+	otherSig, _ := outbound.SignWebhook(other, "msg_1", now, body)
 	tests := []struct {
 		name   string
 		secret string
@@ -107,7 +107,7 @@ func TestWebhookVerify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := engine.VerifyWebhook(tt.secret, tt.header, []byte(tt.body))
+			err := outbound.VerifyWebhook(tt.secret, tt.header, []byte(tt.body))
 			if tt.ok && err != nil {
 				t.Fatalf("refused: %v", err)
 			}
@@ -120,7 +120,7 @@ func TestWebhookVerify(t *testing.T) {
 
 func webhookHeaderAt(t *testing.T, secret, id string, ts time.Time, body []byte) http.Header {
 	t.Helper()
-	sig, err := engine.SignWebhook(secret, id, ts, body)
+	sig, err := outbound.SignWebhook(secret, id, ts, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +134,11 @@ func webhookHeaderWithout(h http.Header, key string) http.Header {
 
 func TestWebhookSignErrors(t *testing.T) {
 	for _, secret := range []string{"", "whsec_", "whsec_%%%", "plain text"} {
-		if _, err := engine.SignWebhook(secret, "msg_1", time.Now(), nil); !model.IsKind(err, model.KindValidation) {
+		if _, err := outbound.SignWebhook(secret, "msg_1", time.Now(), nil); !model.IsKind(err, model.KindValidation) {
 			t.Errorf("secret %q: %v, want a validation_error", secret, err)
 		}
 	}
-	if _, err := engine.SignWebhook(engine.NewWebhookSecret(), "", time.Now(), nil); !model.IsKind(err, model.KindValidation) {
+	if _, err := outbound.SignWebhook(model.NewWebhookSecret(), "", time.Now(), nil); !model.IsKind(err, model.KindValidation) {
 		t.Errorf("empty id: %v, want a validation_error", err)
 	}
 }

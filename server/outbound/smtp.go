@@ -1,4 +1,4 @@
-package cli
+package outbound
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
@@ -105,7 +104,7 @@ func (m SMTPMailer) SendToken(ctx context.Context, t *model.IssuedToken) error {
 // tokenMessage is the mail carrying a token.
 func tokenMessage(from string, t *model.IssuedToken) []byte {
 	subject, action, endpoint := "Reset your fieldrelay password", "reset your password", "/v1/auth/reset-password"
-	if t.Kind == engine.TokenVerify {
+	if t.Kind == model.TokenVerify {
 		subject, action, endpoint = "Activate your fieldrelay account", "activate your account", "/v1/auth/verify"
 	}
 	var b bytes.Buffer
@@ -119,8 +118,9 @@ func tokenMessage(from string, t *model.IssuedToken) []byte {
 	return b.Bytes()
 }
 
-// validate checks the relay settings (the flag named in each error).
-func (c *SMTPConfig) validate() error {
+// Validate checks the relay settings; each error names the `serve` flag that sets the
+// field.
+func (c *SMTPConfig) Validate() error {
 	if strings.ContainsAny(c.Host, " /") {
 		return model.Invalid("smtp-host", "--smtp-host must be a host name or address")
 	}

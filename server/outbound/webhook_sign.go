@@ -1,8 +1,7 @@
-package engine
+package outbound
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
@@ -26,25 +25,14 @@ const (
 	HeaderWebhookSignature = "webhook-signature"
 )
 
-// webhookSecretPrefix starts every webhook secret.
-const webhookSecretPrefix = "whsec_"
-
 // WebhookTolerance is how far the webhook-timestamp of a message may be from the clock of
 // its receiver before VerifyWebhook refuses it (replay protection).
 const WebhookTolerance = 5 * time.Minute
 
-// NewWebhookSecret returns a new random webhook secret: "whsec_" and the standard base64 of
-// 32 random bytes.
-func NewWebhookSecret() string {
-	var key [32]byte
-	rand.Read(key[:]) // never fails (crypto/rand since Go 1.24)
-	return webhookSecretPrefix + base64.StdEncoding.EncodeToString(key[:])
-}
-
 // webhookKey returns the HMAC key of a secret. The "whsec_" prefix is expected but, as
 // in the reference libraries, a bare base64 key is accepted too.
 func webhookKey(secret string) ([]byte, error) {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, webhookSecretPrefix))
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, model.WebhookSecretPrefix))
 	if err != nil {
 		return nil, model.Invalid("secret", "a webhook secret is whsec_ followed by standard base64")
 	}

@@ -4,15 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/fieldrelay/fieldrelay/store"
@@ -25,12 +26,14 @@ const adminLockTimeout = 300 * time.Millisecond
 
 // adminFlags are the flags every admin command takes.
 type adminFlags struct {
-	data string
-	json bool
+	data     string
+	database string
+	json     bool
 }
 
 func (f *adminFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.data, "data", "./data", "data directory")
+	cmd.Flags().StringVar(&f.database, "database", "", "postgres:// URL of a central tier's database: work on it directly, whether or not processes serve it (--data is then not used)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
 }
 
@@ -43,9 +46,15 @@ func errHeld(dataDir string) error {
 		"the data directory %s is held by another process whose admin socket does not answer", dataDir)
 }
 
-// call runs an admin operation on a data directory and decodes its result into out: through
-// the admin socket when a server answers there, else on the store opened directly.
-func (a *app) call(ctx context.Context, dataDir, op string, args, out any) error {
+// call runs an admin operation on the store that f names and decodes its result into out.
+// With --database, on the database directly: the database serializes the writes of every
+// process, so no server needs to relay them. Else on the data directory: through its admin
+// socket when a server answers there, else on the store opened directly.
+func (a *app) call(ctx context.Context, f *adminFlags, op string, args, out any) error {
+	if f.database != "" {
+		return a.callDatabase(ctx, f.database, op, args, out)
+	}
+	dataDir := f.data
 	err := server.CallAdmin(ctx, adminSocket(dataDir), op, args, out)
 	if !errors.Is(err, server.ErrAdminUnavailable) {
 		return err
@@ -65,7 +74,7 @@ func (a *app) call(ctx context.Context, dataDir, op string, args, out any) error
 // with --json, else through text.
 func runAdmin[T any](a *app, cmd *cobra.Command, f *adminFlags, op string, args any, text func(w io.Writer, res *T)) error {
 	var res T
-	if err := a.call(cmd.Context(), f.data, op, args, &res); err != nil {
+	if err := a.call(cmd.Context(), f, op, args, &res); err != nil {
 		return err
 	}
 	if f.json {
@@ -97,6 +106,26 @@ func (a *app) callLocal(ctx context.Context, dataDir, op string, args, out any) 
 		return storeOpenError(dataDir, err)
 	}
 	defer db.Close()
+	return a.runOp(ctx, db, op, raw, out)
+}
+
+// callDatabase runs an operation on the store of a --database URL, which it opens (creating
+// or migrating its schema) for the time of the call.
+func (a *app) callDatabase(ctx context.Context, rawURL, op string, args, out any) error {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	db, err := a.openDatabaseURL(ctx, rawURL, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return a.runOp(ctx, db, op, raw, out)
+}
+
+// runOp runs an admin operation on an open store and decodes its result into out.
+func (a *app) runOp(ctx context.Context, db model.Store, op string, raw json.RawMessage, out any) error {
 	res, err := admin.Run(ctx, engine.New(db, a.engineOptions), op, raw)
 	if err != nil {
 		return err

@@ -26,6 +26,9 @@ func (a *app) newBackupCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if f.database != "" {
+				return errDatabaseBackup("backup")
+			}
 			if out == "" {
 				return model.Invalid("out", "--out is required")
 			}
@@ -63,6 +66,9 @@ func (a *app) newRestoreCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if f.database != "" {
+				return errDatabaseBackup("restore")
+			}
 			if in == "" {
 				return model.Invalid("in", "--in is required")
 			}

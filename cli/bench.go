@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -20,6 +22,7 @@ import (
 
 func (a *app) newBenchCommand() *cobra.Command {
 	f := bench.Config{}
+	var database string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Load-test a running node with POST /v1/events, or with dispatch cycles, and report throughput and latency",
@@ -28,7 +31,8 @@ func (a *app) newBenchCommand() *cobra.Command {
 			"priority and vertical drawn like a dispatch site's traffic, and a payload near Lyon. Requests\n" +
 			"rotate over the API keys of --api-key, or over the first keys of --tenants new mission-critical\n" +
 			"tenants (never rate limited) that bench creates through the admin socket of the server running\n" +
-			"on --data (they are named bench-<run>-<i> and stay: suspend them afterwards if you like).\n\n" +
+			"on --data, or with --database in a central tier's database directly (they are named\n" +
+			"bench-<run>-<i> and stay: suspend them afterwards if you like).\n\n" +
 			"The run lasts --duration, or --count requests when that is set, after --warmup whose requests\n" +
 			"are left out of the figures; Ctrl-C stops it early and still prints the report. A progress line\n" +
 			"goes to stderr every second; the report goes to stdout (JSON with --json): requests, errors by\n" +
@@ -49,12 +53,13 @@ func (a *app) newBenchCommand() *cobra.Command {
   fieldrelay bench --url https://node.example:8443 --ca node-ca.pem --api-key fr_live_… --api-key fr_live_… --count 100000
   fieldrelay bench --url http://127.0.0.1:8080 --api-key "$KEY" --conns 16 --duration 10s --json
   fieldrelay bench --url http://127.0.0.1:8080 --api-key "$KEY" --server-pid "$(pgrep -x fieldrelay)"
-  fieldrelay bench --url http://127.0.0.1:8080 --data ./data --tenants 4 --conns 32 --duration 10s --workload lifecycle`,
+  fieldrelay bench --url http://127.0.0.1:8080 --data ./data --tenants 4 --conns 32 --duration 10s --workload lifecycle
+  fieldrelay bench --url http://lb.example:8080 --database "$FIELDRELAY_DATABASE" --tenants 10 --conns 64 --duration 30s`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			tuneGC() // a load generator on the node's machine takes as little CPU as it can
-			return runBench(cmd, f)
+			return a.runBench(cmd, f, database)
 		}),
 	}
 	fl := cmd.Flags()
@@ -67,7 +72,8 @@ func (a *app) newBenchCommand() *cobra.Command {
 	fl.DurationVar(&f.Timeout, "timeout", 30*time.Second, "timeout of one request")
 	fl.StringSliceVar(&f.APIKeys, "api-key", nil, "API key to send as x-svc-api-key (repeat, or comma-separate, to rotate over several; wins over --data)")
 	fl.StringVar(&f.Data, "data", "", "data directory of the running node: create --tenants tenants through its admin socket")
-	fl.IntVar(&f.Tenants, "tenants", 4, "tenants to create with --data")
+	fl.StringVar(&database, "database", "", "postgres:// URL of the central tier's database behind --url: create --tenants tenants in it directly")
+	fl.IntVar(&f.Tenants, "tenants", 4, "tenants to create with --data or --database")
 	fl.BoolVar(&f.Insecure, "insecure", false, "skip the verification of the node's TLS certificate")
 	fl.StringVar(&f.CA, "ca", "", "PEM file of the CA (or self-signed certificate) to trust (default with --data: DATA/tls/cert.pem when it exists)")
 	fl.BoolVar(&f.JSON, "json", false, "print the report as JSON")
@@ -77,11 +83,28 @@ func (a *app) newBenchCommand() *cobra.Command {
 }
 
 // runBench runs the bench that the flags describe until the run ends or a signal stops it
-// (the report is printed all the same).
-func runBench(cmd *cobra.Command, f bench.Config) error {
+// (the report is printed all the same). With database, the tenants are created in that
+// database directly, as `tenant create --database` does; else through the admin socket of
+// the node on f.Data.
+func (a *app) runBench(cmd *cobra.Command, f bench.Config, database string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if f.Data != "" {
+	if database != "" && len(f.APIKeys) == 0 {
+		db, err := a.openDatabaseURL(ctx, database, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		f.CreateTenant = func(ctx context.Context, in model.CreateTenantInput) (model.CreatedTenant, error) {
+			raw, err := json.Marshal(in)
+			if err != nil {
+				return model.CreatedTenant{}, err
+			}
+			var res model.CreatedTenant
+			err = a.runOp(ctx, db, admin.OpTenantCreate, raw, &res)
+			return res, err
+		}
+	} else if f.Data != "" {
 		sock := adminSocket(f.Data)
 		f.AdminSocket = sock
 		f.CreateTenant = func(ctx context.Context, in model.CreateTenantInput) (model.CreatedTenant, error) {

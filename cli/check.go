@@ -29,6 +29,9 @@ func (a *app) newCheckCommand() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if f.database != "" {
+				return errDatabaseCheck
+			}
 			if adminAnswers(f.data) {
 				return model.Errorf(model.KindUnavailable,
 					"a fieldrelay server is running on %s: stop it before checking", f.data)

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
@@ -25,4 +27,13 @@ func lockFile(path string) (unlock func(), err error) {
 		_ = db.Close()
 	}
 	return func() {}, nil // a damaged database is what a restore replaces
+}
+
+// lockDataDir creates the data directory when needed. Where flock is missing, nothing keeps
+// two serve processes on --database from sharing it: give each one its own --data.
+func lockDataDir(dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, model.Errorf(model.KindInternal, "cannot create the data directory %s: %v", dir, err)
+	}
+	return func() {}, nil
 }

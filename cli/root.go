@@ -26,10 +26,14 @@ var (
 )
 
 // app holds what the commands share instead of globals: where environment variables come
-// from, and the options of the engines the commands build (tests make hashing cheap).
+// from, the options of the engines the commands build (tests make hashing cheap), and
+// how a --database URL is opened.
 type app struct {
 	getenv        func(string) (string, bool)
 	engineOptions engine.Options
+	// openStore opens the store of a --database URL; nil is openDatabase (tests put a
+	// store of their own behind it).
+	openStore storeOpener
 }
 
 // Execute runs the command line with the process's arguments and streams and returns the

@@ -39,10 +39,14 @@ func (a *app) newServeCommand() *cobra.Command {
 		Short: "Run the node: the HTTPS API and the admin socket",
 		Long: "Run the node. Without --tls-cert and --plain-http, a self-signed ECDSA certificate is generated\n" +
 			"into DATA/tls on first start and its SHA-256 fingerprint printed. Admin commands reach the\n" +
-			"running node through DATA/admin.sock. SIGINT or SIGTERM stops it gracefully (30 s at most).",
+			"running node through DATA/admin.sock. SIGINT or SIGTERM stops it gracefully (30 s at most).\n\n" +
+			"With --database postgres://…, the records live in that PostgreSQL database, which several\n" +
+			"serve processes share behind a load balancer (the central tier, docs/operations.md); --data\n" +
+			"is then each process's own directory (TLS material, admin socket), one per process.",
 		Example: `  fieldrelay serve --demo --data .demo
   fieldrelay serve --data /var/lib/fieldrelay --addr 0.0.0.0:8443 --tls-cert cert.pem --tls-key key.pem
-  FIELDRELAY_PLAIN_HTTP=true fieldrelay serve --addr 127.0.0.1:8080`,
+  FIELDRELAY_PLAIN_HTTP=true fieldrelay serve --addr 127.0.0.1:8080
+  FIELDRELAY_DATABASE=postgres://fieldrelay:secret@db.example/fieldrelay fieldrelay serve --data /var/lib/fieldrelay-1 --plain-http`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -55,6 +59,7 @@ func (a *app) newServeCommand() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.DataDir, "data", "./data", "data directory")
+	fl.StringVar(&f.Database, "database", "", "postgres:// or postgresql:// URL of the central tier's database (default: the bbolt file in --data)")
 	fl.StringVar(&f.Addr, "addr", "127.0.0.1:8443", "address to listen on")
 	fl.StringVar(&f.TLSCert, "tls-cert", "", "TLS certificate (PEM); default: a self-signed one in DATA/tls")
 	fl.StringVar(&f.TLSKey, "tls-key", "", "TLS private key (PEM)")
@@ -84,7 +89,8 @@ func (a *app) serve(cmd *cobra.Command, cfg *ServeConfig) error {
 	tuneGC()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	m := &Main{Config: *cfg, EngineOptions: a.engineOptions, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+	m := &Main{Config: *cfg, EngineOptions: a.engineOptions, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+		openStore: a.openStore}
 	if err := m.Run(ctx); err != nil {
 		return err
 	}
@@ -117,12 +123,15 @@ type Main struct {
 	// Stderr the JSON log. Nil discards.
 	Stdout, Stderr io.Writer
 
-	// Set by Run.
+	// Set by Run: the store, which DB is too when it is bbolt's (nil on a --database).
+	Store  model.Store
 	DB     *store.DB
 	Engine *engine.Engine
 	// URL is the base URL through which a client on this machine reaches the API.
 	URL string
 
+	openStore   storeOpener // opens Config.Database; nil is openDatabase
+	unlockData  func()      // releases the data directory's lock (Config.Database)
 	log         *slog.Logger
 	scheduler   bool // the engine's scheduler runs
 	stopBackups func()
@@ -148,11 +157,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	log := slog.New(slog.NewJSONHandler(errOut, nil))
 	m.log = log
 
-	db, err := store.Open(cfg.DataDir, store.Options{LockTimeout: serveLockTimeout})
+	db, err := m.open(ctx, log)
 	if err != nil {
-		return storeOpenError(cfg.DataDir, err)
+		return err
 	}
-	m.DB = db // closed last: after HTTP and the admin socket
+	m.Store = db // closed last: after HTTP and the admin socket
 	opts := m.EngineOptions
 	opts.Logger = log
 	opts.WebhookPolicy = cfg.WebhookPolicy()
@@ -231,7 +240,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	base := baseURL(ln.Addr(), tlsConfig != nil)
 	m.URL = base
 	var banner bytes.Buffer
-	fmt.Fprintf(&banner, "fieldrelay %s listening on %s (data %s)\n", version, base, cfg.DataDir)
+	if cfg.Database != "" {
+		fmt.Fprintf(&banner, "fieldrelay %s listening on %s (data %s, database %s)\n", version, base, cfg.DataDir, redactURL(cfg.Database))
+	} else {
+		fmt.Fprintf(&banner, "fieldrelay %s listening on %s (data %s)\n", version, base, cfg.DataDir)
+	}
 	if fingerprint != "" {
 		fmt.Fprintf(&banner, "TLS certificate SHA-256 fingerprint: %s\n", fingerprint)
 	}
@@ -239,7 +252,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		printDemo(&banner, cfg.DataDir, demo, base, caFile, secret)
 	}
 	_, _ = out.Write(banner.Bytes())
-	log.Info("serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil, "data", cfg.DataDir,
+	log.Info("serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil, "data", cfg.DataDir, "database", redactURL(cfg.Database),
 		"admin_socket", adminSocket(cfg.DataDir), "webhook_retry_schedule", fmt.Sprint(cfg.WebhookRetrySchedule),
 		"sms_gateway", cfg.SMSGateway != nil, "allow_loopback_webhooks", cfg.AllowLoopbackWebhooks,
 		"allow_link_local_webhooks", cfg.AllowLinkLocalWebhooks, "allow_private_webhooks", cfg.AllowPrivateWebhooks,
@@ -285,12 +298,40 @@ func (m *Main) Close() error {
 		m.Engine.StopScheduler()
 		m.scheduler = false
 	}
-	if m.DB == nil {
-		return nil
+	var err error
+	if m.Store != nil {
+		err = m.Store.Close()
+		m.Store, m.DB = nil, nil
 	}
-	err := m.DB.Close()
-	m.DB = nil
+	if m.unlockData != nil {
+		m.unlockData()
+		m.unlockData = nil
+	}
 	return err
+}
+
+// open opens the store of the configuration: the bbolt file of the data directory, or the
+// database of Config.Database, whose process then holds the data directory by a lock file
+// of its own (two processes on one --data would take each other's admin socket).
+func (m *Main) open(ctx context.Context, log *slog.Logger) (model.Store, error) {
+	cfg := &m.Config
+	if cfg.Database == "" {
+		db, err := store.Open(cfg.DataDir, store.Options{LockTimeout: serveLockTimeout})
+		if err != nil {
+			return nil, storeOpenError(cfg.DataDir, err)
+		}
+		m.DB = db
+		return db, nil
+	}
+	if err := checkDatabaseURL(cfg.Database); err != nil {
+		return nil, err
+	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	m.unlockData = unlock
+	return openDatabaseURL(ctx, m.openStore, cfg.Database, log)
 }
 
 // tuneGC sets the garbage collector for a node (and for bench, which shares its machine):

@@ -24,8 +24,12 @@ const minInternalSecretLen = 16
 // settings are held here for the delivery engine, which takes them when it lands.
 type ServeConfig struct {
 	// DataDir holds the database, the admin socket, the self-signed certificate and the
-	// demo credentials.
+	// demo credentials. With Database it holds all but the database: it is the process's
+	// own directory.
 	DataDir string
+	// Database is the postgres:// URL of a central tier's database; empty means the bbolt
+	// file in DataDir. It may hold a password: print it only through redactURL.
+	Database string
 	// Addr is the TCP address the API listens on.
 	Addr string
 	// TLSCert and TLSKey are PEM files; both empty means the self-signed certificate.
@@ -85,6 +89,14 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	c := f.ServeConfig
 	if c.DataDir == "" {
 		return nil, model.Invalid("data", "--data is required")
+	}
+	if c.Database != "" {
+		if err := checkDatabaseURL(c.Database); err != nil {
+			return nil, err
+		}
+		if c.BackupEvery > 0 {
+			return nil, model.Invalid("backup-every", "--backup-every takes snapshots of the bbolt file of --data; with --database, back up the database with its own tools (pg_dump, pg_basebackup and WAL archiving: docs/operations.md)")
+		}
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return nil, model.Invalid("addr", "--addr must be host:port: %v", err)

@@ -63,7 +63,8 @@ type Config struct {
 	// AdminSocket is the admin socket of the node running on Data, behind which the
 	// server's pid is found.
 	AdminSocket string
-	// CreateTenant creates a tenant on the node running on Data (through its admin socket).
+	// CreateTenant creates a tenant on the node running on Data (through its admin socket),
+	// or in the database of a central tier; nil: the keys are given.
 	CreateTenant func(ctx context.Context, in model.CreateTenantInput) (model.CreatedTenant, error)
 	// Version is the build's version, sent in the User-Agent.
 	Version string
@@ -167,8 +168,9 @@ func (f *Config) config() (*runConfig, error) {
 		}
 	}
 	if len(cfg.keys) == 0 {
-		if f.Data == "" {
-			return nil, model.Invalid("api-key", "give --api-key KEY (repeatable), or --data DIR --tenants T to create tenants on the node running on DIR")
+		if f.CreateTenant == nil {
+			return nil, model.Invalid("api-key", "give --api-key KEY (repeatable), or --data DIR --tenants T to create tenants on the node running on DIR, "+
+				"or --database URL --tenants T to create them in a central tier's database")
 		}
 		if f.Tenants < 1 || f.Tenants > 1000 {
 			return nil, model.Invalid("tenants", "--tenants must be between 1 and 1000")

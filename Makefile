@@ -17,7 +17,7 @@ TOOLS := $(CURDIR)/bin/tools
 VULNDB ?= https://vuln.go.dev
 FUZZTIME ?= 30s
 
-.PHONY: build run test lint lint-openapi fuzz hostile bench bench-node sse-bench crash upstream-bench clean
+.PHONY: build run run-central test lint lint-openapi fuzz hostile bench bench-node sse-bench crash upstream-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -25,6 +25,12 @@ build:
 
 run: build
 	$(BINARY) serve --demo --data .demo
+
+# run-central: the central tier on this machine, to try it: a PostgreSQL cluster in .central/
+# and two `serve --database` processes on 127.0.0.1:8081 and :8082 (.ci/run-central; needs
+# Debian's postgresql package). It prints what to curl; Ctrl-C stops everything.
+run-central: build
+	BIN=$(BINARY) .ci/run-central
 
 test:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi

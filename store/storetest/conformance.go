@@ -35,6 +35,7 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"Zones", testZones},
 		{"Teams", testTeams},
 		{"Webhooks", testWebhooks},
+		{"Events", testEvents},
 	} {
 		t.Run(area.name, func(t *testing.T) { area.run(t, open) })
 	}

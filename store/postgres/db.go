@@ -1,0 +1,281 @@
+// Package postgres is the PostgreSQL implementation of model.Store, for the central tier
+// (docs/architecture.md): one database that many fieldrelay processes share. Its schema is
+// a table per kind of record (migrations/), every tenant-owned table keyed by tenant_id
+// first so that Citus can distribute it (docs/decisions.md, "The PostgreSQL schema").
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DB is a fieldrelay database on PostgreSQL.
+type DB struct {
+	pool     *pgxpool.Pool
+	log      *slog.Logger
+	versions versions
+}
+
+var _ model.Store = (*DB)(nil)
+
+// Options configure Open; zero values are fine.
+type Options struct {
+	// MaxConns caps the pool (0: pgxpool's default, or the URL's pool_max_conns).
+	MaxConns int32
+	// Log receives the migrations applied and the transactions retried (nil: discarded).
+	Log *slog.Logger
+}
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migrationLock is the pg_advisory_lock key under which Open migrates: processes starting
+// together migrate one after the other.
+const migrationLock = 0x6669656c6472656c // "fieldrel"
+
+// ErrBackup is returned by Backup: a PostgreSQL database is backed up with its own tools.
+var ErrBackup = errors.New("backup of a PostgreSQL database is not done by fieldrelay: use pg_dump (a logical export) or pg_basebackup and WAL archiving (a physical one), and their restore")
+
+// Open connects to the database at url, creates or migrates its schema under an advisory
+// lock, and refuses a database whose schema is newer than this binary.
+func Open(ctx context.Context, url string, opt Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	if opt.MaxConns > 0 {
+		cfg.MaxConns = opt.MaxConns
+	}
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the database: %w", err)
+	}
+	db := &DB{pool: pool, log: log}
+	if err := db.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// migrations returns the embedded migrations in order; the version of a file is its
+// number (0001_init.sql is version 1), and versions run from 1 without gaps.
+func migrations() ([]string, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	for i, name := range names {
+		n, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(name, "migrations/"), "_", 2)[0])
+		if err != nil || n != i+1 {
+			return nil, fmt.Errorf("migration %s is out of sequence", name)
+		}
+	}
+	return names, nil
+}
+
+// SchemaVersion is the newest schema this binary knows.
+func SchemaVersion() int {
+	names, _ := migrations()
+	return len(names)
+}
+
+// migrate applies the migrations the database lacks, one transaction each, holding the
+// advisory lock on one connection meanwhile.
+func (db *DB) migrate(ctx context.Context) error {
+	names, err := migrations()
+	if err != nil {
+		return err
+	}
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("connecting to the database: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLock)); err != nil {
+		return fmt.Errorf("taking the migration lock: %w", err)
+	}
+	defer func() {
+		// A failed unlock leaves the lock to the session's end: close the connection.
+		if _, err := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrationLock)); err != nil {
+			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+	}()
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+		version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("creating schema_version: %w", err)
+	}
+	var current int
+	if err := conn.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_version").Scan(&current); err != nil {
+		return fmt.Errorf("reading schema_version: %w", err)
+	}
+	if current > len(names) {
+		return fmt.Errorf("the database's schema version %d is newer than this binary's %d: upgrade fieldrelay", current, len(names))
+	}
+	for i := current; i < len(names); i++ {
+		sql, err := migrationFiles.ReadFile(names[i])
+		if err != nil {
+			return err
+		}
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, string(sql)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES ($1)", i+1)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrating the schema to version %d (%s): %w", i+1, names[i], err)
+		}
+		db.log.Info("database schema migrated", "version", i+1, "migration", names[i])
+	}
+	return nil
+}
+
+// maxAttempts bounds the runs of one transaction that serialization failures undo.
+const maxAttempts = 20
+
+// View runs fn in a read-only serializable transaction.
+func (db *DB) View(ctx context.Context, fn func(model.Tx) error) error {
+	return db.run(ctx, pgx.ReadOnly, fn)
+}
+
+// Update runs fn in a serializable transaction, committed when fn returns nil. A run
+// undone by a serialization failure or a deadlock is run again, whole: the hooks that fn
+// registered with OnCommit run once, for the run that committed.
+func (db *DB) Update(ctx context.Context, fn func(model.Tx) error) error {
+	return db.run(ctx, pgx.ReadWrite, fn)
+}
+
+// Batch is Update: PostgreSQL commits concurrent transactions together by itself (group
+// commit of the WAL), and fn may run more than once either way.
+func (db *DB) Batch(ctx context.Context, fn func(model.Tx) error) error {
+	return db.run(ctx, pgx.ReadWrite, fn)
+}
+
+func (db *DB) run(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t, err := db.attempt(ctx, mode, fn)
+		if err == nil {
+			for _, f := range t.onCommit {
+				f()
+			}
+			return nil
+		}
+		if t == nil || !t.retry || attempt == maxAttempts {
+			return err
+		}
+		db.log.Debug("transaction retried", "attempt", attempt, "cause", t.cause)
+		// A short random pause spreads the transactions that collided.
+		time.Sleep(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond))))
+	}
+}
+
+// attempt runs fn once; the returned tx tells whether a failure may be retried.
+func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) error) (t *tx, err error) {
+	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable, AccessMode: mode})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: beginning a transaction: %w", err)
+	}
+	t = &tx{ctx: ctx, ptx: ptx, db: db}
+	defer func() {
+		if err != nil {
+			_ = ptx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := fn(t); err != nil {
+		return t, err
+	}
+	if t.failed != nil {
+		// fn went on after a failed statement: the transaction is aborted.
+		return t, t.failed
+	}
+	if err := ptx.Commit(ctx); err != nil {
+		t.note(err)
+		return t, fmt.Errorf("postgres: commit: %w", err)
+	}
+	return t, nil
+}
+
+// retryable reports the errors after which a transaction is run again: serialization
+// failures, deadlocks, and unique violations, which a serializable transaction meets
+// when another one inserted the key it had found free (the next run finds it taken).
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "40001", "40P01", "23505":
+			return true
+		}
+	}
+	return false
+}
+
+// Version returns the directory version of a tenant ("" for all tenants). The counters
+// live in this process: they change after the commits this process makes (docs/decisions.md,
+// "The PostgreSQL schema").
+func (db *DB) Version(tenantID string) uint64 { return db.versions.get(tenantID) }
+
+// Backup refuses: see ErrBackup.
+func (db *DB) Backup(context.Context, io.Writer) (int64, error) { return 0, ErrBackup }
+
+// Close closes the pool, waiting for the connections in use to be released.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// Pool returns the connection pool (for health checks and tests).
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// versions count the commits that changed a tenant's directory.
+type versions struct {
+	all       atomic.Uint64
+	perTenant sync.Map // tenant id → *atomic.Uint64
+}
+
+func (v *versions) counter(tenantID string) *atomic.Uint64 {
+	if c, ok := v.perTenant.Load(tenantID); ok {
+		return c.(*atomic.Uint64)
+	}
+	c, _ := v.perTenant.LoadOrStore(tenantID, new(atomic.Uint64))
+	return c.(*atomic.Uint64)
+}
+
+func (v *versions) get(tenantID string) uint64 {
+	if tenantID == "" {
+		return v.all.Load()
+	}
+	return v.counter(tenantID).Load()
+}
+
+func (v *versions) bump(tenantID string) {
+	v.counter(tenantID).Add(1)
+	v.all.Add(1)
+}

@@ -1,0 +1,211 @@
+// Package pgtest runs a PostgreSQL cluster for the tests of one test binary: Main starts
+// nothing by itself and stops the cluster at the end; the first URL starts it (initdb
+// into a temp dir, pg_ctl on a free loopback port), and every URL is a fresh, empty
+// database of it. A test binary that uses URL calls Main from its TestMain.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// cluster is the test binary's PostgreSQL.
+type cluster struct {
+	dir    string // the temp dir: data/, the socket and the log
+	bin    string // the directory of initdb and pg_ctl
+	port   int
+	asUser *user.User // nil when the tests do not run as root
+}
+
+var (
+	inMain   atomic.Bool
+	once     sync.Once
+	running  *cluster
+	startErr error
+	skipWhy  string
+	dbs      atomic.Int64
+)
+
+// Main runs the tests of m and then stops the cluster, if URL started one. Use it as
+// `func TestMain(m *testing.M) { pgtest.Main(m) }`.
+func Main(m *testing.M) {
+	inMain.Store(true)
+	code := m.Run()
+	if running != nil {
+		if err := running.stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: stopping PostgreSQL: %v\n", err)
+			code = max(code, 1)
+		}
+	}
+	os.Exit(code)
+}
+
+// URL returns the URL of a new, empty database. Without PostgreSQL installed the test is
+// skipped with the reason, except under CI=true, where it fails.
+func URL(tb testing.TB) string {
+	tb.Helper()
+	if !inMain.Load() {
+		tb.Fatal("pgtest: call pgtest.Main(m) from the package's TestMain, which stops the cluster at the end")
+	}
+	once.Do(func() { running, startErr = start() })
+	if skipWhy != "" {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("pgtest: %s (CI=true: PostgreSQL is required)", skipWhy)
+		}
+		tb.Skipf("pgtest: %s", skipWhy)
+	}
+	if startErr != nil {
+		tb.Fatalf("pgtest: starting PostgreSQL: %v", startErr)
+	}
+	name := fmt.Sprintf("t%d", dbs.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, running.url("postgres"))
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0 STRATEGY file_copy"); err != nil {
+		tb.Fatalf("pgtest: creating a database: %v", err)
+	}
+	return running.url(name)
+}
+
+func (c *cluster) url(db string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, db)
+}
+
+// findBin returns the bin directory of the newest PostgreSQL of Debian's layout, or of
+// the one on PATH.
+func findBin() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	slices.SortFunc(dirs, func(a, b string) int {
+		va, _ := strconv.Atoi(filepath.Base(filepath.Dir(a)))
+		vb, _ := strconv.Atoi(filepath.Base(filepath.Dir(b)))
+		return vb - va
+	})
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d
+		}
+	}
+	if p, err := exec.LookPath("pg_ctl"); err == nil {
+		return filepath.Dir(p)
+	}
+	return ""
+}
+
+func start() (*cluster, error) {
+	bin := findBin()
+	if bin == "" {
+		skipWhy = "PostgreSQL is not installed (no initdb in /usr/lib/postgresql/*/bin or on PATH)"
+		return nil, nil
+	}
+	c := &cluster{bin: bin}
+	if os.Geteuid() == 0 {
+		// PostgreSQL refuses to run as root: initdb and the server run as postgres.
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			skipWhy = "running as root and there is no postgres user to run PostgreSQL as"
+			return nil, nil
+		}
+		c.asUser = u
+	}
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return nil, err
+	}
+	c.dir = dir
+	if c.asUser != nil {
+		uid, _ := strconv.Atoi(c.asUser.Uid)
+		gid, _ := strconv.Atoi(c.asUser.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	if err := c.run("initdb", "-D", c.data(), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	// A port found free may be taken before the server binds it: try a few.
+	for range 5 {
+		if c.port, err = freePort(); err != nil {
+			break
+		}
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+			c.port, c.dir)
+		if err = c.run("pg_ctl", "-D", c.data(), "-l", filepath.Join(c.dir, "log"), "-w", "-t", "60", "-o", opts, "start"); err == nil {
+			c.watch()
+			return c, nil
+		}
+	}
+	_ = os.RemoveAll(dir)
+	return nil, err
+}
+
+// watch starts a watchdog process that stops the server and removes its directory when
+// the test binary exits without Main's cleanup (a panic, a timeout, a kill).
+func (c *cluster) watch() {
+	pgctl := filepath.Join(c.bin, "pg_ctl")
+	if c.asUser != nil {
+		pgctl = "runuser -u postgres -- " + pgctl
+	}
+	script := fmt.Sprintf(`while kill -0 %d 2>/dev/null; do sleep 1; done; %s -D '%s' -m immediate stop >/dev/null 2>&1; rm -rf '%s'`,
+		os.Getpid(), pgctl, c.data(), c.dir)
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err == nil {
+		go func() { _ = cmd.Wait() }()
+	}
+}
+
+func (c *cluster) data() string { return filepath.Join(c.dir, "data") }
+
+// run runs a PostgreSQL program, as the postgres user when the tests run as root.
+func (c *cluster) run(prog string, args ...string) error {
+	path := filepath.Join(c.bin, prog)
+	var cmd *exec.Cmd
+	if c.asUser != nil {
+		cmd = exec.Command("runuser", append([]string{"-u", "postgres", "--", path}, args...)...)
+	} else {
+		cmd = exec.Command(path, args...)
+	}
+	cmd.Dir = c.dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.dir, "log"))
+		return fmt.Errorf("%s: %w\n%s\n%s", prog, err, out, log)
+	}
+	return nil
+}
+
+// stop stops the server at once and removes its directory.
+func (c *cluster) stop() error {
+	err := c.run("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop")
+	return errors.Join(err, os.RemoveAll(c.dir))
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,294 @@
+package postgres
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// tx implements model.Tx over one PostgreSQL transaction. The methods of model.Tx take no
+// context: tx holds the one of View or Update. This file holds the helpers every area
+// uses; each tx_<area>.go holds the methods of one area.
+type tx struct {
+	ctx      context.Context
+	ptx      pgx.Tx
+	db       *DB
+	onCommit []func()
+	// failed is the first statement error: PostgreSQL aborts the transaction there.
+	failed error
+	// retry is set when that error (or the commit's) allows running the whole fn again.
+	retry bool
+	cause error
+}
+
+var _ model.Tx = (*tx)(nil)
+
+func (t *tx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
+
+// changed bumps the tenant's directory version once the transaction commits.
+func (t *tx) changed(tenantID string) {
+	t.OnCommit(func() { t.db.versions.bump(tenantID) })
+}
+
+// note records a statement's error.
+func (t *tx) note(err error) {
+	if err == nil || errors.Is(err, pgx.ErrNoRows) {
+		return
+	}
+	if t.failed == nil {
+		t.failed = err
+	}
+	if retryable(err) {
+		t.retry, t.cause = true, err
+	}
+}
+
+func (t *tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
+	tag, err := t.ptx.Exec(t.ctx, sql, args...)
+	t.note(err)
+	if err != nil {
+		return tag, fmt.Errorf("postgres: %w", err)
+	}
+	return tag, nil
+}
+
+// scan runs a one-row query; found is false when there is no row.
+func (t *tx) scan(sql string, args []any, dest ...any) (found bool, err error) {
+	err = t.ptx.QueryRow(t.ctx, sql, args...).Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	t.note(err)
+	if err != nil {
+		return false, fmt.Errorf("postgres: %w", err)
+	}
+	return true, nil
+}
+
+// each runs a query and calls fn for each row until fn returns false or an error.
+func (t *tx) each(sql string, args []any, fn func(pgx.Rows) (bool, error)) error {
+	rows, err := t.ptx.Query(t.ctx, sql, args...)
+	if err != nil {
+		t.note(err)
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		more, err := fn(rows)
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.note(err)
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
+}
+
+// docs lists the JSON documents of a query, decoded.
+func docs[T any](t *tx, sql string, args ...any) ([]T, error) {
+	out := []T{}
+	err := t.each(sql, args, func(r pgx.Rows) (bool, error) {
+		var raw []byte
+		if err := r.Scan(&raw); err != nil {
+			return false, err
+		}
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return false, fmt.Errorf("postgres: decoding a record: %w", err)
+		}
+		out = append(out, v)
+		return true, nil
+	})
+	return out, err
+}
+
+// getDoc decodes the one JSON document a query finds, or returns NotFound(what).
+func getDoc[T any](t *tx, what, sql string, args ...any) (*T, error) {
+	var raw []byte
+	found, err := t.scan(sql, args, &raw)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, model.NotFound(what)
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("postgres: decoding a %s: %w", what, err)
+	}
+	return &v, nil
+}
+
+// uid returns the canonical form of a UUID; ok is false for a malformed one.
+func uid(s string) (string, bool) {
+	u, err := uuid.Parse(s)
+	if err != nil {
+		return "", false
+	}
+	return u.String(), true
+}
+
+// ids canonicalizes a tenant id and a record id: a malformed one names no record
+// (KindNotFound, what naming the record).
+func ids(tenantID, id, what string) (string, string, error) {
+	tn, ok := uid(tenantID)
+	if !ok {
+		return "", "", model.NotFound("tenant")
+	}
+	r, ok := uid(id)
+	if !ok {
+		return "", "", model.NotFound(what)
+	}
+	return tn, r, nil
+}
+
+// canonTenant canonicalizes a tenant id (KindNotFound when malformed).
+func canonTenant(id string) (string, error) {
+	tn, ok := uid(id)
+	if !ok {
+		return "", model.NotFound("tenant")
+	}
+	return tn, nil
+}
+
+// requireTenant returns KindNotFound when the tenant does not exist.
+func (t *tx) requireTenant(tenantID string) error {
+	var one int
+	found, err := t.scan("SELECT 1 FROM tenants WHERE tenant_id = $1", []any{tenantID}, &one)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return model.NotFound("tenant")
+	}
+	return nil
+}
+
+// tenantOf canonicalizes a tenant id and checks that the tenant exists.
+func (t *tx) tenantOf(id string) (string, error) {
+	tn, err := canonTenant(id)
+	if err != nil {
+		return "", err
+	}
+	return tn, t.requireTenant(tn)
+}
+
+// put runs an insert or upsert whose rows come from `SELECT … WHERE EXISTS (the tenant)`:
+// no row written means no tenant.
+func (t *tx) put(sql string, args ...any) error {
+	tag, err := t.exec(sql, args...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return model.NotFound("tenant")
+	}
+	return nil
+}
+
+// ifTenant is the condition of put's statements; $1 is the tenant id.
+const ifTenant = ` WHERE EXISTS (SELECT 1 FROM tenants WHERE tenant_id = $1)`
+
+// A list's cursor is the unpadded base64url form of the 16 bytes of the last id it
+// returned; the next page starts after that id.
+func encodeCursor(id string) string {
+	u := uuid.MustParse(id)
+	return base64.RawURLEncoding.EncodeToString(u[:])
+}
+
+// decodeCursor returns the id a cursor names, nil for no cursor; a malformed cursor is
+// a validation_error on `cursor`.
+func decodeCursor(c string) (*string, error) {
+	if c == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) != 16 {
+		return nil, model.Invalid("cursor", "cursor is not valid")
+	}
+	s := uuid.UUID(b).String()
+	return &s, nil
+}
+
+// page lists newest first the documents of a query whose rows are (id, doc), ordered by
+// id descending, applying Page.Full to the stored JSON; it returns the next cursor.
+func page[T any](t *tx, p model.Page, sql string, args ...any) ([]T, string, error) {
+	out := []T{}
+	var last, next string
+	size := 0
+	err := t.each(sql, args, func(r pgx.Rows) (bool, error) {
+		var id string
+		var raw []byte
+		if err := r.Scan(&id, &raw); err != nil {
+			return false, err
+		}
+		if p.Full(len(out), size, len(raw)) {
+			next = encodeCursor(last)
+			return false, nil
+		}
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return false, fmt.Errorf("postgres: decoding a record: %w", err)
+		}
+		out = append(out, v)
+		last, size = id, size+len(raw)
+		return true, nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return out, next, nil
+}
+
+// limitOf is the LIMIT of a page's query: one row past Limit tells whether a next page
+// exists; 0 means none (LIMIT NULL).
+func limitOf(p model.Page) *int64 {
+	if p.Limit <= 0 {
+		return nil
+	}
+	n := int64(p.Limit) + 1
+	return &n
+}
+
+func jsonOf(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: encoding a record: %w", err)
+	}
+	return raw, nil
+}
+
+// Meta returns an installation-wide value, or nil.
+func (t *tx) Meta(key string) ([]byte, error) {
+	var v []byte
+	found, err := t.scan("SELECT value FROM meta WHERE key = $1", []any{key}, &v)
+	if err != nil || !found {
+		return nil, err
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v, nil
+}
+
+func (t *tx) PutMeta(key string, value []byte) error {
+	if value == nil {
+		value = []byte{}
+	}
+	_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	return err
+}

@@ -1,0 +1,353 @@
+package postgres
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Zones, teams, events, event replies and parked events of model.Tx.
+
+func (t *tx) Zone(tenantID, code string) (*model.Zone, error) {
+	tn, err := canonTenant(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	z, err := getDoc[model.Zone](t, "zone", "SELECT doc FROM zones WHERE tenant_id = $1 AND code = $2", tn, code)
+	if model.IsKind(err, model.KindNotFound) {
+		if terr := t.requireTenant(tn); terr != nil {
+			return nil, terr
+		}
+	}
+	return z, err
+}
+
+func (t *tx) PutZone(tenantID string, z *model.Zone) error {
+	t.changed(tenantID)
+	tn, err := canonTenant(tenantID)
+	if err != nil {
+		return err
+	}
+	doc, err := jsonOf(z)
+	if err != nil {
+		return err
+	}
+	return t.put(`INSERT INTO zones (tenant_id, code, doc) SELECT $1, $2, $3`+ifTenant+`
+		ON CONFLICT (tenant_id, code) DO UPDATE SET doc = excluded.doc`, tn, z.Code, doc)
+}
+
+func (t *tx) Zones(tenantID string) ([]model.Zone, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	return docs[model.Zone](t, "SELECT doc FROM zones WHERE tenant_id = $1 ORDER BY code", tn)
+}
+
+func (t *tx) DeleteZone(tenantID, code string) error {
+	t.changed(tenantID)
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return err
+	}
+	tag, err := t.exec("DELETE FROM zones WHERE tenant_id = $1 AND code = $2", tn, code)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return model.NotFound("zone")
+	}
+	return nil
+}
+
+func (t *tx) Team(tenantID, id string) (*model.Team, error) {
+	tn, tid, err := ids(tenantID, id, "team")
+	if err != nil {
+		return nil, err
+	}
+	return getDoc[model.Team](t, "team", "SELECT doc FROM teams WHERE tenant_id = $1 AND id = $2", tn, tid)
+}
+
+func (t *tx) PutTeam(tenantID string, tm *model.Team) error {
+	t.changed(tenantID)
+	return t.PutTeamPositions(tenantID, tm)
+}
+
+// PutTeamPositions is PutTeam without the directory version bump.
+func (t *tx) PutTeamPositions(tenantID string, tm *model.Team) error {
+	tn, id, err := ids(tenantID, tm.ID, "team")
+	if err != nil {
+		return err
+	}
+	doc, err := jsonOf(tm)
+	if err != nil {
+		return err
+	}
+	return t.put(`INSERT INTO teams (tenant_id, id, doc) SELECT $1, $2, $3`+ifTenant+`
+		ON CONFLICT (tenant_id, id) DO UPDATE SET doc = excluded.doc`, tn, id, doc)
+}
+
+func (t *tx) Teams(tenantID string) ([]model.Team, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	return docs[model.Team](t, "SELECT doc FROM teams WHERE tenant_id = $1 ORDER BY id", tn)
+}
+
+func (t *tx) Event(tenantID, id string) (*model.Event, error) {
+	tn, eid, err := ids(tenantID, id, "event")
+	if err != nil {
+		return nil, err
+	}
+	return getDoc[model.Event](t, "event", "SELECT doc FROM events WHERE tenant_id = $1 AND id = $2", tn, eid)
+}
+
+func (t *tx) PutEvent(tenantID string, ev *model.Event) error {
+	tn, id, err := ids(tenantID, ev.ID, "event")
+	if err != nil {
+		return err
+	}
+	doc := ev.AppendJSON(make([]byte, 0, 768+len(ev.Payload)))
+	return t.put(`INSERT INTO events (tenant_id, id, created_at, zone_code, vertical, status, priority, type, origin, doc)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10`+ifTenant+`
+		ON CONFLICT (tenant_id, id) DO UPDATE SET created_at = excluded.created_at, zone_code = excluded.zone_code,
+		vertical = excluded.vertical, status = excluded.status, priority = excluded.priority, type = excluded.type,
+		origin = excluded.origin, doc = excluded.doc`,
+		tn, id, ev.CreatedAt.Time, ev.ZoneCode, ev.Vertical, ev.Status, ev.Priority, ev.Type, ev.Origin, doc)
+}
+
+// Events filters in SQL on the typed columns, newest first by id (UUIDv7: time order).
+func (t *tx) Events(tenantID string, f model.EventFilter, p model.Page) ([]model.Event, string, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return nil, "", err
+	}
+	after, err := decodeCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	return page[model.Event](t, p, `SELECT id, doc FROM events WHERE tenant_id = $1
+		AND ($2::uuid IS NULL OR id < $2)
+		AND ($3 = '' OR zone_code = $3) AND ($4 = '' OR vertical = $4) AND ($5 = '' OR status = $5)
+		AND ($6 = '' OR priority = $6) AND ($7 = '' OR type = $7) AND ($8 = '' OR origin = $8)
+		AND ($9::timestamptz IS NULL OR created_at >= $9) AND ($10::timestamptz IS NULL OR created_at <= $10)
+		ORDER BY id DESC LIMIT $11`,
+		tn, after, f.ZoneCode, f.Vertical, f.Status, f.Priority, f.Type, f.Origin, f.Since, f.Until, limitOf(p))
+}
+
+func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) {
+	if key == "" {
+		return nil, nil
+	}
+	tn, err := canonTenant(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	r := &model.IdempotencyRecord{}
+	var at time.Time
+	found, err := t.scan("SELECT status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = $2",
+		[]any{tn, key}, &r.Status, &r.RequestID, &at, &r.Body)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, t.requireTenant(tn)
+	}
+	r.CreatedAt = model.At(at)
+	if r.Body == nil {
+		r.Body = []byte{}
+	}
+	return r, nil
+}
+
+// PutEventReply keeps what the bbolt store keeps of an event's reply: status, request id,
+// time and body.
+func (t *tx) PutEventReply(tenantID, key string, r *model.IdempotencyRecord) error {
+	tn, err := canonTenant(tenantID)
+	if err != nil {
+		return err
+	}
+	body := r.Body
+	if body == nil {
+		body = []byte{}
+	}
+	return t.put(`INSERT INTO event_replies (tenant_id, key, status, request_id, created_at, body)
+		SELECT $1, $2, $3, $4, $5, $6`+ifTenant+`
+		ON CONFLICT (tenant_id, key) DO UPDATE SET status = excluded.status, request_id = excluded.request_id,
+		created_at = excluded.created_at, body = excluded.body`,
+		tn, key, r.Status, r.RequestID, r.CreatedAt.Truncate(time.Millisecond), body)
+}
+
+func (t *tx) ParkEvent(tenantID, zoneCode, eventID string) error {
+	tn, id, err := ids(tenantID, eventID, "event")
+	if err != nil {
+		return err
+	}
+	return t.put(`INSERT INTO events_parked (tenant_id, zone_code, event_id) SELECT $1, $2, $3`+ifTenant+`
+		ON CONFLICT DO NOTHING`, tn, zoneCode, id)
+}
+
+func (t *tx) UnparkEvent(tenantID, zoneCode, eventID string) error {
+	tn, id, err := ids(tenantID, eventID, "event")
+	if err != nil {
+		return err
+	}
+	_, err = t.exec("DELETE FROM events_parked WHERE tenant_id = $1 AND zone_code = $2 AND event_id = $3", tn, zoneCode, id)
+	return err
+}
+
+func (t *tx) ParkedEvents(tenantID string, zoneCode *string) ([]model.ParkedRef, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	var out []model.ParkedRef
+	err = t.each(`SELECT zone_code, event_id FROM events_parked WHERE tenant_id = $1
+		AND ($2::text IS NULL OR zone_code = $2) ORDER BY zone_code, event_id`, []any{tn, zoneCode},
+		func(r pgx.Rows) (bool, error) {
+			var ref model.ParkedRef
+			err := r.Scan(&ref.ZoneCode, &ref.EventID)
+			out = append(out, ref)
+			return true, err
+		})
+	return out, err
+}
+
+func (t *tx) Webhook(tenantID, id string) (*model.Webhook, error) {
+	tn, wid, err := ids(tenantID, id, "webhook")
+	if err != nil {
+		return nil, err
+	}
+	return getDoc[model.Webhook](t, "webhook", "SELECT doc FROM webhooks WHERE tenant_id = $1 AND id = $2", tn, wid)
+}
+
+func (t *tx) PutWebhook(tenantID string, w *model.Webhook) error {
+	t.changed(tenantID)
+	tn, id, err := ids(tenantID, w.ID, "webhook")
+	if err != nil {
+		return err
+	}
+	doc, err := jsonOf(w)
+	if err != nil {
+		return err
+	}
+	return t.put(`INSERT INTO webhooks (tenant_id, id, doc) SELECT $1, $2, $3`+ifTenant+`
+		ON CONFLICT (tenant_id, id) DO UPDATE SET doc = excluded.doc`, tn, id, doc)
+}
+
+// DeleteWebhook removes a subscription and its attempt log.
+func (t *tx) DeleteWebhook(tenantID, id string) error {
+	t.changed(tenantID)
+	tn, wid, err := ids(tenantID, id, "webhook")
+	if err != nil {
+		return err
+	}
+	tag, err := t.exec("DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2", tn, wid)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		if err := t.requireTenant(tn); err != nil {
+			return err
+		}
+		return model.NotFound("webhook")
+	}
+	_, err = t.exec("DELETE FROM delivery_attempts WHERE tenant_id = $1 AND webhook_id = $2", tn, wid)
+	return err
+}
+
+func (t *tx) Webhooks(tenantID string) ([]model.Webhook, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	return docs[model.Webhook](t, "SELECT doc FROM webhooks WHERE tenant_id = $1 ORDER BY id", tn)
+}
+
+func (t *tx) PutDeliveryAttempt(tenantID string, a *model.DeliveryAttempt) error {
+	tn, id, err := ids(tenantID, a.ID, "delivery attempt")
+	if err != nil {
+		return err
+	}
+	wid, ok := uid(a.WebhookID)
+	if !ok {
+		return model.NotFound("webhook")
+	}
+	doc, err := jsonOf(a)
+	if err != nil {
+		return err
+	}
+	return t.put(`INSERT INTO delivery_attempts (tenant_id, webhook_id, id, doc) SELECT $1, $2, $3, $4`+ifTenant+`
+		ON CONFLICT (tenant_id, webhook_id, id) DO UPDATE SET doc = excluded.doc`, tn, wid, id, doc)
+}
+
+func (t *tx) DeliveryAttempts(tenantID, webhookID string, p model.Page) ([]model.DeliveryAttempt, string, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return nil, "", err
+	}
+	wid, ok := uid(webhookID)
+	if !ok {
+		return nil, "", model.NotFound("webhook")
+	}
+	after, err := decodeCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	return page[model.DeliveryAttempt](t, p, `SELECT id, doc FROM delivery_attempts
+		WHERE tenant_id = $1 AND webhook_id = $2 AND ($3::uuid IS NULL OR id < $3) ORDER BY id DESC LIMIT $4`,
+		tn, wid, after, limitOf(p))
+}
+
+func (t *tx) OutboxEntry(tenantID, id string) (*model.OutboxEntry, error) {
+	tn, oid, err := ids(tenantID, id, "outbox entry")
+	if err != nil {
+		return nil, err
+	}
+	return getDoc[model.OutboxEntry](t, "outbox entry", "SELECT doc FROM outbox WHERE tenant_id = $1 AND id = $2", tn, oid)
+}
+
+// PutOutboxEntry stores the entry; its due time and lease are columns, which the outbox_due
+// index orders.
+func (t *tx) PutOutboxEntry(o *model.OutboxEntry) error {
+	tn, id, err := ids(o.TenantID, o.ID, "outbox entry")
+	if err != nil {
+		return err
+	}
+	doc, err := jsonOf(o)
+	if err != nil {
+		return err
+	}
+	return t.put(`INSERT INTO outbox (tenant_id, id, due_at, leased, doc) SELECT $1, $2, $3, $4, $5`+ifTenant+`
+		ON CONFLICT (tenant_id, id) DO UPDATE SET due_at = excluded.due_at, leased = excluded.leased, doc = excluded.doc`,
+		tn, id, time.UnixMilli(o.DueAt.UnixMilli()), o.LeasedBy != "", doc)
+}
+
+func (t *tx) DeleteOutboxEntry(tenantID, id string) error {
+	tn, oid, err := ids(tenantID, id, "outbox entry")
+	if err != nil {
+		return nil
+	}
+	_, err = t.exec("DELETE FROM outbox WHERE tenant_id = $1 AND id = $2", tn, oid)
+	return err
+}
+
+// DueOutbox is one of the few reads across tenants: the scheduler's index of due entries.
+func (t *tx) DueOutbox() ([]model.OutboxRef, error) {
+	var out []model.OutboxRef
+	err := t.each("SELECT tenant_id, id, due_at, leased FROM outbox ORDER BY due_at, tenant_id, id", nil,
+		func(r pgx.Rows) (bool, error) {
+			var ref model.OutboxRef
+			if err := r.Scan(&ref.TenantID, &ref.ID, &ref.DueAt, &ref.Leased); err != nil {
+				return false, fmt.Errorf("postgres: %w", err)
+			}
+			ref.DueAt = ref.DueAt.UTC()
+			out = append(out, ref)
+			return true, nil
+		})
+	return out, err
+}

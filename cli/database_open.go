@@ -5,9 +5,17 @@ import (
 	"log/slog"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/store/postgres"
 )
 
-// openDatabase opens the store of a postgres:// URL.
-func openDatabase(_ context.Context, _ string, _ *slog.Logger) (model.Store, error) {
-	return nil, model.Errorf(model.KindUnavailable, "this build of fieldrelay has no PostgreSQL store yet")
+// openDatabase opens the PostgreSQL store of a postgres:// or postgresql:// URL, creating
+// or migrating its schema (store/postgres: under an advisory lock, so that processes
+// starting together do not race; a schema newer than this binary is refused). The pool
+// has pgxpool's default size unless the URL sets pool_max_conns (docs/operations.md).
+func openDatabase(ctx context.Context, url string, log *slog.Logger) (model.Store, error) {
+	db, err := postgres.Open(ctx, url, postgres.Options{Log: log})
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
 }

@@ -103,6 +103,17 @@ func TestLayering(t *testing.T) {
 			}
 		}
 	})
+	t.Run("store/postgres", func(t *testing.T) {
+		for _, d := range deps(t, module+"/store/postgres") {
+			switch {
+			case within(d, module) && d != model:
+				t.Errorf("store/postgres depends on %s: a store implements the ports of engine/model and uses nothing else of ours", d)
+			case !within(d, module) && !stdlib(d) && !within(d, "github.com/jackc") && d != "github.com/google/uuid" &&
+				!within(d, "golang.org/x/text") && !within(d, "golang.org/x/sync"):
+				t.Errorf("store/postgres depends on %s: it may use engine/model and pgx (with pgx's own dependencies) only", d)
+			}
+		}
+	})
 }
 
 // TestLayeringAdmin holds the place of the admin operations (engine/admin): above the use

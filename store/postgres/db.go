@@ -243,7 +243,12 @@ func retryable(err error) bool {
 func (db *DB) Version(tenantID string) uint64 { return db.versions.get(tenantID) }
 
 // Backup refuses: see ErrBackup.
-func (db *DB) Backup(context.Context, io.Writer) (int64, error) { return 0, ErrBackup }
+func (db *DB) Backup(ctx context.Context, _ io.Writer) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return 0, ErrBackup
+}
 
 // Close closes the pool, waiting for the connections in use to be released.
 func (db *DB) Close() error {

@@ -188,7 +188,7 @@ func (t *tx) ParkEvent(tenantID, zoneCode, eventID string) error {
 		return err
 	}
 	return t.put(`INSERT INTO events_parked (tenant_id, zone_code, event_id) SELECT $1, $2, $3`+ifTenant+`
-		ON CONFLICT DO NOTHING`, tn, zoneCode, id)
+		ON CONFLICT (tenant_id, zone_code, event_id) DO UPDATE SET event_id = excluded.event_id`, tn, zoneCode, id)
 }
 
 func (t *tx) UnparkEvent(tenantID, zoneCode, eventID string) error {

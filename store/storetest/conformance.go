@@ -36,6 +36,10 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"Teams", testTeams},
 		{"Webhooks", testWebhooks},
 		{"Events", testEvents},
+		{"Missions", testMissions},
+		{"MissionCodes", testMissionCodes},
+		{"SMSInbound", testSMSInbound},
+		{"PageBytes", testPageBytes},
 	} {
 		t.Run(area.name, func(t *testing.T) { area.run(t, open) })
 	}

@@ -1,23 +1,22 @@
-package store_test
+package storetest
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// TestTx_PagesCappedInBytes: every list of the store ends a page before the record that
-// would take its stored JSON past Page.MaxBytes, names the next cursor, and walking the
-// cursors yields every record once; a record larger than MaxBytes comes alone.
-func TestTx_PagesCappedInBytes(t *testing.T) {
-	db := MustOpenDB(t)
-	tn := MustPutTenant(t, db, "acme")
+// testPageBytes pins Page.MaxBytes on every paged list (model.Page.Full): a page ends
+// before the record that would take its JSON past MaxBytes and names the next cursor,
+// walking the cursors yields every record once, and a record larger than MaxBytes comes
+// alone (docs/decisions.md, "List answers are capped in bytes").
+func testPageBytes(t *testing.T, open Opener) {
+	f := newFx(t, open)
+	tn := f.tenant("acme")
 	team, webhook := model.NewID(), model.NewID()
-	start := time.Date(2026, 6, 9, 10, 0, 0, 0, time.UTC)
 	const n = 7
 	// Records of about 10 KB each: big text in a free field; the fourth is 40 KB.
 	big := func(i int) string {
@@ -26,27 +25,32 @@ func TestTx_PagesCappedInBytes(t *testing.T) {
 		}
 		return strings.Repeat("x", 10_000)
 	}
-	MustUpdate(t, db, func(tx model.Tx) error {
+	f.update(func(tx model.Tx) error {
 		for i := range n {
-			at := start.Add(time.Duration(i) * time.Second)
 			payload, _ := json.Marshal(map[string]string{"text": big(i)})
-			ev := &model.Event{ID: model.NewIDAt(at), Type: "fire", Priority: model.PriorityNormal,
-				Status: model.EventPending, Payload: payload, CreatedAt: model.At(at)}
+			ev := newEvent(i)
+			ev.Payload = payload
 			if err := tx.PutEvent(tn.ID, ev); err != nil {
 				return err
 			}
-			m := newMission(model.NewID(), team, model.MissionCreated, at)
+			m := newMission(model.NewID(), team, model.MissionCreated, at(i))
 			m.Notes = big(i)
 			if err := tx.PutMission(tn.ID, m); err != nil {
 				return err
 			}
-			if err := tx.PutDeliveryAttempt(tn.ID, &model.DeliveryAttempt{ID: model.NewIDAt(at), WebhookID: webhook,
-				Status: "failed", Error: big(i), At: model.At(at)}); err != nil {
+			a := newAttempt(webhook, i)
+			a.Error = big(i)
+			if err := tx.PutDeliveryAttempt(tn.ID, a); err != nil {
 				return err
 			}
 			u := newUser(tn.ID, fmt.Sprintf("u%d@acme.example", i))
-			u.ID, u.Name = model.NewIDAt(at), big(i)
+			u.ID, u.Name, u.CreatedAt = model.NewIDAt(at(i)), big(i), model.At(at(i))
 			if err := tx.PutUserAccount(u); err != nil {
+				return err
+			}
+			sms := newSMSInbound(i)
+			sms.Body = big(i)
+			if err := tx.PutSMSInbound(tn.ID, sms); err != nil {
 				return err
 			}
 		}
@@ -74,47 +78,54 @@ func TestTx_PagesCappedInBytes(t *testing.T) {
 			us, next, err := tx.Users(tn.ID, p)
 			return anys(us), next, err
 		},
+		"SMSInbounds": func(tx model.Tx, p model.Page) ([]any, string, error) {
+			ms, next, err := tx.SMSInbounds(tn.ID, p)
+			return anys(ms), next, err
+		},
 	}
 	for name, list := range lists {
 		t.Run(name, func(t *testing.T) {
-			var sizes []int
+			items, sizes := walk(t, f, model.Page{Limit: 500, MaxBytes: maxBytes}, n+1, list)
 			seen := map[string]bool{}
-			cursor := ""
+			for _, it := range items {
+				raw, _ := json.Marshal(it)
+				var id struct {
+					ID      string `json:"id"`
+					EventID string `json:"event_id"`
+				}
+				_ = json.Unmarshal(raw, &id)
+				seen[id.ID+id.EventID] = true
+			}
+			// Newest first: 6 5 | 4 | 3 (40 KB, alone) | 2 1 | 0.
+			if sizesOf(sizes) != "[2 1 1 2 1]" || len(seen) != n {
+				t.Fatalf("pages of %v items, %d distinct", sizes, len(seen))
+			}
+			// Each page holds at most MaxBytes of JSON, unless it is one record.
+			p := model.Page{Limit: 500, MaxBytes: maxBytes}
 			for range n + 1 {
-				var items []any
+				var page []any
 				var next string
-				MustView(t, db, func(tx model.Tx) (err error) {
-					items, next, err = list(tx, model.Page{Limit: 500, Cursor: cursor, MaxBytes: maxBytes})
+				f.view(func(tx model.Tx) (err error) {
+					page, next, err = list(tx, p)
 					return err
 				})
 				size := 0
-				for _, it := range items {
+				for _, it := range page {
 					raw, _ := json.Marshal(it)
 					size += len(raw)
-					var id struct {
-						ID      string `json:"id"`
-						EventID string `json:"event_id"`
-					}
-					_ = json.Unmarshal(raw, &id)
-					seen[id.ID+id.EventID] = true
 				}
-				if len(items) > 1 && size > maxBytes {
-					t.Fatalf("a page of %d items holds %d bytes", len(items), size)
+				if len(page) > 1 && size > maxBytes {
+					t.Fatalf("a page of %d items holds %d bytes", len(page), size)
 				}
-				sizes = append(sizes, len(items))
 				if next == "" {
 					break
 				}
-				cursor = next
-			}
-			// Newest first: 6 5 | 4 | 3 (40 KB, alone) | 2 1 | 0.
-			if fmt.Sprint(sizes) != "[2 1 1 2 1]" || len(seen) != n {
-				t.Fatalf("pages of %v items, %d distinct", sizes, len(seen))
+				p.Cursor = next
 			}
 		})
 	}
 	t.Run("NoCapWithoutMaxBytes", func(t *testing.T) {
-		MustView(t, db, func(tx model.Tx) error {
+		f.view(func(tx model.Tx) error {
 			evs, next, err := tx.Events(tn.ID, model.EventFilter{}, model.Page{Limit: 500})
 			if err != nil || len(evs) != n || next != "" {
 				t.Fatalf("%d events, next %q, %v", len(evs), next, err)

@@ -40,6 +40,11 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"MissionCodes", testMissionCodes},
 		{"SMSInbound", testSMSInbound},
 		{"PageBytes", testPageBytes},
+		{"Outbox", testOutbox},
+		{"Devices", testDevices},
+		{"SyncBatches", testSyncBatches},
+		{"Usage", testUsage},
+		{"Upstream", testUpstream},
 	} {
 		t.Run(area.name, func(t *testing.T) { area.run(t, open) })
 	}

@@ -14,7 +14,8 @@ import (
 // Conformance runs the contract of model.Store and model.Tx (engine/model/ports*.go) on a
 // store: every store of fieldrelay passes it, so that the engine may rely on what the ports
 // document and on nothing else (docs/architecture.md). Each subtest calls open for a
-// fresh, empty store, which open closes at the end of the test.
+// fresh, empty store, which open closes at the end of the test (whether or not the test
+// closed it already: closing twice must be harmless).
 //
 // The suite speaks model only: records are built with ids and timestamps that agree (a
 // UUIDv7 taken at the record's time), as the engine builds them, so that "newest first"
@@ -40,6 +41,12 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"MissionCodes", testMissionCodes},
 		{"SMSInbound", testSMSInbound},
 		{"PageBytes", testPageBytes},
+		{"Outbox", testOutbox},
+		{"Devices", testDevices},
+		{"SyncBatches", testSyncBatches},
+		{"Usage", testUsage},
+		{"Upstream", testUpstream},
+		{"UnknownTenant", testUnknownTenant},
 	} {
 		t.Run(area.name, func(t *testing.T) { area.run(t, open) })
 	}

@@ -62,7 +62,9 @@ func testMissions(t *testing.T, open Opener) {
 			}
 			return nil
 		})
-		err := f.updateErr(func(tx model.Tx) error { return tx.PutMission(model.NewID(), newMission(ev1, team1, model.MissionCreated, at(9))) })
+		err := f.updateErr(func(tx model.Tx) error {
+			return tx.PutMission(model.NewID(), newMission(ev1, team1, model.MissionCreated, at(9)))
+		})
 		assertKind(t, err, model.KindNotFound)
 	})
 	t.Run("MissionsOfEvent", func(t *testing.T) {

@@ -1,4 +1,5 @@
-// Package storetest holds the test helpers that open a bbolt store for a test.
+// Package storetest holds the test helpers that open a bbolt store for a test, and
+// Conformance, the contract of model.Store and model.Tx that every store runs.
 //
 // It is imported by _test.go files only; no production package may import it (the test
 // TestLayering_TestHelpers in engine holds that). See engine/model/modeltest for the

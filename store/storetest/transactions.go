@@ -147,6 +147,25 @@ func testStore(t *testing.T, open Opener) {
 			t.Fatal("fn ran under a cancelled context")
 		}
 	})
+	t.Run("Close", func(t *testing.T) {
+		// Close releases the store: later transactions fail. (The cleanup of open closes it
+		// again, which must be harmless.)
+		f := newFx(t, open)
+		f.tenant("acme")
+		if err := f.s.Close(); err != nil {
+			t.Fatalf("Close = %v", err)
+		}
+		fn := func(model.Tx) error { return nil }
+		if err := f.s.View(context.Background(), fn); err == nil {
+			t.Error("View after Close succeeded")
+		}
+		if err := f.s.Update(context.Background(), fn); err == nil {
+			t.Error("Update after Close succeeded")
+		}
+		if err := f.s.Batch(context.Background(), fn); err == nil {
+			t.Error("Batch after Close succeeded")
+		}
+	})
 	t.Run("Batch", testBatch(open))
 	t.Run("Version", testVersion(open))
 	t.Run("Backup", func(t *testing.T) {

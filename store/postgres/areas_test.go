@@ -360,3 +360,21 @@ func TestSerializationRetries(t *testing.T) {
 	}
 	t.Logf("%d commits took %d runs", workers*each, runs.Load())
 }
+
+// An event's payload comes back byte for byte: its keys in the caller's order, and the
+// escapes jsonb would refuse (docs/decisions.md, "The PostgreSQL schema").
+func TestEventPayloadVerbatim(t *testing.T) {
+	db, tn := newStore(t)
+	payload := `{"z": 1, "a": "nul \u0000 here", "m": [1.50, 2e3]}`
+	now := time.Now()
+	ev := &model.Event{ID: model.NewIDAt(now), Type: "incident", Priority: "high", Vertical: "fire",
+		Status: model.EventPending, Payload: []byte(payload), CreatedAt: model.At(now)}
+	update(t, db, func(tx model.Tx) error { return tx.PutEvent(tn, ev) })
+	update(t, db, func(tx model.Tx) error {
+		got, err := tx.Event(tn, ev.ID)
+		if err != nil || string(got.Payload) != payload {
+			t.Errorf("payload = %s, %v; want %s", got.Payload, err, payload)
+		}
+		return nil
+	})
+}

@@ -196,8 +196,11 @@ func (t *tx) UnparkEvent(tenantID, zoneCode, eventID string) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.exec("DELETE FROM events_parked WHERE tenant_id = $1 AND zone_code = $2 AND event_id = $3", tn, zoneCode, id)
-	return err
+	tag, err := t.exec("DELETE FROM events_parked WHERE tenant_id = $1 AND zone_code = $2 AND event_id = $3", tn, zoneCode, id)
+	if err != nil || tag.RowsAffected() > 0 {
+		return err
+	}
+	return t.requireTenant(tn)
 }
 
 func (t *tx) ParkedEvents(tenantID string, zoneCode *string) ([]model.ParkedRef, error) {

@@ -1,138 +1,31 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/server/servertest"
 )
-
-// fakeSMTP is an SMTP server on 127.0.0.1 that accepts every mail and hands it over.
-type fakeSMTP struct {
-	ln   net.Listener
-	port int
-	got  chan fakeMail
-}
-
-type fakeMail struct {
-	from string
-	to   []string
-	auth string // the decoded PLAIN response
-	data string
-}
-
-func startFakeSMTP(t *testing.T) *fakeSMTP {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &fakeSMTP{ln: ln, port: ln.Addr().(*net.TCPAddr).Port, got: make(chan fakeMail, 16)}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go s.serve(c)
-		}
-	}()
-	return s
-}
-
-func (s *fakeSMTP) serve(c net.Conn) {
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-	r := bufio.NewReader(c)
-	say := func(line string) { fmt.Fprintf(c, "%s\r\n", line) }
-	say("220 fake.test ESMTP")
-	var m fakeMail
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		line = strings.TrimRight(line, "\r\n")
-		up := strings.ToUpper(line)
-		switch {
-		case strings.HasPrefix(up, "EHLO"), strings.HasPrefix(up, "HELO"):
-			say("250-fake.test")
-			say("250 AUTH PLAIN")
-		case strings.HasPrefix(up, "AUTH PLAIN "):
-			raw, _ := base64.StdEncoding.DecodeString(line[len("AUTH PLAIN "):])
-			m.auth = string(raw)
-			say("235 2.7.0 authenticated")
-		case strings.HasPrefix(up, "MAIL FROM:"):
-			m.from = strings.Trim(line[len("MAIL FROM:"):], "<> ")
-			say("250 ok")
-		case strings.HasPrefix(up, "RCPT TO:"):
-			m.to = append(m.to, strings.Trim(line[len("RCPT TO:"):], "<> "))
-			say("250 ok")
-		case up == "DATA":
-			say("354 go ahead")
-			var data strings.Builder
-			for {
-				l, err := r.ReadString('\n')
-				if err != nil {
-					return
-				}
-				if l == ".\r\n" {
-					break
-				}
-				data.WriteString(l)
-			}
-			m.data = data.String()
-			say("250 queued")
-			s.got <- m
-			m = fakeMail{}
-		case up == "QUIT":
-			say("221 bye")
-			return
-		default:
-			say("250 ok")
-		}
-	}
-}
-
-// next waits for the next mail (at most 10 s).
-func (s *fakeSMTP) next(t *testing.T) fakeMail {
-	t.Helper()
-	select {
-	case m := <-s.got:
-		return m
-	case <-time.After(10 * time.Second):
-		t.Fatal("no mail arrived")
-		return fakeMail{}
-	}
-}
-
-var tokenLineRE = regexp.MustCompile(`(?m)^    (\S+)\r$`)
 
 // TestServeSMTPResetFlow runs serve with --smtp-*: forgot-password mails the token (and
 // does not log it), the token works once, a reset lifts the login lock, and no token or
 // password reaches the log.
 func TestServeSMTPResetFlow(t *testing.T) {
-	s := startFakeSMTP(t)
+	s := servertest.StartSMTP(t)
 	a := newTestApp(nil)
 	data := t.TempDir()
 	createTenant(t, a, data, "acme")
 	const email, pw, newPW = "ann@acme.example", "first password 1", "second password 2"
 	mustRun(t, a, "", "user", "create", "--data", data, "--tenant", "acme", "--email", email, "--name", "Ann",
 		"--role", "company_admin", "--password", pw)
-	srv := startServe(t, a, "--data", data, "--plain-http", "--smtp-host", "127.0.0.1", "--smtp-port", strconv.Itoa(s.port),
+	srv := startServe(t, a, "--data", data, "--plain-http", "--smtp-host", "127.0.0.1", "--smtp-port", strconv.Itoa(s.Port),
 		"--smtp-from", "noreply@fieldrelay.test", "--smtp-user", "relay", "--smtp-password", "relay-secret-pw")
 	post := func(path string, body any) int {
 		raw, _ := json.Marshal(body)
@@ -155,12 +48,11 @@ func TestServeSMTPResetFlow(t *testing.T) {
 	if code := post("/v1/auth/forgot-password", map[string]string{"email": "ghost@acme.example"}); code != http.StatusAccepted {
 		t.Fatalf("forgot-password of nobody: %d", code)
 	}
-	mail := s.next(t)
-	m := tokenLineRE.FindStringSubmatch(mail.data)
-	if mail.to[0] != email || m == nil {
+	mail := s.Next(t)
+	token := mail.Token()
+	if mail.To[0] != email || token == "" {
 		t.Fatalf("mail: %+v", mail)
 	}
-	token := m[1]
 	if code := post("/v1/auth/reset-password", map[string]string{"token": token, "new_password": newPW}); code != http.StatusOK {
 		t.Fatalf("reset: %d", code)
 	}
@@ -170,10 +62,8 @@ func TestServeSMTPResetFlow(t *testing.T) {
 	if code := post("/v1/auth/login", map[string]string{"email": email, "password": newPW}); code != http.StatusOK {
 		t.Fatalf("login after the reset (the lock is lifted): %d", code)
 	}
-	select {
-	case extra := <-s.got:
+	if extra, ok := s.Pending(); ok {
 		t.Fatalf("a mail for nobody: %+v", extra)
-	default:
 	}
 	if srv.shutdown(t) != 0 {
 		t.Fatalf("serve exit\n%s", srv.stderr)

@@ -15,7 +15,7 @@ import (
 )
 
 // cheapPasswords keeps argon2 fast in tests.
-var cheapPasswords = password.PasswordParams{Time: 1, Memory: 64, Threads: 1}
+var cheapPasswords = password.Params{Time: 1, Memory: 64, Threads: 1}
 
 // newTestApp returns an app that reads its environment from env and hashes cheaply.
 func newTestApp(env map[string]string) *app {

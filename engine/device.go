@@ -323,7 +323,7 @@ func (e *Engine) DeviceQueue(ctx context.Context, p model.Principal, id string, 
 		for i := range entries {
 			n := 0
 			if pg.MaxBytes > 0 {
-				n = model.JsonSize(&entries[i])
+				n = model.JSONSize(&entries[i])
 			}
 			if pg.Full(i, size, n) {
 				entries = entries[:i]

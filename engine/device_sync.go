@@ -341,7 +341,7 @@ func readSequence(raw json.RawMessage) (int64, error) {
 	if isNull(raw) {
 		return 0, model.Invalid("sequence_number", "sequence_number is required")
 	}
-	n, integral, fits := model.JsonInteger(raw)
+	n, integral, fits := model.ParseJSONInteger(raw)
 	switch {
 	case !integral:
 		return 0, model.Invalid("sequence_number", "sequence_number must be an integer")

@@ -21,7 +21,7 @@ type Options struct {
 	// Logger receives the engine's log; slog.Default when nil.
 	Logger *slog.Logger
 	// Password sets the cost of password hashing; DefaultPasswordParams when zero.
-	Password password.PasswordParams
+	Password password.Params
 	// Mailer delivers account tokens; a LogMailer that logs no token when nil.
 	Mailer model.Mailer
 	// Sender makes the webhook and SMS calls of the delivery engine; NoSender when nil.
@@ -51,7 +51,7 @@ type Engine struct {
 	up     *upstreamRunner
 	clock  model.Clock
 	log    *slog.Logger
-	pw     password.PasswordParams
+	pw     password.Params
 	mailer model.Mailer
 	sender model.Sender
 	retry  []time.Duration
@@ -103,8 +103,8 @@ func New(store model.Store, opt Options) *Engine {
 	if e.mailer == nil {
 		e.mailer = LogMailer{Log: e.log}
 	}
-	if e.pw == (password.PasswordParams{}) {
-		e.pw = password.DefaultPasswordParams
+	if e.pw == (password.Params{}) {
+		e.pw = password.DefaultParams
 	}
 	e.dummyHash = e.pw.Hash(model.RandomToken(16))
 	return e

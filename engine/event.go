@@ -72,7 +72,7 @@ func checkEvent(in model.EventInput, now time.Time) (*checkedEvent, error) {
 	if in.CapturedAt != nil && in.CapturedAt.Sub(now) > MaxCaptureSkew {
 		return nil, model.Invalid("captured_at", "captured_at is more than 2 minutes in the future")
 	}
-	parsed, err := payload.ParsePayload(in.Vertical, in.Payload)
+	parsed, err := payload.Parse(in.Vertical, in.Payload)
 	if err != nil {
 		return nil, err
 	}

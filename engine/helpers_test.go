@@ -32,7 +32,7 @@ var (
 )
 
 // cheapPasswords keeps argon2id fast in tests.
-var cheapPasswords = password.PasswordParams{Time: 1, Memory: 64, Threads: 1}
+var cheapPasswords = password.Params{Time: 1, Memory: 64, Threads: 1}
 
 // reopen closes old (when there is one) and opens the store of dir with a fresh engine
 // over it, its schedule loaded: a restart of the node. opt's Password and Logger default
@@ -45,7 +45,7 @@ func reopen(tb testing.TB, dir string, old interface{ Close() error }, opt engin
 		}
 	}
 	db := mustOpenDir(tb, dir)
-	if opt.Password == (password.PasswordParams{}) {
+	if opt.Password == (password.Params{}) {
 		opt.Password = cheapPasswords
 	}
 	if opt.Logger == nil {

@@ -86,8 +86,8 @@ func (e *Engine) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInboundI
 		return nil, nil, model.Errorf(model.KindForbidden, "this operation needs an API key with the %s scope", model.PermSMSInbound)
 	}
 	now := model.At(e.clock.Now())
-	rec := &model.SMSInbound{ID: model.NewIDAt(now.Time), From: smscodec.SmsTruncate(in.From, maxInboundFrom),
-		Body: smscodec.SmsTruncate(in.Body, maxInboundBody), ReceivedAt: now, KeyID: p.KeyID}
+	rec := &model.SMSInbound{ID: model.NewIDAt(now.Time), From: smscodec.Truncate(in.From, maxInboundFrom),
+		Body: smscodec.Truncate(in.Body, maxInboundBody), ReceivedAt: now, KeyID: p.KeyID}
 	refuse := func(outcome string, e *model.Error) (*model.SMSInboundResult, *model.Error, error) {
 		rec.Outcome, rec.Error, rec.Message = outcome, e.Kind, e.Msg
 		if err := tx.PutSMSInbound(p.TenantID, rec); err != nil {

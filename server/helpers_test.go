@@ -21,7 +21,7 @@ import (
 )
 
 // cheapPasswords keeps argon2id fast in tests.
-var cheapPasswords = password.PasswordParams{Time: 1, Memory: 64, Threads: 1}
+var cheapPasswords = password.Params{Time: 1, Memory: 64, Threads: 1}
 
 const testPassword = "correct horse battery"
 
@@ -102,7 +102,7 @@ func newNodeWith(t testing.TB, opt nodeOptions) *node {
 	log := slog.New(slog.NewJSONHandler(n.logs, nil))
 	pw := cheapPasswords
 	if opt.realPasswords {
-		pw = password.DefaultPasswordParams
+		pw = password.DefaultParams
 	}
 	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: pw, Mailer: n.mailer, Logger: log,
 		Sender: opt.sender, WebhookPolicy: opt.webhookPolicy})

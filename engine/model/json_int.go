@@ -54,13 +54,13 @@ const maxInt64Digits = 19
 // time bounded by the literal's length whatever its exponent. Anything else, a string
 // holding a number included, is not one.
 func JSONInteger(b []byte) (int64, bool) {
-	n, integral, fits := JsonInteger(b)
+	n, integral, fits := ParseJSONInteger(b)
 	return n, integral && fits
 }
 
-// jsonInteger is JSONInteger telling a number that is not an integer (or not a number)
-// from an integer outside int64.
-func JsonInteger(b []byte) (n int64, integral, fits bool) {
+// ParseJSONInteger is JSONInteger telling a number that is not an integer (or not a
+// number) from an integer outside int64.
+func ParseJSONInteger(b []byte) (n int64, integral, fits bool) {
 	s := string(b)
 	neg := strings.HasPrefix(s, "-")
 	if neg {

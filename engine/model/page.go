@@ -54,7 +54,7 @@ func PageList[T any](items []T, o ListOrder[T], keep func(*T) bool, page Page) (
 		}
 		next := 0
 		if page.MaxBytes > 0 {
-			next = JsonSize(it)
+			next = JSONSize(it)
 		}
 		if page.Full(len(out), size, next) {
 			return out, base64.RawURLEncoding.EncodeToString([]byte(o.Key(&out[len(out)-1]))), nil
@@ -67,7 +67,7 @@ func PageList[T any](items []T, o ListOrder[T], keep func(*T) bool, page Page) (
 
 // jsonSize is the length of v's JSON, for Page.Full; 0 when it does not encode (the
 // answer's own encoding reports that).
-func JsonSize(v any) int {
+func JSONSize(v any) int {
 	if a, ok := v.(interface{ AppendJSON([]byte) []byte }); ok {
 		return len(a.AppendJSON(nil))
 	}

@@ -10,8 +10,8 @@ import (
 	"golang.org/x/crypto/argon2"
 )
 
-// PasswordParams are the argon2id costs.
-type PasswordParams struct {
+// Params are the argon2id costs.
+type Params struct {
 	Time    uint32
 	Memory  uint32 // KiB
 	Threads uint8
@@ -24,11 +24,11 @@ const (
 	maxPasswordMemory = 1 << 20 // KiB: 1 GiB
 )
 
-// DefaultPasswordParams follow OWASP's argon2id minimum (19 MiB, 2 passes, 1 lane).
-var DefaultPasswordParams = PasswordParams{Time: 2, Memory: 19 * 1024, Threads: 1}
+// DefaultParams follow OWASP's argon2id minimum (19 MiB, 2 passes, 1 lane).
+var DefaultParams = Params{Time: 2, Memory: 19 * 1024, Threads: 1}
 
 // Hash returns the PHC-formatted argon2id hash of password with a fresh salt.
-func (pp PasswordParams) Hash(password string) string {
+func (pp Params) Hash(password string) string {
 	salt := make([]byte, 16)
 	_, _ = rand.Read(salt)
 	key := argon2.IDKey([]byte(password), salt, pp.Time, pp.Memory, pp.Threads, 32)
@@ -44,7 +44,7 @@ func VerifyPassword(hash, password string) bool {
 	if len(parts) != 6 || parts[1] != "argon2id" {
 		return false
 	}
-	var pp PasswordParams
+	var pp Params
 	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &pp.Memory, &pp.Time, &pp.Threads); err != nil {
 		return false
 	}

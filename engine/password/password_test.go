@@ -11,7 +11,7 @@ import (
 const testPassword = "correct horse battery"
 
 // cheap keeps argon2id fast in tests.
-var cheap = password.PasswordParams{Time: 1, Memory: 64, Threads: 1}
+var cheap = password.Params{Time: 1, Memory: 64, Threads: 1}
 
 func TestPasswordParams_Hash(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
@@ -39,7 +39,7 @@ func TestPasswordParams_Hash(t *testing.T) {
 	})
 	t.Run("CostsReadFromHash", func(t *testing.T) {
 		// A hash made with other costs still verifies: the costs travel in the hash.
-		other := password.PasswordParams{Time: 2, Memory: 128, Threads: 2}
+		other := password.Params{Time: 2, Memory: 128, Threads: 2}
 		h := other.Hash(testPassword)
 		if !strings.Contains(h, "$m=128,t=2,p=2$") || !password.VerifyPassword(h, testPassword) {
 			t.Fatalf("hash %q with other costs does not verify", h)
@@ -52,7 +52,7 @@ func TestPasswordParams_Hash(t *testing.T) {
 		}
 	})
 	t.Run("Defaults", func(t *testing.T) {
-		d := password.DefaultPasswordParams
+		d := password.DefaultParams
 		if d.Memory < 19*1024 || d.Time < 2 || d.Threads < 1 {
 			t.Fatalf("DefaultPasswordParams %+v are below OWASP's argon2id minimum", d)
 		}

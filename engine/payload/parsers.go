@@ -158,7 +158,7 @@ func Parsers(verticals []string) []ParserInfo {
 	return out
 }
 
-// ParsePayload runs the parser of vertical over payload (raw JSON; nil/empty or JSON null
+// Parse runs the parser of vertical over payload (raw JSON; nil/empty or JSON null
 // = no payload). The payload is opaque (docs/rules.md): the only error is a payload that is
 // not a JSON object, Invalid("payload", ...). What the parser reads (ParserInfo.Fields) in
 // a form it cannot use is left out of the result and reported in ParsedPayload.Warnings;
@@ -168,7 +168,7 @@ func Parsers(verticals []string) []ParserInfo {
 // or strings holding one), location, geometry (a GeoJSON Point, coordinates [lng, lat]);
 // JSON null counts as absent, a form present but unusable is warned about and the next
 // one tried, and the forms after the one used are not read.
-func ParsePayload(vertical string, payload json.RawMessage) (ParsedPayload, error) {
+func Parse(vertical string, payload json.RawMessage) (ParsedPayload, error) {
 	var out ParsedPayload
 	payload = bytes.TrimSpace(payload)
 	if len(payload) == 0 || string(payload) == "null" {

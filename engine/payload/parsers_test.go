@@ -44,7 +44,7 @@ func wantWarnings(t *testing.T, got payload.ParsedPayload, err error, fields ...
 func TestParsePayloadNoPayload(t *testing.T) {
 	for _, raw := range []string{"", "null", "  null ", "{}", `{"note": "nothing we read"}`,
 		`{"lat": null, "lng": null, "location": null, "required_equipment": null, "severity": null}`} {
-		got, err := payload.ParsePayload("healthcare", json.RawMessage(raw))
+		got, err := payload.Parse("healthcare", json.RawMessage(raw))
 		if err != nil {
 			t.Fatalf("%q: %v", raw, err)
 		}
@@ -52,7 +52,7 @@ func TestParsePayloadNoPayload(t *testing.T) {
 			t.Fatalf("%q: %+v, want nothing", raw, got)
 		}
 	}
-	if got, err := payload.ParsePayload("healthcare", nil); err != nil || got.Lat != nil {
+	if got, err := payload.Parse("healthcare", nil); err != nil || got.Lat != nil {
 		t.Fatalf("nil payload: %+v, %v", got, err)
 	}
 }
@@ -80,7 +80,7 @@ func TestParsePayloadLocation(t *testing.T) {
 		{"LaterFormsNotRead", `{"lat": 1, "lng": 2, "location": "Lyon gare", "geometry": {"type": "LineString"}}`, 1, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := payload.ParsePayload("emergency", json.RawMessage(tc.payload))
+			got, err := payload.Parse("emergency", json.RawMessage(tc.payload))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestParsePayloadNotObject(t *testing.T) {
 		{"Truncated", `{"lat": 45`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := payload.ParsePayload("telecom", json.RawMessage(tc.payload))
+			got, err := payload.Parse("telecom", json.RawMessage(tc.payload))
 			wantPayloadErr(t, err, "payload")
 			if got.Lat != nil || got.RequiredEquipment != nil || got.Severity != "" || got.Warnings != nil {
 				t.Fatalf("an error came with a result: %+v", got)
@@ -190,7 +190,7 @@ func TestParsePayloadWarnings(t *testing.T) {
 			[]string{"payload.lng", "payload.required_equipment", "payload.severity"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := payload.ParsePayload("telecom", json.RawMessage(tc.payload))
+			got, err := payload.Parse("telecom", json.RawMessage(tc.payload))
 			wantWarnings(t, got, err, tc.warned...)
 			switch {
 			case tc.at == nil && got.Lat != nil:
@@ -207,13 +207,13 @@ func TestParsePayloadWarnings(t *testing.T) {
 
 // TestParsePayloadWarningsKeepTheRest: a field ignored does not hide the usable ones.
 func TestParsePayloadWarningsKeepTheRest(t *testing.T) {
-	got, err := payload.ParsePayload("healthcare", json.RawMessage(
+	got, err := payload.Parse("healthcare", json.RawMessage(
 		`{"lat": 45.7, "lng": 4.8, "required_equipment": "Ladder", "severity": "purple"}`))
 	wantWarnings(t, got, err, "payload.severity")
 	if got.Lat == nil || *got.Lat != 45.7 || !slices.Equal(got.RequiredEquipment, []string{"ladder"}) || got.Severity != "" {
 		t.Fatalf("%+v", got)
 	}
-	got, err = payload.ParsePayload("healthcare", json.RawMessage(`{"location": "Lyon gare", "required_equipment": 7, "severity": "red"}`))
+	got, err = payload.Parse("healthcare", json.RawMessage(`{"location": "Lyon gare", "required_equipment": 7, "severity": "red"}`))
 	wantWarnings(t, got, err, "payload.location", "payload.required_equipment")
 	if got.Lat != nil || got.RequiredEquipment != nil || got.Severity != "critical" {
 		t.Fatalf("%+v", got)
@@ -239,7 +239,7 @@ func TestParsePayloadEquipment(t *testing.T) {
 		{"SixtyFourChars", `{"required_equipment": ["` + strings.Repeat("é", 64) + `"]}`, []string{strings.Repeat("é", 64)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := payload.ParsePayload("logistics", json.RawMessage(tc.payload))
+			got, err := payload.Parse("logistics", json.RawMessage(tc.payload))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -278,7 +278,7 @@ func TestParsePayloadSeverity(t *testing.T) {
 	} {
 		t.Run(tc.vertical, func(t *testing.T) {
 			parse := func(raw string) (string, error) {
-				got, err := payload.ParsePayload(tc.vertical, json.RawMessage(`{"severity": `+raw+`}`))
+				got, err := payload.Parse(tc.vertical, json.RawMessage(`{"severity": `+raw+`}`))
 				if err == nil && got.Warnings != nil {
 					t.Errorf("%s → %q with warnings %q", raw, got.Severity, got.Warnings)
 				}
@@ -287,7 +287,7 @@ func TestParsePayloadSeverity(t *testing.T) {
 			// ignored checks that raw is not mapped: no severity, one warning on it.
 			ignored := func(raw string) {
 				t.Helper()
-				got, err := payload.ParsePayload(tc.vertical, json.RawMessage(`{"severity": `+raw+`}`))
+				got, err := payload.Parse(tc.vertical, json.RawMessage(`{"severity": `+raw+`}`))
 				wantWarnings(t, got, err, "payload.severity")
 				if got.Severity != "" {
 					t.Errorf("%s → %q, want it ignored", raw, got.Severity)
@@ -341,7 +341,7 @@ func TestParsePayloadSeverity(t *testing.T) {
 }
 
 func TestParsePayloadSeverityWarningListsAccepted(t *testing.T) {
-	got, err := payload.ParsePayload("healthcare", json.RawMessage(`{"severity": "purple"}`))
+	got, err := payload.Parse("healthcare", json.RawMessage(`{"severity": "purple"}`))
 	wantWarnings(t, got, err, "payload.severity")
 	msg := got.Warnings[0]
 	for _, v := range []string{"critical", "low", "red", "green", "1", "4"} {
@@ -352,7 +352,7 @@ func TestParsePayloadSeverityWarningListsAccepted(t *testing.T) {
 }
 
 func TestParsePayloadAll(t *testing.T) {
-	got, err := payload.ParsePayload("healthcare", json.RawMessage(benchPayload))
+	got, err := payload.Parse("healthcare", json.RawMessage(benchPayload))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +410,7 @@ func TestParsers(t *testing.T) {
 		for _, p := range payload.Parsers([]string{"mining"}) {
 			for _, s := range p.Severities {
 				raw, _ := json.Marshal(map[string]string{"severity": s})
-				if got, err := payload.ParsePayload(p.Vertical, raw); err != nil || got.Severity == "" {
+				if got, err := payload.Parse(p.Vertical, raw); err != nil || got.Severity == "" {
 					t.Errorf("%s lists %q but parses it to %q, %v", p.Vertical, s, got.Severity, err)
 				}
 			}
@@ -433,7 +433,7 @@ func FuzzParsePayload(f *testing.F) {
 		f.Add("emergency", []byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, vertical string, body []byte) {
-		got, err := payload.ParsePayload(vertical, body)
+		got, err := payload.Parse(vertical, body)
 		trimmed := bytes.TrimSpace(body)
 		absent := len(trimmed) == 0 || string(trimmed) == "null"
 		object := !absent && trimmed[0] == '{' && json.Valid(trimmed)
@@ -511,7 +511,7 @@ func BenchmarkParsePayload(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := payload.ParsePayload("healthcare", raw); err != nil {
+		if _, err := payload.Parse("healthcare", raw); err != nil {
 			b.Fatal(err)
 		}
 	}

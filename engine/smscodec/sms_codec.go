@@ -11,7 +11,7 @@ import (
 // SMSMaxLen is the most GSM-7 septets an FR1 line may take: one SMS.
 const SMSMaxLen = 160
 
-const SmsPrefix = "FR1"
+const Prefix = "FR1"
 
 var (
 	smsPriorityLetter = map[string]string{"critical": "C", "high": "H", "normal": "N", "low": "L"}
@@ -101,7 +101,7 @@ func smsCRC(head string) string {
 // empty; lat and lng both nil (unknown position) or both set and in range. Errors are
 // validation errors naming the offending argument.
 func EncodeSMS(eventID, priority, typ, zoneCode string, lat, lng *float64) (string, error) {
-	return EncodeFR1(SmsPrefix+"|", "", eventID, priority, typ, zoneCode, lat, lng)
+	return EncodeFR1(Prefix+"|", "", eventID, priority, typ, zoneCode, lat, lng)
 }
 
 // encodeFR1 writes an FR1 line: lead (the fields before the event ref, with their '|'),
@@ -168,7 +168,7 @@ func DecodeSMS(line string) (model.SMSMessage, error) {
 	if len(f) != 7 {
 		return m, model.Invalid("body", "an FR1 line has 7 '|'-separated fields, not %d", len(f))
 	}
-	if f[0] != SmsPrefix {
+	if f[0] != Prefix {
 		return m, model.Invalid("body", "an FR1 line starts with FR1")
 	}
 	if err := CheckSMSCRC(line, f[6]); err != nil {

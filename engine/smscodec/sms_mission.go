@@ -19,7 +19,7 @@ func EncodeMissionSMS(code, eventID, priority, typ, zoneCode string, lat, lng *f
 	if !ValidMissionCode(code) {
 		return "", model.Invalid("code", "a mission code is %d characters of %s", MissionCodeLen, MissionCodeAlphabet)
 	}
-	return EncodeFR1(SmsPrefix+"|"+smsMissionMark+"|"+code+"|", "\n"+smsReplyHint+code,
+	return EncodeFR1(Prefix+"|"+smsMissionMark+"|"+code+"|", "\n"+smsReplyHint+code,
 		eventID, priority, typ, zoneCode, lat, lng)
 }
 
@@ -41,7 +41,7 @@ func DecodeMissionSMS(body string) (model.MissionSMS, error) {
 	if len(f) != 9 {
 		return m, model.Invalid("body", "an FR1 mission line has 9 '|'-separated fields, not %d", len(f))
 	}
-	if f[0] != SmsPrefix || f[1] != smsMissionMark {
+	if f[0] != Prefix || f[1] != smsMissionMark {
 		return m, model.Invalid("body", "an FR1 mission line starts with FR1|M")
 	}
 	if !ValidMissionCode(f[2]) {
@@ -78,7 +78,7 @@ func ParseSMSReply(body string) (model.SMSReply, error) {
 	switch {
 	case len(w) == 0:
 		return r, model.Invalid("body", "body is empty: a reply is FR1 ACK|ROUTE|SITE|DONE|FAIL <mission code>")
-	case !strings.EqualFold(w[0], SmsPrefix):
+	case !strings.EqualFold(w[0], Prefix):
 		return r, model.Invalid("body", "a reply starts with FR1: FR1 ACK|ROUTE|SITE|DONE|FAIL <mission code>")
 	case len(w) == 1:
 		return r, model.Invalid("body", "the reply names no verb: FR1 ACK|ROUTE|SITE|DONE|FAIL <mission code>")
@@ -100,7 +100,7 @@ func ParseSMSReply(body string) (model.SMSReply, error) {
 }
 
 // smsTruncate cuts s to at most n bytes on a rune boundary.
-func SmsTruncate(s string, n int) string {
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

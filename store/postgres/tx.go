@@ -27,6 +27,9 @@ type tx struct {
 	// retry is set when that error (or the commit's) allows running the whole fn again.
 	retry bool
 	cause error
+	// committing is set once the commit is sent: a connection lost then leaves the
+	// outcome unknown, and fn is not run again.
+	committing bool
 }
 
 var _ model.Tx = (*tx)(nil)

@@ -3,10 +3,15 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/store/postgres"
 	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 )
 
@@ -74,5 +79,113 @@ func TestConnectionLost(t *testing.T) {
 		if err := a.View(ctx, func(tx model.Tx) (err error) { got, err = tx.Meta("k"); return err }); err != nil || string(got) != "v" {
 			t.Fatalf("after the connections were cut: %q, %v", got, err)
 		}
+	}
+}
+
+// silentProxy forwards loopback TCP connections to a database until it goes silent:
+// then it keeps every connection open and forwards nothing, as a database host whose
+// packets are dropped would.
+type silentProxy struct {
+	ln     net.Listener
+	to     string
+	silent atomic.Bool
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func newSilentProxy(t *testing.T, to string) *silentProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &silentProxy{ln: ln, to: to}
+	t.Cleanup(p.close)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c)
+			p.mu.Unlock()
+			if p.silent.Load() {
+				continue // accepted, and never answered
+			}
+			d, err := net.Dial("tcp", to)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, d)
+			p.mu.Unlock()
+			go p.pipe(d, c)
+			go p.pipe(c, d)
+		}
+	}()
+	return p
+}
+
+// close closes the listener and every connection.
+func (p *silentProxy) close() {
+	_ = p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+}
+
+// pipe copies src to dst until the proxy goes silent; then it stops reading.
+func (p *silentProxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && !p.silent.Load() {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+		if p.silent.Load() {
+			return // the bytes in flight are dropped, the connection stays open
+		}
+	}
+}
+
+// TestDatabaseSilent: a database that stops answering without closing anything (a host
+// gone, packets dropped) is answered unavailable within the transaction timeout and the
+// URL's connect timeout, not after the kernel's TCP timeouts.
+func TestDatabaseSilent(t *testing.T) {
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newSilentProxy(t, u.Host)
+	u.Host = p.ln.Addr().String()
+	q := u.Query()
+	q.Set("connect_timeout", "1")
+	u.RawQuery = q.Encode()
+	db, err := postgres.Open(context.Background(), u.String(), postgres.Options{TxTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	t.Cleanup(p.close) // before the pool's close, which would wait for silent connections
+	update(t, db, func(tx model.Tx) error { return tx.PutMeta("k", []byte("v")) })
+	p.silent.Store(true)
+	for i := range 2 { // on a connection of the pool, then on a new one
+		began := time.Now()
+		err := db.View(context.Background(), func(tx model.Tx) error { _, err := tx.Meta("k"); return err })
+		if took := time.Since(began); took > 4*time.Second {
+			t.Fatalf("view %d took %v with the database silent", i, took)
+		} else {
+			t.Logf("view %d: unavailable after %v", i, took)
+		}
+		wantKind(t, err, model.KindUnavailable)
 	}
 }

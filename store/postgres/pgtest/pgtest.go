@@ -117,9 +117,9 @@ func findBin() string {
 	return ""
 }
 
-// start initdbs and starts a cluster; durable, its commits wait for their WAL write
-// (synchronous_commit on), so that a stop loses no acknowledged commit; fsync stays off
-// either way, as the tests stop the server, never the machine.
+// start initdbs and starts a cluster. A durable one commits with synchronous_commit on,
+// so that a stop loses no acknowledged commit; fsync stays off either way, as the tests
+// stop the server, never the machine.
 func start(durable bool) (*cluster, error) {
 	bin := findBin()
 	if bin == "" {

@@ -21,7 +21,14 @@ type central struct {
 // (--demo), whose credentials every node shares. extra flags go to every process.
 func serveCentral(t *testing.T, bin string, n int, extra ...string) *central {
 	t.Helper()
-	c := &central{url: pgtest.URL(t)}
+	return serveCentralOn(t, bin, pgtest.URL(t), n, extra...)
+}
+
+// serveCentralOn is serveCentral on a given database (one of a cluster of the test's own,
+// pgtest.Own, that the test stops and starts).
+func serveCentralOn(t *testing.T, bin, url string, n int, extra ...string) *central {
+	t.Helper()
+	c := &central{url: url}
 	db := []string{"--database", c.url}
 	first := serveDemo(t, bin, t.TempDir(), append(db, extra...)...)
 	c.nodes = append(c.nodes, first)

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -10,36 +12,67 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// rateLimiter counts each tenant's requests in fixed one-minute windows.
+// rateLimiter counts each tenant's requests in fixed one-minute windows. Alone (bbolt),
+// it counts in memory. With a store that shares the windows between processes
+// (model.RateWindows, PostgreSQL), it takes blocks of each window's budget from the
+// store and serves requests from its block in memory (docs/decisions.md, "A tenant's
+// rate limit across processes").
 type rateLimiter struct {
-	clock model.Clock
-	mu    sync.Mutex
-	wins  map[string]*window
+	clock  model.Clock
+	shared model.RateWindows // nil: this process counts alone
+	log    *slog.Logger
+	mu     sync.Mutex
+	wins   map[string]*window
 }
 
 type window struct {
 	start time.Time
 	count int
+
+	// Shared windows only: mu guards the fields below and start and count, and is held
+	// across a take from the store, so that one request of a tenant takes a block while
+	// the others wait for it.
+	mu sync.Mutex
+	// granted is what this process took from the shared window and may serve; others
+	// what the other processes had taken at this process's last take.
+	granted, others int
+	// spent: the shared window has nothing left, so no request takes from it again.
+	spent bool
+	// retryAt: a take failed (the database is unreachable); until then the process
+	// counts alone, against what was left at its last take.
+	retryAt time.Time
+	// dropped: sweep removed the window from the map; a request that holds it looks
+	// the tenant's window up again.
+	dropped bool
 }
 
-func newRateLimiter(c model.Clock) *rateLimiter {
-	return &rateLimiter{clock: c, wins: map[string]*window{}}
+// rateBlockDivisor sizes the blocks of a shared window: limit/40 (12 requests of a
+// starter plan's 500), so that what the other processes hold unused when one is refused,
+// at most a block each, stays within 10 % of the limit up to five processes.
+const rateBlockDivisor = 40
+
+// rateRetry is how long a process counts alone after a take from the shared window
+// failed, before it tries the store again.
+const rateRetry = time.Second
+
+func newRateLimiter(c model.Clock, shared model.RateWindows, log *slog.Logger) *rateLimiter {
+	return &rateLimiter{clock: c, shared: shared, log: log, wins: map[string]*window{}}
 }
 
 // allow counts a request of the principal's tenant, sets the x-ratelimit-* headers and
 // answers rate_limited when the plan's limit is spent.
-func (l *rateLimiter) allow(w http.ResponseWriter, p model.Principal) error {
-	return l.take(w, p, 1)
+func (l *rateLimiter) allow(ctx context.Context, w http.ResponseWriter, p model.Principal) error {
+	return l.take(ctx, w, p, 1)
 }
 
 // peek sets the x-ratelimit-* headers of the principal's tenant without counting a
 // request: the answer of a public route (health, login) to a caller that sent credentials.
-func (l *rateLimiter) peek(w http.ResponseWriter, p model.Principal) {
-	_ = l.take(w, p, 0)
+func (l *rateLimiter) peek(ctx context.Context, w http.ResponseWriter, p model.Principal) {
+	_ = l.take(ctx, w, p, 0)
 }
 
 // take counts n requests of the principal's tenant in its window and sets the headers.
-func (l *rateLimiter) take(w http.ResponseWriter, p model.Principal, n int) error {
+func (l *rateLimiter) take(ctx context.Context, w http.ResponseWriter, p model.Principal, n int) error {
 	now := l.clock.Now()
 	start := now.Truncate(time.Minute)
 	reset := start.Add(time.Minute)
@@ -51,26 +84,90 @@ func (l *rateLimiter) take(w http.ResponseWriter, p model.Principal, n int) erro
 		h.Set("x-ratelimit-remaining", "unlimited")
 		return nil
 	}
-	l.mu.Lock()
-	win := l.wins[p.TenantID]
-	if win == nil {
-		win = &window{}
-		l.wins[p.TenantID] = win
+	var allowed bool
+	var remaining int
+	if l.shared != nil {
+		allowed, remaining = l.takeShared(ctx, p.TenantID, now, start, limit, n)
+	} else {
+		l.mu.Lock()
+		win := l.window(p.TenantID, start)
+		win.count += n
+		count := win.count
+		l.mu.Unlock()
+		allowed, remaining = count <= limit, max(0, limit-count)
 	}
-	if !win.start.Equal(start) {
-		win.start, win.count = start, 0
-		l.sweep(start)
-	}
-	win.count += n
-	count := win.count
-	l.mu.Unlock()
 	h.Set("x-ratelimit-limit", strconv.Itoa(limit))
-	h.Set("x-ratelimit-remaining", strconv.Itoa(max(0, limit-count)))
-	if n > 0 && count > limit {
+	h.Set("x-ratelimit-remaining", strconv.Itoa(remaining))
+	if n > 0 && !allowed {
 		return &model.Error{Kind: model.KindRateLimited, RetryAfter: reset.Sub(now),
 			Msg: "rate limit of " + strconv.Itoa(limit) + " requests per minute exceeded"}
 	}
 	return nil
+}
+
+// window returns the tenant's window, started afresh when it is not the one of start.
+// Called with mu held.
+func (l *rateLimiter) window(tenantID string, start time.Time) *window {
+	win := l.wins[tenantID]
+	if win == nil {
+		win = &window{}
+		l.wins[tenantID] = win
+	}
+	if !win.start.Equal(start) && l.shared == nil {
+		win.start, win.count = start, 0
+		l.sweep(start)
+	}
+	return win
+}
+
+// takeShared counts n requests of a tenant against its shared window: from the block
+// this process holds, taking another from the store when the block is used up. It
+// reports whether the requests are allowed and what remains of the window as this
+// process knows it. A request that is refused is not counted.
+func (l *rateLimiter) takeShared(ctx context.Context, tenantID string, now, start time.Time, limit, n int) (bool, int) {
+	var win *window
+	for {
+		l.mu.Lock()
+		win = l.window(tenantID, start)
+		l.mu.Unlock()
+		win.mu.Lock()
+		if !win.dropped {
+			break
+		}
+		win.mu.Unlock()
+	}
+	defer win.mu.Unlock()
+	if !win.start.Equal(start) {
+		if win.start.Before(start) {
+			l.mu.Lock()
+			l.sweep(start)
+			l.mu.Unlock()
+		}
+		win.start, win.count, win.granted, win.others, win.spent = start, 0, 0, 0, false
+	}
+	if n > 0 && win.count+n > win.granted && !win.spent && !now.Before(win.retryAt) {
+		ask := max(1, limit/rateBlockDivisor, win.count+n-win.granted)
+		total, err := l.shared.TakeRate(ctx, tenantID, start, ask)
+		if err != nil {
+			win.retryAt = now.Add(rateRetry)
+			l.log.Warn("rate limit: the shared window cannot be reached; counting in this process alone",
+				"tenant", tenantID, "err", err)
+		} else {
+			before := total - ask
+			win.others = before - win.granted
+			win.granted += min(ask, max(0, limit-before))
+			win.spent = total >= limit
+		}
+	}
+	allowed := win.count+n <= win.granted
+	if !allowed && !win.spent && now.Before(win.retryAt) {
+		// The store is unreachable: fail open, counting alone against what was left.
+		allowed = win.others+win.count+n <= limit
+	}
+	if allowed {
+		win.count += n
+	}
+	return allowed, min(limit, max(0, limit-win.others-win.count))
 }
 
 // sweep drops windows older than start, so idle tenants cost nothing. Called with mu held,
@@ -80,8 +177,19 @@ func (l *rateLimiter) sweep(start time.Time) {
 		return
 	}
 	for id, w := range l.wins {
-		if w.start.Before(start) {
-			delete(l.wins, id)
+		if l.shared == nil {
+			if w.start.Before(start) {
+				delete(l.wins, id)
+			}
+			continue
+		}
+		// A window in use is not idle: leave it (and never wait for it under mu).
+		if w.mu.TryLock() {
+			if w.start.Before(start) {
+				w.dropped = true
+				delete(l.wins, id)
+			}
+			w.mu.Unlock()
 		}
 	}
 }

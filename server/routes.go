@@ -196,7 +196,7 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, err error) {
 			if st := state(r); st != nil {
 				st.principal = &p
 			}
-			if lerr := s.limiter.allow(w, p); lerr != nil {
+			if lerr := s.limiter.allow(r.Context(), w, p); lerr != nil {
 				err = lerr
 			}
 		}
@@ -228,7 +228,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error 
 		// its rate-limit headers, as on every answer (docs/rules.md, HTTP).
 		if hasCredentials(r) {
 			if p, err := s.authenticate(r); err == nil {
-				s.limiter.peek(w, p)
+				s.limiter.peek(r.Context(), w, p)
 			}
 		}
 		return nil
@@ -239,7 +239,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error 
 	}
 	state(r).principal = &p
 	s.eng.CountRequest(p.TenantID)
-	if err := s.limiter.allow(w, p); err != nil {
+	if err := s.limiter.allow(r.Context(), w, p); err != nil {
 		return err
 	}
 	if !p.TenantActive && !rte.allowSuspended {

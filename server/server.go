@@ -78,7 +78,7 @@ func New(ctx context.Context, eng *engine.Engine, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.fpSecret = s.jwtSecret
-	s.limiter = newRateLimiter(eng.Clock())
+	s.limiter = newRateLimiter(eng.Clock(), eng.RateWindows(), s.log)
 	s.metrics = newMetrics(eng)
 	s.handler = s.routes()
 	return s, nil

@@ -5,6 +5,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -29,9 +30,10 @@ import (
 
 // DB is a fieldrelay database on PostgreSQL.
 type DB struct {
-	pool     *pgxpool.Pool
-	log      *slog.Logger
-	versions versions
+	pool      *pgxpool.Pool
+	log       *slog.Logger
+	versions  versions
+	txTimeout time.Duration
 }
 
 var _ model.Store = (*DB)(nil)
@@ -42,6 +44,8 @@ type Options struct {
 	MaxConns int32
 	// Log receives the migrations applied and the transactions retried (nil: discarded).
 	Log *slog.Logger
+	// TxTimeout bounds a transaction whose context has no deadline (0: 30 s).
+	TxTimeout time.Duration
 }
 
 //go:embed migrations/*.sql
@@ -64,6 +68,9 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if opt.MaxConns > 0 {
 		cfg.MaxConns = opt.MaxConns
 	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
 	log := opt.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -72,7 +79,7 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the database: %w", err)
 	}
-	db := &DB{pool: pool, log: log}
+	db := &DB{pool: pool, log: log, txTimeout: cmp.Or(opt.TxTimeout, defaultTxTimeout)}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -181,9 +188,15 @@ func (db *DB) Batch(ctx context.Context, fn func(model.Tx) error) error {
 }
 
 func (db *DB) run(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, db.txTimeout)
+		defer cancel()
+	}
+	reset := false
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return err
+			return unavailable(err)
 		}
 		t, err := db.attempt(ctx, mode, fn)
 		if err == nil {
@@ -191,6 +204,19 @@ func (db *DB) run(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) 
 				f()
 			}
 			return nil
+		}
+		if unreachable(err) {
+			// A connection lost (the server restarted, a failover) leaves the pool's
+			// other idle connections dead too: drop them all, and run fn again once on
+			// a new one, unless the commit was under way (it may have committed) or no
+			// connection could be opened (the database is down: answer at once).
+			if reset || dialFailed(err) || (t != nil && t.committing) {
+				return unavailable(err)
+			}
+			reset = true
+			db.pool.Reset()
+			db.log.Warn("database connection lost; the pool was reset", "err", err)
+			continue
 		}
 		if t == nil || !t.retry || attempt == maxAttempts {
 			return err
@@ -227,7 +253,10 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, fn func(model.
 	t = &tx{ctx: ctx, ptx: ptx, db: db, seed: rand.Uint64()}
 	defer func() {
 		if err != nil {
-			_ = ptx.Rollback(context.WithoutCancel(ctx))
+			// Bounded: on a connection gone silent, a rollback would wait forever.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultConnectTimeout)
+			_ = ptx.Rollback(rctx)
+			cancel()
 		}
 	}()
 	if err := fn(t); err != nil {
@@ -237,6 +266,7 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, fn func(model.
 		// fn went on after a failed statement: the transaction is aborted.
 		return t, t.failed
 	}
+	t.committing = true
 	if err := ptx.Commit(ctx); err != nil {
 		t.note(err)
 		return t, fmt.Errorf("postgres: commit: %w", err)

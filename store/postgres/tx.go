@@ -29,6 +29,9 @@ type tx struct {
 	cause error
 	// seed is drawn at random for each run of the transaction (usageShard).
 	seed uint64
+	// committing is set once the commit is sent: a connection lost then leaves the
+	// outcome unknown, and fn is not run again.
+	committing bool
 }
 
 var _ model.Tx = (*tx)(nil)

@@ -29,6 +29,7 @@ type cluster struct {
 	dir    string // the temp dir: data/, the socket and the log
 	bin    string // the directory of initdb and pg_ctl
 	port   int
+	opts   string     // the server's options (pg_ctl -o)
 	asUser *user.User // nil when the tests do not run as root
 }
 
@@ -62,7 +63,7 @@ func URL(tb testing.TB) string {
 	if !inMain.Load() {
 		tb.Fatal("pgtest: call pgtest.Main(m) from the package's TestMain, which stops the cluster at the end")
 	}
-	once.Do(func() { running, startErr = start() })
+	once.Do(func() { running, startErr = start(false) })
 	if skipWhy != "" {
 		if os.Getenv("CI") == "true" {
 			tb.Fatalf("pgtest: %s (CI=true: PostgreSQL is required)", skipWhy)
@@ -72,10 +73,16 @@ func URL(tb testing.TB) string {
 	if startErr != nil {
 		tb.Fatalf("pgtest: starting PostgreSQL: %v", startErr)
 	}
+	return running.newDB(tb)
+}
+
+// newDB creates a fresh database and returns its URL.
+func (c *cluster) newDB(tb testing.TB) string {
+	tb.Helper()
 	name := fmt.Sprintf("t%d", dbs.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, running.url("postgres"))
+	conn, err := pgx.Connect(ctx, c.url("postgres"))
 	if err != nil {
 		tb.Fatalf("pgtest: %v", err)
 	}
@@ -83,7 +90,7 @@ func URL(tb testing.TB) string {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0 STRATEGY file_copy"); err != nil {
 		tb.Fatalf("pgtest: creating a database: %v", err)
 	}
-	return running.url(name)
+	return c.url(name)
 }
 
 func (c *cluster) url(db string) string {
@@ -110,7 +117,10 @@ func findBin() string {
 	return ""
 }
 
-func start() (*cluster, error) {
+// start initdbs and starts a cluster. A durable one commits with synchronous_commit on,
+// so that a stop loses no acknowledged commit; fsync stays off either way, as the tests
+// stop the server, never the machine.
+func start(durable bool) (*cluster, error) {
 	bin := findBin()
 	if bin == "" {
 		skipWhy = "PostgreSQL is not installed (no initdb in /usr/lib/postgresql/*/bin or on PATH)"
@@ -148,9 +158,9 @@ func start() (*cluster, error) {
 		if c.port, err = freePort(); err != nil {
 			break
 		}
-		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
-			c.port, c.dir)
-		if err = c.run("pg_ctl", "-D", c.data(), "-l", filepath.Join(c.dir, "log"), "-w", "-t", "60", "-o", opts, "start"); err == nil {
+		c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=%s -c full_page_writes=off -c max_connections=200",
+			c.port, c.dir, map[bool]string{false: "off", true: "on"}[durable])
+		if err = c.pgctlStart(); err == nil {
 			c.watch()
 			return c, nil
 		}
@@ -176,6 +186,12 @@ func (c *cluster) watch() {
 }
 
 func (c *cluster) data() string { return filepath.Join(c.dir, "data") }
+
+// pgctlStart starts the server of an initialized cluster and waits until it accepts
+// connections.
+func (c *cluster) pgctlStart() error {
+	return c.run("pg_ctl", "-D", c.data(), "-l", filepath.Join(c.dir, "log"), "-w", "-t", "60", "-o", c.opts, "start")
+}
 
 // run runs a PostgreSQL program, as the postgres user when the tests run as root.
 func (c *cluster) run(prog string, args ...string) error {
@@ -208,4 +224,62 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Cluster is a PostgreSQL cluster of one test's own, which the test may stop and start
+// again on the same port: a database outage. Its commits are durable against a stop
+// (synchronous_commit on). Own starts it; the test's cleanup stops it and removes it.
+type Cluster struct {
+	c *cluster
+}
+
+// Own starts a cluster for the test alone (a few seconds: initdb). Like URL, it skips
+// the test without PostgreSQL (and fails it under CI=true), and needs Main.
+func Own(tb testing.TB) *Cluster {
+	tb.Helper()
+	if !inMain.Load() {
+		tb.Fatal("pgtest: call pgtest.Main(m) from the package's TestMain, which stops the cluster at the end")
+	}
+	c, err := start(true)
+	if skipWhy != "" {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("pgtest: %s (CI=true: PostgreSQL is required)", skipWhy)
+		}
+		tb.Skipf("pgtest: %s", skipWhy)
+	}
+	if err != nil {
+		tb.Fatalf("pgtest: starting PostgreSQL: %v", err)
+	}
+	tb.Cleanup(func() {
+		// The test may have left it stopped: only the removal must succeed.
+		_ = c.run("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop")
+		if err := os.RemoveAll(c.dir); err != nil {
+			tb.Errorf("pgtest: removing the cluster: %v", err)
+		}
+	})
+	return &Cluster{c: c}
+}
+
+// URL returns the URL of a new, empty database of the cluster.
+func (c *Cluster) URL(tb testing.TB) string {
+	tb.Helper()
+	return c.c.newDB(tb)
+}
+
+// Stop stops the server at once, as a crash would (pg_ctl -m immediate): connections
+// are cut, and new ones refused until Start.
+func (c *Cluster) Stop(tb testing.TB) {
+	tb.Helper()
+	if err := c.c.run("pg_ctl", "-D", c.c.data(), "-m", "immediate", "-w", "stop"); err != nil {
+		tb.Fatalf("pgtest: stopping PostgreSQL: %v", err)
+	}
+}
+
+// Start starts the stopped server again, on the same port, and waits until it accepts
+// connections (after its crash recovery).
+func (c *Cluster) Start(tb testing.TB) {
+	tb.Helper()
+	if err := c.c.pgctlStart(); err != nil {
+		tb.Fatalf("pgtest: starting PostgreSQL again: %v", err)
+	}
 }

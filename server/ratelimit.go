@@ -113,7 +113,8 @@ func (l *rateLimiter) window(tenantID string, start time.Time) *window {
 		win = &window{}
 		l.wins[tenantID] = win
 	}
-	if !win.start.Equal(start) && l.shared == nil {
+	// A shared window's start is win.mu's (takeShared): not read here.
+	if l.shared == nil && !win.start.Equal(start) {
 		win.start, win.count = start, 0
 		l.sweep(start)
 	}

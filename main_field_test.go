@@ -53,8 +53,13 @@ func (h *missionHooks) named(name string) []map[string]any {
 // team to an event; its webhook notification makes the mission SENT; the field operator
 // moves it ACK → ON_ROUTE → ON_SITE → COMPLETED; every mission.status_updated arrives
 // signed; the team is available again and the event closed. Another tenant sees none of it.
+// It runs on both stores (eachStore).
 func TestField_MissionLifecycle(t *testing.T) {
 	bin := binary(t)
+	eachStore(t, func(t *testing.T, st nodeStore) { missionLifecycle(t, bin, st) })
+}
+
+func missionLifecycle(t *testing.T, bin string, store nodeStore) {
 	hooks := &missionHooks{t: t}
 	rcv := httptest.NewTLSServer(hooks)
 	defer rcv.Close()
@@ -63,8 +68,7 @@ func TestField_MissionLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("SSL_CERT_FILE", caFile)
-	data := t.TempDir()
-	s := serveDemo(t, bin, data, "--allow-loopback-webhooks")
+	s := store.serveDemo(t, bin, "--allow-loopback-webhooks")
 	key := s.key()
 	sup, op := s.login(t, "operational_supervisor"), s.login(t, "field_operator")
 
@@ -143,7 +147,7 @@ func TestField_MissionLifecycle(t *testing.T) {
 
 	// Another tenant: 404 on every mission, team and dispatch of the demo tenant.
 	var other map[string]any
-	if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", data, "--json", "--name", "Other",
+	if err := json.Unmarshal(store.cli(t, bin, "", "tenant", "create", "--json", "--name", "Other",
 		"--slug", "other", "--email", "ops@other.example", "--country", "FR"), &other); err != nil {
 		t.Fatal(err)
 	}

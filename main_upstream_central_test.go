@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/store/postgres"
 )
 
 // roundRobin is a reverse proxy on loopback that sends each request to the next of its
@@ -56,7 +60,8 @@ func (p *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // round-robin proxy, so that the edge's pushes land on both in turn. The edge (bbolt)
 // records events and runs missions while pushing; one central process is killed (-9)
 // mid-push and a new one starts in its place; in the end each process lists every edge
-// record once: missing 0, duplicates 0, mission histories in order.
+// record once (missing 0, duplicates 0, mission histories in order), and every dispatch is
+// in the database.
 func TestUpstream_CentralOnPostgres(t *testing.T) {
 	bin := binary(t)
 	began := time.Now()
@@ -144,6 +149,31 @@ func TestUpstream_CentralOnPostgres(t *testing.T) {
 			t.Logf("%d events and %d missions upstream, missing 0, duplicates 0", cmp.events, cmp.missions)
 		}
 	}
+	// Every dispatch is in the database, once, with the edge's origin.
+	edgeMissions := list(t, n.edge, "/v1/missions", n.edgeKey)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := postgres.Open(ctx, c.url, postgres.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(ctx, func(tx model.Tx) error {
+		for _, m := range edgeMissions {
+			d, err := tx.Dispatch(n.centralTenant, m["dispatch_id"].(string))
+			if err != nil {
+				return fmt.Errorf("dispatch %s of mission %s: %w", m["dispatch_id"], m["id"], err)
+			}
+			if d.Origin == nil || *d.Origin != n.nodeID || d.MissionID != m["id"] {
+				return fmt.Errorf("dispatch %s upstream: %+v", d.ID, d)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	p1, p2 := rr.posted[0].Load(), rr.posted[1].Load()
 	if p1 == 0 || p2 == 0 {
 		t.Fatalf("the pushes did not land on both processes: %d and %d accepted", p1, p2)

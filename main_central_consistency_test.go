@@ -111,6 +111,7 @@ func TestCentral_Consistency(t *testing.T) {
 	t.Run("idempotency", func(t *testing.T) { idempotencyAcrossProcesses(t, c) })
 	t.Run("login lock", func(t *testing.T) { loginLockAcrossProcesses(t, c) })
 	t.Run("device sequences", func(t *testing.T) { deviceSequencesAcrossProcesses(t, c) })
+	t.Run("unique indexes", func(t *testing.T) { uniqueAcrossProcesses(t, c) })
 }
 
 // idempotencyAcrossProcesses: 50 requests sharing one idempotency key, sent at once and
@@ -212,6 +213,78 @@ func loginLockAcrossProcesses(t *testing.T, c *central) {
 	}
 	status, _, body := c.nodes[1].call(t, "POST", "/v1/auth/login", map[string]any{"email": email, "password": password})
 	expect(t, "login after 4 failures, a success and 4 failures", status, 200, body)
+
+	// Five failures at once, spread over both processes, lock as five in a row do: none of
+	// the counts is lost to another.
+	for _, u := range c.nodes[0].Users {
+		if u.Role == "operational_supervisor" {
+			email, password = u.Email, u.Password
+		}
+	}
+	for i, a := range c.together(t, 5, "POST", "/v1/auth/login", func(int) any {
+		return map[string]any{"email": email, "password": "wrong password 123"}
+	}) {
+		if a.status != 401 {
+			t.Fatalf("concurrent failure %d: %d %v", i+1, a.status, a.body)
+		}
+	}
+	for i, n := range c.nodes {
+		status, _, body := n.call(t, "POST", "/v1/auth/login", map[string]any{"email": email, "password": password})
+		if status != 423 {
+			t.Fatalf("the right password on node %d after 5 concurrent failures: %d %v", i+1, status, body)
+		}
+	}
+}
+
+// uniqueAcrossProcesses: writes that a unique rule allows once, sent at once to both
+// processes without an idempotency key: a zone code and a user's email are taken by one
+// (201) and the others answer 409 conflict; a device's hardware_id registers one device
+// (201), which the others answer (200).
+func uniqueAcrossProcesses(t *testing.T, c *central) {
+	key := c.nodes[0].key()
+	count := func(what string, answers []answer, created, other int, code string) map[string]any {
+		t.Helper()
+		var first map[string]any
+		n := 0
+		for i, a := range answers {
+			switch {
+			case a.status == created:
+				n++
+				first = a.body
+			case a.status != other || (code != "" && a.body["error"] != code):
+				t.Fatalf("%s: request %d answered %d %v", what, i, a.status, a.body)
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%s: %d answered %d, want 1", what, n, created)
+		}
+		return first
+	}
+	zone := map[string]any{"code": "RACE-01", "name": "Race zone", "boundary": map[string]any{"type": "Polygon",
+		"coordinates": [][][]float64{{{2.2, 48.8}, {2.4, 48.8}, {2.4, 49.0}, {2.2, 49.0}, {2.2, 48.8}}}}}
+	count("20 POST /v1/zones of one code", c.together(t, 20, "POST", "/v1/zones", func(int) any { return zone }, key...),
+		201, 409, "conflict")
+
+	admin := c.nodes[0].login(t, "company_admin")
+	user := map[string]any{"email": "race@demo.example", "name": "Race", "role": "field_operator", "password": "race password 123"}
+	count("6 POST /v1/tenant/users of one email", c.together(t, 6, "POST", "/v1/tenant/users", func(int) any { return user }, admin...),
+		201, 409, "conflict")
+
+	op := c.nodes[0].login(t, "field_operator")
+	var teamID string
+	for _, tm := range list(t, c.nodes[0].served, "/v1/teams", key) {
+		if tm["name"] == "SAMU Lyon 1" {
+			teamID, _ = tm["id"].(string)
+		}
+	}
+	reg := map[string]any{"name": "race tablet", "platform": "android", "team_id": teamID, "hardware_id": "imei-race"}
+	answers := c.together(t, 20, "POST", "/v1/devices/register", func(int) any { return reg }, op...)
+	dev := count("20 POST /v1/devices/register of one hardware_id", answers, 201, 200, "")
+	for i, a := range answers {
+		if a.body["device_id"] != dev["device_id"] {
+			t.Fatalf("register %d: device %v, another answer %v", i, a.body["device_id"], dev["device_id"])
+		}
+	}
 }
 
 // deviceSequencesAcrossProcesses: the same device item (device_id,

@@ -177,9 +177,14 @@ var demoPhones = map[string]map[string][]string{
 	},
 }
 
+// TestDelivery_EndToEnd runs on both stores (eachStore).
 func TestDelivery_EndToEnd(t *testing.T) {
-	start := time.Now()
 	bin := binary(t)
+	eachStore(t, func(t *testing.T, st nodeStore) { deliveryEndToEnd(t, bin, st) })
+}
+
+func deliveryEndToEnd(t *testing.T, bin string, store nodeStore) {
+	start := time.Now()
 
 	hooksA, hooksB := newFlakyReceiver(2), newFlakyReceiver(0)
 	rcvA := httptest.NewTLSServer(hooksA)
@@ -200,8 +205,7 @@ func TestDelivery_EndToEnd(t *testing.T) {
 	}
 	t.Setenv("SSL_CERT_FILE", caFile) // inherited by the node: it trusts both receivers
 
-	data := t.TempDir()
-	s := serveDemo(t, bin, data, "--allow-loopback-webhooks",
+	s := store.serveDemo(t, bin, "--allow-loopback-webhooks",
 		"--webhook-retry-schedule", "100ms,100ms,100ms", "--sms-gateway", gwSrv.URL+"/sms")
 
 	// Tenant A: the demo tenant, whose key --demo saved in the data dir.
@@ -210,12 +214,12 @@ func TestDelivery_EndToEnd(t *testing.T) {
 	expect(t, "tenant A me", st, 200, me)
 	tenantA, _ := me["id"].(string)
 
-	// Tenant B: created with the CLI through the admin socket while the node serves.
+	// Tenant B: created with the CLI while the node serves (through the admin socket on bbolt).
 	var createdB struct {
 		Tenant map[string]any `json:"tenant"`
 		APIKey string         `json:"api_key"`
 	}
-	out := mustRun(t, bin, "", "tenant", "create", "--data", data, "--name", "Beta Logistics", "--slug", "beta",
+	out := store.cli(t, bin, "", "tenant", "create", "--name", "Beta Logistics", "--slug", "beta",
 		"--email", "ops@beta.example", "--country", "fr", "--json")
 	if err := json.Unmarshal(out, &createdB); err != nil || createdB.APIKey == "" {
 		t.Fatalf("tenant create B: %v %s", err, out)

@@ -12,10 +12,14 @@ import (
 // queue, acknowledges them (the mission is SENT by channel device, the event delivered),
 // then reports ACK, ON_ROUTE, ON_SITE and COMPLETED captured while offline, the last three
 // first (held above the gap) and ACK after: the mission shows the captured times.
+// It runs on both stores (eachStore).
 func TestField_DeviceOffline(t *testing.T) {
 	bin := binary(t)
-	data := t.TempDir()
-	s := serveDemo(t, bin, data)
+	eachStore(t, func(t *testing.T, st nodeStore) { deviceOffline(t, bin, st) })
+}
+
+func deviceOffline(t *testing.T, bin string, store nodeStore) {
+	s := store.serveDemo(t, bin)
 	key := s.key()
 	sup, op := s.login(t, "operational_supervisor"), s.login(t, "field_operator")
 

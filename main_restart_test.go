@@ -51,6 +51,11 @@ func (h *downUpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestDelivery_KillNine: events accepted while their receiver is down survive a kill -9
 // of the node and are delivered after restart, each message with one webhook-id.
+//
+// It runs on bbolt only: it is the crash of the bbolt file (its group commit and the
+// outbox it reopens). On PostgreSQL a killed process leaves its records in the database
+// and its claimed messages to the other processes once their lease ends; that is the
+// kill -9 test of the central tier, with two processes.
 func TestDelivery_KillNine(t *testing.T) {
 	bin := binary(t)
 	hooks := &downUpReceiver{ids: map[string]map[string]bool{}}

@@ -16,24 +16,28 @@ import (
 // `fieldrelay apikey create --scopes sms:inbound`, posts a member's "FR1 ACK <code>" and
 // the mission is ACK (source sms). A stranger's reply does not move it, and neither a
 // JWT nor the tenant's first key may post inbound SMS.
+// It runs on both stores (eachStore).
 func TestSMS_ReplyEndToEnd(t *testing.T) {
 	bin := binary(t)
+	eachStore(t, func(t *testing.T, st nodeStore) { smsReply(t, bin, st) })
+}
+
+func smsReply(t *testing.T, bin string, store nodeStore) {
 	gw := &fakeSMSGateway{}
 	gwSrv := httptest.NewServer(gw)
 	defer gwSrv.Close()
-	data := t.TempDir()
-	s := serveDemo(t, bin, data, "--sms-gateway", gwSrv.URL+"/sms")
+	s := store.serveDemo(t, bin, "--sms-gateway", gwSrv.URL+"/sms")
 	key := s.key()
 	sup := s.login(t, "operational_supervisor")
 
-	// The gateway's key, made with the CLI while the node serves (through the admin socket).
+	// The gateway's key, made with the CLI while the node serves (through the admin socket on bbolt).
 	var gwKey struct {
 		APIKey string `json:"api_key"`
 		Key    struct {
 			Scopes []string `json:"scopes"`
 		} `json:"key"`
 	}
-	out := mustRun(t, bin, "", "apikey", "create", "--data", data, "--tenant", "demo", "--name", "sms gateway",
+	out := store.cli(t, bin, "", "apikey", "create", "--tenant", "demo", "--name", "sms gateway",
 		"--scopes", "sms:inbound", "--json")
 	if err := json.Unmarshal(out, &gwKey); err != nil || gwKey.APIKey == "" || !slices.Equal(gwKey.Key.Scopes, []string{"sms:inbound"}) {
 		t.Fatalf("apikey create: %v %s", err, out)

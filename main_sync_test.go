@@ -10,13 +10,17 @@ import (
 // events captured offline (one of them invalid, one a repeat), reads the batch's status and
 // finds the accepted events in the list with their batch, device and capture time; the
 // same batch sent again creates nothing.
+// It runs on both stores (eachStore).
 func TestSync_BatchThroughBinary(t *testing.T) {
 	bin := binary(t)
-	data := t.TempDir()
+	eachStore(t, func(t *testing.T, st nodeStore) { syncBatch(t, bin, st) })
+}
+
+func syncBatch(t *testing.T, bin string, store nodeStore) {
 	var created struct {
 		APIKey string `json:"api_key"`
 	}
-	out := mustRun(t, bin, "", "tenant", "create", "--data", data, "--name", "Acme Rescue", "--slug", "acme",
+	out := store.cli(t, bin, "", "tenant", "create", "--name", "Acme Rescue", "--slug", "acme",
 		"--email", "ops@acme.example", "--country", "fr", "--json")
 	if err := json.Unmarshal(out, &created); err != nil {
 		t.Fatalf("tenant create: %v %s", err, out)
@@ -25,12 +29,12 @@ func TestSync_BatchThroughBinary(t *testing.T) {
 	var dev struct {
 		APIKey string `json:"api_key"`
 	}
-	out = mustRun(t, bin, "", "apikey", "create", "--data", data, "--tenant", "acme", "--name", "tablets",
+	out = store.cli(t, bin, "", "apikey", "create", "--tenant", "acme", "--name", "tablets",
 		"--scopes", "sync:write", "--json")
 	if err := json.Unmarshal(out, &dev); err != nil || dev.APIKey == "" {
 		t.Fatalf("apikey create: %v %s", err, out)
 	}
-	s := serve(t, bin, data, false)
+	s := store.serve(t, bin, false)
 	key := []string{"x-svc-api-key", created.APIKey}
 	devKey := []string{"x-svc-api-key", dev.APIKey}
 

@@ -177,16 +177,20 @@ func expect(t *testing.T, what string, status, want int, body map[string]any) {
 	}
 }
 
+// TestEndToEnd runs on both stores (eachStore).
 func TestEndToEnd(t *testing.T) {
 	bin := binary(t)
-	data := t.TempDir()
+	eachStore(t, func(t *testing.T, st nodeStore) { endToEnd(t, bin, st) })
+}
+
+func endToEnd(t *testing.T, bin string, st nodeStore) {
 
 	// Bootstrap with the CLI, no server running.
 	var created struct {
 		Tenant map[string]any `json:"tenant"`
 		APIKey string         `json:"api_key"`
 	}
-	out := mustRun(t, bin, "", "tenant", "create", "--data", data, "--name", "Acme Rescue", "--slug", "acme",
+	out := st.cli(t, bin, "", "tenant", "create", "--name", "Acme Rescue", "--slug", "acme",
 		"--email", "ops@acme.example", "--country", "fr", "--json")
 	if err := json.Unmarshal(out, &created); err != nil || created.Tenant["slug"] != "acme" ||
 		!strings.HasPrefix(created.APIKey, "fr_live_") || len(created.APIKey) != 40 {
@@ -197,7 +201,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	const pw = "e2e password 123"
 	for _, u := range [][2]string{{"admin@acme.example", "company_admin"}, {"sup@acme.example", "operational_supervisor"}} {
-		out = mustRun(t, bin, pw+"\n", "user", "create", "--data", data, "--tenant", "acme", "--email", u[0],
+		out = st.cli(t, bin, pw+"\n", "user", "create", "--tenant", "acme", "--email", u[0],
 			"--name", u[1], "--role", u[1], "--password-stdin", "--json")
 		var uc struct {
 			User map[string]any `json:"user"`
@@ -207,60 +211,77 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 
-	s := serve(t, bin, data, false)
+	s := st.serve(t, bin, false)
 	key := []string{"x-svc-api-key", created.APIKey}
 
 	// Login and tenant/me with both methods.
-	st, _, body := s.call(t, "POST", "/v1/auth/login", map[string]string{"email": "admin@acme.example", "password": pw})
-	expect(t, "login", st, 200, body)
+	status, _, body := s.call(t, "POST", "/v1/auth/login", map[string]string{"email": "admin@acme.example", "password": pw})
+	expect(t, "login", status, 200, body)
 	if body["expires_in"] != 28800.0 {
 		t.Fatalf("expires_in %v", body["expires_in"])
 	}
 	admin := []string{"Authorization", "Bearer " + body["token"].(string)}
-	st, _, body = s.call(t, "GET", "/v1/tenant/me", nil, admin...)
-	expect(t, "tenant/me by JWT", st, 200, body)
-	st, hdr, body := s.call(t, "GET", "/v1/tenant/me", nil, key...)
-	expect(t, "tenant/me by key", st, 200, body)
+	status, _, body = s.call(t, "GET", "/v1/tenant/me", nil, admin...)
+	expect(t, "tenant/me by JWT", status, 200, body)
+	status, hdr, body := s.call(t, "GET", "/v1/tenant/me", nil, key...)
+	expect(t, "tenant/me by key", status, 200, body)
 	if body["slug"] != "acme" || hdr.Get("x-ratelimit-limit") != "500" {
 		t.Fatalf("tenant/me: %v %v", body, hdr)
 	}
 
 	// Dispatch settings, with an idempotent replay.
 	settings := map[string]any{"dispatch_mode": true, "dispatch_threshold": 0.4, "reinforcement_timeout_min": 5}
-	st, _, first := s.call(t, "PATCH", "/v1/tenant/dispatch-settings", settings, append(admin, "Idempotency-Key", "e2e-1")...)
-	expect(t, "dispatch-settings", st, 200, first)
-	st, hdr, again := s.call(t, "PATCH", "/v1/tenant/dispatch-settings", settings, append(admin, "Idempotency-Key", "e2e-1")...)
-	expect(t, "dispatch-settings replay", st, 200, again)
+	status, _, first := s.call(t, "PATCH", "/v1/tenant/dispatch-settings", settings, append(admin, "Idempotency-Key", "e2e-1")...)
+	expect(t, "dispatch-settings", status, 200, first)
+	status, hdr, again := s.call(t, "PATCH", "/v1/tenant/dispatch-settings", settings, append(admin, "Idempotency-Key", "e2e-1")...)
+	expect(t, "dispatch-settings replay", status, 200, again)
 	if hdr.Get("Idempotent-Replayed") != "true" || again["request_id"] != first["request_id"] {
 		t.Fatalf("replay: %v %v", hdr, again)
 	}
-	st, _, body = s.call(t, "PATCH", "/v1/tenant/dispatch-settings", map[string]any{"dispatch_threshold": 7}, admin...)
-	expect(t, "bad threshold", st, 400, body)
+	status, _, body = s.call(t, "PATCH", "/v1/tenant/dispatch-settings", map[string]any{"dispatch_threshold": 7}, admin...)
+	expect(t, "bad threshold", status, 400, body)
 	if body["error"] != "validation_error" || body["field"] != "dispatch_threshold" {
 		t.Fatalf("bad threshold: %v", body)
 	}
 
 	// Users through the API.
-	st, _, body = s.call(t, "POST", "/v1/tenant/users", map[string]any{"email": "op@acme.example", "name": "Op",
+	status, _, body = s.call(t, "POST", "/v1/tenant/users", map[string]any{"email": "op@acme.example", "name": "Op",
 		"role": "field_operator", "password": pw}, admin...)
-	expect(t, "create user", st, 201, body)
-	st, _, body = s.call(t, "GET", "/v1/tenant/users", nil, admin...)
-	expect(t, "list users", st, 200, body)
+	expect(t, "create user", status, 201, body)
+	status, _, body = s.call(t, "GET", "/v1/tenant/users", nil, admin...)
+	expect(t, "list users", status, 200, body)
 	if body["count"] != 3.0 {
 		t.Fatalf("users: %v", body)
 	}
 
-	// A suspended user's token dies at once: suspended with the CLI, through the socket.
-	st, _, body = s.call(t, "POST", "/v1/auth/login", map[string]string{"email": "sup@acme.example", "password": pw})
-	expect(t, "supervisor login", st, 200, body)
+	// A suspended user's token dies at once. On bbolt it is suspended with the CLI, through
+	// the socket. On PostgreSQL the CLI would write the database from another process, whose
+	// changes reach a serving process's caches by the central tier's own means (tested by the
+	// multi-process tests of main_central_*_test.go); here it is suspended through the API of
+	// the process that serves, where it must be in force at once.
+	status, _, body = s.call(t, "POST", "/v1/auth/login", map[string]string{"email": "sup@acme.example", "password": pw})
+	expect(t, "supervisor login", status, 200, body)
 	sup := []string{"Authorization", "Bearer " + body["token"].(string)}
-	st, _, body = s.call(t, "GET", "/v1/tenant/me", nil, sup...)
-	expect(t, "supervisor tenant/me", st, 200, body)
-	mustRun(t, bin, "", "user", "suspend", "sup@acme.example", "--data", data, "--json")
-	st, _, body = s.call(t, "GET", "/v1/tenant/me", nil, sup...)
-	expect(t, "suspended user's token", st, 401, body)
+	status, _, body = s.call(t, "GET", "/v1/tenant/me", nil, sup...)
+	expect(t, "supervisor tenant/me", status, 200, body)
+	if st.postgres() {
+		var supID string
+		status, _, body = s.call(t, "GET", "/v1/tenant/users", nil, admin...)
+		expect(t, "list users", status, 200, body)
+		for _, it := range body["data"].([]any) {
+			if u := it.(map[string]any); u["email"] == "sup@acme.example" {
+				supID, _ = u["id"].(string)
+			}
+		}
+		status, _, body = s.call(t, "PATCH", "/v1/tenant/users/"+supID, map[string]any{"status": "suspended"}, admin...)
+		expect(t, "suspend the supervisor", status, 200, body)
+	} else {
+		st.cli(t, bin, "", "user", "suspend", "sup@acme.example", "--json")
+	}
+	status, _, body = s.call(t, "GET", "/v1/tenant/me", nil, sup...)
+	expect(t, "suspended user's token", status, 401, body)
 	var tenants []map[string]any
-	out = mustRun(t, bin, "", "tenant", "list", "--data", data, "--json")
+	out = st.cli(t, bin, "", "tenant", "list", "--json")
 	if err := json.Unmarshal(out, &tenants); err != nil {
 		var wrapped struct {
 			Tenants []map[string]any `json:"tenants"`
@@ -280,18 +301,18 @@ func TestEndToEnd(t *testing.T) {
 	// and the 429 must come on the request after the one that left 0 remaining.
 	limited, window, exhausted := false, "", false
 	for i := 0; i < 1600 && !limited; i++ {
-		st, hdr, body = s.call(t, "GET", "/v1/tenant/me", nil, key...)
+		status, hdr, body = s.call(t, "GET", "/v1/tenant/me", nil, key...)
 		if reset := hdr.Get("x-ratelimit-reset"); reset != window {
 			window, exhausted = reset, false
 		}
 		switch {
-		case st == 429:
+		case status == 429:
 			limited = true
 			if body["error"] != "rate_limited" || hdr.Get("Retry-After") == "" || !exhausted {
 				t.Fatalf("429 (after exhausting the window: %t): %v %v", exhausted, body, hdr)
 			}
 		case exhausted:
-			t.Fatalf("request %d answered %d after the window's last request", i, st)
+			t.Fatalf("request %d answered %d after the window's last request", i, status)
 		case hdr.Get("x-ratelimit-limit") != "500":
 			t.Fatalf("starter plan limit header: %v", hdr)
 		default:
@@ -308,12 +329,12 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// HTTPS by default: a self-signed certificate in the data dir, its fingerprint printed.
-	s = serve(t, bin, data, true)
+	s = st.serve(t, bin, true)
 	if !strings.Contains(strings.ToLower(s.logs.String()), "fingerprint") {
 		t.Fatalf("no certificate fingerprint printed:\n%s", s.logs)
 	}
-	st, _, body = s.call(t, "GET", "/healthz", nil)
-	expect(t, "healthz over TLS", st, 200, body)
+	status, _, body = s.call(t, "GET", "/healthz", nil)
+	expect(t, "healthz over TLS", status, 200, body)
 	if err := s.stop(t); err != nil {
 		t.Fatalf("TLS serve exited with %v\n%s", err, s.logs)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -15,38 +14,9 @@ import (
 // central tier (two `serve --database` on one database): an idempotency key, the login
 // lock and a device's sequence numbers are the database's, not a process's.
 
-// answer is one answer of a request sent from a goroutine.
-type answer struct {
-	status int
-	header http.Header
-	body   map[string]any
-	err    error
-}
-
-// send sends a JSON request without failing the test (it may run in a goroutine).
+// send sends a JSON request to s without failing the test (it may run in a goroutine).
 func (s *served) send(ctx context.Context, method, path string, body any, headers ...string) answer {
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return answer{err: err}
-	}
-	req, err := http.NewRequestWithContext(ctx, method, s.base+path, bytes.NewReader(raw))
-	if err != nil {
-		return answer{err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := s.client.Do(req)
-	if err != nil {
-		return answer{err: err}
-	}
-	defer res.Body.Close()
-	a := answer{status: res.StatusCode, header: res.Header}
-	if err := json.NewDecoder(res.Body).Decode(&a.body); err != nil {
-		a.err = fmt.Errorf("%s %s: the body is not JSON: %w", method, path, err)
-	}
-	return a
+	return request(ctx, s.client, method, s.base+path, body, headers...)
 }
 
 // together sends n requests at once, request i to node i%2 of the tier, and returns the

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -26,45 +26,6 @@ func centralTenant(t *testing.T, bin, url, slug, plan string) string {
 		t.Fatalf("tenant create: %v\n%s", err, out)
 	}
 	return created.APIKey
-}
-
-// answer is a request's outcome as a goroutine records it (no t.Fatal off the test's
-// goroutine).
-type answer struct {
-	status int
-	header http.Header
-	body   map[string]any
-	took   time.Duration
-	err    error
-}
-
-// request sends a JSON request with client and decodes the answer.
-func request(client *http.Client, method, url string, body any, headers ...string) answer {
-	var rd bytes.Buffer
-	if body != nil {
-		_ = json.NewEncoder(&rd).Encode(body)
-	}
-	req, err := http.NewRequest(method, url, &rd)
-	if err != nil {
-		return answer{err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	began := time.Now()
-	res, err := client.Do(req)
-	if err != nil {
-		return answer{err: err, took: time.Since(began)}
-	}
-	defer res.Body.Close()
-	a := answer{status: res.StatusCode, header: res.Header}
-	err = json.NewDecoder(res.Body).Decode(&a.body)
-	a.took = time.Since(began)
-	if err != nil {
-		a.err = fmt.Errorf("%s %s: %d, the body is not JSON: %w", method, url, res.StatusCode, err)
-	}
-	return a
 }
 
 // TestCentral_RateLimitShared: a starter tenant's requests spread over two processes are
@@ -152,7 +113,7 @@ func TestCentral_DatabaseRestart(t *testing.T) {
 				case <-tick.C:
 				}
 				node := c.nodes[(g+i)%2]
-				a := request(client, "POST", node.base+"/v1/events", map[string]any{"type": "FIRE", "priority": "high",
+				a := request(context.Background(), client, "POST", node.base+"/v1/events", map[string]any{"type": "FIRE", "priority": "high",
 					"vertical": "emergency", "idempotency_key": fmt.Sprintf("load-%d-%d", g, i)}, key...)
 				mu.Lock()
 				switch {
@@ -200,14 +161,14 @@ func TestCentral_DatabaseRestart(t *testing.T) {
 	before := ackedCount()
 	for i, n := range c.nodes {
 		waitFor(fmt.Sprintf("node %d answers 503 unavailable", i+1), 10*time.Second, func() bool {
-			a := request(client, "POST", n.base+"/v1/events", map[string]any{"type": "FIRE", "priority": "high",
+			a := request(context.Background(), client, "POST", n.base+"/v1/events", map[string]any{"type": "FIRE", "priority": "high",
 				"vertical": "emergency"}, key...)
 			if a.took > slow {
 				t.Fatalf("node %d: a POST took %v with the database down", i+1, a.took)
 			}
 			return a.status == http.StatusServiceUnavailable && a.body["error"] == "unavailable" && a.header.Get("Retry-After") != ""
 		})
-		a := request(client, "GET", n.base+"/readyz", nil)
+		a := request(context.Background(), client, "GET", n.base+"/readyz", nil)
 		if a.status != http.StatusServiceUnavailable || a.took > slow {
 			t.Fatalf("node %d: /readyz with the database down: %d in %v %v", i+1, a.status, a.took, a.body)
 		}
@@ -219,7 +180,7 @@ func TestCentral_DatabaseRestart(t *testing.T) {
 	pg.Start(t)
 	for i, n := range c.nodes {
 		waitFor(fmt.Sprintf("node %d ready again", i+1), 20*time.Second, func() bool {
-			return request(client, "GET", n.base+"/readyz", nil).status == http.StatusOK
+			return request(context.Background(), client, "GET", n.base+"/readyz", nil).status == http.StatusOK
 		})
 	}
 	after := ackedCount()

@@ -1,7 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 )
@@ -49,4 +55,43 @@ func TestCentral_SharedRecords(t *testing.T) {
 	expect(t, "POST /v1/events on node 1", status, 201, ev)
 	status, _, got := b.call(t, "GET", "/v1/events/"+ev["event_id"].(string), nil, b.key()...)
 	expect(t, "GET /v1/events/:id on node 2", status, 200, got)
+}
+
+// answer is a request's outcome as a goroutine records it (no t.Fatal off the test's
+// goroutine).
+type answer struct {
+	status int
+	header http.Header
+	body   map[string]any
+	took   time.Duration
+	err    error
+}
+
+// request sends a JSON request with client and decodes the answer.
+func request(ctx context.Context, client *http.Client, method, url string, body any, headers ...string) answer {
+	var rd bytes.Buffer
+	if body != nil {
+		_ = json.NewEncoder(&rd).Encode(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, &rd)
+	if err != nil {
+		return answer{err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	began := time.Now()
+	res, err := client.Do(req)
+	if err != nil {
+		return answer{err: err, took: time.Since(began)}
+	}
+	defer res.Body.Close()
+	a := answer{status: res.StatusCode, header: res.Header}
+	err = json.NewDecoder(res.Body).Decode(&a.body)
+	a.took = time.Since(began)
+	if err != nil {
+		a.err = fmt.Errorf("%s %s: %d, the body is not JSON: %w", method, url, res.StatusCode, err)
+	}
+	return a
 }

@@ -35,3 +35,19 @@ func (e *Engine) Write(ctx context.Context, tenantID string, k *model.Idempotenc
 	_, err := write(ctx, e, tenantID, w, fn)
 	return w.Reply, err
 }
+
+// WalkUpstreamHistory runs the backfill of a tenant's link, one transaction at a time,
+// until its history is all in the log or the log is full; it returns how many
+// transactions appended entries.
+func (e *Engine) WalkUpstreamHistory(ctx context.Context, tenantID string) (int, error) {
+	steps := 0
+	for {
+		n, more, full, err := e.up.backfillStep(ctx, tenantID)
+		if err != nil || !more || full {
+			return steps, err
+		}
+		if n > 0 {
+			steps++
+		}
+	}
+}

@@ -102,11 +102,23 @@ func (t *logTx) PutDispatch(tenantID string, d *model.Dispatch) error {
 }
 
 // logChange appends a change to the tenant's log when the tenant has an upstream, and
-// wakes the pusher once the transaction commits.
+// wakes the pusher once the transaction commits. While the tenant's history is being put
+// in the log (a backfill), a record the walk has not reached yet gets no entry of its
+// own: the walk logs it later, as it stands then, so that every record enters the log
+// after what it refers to (upstream_backfill.go).
 func (u *upstreamRunner) logChange(tx model.Tx, tenantID, kind, id string) error {
-	on, err := u.configured(tx, tenantID)
-	if err != nil || !on {
+	st, err := u.configured(tx, tenantID)
+	if err != nil || st == linkNone {
 		return err
+	}
+	if st == linkWalking {
+		c, err := tx.Upstream(tenantID)
+		if err != nil {
+			return err
+		}
+		if !c.Backfill.Covers(kind, id) {
+			return nil
+		}
 	}
 	if _, err := tx.AppendChange(tenantID, model.LogChange{Kind: kind, ID: id, At: model.At(u.e.clock.Now())}); err != nil {
 		return err
@@ -115,19 +127,34 @@ func (u *upstreamRunner) logChange(tx model.Tx, tenantID, kind, id string) error
 	return nil
 }
 
-// configured reports whether a tenant has an upstream. The set of such tenants is
-// cached; a change of settings drops the cache inside its own transaction, and write
-// transactions are serialized, so the next one reads the set again from what committed.
-func (u *upstreamRunner) configured(tx model.Tx, tenantID string) (bool, error) {
+// What configured knows of a tenant's link.
+const (
+	linkNone    uint8 = iota // no upstream: nothing is logged
+	linkLogging              // every change is logged
+	linkWalking              // a backfill walks the history: changes it covers are logged
+)
+
+// configured says whether a tenant has an upstream and whether its history is being
+// walked. The set of such tenants is cached; a change of settings, or the end of a walk,
+// drops the cache inside its own transaction, and write transactions are serialized, so
+// the next one reads the set again from what committed.
+func (u *upstreamRunner) configured(tx model.Tx, tenantID string) (uint8, error) {
 	set := u.tenants.Load()
 	if set == nil {
 		ids, err := tx.UpstreamTenants()
 		if err != nil {
-			return false, err
+			return linkNone, err
 		}
-		m := make(map[string]bool, len(ids))
+		m := make(map[string]uint8, len(ids))
 		for _, id := range ids {
-			m[id] = true
+			c, err := tx.Upstream(id)
+			if err != nil {
+				return linkNone, err
+			}
+			m[id] = linkLogging
+			if c.Backfill.Walking() {
+				m[id] = linkWalking
+			}
 		}
 		set = &m
 		u.tenants.Store(set)

@@ -54,9 +54,9 @@ type upLink struct {
 	synced bool
 	// walking says the link's history is still being put in its log (a backfill).
 	walking bool
-	key    string // the decrypted API key of generation gen
-	client model.UpstreamClient
-	ca     string // the CA the client trusts
+	key     string // the decrypted API key of generation gen
+	client  model.UpstreamClient
+	ca      string // the CA the client trusts
 }
 
 func newUpstreamRunner(e *Engine, opt model.UpstreamOptions) *upstreamRunner {

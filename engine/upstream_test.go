@@ -291,7 +291,7 @@ func TestUpstream_ChangeLog(t *testing.T) {
 	}
 
 	n.setUpstream(t, model.UpstreamInput{URL: "http://127.0.0.1:9", APIKey: upKey})
-	if _, err := n.e.WalkUpstreamHistory(context.Background(), n.p.TenantID); err != nil {
+	if _, err := n.e.WalkUpstreamHistory(context.Background(), n.p.TenantID, 100); err != nil {
 		t.Fatal(err)
 	}
 	if got := n.changes(t); len(got) != 3 {

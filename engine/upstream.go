@@ -202,7 +202,9 @@ func (e *Engine) setUpstream(tx model.Tx, tenantID string, in model.UpstreamInpu
 		c.URL = u
 		c.Generation++
 		// A new upstream is sent the tenant's history first (engine/upstream_backfill.go).
-		c.Backfill = model.NewUpstreamBackfill(now)
+		if c.Backfill, err = startBackfill(tx, tenantID, now); err != nil {
+			return nil, err
+		}
 	}
 	if key != "" {
 		secret, err := metaSecret(tx, SecretUpstream)

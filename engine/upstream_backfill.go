@@ -23,6 +23,22 @@ import (
 // lost. The walk keeps at most backfillAhead entries ahead of what the upstream has
 // acknowledged, so a link that is down does not grow the log by the whole history.
 
+// startBackfill starts the walk of a link's history within tx: the kinds of which the
+// tenant holds no record are passed at once, so a tenant without a history is walked in
+// the transaction that sets its upstream (three look-ups, no more).
+func startBackfill(tx model.Tx, tenantID string, now model.Time) (*model.UpstreamBackfill, error) {
+	b := model.NewUpstreamBackfill(now)
+	for b.Walking() {
+		ids, err := tx.RecordIDs(tenantID, b.Kind, "", 1)
+		if err != nil || len(ids) > 0 {
+			return b, err
+		}
+		b.NextKind()
+	}
+	b.WalkedAt = &now
+	return b, nil
+}
+
 // backfillAhead is how many unacknowledged entries the walk lets the log hold.
 func (u *upstreamRunner) backfillAhead() int64 {
 	return int64(batchesPerRound * u.opt.BatchSize)

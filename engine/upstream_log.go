@@ -117,6 +117,7 @@ func (u *upstreamRunner) logChange(tx model.Tx, tenantID, kind, id string) error
 			return err
 		}
 		if !c.Backfill.Covers(kind, id) {
+			tx.OnCommit(u.signal) // the walk goes on, even while the link waits for a retry
 			return nil
 		}
 	}

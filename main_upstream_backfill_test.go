@@ -10,10 +10,12 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
+	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 )
 
-// newSiteTenant creates a tenant on a node's data directory and returns its id and key.
-func newSiteTenant(t *testing.T, bin, data, slug string) (id, key string) {
+// newSiteTenant creates a tenant on a node's store (--data DIR or --database URL) and
+// returns its id and key.
+func newSiteTenant(t *testing.T, bin string, where []string, slug string) (id, key string) {
 	t.Helper()
 	var created struct {
 		Tenant struct {
@@ -21,8 +23,8 @@ func newSiteTenant(t *testing.T, bin, data, slug string) (id, key string) {
 		} `json:"tenant"`
 		APIKey string `json:"api_key"`
 	}
-	if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", data, "--json", "--name", slug,
-		"--slug", slug, "--email", "ops@"+slug+".example", "--country", "FR", "--plan", "mission-critical"), &created); err != nil {
+	args := append([]string{"tenant", "create"}, where...)
+	if err := json.Unmarshal(mustRun(t, bin, "", append(args, "--json", "--name", slug, "--slug", slug, "--email", "ops@"+slug+".example", "--country", "FR", "--plan", "mission-critical")...), &created); err != nil {
 		t.Fatal(err)
 	}
 	return created.Tenant.ID, created.APIKey
@@ -33,19 +35,31 @@ func newSiteTenant(t *testing.T, bin, data, slug string) (id, key string) {
 // the change log, a few records per transaction; the edge is killed (-9) in the middle of
 // it and restarts, and records keep coming meanwhile. The central node then holds every
 // event, dispatch and mission of the site once, the missions with their whole history,
-// and it applied each dispatch and mission after its event.
+// and it applied each dispatch and mission after its event. The edge runs on bbolt, then
+// on PostgreSQL.
 func TestUpstream_Backfill(t *testing.T) {
 	bin := binary(t)
+	t.Run("bbolt", func(t *testing.T) { testBackfill(t, bin, "") })
+	t.Run("postgres", func(t *testing.T) { testBackfill(t, bin, pgtest.URL(t)) })
+}
+
+// testBackfill is TestUpstream_Backfill with the edge's records in database ("" for bbolt).
+func testBackfill(t *testing.T, bin, database string) {
 	began := time.Now()
 	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), centralData: t.TempDir(), centralAddr: freeAddr(t),
 		edgeFlags: []string{"--upstream-retry-max", "1s", "--upstream-batch", "10"}}
+	edgeStore := []string{"--data", n.edgeData}
+	if database != "" {
+		edgeStore = []string{"--database", database}
+		n.edgeFlags = append(n.edgeFlags, edgeStore...)
+	}
 	var ck, ek string
-	n.centralTenant, ck = newSiteTenant(t, bin, n.centralData, "central")
+	n.centralTenant, ck = newSiteTenant(t, bin, []string{"--data", n.centralData}, "central")
 	n.centralKey = []string{"x-svc-api-key", ck}
-	_, ek = newSiteTenant(t, bin, n.edgeData, "site")
+	_, ek = newSiteTenant(t, bin, edgeStore, "site")
 	n.edgeKey = []string{"x-svc-api-key", ek}
-	mustRun(t, bin, "correct horse battery\n", "user", "create", "--data", n.edgeData, "--tenant", "site",
-		"--email", "admin@site.example", "--name", "Site admin", "--role", "company_admin", "--password-stdin")
+	mustRun(t, bin, "correct horse battery\n", append(append([]string{"user", "create"}, edgeStore...), "--tenant", "site",
+		"--email", "admin@site.example", "--name", "Site admin", "--role", "company_admin", "--password-stdin")...)
 	n.startCentral()
 	n.startEdge()
 

@@ -47,6 +47,8 @@ type logTx struct {
 	model.Tx
 	up    *upstreamRunner
 	usage []usageAdd
+	// walks holds the backfill state of the tenants whose settings this transaction read.
+	walks map[string]*model.UpstreamBackfill
 }
 
 // usageAdd is a usage counter to add when the use case returns.
@@ -82,7 +84,7 @@ func (t *logTx) PutEvent(tenantID string, ev *model.Event) error {
 	if err := t.Tx.PutEvent(tenantID, ev); err != nil {
 		return err
 	}
-	return t.up.logChange(t.Tx, tenantID, model.ChangeEvent, ev.ID)
+	return t.logChange(tenantID, model.ChangeEvent, ev.ID)
 }
 
 // PutMission implements Tx.
@@ -90,7 +92,7 @@ func (t *logTx) PutMission(tenantID string, m *model.Mission) error {
 	if err := t.Tx.PutMission(tenantID, m); err != nil {
 		return err
 	}
-	return t.up.logChange(t.Tx, tenantID, model.ChangeMission, m.ID)
+	return t.logChange(tenantID, model.ChangeMission, m.ID)
 }
 
 // PutDispatch implements Tx.
@@ -98,7 +100,7 @@ func (t *logTx) PutDispatch(tenantID string, d *model.Dispatch) error {
 	if err := t.Tx.PutDispatch(tenantID, d); err != nil {
 		return err
 	}
-	return t.up.logChange(t.Tx, tenantID, model.ChangeDispatch, d.ID)
+	return t.logChange(tenantID, model.ChangeDispatch, d.ID)
 }
 
 // logChange appends a change to the tenant's log when the tenant has an upstream, and
@@ -106,26 +108,54 @@ func (t *logTx) PutDispatch(tenantID string, d *model.Dispatch) error {
 // in the log (a backfill), a record the walk has not reached yet gets no entry of its
 // own: the walk logs it later, as it stands then, so that every record enters the log
 // after what it refers to (upstream_backfill.go).
-func (u *upstreamRunner) logChange(tx model.Tx, tenantID, kind, id string) error {
-	st, err := u.configured(tx, tenantID)
+func (t *logTx) logChange(tenantID, kind, id string) error {
+	u := t.up
+	st, err := u.configured(t.Tx, tenantID)
 	if err != nil || st == linkNone {
 		return err
 	}
 	if st == linkWalking {
-		c, err := tx.Upstream(tenantID)
+		b, err := t.walk(tenantID)
 		if err != nil {
 			return err
 		}
-		if !c.Backfill.Covers(kind, id) {
-			tx.OnCommit(u.signal) // the walk goes on, even while the link waits for a retry
+		if !b.Covers(kind, id) {
+			t.OnCommit(u.signal) // the walk goes on, even while the link waits for a retry
 			return nil
 		}
 	}
-	if _, err := tx.AppendChange(tenantID, model.LogChange{Kind: kind, ID: id, At: model.At(u.e.clock.Now())}); err != nil {
+	if _, err := t.AppendChange(tenantID, model.LogChange{Kind: kind, ID: id, At: model.At(u.e.clock.Now())}); err != nil {
 		return err
 	}
-	tx.OnCommit(u.signal)
+	t.OnCommit(u.signal)
 	return nil
+}
+
+// walk returns where the backfill of a tenant's link stands, read once per transaction
+// (a sync batch of a thousand events reads the settings once).
+func (t *logTx) walk(tenantID string) (*model.UpstreamBackfill, error) {
+	if b, ok := t.walks[tenantID]; ok {
+		return b, nil
+	}
+	c, err := t.Tx.Upstream(tenantID)
+	if model.IsKind(err, model.KindNotFound) {
+		err = nil
+		c = &model.UpstreamConfig{}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.walks == nil {
+		t.walks = map[string]*model.UpstreamBackfill{}
+	}
+	t.walks[tenantID] = c.Backfill
+	return c.Backfill, nil
+}
+
+// PutUpstream implements Tx: the settings read by walk are read again.
+func (t *logTx) PutUpstream(c *model.UpstreamConfig) error {
+	delete(t.walks, c.TenantID)
+	return t.Tx.PutUpstream(c)
 }
 
 // What configured knows of a tenant's link.

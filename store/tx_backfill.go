@@ -35,6 +35,9 @@ func (t *tx) RecordIDs(tenantID, kind, after string, limit int) ([]string, error
 		}
 	}
 	for ; k != nil && len(out) < limit; k, _ = c.Next() {
+		if len(k) != 16 {
+			return nil, fmt.Errorf("RecordIDs: malformed key %x in %s", k, name)
+		}
 		out = append(out, idString(k))
 	}
 	return out, nil

@@ -81,6 +81,7 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.DurationVar(&f.BackupEvery, "backup-every", 0, "take a snapshot into DATA/backups at this interval, e.g. 6h (0: never)")
 	fl.IntVar(&f.BackupKeep, "backup-keep", 7, "scheduled snapshots to keep (the oldest are removed)")
 	fl.DurationVar(&f.UpstreamRetryMax, "upstream-retry-max", model.DefaultUpstreamRetryMax, "longest wait between attempts of a failing upstream link (at least 1s)")
+	fl.IntVar(&f.UpstreamBatch, "upstream-batch", model.DefaultUpstreamBatchSize, "most changes one upstream sync carries, and most records of the history a backfill transaction puts in the change log")
 	return cmd
 }
 
@@ -167,6 +168,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	opts.WebhookPolicy = cfg.WebhookPolicy()
 	opts.RetrySchedule = cfg.WebhookRetrySchedule
 	opts.Upstream.RetryMax = cfg.UpstreamRetryMax
+	opts.Upstream.BatchSize = cfg.UpstreamBatch
 	if opts.Upstream.Transport == nil {
 		opts.Upstream.Transport = outbound.UpstreamHTTP{}
 	}
@@ -258,7 +260,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		"allow_link_local_webhooks", cfg.AllowLinkLocalWebhooks, "allow_private_webhooks", cfg.AllowPrivateWebhooks,
 		"smtp", cfg.SMTP != nil, "log_reset_links", cfg.LogResetLinks, "plans_file", cfg.Plans != nil,
 		"backup_every", cfg.BackupEvery.String(), "backup_keep", cfg.BackupKeep,
-		"upstream_retry_max", cfg.UpstreamRetryMax.String())
+		"upstream_retry_max", cfg.UpstreamRetryMax.String(), "upstream_batch", cfg.UpstreamBatch)
 	if cfg.LogResetLinks {
 		log.Warn("--log-reset-links: password-reset and verification tokens are written to this log; whoever reads it can take the accounts (for evaluation only)")
 	}

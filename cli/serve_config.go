@@ -67,6 +67,9 @@ type ServeConfig struct {
 	BackupKeep  int
 	// UpstreamRetryMax caps the delay between attempts of a failing upstream link.
 	UpstreamRetryMax time.Duration
+	// UpstreamBatch is the most changes one upstream sync carries, and the most records
+	// of the history one backfill transaction puts in the change log.
+	UpstreamBatch int
 }
 
 // WebhookPolicy is the address policy of webhook destinations that the flags set.
@@ -146,6 +149,12 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	}
 	if c.UpstreamRetryMax < model.DefaultUpstreamRetryMin {
 		return nil, model.Invalid("upstream-retry-max", "--upstream-retry-max must be at least %s", model.DefaultUpstreamRetryMin)
+	}
+	if c.UpstreamBatch == 0 {
+		c.UpstreamBatch = model.DefaultUpstreamBatchSize
+	}
+	if c.UpstreamBatch < 1 || c.UpstreamBatch > model.MaxSyncItems {
+		return nil, model.Invalid("upstream-batch", "--upstream-batch must be between 1 and %d", model.MaxSyncItems)
 	}
 	if c.BackupEvery > 0 && c.BackupKeep < 1 {
 		return nil, model.Invalid("backup-keep", "--backup-keep must be at least 1")

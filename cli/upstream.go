@@ -109,6 +109,10 @@ func (a *app) newUpstreamPauseCommand(op, use, short string) *cobra.Command {
 	return cmd
 }
 
+// kindNames name the kinds of a backfill's walk.
+var kindNames = map[string]string{model.ChangeEvent: "events", model.ChangeDispatch: "dispatches",
+	model.ChangeMission: "missions"}
+
 func printUpstream(w io.Writer, r *admin.UpstreamResult) {
 	if r.Upstream == nil {
 		fmt.Fprintln(w, "No upstream is configured.")
@@ -128,6 +132,16 @@ func printUpstream(w io.Writer, r *admin.UpstreamResult) {
 		fmt.Fprintf(w, ", oldest %s", fmtTime(*st.BacklogOldestAt))
 	}
 	fmt.Fprintln(w)
+	if b := st.Backfill; b != nil {
+		switch b.State {
+		case model.BackfillWalking:
+			fmt.Fprintf(w, "History:    %d record(s) in the log so far, walking the %s\n", b.Queued, kindNames[strOr(b.Kind, "")])
+		case model.BackfillSending:
+			fmt.Fprintf(w, "History:    %d record(s) in the log, sent through change %d\n", b.Queued, b.Through)
+		default:
+			fmt.Fprintf(w, "History:    %d record(s) sent\n", b.Queued)
+		}
+	}
 	fmt.Fprintf(w, "Last success: %s\n", fmtTimePtr(st.LastSuccessAt, "never"))
 	if st.LastError != nil {
 		fmt.Fprintf(w, "Last error: %s\n", *st.LastError)

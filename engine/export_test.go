@@ -35,3 +35,20 @@ func (e *Engine) Write(ctx context.Context, tenantID string, k *model.Idempotenc
 	_, err := write(ctx, e, tenantID, w, fn)
 	return w.Reply, err
 }
+
+// WalkUpstreamHistory runs at most steps transactions of the backfill of a tenant's
+// link, stopping early when its history is all in the log or the log is full; it
+// returns how many transactions appended entries.
+func (e *Engine) WalkUpstreamHistory(ctx context.Context, tenantID string, steps int) (int, error) {
+	done := 0
+	for range steps {
+		n, more, full, err := e.up.backfillStep(ctx, tenantID)
+		if n > 0 {
+			done++
+		}
+		if err != nil || !more || full {
+			return done, err
+		}
+	}
+	return done, nil
+}

@@ -201,6 +201,10 @@ func (e *Engine) setUpstream(tx model.Tx, tenantID string, in model.UpstreamInpu
 		}
 		c.URL = u
 		c.Generation++
+		// A new upstream is sent the tenant's history first (engine/upstream_backfill.go).
+		if c.Backfill, err = startBackfill(tx, tenantID, now); err != nil {
+			return nil, err
+		}
 	}
 	if key != "" {
 		secret, err := metaSecret(tx, SecretUpstream)
@@ -389,12 +393,13 @@ func upstreamStatusIn(tx model.Tx, tenantID string) (*model.UpstreamStatus, erro
 			st.BacklogOldestAt = &first[0].At
 		}
 	}
+	st.Backfill = c.Backfill.Status(c.AckedThrough)
 	switch {
 	case c.Paused:
 		st.State = UpstreamPaused
 	case c.LastError != "":
 		st.State = UpstreamDown
-	case st.Backlog == 0:
+	case st.Backlog == 0 && !c.Backfill.Walking():
 		st.State = UpstreamIdle
 	default:
 		st.State = UpstreamPushing

@@ -47,6 +47,8 @@ type logTx struct {
 	model.Tx
 	up    *upstreamRunner
 	usage []usageAdd
+	// walks holds the backfill state of the tenants whose settings this transaction read.
+	walks map[string]*model.UpstreamBackfill
 }
 
 // usageAdd is a usage counter to add when the use case returns.
@@ -82,7 +84,7 @@ func (t *logTx) PutEvent(tenantID string, ev *model.Event) error {
 	if err := t.Tx.PutEvent(tenantID, ev); err != nil {
 		return err
 	}
-	return t.up.logChange(t.Tx, tenantID, model.ChangeEvent, ev.ID)
+	return t.logChange(tenantID, model.ChangeEvent, ev.ID)
 }
 
 // PutMission implements Tx.
@@ -90,7 +92,7 @@ func (t *logTx) PutMission(tenantID string, m *model.Mission) error {
 	if err := t.Tx.PutMission(tenantID, m); err != nil {
 		return err
 	}
-	return t.up.logChange(t.Tx, tenantID, model.ChangeMission, m.ID)
+	return t.logChange(tenantID, model.ChangeMission, m.ID)
 }
 
 // PutDispatch implements Tx.
@@ -98,36 +100,92 @@ func (t *logTx) PutDispatch(tenantID string, d *model.Dispatch) error {
 	if err := t.Tx.PutDispatch(tenantID, d); err != nil {
 		return err
 	}
-	return t.up.logChange(t.Tx, tenantID, model.ChangeDispatch, d.ID)
+	return t.logChange(tenantID, model.ChangeDispatch, d.ID)
 }
 
 // logChange appends a change to the tenant's log when the tenant has an upstream, and
-// wakes the pusher once the transaction commits.
-func (u *upstreamRunner) logChange(tx model.Tx, tenantID, kind, id string) error {
-	on, err := u.configured(tx, tenantID)
-	if err != nil || !on {
+// wakes the pusher once the transaction commits. While the tenant's history is being put
+// in the log (a backfill), a record the walk has not reached yet gets no entry of its
+// own: the walk logs it later, as it stands then, so that every record enters the log
+// after what it refers to (upstream_backfill.go).
+func (t *logTx) logChange(tenantID, kind, id string) error {
+	u := t.up
+	st, err := u.configured(t.Tx, tenantID)
+	if err != nil || st == linkNone {
 		return err
 	}
-	if _, err := tx.AppendChange(tenantID, model.LogChange{Kind: kind, ID: id, At: model.At(u.e.clock.Now())}); err != nil {
+	if st == linkWalking {
+		b, err := t.walk(tenantID)
+		if err != nil {
+			return err
+		}
+		if !b.Covers(kind, id) {
+			t.OnCommit(u.signal) // the walk goes on, even while the link waits for a retry
+			return nil
+		}
+	}
+	if _, err := t.AppendChange(tenantID, model.LogChange{Kind: kind, ID: id, At: model.At(u.e.clock.Now())}); err != nil {
 		return err
 	}
-	tx.OnCommit(u.signal)
+	t.OnCommit(u.signal)
 	return nil
 }
 
-// configured reports whether a tenant has an upstream. The set of such tenants is
-// cached; a change of settings drops the cache inside its own transaction, and write
-// transactions are serialized, so the next one reads the set again from what committed.
-func (u *upstreamRunner) configured(tx model.Tx, tenantID string) (bool, error) {
+// walk returns where the backfill of a tenant's link stands, read once per transaction
+// (a sync batch of a thousand events reads the settings once).
+func (t *logTx) walk(tenantID string) (*model.UpstreamBackfill, error) {
+	if b, ok := t.walks[tenantID]; ok {
+		return b, nil
+	}
+	c, err := t.Tx.Upstream(tenantID)
+	if model.IsKind(err, model.KindNotFound) {
+		err = nil
+		c = &model.UpstreamConfig{}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.walks == nil {
+		t.walks = map[string]*model.UpstreamBackfill{}
+	}
+	t.walks[tenantID] = c.Backfill
+	return c.Backfill, nil
+}
+
+// PutUpstream implements Tx: the settings read by walk are read again.
+func (t *logTx) PutUpstream(c *model.UpstreamConfig) error {
+	delete(t.walks, c.TenantID)
+	return t.Tx.PutUpstream(c)
+}
+
+// What configured knows of a tenant's link.
+const (
+	linkNone    uint8 = iota // no upstream: nothing is logged
+	linkLogging              // every change is logged
+	linkWalking              // a backfill walks the history: changes it covers are logged
+)
+
+// configured says whether a tenant has an upstream and whether its history is being
+// walked. The set of such tenants is cached; a change of settings, or the end of a walk,
+// drops the cache inside its own transaction, and write transactions are serialized, so
+// the next one reads the set again from what committed.
+func (u *upstreamRunner) configured(tx model.Tx, tenantID string) (uint8, error) {
 	set := u.tenants.Load()
 	if set == nil {
 		ids, err := tx.UpstreamTenants()
 		if err != nil {
-			return false, err
+			return linkNone, err
 		}
-		m := make(map[string]bool, len(ids))
+		m := make(map[string]uint8, len(ids))
 		for _, id := range ids {
-			m[id] = true
+			c, err := tx.Upstream(id)
+			if err != nil {
+				return linkNone, err
+			}
+			m[id] = linkLogging
+			if c.Backfill.Walking() {
+				m[id] = linkWalking
+			}
 		}
 		set = &m
 		u.tenants.Store(set)

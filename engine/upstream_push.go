@@ -32,7 +32,7 @@ type upstreamRunner struct {
 	opt  model.UpstreamOptions
 	wake chan struct{}
 	// tenants caches the set of tenants with an upstream (nil: read it again).
-	tenants atomic.Pointer[map[string]bool]
+	tenants atomic.Pointer[map[string]uint8]
 	// dirty says the settings changed since the pusher last read them.
 	dirty atomic.Bool
 
@@ -52,9 +52,11 @@ type upLink struct {
 	next     time.Time // no attempt before
 	// synced says the upstream's applied_through has been read since the last failure.
 	synced bool
-	key    string // the decrypted API key of generation gen
-	client model.UpstreamClient
-	ca     string // the CA the client trusts
+	// walking says the link's history is still being put in its log (a backfill).
+	walking bool
+	key     string // the decrypted API key of generation gen
+	client  model.UpstreamClient
+	ca      string // the CA the client trusts
 }
 
 func newUpstreamRunner(e *Engine, opt model.UpstreamOptions) *upstreamRunner {
@@ -123,12 +125,27 @@ func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Durat
 	slices.Sort(ids)
 	for _, id := range ids {
 		l := u.links[id]
+		walked := false
+		if l.walking {
+			// The history is put in the log whatever the state of the link, as far as
+			// backfillAhead unacknowledged entries.
+			var err error
+			walked, l.walking, err = u.backfill(ctx, l)
+			if ctx.Err() != nil {
+				return false, wait
+			}
+			if err != nil {
+				u.e.log.Error("upstream: putting the history in the change log", "tenant", l.tenantID, "err", err)
+			}
+		}
 		now := u.e.clock.Now()
 		if l.paused {
+			more = more || (walked && l.walking)
 			continue
 		}
 		if l.next.After(now) {
 			wait = min(wait, l.next.Sub(now))
+			more = more || (walked && l.walking)
 			continue
 		}
 		left, err := u.push(ctx, l)
@@ -140,7 +157,7 @@ func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Durat
 			wait = min(wait, max(l.next.Sub(u.e.clock.Now()), 0))
 			continue
 		}
-		more = more || left
+		more = more || left || l.walking
 	}
 	return more, wait
 }
@@ -175,7 +192,7 @@ func (u *upstreamRunner) reload(ctx context.Context) error {
 			// A new link, or a link resumed: tried at once, from what the upstream says.
 			l.gen, l.failures, l.next, l.synced, l.key = c.Generation, 0, time.Time{}, false, ""
 		}
-		l.paused = c.Paused
+		l.paused, l.walking = c.Paused, c.Backfill.Walking()
 		links[c.TenantID] = l
 	}
 	u.links = links

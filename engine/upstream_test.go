@@ -281,15 +281,22 @@ func (n *upNode) events(t *testing.T, k int) []string {
 
 // TestUpstream_ChangeLog: the log is written only while the tenant has an upstream, in
 // the transaction of the change (a rolled back change leaves nothing), for events,
-// dispatches and mission moves, with their record ids.
+// dispatches and mission moves, with their record ids; the records held before the
+// upstream was set come first, once each (the backfill).
 func TestUpstream_ChangeLog(t *testing.T) {
 	n := newUpNode(t, model.UpstreamOptions{})
-	n.events(t, 3)
+	before := n.events(t, 3)
 	if st := n.status(t); st.State != engine.UpstreamUnconfigured || n.logEnd(t) != 0 {
 		t.Fatalf("without an upstream: %+v, log end %d", st, n.logEnd(t))
 	}
 
 	n.setUpstream(t, model.UpstreamInput{URL: "http://127.0.0.1:9", APIKey: upKey})
+	if _, err := n.e.WalkUpstreamHistory(context.Background(), n.p.TenantID, 100); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.changes(t); len(got) != 3 {
+		t.Fatalf("the history in the log: %+v", got)
+	}
 	ev := n.post(t, "high", "north").EventID
 	d, err := n.dispatch(t, model.DispatchInput{EventID: ev, TeamID: n.alpha.ID})
 	if err != nil {
@@ -328,8 +335,13 @@ func TestUpstream_ChangeLog(t *testing.T) {
 	if len(got) != 3 || !got[model.ChangeEvent][ev] || !got[model.ChangeDispatch][d.ID] || !got[model.ChangeMission][d.MissionID] {
 		t.Fatalf("changes: %v", got)
 	}
-	if len(got[model.ChangeEvent]) != 1 || len(got[model.ChangeMission]) != 1 {
+	if len(got[model.ChangeEvent]) != 4 || len(got[model.ChangeMission]) != 1 {
 		t.Fatalf("changes of records made before the upstream: %v", got)
+	}
+	for _, id := range before {
+		if !got[model.ChangeEvent][id] {
+			t.Fatalf("event %s made before the upstream is not in the log", id)
+		}
 	}
 	if st := n.status(t); st.Backlog != end || st.BacklogOldestAt == nil || st.State != engine.UpstreamPushing {
 		t.Fatalf("status: %+v", st)
@@ -353,6 +365,9 @@ func TestUpstream_TrimmedOnlyAfterAck(t *testing.T) {
 		!strings.Contains(*st.LastError, "503") || st.NextAttemptAt == nil {
 		t.Fatalf("down: %+v", st)
 	}
+	// The events, posted within one millisecond of the fake clock, entered the log by the
+	// backfill's walk, in the order of their ids: the third of the log is rejected.
+	rejected := n.changes(t)[2].ID
 
 	up.set("")
 	n.clock.Advance(2 * time.Second) // the first retry comes within 2 s
@@ -366,9 +381,9 @@ func TestUpstream_TrimmedOnlyAfterAck(t *testing.T) {
 	if applied != 20 || len(received) != 20 {
 		t.Fatalf("upstream applied_through %d, received %d sequences", applied, len(received))
 	}
-	for i, id := range ids {
+	for _, id := range ids {
 		raw, ok := records[model.ChangeEvent+"/"+id]
-		if i == 2 {
+		if id == rejected {
 			continue // sequence 3 was rejected
 		}
 		var ev model.Event

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -60,7 +61,8 @@ func TestUpstreamAPI(t *testing.T) {
 	})
 	t.Run("SetAndRead", func(t *testing.T) {
 		n := n.on(t)
-		// Events before the upstream are not in its log; those after are.
+		// The events held when the upstream is set, and those that follow, reach the log
+		// through the backfill's walk, which the pusher runs.
 		n.do("POST", "/v1/events", eventBody("before-1"), key...).want(http.StatusCreated)
 		res := n.do("PUT", "/v1/tenant/upstream", map[string]any{"url": "http://127.0.0.1:9/", "api_key": upstreamKey},
 			append([]string{"Idempotency-Key", "set-upstream-1"}, admin...)...).want(http.StatusOK)
@@ -80,7 +82,9 @@ func TestUpstreamAPI(t *testing.T) {
 			n.do("POST", "/v1/events", eventBody("after-"+string(rune('a'+i))), key...).want(http.StatusCreated)
 		}
 		st := n.do("GET", "/v1/tenant/upstream/status", nil, admin...).want(http.StatusOK)
-		if st.str("state") != "pushing" || st.num("backlog") != 3 || st.str("backlog_oldest_at") == "" || st.body["last_error"] != nil {
+		bf, _ := st.body["backfill"].(map[string]any)
+		if st.str("state") != "pushing" || st.num("backlog") != 0 || st.body["last_error"] != nil ||
+			bf["state"] != "walking" || bf["kind"] != "upstream_event" || bf["queued"] != float64(0) {
 			t.Fatalf("status: %s", st.raw)
 		}
 		// The other tenant has none.
@@ -93,7 +97,13 @@ func TestUpstreamAPI(t *testing.T) {
 		if p.body["paused"] != true || p.str("api_key_prefix") != upstreamKey[:12]+"…" {
 			t.Fatalf("pause: %s", p.raw)
 		}
-		if st := n.do("GET", "/v1/tenant/upstream/status", nil, admin...).want(http.StatusOK); st.str("state") != "paused" {
+		// A paused link's history is walked all the same (nobody is called).
+		n.eng.RunUpstream(context.Background())
+		st = n.do("GET", "/v1/tenant/upstream/status", nil, admin...).want(http.StatusOK)
+		bf, _ = st.body["backfill"].(map[string]any)
+		if st.str("state") != "paused" || st.num("backlog") != 4 || st.str("backlog_oldest_at") == "" ||
+			bf["state"] != "sending" || bf["kind"] != nil || bf["queued"] != float64(4) || bf["through"] != float64(4) ||
+			bf["walked_at"] == nil {
 			t.Fatalf("paused status: %s", st.raw)
 		}
 
@@ -112,7 +122,7 @@ func TestUpstreamAPI(t *testing.T) {
 				t.Errorf("family %s missing", name)
 			}
 		}
-		if v := families["fieldrelay_upstream_backlog"].GetMetric()[0].GetGauge().GetValue(); v != 3 {
+		if v := families["fieldrelay_upstream_backlog"].GetMetric()[0].GetGauge().GetValue(); v != 4 {
 			t.Fatalf("backlog gauge %v", v)
 		}
 		for _, m := range families["fieldrelay_upstream_links"].GetMetric() {

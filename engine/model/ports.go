@@ -169,6 +169,7 @@ type Tx interface {
 	SMSTx
 	UsageTx
 	UpstreamTx
+	BackfillTx
 }
 
 // ParkedRef names a parked event.

@@ -37,8 +37,11 @@ type UpstreamConfig struct {
 	// LastRejection says why the latest was.
 	Rejected      int64  `json:"rejected"`
 	LastRejection string `json:"last_rejection,omitempty"`
-	CreatedAt     Time   `json:"created_at"`
-	UpdatedAt     Time   `json:"updated_at"`
+	// Backfill is where the sending of the records held before the link was set stands;
+	// nil for a link set before backfill existed.
+	Backfill  *UpstreamBackfill `json:"backfill,omitempty"`
+	CreatedAt Time              `json:"created_at"`
+	UpdatedAt Time              `json:"updated_at"`
 }
 
 // UpstreamInput is the body of PUT /v1/tenant/upstream. With the url unchanged, an
@@ -86,6 +89,9 @@ type UpstreamStatus struct {
 	AckedThrough  int64   `json:"acked_through"`
 	Rejected      int64   `json:"rejected"`
 	LastRejection *string `json:"last_rejection"`
+	// Backfill says how far the records held before the link was set have gone; null
+	// for a link set before backfill existed.
+	Backfill *UpstreamBackfillStatus `json:"backfill"`
 }
 
 // settings renders c without its key.

@@ -46,6 +46,7 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"SyncBatches", testSyncBatches},
 		{"Usage", testUsage},
 		{"Upstream", testUpstream},
+		{"Backfill", testBackfill},
 		{"UnknownTenant", testUnknownTenant},
 	} {
 		t.Run(area.name, func(t *testing.T) { area.run(t, open) })

@@ -32,6 +32,7 @@ type DB struct {
 	pool     *pgxpool.Pool
 	log      *slog.Logger
 	versions versions
+	listener *listener
 }
 
 var _ model.Store = (*DB)(nil)
@@ -76,6 +77,10 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	if err := db.startListener(ctx, cfg.ConnConfig); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("listening for the changes of other processes: %w", err)
 	}
 	return db, nil
 }
@@ -238,8 +243,10 @@ func retryable(err error) bool {
 }
 
 // Version returns the directory version of a tenant ("" for all tenants). The counters
-// live in this process: they change after the commits this process makes (docs/decisions.md,
-// "The PostgreSQL schema").
+// live in this process: they change when a commit of this process that changed the
+// directory returns, and when the listener hears of one made through another process;
+// while the listener is disconnected, every call returns a new number (docs/decisions.md,
+// "Directory versions across processes").
 func (db *DB) Version(tenantID string) uint64 { return db.versions.get(tenantID) }
 
 // Backup refuses: see ErrBackup.
@@ -250,8 +257,10 @@ func (db *DB) Backup(ctx context.Context, _ io.Writer) (int64, error) {
 	return 0, ErrBackup
 }
 
-// Close closes the pool, waiting for the connections in use to be released.
+// Close stops the listener and closes the pool, waiting for the connections in use to be
+// released.
 func (db *DB) Close() error {
+	db.listener.close()
 	db.pool.Close()
 	return nil
 }
@@ -263,6 +272,10 @@ func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 type versions struct {
 	all       atomic.Uint64
 	perTenant sync.Map // tenant id → *atomic.Uint64
+	// down is set while the listener has no connection: get then answers numbers that
+	// no counter reaches (the top bit set), a new one each call, from miss.
+	down atomic.Bool
+	miss atomic.Uint64
 }
 
 func (v *versions) counter(tenantID string) *atomic.Uint64 {
@@ -274,6 +287,9 @@ func (v *versions) counter(tenantID string) *atomic.Uint64 {
 }
 
 func (v *versions) get(tenantID string) uint64 {
+	if v.down.Load() {
+		return 1<<63 | v.miss.Add(1)
+	}
 	if tenantID == "" {
 		return v.all.Load()
 	}
@@ -282,5 +298,14 @@ func (v *versions) get(tenantID string) uint64 {
 
 func (v *versions) bump(tenantID string) {
 	v.counter(tenantID).Add(1)
+	v.all.Add(1)
+}
+
+// bumpAll bumps every counter.
+func (v *versions) bumpAll() {
+	v.perTenant.Range(func(_, c any) bool {
+		c.(*atomic.Uint64).Add(1)
+		return true
+	})
 	v.all.Add(1)
 }

@@ -1,6 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -72,4 +78,144 @@ func TestCentral_UserSuspendedEverywhere(t *testing.T) {
 		status, _, _ := b.call(t, "GET", "/v1/events", nil, sup...)
 		return status == 401
 	})
+}
+
+// sse is a client of GET /v1/stream: its messages arrive on msgs.
+type sse struct {
+	msgs   chan sseMsg
+	cancel context.CancelFunc
+}
+
+type sseMsg struct {
+	id, name string
+	data     map[string]any
+}
+
+// stream opens GET /v1/stream on a process with the headers (name, value pairs).
+func stream(t *testing.T, n *demoNode, headers ...string) *sse {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "GET", n.base+"/v1/stream", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 {
+		cancel()
+		t.Fatalf("GET /v1/stream: %d", res.StatusCode)
+	}
+	s := &sse{msgs: make(chan sseMsg, 1000), cancel: cancel}
+	t.Cleanup(func() { cancel(); res.Body.Close() })
+	go func() {
+		defer close(s.msgs)
+		sc := bufio.NewScanner(res.Body)
+		var m sseMsg
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if m.name != "" {
+					s.msgs <- m
+				}
+				m = sseMsg{}
+			case strings.HasPrefix(line, "id: "):
+				m.id = line[4:]
+			case strings.HasPrefix(line, "event: "):
+				m.name = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				_ = json.Unmarshal([]byte(line[6:]), &m.data)
+			}
+		}
+	}()
+	return s
+}
+
+// next returns the next message named name (others are skipped), failing after d.
+func (s *sse) next(t *testing.T, name string, d time.Duration) sseMsg {
+	t.Helper()
+	timeout := time.After(d)
+	for {
+		select {
+		case m, ok := <-s.msgs:
+			if !ok {
+				t.Fatalf("the stream ended before a %s", name)
+			}
+			if m.name == name {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no %s within %s", name, d)
+		}
+	}
+}
+
+// seqOf reads the number of a stream id of the PostgreSQL store ("db-<seq>").
+func seqOf(t *testing.T, id string) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(strings.TrimPrefix(id, "db-"), 10, 64)
+	if err != nil || !strings.HasPrefix(id, "db-") {
+		t.Fatalf("stream id %q is not db-<seq>", id)
+	}
+	return n
+}
+
+// postEvent posts an event through a process and returns its id.
+func postEvent(t *testing.T, n *demoNode, key string) string {
+	t.Helper()
+	status, _, ev := n.call(t, "POST", "/v1/events", map[string]any{"type": "FIRE", "priority": "low",
+		"vertical": "emergency", "idempotency_key": key}, n.key()...)
+	expect(t, "POST /v1/events", status, 201, ev)
+	return ev["event_id"].(string)
+}
+
+// TestCentral_StreamAcrossProcesses: the stream of one process shows, within 1 s, an event
+// posted to the other; a client that read an id on one resumes with it on the other and
+// gets the changes after it, in order, and only those.
+func TestCentral_StreamAcrossProcesses(t *testing.T) {
+	bin := binary(t)
+	c := serveCentral(t, bin, 2)
+	a, b := c.nodes[0], c.nodes[1]
+	onB := stream(t, b, b.key()...)
+	if m := onB.next(t, "ready", 5*time.Second); m.data["resumed"] != false {
+		t.Fatalf("ready: %v", m.data)
+	}
+	e1 := postEvent(t, a, "feed-1")
+	m := onB.next(t, "event.created", time.Second)
+	if m.data["event_id"] != e1 || m.id == "" {
+		t.Fatalf("the stream of the other process showed %s %v, want event.created of %s", m.id, m.data, e1)
+	}
+	x := m.id
+	onB.cancel()
+
+	e2, e3 := postEvent(t, b, "feed-2"), postEvent(t, a, "feed-3")
+	onA := stream(t, a, append(a.key(), "Last-Event-ID", x)...)
+	if m := onA.next(t, "ready", 5*time.Second); m.data["resumed"] != true {
+		t.Fatalf("ready on resume: %v", m.data)
+	}
+	var got []string
+	last := seqOf(t, x)
+	for len(got) < 2 {
+		m := onA.next(t, "event.created", 2*time.Second)
+		if seqOf(t, m.id) <= last {
+			t.Fatalf("ids out of order: %s after %d", m.id, last)
+		}
+		got, last = append(got, m.data["event_id"].(string)), seqOf(t, m.id)
+	}
+	if got[0] != e2 || got[1] != e3 {
+		t.Fatalf("resumed after %s on the other process: %v, want [%s %s] (e1 %s)", x, got, e2, e3, e1)
+	}
+
+	// An id that the database never gave is not resumed: the client is told to reload.
+	bogus := stream(t, b, append(b.key(), "Last-Event-ID", "db-99999999999999999")...)
+	if m := bogus.next(t, "ready", 5*time.Second); m.data["resumed"] != false {
+		t.Fatalf("ready for an unknown id: %v", m.data)
+	}
+	bogus.next(t, "reset", time.Second)
 }

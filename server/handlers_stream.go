@@ -55,7 +55,10 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 	if !known {
 		after = 0
 	}
-	sub, backlog, head, resumed := b.Subscribe(p.TenantID, after)
+	sub, backlog, head, resumed, err := b.SubscribeContext(r.Context(), p.TenantID, after)
+	if err != nil {
+		return err
+	}
 	defer func() { sub.Close() }()
 
 	w.WriteHeader(http.StatusOK)
@@ -106,7 +109,11 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 			sw.buf = append(sw.buf, ": ping\n\n"...)
 		case c, ok := <-sub.C:
 			if !ok { // dropped for falling behind: catch up from the ring, or reset
-				sub, backlog, head, resumed = b.Subscribe(p.TenantID, sw.seen)
+				ns, nb, nh, nr, err := b.SubscribeContext(r.Context(), p.TenantID, sw.seen)
+				if err != nil {
+					return nil // the stream ends; the client reconnects with its Last-Event-ID
+				}
+				sub, backlog, head, resumed = ns, nb, nh, nr
 				if !resumed {
 					sw.reset(head, "this client fell behind: reload")
 				}

@@ -33,6 +33,10 @@ type DB struct {
 	log      *slog.Logger
 	versions versions
 	listener *listener
+	feed     feed
+	// self names this handle in its notifications: the listener ignores its own, counted
+	// when their commits returned.
+	self string
 }
 
 var _ model.Store = (*DB)(nil)
@@ -73,7 +77,7 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the database: %w", err)
 	}
-	db := &DB{pool: pool, log: log}
+	db := &DB{pool: pool, log: log, self: model.NewID()}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -260,6 +264,7 @@ func (db *DB) Backup(ctx context.Context, _ io.Writer) (int64, error) {
 // Close stops the listener and closes the pool, waiting for the connections in use to be
 // released.
 func (db *DB) Close() error {
+	db.closeFeed()
 	db.listener.close()
 	db.pool.Close()
 	return nil

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,7 +12,7 @@ import (
 )
 
 // directoryChannel is the channel on which a transaction that changes a tenant's directory
-// notifies (payload: the tenant id). PostgreSQL delivers the notifications of a transaction
+// notifies (payload: the id of the DB handle that commits it, a space, the tenant id). PostgreSQL delivers the notifications of a transaction
 // when it commits, in commit order, to every listening session, this process's included.
 const directoryChannel = "fieldrelay_directory"
 
@@ -148,9 +149,11 @@ func (l *listener) wait(ctx context.Context, conn *pgx.Conn) error {
 
 // notified handles one notification.
 func (l *listener) notified(n *pgconn.Notification) {
-	if n.Channel == directoryChannel {
-		l.db.versions.bump(n.Payload)
+	from, tenantID, ok := strings.Cut(n.Payload, " ")
+	if !ok || n.Channel != directoryChannel || from == l.db.self {
+		return // this handle's own: bumped when the commit returned (tx.changed)
 	}
+	l.db.versions.bump(tenantID)
 }
 
 // canonicalTenant is the form of a tenant id that Version is asked for.

@@ -24,6 +24,8 @@ type tx struct {
 	onCommit []func()
 	// notified holds the tenants whose directory change this transaction announced.
 	notified map[string]bool
+	// feedN numbers the stream changes of this run (feed.go).
+	feedN int
 	// failed is the first statement error: PostgreSQL aborts the transaction there.
 	failed error
 	// retry is set when that error (or the commit's) allows running the whole fn again.
@@ -48,7 +50,7 @@ func (t *tx) changed(tenantID string) {
 	}
 	t.notified[tn] = true
 	// A failure is noted in t.failed: the transaction does not commit.
-	_, _ = t.exec("SELECT pg_notify($1, $2)", directoryChannel, tn)
+	_, _ = t.exec("SELECT pg_notify($1, $2)", directoryChannel, t.db.self+" "+tn)
 	t.OnCommit(func() { t.db.versions.bump(tn) })
 }
 

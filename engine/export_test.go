@@ -35,3 +35,6 @@ func (e *Engine) Write(ctx context.Context, tenantID string, k *model.Idempotenc
 	_, err := write(ctx, e, tenantID, w, fn)
 	return w.Reply, err
 }
+
+// NewFeedBroker returns a broker over a change feed.
+func NewFeedBroker(f model.ChangeFeed) *Broker { return newFeedBroker(f) }

@@ -25,7 +25,8 @@ const (
 
 // handleStream answers GET /v1/stream: Server-Sent Events of the caller's tenant's changes
 // that the caller may see (engine.StreamViewer). The stream opens with `event: ready`;
-// each change is `id: <epoch>-<seq>`, `event: <name>`, `data: <payload JSON>`. A
+// each change is `id: <epoch>-<seq>` (`db-<seq>` on a store with a change feed, the same
+// on every process), `event: <name>`, `data: <payload JSON>`. A
 // Last-Event-ID header resumes after that id from the tenant's ring; an id the ring no
 // longer holds (or of an earlier run of the node) gets `event: reset`, after which the
 // client should reload what it shows. A comment every StreamHeartbeat keeps proxies

@@ -47,6 +47,8 @@ type feed struct {
 	stop    context.CancelFunc
 	done    chan struct{}
 	running atomic.Bool
+	// pruneBelow is the horizon at the previous prune (pruneFeed, in the poller's goroutine).
+	pruneBelow uint64
 }
 
 // AppendChange records c within mtx, a transaction of this DB.
@@ -207,40 +209,55 @@ func forChanges(rows pgx.Rows, fn func(string, model.Change)) error {
 	return rows.Err()
 }
 
-// ChangesAfter reads a tenant's changes after a seq, up to the horizon.
-func (db *DB) ChangesAfter(ctx context.Context, tenantID string, after uint64) ([]model.Change, bool, error) {
+// ChangesAfter reads a tenant's changes after a seq, up to the horizon, in one snapshot
+// (so that a prune is seen whole or not at all).
+func (db *DB) ChangesAfter(ctx context.Context, tenantID string, after uint64) (out []model.Change, held bool, err error) {
 	tn, err := canonTenant(tenantID)
 	if err != nil {
 		return nil, false, err
 	}
-	h, err := db.horizon(ctx)
+	err = pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(ptx pgx.Tx) error {
+		var h, upto int64
+		err := ptx.QueryRow(ctx, horizonSQL+`, coalesce((SELECT upto FROM stream_pruned WHERE tenant_id = $1), 0)`, tn).Scan(&h, &upto)
+		if err != nil {
+			return err
+		}
+		rows, err := ptx.Query(ctx, `SELECT tenant_id::text, seq, name, perm, team_id, at, data::text
+			FROM stream_changes WHERE tenant_id = $1 AND seq > $2 AND seq < $3 ORDER BY seq LIMIT $4`,
+			tn, int64(after), h, feedKeep+1)
+		if err != nil {
+			return err
+		}
+		out = []model.Change{}
+		if err := forChanges(rows, func(_ string, c model.Change) { out = append(out, c) }); err != nil {
+			return err
+		}
+		held = after >= uint64(upto) && after < uint64(h) && len(out) <= feedKeep
+		return nil
+	})
 	if err != nil {
 		return nil, false, fmt.Errorf("postgres: %w", err)
 	}
-	var upto int64
-	err = db.pool.QueryRow(ctx, "SELECT coalesce((SELECT upto FROM stream_pruned WHERE tenant_id = $1), 0)", tn).Scan(&upto)
-	if err != nil {
-		return nil, false, fmt.Errorf("postgres: %w", err)
-	}
-	rows, err := db.pool.Query(ctx, `SELECT tenant_id::text, seq, name, perm, team_id, at, data::text
-		FROM stream_changes WHERE tenant_id = $1 AND seq > $2 AND seq < $3 ORDER BY seq LIMIT $4`,
-		tn, int64(after), int64(h), feedKeep+1)
-	if err != nil {
-		return nil, false, fmt.Errorf("postgres: %w", err)
-	}
-	out := []model.Change{}
-	if err := forChanges(rows, func(_ string, c model.Change) { out = append(out, c) }); err != nil {
-		return nil, false, fmt.Errorf("postgres: %w", err)
-	}
-	held := after >= uint64(upto) && after < h && len(out) <= feedKeep
 	if len(out) > feedKeep {
 		out = out[:feedKeep]
 	}
 	return out, held, nil
 }
 
-// pruneFeed deletes each tenant's changes but the last feedKeep, in one process at a time.
+// pruneFeed deletes each tenant's changes but the last feedKeep, in one process at a
+// time, and only those below the horizon of this process's previous prune: they have been
+// final for a while, so every process's poller has delivered them (a transaction held open
+// may keep more than feedKeep changes above the horizon for longer than the interval).
 func (db *DB) pruneFeed(ctx context.Context) error {
+	h, err := db.horizon(ctx)
+	if err != nil {
+		return err
+	}
+	below := db.feed.pruneBelow
+	db.feed.pruneBelow = h
+	if below == 0 {
+		return nil
+	}
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -266,10 +283,11 @@ func (db *DB) pruneFeed(ctx context.Context) error {
 	for _, tn := range tenants {
 		_, err := conn.Exec(ctx, `WITH cut AS (SELECT seq FROM stream_changes WHERE tenant_id = $1
 				ORDER BY seq DESC OFFSET $2 LIMIT 1),
-			d AS (DELETE FROM stream_changes WHERE tenant_id = $1 AND seq <= (SELECT seq FROM cut) RETURNING seq)
+			d AS (DELETE FROM stream_changes WHERE tenant_id = $1 AND seq <= (SELECT seq FROM cut) AND seq < $3
+				RETURNING seq)
 			INSERT INTO stream_pruned (tenant_id, upto) SELECT $1, max(seq) FROM d HAVING count(*) > 0
 			ON CONFLICT (tenant_id) DO UPDATE SET upto = greatest(stream_pruned.upto, excluded.upto)`,
-			tn, feedKeep)
+			tn, feedKeep, int64(below))
 		if err != nil {
 			return err
 		}

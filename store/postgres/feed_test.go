@@ -162,6 +162,18 @@ func TestFeedPrune(t *testing.T) {
 		// 1005 changes after 0: more than are kept, so not held.
 		t.Fatalf("ChangesAfter(0): %d held %v err %v", len(all), held, err)
 	}
+	// The first prune only notes the horizon: nothing is pruned that was not final then.
+	if err := db.PruneFeed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again, held, err := db.ChangesAfter(ctx, tn, all[3].Seq); err != nil || len(again) != 1000 || held {
+		// 1001 changes after c3: more than are kept.
+		t.Fatalf("after the first prune: %d held %v err %v", len(again), held, err)
+	}
+	var pruned int
+	if err := db.Pool().QueryRow(ctx, "SELECT count(*) FROM stream_changes").Scan(&pruned); err != nil || pruned != 1005 {
+		t.Fatalf("after the first prune: %d changes kept (err %v), want all 1005", pruned, err)
+	}
 	if err := db.PruneFeed(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -219,3 +219,32 @@ func TestCentral_StreamAcrossProcesses(t *testing.T) {
 	}
 	bogus.next(t, "reset", time.Second)
 }
+
+// TestCentral_TenantSuspendedByAdminCommand: a tenant suspended by `fieldrelay tenant
+// suspend --database` (no serving process involved) is refused by every process within 1 s.
+func TestCentral_TenantSuspendedByAdminCommand(t *testing.T) {
+	bin := binary(t)
+	c := serveCentral(t, bin, 2)
+	status, _, me := c.nodes[0].call(t, "GET", "/v1/tenant/me", nil, c.nodes[0].key()...)
+	expect(t, "GET /v1/tenant/me", status, 200, me)
+	slug, _ := me["slug"].(string)
+	if slug == "" {
+		t.Fatalf("GET /v1/tenant/me: no slug in %v", me)
+	}
+	for _, n := range c.nodes { // each process caches the key and its tenant
+		status, _, body := n.call(t, "GET", "/v1/events", nil, n.key()...)
+		expect(t, "GET /v1/events", status, 200, body)
+	}
+	mustRun(t, bin, "", "tenant", "suspend", "--database", c.url, slug)
+	for i, n := range c.nodes {
+		var last int
+		var body map[string]any
+		within(t, "process "+strconv.Itoa(i+1)+" refusing the suspended tenant", func() bool {
+			last, _, body = n.call(t, "GET", "/v1/events", nil, n.key()...)
+			return last != 200
+		})
+		if last != 403 {
+			t.Fatalf("process %d: a suspended tenant's request: %d %v", i+1, last, body)
+		}
+	}
+}

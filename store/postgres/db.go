@@ -78,6 +78,7 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 		return nil, fmt.Errorf("connecting to the database: %w", err)
 	}
 	db := &DB{pool: pool, log: log, self: model.NewID()}
+	db.feed.wake = make(chan struct{}, 1)
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -43,7 +43,7 @@ var _ model.ChangeFeed = (*DB)(nil)
 type feed struct {
 	once    sync.Once
 	head    atomic.Uint64
-	wake    chan struct{}
+	wake    chan struct{} // made by Open
 	stop    context.CancelFunc
 	done    chan struct{}
 	running atomic.Bool
@@ -76,9 +76,6 @@ func (db *DB) AppendChange(mtx model.Tx, tenantID string, c model.Change) error 
 
 // nudgeFeed wakes the poller (a change of this process committed).
 func (db *DB) nudgeFeed() {
-	if db.feed.wake == nil {
-		return
-	}
 	select {
 	case db.feed.wake <- struct{}{}:
 	default:
@@ -93,7 +90,6 @@ func (db *DB) FollowChanges(watching func() []string, deliver func(string, model
 	db.feed.once.Do(func() {
 		ctx, stop := context.WithCancel(context.Background())
 		db.feed.stop, db.feed.done = stop, make(chan struct{})
-		db.feed.wake = make(chan struct{}, 1)
 		hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if h, err := db.horizon(hctx); err == nil {
 			db.feed.head.Store(h - 1)

@@ -201,7 +201,8 @@ func (b *Broker) SubscribeContext(ctx context.Context, tenantID string, after ui
 	return s, backlog, head, resumed, nil
 }
 
-// Subscribe starts receiving a tenant's changes after seq after (0: from now on). It
+// Subscribe starts receiving a tenant's changes after seq after (0: from now on), on a
+// broker without a feed (SubscribeContext serves both). It
 // answers the changes after it that the ring still holds, to send before those of C;
 // resumed is false when after is older than the ring or newer than the last change:
 // the caller cannot be brought up to date and should reload. head is the seq of the

@@ -107,8 +107,9 @@ func (b *Broker) watched(tenantID string) bool {
 	return ok
 }
 
-// Publish records a change of a tenant (on a broker without a feed) and hands it to every subscriber without ever
-// blocking; a subscriber whose buffer is full is dropped. Seq and At are set here.
+// Publish records a change of a tenant in the ring (on a broker without a feed) and hands
+// it to every subscriber without ever blocking; a subscriber whose buffer is full is
+// dropped. Seq and At are set here.
 func (b *Broker) Publish(tenantID string, c model.Change) {
 	v, ok := b.tenants.Load(tenantID)
 	if !ok {

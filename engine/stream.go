@@ -193,7 +193,10 @@ func (b *Broker) SubscribeContext(ctx context.Context, tenantID string, after ui
 		}
 	}
 	if err == nil && (after == 0 || !resumed) {
-		backlog, _, err = b.feed.ChangesAfter(ctx, tenantID, head)
+		backlog = nil
+		if head > 0 { // 0: the feed has no head yet, and nothing before now is wanted
+			backlog, _, err = b.feed.ChangesAfter(ctx, tenantID, head)
+		}
 	}
 	if err != nil {
 		s.Close()

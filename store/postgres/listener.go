@@ -28,6 +28,8 @@ const (
 	// listenPing bounds that check, and listenRetryMax the pause between reconnections.
 	listenPing     = 2 * time.Second
 	listenRetryMax = 2 * time.Second
+	// listenConnect bounds one attempt to reconnect.
+	listenConnect = 5 * time.Second
 )
 
 // listener keeps one connection of its own LISTENing on directoryChannel and bumps the
@@ -85,13 +87,15 @@ func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
 	defer close(l.done)
 	defer func() {
 		if conn != nil {
-			_ = conn.Close(context.Background())
+			closeConn(conn)
 		}
 	}()
 	pause := 50 * time.Millisecond
 	for {
 		if conn == nil {
-			c, err := l.db.listenConn(ctx, l.cfg)
+			cctx, cancel := context.WithTimeout(ctx, listenConnect)
+			c, err := l.db.listenConn(cctx, l.cfg)
+			cancel()
 			if err != nil {
 				if ctx.Err() != nil {
 					return
@@ -118,9 +122,16 @@ func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
 		}
 		l.db.versions.down.Store(true)
 		l.db.log.Warn("database listener: connection lost; caches are bypassed until it is back", "err", err)
-		_ = conn.Close(context.Background())
+		closeConn(conn)
 		conn = nil
 	}
+}
+
+// closeConn closes a connection, waiting a second at most (a dead peer may not answer).
+func closeConn(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = conn.Close(ctx)
 }
 
 // wait handles the notifications of conn until ctx ends or the connection fails.

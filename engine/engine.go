@@ -59,6 +59,8 @@ type Engine struct {
 	sched  *scheduler
 	// stream fans committed changes out to GET /v1/stream.
 	stream *Broker
+	// feed is the store's change feed, nil when the store has none (stream.go).
+	feed model.ChangeFeed
 	// runID names this run of the engine in the leases of its delivery attempts.
 	runID string
 	// Caches of the directory, checked against the store's directory versions.
@@ -93,6 +95,9 @@ func New(store model.Store, opt Options) *Engine {
 	e.store = &logStore{Store: store, up: e.up}
 	e.sched = newScheduler(e, opt.Workers)
 	e.stream = NewBroker(opt.StreamRing)
+	if f, ok := store.(model.ChangeFeed); ok {
+		e.feed, e.stream = f, newFeedBroker(f)
+	}
 	e.runID = model.NewID()
 	if e.clock == nil {
 		e.clock = model.SystemClock{}

@@ -52,3 +52,6 @@ func (e *Engine) WalkUpstreamHistory(ctx context.Context, tenantID string, steps
 	}
 	return done, nil
 }
+
+// NewFeedBroker returns a broker over a change feed.
+func NewFeedBroker(f model.ChangeFeed) *Broker { return newFeedBroker(f) }

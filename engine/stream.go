@@ -43,6 +43,19 @@ type Broker struct {
 	mu    sync.Mutex
 	// tenants maps a tenant id to its stream; written under mu, read lock-free by watched.
 	tenants sync.Map // string → *tenantStream
+	// feed, when set, is the store's record of the changes, shared by the processes of
+	// one database: it numbers and keeps them, and the broker only fans them out (no ring).
+	feed      model.ChangeFeed
+	following sync.Once
+}
+
+// feedEpoch is the epoch of the ids of changes numbered by a ChangeFeed: the same on every
+// process, and in every run.
+const feedEpoch = "db"
+
+// newFeedBroker returns a broker over a store's change feed.
+func newFeedBroker(feed model.ChangeFeed) *Broker {
+	return &Broker{epoch: feedEpoch, feed: feed}
 }
 
 type tenantStream struct {
@@ -94,8 +107,9 @@ func (b *Broker) watched(tenantID string) bool {
 	return ok
 }
 
-// Publish records a change of a tenant and hands it to every subscriber without ever
-// blocking; a subscriber whose buffer is full is dropped. Seq and At are set here.
+// Publish records a change of a tenant in the ring (on a broker without a feed) and hands
+// it to every subscriber without ever blocking; a subscriber whose buffer is full is
+// dropped. Seq and At are set here.
 func (b *Broker) Publish(tenantID string, c model.Change) {
 	v, ok := b.tenants.Load(tenantID)
 	if !ok {
@@ -107,6 +121,11 @@ func (b *Broker) Publish(tenantID string, c model.Change) {
 	c.Seq = ts.next
 	ts.next++
 	ts.buf[(c.Seq-1)%uint64(len(ts.buf))] = c
+	ts.fanOut(c)
+}
+
+// fanOut hands c to every subscriber, dropping those whose buffer is full; under b.mu.
+func (ts *tenantStream) fanOut(c model.Change) {
 	for s := range ts.subs {
 		select {
 		case s.c <- c:
@@ -118,7 +137,76 @@ func (b *Broker) Publish(tenantID string, c model.Change) {
 	}
 }
 
-// Subscribe starts receiving a tenant's changes after seq after (0: from now on). It
+// deliver fans out a change that the feed numbered (the feed's poller calls it, in Seq
+// order).
+func (b *Broker) deliver(tenantID string, c model.Change) {
+	v, ok := b.tenants.Load(tenantID)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v.(*tenantStream).fanOut(c)
+}
+
+// watching lists the tenants that have subscribers.
+func (b *Broker) watching() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	b.tenants.Range(func(k, v any) bool {
+		if len(v.(*tenantStream).subs) > 0 {
+			out = append(out, k.(string))
+		}
+		return true
+	})
+	return out
+}
+
+// SubscribeContext is Subscribe for every broker: over a store's change feed, the backlog
+// is read from the store (which may fail), and the ids are the feed's, the same on every
+// process sharing it.
+func (b *Broker) SubscribeContext(ctx context.Context, tenantID string, after uint64) (s *Subscription, backlog []model.Change, head uint64, resumed bool, err error) {
+	if b.feed == nil {
+		s, backlog, head, resumed = b.Subscribe(tenantID, after)
+		return s, backlog, head, resumed, nil
+	}
+	b.following.Do(func() { b.feed.FollowChanges(b.watching, b.deliver) })
+	b.mu.Lock()
+	v, ok := b.tenants.Load(tenantID)
+	if !ok {
+		v = &tenantStream{subs: map[*Subscription]struct{}{}}
+		b.tenants.Store(tenantID, v)
+	}
+	c := make(chan model.Change, streamSubBuffer)
+	s = &Subscription{C: c, c: c, b: b, tenant: tenantID}
+	v.(*tenantStream).subs[s] = struct{}{}
+	// Every change the feed delivers from now on is above head; what lies between head
+	// (or after) and the feed's next delivery is read here, the overlap dropped by Seq.
+	head = b.feed.FeedHead()
+	b.mu.Unlock()
+	resumed = true
+	if after > 0 {
+		var held bool
+		if backlog, held, err = b.feed.ChangesAfter(ctx, tenantID, after); err == nil && !held {
+			resumed = false
+		}
+	}
+	if err == nil && (after == 0 || !resumed) {
+		backlog = nil
+		if head > 0 { // 0: the feed has no head yet, and nothing before now is wanted
+			backlog, _, err = b.feed.ChangesAfter(ctx, tenantID, head)
+		}
+	}
+	if err != nil {
+		s.Close()
+		return nil, nil, 0, false, err
+	}
+	return s, backlog, head, resumed, nil
+}
+
+// Subscribe starts receiving a tenant's changes after seq after (0: from now on), on a
+// broker without a feed (SubscribeContext serves both). It
 // answers the changes after it that the ring still holds, to send before those of C;
 // resumed is false when after is older than the ring or newer than the last change:
 // the caller cannot be brought up to date and should reload. head is the seq of the
@@ -185,10 +273,10 @@ func (b *Broker) Subscribers(tenantID string) int {
 func (e *Engine) Stream() *Broker { return e.stream }
 
 // publish sends a change of a tenant to its stream once tx commits. The payload is
-// encoded now, as it stands in the transaction; nothing is done for a tenant nobody
-// watches.
+// encoded now, as it stands in the transaction; on a store without a change feed, nothing
+// is done for a tenant nobody watches.
 func (e *Engine) publish(tx model.Tx, tenantID, name string, perm model.Permission, teamID string, payload any) error {
-	if !e.stream.watched(tenantID) {
+	if e.feed == nil && !e.stream.watched(tenantID) {
 		return nil
 	}
 	data, err := json.Marshal(payload)
@@ -196,6 +284,14 @@ func (e *Engine) publish(tx model.Tx, tenantID, name string, perm model.Permissi
 		return err
 	}
 	c := model.Change{Name: name, Perm: perm, TeamID: teamID, Data: data, At: model.At(e.clock.Now())}
+	if e.feed != nil {
+		// Every change is recorded: another process may have a subscriber, or get one
+		// that resumes from before this change.
+		if lt, ok := tx.(*logTx); ok {
+			tx = lt.Tx
+		}
+		return e.feed.AppendChange(tx, tenantID, c)
+	}
 	tx.OnCommit(func() { e.stream.Publish(tenantID, c) })
 	return nil
 }

@@ -25,7 +25,8 @@ const (
 
 // handleStream answers GET /v1/stream: Server-Sent Events of the caller's tenant's changes
 // that the caller may see (engine.StreamViewer). The stream opens with `event: ready`;
-// each change is `id: <epoch>-<seq>`, `event: <name>`, `data: <payload JSON>`. A
+// each change is `id: <epoch>-<seq>` (`db-<seq>` on a store with a change feed, the same
+// on every process), `event: <name>`, `data: <payload JSON>`. A
 // Last-Event-ID header resumes after that id from the tenant's ring; an id the ring no
 // longer holds (or of an earlier run of the node) gets `event: reset`, after which the
 // client should reload what it shows. A comment every StreamHeartbeat keeps proxies
@@ -55,7 +56,10 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 	if !known {
 		after = 0
 	}
-	sub, backlog, head, resumed := b.Subscribe(p.TenantID, after)
+	sub, backlog, head, resumed, err := b.SubscribeContext(r.Context(), p.TenantID, after)
+	if err != nil {
+		return err
+	}
 	defer func() { sub.Close() }()
 
 	w.WriteHeader(http.StatusOK)
@@ -106,7 +110,11 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 			sw.buf = append(sw.buf, ": ping\n\n"...)
 		case c, ok := <-sub.C:
 			if !ok { // dropped for falling behind: catch up from the ring, or reset
-				sub, backlog, head, resumed = b.Subscribe(p.TenantID, sw.seen)
+				ns, nb, nh, nr, err := b.SubscribeContext(r.Context(), p.TenantID, sw.seen)
+				if err != nil {
+					return nil // the stream ends; the client reconnects with its Last-Event-ID
+				}
+				sub, backlog, head, resumed = ns, nb, nh, nr
 				if !resumed {
 					sw.reset(head, "this client fell behind: reload")
 				}

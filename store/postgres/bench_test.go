@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -12,7 +13,13 @@ import (
 
 // BenchmarkPutEvent measures event ingest through Batch, from parallel writers (the test
 // cluster runs with fsync off: the numbers compare code, not disks).
-func BenchmarkPutEvent(b *testing.B) {
+func BenchmarkPutEvent(b *testing.B) { benchPutEvent(b, false) }
+
+// BenchmarkPutEventStreamed is BenchmarkPutEvent with the event's stream change recorded in
+// the same transaction, as the engine does on this store (feed.go).
+func BenchmarkPutEventStreamed(b *testing.B) { benchPutEvent(b, true) }
+
+func benchPutEvent(b *testing.B, streamed bool) {
 	db, err := postgres.Open(context.Background(), pgtest.URL(b), postgres.Options{MaxConns: 16})
 	if err != nil {
 		b.Fatal(err)
@@ -30,7 +37,18 @@ func BenchmarkPutEvent(b *testing.B) {
 			now := time.Now()
 			ev := &model.Event{ID: model.NewIDAt(now), Type: "incident", Priority: "high", Vertical: "fire",
 				Status: model.EventPending, Payload: []byte(`{"a":1}`), CreatedAt: model.At(now)}
-			if err := db.Batch(context.Background(), func(tx model.Tx) error { return tx.PutEvent(tn, ev) }); err != nil {
+			err := db.Batch(context.Background(), func(tx model.Tx) error {
+				if err := tx.PutEvent(tn, ev); err != nil || !streamed {
+					return err
+				}
+				data, err := json.Marshal(ev)
+				if err != nil {
+					return err
+				}
+				return db.AppendChange(tx, tn, model.Change{Name: "event.created", Perm: model.PermEventsRead,
+					Data: data, At: ev.CreatedAt})
+			})
+			if err != nil {
 				b.Error(err)
 				return
 			}

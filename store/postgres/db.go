@@ -34,6 +34,11 @@ type DB struct {
 	log       *slog.Logger
 	versions  versions
 	txTimeout time.Duration
+	listener  *listener
+	feed      feed
+	// self names this handle in its notifications: the listener ignores its own, counted
+	// when their commits returned.
+	self string
 }
 
 var _ model.Store = (*DB)(nil)
@@ -79,10 +84,15 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the database: %w", err)
 	}
-	db := &DB{pool: pool, log: log, txTimeout: cmp.Or(opt.TxTimeout, defaultTxTimeout)}
+	db := &DB{pool: pool, log: log, txTimeout: cmp.Or(opt.TxTimeout, defaultTxTimeout), self: model.NewID()}
+	db.feed.wake = make(chan struct{}, 1)
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	if err := db.startListener(ctx, cfg.ConnConfig); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("listening for the changes of other processes: %w", err)
 	}
 	return db, nil
 }
@@ -289,8 +299,10 @@ func retryable(err error) bool {
 }
 
 // Version returns the directory version of a tenant ("" for all tenants). The counters
-// live in this process: they change after the commits this process makes (docs/decisions.md,
-// "The PostgreSQL schema").
+// live in this process: they change when a commit of this process that changed the
+// directory returns, and when the listener hears of one made through another process;
+// while the listener is disconnected, every call returns a new number (docs/decisions.md,
+// "Directory versions across processes").
 func (db *DB) Version(tenantID string) uint64 { return db.versions.get(tenantID) }
 
 // Backup refuses: see ErrBackup.
@@ -301,8 +313,11 @@ func (db *DB) Backup(ctx context.Context, _ io.Writer) (int64, error) {
 	return 0, ErrBackup
 }
 
-// Close closes the pool, waiting for the connections in use to be released.
+// Close stops the listener and closes the pool, waiting for the connections in use to be
+// released.
 func (db *DB) Close() error {
+	db.closeFeed()
+	db.listener.close()
 	db.pool.Close()
 	return nil
 }
@@ -314,6 +329,10 @@ func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 type versions struct {
 	all       atomic.Uint64
 	perTenant sync.Map // tenant id → *atomic.Uint64
+	// down is set while the listener has no connection: get then answers numbers that
+	// no counter reaches (the top bit set), a new one each call, from miss.
+	down atomic.Bool
+	miss atomic.Uint64
 }
 
 func (v *versions) counter(tenantID string) *atomic.Uint64 {
@@ -325,6 +344,9 @@ func (v *versions) counter(tenantID string) *atomic.Uint64 {
 }
 
 func (v *versions) get(tenantID string) uint64 {
+	if v.down.Load() {
+		return 1<<63 | v.miss.Add(1)
+	}
 	if tenantID == "" {
 		return v.all.Load()
 	}
@@ -333,5 +355,14 @@ func (v *versions) get(tenantID string) uint64 {
 
 func (v *versions) bump(tenantID string) {
 	v.counter(tenantID).Add(1)
+	v.all.Add(1)
+}
+
+// bumpAll bumps every counter.
+func (v *versions) bumpAll() {
+	v.perTenant.Range(func(_, c any) bool {
+		c.(*atomic.Uint64).Add(1)
+		return true
+	})
 	v.all.Add(1)
 }

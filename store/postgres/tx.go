@@ -22,6 +22,10 @@ type tx struct {
 	ptx      pgx.Tx
 	db       *DB
 	onCommit []func()
+	// notified holds the tenants whose directory change this transaction announced.
+	notified map[string]bool
+	// feedN numbers the stream changes of this run (feed.go).
+	feedN int
 	// failed is the first statement error: PostgreSQL aborts the transaction there.
 	failed error
 	// retry is set when that error (or the commit's) allows running the whole fn again.
@@ -38,9 +42,21 @@ var _ model.Tx = (*tx)(nil)
 
 func (t *tx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
 
-// changed bumps the tenant's directory version once the transaction commits.
+// changed bumps the tenant's directory version once the transaction commits, in this
+// process at once and in the others when they hear the notification that the commit
+// delivers (listener.go).
 func (t *tx) changed(tenantID string) {
-	t.OnCommit(func() { t.db.versions.bump(tenantID) })
+	tn := canonicalTenant(tenantID)
+	if t.notified[tn] {
+		return
+	}
+	if t.notified == nil {
+		t.notified = map[string]bool{}
+	}
+	t.notified[tn] = true
+	// A failure is noted in t.failed: the transaction does not commit.
+	_, _ = t.exec("SELECT pg_notify($1, $2)", directoryChannel, t.db.self+" "+tn)
+	t.OnCommit(func() { t.db.versions.bump(tn) })
 }
 
 // note records a statement's error.

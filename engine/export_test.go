@@ -35,3 +35,7 @@ func (e *Engine) Write(ctx context.Context, tenantID string, k *model.Idempotenc
 	_, err := write(ctx, e, tenantID, w, fn)
 	return w.Reply, err
 }
+
+// SweepOnce runs the scheduler's idempotency sweep as its timer does: when this process
+// claims the period. It returns whether it ran and how many keys it deleted.
+func (e *Engine) SweepOnce(ctx context.Context) (bool, int, error) { return e.sched.sweep(ctx) }

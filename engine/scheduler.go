@@ -21,12 +21,30 @@ var DefaultRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 
 // the call's own timeout and a margin. A node killed mid-call retries after it.
 const attemptLease = 45 * time.Second
 
+// On a store shared by several processes (model.SharedStore), each process polls the
+// outbox for the entries the others left due: written by a process that died right after
+// its commit, or leased by one that died mid-call (docs/decisions.md, "The outbox on a
+// shared store").
+const (
+	// pollEvery is how often a process polls.
+	pollEvery = time.Second
+	// pollGrace is how long an entry is overdue before a poll takes it: the process that
+	// wrote or settled an entry attempts it when due, so the others leave it that long
+	// rather than race for every fresh message.
+	pollGrace = time.Second
+	// pollLimit bounds the entries one poll reads, however large the outbox.
+	pollLimit = 500
+)
+
 // scheduler owns the timers of the outbox: a heap of due entries rebuilt from the store at
 // start, a loop that hands due entries to a bounded pool of workers, and the workers
 // that make the calls and write their outcome back.
 type scheduler struct {
 	e       *Engine
 	workers int
+	// shared says other processes share the store: entries leased by other runs are
+	// theirs until the lease ends, and the outbox is polled (model.SharedStore).
+	shared bool
 
 	mu      sync.Mutex
 	h       refHeap
@@ -43,7 +61,7 @@ func newScheduler(e *Engine, workers int) *scheduler {
 	if workers <= 0 {
 		workers = 16
 	}
-	return &scheduler{e: e, workers: workers, pending: map[string]*heapItem{},
+	return &scheduler{e: e, workers: workers, shared: model.IsShared(e.base), pending: map[string]*heapItem{},
 		busy: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
@@ -68,12 +86,24 @@ func (h *refHeap) Pop() any {
 func refKey(r model.OutboxRef) string { return r.TenantID + "/" + r.ID }
 
 // add schedules (or moves) an entry. It never blocks.
-func (s *scheduler) add(r model.OutboxRef) {
+func (s *scheduler) add(r model.OutboxRef) { s.put(r, true) }
+
+// put schedules an entry; move says whether an entry already scheduled or running takes
+// r's due time (false: it is left as it is).
+func (s *scheduler) put(r model.OutboxRef, move bool) {
 	s.mu.Lock()
 	if it, ok := s.pending[refKey(r)]; ok {
+		if !move {
+			s.mu.Unlock()
+			return
+		}
 		it.ref.DueAt = r.DueAt
 		heap.Fix(&s.h, it.index)
 	} else {
+		if !move && s.busy[refKey(r)] {
+			s.mu.Unlock()
+			return
+		}
 		it := &heapItem{ref: r}
 		heap.Push(&s.h, it)
 		s.pending[refKey(r)] = it
@@ -85,8 +115,12 @@ func (s *scheduler) add(r model.OutboxRef) {
 	}
 }
 
-// load rebuilds the heap from the outbox.
+// load rebuilds the heap from the outbox. On a shared store it is a poll: the entries
+// the other processes owe are theirs until they are overdue.
 func (s *scheduler) load(ctx context.Context) error {
+	if s.shared {
+		return s.poll(ctx)
+	}
 	var refs []model.OutboxRef
 	err := s.e.store.View(ctx, func(tx model.Tx) (err error) {
 		refs, err = tx.DueOutbox()
@@ -101,6 +135,38 @@ func (s *scheduler) load(ctx context.Context) error {
 		s.add(r)
 	}
 	return err
+}
+
+// poll schedules the entries of the shared store overdue by pollGrace that this process
+// does not hold yet, at most pollLimit of them, soonest first. An entry whose lease ended
+// is among them: its run died mid-call, or is too slow, and the attempt takes it over.
+func (s *scheduler) poll(ctx context.Context) error {
+	var refs []model.OutboxRef
+	until := s.e.clock.Now().Add(-pollGrace)
+	err := s.e.store.View(ctx, func(tx model.Tx) (err error) {
+		refs, err = tx.DueOutboxBefore(until, pollLimit)
+		return err
+	})
+	for _, r := range refs {
+		s.put(r, false)
+	}
+	return err
+}
+
+// pollLoop polls the shared store every pollEvery until ctx ends.
+func (s *scheduler) pollLoop(ctx context.Context) {
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.poll(ctx); err != nil && ctx.Err() == nil {
+				s.e.log.Error("outbox: polling the shared store", "err", err)
+			}
+		}
+	}
 }
 
 // popDue removes and returns the entries due at now that are not already running, and
@@ -190,6 +256,13 @@ func (s *scheduler) start(ctx context.Context) error {
 		defer s.wg.Done()
 		s.usageLoop(ctx)
 	}()
+	if s.shared {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.pollLoop(ctx)
+		}()
+	}
 	s.running.Store(true)
 	s.wg.Add(1)
 	go func() {
@@ -228,14 +301,15 @@ func (s *scheduler) start(ctx context.Context) error {
 // sweepEvery is how often expired idempotency keys are deleted.
 const sweepEvery = time.Hour
 
-// sweepLoop deletes expired idempotency keys at start and then every sweepEvery.
+// sweepLoop deletes expired idempotency keys at start and then every sweepEvery; on a
+// shared store, once per period across the processes.
 func (s *scheduler) sweepLoop(ctx context.Context) {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
 	for {
-		if n, err := s.e.SweepIdempotency(ctx); err != nil && ctx.Err() == nil {
+		if ran, n, err := s.sweep(ctx); err != nil && ctx.Err() == nil {
 			s.e.log.Error("idempotency sweep", "err", err)
-		} else if n > 0 {
+		} else if ran && n > 0 {
 			s.e.log.Info("idempotency sweep", "deleted", n)
 		}
 		select {
@@ -244,6 +318,17 @@ func (s *scheduler) sweepLoop(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// sweep runs the idempotency sweep when this process claims its period (claimPeriod), and
+// returns whether it ran and how many keys it deleted.
+func (s *scheduler) sweep(ctx context.Context) (bool, int, error) {
+	ok, err := s.e.claimPeriod(ctx, "idempotency_sweep", sweepEvery)
+	if !ok || err != nil {
+		return false, 0, err
+	}
+	n, err := s.e.SweepIdempotency(ctx)
+	return true, n, err
 }
 
 // StartScheduler rebuilds the delivery timers from the outbox and starts delivering, and
@@ -307,10 +392,18 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 			return err
 		}
 		now := e.clock.Now()
-		if entry.DueAt.After(now) && (entry.LeasedBy == "" || entry.LeasedBy == e.runID) {
-			ref := model.OutboxRef{TenantID: entry.TenantID, ID: entry.ID, DueAt: entry.DueAt.Time}
-			tx.OnCommit(func() { e.sched.add(ref) })
-			return nil
+		if entry.DueAt.After(now) {
+			if entry.LeasedBy == "" || entry.LeasedBy == e.runID {
+				ref := model.OutboxRef{TenantID: entry.TenantID, ID: entry.ID, DueAt: entry.DueAt.Time}
+				tx.OnCommit(func() { e.sched.add(ref) })
+				return nil
+			}
+			if e.sched.shared {
+				// Leased by another process's run until DueAt: its attempt is in flight.
+				// Should that process die, a poll finds the entry once the lease ends.
+				return nil
+			}
+			// Leased by an earlier run of this node, which died mid-call: retried now.
 		}
 		if entry.Kind == OutboxReinforce {
 			// A check, not a call: it runs here, and its entry ends.
@@ -371,7 +464,9 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 		return // shutting down: the lease makes it due again after restart
 	}
 	e.stats.attempt(o.Kind, succeeded(o, res))
+	stale := false
 	err = e.store.Batch(context.WithoutCancel(ctx), func(tx model.Tx) error {
+		stale = false
 		entry, err := tx.OutboxEntry(o.TenantID, o.ID)
 		if model.IsKind(err, model.KindNotFound) {
 			return nil
@@ -379,8 +474,18 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 		if err != nil {
 			return err
 		}
+		if entry.LeasedBy != o.LeasedBy || entry.Attempts != o.Attempts {
+			// The lease ended before the call did and another run took the message
+			// over: the outcome is that run's to write.
+			stale = true
+			return nil
+		}
 		return e.settle(tx, entry, res, took, false)
 	})
+	if stale {
+		e.log.Warn("outbox: an attempt outlived its lease; another run took the message over",
+			"tenant", o.TenantID, "entry", o.ID, "attempt", o.Attempts)
+	}
 	if err != nil {
 		// The attempt stays leased in the store: try again when the lease ends.
 		e.log.Error("outbox: recording an outcome", "tenant", r.TenantID, "entry", r.ID, "err", err)

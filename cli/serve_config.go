@@ -67,7 +67,14 @@ type ServeConfig struct {
 	BackupKeep  int
 	// UpstreamRetryMax caps the delay between attempts of a failing upstream link.
 	UpstreamRetryMax time.Duration
+	// OutboxLease is how long a delivery attempt in flight holds its message
+	// (engine.Options.AttemptLease); webhook and SMS calls time out at half of it. Zero
+	// means engine.DefaultAttemptLease.
+	OutboxLease time.Duration
 }
+
+// minOutboxLease is the shortest --outbox-lease: a call has half of it.
+const minOutboxLease = 2 * time.Second
 
 // WebhookPolicy is the address policy of webhook destinations that the flags set.
 func (c *ServeConfig) WebhookPolicy() netguard.AddressPolicy {
@@ -146,6 +153,12 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	}
 	if c.UpstreamRetryMax < model.DefaultUpstreamRetryMin {
 		return nil, model.Invalid("upstream-retry-max", "--upstream-retry-max must be at least %s", model.DefaultUpstreamRetryMin)
+	}
+	if c.OutboxLease == 0 {
+		c.OutboxLease = engine.DefaultAttemptLease
+	}
+	if c.OutboxLease < minOutboxLease {
+		return nil, model.Invalid("outbox-lease", "--outbox-lease must be at least %s", minOutboxLease)
 	}
 	if c.BackupEvery > 0 && c.BackupKeep < 1 {
 		return nil, model.Invalid("backup-keep", "--backup-keep must be at least 1")

@@ -17,9 +17,11 @@ import (
 var DefaultRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
 	2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
-// attemptLease is how long an attempt in flight keeps its message from being due again:
-// the call's own timeout and a margin. A node killed mid-call retries after it.
-const attemptLease = 45 * time.Second
+// DefaultAttemptLease is how long an attempt in flight keeps its message from being due
+// again (Options.AttemptLease): the call's own timeout and a margin. On a store shared by
+// several processes, another process takes over a message whose lease ended: its process
+// died mid-call.
+const DefaultAttemptLease = 45 * time.Second
 
 // On a store shared by several processes (model.SharedStore), each process polls the
 // outbox for the entries the others left due: written by a process that died right after
@@ -434,14 +436,14 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 			}
 		}
 		entry.Attempts++
-		entry.DueAt = model.At(now.Add(attemptLease))
+		entry.DueAt = model.At(now.Add(e.lease))
 		entry.LeasedBy = e.runID
 		o = entry
 		return tx.PutOutboxEntry(entry)
 	})
 	if err != nil {
 		e.log.Error("outbox: recording an attempt", "tenant", r.TenantID, "entry", r.ID, "err", err)
-		e.sched.add(model.OutboxRef{TenantID: r.TenantID, ID: r.ID, DueAt: e.clock.Now().Add(attemptLease)})
+		e.sched.add(model.OutboxRef{TenantID: r.TenantID, ID: r.ID, DueAt: e.clock.Now().Add(e.lease)})
 		return
 	}
 	if o == nil {

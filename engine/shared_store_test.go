@@ -27,7 +27,10 @@ type process struct {
 
 // share reopens the node's store as shared by two processes: the node's engine (n.e,
 // with n.sender) becomes the first; the second has its own sender.
-func (n *deliveryNode) share(t *testing.T) (a, b process) {
+func (n *deliveryNode) share(t *testing.T) (a, b process) { return n.shareLease(t, 0) }
+
+// shareLease is share with the processes' attempt lease (0: the default).
+func (n *deliveryNode) shareLease(t *testing.T, lease time.Duration) (a, b process) {
 	t.Helper()
 	if err := n.db.Close(); err != nil {
 		t.Fatal(err)
@@ -35,7 +38,7 @@ func (n *deliveryNode) share(t *testing.T) (a, b process) {
 	db := mustOpenDir(t, n.dir)
 	n.db = db
 	opt := engine.Options{Clock: n.clock, Logger: slog.New(slog.DiscardHandler), Password: cheapPasswords,
-		RetrySchedule: n.retry}
+		RetrySchedule: n.retry, AttemptLease: lease}
 	newProcess := func(s *fakeSender) process {
 		o := opt
 		o.Sender = s
@@ -126,6 +129,31 @@ func TestSharedStore_LeaseOfAnotherProcessIsRespected(t *testing.T) {
 	ac, bc := a.calls(), b.calls()
 	if len(ac) != 1 || len(bc) != 1 || ac[0].id != bc[0].id {
 		t.Fatalf("calls a %+v b %+v; want one each with the same webhook-id", ac, bc)
+	}
+}
+
+// Options.AttemptLease sets the lease: the other process takes over after it.
+func TestSharedStore_AttemptLeaseOption(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, false, false)
+	n.webhook(t, "https://hooks.example/a", engine.HookEventCreated)
+	a, b := n.shareLease(t, 5*time.Second)
+	n.post(t, "high", "north")
+	actx, die := context.WithCancel(ctx)
+	a.sender.webhook = func(int, model.WebhookMessage) model.SendResult {
+		die()
+		return model.SendResult{Err: context.Canceled}
+	}
+	a.e.RunDue(actx)
+	n.clock.Advance(5*time.Second + time.Second - time.Millisecond)
+	b.poll(t)
+	if b.e.RunDue(ctx); len(b.calls()) != 0 {
+		t.Fatal("taken over before the lease and the grace")
+	}
+	n.clock.Advance(time.Millisecond)
+	b.poll(t)
+	if b.e.RunDue(ctx); len(b.calls()) != 1 {
+		t.Fatalf("%d calls after the lease of 5 s and the grace, want 1", len(b.calls()))
 	}
 }
 

@@ -467,7 +467,7 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 	}
 	e.stats.attempt(o.Kind, succeeded(o, res))
 	stale := false
-	err = e.store.Batch(context.WithoutCancel(ctx), func(tx model.Tx) error {
+	err = e.recordOutcome(ctx, func(tx model.Tx) error {
 		stale = false
 		entry, err := tx.OutboxEntry(o.TenantID, o.ID)
 		if model.IsKind(err, model.KindNotFound) {
@@ -489,9 +489,34 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 			"tenant", o.TenantID, "entry", o.ID, "attempt", o.Attempts)
 	}
 	if err != nil {
-		// The attempt stays leased in the store: try again when the lease ends.
+		// The attempt stays leased in the store: the call is made again when the lease
+		// ends, with the same webhook-id.
 		e.log.Error("outbox: recording an outcome", "tenant", r.TenantID, "entry", r.ID, "err", err)
 		e.sched.add(model.OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time})
+	}
+}
+
+// outcomePauses are the pauses between the tries of writing an attempt's outcome. A call
+// made is not made again for a transaction that failed: on a shared store, transactions
+// that touch the same rows (a webhook's health, a day's usage) fail under contention
+// after the store's own retries, and a later try usually succeeds.
+var outcomePauses = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond, time.Second}
+
+// recordOutcome runs fn through the group commit, tried again after each of
+// outcomePauses while it fails (without pauses once ctx ends: the node is stopping).
+func (e *Engine) recordOutcome(ctx context.Context, fn func(model.Tx) error) error {
+	for i := 0; ; i++ {
+		err := e.store.Batch(context.WithoutCancel(ctx), fn)
+		if err == nil || i == len(outcomePauses) {
+			return err
+		}
+		e.log.Warn("outbox: recording an outcome, trying again", "err", err)
+		t := time.NewTimer(outcomePauses[i])
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
 

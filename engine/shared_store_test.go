@@ -363,3 +363,48 @@ func TestSharedStore_RequestCountsAdd(t *testing.T) {
 		t.Fatalf("api_requests = %d, want 8", got)
 	}
 }
+
+// failingBatches is a store whose Batch calls numbered in fail (from 1) fail without
+// running.
+type failingBatches struct {
+	model.Store
+	mu   sync.Mutex
+	n    int
+	fail map[int]bool
+}
+
+func (s *failingBatches) Batch(ctx context.Context, fn func(model.Tx) error) error {
+	s.mu.Lock()
+	s.n++
+	failed := s.fail[s.n]
+	s.mu.Unlock()
+	if failed {
+		return model.Errorf(model.KindUnavailable, "could not serialize access")
+	}
+	return s.Store.Batch(ctx, fn)
+}
+
+// An outcome whose transaction fails (contention on a shared store) is written on a later
+// try: the call is not made again.
+func TestOutcomeWriteTriedAgain(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, false, false)
+	n.webhook(t, "https://hooks.example/a", engine.HookEventCreated)
+	acc := n.post(t, "high", "north")
+	// Batch 1 leases the message; 2 and 3, the outcome's first tries, fail.
+	s := &failingBatches{Store: n.db.(model.Store), fail: map[int]bool{2: true, 3: true}}
+	e := engine.New(s, engine.Options{Clock: n.clock, Sender: n.sender, Logger: slog.New(slog.DiscardHandler),
+		Password: cheapPasswords})
+	if err := e.LoadSchedule(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.RunDue(ctx)
+	if ev := n.event(t, acc.EventID); ev.Status != model.EventDelivered {
+		t.Fatalf("status = %s, want delivered", ev.Status)
+	}
+	n.clock.Advance(time.Hour)
+	e.RunDue(ctx)
+	if len(n.sender.calls) != 1 {
+		t.Fatalf("%d calls, want 1", len(n.sender.calls))
+	}
+}

@@ -378,3 +378,51 @@ func TestEventPayloadVerbatim(t *testing.T) {
 		return nil
 	})
 }
+
+// Concurrent ingests of one tenant add to the same usage counters: every transaction commits
+// (none runs out of retries) and the report sums every addition once.
+func TestUsageUnderConcurrentIngest(t *testing.T) {
+	db, tn := newStore(t)
+	const workers, each = 32, 8
+	var runs atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				errs <- db.Batch(context.Background(), func(tx model.Tx) error {
+					runs.Add(1)
+					ev := &model.Event{ID: model.NewID(), Type: "FIRE", Priority: "low", Vertical: "emergency",
+						Status: "pending", CreatedAt: model.At(time.Now())}
+					if err := tx.PutEvent(tn, ev); err != nil {
+						return err
+					}
+					if err := tx.AddUsage(tn, "2026-11-26", "events.priority.low", 1); err != nil {
+						return err
+					}
+					return tx.AddUsage(tn, "2026-11-26", "events.channel.rest_full", 2)
+				})
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []model.UsageCounter
+	if err := db.View(context.Background(), func(tx model.Tx) (err error) {
+		got, err = tx.UsageCounters(tn, "2026-11-26", "2026-11-26")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []model.UsageCounter{{Day: "2026-11-26", Metric: "events.channel.rest_full", N: 2 * workers * each},
+		{Day: "2026-11-26", Metric: "events.priority.low", N: workers * each}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("usage = %+v, want %+v", got, want)
+	}
+	t.Logf("%d commits took %d runs", workers*each, runs.Load())
+}

@@ -162,8 +162,12 @@ func (db *DB) migrate(ctx context.Context) error {
 	return nil
 }
 
-// maxAttempts bounds the runs of one transaction that serialization failures undo.
-const maxAttempts = 20
+// maxAttempts bounds the runs of one transaction that serialization failures undo, and
+// maxPause the wait between two (pause): at most about 4 s of waiting in all.
+const (
+	maxAttempts = 60
+	maxPause    = 64 * time.Millisecond
+)
 
 // View runs fn in a read-only serializable transaction.
 func (db *DB) View(ctx context.Context, fn func(model.Tx) error) error {
@@ -199,8 +203,25 @@ func (db *DB) run(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) 
 			return err
 		}
 		db.log.Debug("transaction retried", "attempt", attempt, "cause", t.cause)
-		// A short random pause spreads the transactions that collided.
-		time.Sleep(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond))))
+		if err := pause(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// pause waits before the next run of a transaction that collided: a random time up to a
+// bound that doubles with every attempt, from 1 ms to maxPause (exponential backoff with
+// full jitter), so that transactions that keep colliding under load spread out instead of
+// colliding again. It returns early with ctx's error.
+func pause(ctx context.Context, attempt int) error {
+	bound := min(time.Millisecond<<min(attempt-1, 16), maxPause)
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(bound))) + 1)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -210,7 +231,7 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, fn func(model.
 	if err != nil {
 		return nil, fmt.Errorf("postgres: beginning a transaction: %w", err)
 	}
-	t = &tx{ctx: ctx, ptx: ptx, db: db}
+	t = &tx{ctx: ctx, ptx: ptx, db: db, seed: rand.Uint64()}
 	defer func() {
 		if err != nil {
 			_ = ptx.Rollback(context.WithoutCancel(ctx))

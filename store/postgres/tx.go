@@ -27,6 +27,8 @@ type tx struct {
 	// retry is set when that error (or the commit's) allows running the whole fn again.
 	retry bool
 	cause error
+	// seed is drawn at random for each run of the transaction (usageShard).
+	seed uint64
 }
 
 var _ model.Tx = (*tx)(nil)

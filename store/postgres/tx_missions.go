@@ -269,14 +269,22 @@ func (t *tx) PutSyncBatch(tenantID string, b *model.Batch) error {
 		ON CONFLICT (tenant_id, id) DO UPDATE SET doc = excluded.doc`, tn, id, doc)
 }
 
+// usageShards is how many rows hold one usage counter: each transaction adds to one of
+// them, so that concurrent transactions of a tenant seldom update the same row (a
+// serialization failure under serializable isolation); UsageCounters sums them.
+const usageShards = 16
+
+// usageShard is the shard this transaction adds its usage to.
+func (t *tx) usageShard() int16 { return int16(t.seed % usageShards) }
+
 func (t *tx) AddUsage(tenantID, day, metric string, n uint64) error {
 	tn, err := canonTenant(tenantID)
 	if err != nil {
 		return err
 	}
-	return t.put(`INSERT INTO usage_counters (tenant_id, day, metric, n) SELECT $1, $2, $3, $4::numeric`+ifTenant+`
-		ON CONFLICT (tenant_id, day, metric) DO UPDATE SET n = usage_counters.n + excluded.n`,
-		tn, day, metric, fmt.Sprint(n))
+	return t.put(`INSERT INTO usage_counters (tenant_id, day, metric, shard, n) SELECT $1, $2, $3, $5, $4::numeric`+ifTenant+`
+		ON CONFLICT (tenant_id, day, metric, shard) DO UPDATE SET n = usage_counters.n + excluded.n`,
+		tn, day, metric, fmt.Sprint(n), t.usageShard())
 }
 
 func (t *tx) UsageCounters(tenantID, fromDay, toDay string) ([]model.UsageCounter, error) {
@@ -285,8 +293,8 @@ func (t *tx) UsageCounters(tenantID, fromDay, toDay string) ([]model.UsageCounte
 		return nil, err
 	}
 	var out []model.UsageCounter
-	err = t.each(`SELECT day, metric, n::text FROM usage_counters WHERE tenant_id = $1 AND day >= $2 AND day <= $3 AND n > 0
-		ORDER BY day, metric`, []any{tn, fromDay, toDay}, func(r pgx.Rows) (bool, error) {
+	err = t.each(`SELECT day, metric, sum(n)::text FROM usage_counters WHERE tenant_id = $1 AND day >= $2 AND day <= $3
+		GROUP BY day, metric HAVING sum(n) > 0 ORDER BY day, metric`, []any{tn, fromDay, toDay}, func(r pgx.Rows) (bool, error) {
 		var c model.UsageCounter
 		var n string
 		if err := r.Scan(&c.Day, &c.Metric, &n); err != nil {

@@ -39,3 +39,6 @@ func (e *Engine) Write(ctx context.Context, tenantID string, k *model.Idempotenc
 // SweepOnce runs the scheduler's idempotency sweep as its timer does: when this process
 // claims the period. It returns whether it ran and how many keys it deleted.
 func (e *Engine) SweepOnce(ctx context.Context) (bool, int, error) { return e.sched.sweep(ctx) }
+
+// ReleaseLeases ends the leases this run holds in a shared store, as StopScheduler does.
+func (e *Engine) ReleaseLeases(ctx context.Context) { e.releaseLeases(ctx) }

@@ -52,6 +52,8 @@ type scheduler struct {
 	h       refHeap
 	pending map[string]*heapItem // tenant/id → item in the heap
 	busy    map[string]bool      // entries whose attempt is running
+	// leases holds the end of the leases this run holds in a shared store (holdLease).
+	leases map[string]time.Time
 	wake    chan struct{}
 
 	stop    context.CancelFunc
@@ -64,7 +66,7 @@ func newScheduler(e *Engine, workers int) *scheduler {
 		workers = 16
 	}
 	return &scheduler{e: e, workers: workers, shared: model.IsShared(e.base), pending: map[string]*heapItem{},
-		busy: map[string]bool{}, wake: make(chan struct{}, 1)}
+		busy: map[string]bool{}, leases: map[string]time.Time{}, wake: make(chan struct{}, 1)}
 }
 
 type heapItem struct {
@@ -345,6 +347,9 @@ func (e *Engine) StopScheduler() {
 		e.sched.running.Store(false)
 		e.sched.stop()
 		e.sched.wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		e.releaseLeases(ctx)
+		cancel()
 	}
 }
 

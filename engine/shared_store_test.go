@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"strings"
@@ -37,8 +38,8 @@ func (n *deliveryNode) shareLease(t *testing.T, lease time.Duration) (a, b proce
 	}
 	db := mustOpenDir(t, n.dir)
 	n.db = db
-	opt := engine.Options{Clock: n.clock, Logger: slog.New(slog.DiscardHandler), Password: cheapPasswords,
-		RetrySchedule: n.retry, AttemptLease: lease}
+	opt := engine.Options{Clock: n.clock, Logger: cmp.Or(n.log, slog.New(slog.DiscardHandler)), Password: cheapPasswords,
+		RetrySchedule: n.retry, AttemptLease: lease, Upstream: n.up}
 	newProcess := func(s *fakeSender) process {
 		o := opt
 		o.Sender = s
@@ -407,4 +408,51 @@ func TestOutcomeWriteTriedAgain(t *testing.T) {
 	if len(n.sender.calls) != 1 {
 		t.Fatalf("%d calls, want 1", len(n.sender.calls))
 	}
+}
+
+// On a shared store one process pushes upstream at a time, the changes every process
+// commits; another takes the push over when the lease of the first ends (it died) or
+// at once when the first releases it (it stopped).
+func TestSharedStore_UpstreamPushedByOneProcess(t *testing.T) {
+	ctx := context.Background()
+	n := newUpNode(t, model.UpstreamOptions{})
+	up := newFakeUpstream(t, upKey)
+	n.setUpstream(t, model.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
+	a, b := n.share(t)
+	check := func(what string, applied int64) {
+		t.Helper()
+		rec, _, got := up.snapshot()
+		if got != applied || up.registrations() != 1 {
+			t.Fatalf("%s: %d applied, %d registrations; want %d, 1", what, got, up.registrations(), applied)
+		}
+		for seq, k := range rec {
+			if k != 1 {
+				t.Fatalf("%s: sequence %d came %d times", what, seq, k)
+			}
+		}
+	}
+	n.events(t, 3) // through a
+	b.e.RunUpstream(ctx)
+	if wait := a.e.RunUpstream(ctx); wait > time.Second {
+		t.Fatalf("a, without the lease, waits %s; want to try again within a second", wait)
+	}
+	check("b pushes", 3)
+	n.events(t, 2)
+	a.e.RunUpstream(ctx)
+	check("a does not push", 3)
+	b.e.RunUpstream(ctx)
+	check("b pushes a's changes", 5)
+	// b dies: a takes over once b's lease (2 min) ends.
+	n.events(t, 1)
+	n.clock.Advance(time.Minute)
+	a.e.RunUpstream(ctx)
+	check("within b's lease", 5)
+	n.clock.Advance(time.Minute)
+	a.e.RunUpstream(ctx)
+	check("after b's lease", 6)
+	// a stops and releases the lease: b takes over at once.
+	a.e.ReleaseLeases(ctx)
+	n.events(t, 1)
+	b.e.RunUpstream(ctx)
+	check("after a released it", 7)
 }

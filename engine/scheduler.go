@@ -54,7 +54,7 @@ type scheduler struct {
 	busy    map[string]bool      // entries whose attempt is running
 	// leases holds the end of the leases this run holds in a shared store (holdLease).
 	leases map[string]time.Time
-	wake    chan struct{}
+	wake   chan struct{}
 
 	stop    context.CancelFunc
 	wg      sync.WaitGroup

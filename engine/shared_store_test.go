@@ -456,3 +456,26 @@ func TestSharedStore_UpstreamPushedByOneProcess(t *testing.T) {
 	b.e.RunUpstream(ctx)
 	check("after a released it", 7)
 }
+
+// On a shared store a process logs its changes for upstream once another process has
+// set the tenant's upstream, whatever it read before.
+func TestSharedStore_UpstreamSetByAnotherProcess(t *testing.T) {
+	n := newUpNode(t, model.UpstreamOptions{})
+	a, b := n.share(t)
+	post := func(p process) {
+		t.Helper()
+		in := model.EventInput{Type: "FIRE", Priority: "low", Vertical: "emergency", IdempotencyKey: model.NewID()}
+		if _, err := p.e.IngestEvent(context.Background(), n.p, in, func(v any) (model.Reply, error) {
+			return model.Reply{Status: 201, Body: []byte("{}")}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post(b) // b learns the tenant has no upstream
+	n.setUpstream(t, model.UpstreamInput{URL: "http://127.0.0.1:9", APIKey: upKey}) // through a
+	post(b)
+	post(a)
+	if end := n.logEnd(t); end != 2 {
+		t.Fatalf("the change log ends at %d, want 2: b's change after the upstream was set, and a's", end)
+	}
+}

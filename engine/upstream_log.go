@@ -119,6 +119,15 @@ func (u *upstreamRunner) logChange(tx model.Tx, tenantID, kind, id string) error
 // cached; a change of settings drops the cache inside its own transaction, and write
 // transactions are serialized, so the next one reads the set again from what committed.
 func (u *upstreamRunner) configured(tx model.Tx, tenantID string) (bool, error) {
+	if u.e.sched.shared {
+		// Another process may set or remove the upstream at any time, in a transaction
+		// this one does not see: the tenant's settings are read in tx.
+		_, err := tx.Upstream(tenantID)
+		if model.IsKind(err, model.KindNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
 	set := u.tenants.Load()
 	if set == nil {
 		ids, err := tx.UpstreamTenants()

@@ -471,7 +471,7 @@ func TestSharedStore_UpstreamSetByAnotherProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	post(b) // b learns the tenant has no upstream
+	post(b)                                                                         // b learns the tenant has no upstream
 	n.setUpstream(t, model.UpstreamInput{URL: "http://127.0.0.1:9", APIKey: upKey}) // through a
 	post(b)
 	post(a)

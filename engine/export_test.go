@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
@@ -42,3 +43,8 @@ func (e *Engine) SweepOnce(ctx context.Context) (bool, int, error) { return e.sc
 
 // ReleaseLeases ends the leases this run holds in a shared store, as StopScheduler does.
 func (e *Engine) ReleaseLeases(ctx context.Context) { e.releaseLeases(ctx) }
+
+// HoldLease reports whether this run holds the lease name of a shared store (holdLease).
+func (e *Engine) HoldLease(ctx context.Context, name string, d time.Duration) (bool, error) {
+	return e.holdLease(ctx, name, d)
+}

@@ -569,6 +569,7 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 	}
 	if wh != nil {
 		at := model.At(now)
+		write := (!probe || res.Gone()) && !e.quietHealth(wh, ok, settled, res, now)
 		if !probe {
 			if ok {
 				wh.LastSuccessAt, wh.FailedMessages = &at, 0
@@ -579,7 +580,7 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 				}
 			}
 		}
-		if !probe || res.Gone() {
+		if write {
 			wh.UpdatedAt = at
 			if err := tx.PutWebhook(o.TenantID, wh); err != nil {
 				return err
@@ -615,6 +616,29 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 		return e.settleDelivery(tx, o, ok, settled)
 	}
 	return nil
+}
+
+// webhookWriteEvery is how often, at most, the deliveries of one subscription rewrite it on
+// a shared store when only its times move (docs/decisions.md, "The outbox on a shared
+// store").
+const webhookWriteEvery = time.Second
+
+// quietHealth reports whether an attempt's outcome leaves the subscription's record as it
+// is, read before settle changes it: on a shared store, an outcome that changes neither
+// its status nor its failed messages (a success after a success, a failure that will be
+// retried), within webhookWriteEvery of the time it would move (last_success_at for a
+// success, updated_at for a failure). Every delivery to one
+// subscription would otherwise write the same row, and the deliveries of all processes
+// would wait on each other.
+func (e *Engine) quietHealth(wh *model.Webhook, ok, settled bool, res model.SendResult, now time.Time) bool {
+	switch {
+	case !e.sched.shared || res.Gone():
+		return false
+	case ok:
+		return wh.FailedMessages == 0 && wh.LastSuccessAt != nil && now.Sub(wh.LastSuccessAt.Time) < webhookWriteEvery
+	default:
+		return !settled && now.Sub(wh.UpdatedAt.Time) < webhookWriteEvery
+	}
 }
 
 // succeeded reports whether an attempt's call succeeded: a 2xx answer, or a mail the

@@ -479,3 +479,70 @@ func TestSharedStore_UpstreamSetByAnotherProcess(t *testing.T) {
 		t.Fatalf("the change log ends at %d, want 2: b's change after the upstream was set, and a's", end)
 	}
 }
+
+// On a shared store a success rewrites the subscription only when its last success is a
+// second old or more (or its health changes); alone on its store, every success does.
+func TestSharedStore_WebhookHealthWrittenOncePerSecond(t *testing.T) {
+	ctx := context.Background()
+	for _, shared := range []bool{false, true} {
+		n := newDeliveryNode(t, false, false)
+		w := n.webhook(t, "https://hooks.example/a", engine.HookEventCreated)
+		if shared {
+			n.share(t)
+		}
+		lastSuccess := func() time.Time {
+			t.Helper()
+			var wh *model.Webhook
+			_ = n.e.View(ctx, func(tx model.Tx) (err error) {
+				wh, err = tx.Webhook(n.p.TenantID, w.ID)
+				return err
+			})
+			if wh == nil || wh.LastSuccessAt == nil {
+				t.Fatalf("webhook %+v", wh)
+			}
+			return wh.LastSuccessAt.Time
+		}
+		deliver := func() {
+			t.Helper()
+			n.post(t, "high", "north")
+			if k := n.e.RunDue(ctx); k != 1 {
+				t.Fatalf("%d attempts", k)
+			}
+		}
+		t0 := n.clock.Now()
+		deliver()
+		n.clock.Advance(500 * time.Millisecond)
+		deliver()
+		if got, want := lastSuccess(), map[bool]time.Time{false: t0.Add(500 * time.Millisecond), true: t0}[shared]; !got.Equal(want) {
+			t.Fatalf("shared %v: last success %v, want %v", shared, got, want)
+		}
+		n.clock.Advance(500 * time.Millisecond)
+		deliver()
+		if got := lastSuccess(); !got.Equal(t0.Add(time.Second)) {
+			t.Fatalf("shared %v: last success %v a second later", shared, got)
+		}
+	}
+}
+
+// On a shared store the failure that ends a message counts it on its subscription at
+// once, however recent the subscription's last write.
+func TestSharedStore_FailedMessageCountedAtOnce(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, false, false)
+	w := n.webhook(t, "https://hooks.example/a", engine.HookEventCreated)
+	n.retry = []time.Duration{100 * time.Millisecond}
+	n.share(t)
+	n.sender.webhook = failing
+	n.post(t, "high", "north")
+	n.e.RunDue(ctx) // fails; retried in 100 ms
+	n.clock.Advance(100 * time.Millisecond)
+	n.e.RunDue(ctx) // fails again: the message ends
+	var wh *model.Webhook
+	_ = n.e.View(ctx, func(tx model.Tx) (err error) {
+		wh, err = tx.Webhook(n.p.TenantID, w.ID)
+		return err
+	})
+	if wh.FailedMessages != 1 || len(n.sender.calls) != 2 {
+		t.Fatalf("failed messages %d after %d calls, want 1 after 2", wh.FailedMessages, len(n.sender.calls))
+	}
+}

@@ -39,7 +39,7 @@ const (
 )
 
 // scheduler owns the timers of the outbox: a heap of due entries rebuilt from the store at
-// start, a loop that hands due entries to a bounded pool of workers, and the workers
+// start (on a shared store, fed by a poll every second), a loop that hands due entries to a bounded pool of workers, and the workers
 // that make the calls and write their outcome back.
 type scheduler struct {
 	e       *Engine
@@ -623,13 +623,13 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 // store").
 const webhookWriteEvery = time.Second
 
-// quietHealth reports whether an attempt's outcome leaves the subscription's record as it
-// is, read before settle changes it: on a shared store, an outcome that changes neither
-// its status nor its failed messages (a success after a success, a failure that will be
-// retried), within webhookWriteEvery of the time it would move (last_success_at for a
-// success, updated_at for a failure). Every delivery to one
-// subscription would otherwise write the same row, and the deliveries of all processes
-// would wait on each other.
+// quietHealth reports whether an attempt's outcome leaves the subscription's record wh
+// (read before settle changes it) as it is: on a shared store, an outcome that changes
+// neither its status nor its failed messages (a success after a success, a failure that
+// will be retried), within webhookWriteEvery of the time it would move (last_success_at
+// for a success, updated_at for a failure). Every delivery to one subscription would
+// otherwise write the same row, and the deliveries of all processes would wait on each
+// other.
 func (e *Engine) quietHealth(wh *model.Webhook, ok, settled bool, res model.SendResult, now time.Time) bool {
 	switch {
 	case !e.sched.shared || res.Gone():

@@ -80,6 +80,7 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.BoolVar(&f.LogResetLinks, "log-reset-links", false, "without --smtp-host, write password-reset and verification tokens to the log (for evaluation only: whoever reads the log can take the accounts)")
 	fl.DurationVar(&f.BackupEvery, "backup-every", 0, "take a snapshot into DATA/backups at this interval, e.g. 6h (0: never)")
 	fl.IntVar(&f.BackupKeep, "backup-keep", 7, "scheduled snapshots to keep (the oldest are removed)")
+	fl.DurationVar(&f.OutboxLease, "outbox-lease", engine.DefaultAttemptLease, "how long a delivery attempt in flight holds its message; another process of a shared --database takes the message over after it (at least 2s; webhook and SMS calls time out at half of it, 15s at most)")
 	fl.DurationVar(&f.UpstreamRetryMax, "upstream-retry-max", model.DefaultUpstreamRetryMax, "longest wait between attempts of a failing upstream link (at least 1s)")
 	fl.IntVar(&f.UpstreamBatch, "upstream-batch", model.DefaultUpstreamBatchSize, "most changes one upstream sync carries, and most records of the history a backfill transaction puts in the change log")
 	return cmd
@@ -167,13 +168,17 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	opts.Logger = log
 	opts.WebhookPolicy = cfg.WebhookPolicy()
 	opts.RetrySchedule = cfg.WebhookRetrySchedule
+	opts.AttemptLease = cfg.OutboxLease
 	opts.Upstream.RetryMax = cfg.UpstreamRetryMax
 	opts.Upstream.BatchSize = cfg.UpstreamBatch
 	if opts.Upstream.Transport == nil {
 		opts.Upstream.Transport = outbound.UpstreamHTTP{}
 	}
 	if opts.Sender == nil {
-		opts.Sender = outbound.NewHTTPSender(outbound.HTTPSenderOptions{Policy: opts.WebhookPolicy, SMSGateway: cfg.SMSGateway})
+		// A call ends within its attempt's lease, so that no other process takes over a
+		// message whose call is still running.
+		opts.Sender = outbound.NewHTTPSender(outbound.HTTPSenderOptions{Policy: opts.WebhookPolicy, SMSGateway: cfg.SMSGateway,
+			Timeout: min(outbound.DefaultSendTimeout, cfg.OutboxLease/2)})
 	}
 	if cfg.Plans != nil {
 		opts.Plans = cfg.Plans
@@ -260,7 +265,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		"allow_link_local_webhooks", cfg.AllowLinkLocalWebhooks, "allow_private_webhooks", cfg.AllowPrivateWebhooks,
 		"smtp", cfg.SMTP != nil, "log_reset_links", cfg.LogResetLinks, "plans_file", cfg.Plans != nil,
 		"backup_every", cfg.BackupEvery.String(), "backup_keep", cfg.BackupKeep,
-		"upstream_retry_max", cfg.UpstreamRetryMax.String(), "upstream_batch", cfg.UpstreamBatch)
+		"upstream_retry_max", cfg.UpstreamRetryMax.String(), "upstream_batch", cfg.UpstreamBatch, "outbox_lease", cfg.OutboxLease.String())
 	if cfg.LogResetLinks {
 		log.Warn("--log-reset-links: password-reset and verification tokens are written to this log; whoever reads it can take the accounts (for evaluation only)")
 	}

@@ -70,7 +70,14 @@ type ServeConfig struct {
 	// UpstreamBatch is the most changes one upstream sync carries, and the most records
 	// of the history one backfill transaction puts in the change log.
 	UpstreamBatch int
+	// OutboxLease is how long a delivery attempt in flight holds its message
+	// (engine.Options.AttemptLease); webhook and SMS calls time out at half of it. Zero
+	// means engine.DefaultAttemptLease.
+	OutboxLease time.Duration
 }
+
+// minOutboxLease is the shortest --outbox-lease: a call has half of it.
+const minOutboxLease = 2 * time.Second
 
 // WebhookPolicy is the address policy of webhook destinations that the flags set.
 func (c *ServeConfig) WebhookPolicy() netguard.AddressPolicy {
@@ -155,6 +162,12 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	}
 	if c.UpstreamBatch < 1 || c.UpstreamBatch > model.MaxSyncItems {
 		return nil, model.Invalid("upstream-batch", "--upstream-batch must be between 1 and %d", model.MaxSyncItems)
+	}
+	if c.OutboxLease == 0 {
+		c.OutboxLease = engine.DefaultAttemptLease
+	}
+	if c.OutboxLease < minOutboxLease {
+		return nil, model.Invalid("outbox-lease", "--outbox-lease must be at least %s", minOutboxLease)
 	}
 	if c.BackupEvery > 0 && c.BackupKeep < 1 {
 		return nil, model.Invalid("backup-keep", "--backup-keep must be at least 1")

@@ -318,6 +318,14 @@ func TestServeConfig(t *testing.T) {
 			t.Fatalf("schedule %v", c.WebhookRetrySchedule)
 		}
 	}
+	if c.OutboxLease != engine.DefaultAttemptLease {
+		t.Fatalf("outbox lease %s, want the default", c.OutboxLease)
+	}
+	f.OutboxLease = time.Second
+	if _, err := f.config(); !model.IsKind(err, model.KindValidation) {
+		t.Fatalf("--outbox-lease 1s: %v, want invalid", err)
+	}
+	f.OutboxLease = 0
 	f.smsGateway = "none"
 	if c, err = f.config(); err != nil || c.SMSGateway != nil {
 		t.Fatalf("none: %+v %v", c, err)

@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"log/slog"
@@ -40,6 +41,9 @@ type Options struct {
 	StreamRing int
 	// Upstream tunes the push of upstream sync.
 	Upstream model.UpstreamOptions
+	// AttemptLease is how long an attempt in flight holds its message; longer than the
+	// Sender's and the Mailer's own time limits. DefaultAttemptLease when zero.
+	AttemptLease time.Duration
 }
 
 // Engine runs the use cases of one node over a Store.
@@ -61,8 +65,10 @@ type Engine struct {
 	stream *Broker
 	// feed is the store's change feed, nil when the store has none (stream.go).
 	feed model.ChangeFeed
-	// runID names this run of the engine in the leases of its delivery attempts.
+	// runID names this run of the engine in the leases of its delivery attempts, which
+	// last lease.
 	runID string
+	lease time.Duration
 	// Caches of the directory, checked against the store's directory versions.
 	keys    dirCache[keyAuth]
 	users   dirCache[userAuth]
@@ -99,6 +105,7 @@ func New(store model.Store, opt Options) *Engine {
 		e.feed, e.stream = f, newFeedBroker(f)
 	}
 	e.runID = model.NewID()
+	e.lease = cmp.Or(opt.AttemptLease, DefaultAttemptLease)
 	if e.clock == nil {
 		e.clock = model.SystemClock{}
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
@@ -55,3 +56,15 @@ func (e *Engine) WalkUpstreamHistory(ctx context.Context, tenantID string, steps
 
 // NewFeedBroker returns a broker over a change feed.
 func NewFeedBroker(f model.ChangeFeed) *Broker { return newFeedBroker(f) }
+
+// SweepOnce runs the scheduler's idempotency sweep as its timer does: when this process
+// claims the period. It returns whether it ran and how many keys it deleted.
+func (e *Engine) SweepOnce(ctx context.Context) (bool, int, error) { return e.sched.sweep(ctx) }
+
+// ReleaseLeases ends the leases this run holds in a shared store, as StopScheduler does.
+func (e *Engine) ReleaseLeases(ctx context.Context) { e.releaseLeases(ctx) }
+
+// HoldLease reports whether this run holds the lease name of a shared store (holdLease).
+func (e *Engine) HoldLease(ctx context.Context, name string, d time.Duration) (bool, error) {
+	return e.holdLease(ctx, name, d)
+}

@@ -17,22 +17,44 @@ import (
 var DefaultRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
 	2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
-// attemptLease is how long an attempt in flight keeps its message from being due again:
-// the call's own timeout and a margin. A node killed mid-call retries after it.
-const attemptLease = 45 * time.Second
+// DefaultAttemptLease is how long an attempt in flight keeps its message from being due
+// again (Options.AttemptLease): the call's own timeout and a margin. On a store shared by
+// several processes, another process takes over a message whose lease ended: its process
+// died mid-call.
+const DefaultAttemptLease = 45 * time.Second
+
+// On a store shared by several processes (model.SharedStore), each process polls the
+// outbox for the entries the others left due: written by a process that died right after
+// its commit, or leased by one that died mid-call (docs/decisions.md, "The outbox on a
+// shared store").
+const (
+	// pollEvery is how often a process polls.
+	pollEvery = time.Second
+	// pollGrace is how long an entry is overdue before a poll takes it: the process that
+	// wrote or settled an entry attempts it when due, so the others leave it that long
+	// rather than race for every fresh message.
+	pollGrace = time.Second
+	// pollLimit bounds the entries one poll reads, however large the outbox.
+	pollLimit = 500
+)
 
 // scheduler owns the timers of the outbox: a heap of due entries rebuilt from the store at
-// start, a loop that hands due entries to a bounded pool of workers, and the workers
+// start (on a shared store, fed by a poll every second), a loop that hands due entries to a bounded pool of workers, and the workers
 // that make the calls and write their outcome back.
 type scheduler struct {
 	e       *Engine
 	workers int
+	// shared says other processes share the store: entries leased by other runs are
+	// theirs until the lease ends, and the outbox is polled (model.SharedStore).
+	shared bool
 
 	mu      sync.Mutex
 	h       refHeap
 	pending map[string]*heapItem // tenant/id → item in the heap
 	busy    map[string]bool      // entries whose attempt is running
-	wake    chan struct{}
+	// leases holds the end of the leases this run holds in a shared store (holdLease).
+	leases map[string]time.Time
+	wake   chan struct{}
 
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -43,8 +65,8 @@ func newScheduler(e *Engine, workers int) *scheduler {
 	if workers <= 0 {
 		workers = 16
 	}
-	return &scheduler{e: e, workers: workers, pending: map[string]*heapItem{},
-		busy: map[string]bool{}, wake: make(chan struct{}, 1)}
+	return &scheduler{e: e, workers: workers, shared: model.IsShared(e.base), pending: map[string]*heapItem{},
+		busy: map[string]bool{}, leases: map[string]time.Time{}, wake: make(chan struct{}, 1)}
 }
 
 type heapItem struct {
@@ -68,12 +90,24 @@ func (h *refHeap) Pop() any {
 func refKey(r model.OutboxRef) string { return r.TenantID + "/" + r.ID }
 
 // add schedules (or moves) an entry. It never blocks.
-func (s *scheduler) add(r model.OutboxRef) {
+func (s *scheduler) add(r model.OutboxRef) { s.put(r, true) }
+
+// put schedules an entry; move says whether an entry already scheduled or running takes
+// r's due time (false: it is left as it is).
+func (s *scheduler) put(r model.OutboxRef, move bool) {
 	s.mu.Lock()
 	if it, ok := s.pending[refKey(r)]; ok {
+		if !move {
+			s.mu.Unlock()
+			return
+		}
 		it.ref.DueAt = r.DueAt
 		heap.Fix(&s.h, it.index)
 	} else {
+		if !move && s.busy[refKey(r)] {
+			s.mu.Unlock()
+			return
+		}
 		it := &heapItem{ref: r}
 		heap.Push(&s.h, it)
 		s.pending[refKey(r)] = it
@@ -85,8 +119,12 @@ func (s *scheduler) add(r model.OutboxRef) {
 	}
 }
 
-// load rebuilds the heap from the outbox.
+// load rebuilds the heap from the outbox. On a shared store it is a poll: the entries
+// the other processes owe are theirs until they are overdue.
 func (s *scheduler) load(ctx context.Context) error {
+	if s.shared {
+		return s.poll(ctx)
+	}
 	var refs []model.OutboxRef
 	err := s.e.store.View(ctx, func(tx model.Tx) (err error) {
 		refs, err = tx.DueOutbox()
@@ -101,6 +139,38 @@ func (s *scheduler) load(ctx context.Context) error {
 		s.add(r)
 	}
 	return err
+}
+
+// poll schedules the entries of the shared store overdue by pollGrace that this process
+// does not hold yet, at most pollLimit of them, soonest first. An entry whose lease ended
+// is among them: its run died mid-call, or is too slow, and the attempt takes it over.
+func (s *scheduler) poll(ctx context.Context) error {
+	var refs []model.OutboxRef
+	until := s.e.clock.Now().Add(-pollGrace)
+	err := s.e.store.View(ctx, func(tx model.Tx) (err error) {
+		refs, err = tx.DueOutboxBefore(until, pollLimit)
+		return err
+	})
+	for _, r := range refs {
+		s.put(r, false)
+	}
+	return err
+}
+
+// pollLoop polls the shared store every pollEvery until ctx ends.
+func (s *scheduler) pollLoop(ctx context.Context) {
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.poll(ctx); err != nil && ctx.Err() == nil {
+				s.e.log.Error("outbox: polling the shared store", "err", err)
+			}
+		}
+	}
 }
 
 // popDue removes and returns the entries due at now that are not already running, and
@@ -190,6 +260,13 @@ func (s *scheduler) start(ctx context.Context) error {
 		defer s.wg.Done()
 		s.usageLoop(ctx)
 	}()
+	if s.shared {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.pollLoop(ctx)
+		}()
+	}
 	s.running.Store(true)
 	s.wg.Add(1)
 	go func() {
@@ -228,14 +305,15 @@ func (s *scheduler) start(ctx context.Context) error {
 // sweepEvery is how often expired idempotency keys are deleted.
 const sweepEvery = time.Hour
 
-// sweepLoop deletes expired idempotency keys at start and then every sweepEvery.
+// sweepLoop deletes expired idempotency keys at start and then every sweepEvery; on a
+// shared store, once per period across the processes.
 func (s *scheduler) sweepLoop(ctx context.Context) {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
 	for {
-		if n, err := s.e.SweepIdempotency(ctx); err != nil && ctx.Err() == nil {
+		if ran, n, err := s.sweep(ctx); err != nil && ctx.Err() == nil {
 			s.e.log.Error("idempotency sweep", "err", err)
-		} else if n > 0 {
+		} else if ran && n > 0 {
 			s.e.log.Info("idempotency sweep", "deleted", n)
 		}
 		select {
@@ -244,6 +322,17 @@ func (s *scheduler) sweepLoop(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// sweep runs the idempotency sweep when this process claims its period (claimPeriod), and
+// returns whether it ran and how many keys it deleted.
+func (s *scheduler) sweep(ctx context.Context) (bool, int, error) {
+	ok, err := s.e.claimPeriod(ctx, "idempotency_sweep", sweepEvery)
+	if !ok || err != nil {
+		return false, 0, err
+	}
+	n, err := s.e.SweepIdempotency(ctx)
+	return true, n, err
 }
 
 // StartScheduler rebuilds the delivery timers from the outbox and starts delivering, and
@@ -258,6 +347,9 @@ func (e *Engine) StopScheduler() {
 		e.sched.running.Store(false)
 		e.sched.stop()
 		e.sched.wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		e.releaseLeases(ctx)
+		cancel()
 	}
 }
 
@@ -307,10 +399,18 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 			return err
 		}
 		now := e.clock.Now()
-		if entry.DueAt.After(now) && (entry.LeasedBy == "" || entry.LeasedBy == e.runID) {
-			ref := model.OutboxRef{TenantID: entry.TenantID, ID: entry.ID, DueAt: entry.DueAt.Time}
-			tx.OnCommit(func() { e.sched.add(ref) })
-			return nil
+		if entry.DueAt.After(now) {
+			if entry.LeasedBy == "" || entry.LeasedBy == e.runID {
+				ref := model.OutboxRef{TenantID: entry.TenantID, ID: entry.ID, DueAt: entry.DueAt.Time}
+				tx.OnCommit(func() { e.sched.add(ref) })
+				return nil
+			}
+			if e.sched.shared {
+				// Leased by another process's run until DueAt: its attempt is in flight.
+				// Should that process die, a poll finds the entry once the lease ends.
+				return nil
+			}
+			// Leased by an earlier run of this node, which died mid-call: retried now.
 		}
 		if entry.Kind == OutboxReinforce {
 			// A check, not a call: it runs here, and its entry ends.
@@ -341,14 +441,14 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 			}
 		}
 		entry.Attempts++
-		entry.DueAt = model.At(now.Add(attemptLease))
+		entry.DueAt = model.At(now.Add(e.lease))
 		entry.LeasedBy = e.runID
 		o = entry
 		return tx.PutOutboxEntry(entry)
 	})
 	if err != nil {
 		e.log.Error("outbox: recording an attempt", "tenant", r.TenantID, "entry", r.ID, "err", err)
-		e.sched.add(model.OutboxRef{TenantID: r.TenantID, ID: r.ID, DueAt: e.clock.Now().Add(attemptLease)})
+		e.sched.add(model.OutboxRef{TenantID: r.TenantID, ID: r.ID, DueAt: e.clock.Now().Add(e.lease)})
 		return
 	}
 	if o == nil {
@@ -371,7 +471,9 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 		return // shutting down: the lease makes it due again after restart
 	}
 	e.stats.attempt(o.Kind, succeeded(o, res))
-	err = e.store.Batch(context.WithoutCancel(ctx), func(tx model.Tx) error {
+	stale := false
+	err = e.recordOutcome(ctx, func(tx model.Tx) error {
+		stale = false
 		entry, err := tx.OutboxEntry(o.TenantID, o.ID)
 		if model.IsKind(err, model.KindNotFound) {
 			return nil
@@ -379,12 +481,47 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 		if err != nil {
 			return err
 		}
+		if entry.LeasedBy != o.LeasedBy || entry.Attempts != o.Attempts {
+			// The lease ended before the call did and another run took the message
+			// over: the outcome is that run's to write.
+			stale = true
+			return nil
+		}
 		return e.settle(tx, entry, res, took, false)
 	})
+	if stale {
+		e.log.Warn("outbox: an attempt outlived its lease; another run took the message over",
+			"tenant", o.TenantID, "entry", o.ID, "attempt", o.Attempts)
+	}
 	if err != nil {
-		// The attempt stays leased in the store: try again when the lease ends.
+		// The attempt stays leased in the store: the call is made again when the lease
+		// ends, with the same webhook-id.
 		e.log.Error("outbox: recording an outcome", "tenant", r.TenantID, "entry", r.ID, "err", err)
 		e.sched.add(model.OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time})
+	}
+}
+
+// outcomePauses are the pauses between the tries of writing an attempt's outcome. A call
+// made is not made again for a transaction that failed: on a shared store, transactions
+// that touch the same rows (a webhook's health, a day's usage) fail under contention
+// after the store's own retries, and a later try usually succeeds.
+var outcomePauses = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond, time.Second}
+
+// recordOutcome runs fn through the group commit, tried again after each of
+// outcomePauses while it fails (without pauses once ctx ends: the node is stopping).
+func (e *Engine) recordOutcome(ctx context.Context, fn func(model.Tx) error) error {
+	for i := 0; ; i++ {
+		err := e.store.Batch(context.WithoutCancel(ctx), fn)
+		if err == nil || i == len(outcomePauses) {
+			return err
+		}
+		e.log.Warn("outbox: recording an outcome, trying again", "err", err)
+		t := time.NewTimer(outcomePauses[i])
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
 
@@ -432,6 +569,7 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 	}
 	if wh != nil {
 		at := model.At(now)
+		write := (!probe || res.Gone()) && !e.quietHealth(wh, ok, settled, res, now)
 		if !probe {
 			if ok {
 				wh.LastSuccessAt, wh.FailedMessages = &at, 0
@@ -442,7 +580,7 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 				}
 			}
 		}
-		if !probe || res.Gone() {
+		if write {
 			wh.UpdatedAt = at
 			if err := tx.PutWebhook(o.TenantID, wh); err != nil {
 				return err
@@ -478,6 +616,29 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 		return e.settleDelivery(tx, o, ok, settled)
 	}
 	return nil
+}
+
+// webhookWriteEvery is how often, at most, the deliveries of one subscription rewrite it on
+// a shared store when only its times move (docs/decisions.md, "The outbox on a shared
+// store").
+const webhookWriteEvery = time.Second
+
+// quietHealth reports whether an attempt's outcome leaves the subscription's record wh
+// (read before settle changes it) as it is: on a shared store, an outcome that changes
+// neither its status nor its failed messages (a success after a success, a failure that
+// will be retried), within webhookWriteEvery of the time it would move (last_success_at
+// for a success, updated_at for a failure). Every delivery to one subscription would
+// otherwise write the same row, and the deliveries of all processes would wait on each
+// other.
+func (e *Engine) quietHealth(wh *model.Webhook, ok, settled bool, res model.SendResult, now time.Time) bool {
+	switch {
+	case !e.sched.shared || res.Gone():
+		return false
+	case ok:
+		return wh.FailedMessages == 0 && wh.LastSuccessAt != nil && now.Sub(wh.LastSuccessAt.Time) < webhookWriteEvery
+	default:
+		return !settled && now.Sub(wh.UpdatedAt.Time) < webhookWriteEvery
+	}
 }
 
 // succeeded reports whether an attempt's call succeeded: a 2xx answer, or a mail the

@@ -170,6 +170,21 @@ const (
 // drops the cache inside its own transaction, and write transactions are serialized, so
 // the next one reads the set again from what committed.
 func (u *upstreamRunner) configured(tx model.Tx, tenantID string) (uint8, error) {
+	if u.e.sched.shared {
+		// Another process may set or remove the upstream, or end a walk, at any time, in a
+		// transaction this one does not see: the tenant's settings are read in tx.
+		c, err := tx.Upstream(tenantID)
+		if model.IsKind(err, model.KindNotFound) {
+			return linkNone, nil
+		}
+		if err != nil {
+			return linkNone, err
+		}
+		if c.Backfill.Walking() {
+			return linkWalking, nil
+		}
+		return linkLogging, nil
+	}
 	set := u.tenants.Load()
 	if set == nil {
 		ids, err := tx.UpstreamTenants()

@@ -22,7 +22,31 @@ const (
 	maxPushBody = 4 << 20
 	// batchesPerRound is how many batches one tenant pushes before the others get a turn.
 	batchesPerRound = 20
+	// upstreamSharedPoll is how often, on a store shared by several processes, the
+	// process that pushes looks for changes and settings the others committed, and the
+	// others try to take the push over (docs/decisions.md, "Periodic work once on a
+	// shared store").
+	upstreamSharedPoll = time.Second
+	// leaseUpstream names the lease of the pusher on a shared store.
+	leaseUpstream = "upstream_pusher"
 )
+
+// errLeaseLost ends a push whose process no longer holds the pusher's lease.
+var errLeaseLost = errors.New("another process holds the upstream pusher's lease")
+
+// lease is how long one process of a shared store holds the pusher: renewed before each
+// call once half of it is gone, it outlasts the longest call twice over.
+func (u *upstreamRunner) lease() time.Duration { return max(2*time.Minute, 4*u.opt.Timeout) }
+
+// holdLease reports whether this process pushes: always alone on its store; on a shared
+// store, when it holds the pusher's lease.
+func (u *upstreamRunner) holdLease(ctx context.Context) error {
+	held, err := u.e.holdLease(ctx, leaseUpstream, u.lease())
+	if err == nil && !held {
+		err = errLeaseLost
+	}
+	return err
+}
 
 // upstreamRunner writes the change log (upstream_log.go) and pushes it: one goroutine
 // per engine, started and stopped with the scheduler, which takes the tenants with an
@@ -109,6 +133,19 @@ func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Durat
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	wait = time.Hour
+	if u.e.sched.shared {
+		// One process pushes at a time; it reads the settings every round, since
+		// another process may have changed them, and looks again within a second for
+		// the changes the others commit, which do not wake it.
+		if err := u.holdLease(ctx); err != nil {
+			if !errors.Is(err, errLeaseLost) && ctx.Err() == nil {
+				u.e.log.Error("upstream: taking the pusher's lease", "err", err)
+			}
+			return false, upstreamSharedPoll
+		}
+		u.dirty.Store(true)
+		wait = upstreamSharedPoll
+	}
 	if u.dirty.Swap(false) || u.links == nil {
 		if err := u.reload(ctx); err != nil {
 			if ctx.Err() == nil {
@@ -279,6 +316,9 @@ func (u *upstreamRunner) push(ctx context.Context, l *upLink) (left bool, err er
 		return false, errors.New("the upstream does not know the device it has just registered")
 	}
 	for range batchesPerRound {
+		if err := u.holdLease(ctx); err != nil {
+			return false, err
+		}
 		body, n, last, err := u.batch(ctx, cfg)
 		if err != nil || n == 0 {
 			return false, err
@@ -587,7 +627,7 @@ func ptrValue[T any](p *T) T {
 // fail records a failed attempt and plans the next one: exponential backoff with
 // jitter (see UpstreamOptions), at least what a 429 or 503 asked for (up to RetryMax).
 func (u *upstreamRunner) fail(ctx context.Context, l *upLink, cause error) {
-	if errors.Is(cause, errStale) {
+	if errors.Is(cause, errStale) || errors.Is(cause, errLeaseLost) {
 		u.dirty.Store(true)
 		return
 	}

@@ -320,6 +320,24 @@ func (t *tx) DueOutbox() ([]model.OutboxRef, error) {
 	return out, err
 }
 
+func (t *tx) DueOutboxBefore(until time.Time, limit int) ([]model.OutboxRef, error) {
+	var out []model.OutboxRef
+	end := until.UnixMilli()
+	c := t.btx.Bucket(bucketOutboxDue).Cursor()
+	for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+		if len(k) != 40 {
+			continue
+		}
+		ms := int64(binary.BigEndian.Uint64(k[:8]))
+		if ms > end {
+			break
+		}
+		out = append(out, model.OutboxRef{DueAt: time.UnixMilli(ms).UTC(),
+			TenantID: idString(k[8:24]), ID: idString(k[24:40]), Leased: len(v) == 1 && v[0] == 1})
+	}
+	return out, nil
+}
+
 // ExpireIdempotency deletes, in every tenant, the stored replies of non-event writes made
 // before the given time.
 func (t *tx) ExpireIdempotency(before time.Time) (int, error) {

@@ -48,8 +48,9 @@ type OutboxEntry struct {
 	LastStatus int    `json:"last_status,omitempty"`
 	LastError  string `json:"last_error,omitempty"`
 	// LeasedBy names the run of the engine whose attempt is in flight (DueAt is then the
-	// end of its lease); empty otherwise. A later run retries it at once: the run that
-	// leased it died mid-call.
+	// end of its lease); empty otherwise. On a node alone on its store a later run retries
+	// it at once: the run that leased it died mid-call. On a store shared by several
+	// processes (SharedStore) the others leave it until DueAt, then take it over.
 	LeasedBy  string `json:"leased_by,omitempty"`
 	CreatedAt Time   `json:"created_at"`
 }

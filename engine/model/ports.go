@@ -150,6 +150,10 @@ type Tx interface {
 	DeleteOutboxEntry(tenantID, id string) error
 	// DueOutbox lists every pending entry of every tenant, soonest first.
 	DueOutbox() ([]OutboxRef, error)
+	// DueOutboxBefore lists at most limit pending entries of every tenant due at or
+	// before until, soonest first (ties by tenant and id): the bounded read with which a
+	// process on a shared store finds the entries other processes left due.
+	DueOutboxBefore(until time.Time, limit int) ([]OutboxRef, error)
 
 	Mission(tenantID, id string) (*Mission, error)
 	// PutMission stores a mission (new or changed) and its indexes by event and by team.

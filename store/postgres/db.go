@@ -41,7 +41,14 @@ type DB struct {
 	self string
 }
 
-var _ model.Store = (*DB)(nil)
+var (
+	_ model.Store       = (*DB)(nil)
+	_ model.SharedStore = (*DB)(nil)
+)
+
+// Shared reports true: the central tier runs several processes on one database
+// (model.SharedStore).
+func (db *DB) Shared() bool { return true }
 
 // Options configure Open; zero values are fine.
 type Options struct {

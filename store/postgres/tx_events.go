@@ -354,3 +354,24 @@ func (t *tx) DueOutbox() ([]model.OutboxRef, error) {
 		})
 	return out, err
 }
+
+// DueOutboxBefore reads the outbox_due index up to until: a process on the shared database
+// polls it every second, so it must not cost more than the entries it returns.
+func (t *tx) DueOutboxBefore(until time.Time, limit int) ([]model.OutboxRef, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var out []model.OutboxRef
+	err := t.each(`SELECT tenant_id, id, due_at, leased FROM outbox WHERE due_at <= $1
+		ORDER BY due_at, tenant_id, id LIMIT $2`, []any{until, limit},
+		func(r pgx.Rows) (bool, error) {
+			var ref model.OutboxRef
+			if err := r.Scan(&ref.TenantID, &ref.ID, &ref.DueAt, &ref.Leased); err != nil {
+				return false, fmt.Errorf("postgres: %w", err)
+			}
+			ref.DueAt = ref.DueAt.UTC()
+			out = append(out, ref)
+			return true, nil
+		})
+	return out, err
+}

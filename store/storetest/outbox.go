@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
@@ -117,6 +118,57 @@ func testOutbox(t *testing.T, open Opener) {
 			assertKind(t, err, model.KindNotFound)
 			return nil
 		})
+	})
+	t.Run("DueBefore", func(t *testing.T) {
+		// DueOutboxBefore reads the same index up to a time (included, to the millisecond),
+		// soonest first, at most limit entries, leased ones with their lease.
+		f := newFx(t, open)
+		a := f.tenant("alpha")
+		b := f.tenant("bravo")
+		o1, o2, o3, o4 := newOutbox(a.ID, 30), newOutbox(b.ID, 10), newOutbox(a.ID, 20), newOutbox(b.ID, 40)
+		o3.LeasedBy = "run-1"
+		f.update(func(tx model.Tx) error {
+			for _, o := range []*model.OutboxEntry{o1, o2, o3, o4} {
+				if err := tx.PutOutboxEntry(o); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		before := func(until time.Time, limit int) []model.OutboxRef {
+			var refs []model.OutboxRef
+			f.view(func(tx model.Tx) (err error) {
+				refs, err = tx.DueOutboxBefore(until, limit)
+				return err
+			})
+			return refs
+		}
+		refID := func(r model.OutboxRef) string { return r.ID }
+		entryIDs := func(os ...*model.OutboxEntry) string {
+			return ids(os, func(o *model.OutboxEntry) string { return o.ID })
+		}
+		for _, c := range []struct {
+			until time.Time
+			limit int
+			want  []*model.OutboxEntry
+		}{
+			{at(30), 10, []*model.OutboxEntry{o2, o3, o1}},
+			{at(30).Add(999 * time.Microsecond), 10, []*model.OutboxEntry{o2, o3, o1}},
+			{at(30).Add(-time.Millisecond), 10, []*model.OutboxEntry{o2, o3}},
+			{at(100), 2, []*model.OutboxEntry{o2, o3}},
+			{at(100), 10, []*model.OutboxEntry{o2, o3, o1, o4}},
+			{at(5), 10, nil},
+			{at(100), 0, nil},
+		} {
+			refs := before(c.until, c.limit)
+			if ids(refs, refID) != entryIDs(c.want...) {
+				t.Fatalf("DueOutboxBefore(%v, %d) = %+v; want %d entries", c.until, c.limit, refs, len(c.want))
+			}
+		}
+		refs := before(at(20), 10)
+		if r := refs[1]; r.TenantID != a.ID || !r.DueAt.Equal(at(20)) || !r.Leased || refs[0].Leased {
+			t.Fatalf("refs = %+v", refs)
+		}
 	})
 	t.Run("Empty", func(t *testing.T) {
 		f := newFx(t, open)

@@ -27,6 +27,8 @@ const (
 	// others try to take the push over (docs/decisions.md, "Periodic work once on a
 	// shared store").
 	upstreamSharedPoll = time.Second
+	// upstreamLease is how long a process of a shared store holds the pusher (lease).
+	upstreamLease = 15 * time.Second
 	// leaseUpstream names the lease of the pusher on a shared store.
 	leaseUpstream = "upstream_pusher"
 )
@@ -34,9 +36,13 @@ const (
 // errLeaseLost ends a push whose process no longer holds the pusher's lease.
 var errLeaseLost = errors.New("another process holds the upstream pusher's lease")
 
-// lease is how long one process of a shared store holds the pusher: renewed before each
-// call once half of it is gone, it outlasts the longest call twice over.
-func (u *upstreamRunner) lease() time.Duration { return max(2*time.Minute, 4*u.opt.Timeout) }
+// lease is how long one process of a shared store holds the pusher, renewed before each
+// call once half of it is gone: 15 s, so that a process restarted after a kill -9 (a new
+// run) or another process takes the push over soon. A call that outlasts it (30 s at most)
+// may meet another process's push of the same changes: the upstream applies each
+// (device, sequence) once and answers the second `duplicate`, so the overlap costs a call,
+// never a record (docs/decisions.md, "Periodic work once on a shared store").
+func (u *upstreamRunner) lease() time.Duration { return upstreamLease }
 
 // holdLease reports whether this process pushes: always alone on its store; on a shared
 // store, when it holds the pusher's lease.

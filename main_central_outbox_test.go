@@ -38,6 +38,7 @@ type outboxReceiver struct {
 	seen []hookSeen
 	hold chan struct{} // non-nil while holding; closed by release
 	held atomic.Int64  // requests held so far
+	gone atomic.Int64  // held requests whose caller went away
 }
 
 func (h *outboxReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -54,6 +55,7 @@ func (h *outboxReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-hold:
 		case <-r.Context().Done(): // the caller is gone: killed mid-call
 			h.record(s)
+			h.gone.Add(1)
 			return
 		}
 	}
@@ -199,6 +201,9 @@ func TestCentral_OutboxOnceAndTakenOverAfterKill(t *testing.T) {
 	}
 	<-a.done
 	killed := time.Now()
+	// The receiver sees a's connections close a moment after the kill: release the calls
+	// only then, or a call still held could be answered to no one and read as delivered.
+	waitFor(t, b.served, "a's calls cut by the kill", 10*time.Second, func() bool { return rcv.gone.Load() >= inFlight })
 	rcv.release()
 	waitFor(t, b.served, "a's messages delivered by b", lease+15*time.Second, func() bool {
 		got := rcv.answered()

@@ -153,14 +153,8 @@ func testBackfill(t *testing.T, bin, database string) {
 	defer db.Close()
 	var items int
 	err = db.View(context.Background(), func(tx model.Tx) error {
-		for _, m := range edgeMissions {
-			d, err := tx.Dispatch(n.centralTenant, m["dispatch_id"].(string))
-			if err != nil {
-				return fmt.Errorf("dispatch %s of mission %s: %w", m["dispatch_id"], m["id"], err)
-			}
-			if d.Origin == nil || *d.Origin != n.nodeID || d.MissionID != m["id"] {
-				return fmt.Errorf("dispatch %s upstream: %+v", d.ID, d)
-			}
+		if err := dispatchesUpstream(tx, n.centralTenant, n.nodeID, edgeMissions); err != nil {
+			return err
 		}
 		if ids, err := tx.RecordIDs(n.centralTenant, model.ChangeDispatch, "", 1000); err != nil || len(ids) != len(edgeMissions) {
 			return fmt.Errorf("%d dispatches upstream for %d missions (%v)", len(ids), len(edgeMissions), err)

@@ -159,16 +159,7 @@ func TestUpstream_CentralOnPostgres(t *testing.T) {
 	}
 	defer db.Close()
 	err = db.View(ctx, func(tx model.Tx) error {
-		for _, m := range edgeMissions {
-			d, err := tx.Dispatch(n.centralTenant, m["dispatch_id"].(string))
-			if err != nil {
-				return fmt.Errorf("dispatch %s of mission %s: %w", m["dispatch_id"], m["id"], err)
-			}
-			if d.Origin == nil || *d.Origin != n.nodeID || d.MissionID != m["id"] {
-				return fmt.Errorf("dispatch %s upstream: %+v", d.ID, d)
-			}
-		}
-		return nil
+		return dispatchesUpstream(tx, n.centralTenant, n.nodeID, edgeMissions)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -521,16 +521,7 @@ func TestUpstream_TwoNodes(t *testing.T) {
 	}
 	defer db.Close()
 	err = db.View(context.Background(), func(tx model.Tx) error {
-		for _, m := range edgeMissions {
-			d, err := tx.Dispatch(n.centralTenant, m["dispatch_id"].(string))
-			if err != nil {
-				return fmt.Errorf("dispatch %s of mission %s: %w", m["dispatch_id"], m["id"], err)
-			}
-			if d.Origin == nil || *d.Origin != n.nodeID || d.MissionID != m["id"] {
-				return fmt.Errorf("dispatch %s upstream: %+v", d.ID, d)
-			}
-		}
-		return nil
+		return dispatchesUpstream(tx, n.centralTenant, n.nodeID, edgeMissions)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -538,4 +529,19 @@ func TestUpstream_TwoNodes(t *testing.T) {
 	t.Logf("after 5 cuts (%d mid-push, %d connections dropped by the proxy, the edge and the central node killed once): "+
 		"%d events, %d missions and their dispatches: missing 0, duplicates 0, histories in order; converged %s after the last restore; whole test %s",
 		cutsMidPush, proxy.cut.Load(), c.events, c.missions, converged.Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
+}
+
+// dispatchesUpstream checks that the central tenant holds the dispatch of every mission
+// the edge node lists, with the edge's origin and the mission's id.
+func dispatchesUpstream(tx model.Tx, tenantID, nodeID string, edgeMissions []map[string]any) error {
+	for _, m := range edgeMissions {
+		d, err := tx.Dispatch(tenantID, m["dispatch_id"].(string))
+		if err != nil {
+			return fmt.Errorf("dispatch %s of mission %s: %w", m["dispatch_id"], m["id"], err)
+		}
+		if d.Origin == nil || *d.Origin != nodeID || d.MissionID != m["id"] {
+			return fmt.Errorf("dispatch %s upstream: %+v", d.ID, d)
+		}
+	}
+	return nil
 }

@@ -218,15 +218,7 @@ func TestSharedStore_RaceCallsEachMessageOnce(t *testing.T) {
 	if b.e.ScheduledCount() != 40 {
 		t.Fatalf("b holds %d entries, want 40", b.e.ScheduledCount())
 	}
-	var wg sync.WaitGroup
-	for _, p := range []process{a, b} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.e.RunDue(ctx)
-		}()
-	}
-	wg.Wait()
+	runDueTogether(ctx, a, b)
 	seen := map[string]int{}
 	for _, c := range append(a.calls(), b.calls()...) {
 		seen[c.id]++
@@ -264,15 +256,7 @@ func TestSharedStore_ReinforcementOnce(t *testing.T) {
 	fn.clock.Advance(5*time.Minute + time.Second)
 	a.poll(t)
 	b.poll(t)
-	var wg sync.WaitGroup
-	for _, p := range []process{a, b} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.e.RunDue(ctx)
-		}()
-	}
-	wg.Wait()
+	runDueTogether(ctx, a, b)
 	for range 3 {
 		fn.clock.Advance(10 * time.Minute)
 		for _, p := range []process{a, b} {
@@ -549,4 +533,13 @@ func TestSharedStore_FailedMessageCountedAtOnce(t *testing.T) {
 	if wh.FailedMessages != 1 || len(n.sender.calls) != 2 {
 		t.Fatalf("failed messages %d after %d calls, want 1 after 2", wh.FailedMessages, len(n.sender.calls))
 	}
+}
+
+// runDueTogether makes the attempts due in each process at once, as their schedulers would.
+func runDueTogether(ctx context.Context, ps ...process) {
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Go(func() { p.e.RunDue(ctx) })
+	}
+	wg.Wait()
 }

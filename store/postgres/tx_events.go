@@ -341,18 +341,7 @@ func (t *tx) DeleteOutboxEntry(tenantID, id string) error {
 
 // DueOutbox is one of the few reads across tenants: the scheduler's index of due entries.
 func (t *tx) DueOutbox() ([]model.OutboxRef, error) {
-	var out []model.OutboxRef
-	err := t.each("SELECT tenant_id, id, due_at, leased FROM outbox ORDER BY due_at, tenant_id, id", nil,
-		func(r pgx.Rows) (bool, error) {
-			var ref model.OutboxRef
-			if err := r.Scan(&ref.TenantID, &ref.ID, &ref.DueAt, &ref.Leased); err != nil {
-				return false, fmt.Errorf("postgres: %w", err)
-			}
-			ref.DueAt = ref.DueAt.UTC()
-			out = append(out, ref)
-			return true, nil
-		})
-	return out, err
+	return t.dueOutbox("SELECT tenant_id, id, due_at, leased FROM outbox ORDER BY due_at, tenant_id, id")
 }
 
 // DueOutboxBefore reads the outbox_due index up to until: a process on the shared database
@@ -361,17 +350,21 @@ func (t *tx) DueOutboxBefore(until time.Time, limit int) ([]model.OutboxRef, err
 	if limit <= 0 {
 		return nil, nil
 	}
+	return t.dueOutbox(`SELECT tenant_id, id, due_at, leased FROM outbox WHERE due_at <= $1
+		ORDER BY due_at, tenant_id, id LIMIT $2`, until, limit)
+}
+
+// dueOutbox reads the outbox entries that query selects, as refs.
+func (t *tx) dueOutbox(query string, args ...any) ([]model.OutboxRef, error) {
 	var out []model.OutboxRef
-	err := t.each(`SELECT tenant_id, id, due_at, leased FROM outbox WHERE due_at <= $1
-		ORDER BY due_at, tenant_id, id LIMIT $2`, []any{until, limit},
-		func(r pgx.Rows) (bool, error) {
-			var ref model.OutboxRef
-			if err := r.Scan(&ref.TenantID, &ref.ID, &ref.DueAt, &ref.Leased); err != nil {
-				return false, fmt.Errorf("postgres: %w", err)
-			}
-			ref.DueAt = ref.DueAt.UTC()
-			out = append(out, ref)
-			return true, nil
-		})
+	err := t.each(query, args, func(r pgx.Rows) (bool, error) {
+		var ref model.OutboxRef
+		if err := r.Scan(&ref.TenantID, &ref.ID, &ref.DueAt, &ref.Leased); err != nil {
+			return false, fmt.Errorf("postgres: %w", err)
+		}
+		ref.DueAt = ref.DueAt.UTC()
+		out = append(out, ref)
+		return true, nil
+	})
 	return out, err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -69,13 +70,19 @@ func writeAppendedList[T any, P interface {
 	*T
 	jsonAppender
 }](w http.ResponseWriter, r *http.Request, items []T, next string) {
-	b := make([]byte, 0, 64+len(items)*256)
+	b := make([]byte, 0, 1024)
 	b = append(b, `{"data":[`...)
 	for i := range items {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = P(&items[i]).AppendJSON(b)
+		if i == 0 && len(items) > 1 {
+			// Size the answer from its first item, with a margin: one allocation for a
+			// list of records of like size, whatever they weigh (scores, events).
+			first := len(b) - len(`{"data":[`)
+			b = slices.Grow(b, (first+1)*(len(items)-1)*5/4+128)
+		}
 	}
 	b = append(b, `],"count":`...)
 	b = strconv.AppendInt(b, int64(len(items)), 10)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 
@@ -34,11 +35,17 @@ type teamKey struct {
 
 type cachedTeam struct {
 	xmin uint32
+	at   time.Time  // when it was read from its row
 	team model.Team // private: callers get clones
 }
 
 // maxCachedTeams bounds the cache; past it, it starts again empty.
 const maxCachedTeams = 100_000
+
+// teamMaxAge bounds how long a cached team is trusted: an xmin is 32 bits and comes
+// round again after 2^32 transactions, more than PostgreSQL runs in an hour, so a row
+// rewritten by a transaction with the cached xid cannot pass for the cached version.
+var teamMaxAge = time.Hour
 
 // teams lists tenant tn's teams by id, from the cache where a row's version is the one
 // cached. A transaction that wrote a team reads the documents themselves: its own rows
@@ -78,12 +85,13 @@ func (t *tx) teams(tn string) ([]model.Team, error) {
 	}
 	slices.SortFunc(rows, func(a, b row) int { return bytes.Compare(a.id[:], b.id[:]) })
 	c := &t.db.teams
+	now := time.Now()
 	hits := make([]*model.Team, len(rows))
 	var stale [][16]byte
 	var at map[[16]byte]int // id → index in the answer, of the stale rows
 	c.mu.Lock()
 	for i, w := range rows {
-		if hit := c.m[teamKey{tn, w.id}]; hit != nil && hit.xmin == w.xmin {
+		if hit := c.m[teamKey{tn, w.id}]; hit != nil && hit.xmin == w.xmin && now.Sub(hit.at) < teamMaxAge {
 			hits[i] = &hit.team
 			continue
 		}
@@ -116,7 +124,7 @@ func (t *tx) teams(tn string) ([]model.Team, error) {
 			if err := json.Unmarshal(raw, &tm); err != nil {
 				return false, fmt.Errorf("postgres: decoding a record: %w", err)
 			}
-			fresh[teamKey{tn, id}] = &cachedTeam{xmin: xmin, team: tm.Clone()}
+			fresh[teamKey{tn, id}] = &cachedTeam{xmin: xmin, at: now, team: tm.Clone()}
 			out[i] = tm
 			delete(at, id)
 			return true, nil

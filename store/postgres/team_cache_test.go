@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/store/postgres"
 	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 )
 
@@ -128,5 +129,27 @@ func TestTeamsWrittenTwiceInOneTransaction(t *testing.T) {
 	})
 	if got := teamsOf(t, db, tn); len(got) != 1 || got[0].Name != "second" {
 		t.Fatalf("teams after the commit: %+v, want the one named second", got)
+	}
+}
+
+// A cached team is served while its row keeps its xmin, and for an hour at most: an xmin
+// comes round again after 2^32 transactions.
+func TestTeamsCacheAgeBound(t *testing.T) {
+	db := open(t, pgtest.URL(t))
+	tn := model.NewID()
+	put(t, db, func(tx model.Tx) error {
+		if err := tx.PutTenant(&model.Tenant{ID: tn, Slug: "t", Status: "active"}); err != nil {
+			return err
+		}
+		return tx.PutTeam(tn, newTeam("one", 45.1))
+	})
+	teamsOf(t, db, tn)
+	db.RenameCachedTeams("cached")
+	if got := teamsOf(t, db, tn); got[0].Name != "cached" {
+		t.Fatalf("listing %q, want it served from the cache", got[0].Name)
+	}
+	postgres.SetTeamMaxAge(t, 0)
+	if got := teamsOf(t, db, tn); got[0].Name != "one" {
+		t.Fatalf("listing %q past the age bound, want the row's one", got[0].Name)
 	}
 }

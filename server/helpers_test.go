@@ -90,13 +90,18 @@ type nodeOptions struct {
 	sender model.Sender
 	// webhookPolicy says which addresses webhook URLs may name.
 	webhookPolicy netguard.AddressPolicy
+	// store is the node's store (a fresh bbolt one when nil).
+	store model.Store
 }
 
 func newNode(t testing.TB) *node { t.Helper(); return newNodeWith(t, nodeOptions{}) }
 
 func newNodeWith(t testing.TB, opt nodeOptions) *node {
 	t.Helper()
-	db := storetest.MustOpenDB(t)
+	var db model.Store = opt.store
+	if db == nil {
+		db = storetest.MustOpenDB(t)
+	}
 	n := &node{t: t, clock: model.NewFakeClock(modeltest.Epoch),
 		mailer: &captureMailer{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(n.logs, nil))

@@ -55,3 +55,47 @@ func benchPutEvent(b *testing.B, streamed bool) {
 		}
 	})
 }
+
+// BenchmarkTeams measures listing a tenant's 1,000 teams, as the dispatch score does on
+// every call (docs/decisions.md, "Team reads on PostgreSQL are cached by row version").
+func BenchmarkTeams(b *testing.B) {
+	db, err := postgres.Open(context.Background(), pgtest.URL(b), postgres.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	tn := model.NewID()
+	now := model.At(time.Now())
+	if err := db.Update(context.Background(), func(tx model.Tx) error {
+		if err := tx.PutTenant(&model.Tenant{ID: tn, Slug: "bench", Status: "active"}); err != nil {
+			return err
+		}
+		for i := range 1000 {
+			lat, lng := 45.7+float64(i)/1e4, 4.8+float64(i)/1e4
+			tm := &model.Team{ID: model.NewID(), Name: "team", Status: "available",
+				Verticals: []string{"emergency", "healthcare"}, Equipment: []string{"defibrillator"},
+				Members: []model.Member{{ID: model.NewID(), Name: "m", Phone: "+33600000000",
+					Lat: &lat, Lng: &lng, LocationUpdatedAt: &now}},
+				CreatedAt: now, UpdatedAt: now}
+			if err := tx.PutTeam(tn, tm); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := db.View(context.Background(), func(tx model.Tx) error {
+			teams, err := tx.Teams(tn)
+			if err == nil && len(teams) != 1000 {
+				b.Fatalf("%d teams", len(teams))
+			}
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -39,6 +39,8 @@ type DB struct {
 	// self names this handle in its notifications: the listener ignores its own, counted
 	// when their commits returned.
 	self string
+	// teams holds the teams decoded by this handle's transactions (team_cache.go).
+	teams teamCache
 }
 
 var (

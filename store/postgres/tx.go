@@ -36,6 +36,9 @@ type tx struct {
 	// committing is set once the commit is sent: a connection lost then leaves the
 	// outcome unknown, and fn is not run again.
 	committing bool
+	// wroteTeams is set once the transaction wrote a team: its team reads skip the cache
+	// (team_cache.go).
+	wroteTeams bool
 }
 
 var _ model.Tx = (*tx)(nil)

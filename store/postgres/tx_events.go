@@ -86,6 +86,7 @@ func (t *tx) PutTeamPositions(tenantID string, tm *model.Team) error {
 	if err != nil {
 		return err
 	}
+	t.wroteTeams = true
 	return t.put(`INSERT INTO teams (tenant_id, id, doc) SELECT $1, $2, $3`+ifTenant+`
 		ON CONFLICT (tenant_id, id) DO UPDATE SET doc = excluded.doc`, tn, id, doc)
 }
@@ -95,7 +96,7 @@ func (t *tx) Teams(tenantID string) ([]model.Team, error) {
 	if err != nil {
 		return nil, err
 	}
-	return docs[model.Team](t, "SELECT doc FROM teams WHERE tenant_id = $1 ORDER BY id", tn)
+	return t.teams(tn)
 }
 
 func (t *tx) Event(tenantID, id string) (*model.Event, error) {

@@ -68,10 +68,19 @@ func (db *DB) AppendChange(mtx model.Tx, tenantID string, c model.Change) error 
 	if t.feedN == 1 {
 		t.OnCommit(db.nudgeFeed)
 	}
-	_, err = t.exec(`INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data)
-		VALUES ($1, (pg_current_xact_id()::text::bigint << 20) | $2, $3, $4, $5, $6, $7)`,
-		tn, int64(t.feedN), c.Name, c.Perm, c.TeamID, c.At.Time, []byte(c.Data))
-	return err
+	const insert = `INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data)
+		VALUES ($1, (pg_current_xact_id()::text::bigint << 20) | $2, $3, $4, $5, $6, $7)`
+	args := []any{tn, int64(t.feedN), c.Name, c.Perm, c.TeamID, c.At.Time, []byte(c.Data)}
+	if t.feedN == 1 {
+		// The first change is sent now (with the writes queued before it): the
+		// transaction holds its id, which orders its changes, from the first change on,
+		// and the horizon of every poller stays below it until it ends.
+		_, err = t.exec(insert, args...)
+		return err
+	}
+	// The next ones are queued: they go out with the transaction's next statement or
+	// before its commit, in the order of its statements (tx.write).
+	return t.write(insert, args...)
 }
 
 // nudgeFeed wakes the poller (a change of this process committed).

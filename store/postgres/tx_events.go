@@ -147,15 +147,47 @@ func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) 
 	if err != nil {
 		return nil, err
 	}
-	r := &model.IdempotencyRecord{}
-	var at time.Time
-	found, err := t.scan("SELECT status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = $2",
-		[]any{tn, key}, &r.Status, &r.RequestID, &at, &r.Body)
+	if t.known[tn] {
+		return t.eventReply(tn, key)
+	}
+	// The tenant's check and the reply in one round trip: no row, no tenant; a row of
+	// NULLs, no reply.
+	var status *int
+	var requestID *string
+	var at *time.Time
+	var body []byte
+	found, err := t.scan(`SELECT r.status, r.request_id, r.created_at, r.body FROM tenants t
+		LEFT JOIN event_replies r ON r.tenant_id = t.tenant_id AND r.key = $2 WHERE t.tenant_id = $1`,
+		[]any{tn, key}, &status, &requestID, &at, &body)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
-		return nil, t.requireTenant(tn)
+		return nil, model.NotFound("tenant")
+	}
+	t.exists(tn)
+	if status == nil {
+		return nil, nil
+	}
+	r := &model.IdempotencyRecord{CreatedAt: model.At(*at)}
+	r.Status, r.Body = *status, body
+	if requestID != nil {
+		r.RequestID = *requestID
+	}
+	if r.Body == nil {
+		r.Body = []byte{}
+	}
+	return r, nil
+}
+
+// eventReply reads a reply of a tenant known to exist.
+func (t *tx) eventReply(tn, key string) (*model.IdempotencyRecord, error) {
+	r := &model.IdempotencyRecord{}
+	var at time.Time
+	found, err := t.scan("SELECT status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = $2",
+		[]any{tn, key}, &r.Status, &r.RequestID, &at, &r.Body)
+	if err != nil || !found {
+		return nil, err
 	}
 	r.CreatedAt = model.At(at)
 	if r.Body == nil {

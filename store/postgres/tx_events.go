@@ -180,6 +180,39 @@ func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) 
 	return r, nil
 }
 
+var _ model.EventRepliesTx = (*tx)(nil)
+
+// EventReplies reads the replies of many keys in one query.
+func (t *tx) EventReplies(tenantID string, keys []string) (map[string]*model.IdempotencyRecord, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*model.IdempotencyRecord{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	err = t.each("SELECT key, status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = ANY($2)",
+		[]any{tn, keys}, func(row pgx.Rows) (bool, error) {
+			var key string
+			var at time.Time
+			r := &model.IdempotencyRecord{}
+			if err := row.Scan(&key, &r.Status, &r.RequestID, &at, &r.Body); err != nil {
+				return false, err
+			}
+			r.CreatedAt = model.At(at)
+			if r.Body == nil {
+				r.Body = []byte{}
+			}
+			out[key] = r
+			return true, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // eventReply reads a reply of a tenant known to exist.
 func (t *tx) eventReply(tn, key string) (*model.IdempotencyRecord, error) {
 	r := &model.IdempotencyRecord{}

@@ -71,14 +71,15 @@ func (db *DB) AppendChange(mtx model.Tx, tenantID string, c model.Change) error 
 	const insert = `INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data)
 		VALUES ($1, (pg_current_xact_id()::text::bigint << 20) | $2, $3, $4, $5, $6, $7)`
 	args := []any{tn, int64(t.feedN), c.Name, c.Perm, c.TeamID, c.At.Time, []byte(c.Data)}
-	if t.feedN == 1 {
-		// The first change is sent now (with the writes queued before it): the
-		// transaction holds its id, which orders its changes, from the first change on,
-		// and the horizon of every poller stays below it until it ends.
+	if !t.wrote {
+		// A transaction that wrote no row yet gets its id now, with the change (and the
+		// writes queued before it): the id orders its changes, and holds the horizon of
+		// every poller below them until it ends, from the first change on.
 		_, err = t.exec(insert, args...)
+		t.wrote = t.wrote || err == nil
 		return err
 	}
-	// The next ones are queued: they go out with the transaction's next statement or
+	// Else the change is queued: it goes out with the transaction's next statement or
 	// before its commit, in the order of its statements (tx.write).
 	return t.write(insert, args...)
 }

@@ -39,6 +39,8 @@ type tx struct {
 	// known holds the tenants this transaction saw exist: tenants are never deleted, so
 	// the check is made once per tenant and transaction (requireTenant).
 	known map[string]bool
+	// wrote is set once a row written has gone out: the transaction holds its id.
+	wrote bool
 	// pending holds the writes whose outcome is only success or failure, sent together
 	// with the next statement or before the commit (write, flush).
 	pending *pgx.Batch
@@ -117,6 +119,8 @@ func (t *tx) send(queue func(*pgx.Batch)) (pgx.BatchResults, error) {
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
 	}
+	// Every queued statement writes a row (put queues only for a tenant that exists).
+	t.wrote = t.wrote || n > 0
 	return br, nil
 }
 
@@ -328,6 +332,7 @@ func (t *tx) put(sql string, args ...any) error {
 		return model.NotFound("tenant")
 	}
 	t.exists(tn)
+	t.wrote = true
 	return nil
 }
 

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
 	"testing"
@@ -139,4 +140,41 @@ func TestSharedPostgres_EachMessageCalledOnce(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestSharedPostgres_SyncBatchReplies: on PostgreSQL a sync batch reads the replies of its
+// keys in one query (model.EventRepliesTx); a key met again in the same batch still finds
+// the reply its first item wrote, and a key of an earlier batch is a duplicate.
+func TestSharedPostgres_SyncBatchReplies(t *testing.T) {
+	es, _ := pgProcesses(t, nil)
+	e := es[0]
+	ct := MustCreateTenant(t, e, "acme")
+	key := model.Principal{TenantID: ct.Tenant.ID, TenantActive: true, KeyID: model.NewID(),
+		Scopes: []string{model.PermSyncWrite}}
+	post := func(keys ...string) model.Batch {
+		t.Helper()
+		in := model.SyncBatchInput{CapturedAt: "2026-06-09T10:00:00Z"}
+		for _, k := range keys {
+			in.Events = append(in.Events, model.SyncItemInput{Type: "FIRE", Vertical: "emergency", IdempotencyKey: k})
+		}
+		reply, err := e.SyncBatch(context.Background(), key, in, nil, syncRender)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b model.Batch
+		if err := json.Unmarshal(reply.Body, &b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	b := post("k1", "k2", "k1")
+	if b.Accepted != 3 || b.Duplicates != 1 || b.Items[2].Status != model.ItemDuplicate ||
+		*b.Items[2].EventID != *b.Items[0].EventID {
+		t.Fatalf("first batch: %+v", b)
+	}
+	b2 := post("k2", "k3")
+	if b2.Duplicates != 1 || b2.Items[0].Status != model.ItemDuplicate || *b2.Items[0].EventID != *b.Items[1].EventID ||
+		b2.Items[1].Status != model.ItemAccepted {
+		t.Fatalf("second batch: %+v", b2)
+	}
 }

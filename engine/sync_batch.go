@@ -218,11 +218,15 @@ func (e *Engine) syncBatchIn(tx model.Tx, tenantID string, in model.SyncBatchInp
 		it.Status, it.Error = model.ItemRejected, itemError(err)
 		b.Rejected++
 	}
+	replies, err := e.batchReplies(tx, tenantID, in, pre)
+	if err != nil {
+		return nil, err
+	}
 	for i := range pre {
 		it := &b.Items[i]
 		it.Index, it.IdempotencyKey = i, in.Events[i].IdempotencyKey
 		if pre[i].lookup {
-			rec, err := tx.EventReply(tenantID, it.IdempotencyKey)
+			rec, err := replies.lookup(tx, tenantID, it.IdempotencyKey)
 			if err != nil {
 				return nil, err
 			}
@@ -325,4 +329,48 @@ func (e *Engine) SyncStatus(ctx context.Context, p model.Principal, batchID stri
 		return err
 	})
 	return b, err
+}
+
+// batchReplies holds the event replies a batch's keys had when its transaction began,
+// read in one call when the store can (model.EventRepliesTx).
+type batchReplies struct {
+	read map[string]*model.IdempotencyRecord // nil: ask the store for each key
+	// seen holds the keys looked up so far: an item may write its key's reply, and a
+	// later item with the same key asks the store, which holds that write.
+	seen map[string]bool
+}
+
+// batchReplies reads the replies of the keys of a batch's items.
+func (e *Engine) batchReplies(tx model.Tx, tenantID string, in model.SyncBatchInput, pre []preItem) (*batchReplies, error) {
+	inner := tx
+	if lt, ok := tx.(*logTx); ok {
+		inner = lt.Tx
+	}
+	rt, ok := inner.(model.EventRepliesTx)
+	if !ok {
+		return &batchReplies{}, nil
+	}
+	var keys []string
+	for i := range pre {
+		if pre[i].lookup {
+			keys = append(keys, in.Events[i].IdempotencyKey)
+		}
+	}
+	if len(keys) < 2 {
+		return &batchReplies{}, nil
+	}
+	read, err := rt.EventReplies(tenantID, keys)
+	if err != nil {
+		return nil, err
+	}
+	return &batchReplies{read: read, seen: make(map[string]bool, len(keys))}, nil
+}
+
+// lookup returns the reply stored under key, as tx.EventReply would.
+func (r *batchReplies) lookup(tx model.Tx, tenantID, key string) (*model.IdempotencyRecord, error) {
+	if r.read == nil || r.seen[key] {
+		return tx.EventReply(tenantID, key)
+	}
+	r.seen[key] = true
+	return r.read[key], nil
 }

@@ -47,8 +47,9 @@ type logTx struct {
 	model.Tx
 	up    *upstreamRunner
 	usage []usageAdd
-	// walks holds the backfill state of the tenants whose settings this transaction read.
-	walks map[string]*model.UpstreamBackfill
+	// links holds the upstream settings of the tenants this transaction read (nil for
+	// none).
+	links map[string]*model.UpstreamConfig
 }
 
 // usageAdd is a usage counter to add when the use case returns.
@@ -110,7 +111,7 @@ func (t *logTx) PutDispatch(tenantID string, d *model.Dispatch) error {
 // after what it refers to (upstream_backfill.go).
 func (t *logTx) logChange(tenantID, kind, id string) error {
 	u := t.up
-	st, err := u.configured(t.Tx, tenantID)
+	st, err := u.configured(t, tenantID)
 	if err != nil || st == linkNone {
 		return err
 	}
@@ -134,27 +135,37 @@ func (t *logTx) logChange(tenantID, kind, id string) error {
 // walk returns where the backfill of a tenant's link stands, read once per transaction
 // (a sync batch of a thousand events reads the settings once).
 func (t *logTx) walk(tenantID string) (*model.UpstreamBackfill, error) {
-	if b, ok := t.walks[tenantID]; ok {
-		return b, nil
+	c, err := t.settings(tenantID)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	return c.Backfill, nil
+}
+
+// settings returns a tenant's upstream settings (nil when it has none), read once per
+// transaction: what committed elsewhere is not seen within it, and PutUpstream, the one
+// change made through it, drops what was read.
+func (t *logTx) settings(tenantID string) (*model.UpstreamConfig, error) {
+	if c, ok := t.links[tenantID]; ok {
+		return c, nil
 	}
 	c, err := t.Tx.Upstream(tenantID)
 	if model.IsKind(err, model.KindNotFound) {
-		err = nil
-		c = &model.UpstreamConfig{}
+		err, c = nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if t.walks == nil {
-		t.walks = map[string]*model.UpstreamBackfill{}
+	if t.links == nil {
+		t.links = map[string]*model.UpstreamConfig{}
 	}
-	t.walks[tenantID] = c.Backfill
-	return c.Backfill, nil
+	t.links[tenantID] = c
+	return c, nil
 }
 
-// PutUpstream implements Tx: the settings read by walk are read again.
+// PutUpstream implements Tx: the settings read by settings are read again.
 func (t *logTx) PutUpstream(c *model.UpstreamConfig) error {
-	delete(t.walks, c.TenantID)
+	delete(t.links, c.TenantID)
 	return t.Tx.PutUpstream(c)
 }
 
@@ -169,15 +180,13 @@ const (
 // walked. The set of such tenants is cached; a change of settings, or the end of a walk,
 // drops the cache inside its own transaction, and write transactions are serialized, so
 // the next one reads the set again from what committed.
-func (u *upstreamRunner) configured(tx model.Tx, tenantID string) (uint8, error) {
+func (u *upstreamRunner) configured(t *logTx, tenantID string) (uint8, error) {
+	tx := t.Tx
 	if u.e.sched.shared {
 		// Another process may set or remove the upstream, or end a walk, at any time, in a
-		// transaction this one does not see: the tenant's settings are read in tx.
-		c, err := tx.Upstream(tenantID)
-		if model.IsKind(err, model.KindNotFound) {
-			return linkNone, nil
-		}
-		if err != nil {
+		// transaction this one does not see: the tenant's settings are read in tx, once.
+		c, err := t.settings(tenantID)
+		if err != nil || c == nil {
 			return linkNone, err
 		}
 		if c.Backfill.Walking() {

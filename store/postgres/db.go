@@ -281,6 +281,9 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, fn func(model.
 	if err := fn(t); err != nil {
 		return t, err
 	}
+	if err := t.flush(); err != nil {
+		return t, err
+	}
 	if t.failed != nil {
 		// fn went on after a failed statement: the transaction is aborted.
 		return t, t.failed

@@ -68,10 +68,20 @@ func (db *DB) AppendChange(mtx model.Tx, tenantID string, c model.Change) error 
 	if t.feedN == 1 {
 		t.OnCommit(db.nudgeFeed)
 	}
-	_, err = t.exec(`INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data)
-		VALUES ($1, (pg_current_xact_id()::text::bigint << 20) | $2, $3, $4, $5, $6, $7)`,
-		tn, int64(t.feedN), c.Name, c.Perm, c.TeamID, c.At.Time, []byte(c.Data))
-	return err
+	const insert = `INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data)
+		VALUES ($1, (pg_current_xact_id()::text::bigint << 20) | $2, $3, $4, $5, $6, $7)`
+	args := []any{tn, int64(t.feedN), c.Name, c.Perm, c.TeamID, c.At.Time, []byte(c.Data)}
+	if !t.wrote {
+		// A transaction that wrote no row yet gets its id now, with the change (and the
+		// writes queued before it): the id orders its changes, and holds the horizon of
+		// every poller below them until it ends, from the first change on.
+		_, err = t.exec(insert, args...)
+		t.wrote = t.wrote || err == nil
+		return err
+	}
+	// Else the change is queued: it goes out with the transaction's next statement or
+	// before its commit, in the order of its statements (tx.write).
+	return t.write(insert, args...)
 }
 
 // nudgeFeed wakes the poller (a change of this process committed).

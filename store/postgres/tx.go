@@ -39,6 +39,14 @@ type tx struct {
 	// wroteTeams is set once the transaction wrote a team: its team reads skip the cache
 	// (team_cache.go).
 	wroteTeams bool
+	// known holds the tenants this transaction saw exist: tenants are never deleted, so
+	// the check is made once per tenant and transaction (requireTenant).
+	known map[string]bool
+	// wrote is set once a row written has gone out: the transaction holds its id.
+	wrote bool
+	// pending holds the writes whose outcome is only success or failure, sent together
+	// with the next statement or before the commit (write, flush).
+	pending *pgx.Batch
 }
 
 var _ model.Tx = (*tx)(nil)
@@ -75,8 +83,81 @@ func (t *tx) note(err error) {
 	}
 }
 
+// write queues a statement whose only outcome the caller needs is success or failure:
+// it goes out in one round trip with the statements queued after it and the next one
+// that needs an answer (or the commit). A failure is noted as for any statement and
+// returned by that later call: PostgreSQL aborts the transaction at the first failed
+// statement, so nothing that runs after it can commit either way.
+func (t *tx) write(sql string, args ...any) error {
+	if t.pending == nil {
+		t.pending = &pgx.Batch{}
+	} else if t.pending.Len() >= maxPending {
+		if err := t.flush(); err != nil {
+			return err
+		}
+		t.pending = &pgx.Batch{}
+	}
+	t.pending.Queue(sql, args...)
+	return nil
+}
+
+// maxPending bounds the writes queued before they are sent on their own.
+const maxPending = 256
+
+// send sends the queued writes followed by the statement that queue adds (none when
+// queue is nil), reads the outcome of each write, and returns the results, positioned at
+// that statement's, for the caller to read and close. A failed write is returned as err.
+func (t *tx) send(queue func(*pgx.Batch)) (pgx.BatchResults, error) {
+	b := t.pending
+	t.pending = nil
+	n := b.Len()
+	if queue != nil {
+		queue(b)
+	}
+	br := t.ptx.SendBatch(t.ctx, b)
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			t.note(err)
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+	}
+	// Every queued statement writes a row (put queues only for a tenant that exists).
+	t.wrote = t.wrote || n > 0
+	return br, nil
+}
+
+// flush sends the queued writes, if any.
+func (t *tx) flush() error {
+	if t.pending == nil || t.pending.Len() == 0 {
+		return nil
+	}
+	br, err := t.send(nil)
+	if err != nil {
+		return err
+	}
+	if err := br.Close(); err != nil {
+		t.note(err)
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
+}
+
 func (t *tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
-	tag, err := t.ptx.Exec(t.ctx, sql, args...)
+	var tag pgconn.CommandTag
+	var err error
+	if t.pending != nil && t.pending.Len() > 0 {
+		var br pgx.BatchResults
+		if br, err = t.send(func(b *pgx.Batch) { b.Queue(sql, args...) }); err != nil {
+			return tag, err
+		}
+		tag, err = br.Exec()
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+	} else {
+		tag, err = t.ptx.Exec(t.ctx, sql, args...)
+	}
 	t.note(err)
 	if err != nil {
 		return tag, fmt.Errorf("postgres: %w", err)
@@ -86,7 +167,18 @@ func (t *tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
 
 // scan runs a one-row query; found is false when there is no row.
 func (t *tx) scan(sql string, args []any, dest ...any) (found bool, err error) {
-	err = t.ptx.QueryRow(t.ctx, sql, args...).Scan(dest...)
+	if t.pending != nil && t.pending.Len() > 0 {
+		br, serr := t.send(func(b *pgx.Batch) { b.Queue(sql, args...) })
+		if serr != nil {
+			return false, serr
+		}
+		err = br.QueryRow().Scan(dest...)
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+	} else {
+		err = t.ptx.QueryRow(t.ctx, sql, args...).Scan(dest...)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -99,6 +191,9 @@ func (t *tx) scan(sql string, args []any, dest ...any) (found bool, err error) {
 
 // each runs a query and calls fn for each row until fn returns false or an error.
 func (t *tx) each(sql string, args []any, fn func(pgx.Rows) (bool, error)) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
 	rows, err := t.ptx.Query(t.ctx, sql, args...)
 	if err != nil {
 		t.note(err)
@@ -188,8 +283,12 @@ func canonTenant(id string) (string, error) {
 	return tn, nil
 }
 
-// requireTenant returns KindNotFound when the tenant does not exist.
+// requireTenant returns KindNotFound when the tenant does not exist; a tenant found is
+// not looked up again in this transaction.
 func (t *tx) requireTenant(tenantID string) error {
+	if t.known[tenantID] {
+		return nil
+	}
 	var one int
 	found, err := t.scan("SELECT 1 FROM tenants WHERE tenant_id = $1", []any{tenantID}, &one)
 	if err != nil {
@@ -198,7 +297,16 @@ func (t *tx) requireTenant(tenantID string) error {
 	if !found {
 		return model.NotFound("tenant")
 	}
+	t.exists(tenantID)
 	return nil
+}
+
+// exists records that a tenant (canonical id) exists.
+func (t *tx) exists(tenantID string) {
+	if t.known == nil {
+		t.known = map[string]bool{}
+	}
+	t.known[tenantID] = true
 }
 
 // tenantOf canonicalizes a tenant id and checks that the tenant exists.
@@ -211,8 +319,14 @@ func (t *tx) tenantOf(id string) (string, error) {
 }
 
 // put runs an insert or upsert whose rows come from `SELECT … WHERE EXISTS (the tenant)`:
-// no row written means no tenant.
+// no row written means no tenant. Once the transaction saw the tenant ($1) exist, the row
+// is always written (every such statement updates on conflict), and the statement is
+// queued (write) instead of waiting for its answer.
 func (t *tx) put(sql string, args ...any) error {
+	tn, _ := args[0].(string)
+	if t.known[tn] {
+		return t.write(sql, args...)
+	}
 	tag, err := t.exec(sql, args...)
 	if err != nil {
 		return err
@@ -220,6 +334,8 @@ func (t *tx) put(sql string, args ...any) error {
 	if tag.RowsAffected() == 0 {
 		return model.NotFound("tenant")
 	}
+	t.exists(tn)
+	t.wrote = true
 	return nil
 }
 

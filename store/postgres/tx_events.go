@@ -148,15 +148,80 @@ func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) 
 	if err != nil {
 		return nil, err
 	}
-	r := &model.IdempotencyRecord{}
-	var at time.Time
-	found, err := t.scan("SELECT status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = $2",
-		[]any{tn, key}, &r.Status, &r.RequestID, &at, &r.Body)
+	if t.known[tn] {
+		return t.eventReply(tn, key)
+	}
+	// The tenant's check and the reply in one round trip: no row, no tenant; a row of
+	// NULLs, no reply.
+	var status *int
+	var requestID *string
+	var at *time.Time
+	var body []byte
+	found, err := t.scan(`SELECT r.status, r.request_id, r.created_at, r.body FROM tenants t
+		LEFT JOIN event_replies r ON r.tenant_id = t.tenant_id AND r.key = $2 WHERE t.tenant_id = $1`,
+		[]any{tn, key}, &status, &requestID, &at, &body)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
-		return nil, t.requireTenant(tn)
+		return nil, model.NotFound("tenant")
+	}
+	t.exists(tn)
+	if status == nil {
+		return nil, nil
+	}
+	r := &model.IdempotencyRecord{CreatedAt: model.At(*at)}
+	r.Status, r.Body = *status, body
+	if requestID != nil {
+		r.RequestID = *requestID
+	}
+	if r.Body == nil {
+		r.Body = []byte{}
+	}
+	return r, nil
+}
+
+var _ model.EventRepliesTx = (*tx)(nil)
+
+// EventReplies reads the replies of many keys in one query.
+func (t *tx) EventReplies(tenantID string, keys []string) (map[string]*model.IdempotencyRecord, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*model.IdempotencyRecord{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	err = t.each("SELECT key, status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = ANY($2)",
+		[]any{tn, keys}, func(row pgx.Rows) (bool, error) {
+			var key string
+			var at time.Time
+			r := &model.IdempotencyRecord{}
+			if err := row.Scan(&key, &r.Status, &r.RequestID, &at, &r.Body); err != nil {
+				return false, err
+			}
+			r.CreatedAt = model.At(at)
+			if r.Body == nil {
+				r.Body = []byte{}
+			}
+			out[key] = r
+			return true, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eventReply reads a reply of a tenant known to exist.
+func (t *tx) eventReply(tn, key string) (*model.IdempotencyRecord, error) {
+	r := &model.IdempotencyRecord{}
+	var at time.Time
+	found, err := t.scan("SELECT status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = $2",
+		[]any{tn, key}, &r.Status, &r.RequestID, &at, &r.Body)
+	if err != nil || !found {
+		return nil, err
 	}
 	r.CreatedAt = model.At(at)
 	if r.Body == nil {

@@ -17,7 +17,7 @@ TOOLS := $(CURDIR)/bin/tools
 VULNDB ?= https://vuln.go.dev
 FUZZTIME ?= 30s
 
-.PHONY: build run run-central test lint lint-openapi fuzz hostile bench bench-node sse-bench crash upstream-bench clean
+.PHONY: build run run-central central-bench test lint lint-openapi fuzz hostile bench bench-node sse-bench crash upstream-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -31,6 +31,13 @@ run: build
 # Debian's postgresql package). It prints what to curl; Ctrl-C stops everything.
 run-central: build
 	BIN=$(BINARY) .ci/run-central
+
+# central-bench: the central tier's figures in one run on this machine (.ci/central-bench:
+# a PostgreSQL cluster of its own with fsync on; ingest through one and two processes,
+# pgbench of one event's statements, the score over 1,000 teams, 1,000-item sync batches).
+# DUR sets each run's length (default 15s). Needs Debian's postgresql package and python3.
+central-bench: build
+	BIN=$(BINARY) DUR=$(or $(DUR),15s) .ci/central-bench
 
 test:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
-	"github.com/fieldrelay/fieldrelay/store"
 	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 )
 
@@ -143,16 +142,9 @@ func testBackfill(t *testing.T, bin, database string) {
 	// On the central node: every dispatch, and the device's items in order, each
 	// sequence once, every dispatch and mission after its event.
 	edgeMissions := list(t, n.edge, "/v1/missions", n.edgeKey)
-	if err := n.central.stop(t); err != nil {
-		t.Fatalf("central exit: %v", err)
-	}
-	db, err := store.Open(n.centralData, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := n.stopCentral(t)
 	var items int
-	err = db.View(context.Background(), func(tx model.Tx) error {
+	err := db.View(context.Background(), func(tx model.Tx) error {
 		if err := dispatchesUpstream(tx, n.centralTenant, n.nodeID, edgeMissions); err != nil {
 			return err
 		}

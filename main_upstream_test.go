@@ -512,15 +512,8 @@ func TestUpstream_TwoNodes(t *testing.T) {
 
 	// Every dispatch is on the central node, once, with the edge's origin.
 	edgeMissions := list(t, n.edge, "/v1/missions", n.edgeKey)
-	if err := n.central.stop(t); err != nil {
-		t.Fatalf("central exit: %v", err)
-	}
-	db, err := store.Open(n.centralData, store.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.View(context.Background(), func(tx model.Tx) error {
+	db := n.stopCentral(t)
+	err := db.View(context.Background(), func(tx model.Tx) error {
 		return dispatchesUpstream(tx, n.centralTenant, n.nodeID, edgeMissions)
 	})
 	if err != nil {
@@ -544,4 +537,19 @@ func dispatchesUpstream(tx model.Tx, tenantID, nodeID string, edgeMissions []map
 		}
 	}
 	return nil
+}
+
+// stopCentral stops the central node and opens its bbolt file read-only for the test's
+// checks (closed at the test's end).
+func (n *twoNodes) stopCentral(t *testing.T) *store.DB {
+	t.Helper()
+	if err := n.central.stop(t); err != nil {
+		t.Fatalf("central exit: %v", err)
+	}
+	db, err := store.Open(n.centralData, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }

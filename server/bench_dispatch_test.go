@@ -267,16 +267,20 @@ func BenchmarkDispatchOnly(b *testing.B) {
 func BenchmarkScore(b *testing.B) {
 	for _, size := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("teams=%d", size), func(b *testing.B) {
-			d := newDispatchBench(b)
-			d.teams(b, size)
-			body := `{"event_id":"` + d.event(b) + `"}`
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if d.call(b, "POST", "/v1/teams/dispatch/score", body, http.StatusOK) == nil {
-					b.FailNow()
-				}
-			}
+			newDispatchBench(b).score(b, size)
 		})
+	}
+}
+
+// score makes size teams and measures the score of one event over them.
+func (d *dispatchBench) score(b *testing.B, size int) {
+	d.teams(b, size)
+	body := `{"event_id":"` + d.event(b) + `"}`
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if d.call(b, "POST", "/v1/teams/dispatch/score", body, http.StatusOK) == nil {
+			b.FailNow()
+		}
 	}
 }

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -28,15 +27,7 @@ func BenchmarkScorePostgres(b *testing.B) {
 			n := newNodeWith(b, nodeOptions{store: db})
 			f := n.addTenant("bench", "mission-critical")
 			d := &dispatchBench{n: n, h: n.handler(b), key: f.key, tid: f.tenant.ID, pad: strings.Repeat("x", 260)}
-			d.teams(b, size)
-			body := `{"event_id":"` + d.event(b) + `"}`
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if d.call(b, "POST", "/v1/teams/dispatch/score", body, http.StatusOK) == nil {
-					b.FailNow()
-				}
-			}
+			d.score(b, size)
 		})
 	}
 }

@@ -39,8 +39,9 @@ const (
 )
 
 // scheduler owns the timers of the outbox: a heap of due entries rebuilt from the store at
-// start (on a shared store, fed by a poll every second), a loop that hands due entries to a bounded pool of workers, and the workers
-// that make the calls and write their outcome back.
+// start (on a shared store, fed by a poll every second), a loop that hands due entries to
+// a bounded pool of workers, and the workers that make the calls and write their outcome
+// back.
 type scheduler struct {
 	e       *Engine
 	workers int

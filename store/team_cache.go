@@ -21,15 +21,15 @@ type teamCache struct {
 
 type cachedTeam struct {
 	raw  []byte
-	team model.Team // private: callers get clones
+	team *model.Team // never changed once cached, only replaced: callers get copies
 }
 
 // maxCachedTeams bounds the cache; past it, it starts again empty.
 const maxCachedTeams = 100_000
 
-// decode returns the team stored as raw under tenant key tk and team key k, a copy that
-// is the caller's to keep.
-func (c *teamCache) decode(tk, k, raw []byte) (model.Team, error) {
+// decode returns the team stored as raw under tenant key tk and team key k: the cached
+// one, which the caller must not change (model.CloneTeams copies a listing of them).
+func (c *teamCache) decode(tk, k, raw []byte) (*model.Team, error) {
 	var key [32]byte
 	copy(key[:16], tk)
 	copy(key[16:], k)
@@ -37,17 +37,17 @@ func (c *teamCache) decode(tk, k, raw []byte) (model.Team, error) {
 	hit, ok := c.m[key]
 	c.mu.Unlock()
 	if ok && bytes.Equal(hit.raw, raw) {
-		return hit.team.Clone(), nil
+		return hit.team, nil
 	}
-	var tm model.Team
-	if err := json.Unmarshal(raw, &tm); err != nil {
-		return tm, err
+	tm := new(model.Team)
+	if err := json.Unmarshal(raw, tm); err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxCachedTeams {
 		c.m = make(map[[32]byte]cachedTeam)
 	}
-	c.m[key] = cachedTeam{raw: bytes.Clone(raw), team: tm.Clone()}
+	c.m[key] = cachedTeam{raw: bytes.Clone(raw), team: tm}
 	c.mu.Unlock()
 	return tm, nil
 }

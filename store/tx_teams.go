@@ -61,13 +61,17 @@ func (t *tx) Teams(tenantID string) ([]model.Team, error) {
 	if err != nil {
 		return nil, err
 	}
+	var cached []*model.Team
 	err = b.ForEach(func(k, v []byte) error {
 		tm, err := t.db.teams.decode(tk, k, v)
 		if err != nil {
 			return err
 		}
-		out = append(out, tm)
+		cached = append(cached, tm)
 		return nil
 	})
-	return out, err
+	if err != nil || len(cached) == 0 {
+		return out, err
+	}
+	return model.CloneTeams(cached), nil
 }

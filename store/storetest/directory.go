@@ -390,6 +390,12 @@ func testTeams(t *testing.T, open Opener) {
 			_, err := tx.Team(c[0], c[1])
 			assertKind(t, err, model.KindNotFound)
 		}
+		// The teams listed are the caller's to keep: changing them changes no later listing.
+		got[0].Name, got[0].Verticals[0], got[0].Members[0].Name = "x", "x", "x"
+		if again, err := tx.Teams(a.ID); err != nil || again[0].Name != "one" || again[0].Verticals[0] == "x" ||
+			again[0].Members[0].Name == "x" {
+			t.Fatalf("a listing changed by its previous caller: %+v, %v", again[0], err)
+		}
 		if got, _ := tx.Teams(b.ID); got == nil || len(got) != 0 {
 			t.Fatalf("another tenant's teams = %#v, want an empty list", got)
 		}

@@ -1,4 +1,4 @@
-package postgres
+package model_test
 
 import (
 	"reflect"
@@ -7,7 +7,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// cloneTeams copies as model.Team.Clone does: equal teams, nil and empty slices kept
+// CloneTeams copies as Team.Clone does: equal teams, nil and empty slices kept
 // apart (they encode as null and []), nothing shared with the source, and an append to
 // one copy's slice leaves its neighbour alone.
 func TestCloneTeams(t *testing.T) {
@@ -19,7 +19,7 @@ func TestCloneTeams(t *testing.T) {
 		{ID: "c"},
 	}
 	ptrs := []*model.Team{&src[0], nil, &src[1], &src[2]}
-	got := cloneTeams(ptrs)
+	got := model.CloneTeams(ptrs)
 	if len(got) != 4 || !reflect.DeepEqual(got[1], model.Team{}) {
 		t.Fatalf("copies: %+v", got)
 	}

@@ -28,7 +28,7 @@ func newStore(t *testing.T) (*postgres.DB, string) {
 	return db, tn
 }
 
-func update(t *testing.T, db *postgres.DB, fn func(model.Tx) error) {
+func update(t *testing.T, db model.Store, fn func(model.Tx) error) {
 	t.Helper()
 	if err := db.Update(context.Background(), fn); err != nil {
 		t.Fatal(err)

@@ -23,13 +23,6 @@ func teamsOf(t *testing.T, db model.Store, tn string) []model.Team {
 	return out
 }
 
-func put(t *testing.T, db model.Store, fn func(tx model.Tx) error) {
-	t.Helper()
-	if err := db.Update(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func newTeam(name string, lat float64) *model.Team {
 	lng := 4.8
 	return &model.Team{ID: model.NewID(), Name: name, Status: "available", Verticals: []string{"fire"},
@@ -44,10 +37,8 @@ func TestTeamsSeeOtherProcesses(t *testing.T) {
 	a, b := open(t, url), open(t, url)
 	tn := model.NewID()
 	t1, t2 := newTeam("one", 45.1), newTeam("two", 45.2)
-	put(t, a, func(tx model.Tx) error {
-		if err := tx.PutTenant(&model.Tenant{ID: tn, Slug: "t", Status: "active"}); err != nil {
-			return err
-		}
+	putTenant(t, a, tn, "active")
+	update(t, a, func(tx model.Tx) error {
 		if err := tx.PutTeam(tn, t1); err != nil {
 			return err
 		}
@@ -61,7 +52,7 @@ func TestTeamsSeeOtherProcesses(t *testing.T) {
 	t1.Members[0].Lat = &lat
 	t2.Name = "renamed"
 	t3 := newTeam("three", 45.3)
-	put(t, b, func(tx model.Tx) error {
+	update(t, b, func(tx model.Tx) error {
 		if err := tx.PutTeamPositions(tn, t1); err != nil {
 			return err
 		}
@@ -90,10 +81,8 @@ func TestTeamsSeeOtherProcesses(t *testing.T) {
 func TestTeamsAreCopies(t *testing.T) {
 	db := open(t, pgtest.URL(t))
 	tn := model.NewID()
-	put(t, db, func(tx model.Tx) error {
-		if err := tx.PutTenant(&model.Tenant{ID: tn, Slug: "t", Status: "active"}); err != nil {
-			return err
-		}
+	putTenant(t, db, tn, "active")
+	update(t, db, func(tx model.Tx) error {
 		return tx.PutTeam(tn, newTeam("one", 45.1))
 	})
 	teamsOf(t, db, tn)
@@ -114,10 +103,8 @@ func TestTeamsWrittenTwiceInOneTransaction(t *testing.T) {
 	db := open(t, pgtest.URL(t))
 	tn := model.NewID()
 	tm := newTeam("first", 45.1)
-	put(t, db, func(tx model.Tx) error {
-		if err := tx.PutTenant(&model.Tenant{ID: tn, Slug: "t", Status: "active"}); err != nil {
-			return err
-		}
+	putTenant(t, db, tn, "active")
+	update(t, db, func(tx model.Tx) error {
 		if err := tx.PutTeam(tn, tm); err != nil {
 			return err
 		}
@@ -137,10 +124,8 @@ func TestTeamsWrittenTwiceInOneTransaction(t *testing.T) {
 func TestTeamsCacheAgeBound(t *testing.T) {
 	db := open(t, pgtest.URL(t))
 	tn := model.NewID()
-	put(t, db, func(tx model.Tx) error {
-		if err := tx.PutTenant(&model.Tenant{ID: tn, Slug: "t", Status: "active"}); err != nil {
-			return err
-		}
+	putTenant(t, db, tn, "active")
+	update(t, db, func(tx model.Tx) error {
 		return tx.PutTeam(tn, newTeam("one", 45.1))
 	})
 	teamsOf(t, db, tn)

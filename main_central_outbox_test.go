@@ -236,11 +236,13 @@ func TestCentral_OutboxOnceAndTakenOverAfterKill(t *testing.T) {
 		if wait := got[0].at.Sub(first.at); wait < lease-time.Second {
 			t.Fatalf("event %s taken over %s after a's call; want after the lease (%s)", id, wait, lease)
 		}
-		st, _, ev := b.call(t, "GET", "/v1/events/"+id, nil, key...)
-		expect(t, "GET /v1/events/:id on b", st, 200, ev)
-		if ev["status"] != "delivered" {
-			t.Fatalf("event %s is %v on b, want delivered", id, ev["status"])
-		}
+		// The receiver records its answer before b commits the delivery: wait for the
+		// commit rather than read the status once.
+		waitFor(t, b.served, "event "+id+" delivered on b", 10*time.Second, func() bool {
+			st, _, ev := b.call(t, "GET", "/v1/events/"+id, nil, key...)
+			expect(t, "GET /v1/events/:id on b", st, 200, ev)
+			return ev["status"] == "delivered"
+		})
 	}
 	// Nothing else was delivered again.
 	for _, id := range ids {

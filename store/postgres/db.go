@@ -41,6 +41,8 @@ type DB struct {
 	self string
 	// teams holds the teams decoded by this handle's transactions (team_cache.go).
 	teams teamCache
+	// batch commits the Batch calls in groups (batch.go).
+	batch committers
 }
 
 var (
@@ -103,6 +105,8 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("listening for the changes of other processes: %w", err)
 	}
+	// Half the pool commits groups; the other half serves reads and Update.
+	db.startCommitters(max(1, int(pool.Config().MaxConns)/2))
 	return db, nil
 }
 
@@ -200,13 +204,17 @@ func (db *DB) Update(ctx context.Context, fn func(model.Tx) error) error {
 	return db.run(ctx, pgx.ReadWrite, fn)
 }
 
-// Batch is Update: PostgreSQL commits concurrent transactions together by itself (group
-// commit of the WAL), and fn may run more than once either way.
-func (db *DB) Batch(ctx context.Context, fn func(model.Tx) error) error {
-	return db.run(ctx, pgx.ReadWrite, fn)
+func (db *DB) run(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) error) error {
+	hooks, err := db.runTx(ctx, mode, fn)
+	for _, f := range hooks {
+		f()
+	}
+	return err
 }
 
-func (db *DB) run(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) error) error {
+// runTx runs fn in a transaction until it commits or fails for good, and returns the
+// hooks fn registered in the run that committed.
+func (db *DB) runTx(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) error) ([]func(), error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, db.txTimeout)
@@ -215,14 +223,11 @@ func (db *DB) run(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) 
 	reset := false
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return unavailable(err)
+			return nil, unavailable(err)
 		}
-		t, err := db.attempt(ctx, mode, fn)
+		t, err := db.attempt(ctx, mode, func(t *tx) error { return fn(t) })
 		if err == nil {
-			for _, f := range t.onCommit {
-				f()
-			}
-			return nil
+			return t.onCommit, nil
 		}
 		if unreachable(err) {
 			// A connection lost (the server restarted, a failover) leaves the pool's
@@ -230,7 +235,7 @@ func (db *DB) run(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) 
 			// a new one, unless the commit was under way (it may have committed) or no
 			// connection could be opened (the database is down: answer at once).
 			if reset || dialFailed(err) || (t != nil && t.committing) {
-				return unavailable(err)
+				return nil, unavailable(err)
 			}
 			reset = true
 			db.pool.Reset()
@@ -238,11 +243,11 @@ func (db *DB) run(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) 
 			continue
 		}
 		if t == nil || !t.retry || attempt == maxAttempts {
-			return err
+			return nil, err
 		}
 		db.log.Debug("transaction retried", "attempt", attempt, "cause", t.cause)
 		if err := pause(ctx, attempt); err != nil {
-			return err
+			return nil, err
 		}
 	}
 }
@@ -263,8 +268,9 @@ func pause(ctx context.Context, attempt int) error {
 	}
 }
 
-// attempt runs fn once; the returned tx tells whether a failure may be retried.
-func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, fn func(model.Tx) error) (t *tx, err error) {
+// attempt runs body in one transaction, committed when it returns nil; the returned tx
+// tells whether a failure may be retried.
+func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, body func(*tx) error) (t *tx, err error) {
 	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable, AccessMode: mode})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: beginning a transaction: %w", err)
@@ -278,7 +284,7 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, fn func(model.
 			cancel()
 		}
 	}()
-	if err := fn(t); err != nil {
+	if err := body(t); err != nil {
 		return t, err
 	}
 	if err := t.flush(); err != nil {
@@ -328,6 +334,7 @@ func (db *DB) Backup(ctx context.Context, _ io.Writer) (int64, error) {
 // Close stops the listener and closes the pool, waiting for the connections in use to be
 // released.
 func (db *DB) Close() error {
+	db.stopCommitters()
 	db.closeFeed()
 	db.listener.close()
 	db.pool.Close()

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
 // PruneFeed runs the pruning of old stream changes now.
@@ -26,3 +28,13 @@ func SetTeamMaxAge(t interface{ Cleanup(func()) }, d time.Duration) {
 	teamMaxAge = d
 	t.Cleanup(func() { teamMaxAge = old })
 }
+
+// TxID returns the id of mt's PostgreSQL transaction, assigning one if it has none yet.
+func TxID(mt model.Tx) (int64, error) {
+	var id int64
+	_, err := mt.(*tx).scan("SELECT pg_current_xact_id()::text::bigint", nil, &id)
+	return id, err
+}
+
+// QueuedBatches is the number of Batch calls waiting for a committer.
+func (db *DB) QueuedBatches() int { return len(db.batch.queue) }

@@ -1,0 +1,242 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sync"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Group commit of Batch calls (docs/decisions.md, "Group commit on PostgreSQL"): hot writes
+// (event ingest, device sync, the outbox's updates) queue their functions, and a few
+// committers each run whatever is queued when they are free in one serializable
+// transaction, committed with one WAL flush. An event then costs about one round trip of
+// its own instead of a transaction: its writes go out pipelined with the next call's
+// first read (tx.write), and begin and commit are shared.
+
+// groupMax is the most calls one transaction commits. A group never waits to fill up: it
+// is whatever was queued when its committer was free, so the cap only bounds the size
+// (and the latency) of one transaction under a flood of writers.
+const groupMax = 64
+
+// groupAttempts is how many times a group that collided with another transaction is run
+// again whole before each of its calls is run alone.
+const groupAttempts = 8
+
+// ErrClosed is returned by Batch once the store is closed.
+var ErrClosed = errors.New("postgres: the store is closed")
+
+// batchCall is one Batch call.
+type batchCall struct {
+	ctx      context.Context
+	fn       func(model.Tx) error
+	done     chan error // buffered: a committer never waits for the caller
+	onCommit []func()   // hooks of the run that committed
+}
+
+// committers run the queued Batch calls in groups.
+type committers struct {
+	// mu guards closed and the sends on queue: Batch sends under the read lock, so once
+	// stop holds the write lock no send is in flight and queue can be closed.
+	mu     sync.RWMutex
+	closed bool
+	queue  chan *batchCall
+	wg     sync.WaitGroup
+}
+
+// startCommitters starts n committers on db.
+func (db *DB) startCommitters(n int) {
+	db.batch.queue = make(chan *batchCall, groupMax*n)
+	for range n {
+		db.batch.wg.Add(1)
+		go db.commitGroups()
+	}
+}
+
+// stopCommitters refuses new calls, lets the committers run those already queued and
+// waits for them to return. It is safe to call more than once.
+func (db *DB) stopCommitters() {
+	c := &db.batch
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		if c.queue != nil {
+			close(c.queue)
+		}
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+}
+
+// Batch runs fn in a serializable transaction shared with the other Batch calls queued at
+// the same time, and returns once fn's writes are committed, with nil, or with fn's error
+// as it is. fn may run more than once: when a group collides with another transaction it
+// runs again whole; when a call of a group fails (an error, or a panic, which becomes an
+// error) the transaction is rolled back, the failing call is run alone, in a transaction
+// of its own, for its own error (or commit), and the others are run again together. When
+// a statement fails in a way that cannot be pinned on one call, every call is run alone.
+// So fn must have no effect outside the transaction; the hooks it registers with OnCommit
+// run once, for the run that committed, in the caller's goroutine before Batch returns,
+// as with Update.
+//
+// Cancelling ctx stops a call that no committer has taken yet (Batch returns ctx's error
+// and fn never runs). Once taken, the call runs to its end and Batch waits for the
+// outcome, whatever ctx says: a caller never hears "cancelled" about a write that was
+// committed.
+func (db *DB) Batch(ctx context.Context, fn func(model.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return unavailable(err)
+	}
+	c := &batchCall{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	if err := db.enqueue(ctx, c); err != nil {
+		return err
+	}
+	err := <-c.done
+	if err == nil {
+		for _, f := range c.onCommit {
+			f()
+		}
+	}
+	return err
+}
+
+func (db *DB) enqueue(ctx context.Context, c *batchCall) error {
+	db.batch.mu.RLock()
+	defer db.batch.mu.RUnlock()
+	if db.batch.closed {
+		return ErrClosed
+	}
+	select {
+	case db.batch.queue <- c:
+		return nil
+	case <-ctx.Done():
+		return unavailable(ctx.Err())
+	}
+}
+
+// commitGroups is a committer: it takes the first call queued, then whatever else is
+// queued, up to groupMax, and commits them together.
+func (db *DB) commitGroups() {
+	defer db.batch.wg.Done()
+	group := make([]*batchCall, 0, groupMax)
+	for c := range db.batch.queue {
+		group = takeCall(group[:0], c)
+	drain:
+		for len(group) < groupMax {
+			select {
+			case c, ok := <-db.batch.queue:
+				if !ok {
+					break drain // closed: commit this group; the range ends the loop
+				}
+				group = takeCall(group, c)
+			default:
+				break drain
+			}
+		}
+		db.commitGroup(group)
+		clear(group[:cap(group)])
+	}
+}
+
+// takeCall adds c to group, unless its context ended while it waited in the queue.
+func takeCall(group []*batchCall, c *batchCall) []*batchCall {
+	if err := c.ctx.Err(); err != nil {
+		c.done <- unavailable(err)
+		return group
+	}
+	return append(group, c)
+}
+
+// commitGroup runs calls in one transaction and answers each of them.
+func (db *DB) commitGroup(calls []*batchCall) {
+	ctx, cancel := context.WithTimeout(context.Background(), db.txTimeout)
+	defer cancel()
+	for attempt := 1; len(calls) > 0; attempt++ {
+		if len(calls) == 1 {
+			calls[0].done <- db.runAlone(calls[0])
+			return
+		}
+		failed := -1
+		t, err := db.attempt(ctx, pgx.ReadWrite, func(t *tx) error {
+			for i, c := range calls {
+				// The hooks and the directory notices are the call's: each caller runs
+				// its own hooks once the group committed.
+				t.onCommit, t.notified = c.onCommit[:0], nil
+				err := callFn(c.fn, t)
+				c.onCommit = t.onCommit
+				if err == nil && t.failed != nil {
+					err = t.failed // fn went on after a failed statement
+				}
+				if err != nil {
+					if t.failed == nil {
+						failed = i // fn's own error: the transaction is sound
+					}
+					return err
+				}
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+			for _, c := range calls {
+				c.done <- nil
+			}
+			return
+		case failed >= 0:
+			c := calls[failed]
+			if failed == 0 {
+				c.done <- err // it ran first: its transaction held nothing else
+			} else {
+				c.done <- db.runAlone(c)
+			}
+			calls = slices.Delete(calls, failed, failed+1)
+		case t != nil && t.committing && unreachable(err):
+			// The commit was sent and its outcome is unknown: running again could
+			// write twice.
+			for _, c := range calls {
+				c.done <- unavailable(err)
+			}
+			return
+		case t != nil && t.retry && attempt < groupAttempts && pause(ctx, attempt) == nil:
+			// Collided with another transaction: run the group again.
+		default:
+			// A statement failed and which call sent it is not known (its write may have
+			// been pipelined with the next call's): each call runs alone, for its own
+			// outcome.
+			for _, c := range calls {
+				c.done <- db.runAlone(c)
+			}
+			return
+		}
+	}
+}
+
+// runAlone runs c in a transaction of its own, with Update's retries.
+func (db *DB) runAlone(c *batchCall) error {
+	hooks, err := db.runTx(context.WithoutCancel(c.ctx), pgx.ReadWrite, func(mt model.Tx) error {
+		return callFn(c.fn, mt)
+	})
+	c.onCommit = hooks
+	return err
+}
+
+// callFn calls fn, a panic becoming an error: a committer's goroutine must not die of a
+// caller's bug.
+func callFn(fn func(model.Tx) error, t model.Tx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = fmt.Errorf("postgres: a Batch function panicked: %w\n%s", e, debug.Stack())
+			} else {
+				err = fmt.Errorf("postgres: a Batch function panicked: %v\n%s", r, debug.Stack())
+			}
+		}
+	}()
+	return fn(t)
+}

@@ -1,0 +1,136 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/store/postgres"
+	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
+)
+
+// The group commit of Batch (batch.go): the calls queued while the committers are busy
+// commit in one transaction; a call that fails fails alone, a panic becomes its error,
+// and every caller runs its own OnCommit hooks.
+func TestBatchGroupCommit(t *testing.T) {
+	// A pool of 2 has one committer: hold it with a first call, queue the others.
+	db, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	tn := model.NewID()
+	update(t, db, func(tx model.Tx) error {
+		return tx.PutTenant(&model.Tenant{ID: tn, Name: "Acme", Slug: "acme-" + tn[:8], Status: "active"})
+	})
+
+	held, release := make(chan struct{}), make(chan struct{})
+	var released sync.Once
+	// Before the store's Close (cleanups run last first), which waits for the committer.
+	t.Cleanup(func() { released.Do(func() { close(release) }) })
+	first := make(chan error, 1)
+	go func() {
+		first <- db.Batch(context.Background(), func(tx model.Tx) error {
+			select {
+			case <-held:
+			default:
+				close(held)
+			}
+			<-release
+			return tx.PutMeta("first", []byte("1"))
+		})
+	}()
+	<-held
+
+	const n = 12
+	type result struct {
+		err   error
+		txid  int64
+		hooks int
+	}
+	results := make([]result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &results[i]
+			r.err = db.Batch(context.Background(), func(tx model.Tx) error {
+				r.hooks = 0
+				tx.OnCommit(func() { r.hooks++ })
+				id, err := postgres.TxID(tx)
+				if err != nil {
+					return err
+				}
+				r.txid = id
+				if err := tx.PutMeta(fmt.Sprintf("k%d", i), []byte("v")); err != nil {
+					return err
+				}
+				switch i {
+				case 4: // fails after writing: its write is undone, the others commit
+					return errors.New("call 4 refused")
+				case 7:
+					panic("call 7 broke")
+				}
+				return nil
+			})
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for db.QueuedBatches() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls queued, want %d", db.QueuedBatches(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	released.Do(func() { close(release) })
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+
+	groups := map[int64]int{}
+	for i, r := range results {
+		switch i {
+		case 4:
+			if r.err == nil || r.err.Error() != "call 4 refused" {
+				t.Errorf("call 4 = %v, want its own error as it is", r.err)
+			}
+		case 7:
+			if r.err == nil || !strings.Contains(r.err.Error(), "call 7 broke") {
+				t.Errorf("call 7 = %v, want its panic as an error", r.err)
+			}
+		default:
+			if r.err != nil {
+				t.Errorf("call %d = %v", i, r.err)
+			}
+			if r.hooks != 1 {
+				t.Errorf("call %d: its OnCommit hook ran %d times, want 1", i, r.hooks)
+			}
+			groups[r.txid]++
+		}
+	}
+	if len(groups) != 1 {
+		t.Errorf("the %d calls that succeeded committed in %d transactions, want 1: %v", n-2, len(groups), groups)
+	}
+	err = db.View(context.Background(), func(tx model.Tx) error {
+		for i := range n {
+			v, err := tx.Meta(fmt.Sprintf("k%d", i))
+			if err != nil {
+				return err
+			}
+			if want := i != 4 && i != 7; (v != nil) != want {
+				t.Errorf("k%d stored = %q, want stored: %v", i, v, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

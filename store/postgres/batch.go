@@ -14,14 +14,19 @@ import (
 )
 
 // Group commit of Batch calls (docs/decisions.md, "Group commit on PostgreSQL"): hot writes
-// (event ingest, device sync, the outbox's updates) queue their functions, and a few
-// committers each run whatever is queued when they are free in one serializable
+// (event ingest, sync batches, device sync, the outbox's updates) queue their functions,
+// and one committer runs whatever is queued when it is free in one serializable
 // transaction, committed with one WAL flush. An event then costs about one round trip of
 // its own instead of a transaction: its writes go out pipelined with the next call's
 // first read (tx.write), and begin and commit are shared.
+//
+// One committer, not several: two groups of one process running at once read and write
+// the same index pages (the newest events, replies and stream changes), and serializable
+// isolation undid one of them at almost every commit; measured, two committers gave a
+// third of one's throughput.
 
 // groupMax is the most calls one transaction commits. A group never waits to fill up: it
-// is whatever was queued when its committer was free, so the cap only bounds the size
+// is whatever was queued when the committer was free, so the cap only bounds the size
 // (and the latency) of one transaction under a flood of writers.
 const groupMax = 64
 
@@ -36,12 +41,12 @@ var ErrClosed = errors.New("postgres: the store is closed")
 type batchCall struct {
 	ctx      context.Context
 	fn       func(model.Tx) error
-	done     chan error // buffered: a committer never waits for the caller
+	done     chan error // buffered: the committer never waits for the caller
 	onCommit []func()   // hooks of the run that committed
 }
 
-// committers run the queued Batch calls in groups.
-type committers struct {
+// committer runs the queued Batch calls in groups: one goroutine (commitGroups).
+type committer struct {
 	// mu guards closed and the sends on queue: Batch sends under the read lock, so once
 	// stop holds the write lock no send is in flight and queue can be closed.
 	mu     sync.RWMutex
@@ -50,18 +55,16 @@ type committers struct {
 	wg     sync.WaitGroup
 }
 
-// startCommitters starts n committers on db.
-func (db *DB) startCommitters(n int) {
-	db.batch.queue = make(chan *batchCall, groupMax*n)
-	for range n {
-		db.batch.wg.Add(1)
-		go db.commitGroups()
-	}
+// startCommitter starts db's committer.
+func (db *DB) startCommitter() {
+	db.batch.queue = make(chan *batchCall, groupMax)
+	db.batch.wg.Add(1)
+	go db.commitGroups()
 }
 
-// stopCommitters refuses new calls, lets the committers run those already queued and
+// stopCommitter refuses new calls, lets the committer run those already queued and
 // waits for them to return. It is safe to call more than once.
-func (db *DB) stopCommitters() {
+func (db *DB) stopCommitter() {
 	c := &db.batch
 	c.mu.Lock()
 	if !c.closed {
@@ -85,7 +88,7 @@ func (db *DB) stopCommitters() {
 // run once, for the run that committed, in the caller's goroutine before Batch returns,
 // as with Update.
 //
-// Cancelling ctx stops a call that no committer has taken yet (Batch returns ctx's error
+// Cancelling ctx stops a call that the committer has not taken yet (Batch returns ctx's error
 // and fn never runs). Once taken, the call runs to its end and Batch waits for the
 // outcome, whatever ctx says: a caller never hears "cancelled" about a write that was
 // committed.
@@ -120,7 +123,7 @@ func (db *DB) enqueue(ctx context.Context, c *batchCall) error {
 	}
 }
 
-// commitGroups is a committer: it takes the first call queued, then whatever else is
+// commitGroups is the committer: it takes the first call queued, then whatever else is
 // queued, up to groupMax, and commits them together.
 func (db *DB) commitGroups() {
 	defer db.batch.wg.Done()
@@ -226,7 +229,7 @@ func (db *DB) runAlone(c *batchCall) error {
 	return err
 }
 
-// callFn calls fn, a panic becoming an error: a committer's goroutine must not die of a
+// callFn calls fn, a panic becoming an error: the committer's goroutine must not die of a
 // caller's bug.
 func callFn(fn func(model.Tx) error, t model.Tx) (err error) {
 	defer func() {

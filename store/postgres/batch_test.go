@@ -14,16 +14,12 @@ import (
 	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 )
 
-// The group commit of Batch (batch.go): the calls queued while the committers are busy
+// The group commit of Batch (batch.go): the calls queued while the committer is busy
 // commit in one transaction; a call that fails fails alone, a panic becomes its error,
 // and every caller runs its own OnCommit hooks.
 func TestBatchGroupCommit(t *testing.T) {
-	// A pool of 2 has one committer: hold it with a first call, queue the others.
-	db, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	// Hold the committer with a first call, queue the others.
+	db := open(t, pgtest.URL(t))
 	tn := model.NewID()
 	update(t, db, func(tx model.Tx) error {
 		return tx.PutTenant(&model.Tenant{ID: tn, Name: "Acme", Slug: "acme-" + tn[:8], Status: "active"})
@@ -118,7 +114,7 @@ func TestBatchGroupCommit(t *testing.T) {
 	if len(groups) != 1 {
 		t.Errorf("the %d calls that succeeded committed in %d transactions, want 1: %v", n-2, len(groups), groups)
 	}
-	err = db.View(context.Background(), func(tx model.Tx) error {
+	err := db.View(context.Background(), func(tx model.Tx) error {
 		for i := range n {
 			v, err := tx.Meta(fmt.Sprintf("k%d", i))
 			if err != nil {

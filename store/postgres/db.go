@@ -42,7 +42,7 @@ type DB struct {
 	// teams holds the teams decoded by this handle's transactions (team_cache.go).
 	teams teamCache
 	// batch commits the Batch calls in groups (batch.go).
-	batch committers
+	batch committer
 }
 
 var (
@@ -105,8 +105,7 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("listening for the changes of other processes: %w", err)
 	}
-	// Half the pool commits groups; the other half serves reads and Update.
-	db.startCommitters(max(1, int(pool.Config().MaxConns)/2))
+	db.startCommitter()
 	return db, nil
 }
 
@@ -287,6 +286,9 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, body func(*tx)
 	if err := body(t); err != nil {
 		return t, err
 	}
+	if err := t.flushUsage(); err != nil {
+		return t, err
+	}
 	if err := t.flush(); err != nil {
 		return t, err
 	}
@@ -334,7 +336,7 @@ func (db *DB) Backup(ctx context.Context, _ io.Writer) (int64, error) {
 // Close stops the listener and closes the pool, waiting for the connections in use to be
 // released.
 func (db *DB) Close() error {
-	db.stopCommitters()
+	db.stopCommitter()
 	db.closeFeed()
 	db.listener.close()
 	db.pool.Close()

@@ -36,5 +36,5 @@ func TxID(mt model.Tx) (int64, error) {
 	return id, err
 }
 
-// QueuedBatches is the number of Batch calls waiting for a committer.
+// QueuedBatches is the number of Batch calls waiting for the committer.
 func (db *DB) QueuedBatches() int { return len(db.batch.queue) }

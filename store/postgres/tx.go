@@ -47,6 +47,12 @@ type tx struct {
 	// pending holds the writes whose outcome is only success or failure, sent together
 	// with the next statement or before the commit (write, flush).
 	pending *pgx.Batch
+	// usage holds the counters added to tenants known to exist, written before the
+	// commit (AddUsage).
+	usage map[usageKey]uint64
+	// upstreams holds the upstream settings documents read (nil: none), by tenant
+	// (Upstream): a group of Batch calls reads each tenant's once.
+	upstreams map[string][]byte
 }
 
 var _ model.Tx = (*tx)(nil)

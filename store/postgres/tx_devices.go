@@ -212,12 +212,31 @@ func (t *tx) DeleteQueueItems(tenantID, deviceID string, through int64) ([]model
 	return out, err
 }
 
+// Upstream reads a tenant's settings once per transaction: a transaction does not see
+// what commits meanwhile, and PutUpstream drops what was read.
 func (t *tx) Upstream(tenantID string) (*model.UpstreamConfig, error) {
 	tn, ok := uid(tenantID)
 	if !ok {
 		return nil, model.NotFound("upstream")
 	}
-	return getDoc[model.UpstreamConfig](t, "upstream", "SELECT doc FROM upstreams WHERE tenant_id = $1", tn)
+	raw, ok := t.upstreams[tn]
+	if !ok {
+		if _, err := t.scan("SELECT doc FROM upstreams WHERE tenant_id = $1", []any{tn}, &raw); err != nil {
+			return nil, err
+		}
+		if t.upstreams == nil {
+			t.upstreams = map[string][]byte{}
+		}
+		t.upstreams[tn] = raw
+	}
+	if raw == nil {
+		return nil, model.NotFound("upstream")
+	}
+	var c model.UpstreamConfig
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("postgres: decoding an upstream: %w", err)
+	}
+	return &c, nil
 }
 
 func (t *tx) PutUpstream(c *model.UpstreamConfig) error {
@@ -229,6 +248,7 @@ func (t *tx) PutUpstream(c *model.UpstreamConfig) error {
 	if err != nil {
 		return err
 	}
+	delete(t.upstreams, tn)
 	return t.put(`INSERT INTO upstreams (tenant_id, doc) SELECT $1, $2`+ifTenant+`
 		ON CONFLICT (tenant_id) DO UPDATE SET doc = excluded.doc`, tn, doc)
 }

@@ -1,7 +1,11 @@
 package postgres
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -277,19 +281,55 @@ const usageShards = 16
 // usageShard is the shard this transaction adds its usage to.
 func (t *tx) usageShard() int16 { return int16(t.seed % usageShards) }
 
+// AddUsage adds to a counter of a tenant known to exist in memory, written once per
+// counter before the commit (flushUsage): a group of Batch calls (batch.go) adds its
+// events to each counter in one statement. The first counter of a tenant not yet seen is
+// written at once, for its answer (no such tenant).
 func (t *tx) AddUsage(tenantID, day, metric string, n uint64) error {
 	tn, err := canonTenant(tenantID)
 	if err != nil {
 		return err
 	}
+	if !t.known[tn] {
+		return t.addUsage(usageKey{tn, day, metric}, n)
+	}
+	if t.usage == nil {
+		t.usage = map[usageKey]uint64{}
+	}
+	t.usage[usageKey{tn, day, metric}] += n
+	return nil
+}
+
+// usageKey names a usage counter.
+type usageKey struct{ tenant, day, metric string }
+
+func (t *tx) addUsage(k usageKey, n uint64) error {
 	return t.put(`INSERT INTO usage_counters (tenant_id, day, metric, shard, n) SELECT $1, $2, $3, $5, $4::numeric`+ifTenant+`
 		ON CONFLICT (tenant_id, day, metric, shard) DO UPDATE SET n = usage_counters.n + excluded.n`,
-		tn, day, metric, fmt.Sprint(n), t.usageShard())
+		k.tenant, k.day, k.metric, fmt.Sprint(n), t.usageShard())
+}
+
+// flushUsage writes the counters gathered by AddUsage, in the order of their keys, so
+// that transactions updating the same rows lock them in the same order.
+func (t *tx) flushUsage() error {
+	keys := slices.SortedFunc(maps.Keys(t.usage), func(a, b usageKey) int {
+		return cmp.Or(strings.Compare(a.tenant, b.tenant), strings.Compare(a.day, b.day), strings.Compare(a.metric, b.metric))
+	})
+	for _, k := range keys {
+		if err := t.addUsage(k, t.usage[k]); err != nil {
+			return err
+		}
+	}
+	t.usage = nil
+	return nil
 }
 
 func (t *tx) UsageCounters(tenantID, fromDay, toDay string) ([]model.UsageCounter, error) {
 	tn, err := t.tenantOf(tenantID)
 	if err != nil {
+		return nil, err
+	}
+	if err := t.flushUsage(); err != nil { // the transaction reads what it added
 		return nil, err
 	}
 	var out []model.UsageCounter

@@ -106,6 +106,29 @@ func testUsage(t *testing.T, open Opener) {
 		})
 		err := f.updateErr(func(tx model.Tx) error { return tx.AddUsage(model.NewID(), "2026-06-09", "events", 1) })
 		assertKind(t, err, model.KindNotFound)
+		// A transaction reads the counters it added.
+		f.update(func(tx model.Tx) error {
+			for range 2 {
+				if err := tx.AddUsage(b.ID, "2026-06-09", "events", 1); err != nil {
+					return err
+				}
+			}
+			got, err := tx.UsageCounters(b.ID, "2026-06-09", "2026-06-09")
+			if err != nil {
+				return err
+			}
+			if s := ids(got, func(c model.UsageCounter) string { return fmt.Sprintf("%s %s %d", c.Day, c.Metric, c.N) }); s != "2026-06-09 events 102" {
+				t.Errorf("UsageCounters within the transaction that added to them = %s; want 2026-06-09 events 102", s)
+			}
+			return tx.AddUsage(b.ID, "2026-06-09", "events", 1)
+		})
+		f.view(func(tx model.Tx) error {
+			got, err := tx.UsageCounters(b.ID, "2026-06-09", "2026-06-09")
+			if len(got) != 1 || got[0].N != 103 {
+				t.Errorf("UsageCounters after it committed = %+v, %v; want 103 events", got, err)
+			}
+			return nil
+		})
 	})
 	t.Run("Ledger", func(t *testing.T) {
 		// LedgerCount counts the entries of a kind in [from, to).

@@ -74,7 +74,17 @@ type ServeConfig struct {
 	// (engine.Options.AttemptLease); webhook and SMS calls time out at half of it. Zero
 	// means engine.DefaultAttemptLease.
 	OutboxLease time.Duration
+	// DiskMinFreeMB refuses writes while the data directory's filesystem has fewer MiB
+	// free (0: only a write that failed for want of space does); DiskWarnFreeMB logs a
+	// warning and raises fieldrelay_disk_low below it.
+	DiskMinFreeMB, DiskWarnFreeMB int64
 }
+
+// Default free-space thresholds of the data directory (docs/decisions.md, "A full disk").
+const (
+	DefaultDiskMinFreeMB  = 64
+	DefaultDiskWarnFreeMB = 1024
+)
 
 // minOutboxLease is the shortest --outbox-lease: a call has half of it.
 const minOutboxLease = 2 * time.Second
@@ -168,6 +178,9 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	}
 	if c.OutboxLease < minOutboxLease {
 		return nil, model.Invalid("outbox-lease", "--outbox-lease must be at least %s", minOutboxLease)
+	}
+	if c.DiskMinFreeMB < 0 || c.DiskWarnFreeMB < 0 {
+		return nil, model.Invalid("disk-min-free-mb", "--disk-min-free-mb and --disk-warn-free-mb must not be negative")
 	}
 	if c.BackupEvery > 0 && c.BackupKeep < 1 {
 		return nil, model.Invalid("backup-keep", "--backup-keep must be at least 1")

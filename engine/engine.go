@@ -179,3 +179,12 @@ func newSecret(name string) []byte {
 		return b
 	}
 }
+
+// Space returns the free space of the store's disk and whether writes are refused, when
+// the store watches it (the bbolt store; a database server watches its own).
+func (e *Engine) Space() (model.Space, bool) {
+	if ss, ok := e.base.(model.SpaceStore); ok {
+		return ss.Space(), true
+	}
+	return model.Space{}, false
+}

@@ -51,6 +51,9 @@ type Options struct {
 	ReadOnly bool
 	// Space sets how writes are refused when the disk fills up.
 	Space SpaceOptions
+	// exclusive opens a database file read-write, so that no other process holds it, but
+	// writes nothing to it (Compact reads it while no one else may write it).
+	exclusive bool
 }
 
 // Path returns the database file of a data directory.
@@ -102,11 +105,11 @@ func OpenFile(path string, opt Options) (db *DB, err error) {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
 	db = &DB{bolt: b, path: path}
-	if err := db.init(opt.ReadOnly); err != nil {
+	if err := db.init(opt.ReadOnly || opt.exclusive); err != nil {
 		_ = b.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if !opt.ReadOnly {
+	if !opt.ReadOnly && !opt.exclusive {
 		db.space = newSpaceGuard(path, opt.Space)
 		db.loop = startLoop(db)
 	}

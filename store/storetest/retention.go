@@ -1,0 +1,118 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+)
+
+// testRetention: the prunes delete a tenant's records older than the cut, oldest first and
+// at most limit per call, and nothing else: newer records, other tenants', usage counters
+// and the ledger stay; a tenant's retention settings are stored with it.
+func testRetention(t *testing.T, open Opener) {
+	f := newFx(t, open)
+	a := f.tenant("alpha")
+	b := f.tenant("bravo")
+	w1, w2 := model.NewIDAt(at(0)), model.NewIDAt(at(0))
+	var batches []string
+	attempts := map[string][]string{}
+	f.update(func(tx model.Tx) error {
+		for i := range 10 {
+			sb := &model.Batch{ID: model.NewIDAt(at(10 * i)), ReceivedAt: model.At(at(10 * i))}
+			batches = append(batches, sb.ID)
+			if err := tx.PutSyncBatch(a.ID, sb); err != nil {
+				return err
+			}
+		}
+		for i := range 6 {
+			for _, w := range []string{w1, w2} {
+				at := &model.DeliveryAttempt{ID: model.NewIDAt(at(10 * i)), WebhookID: w, Attempt: i + 1, Status: "failed", At: model.At(at(10 * i))}
+				attempts[w] = append(attempts[w], at.ID)
+				if err := tx.PutDeliveryAttempt(a.ID, at); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.PutSyncBatch(b.ID, &model.Batch{ID: model.NewIDAt(at(0)), ReceivedAt: model.At(at(0))}); err != nil {
+			return err
+		}
+		if err := tx.PutDeliveryAttempt(b.ID, &model.DeliveryAttempt{ID: model.NewIDAt(at(0)), WebhookID: w1, At: model.At(at(0))}); err != nil {
+			return err
+		}
+		if err := tx.AddUsage(a.ID, "2026-06-09", "events", 7); err != nil {
+			return err
+		}
+		return tx.PutLedgerEntry(a.ID, &model.LedgerEntry{ID: model.NewIDAt(at(0)), Kind: "dispatch", At: model.At(at(0))})
+	})
+	prune := func(name string, fn func(tx model.Tx) (int, error), want int) {
+		t.Helper()
+		var n int
+		f.update(func(tx model.Tx) (err error) { n, err = fn(tx); return err })
+		if n != want {
+			t.Fatalf("%s deleted %d, want %d", name, n, want)
+		}
+	}
+	// Batches before at(50): the five oldest, three then two.
+	for _, want := range []int{3, 2, 0} {
+		prune("PruneSyncBatches", func(tx model.Tx) (int, error) { return tx.PruneSyncBatches(a.ID, at(50), 3) }, want)
+	}
+	// Attempts before at(30): three per webhook, four then two.
+	for _, want := range []int{4, 2, 0} {
+		prune("PruneDeliveryAttempts", func(tx model.Tx) (int, error) { return tx.PruneDeliveryAttempts(a.ID, at(30), 4) }, want)
+	}
+	f.view(func(tx model.Tx) error {
+		for i, id := range batches {
+			_, err := tx.SyncBatch(a.ID, id)
+			if i < 5 {
+				assertKind(t, err, model.KindNotFound)
+			} else if err != nil {
+				t.Fatalf("batch %d (kept) after the prune: %v", i, err)
+			}
+		}
+		for _, w := range []string{w1, w2} {
+			list, _, err := tx.DeliveryAttempts(a.ID, w, model.Page{})
+			if err != nil {
+				return err
+			}
+			var got []string
+			for _, at := range list {
+				got = append(got, at.ID)
+			}
+			want := slices.Clone(attempts[w][3:])
+			slices.Reverse(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("attempts of a webhook after the prune = %v, want %v", got, want)
+			}
+		}
+		if list, _, err := tx.DeliveryAttempts(b.ID, w1, model.Page{}); err != nil || len(list) != 1 {
+			t.Fatalf("another tenant's attempts after the prune: %v %v", list, err)
+		}
+		if c, err := tx.UsageCounters(a.ID, "2026-06-01", "2026-06-30"); err != nil || len(c) != 1 || c[0].N != 7 {
+			t.Fatalf("usage after the prune: %v %v", c, err)
+		}
+		if n, err := tx.LedgerCount(a.ID, "dispatch", at(-1), at(1)); err != nil || n != 1 {
+			t.Fatalf("ledger after the prune: %d %v", n, err)
+		}
+		return nil
+	})
+	// The other tenant's batch was left: it is there to prune.
+	prune("PruneSyncBatches of the other tenant", func(tx model.Tx) (int, error) { return tx.PruneSyncBatches(b.ID, at(1), 10) }, 1)
+	for _, fn := range []func(tx model.Tx) error{
+		func(tx model.Tx) error { _, err := tx.PruneSyncBatches(model.NewID(), at(1), 1); return err },
+		func(tx model.Tx) error { _, err := tx.PruneDeliveryAttempts(model.NewID(), at(1), 1); return err },
+	} {
+		assertKind(t, f.updateErr(fn), model.KindNotFound)
+	}
+
+	// A tenant's own settings are kept with it.
+	a.Retention = &model.Retention{SyncBatchesDays: 7, DeliveryLogDays: 90}
+	f.update(func(tx model.Tx) error { return tx.PutTenant(a) })
+	f.view(func(tx model.Tx) error {
+		got, err := tx.Tenant(a.ID)
+		if err != nil || got.Retention == nil || *got.Retention != *a.Retention {
+			t.Fatalf("Tenant with retention = %+v, %v", got, err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,69 @@
+package store
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Retention deletes walk the time-ordered keys from the oldest and stop at the first one
+// that is recent enough, so a call costs what it deletes, not what the tenant holds.
+// Keys are collected first and deleted after the cursor is done (never delete while a
+// cursor walks).
+
+func (t *tx) PruneSyncBatches(tenantID string, before time.Time, limit int) (int, error) {
+	b, err := t.tbucket(tenantID, tbBatches)
+	if err != nil {
+		return 0, err
+	}
+	floor := model.IDFloor(before)
+	var old [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && len(old) < limit && bytes.Compare(k, floor[:]) < 0; k, _ = c.Next() {
+		old = append(old, bytes.Clone(k))
+	}
+	return deleteKeys(b, old)
+}
+
+func (t *tx) PruneDeliveryAttempts(tenantID string, before time.Time, limit int) (int, error) {
+	b, err := t.tbucket(tenantID, tbWebhookDeliveries)
+	if err != nil {
+		return 0, err
+	}
+	// Keys are webhook id | attempt id: each webhook's attempts in time order, one range
+	// after the other. Each range is read from its start up to the first recent attempt,
+	// then the cursor jumps to the next webhook.
+	floor := model.IDFloor(before)
+	var old [][]byte
+	c := b.Cursor()
+	k, _ := c.First()
+	for k != nil && len(old) < limit {
+		if len(k) == 32 && bytes.Compare(k[16:], floor[:]) < 0 {
+			old = append(old, bytes.Clone(k))
+			k, _ = c.Next()
+			continue
+		}
+		if len(k) < 16 {
+			k, _ = c.Next()
+			continue
+		}
+		next := append(bytes.Clone(k[:16]), bytes.Repeat([]byte{0xff}, 16)...)
+		if k, _ = c.Seek(next); k != nil && bytes.Equal(k, next) {
+			k, _ = c.Next()
+		}
+	}
+	return deleteKeys(b, old)
+}
+
+// deleteKeys deletes keys from b and returns how many.
+func deleteKeys(b *bolt.Bucket, keys [][]byte) (int, error) {
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(keys), nil
+}

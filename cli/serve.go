@@ -84,6 +84,8 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.DurationVar(&f.UpstreamRetryMax, "upstream-retry-max", model.DefaultUpstreamRetryMax, "longest wait between attempts of a failing upstream link (at least 1s)")
 	fl.Int64Var(&f.DiskMinFreeMB, "disk-min-free-mb", DefaultDiskMinFreeMB, "refuse writes (503 unavailable, Retry-After) while the data directory's filesystem has less free space, in MiB (0: only when a write fails with ENOSPC)")
 	fl.Int64Var(&f.DiskWarnFreeMB, "disk-warn-free-mb", DefaultDiskWarnFreeMB, "log a warning and set fieldrelay_disk_low below this free space of the data directory's filesystem, in MiB")
+	fl.IntVar(&f.Retention.SyncBatchesDays, "retention-sync-batches-days", model.DefaultSyncBatchesDays, "days the records of POST /v1/sync/batch are kept, unless a tenant sets its own (0: for ever)")
+	fl.IntVar(&f.Retention.DeliveryLogDays, "retention-delivery-log-days", model.DefaultDeliveryLogDays, "days the webhook attempt log is kept, unless a tenant sets its own (0: for ever)")
 	fl.IntVar(&f.UpstreamBatch, "upstream-batch", model.DefaultUpstreamBatchSize, "most changes one upstream sync carries, and most records of the history a backfill transaction puts in the change log")
 	return cmd
 }
@@ -171,6 +173,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	opts.WebhookPolicy = cfg.WebhookPolicy()
 	opts.RetrySchedule = cfg.WebhookRetrySchedule
 	opts.AttemptLease = cfg.OutboxLease
+	opts.Retention = cfg.Retention
 	opts.Upstream.RetryMax = cfg.UpstreamRetryMax
 	opts.Upstream.BatchSize = cfg.UpstreamBatch
 	if opts.Upstream.Transport == nil {

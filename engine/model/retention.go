@@ -8,9 +8,9 @@ import "time"
 // and the ledger (billing) are never deleted; events and missions are kept.
 type Retention struct {
 	// SyncBatchesDays keeps the records of POST /v1/sync/batch (GET /v1/sync/status).
-	SyncBatchesDays int `json:"sync_batches_days,omitempty"`
+	SyncBatchesDays int `json:"sync_batches_days"`
 	// DeliveryLogDays keeps the webhook attempt log (GET /v1/webhooks/:id/deliveries).
-	DeliveryLogDays int `json:"delivery_log_days,omitempty"`
+	DeliveryLogDays int `json:"delivery_log_days"`
 }
 
 // The node's default retention, and the longest a tenant may ask for.

@@ -159,7 +159,7 @@ func (e *Engine) createEventIn(tx model.Tx, tenantID string, cfg *tenantConfig, 
 	ev := &model.Event{ID: model.NewIDAt(now.Time), Type: in.Type, Priority: in.Priority, Vertical: in.Vertical,
 		IdempotencyKey: in.IdempotencyKey, Payload: in.Payload, Lat: ce.parsed.Lat, Lng: ce.parsed.Lng,
 		Severity: ce.parsed.Severity, RequiredEquipment: ce.parsed.RequiredEquipment,
-		Source: in.Source, CapturedAt: in.CapturedAt, CreatedAt: now, UpdatedAt: now,
+		Source: in.Source, CapturedAt: in.CapturedAt, DeviceCapturedAt: in.DeviceCapturedAt, CreatedAt: now, UpdatedAt: now,
 		ChannelsAttempted: []string{}}
 	if ev.Source == "" {
 		ev.Source = SourceAPI

@@ -74,6 +74,8 @@ type Engine struct {
 	// last lease.
 	runID string
 	lease time.Duration
+	// ids makes the time-ordered ids of records (ids.go).
+	ids idSource
 	// retention is the node's default retention; retentionBatch the sweep's batch size.
 	retention      model.Retention
 	retentionBatch int

@@ -607,7 +607,7 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 		if ok {
 			status = "succeeded"
 		}
-		if err := tx.PutDeliveryAttempt(o.TenantID, &model.DeliveryAttempt{ID: model.NewIDAt(at.Time), WebhookID: o.WebhookID,
+		if err := tx.PutDeliveryAttempt(o.TenantID, &model.DeliveryAttempt{ID: e.ids.at(at.Time), WebhookID: o.WebhookID,
 			MessageID: o.ID, Event: o.Name, Attempt: o.Attempts, Status: status, StatusCode: res.StatusCode,
 			Error: o.LastError, DurationMs: durationMs(took), At: at, NextAttemptAt: next}); err != nil {
 			return err

@@ -210,7 +210,7 @@ func (e *Engine) syncBatchIn(tx model.Tx, tenantID string, in model.SyncBatchInp
 		return nil, err
 	}
 	now := model.At(e.clock.Now())
-	b := &model.Batch{ID: model.NewIDAt(now.Time), CapturedAt: captured, ReceivedAt: now, Items: make([]model.BatchItem, len(pre))}
+	b := &model.Batch{ID: e.ids.at(now.Time), CapturedAt: captured, ReceivedAt: now, Items: make([]model.BatchItem, len(pre))}
 	if in.DeviceID != "" {
 		b.DeviceID = &in.DeviceID
 	}

@@ -86,6 +86,7 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.Int64Var(&f.DiskWarnFreeMB, "disk-warn-free-mb", DefaultDiskWarnFreeMB, "log a warning and set fieldrelay_disk_low below this free space of the data directory's filesystem, in MiB")
 	fl.IntVar(&f.Retention.SyncBatchesDays, "retention-sync-batches-days", model.DefaultSyncBatchesDays, "days the records of POST /v1/sync/batch are kept, unless a tenant sets its own (0: for ever)")
 	fl.IntVar(&f.Retention.DeliveryLogDays, "retention-delivery-log-days", model.DefaultDeliveryLogDays, "days the webhook attempt log is kept, unless a tenant sets its own (0: for ever)")
+	fl.IntVar(&f.Retention.EventsDays, "retention-events-days", model.DefaultEventsDays, "days settled events without a mission are kept, unless a tenant sets its own (0: for ever); never while owed upstream")
 	fl.IntVar(&f.UpstreamBatch, "upstream-batch", model.DefaultUpstreamBatchSize, "most changes one upstream sync carries, and most records of the history a backfill transaction puts in the change log")
 	return cmd
 }

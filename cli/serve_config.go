@@ -188,7 +188,8 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	for _, d := range []struct {
 		flag string
 		v    int
-	}{{"retention-sync-batches-days", c.Retention.SyncBatchesDays}, {"retention-delivery-log-days", c.Retention.DeliveryLogDays}} {
+	}{{"retention-sync-batches-days", c.Retention.SyncBatchesDays}, {"retention-delivery-log-days", c.Retention.DeliveryLogDays},
+		{"retention-events-days", c.Retention.EventsDays}} {
 		if d.v < 0 || d.v > model.MaxRetentionDays {
 			return nil, model.Invalid(d.flag, "--%s must be between 0 (kept for ever) and %d", d.flag, model.MaxRetentionDays)
 		}

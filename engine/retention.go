@@ -15,17 +15,23 @@ const DefaultRetentionBatch = 500
 type RetentionReport struct {
 	SyncBatches      int `json:"sync_batches"`
 	DeliveryAttempts int `json:"delivery_attempts"`
-	Transactions     int `json:"transactions"`
+	Events           int `json:"events"`
+	// Deferred counts the tenants whose events were left for a later sweep because they
+	// owe their upstream changes.
+	Deferred     int `json:"deferred"`
+	Transactions int `json:"transactions"`
 	// MostPerTx is the most records one transaction deleted (at most the batch size).
 	MostPerTx int `json:"most_per_tx"`
 	// LongestTx is the longest transaction, measured (not by the engine's clock).
 	LongestTx time.Duration `json:"longest_tx"`
 }
 
-// SweepRetention deletes, in every tenant, the sync batch records and webhook attempt
-// records older than the tenant's retention (its own settings over the node's defaults;
-// docs/decisions.md, "Retention"). Each transaction deletes at most the batch size.
-// Events, missions, devices' records, usage counters and the ledger are never touched.
+// SweepRetention deletes, in every tenant, the sync batch records, webhook attempt records
+// and settled events older than the tenant's retention (its own settings over the node's
+// defaults; docs/decisions.md, "Retention"). Each transaction deletes at most the batch
+// size. An event is kept while anything may still need it: not settled, a mission of
+// its own, or changes the tenant owes its upstream. Missions, devices' records, usage
+// counters and the ledger are never touched.
 func (e *Engine) SweepRetention(ctx context.Context) (RetentionReport, error) {
 	var rep RetentionReport
 	var tenants []model.Tenant
@@ -54,8 +60,88 @@ func (e *Engine) SweepRetention(ctx context.Context) (RetentionReport, error) {
 				return rep, err
 			}
 		}
+		if r.EventsDays > 0 {
+			cut := now.Add(-time.Duration(r.EventsDays) * 24 * time.Hour)
+			n, err := e.pruneEvents(ctx, &rep, t.ID, cut)
+			rep.Events += n
+			if err != nil && !model.IsKind(err, model.KindNotFound) {
+				return rep, err
+			}
+		}
 	}
 	return rep, nil
+}
+
+// pruneEvents deletes a tenant's settled events older than cut, batch by batch, unless
+// the tenant owes its upstream changes (checked in every transaction): then nothing is
+// pruned until the upstream has acknowledged them.
+func (e *Engine) pruneEvents(ctx context.Context, rep *RetentionReport, tenantID string, cut time.Time) (int, error) {
+	total, after := 0, ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		var n int
+		owed := false
+		start := time.Now()
+		err := e.store.Update(ctx, func(tx model.Tx) (err error) {
+			n = 0
+			if owed, err = owesUpstream(tx, tenantID); owed || err != nil {
+				return err
+			}
+			n, after, err = tx.PruneEvents(tenantID, after, cut, e.retentionBatch, func(ev *model.Event) (bool, error) {
+				return keepEvent(tx, tenantID, ev)
+			})
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		if owed {
+			rep.Deferred++
+			return total, nil
+		}
+		rep.Transactions++
+		rep.MostPerTx = max(rep.MostPerTx, n)
+		rep.LongestTx = max(rep.LongestTx, time.Since(start))
+		total += n
+		if after == "" {
+			return total, nil
+		}
+	}
+}
+
+// keepEvent reports whether an old event must stay: it is not settled (pending, queued
+// offline), a delivery message of it is outstanding, or it has a mission (missions are the
+// audit trail, and they name their event).
+func keepEvent(tx model.Tx, tenantID string, ev *model.Event) (bool, error) {
+	switch ev.Status {
+	case model.EventDelivered, model.EventFailed, model.EventClosed:
+	default:
+		return true, nil
+	}
+	if ev.Delivery.Outstanding > 0 {
+		return true, nil
+	}
+	missions, err := tx.MissionsOfEvent(tenantID, ev.ID)
+	return len(missions) > 0, err
+}
+
+// owesUpstream reports whether a tenant with an upstream has changes it has not had
+// acknowledged, or history its backfill has not yet put in the change log.
+func owesUpstream(tx model.Tx, tenantID string) (bool, error) {
+	cfg, err := tx.Upstream(tenantID)
+	if model.IsKind(err, model.KindNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if cfg.Backfill != nil && cfg.Backfill.Walking() {
+		return true, nil
+	}
+	end, err := tx.ChangeLogEnd(tenantID)
+	return end > cfg.AckedThrough, err
 }
 
 // pruneAll runs prune in transactions of at most the batch size until one deletes fewer,
@@ -124,6 +210,9 @@ func (e *Engine) UpdateRetention(ctx context.Context, p model.Principal, in mode
 		}
 		if in.DeliveryLogDays != nil {
 			r.DeliveryLogDays = *in.DeliveryLogDays
+		}
+		if in.EventsDays != nil {
+			r.EventsDays = *in.EventsDays
 		}
 		t.Retention = &r
 		if r == (model.Retention{}) {

@@ -144,3 +144,114 @@ func TestSweepRetention(t *testing.T) {
 		t.Fatalf("second sweep: %+v %v", rep, err)
 	}
 }
+
+// TestSweepRetention_Events: settled events past their retention are pruned with their
+// idempotency replies, batch by batch; an event still pending, with a message outstanding
+// or with a mission stays, as does every event of a tenant that owes its upstream changes,
+// until the upstream has acknowledged them. Billing reads the ledger, which stays.
+func TestSweepRetention_Events(t *testing.T) {
+	clock := model.NewFakeClock(epoch)
+	e := engine.New(MustOpenDB(t), engine.Options{Clock: clock, Password: cheapPasswords, Logger: slog.New(slog.DiscardHandler),
+		Retention: model.Retention{EventsDays: 400}, RetentionBatch: 3})
+	ctx := context.Background()
+	a, b := MustCreateTenant(t, e, "alpha").Tenant, MustCreateTenant(t, e, "bravo").Tenant
+	// Bravo syncs upstream: its writes go to its change log.
+	MustUpdate(t, e, func(tx model.Tx) error {
+		return tx.PutUpstream(&model.UpstreamConfig{TenantID: b.ID, URL: "https://central.example", CreatedAt: model.At(clock.Now())})
+	})
+	put := func(tn *model.Tenant, i int, edit func(*model.Event)) *model.Event {
+		now := model.At(clock.Now())
+		ev := &model.Event{ID: model.NewIDAt(now.Time), Type: "FIRE", Priority: "low", Vertical: "emergency",
+			IdempotencyKey: fmt.Sprintf("%s-%d", tn.Slug, i), Status: model.EventDelivered, ChannelSelected: "rest_full",
+			Source: "api", CreatedAt: now, UpdatedAt: now}
+		if edit != nil {
+			edit(ev)
+		}
+		MustUpdate(t, e, func(tx model.Tx) error {
+			if err := tx.PutEvent(tn.ID, ev); err != nil {
+				return err
+			}
+			return tx.PutEventReply(tn.ID, ev.IdempotencyKey, &model.IdempotencyRecord{Reply: model.Reply{Status: 201,
+				Body: []byte(`{"event_id":"` + ev.ID + `"}`)}, CreatedAt: now})
+		})
+		return ev
+	}
+	var prunable, kept []*model.Event
+	for i := range 7 {
+		prunable = append(prunable, put(a, i, nil))
+	}
+	kept = append(kept,
+		put(a, 10, func(ev *model.Event) { ev.Status = model.EventPending }),
+		put(a, 11, func(ev *model.Event) { ev.Delivery.Outstanding = 1 }))
+	withMission := put(a, 12, nil)
+	MustUpdate(t, e, func(tx model.Tx) error {
+		if err := tx.PutMission(a.ID, &model.Mission{ID: model.NewIDAt(clock.Now()), EventID: withMission.ID, TeamID: model.NewID(),
+			Status: model.MissionCompleted, CreatedAt: model.At(clock.Now()), UpdatedAt: model.At(clock.Now())}); err != nil {
+			return err
+		}
+		return tx.PutLedgerEntry(a.ID, &model.LedgerEntry{ID: model.NewIDAt(clock.Now()), Kind: "dispatch", EventID: withMission.ID,
+			At: model.At(clock.Now())})
+	})
+	kept = append(kept, withMission)
+	owed := []*model.Event{put(b, 0, nil), put(b, 1, nil)}
+	clock.Advance(300 * 24 * time.Hour)
+	kept = append(kept, put(a, 20, nil)) // recent
+	clock.Advance(101 * 24 * time.Hour)
+	billing := func() *model.Billing {
+		bl, err := e.Billing(ctx, adminOf(a, model.NewID()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bl
+	}
+	before := billing()
+
+	rep, err := e.SweepRetention(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Events != len(prunable) || rep.Deferred != 1 || rep.MostPerTx > 3 {
+		t.Fatalf("sweep: %+v, want %d events, bravo deferred, at most 3 per transaction", rep, len(prunable))
+	}
+	state := func(tn *model.Tenant, evs []*model.Event, present bool) {
+		t.Helper()
+		err := e.View(ctx, func(tx model.Tx) error {
+			for _, ev := range evs {
+				_, err := tx.Event(tn.ID, ev.ID)
+				reply, rerr := tx.EventReply(tn.ID, ev.IdempotencyKey)
+				if rerr != nil {
+					return rerr
+				}
+				if present && (err != nil || reply == nil) || !present && (!model.IsKind(err, model.KindNotFound) || reply != nil) {
+					t.Fatalf("event %s (%s): %v, reply %v; want present %v", ev.IdempotencyKey, ev.Status, err, reply, present)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	state(a, prunable, false)
+	state(a, kept, true)
+	state(b, owed, true)
+	if after := billing(); !reflect.DeepEqual(after, before) {
+		t.Fatalf("billing changed by the sweep:\n%+v\n%+v", before, after)
+	}
+
+	// The upstream acknowledges bravo's changes: its old events go at the next sweep.
+	MustUpdate(t, e, func(tx model.Tx) error {
+		cfg, err := tx.Upstream(b.ID)
+		if err != nil {
+			return err
+		}
+		if cfg.AckedThrough, err = tx.ChangeLogEnd(b.ID); err != nil || cfg.AckedThrough == 0 {
+			return fmt.Errorf("bravo's change log: %d %v", cfg.AckedThrough, err)
+		}
+		return tx.PutUpstream(cfg)
+	})
+	if rep, err := e.SweepRetention(ctx); err != nil || rep.Events != len(owed) || rep.Deferred != 0 {
+		t.Fatalf("sweep after the acknowledgement: %+v %v", rep, err)
+	}
+	state(b, owed, false)
+}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -66,4 +68,58 @@ func deleteKeys(b *bolt.Bucket, keys [][]byte) (int, error) {
 		}
 	}
 	return len(keys), nil
+}
+
+func (t *tx) PruneEvents(tenantID, after string, before time.Time, limit int, keep func(*model.Event) (bool, error)) (int, string, error) {
+	b, err := t.tbucket(tenantID, tbEvents)
+	if err != nil {
+		return 0, "", err
+	}
+	replies, err := t.tbucket(tenantID, tbEventsByIdem)
+	if err != nil {
+		return 0, "", err
+	}
+	floor := model.IDFloor(before)
+	c := b.Cursor()
+	var k, v []byte
+	if after == "" {
+		k, v = c.First()
+	} else {
+		ak, err := idKey(after)
+		if err != nil {
+			return 0, "", model.Invalid("after", "not an event id")
+		}
+		if k, v = c.Seek(ak); k != nil && bytes.Equal(k, ak) {
+			k, v = c.Next()
+		}
+	}
+	var old, idem [][]byte
+	walked, next := 0, ""
+	for ; k != nil && walked < limit && bytes.Compare(k, floor[:]) < 0; k, v = c.Next() {
+		walked++
+		var ev model.Event
+		if err := json.Unmarshal(v, &ev); err != nil {
+			return 0, "", fmt.Errorf("decoding event %x: %w", k, err)
+		}
+		next = ev.ID
+		kept, err := keep(&ev)
+		if err != nil {
+			return 0, "", err
+		}
+		if kept {
+			continue
+		}
+		old = append(old, bytes.Clone(k))
+		if ev.IdempotencyKey != "" {
+			idem = append(idem, []byte(ev.IdempotencyKey))
+		}
+	}
+	if walked < limit {
+		next = ""
+	}
+	if _, err := deleteKeys(replies, idem); err != nil {
+		return 0, "", err
+	}
+	n, err := deleteKeys(b, old)
+	return n, next, err
 }

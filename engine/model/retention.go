@@ -11,17 +11,23 @@ type Retention struct {
 	SyncBatchesDays int `json:"sync_batches_days"`
 	// DeliveryLogDays keeps the webhook attempt log (GET /v1/webhooks/:id/deliveries).
 	DeliveryLogDays int `json:"delivery_log_days"`
+	// EventsDays keeps events (and their idempotency replies). An event is pruned only
+	// once it is settled (delivered, failed or closed, nothing outstanding), has no
+	// mission, and the tenant owes its upstream no change.
+	EventsDays int `json:"events_days"`
 }
 
 // The node's default retention, and the longest a tenant may ask for.
 const (
 	DefaultSyncBatchesDays = 30
 	DefaultDeliveryLogDays = 30
+	DefaultEventsDays      = 400
 	MaxRetentionDays       = 3650
 )
 
 // DefaultRetention is the node's retention unless its flags say otherwise.
-var DefaultRetention = Retention{SyncBatchesDays: DefaultSyncBatchesDays, DeliveryLogDays: DefaultDeliveryLogDays}
+var DefaultRetention = Retention{SyncBatchesDays: DefaultSyncBatchesDays, DeliveryLogDays: DefaultDeliveryLogDays,
+	EventsDays: DefaultEventsDays}
 
 // Over returns the retention of a tenant whose own settings are t (nil: none) on a node
 // whose defaults are r.
@@ -35,6 +41,9 @@ func (r Retention) Over(t *Retention) Retention {
 	if t.DeliveryLogDays > 0 {
 		r.DeliveryLogDays = t.DeliveryLogDays
 	}
+	if t.EventsDays > 0 {
+		r.EventsDays = t.EventsDays
+	}
 	return r
 }
 
@@ -43,6 +52,7 @@ func (r Retention) Over(t *Retention) Retention {
 type RetentionInput struct {
 	SyncBatchesDays *int `json:"sync_batches_days"`
 	DeliveryLogDays *int `json:"delivery_log_days"`
+	EventsDays      *int `json:"events_days"`
 }
 
 // Validate checks the ranges.
@@ -50,7 +60,7 @@ func (in RetentionInput) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    *int
-	}{{"sync_batches_days", in.SyncBatchesDays}, {"delivery_log_days", in.DeliveryLogDays}} {
+	}{{"sync_batches_days", in.SyncBatchesDays}, {"delivery_log_days", in.DeliveryLogDays}, {"events_days", in.EventsDays}} {
 		if f.v != nil && (*f.v < 0 || *f.v > MaxRetentionDays) {
 			return Invalid(f.name, "%s must be between 0 (the node's default) and %d", f.name, MaxRetentionDays)
 		}
@@ -76,6 +86,11 @@ type RetentionTx interface {
 	// PruneDeliveryAttempts deletes at most limit of a tenant's webhook attempt records
 	// whose id is older than before, and returns how many it deleted.
 	PruneDeliveryAttempts(tenantID string, before time.Time, limit int) (int, error)
+	// PruneEvents walks, oldest first, at most limit of a tenant's events after the event
+	// id after ("": from the oldest) whose id is older than before, and deletes each one
+	// that keep does not keep, with its idempotency reply. It returns how many it deleted
+	// and the id where the walk stopped ("" when no older event is left to walk).
+	PruneEvents(tenantID, after string, before time.Time, limit int, keep func(*Event) (bool, error)) (int, string, error)
 }
 
 // IDFloor returns the smallest UUIDv7 of t's millisecond: every id made at t or later

@@ -37,3 +37,54 @@ func (t *tx) PruneDeliveryAttempts(tenantID string, before time.Time, limit int)
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+func (t *tx) PruneEvents(tenantID, after string, before time.Time, limit int, keep func(*model.Event) (bool, error)) (int, string, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return 0, "", err
+	}
+	var from any // nil: from the oldest
+	if after != "" {
+		a, ok := uid(after)
+		if !ok {
+			return 0, "", model.Invalid("after", "not an event id")
+		}
+		from = a
+	}
+	events, err := docs[model.Event](t, `SELECT doc FROM events WHERE tenant_id = $1 AND ($2::uuid IS NULL OR id > $2)
+		AND id < $3 ORDER BY id LIMIT $4`, tn, from, uuid.UUID(model.IDFloor(before)).String(), limit)
+	if err != nil {
+		return 0, "", err
+	}
+	var old, idem []string
+	next := ""
+	for i := range events {
+		ev := &events[i]
+		next = ev.ID
+		kept, err := keep(ev)
+		if err != nil {
+			return 0, "", err
+		}
+		if kept {
+			continue
+		}
+		old = append(old, ev.ID)
+		if ev.IdempotencyKey != "" {
+			idem = append(idem, ev.IdempotencyKey)
+		}
+	}
+	if len(events) < limit {
+		next = ""
+	}
+	if len(old) == 0 {
+		return 0, next, nil
+	}
+	if _, err := t.exec(`DELETE FROM event_replies WHERE tenant_id = $1 AND key = ANY($2)`, tn, idem); err != nil {
+		return 0, "", err
+	}
+	tag, err := t.exec(`DELETE FROM events WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, tn, old)
+	if err != nil {
+		return 0, "", err
+	}
+	return int(tag.RowsAffected()), next, nil
+}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -105,8 +106,69 @@ func testRetention(t *testing.T, open Opener) {
 		assertKind(t, f.updateErr(fn), model.KindNotFound)
 	}
 
+	// Events: walked oldest first, limit at a time, from a cursor; those keep keeps stay;
+	// a pruned event's idempotency reply goes with it.
+	var evs []*model.Event
+	f.update(func(tx model.Tx) error {
+		for i := range 6 {
+			ev := &model.Event{ID: model.NewIDAt(at(10 * i)), Type: "FIRE", Priority: "low", Vertical: "emergency",
+				IdempotencyKey: fmt.Sprintf("k%d", i), Status: model.EventDelivered, ChannelSelected: "rest_full",
+				Source: "api", CreatedAt: model.At(at(10 * i)), UpdatedAt: model.At(at(10 * i))}
+			if i == 1 {
+				ev.Status = model.EventPending
+			}
+			evs = append(evs, ev)
+			if err := tx.PutEvent(a.ID, ev); err != nil {
+				return err
+			}
+			if err := tx.PutEventReply(a.ID, ev.IdempotencyKey, &model.IdempotencyRecord{Reply: model.Reply{Status: 201,
+				Body: []byte(`{"event_id":"` + ev.ID + `"}`)}, CreatedAt: ev.CreatedAt}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	keepPending := func(ev *model.Event) (bool, error) { return ev.Status == model.EventPending, nil }
+	after := ""
+	for i, want := range []struct {
+		n    int
+		next string
+	}{{1, evs[1].ID}, {2, evs[3].ID}, {0, ""}} {
+		var n int
+		f.update(func(tx model.Tx) (err error) {
+			n, after, err = tx.PruneEvents(a.ID, after, at(40), 2, keepPending)
+			return err
+		})
+		if n != want.n || after != want.next {
+			t.Fatalf("PruneEvents call %d: %d deleted, next %q; want %d, %q", i, n, after, want.n, want.next)
+		}
+	}
+	f.view(func(tx model.Tx) error {
+		for i, ev := range evs {
+			pruned := i == 0 || i == 2 || i == 3
+			_, err := tx.Event(a.ID, ev.ID)
+			reply, rerr := tx.EventReply(a.ID, ev.IdempotencyKey)
+			if rerr != nil {
+				return rerr
+			}
+			if pruned {
+				assertKind(t, err, model.KindNotFound)
+				if reply != nil {
+					t.Fatalf("event %d pruned, its reply kept", i)
+				}
+			} else if err != nil || reply == nil {
+				t.Fatalf("event %d (kept) after the prune: %v, reply %v", i, err, reply)
+			}
+		}
+		return nil
+	})
+	assertKind(t, f.updateErr(func(tx model.Tx) error {
+		_, _, err := tx.PruneEvents(model.NewID(), "", at(1), 1, keepPending)
+		return err
+	}), model.KindNotFound)
+
 	// A tenant's own settings are kept with it.
-	a.Retention = &model.Retention{SyncBatchesDays: 7, DeliveryLogDays: 90}
+	a.Retention = &model.Retention{SyncBatchesDays: 7, DeliveryLogDays: 90, EventsDays: 800}
 	f.update(func(tx model.Tx) error { return tx.PutTenant(a) })
 	f.view(func(tx model.Tx) error {
 		got, err := tx.Tenant(a.ID)

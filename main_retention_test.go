@@ -24,7 +24,8 @@ func TestRetentionSettings(t *testing.T) {
 	status, _, body := n.call(t, "GET", "/v1/tenant/retention", nil, admin...)
 	expect(t, "GET /v1/tenant/retention", status, 200, body)
 	if days(body, "effective", "sync_batches_days") != 30 || days(body, "effective", "delivery_log_days") != 45 ||
-		days(body, "effective", "events_days") != 400 || days(body, "tenant", "sync_batches_days") != 0 {
+		days(body, "effective", "events_days") != 400 || days(body, "effective", "missions_days") != 0 ||
+		days(body, "tenant", "sync_batches_days") != 0 {
 		t.Fatalf("defaults: %v", body)
 	}
 	status, _, body = n.call(t, "PATCH", "/v1/tenant/retention", map[string]any{"sync_batches_days": 7}, admin...)

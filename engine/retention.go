@@ -16,6 +16,7 @@ type RetentionReport struct {
 	SyncBatches      int `json:"sync_batches"`
 	DeliveryAttempts int `json:"delivery_attempts"`
 	Events           int `json:"events"`
+	Missions         int `json:"missions"`
 	// Deferred counts the tenants whose events were left for a later sweep because they
 	// owe their upstream changes.
 	Deferred     int `json:"deferred"`
@@ -30,8 +31,9 @@ type RetentionReport struct {
 // and settled events older than the tenant's retention (its own settings over the node's
 // defaults; docs/decisions.md, "Retention"). Each transaction deletes at most the batch
 // size. An event is kept while anything may still need it: not settled, a mission of
-// its own, or changes the tenant owes its upstream. Missions, devices' records, usage
-// counters and the ledger are never touched.
+// its own, or changes the tenant owes its upstream. Completed and failed missions go
+// only when the tenant set missions_days. Devices' records, usage counters and the
+// ledger are never touched.
 func (e *Engine) SweepRetention(ctx context.Context) (RetentionReport, error) {
 	var rep RetentionReport
 	var tenants []model.Tenant
@@ -60,6 +62,15 @@ func (e *Engine) SweepRetention(ctx context.Context) (RetentionReport, error) {
 				return rep, err
 			}
 		}
+		// Missions first: the events of those pruned may then go too.
+		if r.MissionsDays > 0 {
+			cut := now.Add(-time.Duration(r.MissionsDays) * 24 * time.Hour)
+			n, err := e.pruneMissions(ctx, &rep, t.ID, cut)
+			rep.Missions += n
+			if err != nil && !model.IsKind(err, model.KindNotFound) {
+				return rep, err
+			}
+		}
 		if r.EventsDays > 0 {
 			cut := now.Add(-time.Duration(r.EventsDays) * 24 * time.Hour)
 			n, err := e.pruneEvents(ctx, &rep, t.ID, cut)
@@ -72,10 +83,45 @@ func (e *Engine) SweepRetention(ctx context.Context) (RetentionReport, error) {
 	return rep, nil
 }
 
-// pruneEvents deletes a tenant's settled events older than cut, batch by batch, unless
-// the tenant owes its upstream changes (checked in every transaction): then nothing is
-// pruned until the upstream has acknowledged them.
+// pruneEvents deletes a tenant's settled events older than cut that nothing needs.
 func (e *Engine) pruneEvents(ctx context.Context, rep *RetentionReport, tenantID string, cut time.Time) (int, error) {
+	return e.pruneWalk(ctx, rep, tenantID, func(tx model.Tx, after string) (int, string, error) {
+		return tx.PruneEvents(tenantID, after, cut, e.retentionBatch, func(ev *model.Event) (bool, error) {
+			return keepEvent(tx, tenantID, ev)
+		})
+	})
+}
+
+// pruneMissions deletes a tenant's completed and failed missions older than cut, and
+// releases a code one may still hold.
+func (e *Engine) pruneMissions(ctx context.Context, rep *RetentionReport, tenantID string, cut time.Time) (int, error) {
+	return e.pruneWalk(ctx, rep, tenantID, func(tx model.Tx, after string) (int, string, error) {
+		var gone []*model.Mission
+		n, next, err := tx.PruneMissions(tenantID, after, cut, e.retentionBatch, func(m *model.Mission) (bool, error) {
+			if m.Status != model.MissionCompleted && m.Status != model.MissionFailed {
+				return true, nil
+			}
+			gone = append(gone, m)
+			return false, nil
+		})
+		if err != nil {
+			return 0, "", err
+		}
+		for _, m := range gone {
+			if err := releaseMissionCode(tx, tenantID, m); err != nil {
+				return 0, "", err
+			}
+		}
+		return n, next, nil
+	})
+}
+
+// pruneWalk runs step, one transaction each, from the oldest record on, until it has
+// walked them all, and returns how many it deleted. When the tenant owes its upstream
+// changes (checked in every transaction) nothing is pruned until the upstream has
+// acknowledged them: the walk ends, counted as deferred.
+func (e *Engine) pruneWalk(ctx context.Context, rep *RetentionReport, tenantID string,
+	step func(tx model.Tx, after string) (int, string, error)) (int, error) {
 	total, after := 0, ""
 	for {
 		if err := ctx.Err(); err != nil {
@@ -89,9 +135,7 @@ func (e *Engine) pruneEvents(ctx context.Context, rep *RetentionReport, tenantID
 			if owed, err = owesUpstream(tx, tenantID); owed || err != nil {
 				return err
 			}
-			n, after, err = tx.PruneEvents(tenantID, after, cut, e.retentionBatch, func(ev *model.Event) (bool, error) {
-				return keepEvent(tx, tenantID, ev)
-			})
+			n, after, err = step(tx, after)
 			return err
 		})
 		if err != nil {
@@ -213,6 +257,9 @@ func (e *Engine) UpdateRetention(ctx context.Context, p model.Principal, in mode
 		}
 		if in.EventsDays != nil {
 			r.EventsDays = *in.EventsDays
+		}
+		if in.MissionsDays != nil {
+			r.MissionsDays = *in.MissionsDays
 		}
 		t.Retention = &r
 		if r == (model.Retention{}) {

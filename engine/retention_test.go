@@ -11,6 +11,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/store"
 )
 
 // TestSweepRetention: with a fake clock, the sweep deletes exactly the sync batch records
@@ -151,7 +152,8 @@ func TestSweepRetention(t *testing.T) {
 // until the upstream has acknowledged them. Billing reads the ledger, which stays.
 func TestSweepRetention_Events(t *testing.T) {
 	clock := model.NewFakeClock(epoch)
-	e := engine.New(MustOpenDB(t), engine.Options{Clock: clock, Password: cheapPasswords, Logger: slog.New(slog.DiscardHandler),
+	db := MustOpenDB(t)
+	e := engine.New(db, engine.Options{Clock: clock, Password: cheapPasswords, Logger: slog.New(slog.DiscardHandler),
 		Retention: model.Retention{EventsDays: 400}, RetentionBatch: 3})
 	ctx := context.Background()
 	a, b := MustCreateTenant(t, e, "alpha").Tenant, MustCreateTenant(t, e, "bravo").Tenant
@@ -180,9 +182,13 @@ func TestSweepRetention_Events(t *testing.T) {
 	for i := range 7 {
 		prunable = append(prunable, put(a, i, nil))
 	}
-	kept = append(kept,
-		put(a, 10, func(ev *model.Event) { ev.Status = model.EventPending }),
-		put(a, 11, func(ev *model.Event) { ev.Delivery.Outstanding = 1 }))
+	outstanding := put(a, 11, func(ev *model.Event) { ev.Delivery.Outstanding = 1 })
+	MustUpdate(t, e, func(tx model.Tx) error { // the message it waits for
+		return tx.PutOutboxEntry(&model.OutboxEntry{ID: model.NewID(), TenantID: a.ID, Kind: model.OutboxWebhook,
+			WebhookID: model.NewID(), Name: "event.created", EventID: outstanding.ID, Channel: "rest_full",
+			DueAt: model.At(clock.Now().Add(1000 * 24 * time.Hour))})
+	})
+	kept = append(kept, put(a, 10, func(ev *model.Event) { ev.Status = model.EventPending }), outstanding)
 	withMission := put(a, 12, nil)
 	MustUpdate(t, e, func(tx model.Tx) error {
 		if err := tx.PutMission(a.ID, &model.Mission{ID: model.NewIDAt(clock.Now()), EventID: withMission.ID, TeamID: model.NewID(),
@@ -254,4 +260,33 @@ func TestSweepRetention_Events(t *testing.T) {
 		t.Fatalf("sweep after the acknowledgement: %+v %v", rep, err)
 	}
 	state(b, owed, false)
+
+	// Missions go only when the tenant asks; then the event of a completed one follows.
+	set, err := e.UpdateRetention(ctx, adminOf(a, model.NewID()), model.RetentionInput{MissionsDays: ptr(365)}, nil)
+	if err != nil || set.Effective.MissionsDays != 365 {
+		t.Fatalf("UpdateRetention: %+v %v", set, err)
+	}
+	if rep, err := e.SweepRetention(ctx); err != nil || rep.Missions != 1 || rep.Events != 1 {
+		t.Fatalf("sweep with missions_days: %+v %v, want the mission and its event", rep, err)
+	}
+	state(a, []*model.Event{withMission}, false)
+	err = e.View(ctx, func(tx model.Tx) error {
+		if ms, err := tx.MissionsOfEvent(a.ID, withMission.ID); err != nil || len(ms) != 0 {
+			t.Fatalf("missions of the event after the sweep: %v %v", ms, err)
+		}
+		n, err := tx.LedgerCount(a.ID, "dispatch", epoch.Add(-time.Hour), clock.Now())
+		if err != nil || n != 1 {
+			t.Fatalf("ledger after the sweep: %d %v, want the entry kept", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := billing(); !reflect.DeepEqual(after, before) {
+		t.Fatalf("billing changed by the mission sweep:\n%+v\n%+v", before, after)
+	}
+	if report, err := db.Check(); err != nil || !report.OK {
+		t.Fatalf("check after the sweeps: %v\n%s", err, store.FormatCheck(report))
+	}
 }

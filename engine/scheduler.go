@@ -319,9 +319,9 @@ func (s *scheduler) sweepLoop(ctx context.Context) {
 		}
 		if ran, rep, err := s.retentionSweep(ctx); err != nil && ctx.Err() == nil {
 			s.e.log.Error("retention sweep", "err", err)
-		} else if ran && rep.SyncBatches+rep.DeliveryAttempts+rep.Events+rep.Deferred > 0 {
+		} else if ran && rep.SyncBatches+rep.DeliveryAttempts+rep.Events+rep.Missions+rep.Deferred > 0 {
 			s.e.log.Info("retention sweep", "sync_batches", rep.SyncBatches, "delivery_attempts", rep.DeliveryAttempts,
-				"events", rep.Events, "deferred_tenants", rep.Deferred, "transactions", rep.Transactions,
+				"events", rep.Events, "missions", rep.Missions, "deferred_tenants", rep.Deferred, "transactions", rep.Transactions,
 				"longest_tx", rep.LongestTx.String())
 		}
 		select {

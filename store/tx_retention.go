@@ -123,3 +123,62 @@ func (t *tx) PruneEvents(tenantID, after string, before time.Time, limit int, ke
 	n, err := deleteKeys(b, old)
 	return n, next, err
 }
+
+func (t *tx) PruneMissions(tenantID, after string, before time.Time, limit int, keep func(*model.Mission) (bool, error)) (int, string, error) {
+	tb, err := t.tenant(tenantID)
+	if err != nil {
+		return 0, "", err
+	}
+	b := tb.Bucket(tbMissions)
+	floor := model.IDFloor(before)
+	c := b.Cursor()
+	var k, v []byte
+	if after == "" {
+		k, v = c.First()
+	} else {
+		ak, err := idKey(after)
+		if err != nil {
+			return 0, "", model.Invalid("after", "not a mission id")
+		}
+		if k, v = c.Seek(ak); k != nil && bytes.Equal(k, ak) {
+			k, v = c.Next()
+		}
+	}
+	var old, byEvent, byTeam [][]byte
+	walked, next := 0, ""
+	for ; k != nil && walked < limit && bytes.Compare(k, floor[:]) < 0; k, v = c.Next() {
+		walked++
+		var m model.Mission
+		if err := json.Unmarshal(v, &m); err != nil {
+			return 0, "", fmt.Errorf("decoding mission %x: %w", k, err)
+		}
+		next = m.ID
+		kept, err := keep(&m)
+		if err != nil {
+			return 0, "", err
+		}
+		if kept {
+			continue
+		}
+		ek, err := pair(m.EventID, m.ID)
+		if err != nil {
+			return 0, "", err
+		}
+		tk, err := pair(m.TeamID, m.ID)
+		if err != nil {
+			return 0, "", err
+		}
+		old, byEvent, byTeam = append(old, bytes.Clone(k)), append(byEvent, ek), append(byTeam, tk)
+	}
+	if walked < limit {
+		next = ""
+	}
+	if _, err := deleteKeys(tb.Bucket(tbMissionsByEvent), byEvent); err != nil {
+		return 0, "", err
+	}
+	if _, err := deleteKeys(tb.Bucket(tbMissionsByTeam), byTeam); err != nil {
+		return 0, "", err
+	}
+	n, err := deleteKeys(b, old)
+	return n, next, err
+}

@@ -15,6 +15,10 @@ type Retention struct {
 	// once it is settled (delivered, failed or closed, nothing outstanding), has no
 	// mission, and the tenant owes its upstream no change.
 	EventsDays int `json:"events_days"`
+	// MissionsDays keeps completed and failed missions: the audit trail, so never pruned
+	// unless a tenant asks (the node's default is 0: kept for ever). Their ledger entries
+	// stay, and their events may then go with the events' retention.
+	MissionsDays int `json:"missions_days"`
 }
 
 // The node's default retention, and the longest a tenant may ask for.
@@ -44,6 +48,9 @@ func (r Retention) Over(t *Retention) Retention {
 	if t.EventsDays > 0 {
 		r.EventsDays = t.EventsDays
 	}
+	if t.MissionsDays > 0 {
+		r.MissionsDays = t.MissionsDays
+	}
 	return r
 }
 
@@ -53,6 +60,7 @@ type RetentionInput struct {
 	SyncBatchesDays *int `json:"sync_batches_days"`
 	DeliveryLogDays *int `json:"delivery_log_days"`
 	EventsDays      *int `json:"events_days"`
+	MissionsDays    *int `json:"missions_days"`
 }
 
 // Validate checks the ranges.
@@ -60,7 +68,8 @@ func (in RetentionInput) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    *int
-	}{{"sync_batches_days", in.SyncBatchesDays}, {"delivery_log_days", in.DeliveryLogDays}, {"events_days", in.EventsDays}} {
+	}{{"sync_batches_days", in.SyncBatchesDays}, {"delivery_log_days", in.DeliveryLogDays}, {"events_days", in.EventsDays},
+		{"missions_days", in.MissionsDays}} {
 		if f.v != nil && (*f.v < 0 || *f.v > MaxRetentionDays) {
 			return Invalid(f.name, "%s must be between 0 (the node's default) and %d", f.name, MaxRetentionDays)
 		}
@@ -91,6 +100,9 @@ type RetentionTx interface {
 	// that keep does not keep, with its idempotency reply. It returns how many it deleted
 	// and the id where the walk stopped ("" when no older event is left to walk).
 	PruneEvents(tenantID, after string, before time.Time, limit int, keep func(*Event) (bool, error)) (int, string, error)
+	// PruneMissions is PruneEvents for missions: it deletes each mission keep does not
+	// keep, with its entries in the by-event and by-team indexes.
+	PruneMissions(tenantID, after string, before time.Time, limit int, keep func(*Mission) (bool, error)) (int, string, error)
 }
 
 // IDFloor returns the smallest UUIDv7 of t's millisecond: every id made at t or later

@@ -88,3 +88,47 @@ func (t *tx) PruneEvents(tenantID, after string, before time.Time, limit int, ke
 	}
 	return int(tag.RowsAffected()), next, nil
 }
+
+func (t *tx) PruneMissions(tenantID, after string, before time.Time, limit int, keep func(*model.Mission) (bool, error)) (int, string, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return 0, "", err
+	}
+	var from any // nil: from the oldest
+	if after != "" {
+		a, ok := uid(after)
+		if !ok {
+			return 0, "", model.Invalid("after", "not a mission id")
+		}
+		from = a
+	}
+	missions, err := docs[model.Mission](t, `SELECT doc FROM missions WHERE tenant_id = $1 AND ($2::uuid IS NULL OR id > $2)
+		AND id < $3 ORDER BY id LIMIT $4`, tn, from, uuid.UUID(model.IDFloor(before)).String(), limit)
+	if err != nil {
+		return 0, "", err
+	}
+	var old []string
+	next := ""
+	for i := range missions {
+		m := &missions[i]
+		next = m.ID
+		kept, err := keep(m)
+		if err != nil {
+			return 0, "", err
+		}
+		if !kept {
+			old = append(old, m.ID)
+		}
+	}
+	if len(missions) < limit {
+		next = ""
+	}
+	if len(old) == 0 {
+		return 0, next, nil
+	}
+	tag, err := t.exec(`DELETE FROM missions WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, tn, old)
+	if err != nil {
+		return 0, "", err
+	}
+	return int(tag.RowsAffected()), next, nil
+}

@@ -167,8 +167,49 @@ func testRetention(t *testing.T, open Opener) {
 		return err
 	}), model.KindNotFound)
 
+	// Missions: the same walk; a pruned mission leaves the by-event and by-team indexes.
+	ev := evs[4]
+	team := model.NewID()
+	var ms []*model.Mission
+	f.update(func(tx model.Tx) error {
+		for i := range 3 {
+			m := &model.Mission{ID: model.NewIDAt(at(10 * i)), EventID: ev.ID, TeamID: team, Status: model.MissionCompleted,
+				CreatedAt: model.At(at(10 * i)), UpdatedAt: model.At(at(10 * i))}
+			if i == 1 {
+				m.Status = model.MissionOnSite
+			}
+			ms = append(ms, m)
+			if err := tx.PutMission(a.ID, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	keepActive := func(m *model.Mission) (bool, error) { return m.Status != model.MissionCompleted, nil }
+	var n int
+	f.update(func(tx model.Tx) (err error) {
+		n, after, err = tx.PruneMissions(a.ID, "", at(100), 10, keepActive)
+		return err
+	})
+	if n != 2 || after != "" {
+		t.Fatalf("PruneMissions: %d deleted, next %q; want 2, \"\"", n, after)
+	}
+	f.view(func(tx model.Tx) error {
+		left, err := tx.MissionsOfEvent(a.ID, ev.ID)
+		if err != nil || len(left) != 1 || left[0].ID != ms[1].ID {
+			t.Fatalf("missions of the event after the prune: %v %v", left, err)
+		}
+		list, _, err := tx.Missions(a.ID, model.MissionFilter{TeamIDs: []string{team}}, model.Page{})
+		if err != nil || len(list) != 1 || list[0].ID != ms[1].ID {
+			t.Fatalf("missions of the team after the prune: %v %v", list, err)
+		}
+		_, err = tx.Mission(a.ID, ms[0].ID)
+		assertKind(t, err, model.KindNotFound)
+		return nil
+	})
+
 	// A tenant's own settings are kept with it.
-	a.Retention = &model.Retention{SyncBatchesDays: 7, DeliveryLogDays: 90, EventsDays: 800}
+	a.Retention = &model.Retention{SyncBatchesDays: 7, DeliveryLogDays: 90, EventsDays: 800, MissionsDays: 3000}
 	f.update(func(tx model.Tx) error { return tx.PutTenant(a) })
 	f.view(func(tx model.Tx) error {
 		got, err := tx.Tenant(a.ID)

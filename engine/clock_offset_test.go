@@ -100,3 +100,32 @@ func TestDeviceSync_ClockOffset(t *testing.T) {
 		model.DeviceSyncRender{Event: jsonRender(201), Answer: jsonRender(200)})
 	AssertInvalid(t, err, "sent_at")
 }
+
+// TestSyncBatch_ClockOffset: a sync batch from a phone 3 minutes fast, with its clock as
+// sent_at, is accepted with its events' captured_at on the node's clock (the phone's kept),
+// and its record says the offset.
+func TestSyncBatch_ClockOffset(t *testing.T) {
+	e, clock := MustOpenEngine(t)
+	ct := MustCreateTenant(t, e, "acme")
+	key := model.Principal{TenantID: ct.Tenant.ID, TenantActive: true, KeyID: model.NewID(), Scopes: []string{model.PermSyncWrite}}
+	phone := clock.Now().Add(3 * time.Minute)
+	sent := phone.UTC().Format(model.TimeLayout)
+	in := model.SyncBatchInput{CapturedAt: phone.Add(-time.Second).UTC().Format(model.TimeLayout), SentAt: &sent,
+		Events: []model.SyncItemInput{{Type: "FIRE", Vertical: "emergency", IdempotencyKey: "fast-1"}}}
+	reply, err := e.SyncBatch(context.Background(), key, in, nil, syncRender)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b model.Batch
+	if err := json.Unmarshal(reply.Body, &b); err != nil || b.Accepted != 1 || b.ClockOffsetMs == nil ||
+		*b.ClockOffsetMs != -(3*time.Minute).Milliseconds() {
+		t.Fatalf("batch: %v %s", err, reply.Body)
+	}
+	var ev *model.Event
+	if err := e.View(context.Background(), func(tx model.Tx) (err error) { ev, err = tx.Event(ct.Tenant.ID, *b.Items[0].EventID); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if !ev.CapturedAt.Equal(clock.Now().Add(-time.Second)) || ev.DeviceCapturedAt == nil || !ev.DeviceCapturedAt.Equal(phone.Add(-time.Second)) {
+		t.Fatalf("event: captured_at %v, device_captured_at %v", ev.CapturedAt, ev.DeviceCapturedAt)
+	}
+}

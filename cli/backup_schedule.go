@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"github.com/fieldrelay/fieldrelay/engine/admin"
 	"log/slog"
 	"os"
@@ -28,7 +29,10 @@ type backupSchedule struct {
 	eng  *engine.Engine
 	dir  string
 	keep int
-	log  *slog.Logger
+	// minFree is the free space a snapshot must leave on the disk (serve's
+	// --disk-min-free-mb): a snapshot that would leave less is skipped.
+	minFree int64
+	log     *slog.Logger
 	// taken, when set, hears of every snapshot (tests).
 	taken func(*admin.BackupResult, error)
 }
@@ -57,6 +61,9 @@ func (b *backupSchedule) run(ctx context.Context, ticks <-chan time.Time) {
 // once writes one snapshot named by the engine's clock, then removes the oldest
 // snapshots beyond keep.
 func (b *backupSchedule) once(ctx context.Context) (*admin.BackupResult, error) {
+	if err := b.roomFor(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -66,6 +73,21 @@ func (b *backupSchedule) once(ctx context.Context) (*admin.BackupResult, error) 
 		return nil, err
 	}
 	return res, pruneBackups(b.dir, b.keep)
+}
+
+// roomFor refuses a snapshot that would fill the disk: one the size of the database file
+// must leave minFree, or writes would be refused for a backup (docs/decisions.md, "A full
+// disk").
+func (b *backupSchedule) roomFor() error {
+	sp, ok := b.eng.Space()
+	st := b.eng.Stats().Store
+	if !ok || sp.FreeBytes < 0 || st == nil {
+		return nil
+	}
+	if need := st.SizeBytes + b.minFree; sp.FreeBytes < need {
+		return fmt.Errorf("skipped: the disk has %d bytes free, a snapshot of %d bytes would leave less than %d", sp.FreeBytes, st.SizeBytes, b.minFree)
+	}
+	return nil
 }
 
 // pruneBackups removes the oldest scheduled snapshots of dir beyond keep. Other files
@@ -98,7 +120,8 @@ func startBackups(ctx context.Context, eng *engine.Engine, cfg *ServeConfig, log
 	if cfg.BackupEvery <= 0 {
 		return func() {}
 	}
-	b := &backupSchedule{eng: eng, dir: filepath.Join(cfg.DataDir, backupDirName), keep: cfg.BackupKeep, log: log}
+	b := &backupSchedule{eng: eng, dir: filepath.Join(cfg.DataDir, backupDirName), keep: cfg.BackupKeep, log: log,
+		minFree: cfg.DiskMinFreeMB << 20}
 	ctx, cancel := context.WithCancel(ctx)
 	t := time.NewTicker(cfg.BackupEvery)
 	done := make(chan struct{})

@@ -116,6 +116,29 @@ func TestScheduledBackups(t *testing.T) {
 		t.Fatalf("restored %d events, want 3", n)
 	}
 
+	t.Run("ErrNoRoom", func(t *testing.T) {
+		// A snapshot that would leave less than minFree on the disk is skipped.
+		db, err := store.Open(t.TempDir(), store.Options{Space: store.SpaceOptions{
+			Probe: func(string) (int64, error) { return 1 << 20, nil }}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		e := engine.New(db, engine.Options{Password: cheapPasswords, Logger: slog.New(slog.DiscardHandler)})
+		dir := filepath.Join(t.TempDir(), "backups")
+		low := &backupSchedule{eng: e, dir: dir, keep: 2, minFree: 64 << 20, log: slog.New(slog.DiscardHandler)}
+		if _, err := low.once(context.Background()); err == nil || !strings.Contains(err.Error(), "skipped") {
+			t.Fatalf("a snapshot on a disk with 1 MiB free: %v", err)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("a skipped snapshot left %s: %v", dir, err)
+		}
+		low.minFree = 0
+		if _, err := low.once(context.Background()); err != nil {
+			t.Fatalf("a snapshot that fits: %v", err)
+		}
+	})
+
 	t.Run("ErrUnwritableDir", func(t *testing.T) {
 		blocker := filepath.Join(t.TempDir(), "file")
 		if err := os.WriteFile(blocker, nil, 0o600); err != nil {

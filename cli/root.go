@@ -86,6 +86,7 @@ func (a *app) newRootCommand() *cobra.Command {
 		a.newBackupCommand(),
 		a.newRestoreCommand(),
 		a.newCheckCommand(),
+		a.newCompactCommand(),
 		a.newBenchCommand(),
 		newVersionCommand(),
 	)

@@ -82,6 +82,11 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.IntVar(&f.BackupKeep, "backup-keep", 7, "scheduled snapshots to keep (the oldest are removed)")
 	fl.DurationVar(&f.OutboxLease, "outbox-lease", engine.DefaultAttemptLease, "how long a delivery attempt in flight holds its message; another process of a shared --database takes the message over after it (at least 2s; webhook and SMS calls time out at half of it, 15s at most)")
 	fl.DurationVar(&f.UpstreamRetryMax, "upstream-retry-max", model.DefaultUpstreamRetryMax, "longest wait between attempts of a failing upstream link (at least 1s)")
+	fl.Int64Var(&f.DiskMinFreeMB, "disk-min-free-mb", DefaultDiskMinFreeMB, "refuse writes (503 unavailable, Retry-After) while the data directory's filesystem has less free space, in MiB (0: only when a write fails with ENOSPC)")
+	fl.Int64Var(&f.DiskWarnFreeMB, "disk-warn-free-mb", DefaultDiskWarnFreeMB, "log a warning and set fieldrelay_disk_low below this free space of the data directory's filesystem, in MiB")
+	fl.IntVar(&f.Retention.SyncBatchesDays, "retention-sync-batches-days", model.DefaultSyncBatchesDays, "days the records of POST /v1/sync/batch are kept, unless a tenant sets its own (0: for ever)")
+	fl.IntVar(&f.Retention.DeliveryLogDays, "retention-delivery-log-days", model.DefaultDeliveryLogDays, "days the webhook attempt log is kept, unless a tenant sets its own (0: for ever)")
+	fl.IntVar(&f.Retention.EventsDays, "retention-events-days", model.DefaultEventsDays, "days settled events without a mission are kept, unless a tenant sets its own (0: for ever); never while owed upstream")
 	fl.IntVar(&f.UpstreamBatch, "upstream-batch", model.DefaultUpstreamBatchSize, "most changes one upstream sync carries, and most records of the history a backfill transaction puts in the change log")
 	return cmd
 }
@@ -169,6 +174,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	opts.WebhookPolicy = cfg.WebhookPolicy()
 	opts.RetrySchedule = cfg.WebhookRetrySchedule
 	opts.AttemptLease = cfg.OutboxLease
+	opts.Retention = cfg.Retention
 	opts.Upstream.RetryMax = cfg.UpstreamRetryMax
 	opts.Upstream.BatchSize = cfg.UpstreamBatch
 	if opts.Upstream.Transport == nil {
@@ -323,7 +329,7 @@ func (m *Main) Close() error {
 func (m *Main) open(ctx context.Context, log *slog.Logger) (model.Store, error) {
 	cfg := &m.Config
 	if cfg.Database == "" {
-		db, err := store.Open(cfg.DataDir, store.Options{LockTimeout: serveLockTimeout})
+		db, err := store.Open(cfg.DataDir, store.Options{LockTimeout: serveLockTimeout, Space: spaceOptions(cfg, log)})
 		if err != nil {
 			return nil, storeOpenError(cfg.DataDir, err)
 		}

@@ -74,7 +74,20 @@ type ServeConfig struct {
 	// (engine.Options.AttemptLease); webhook and SMS calls time out at half of it. Zero
 	// means engine.DefaultAttemptLease.
 	OutboxLease time.Duration
+	// DiskMinFreeMB refuses writes while the data directory's filesystem has fewer MiB
+	// free (0: only a write that failed for want of space does); DiskWarnFreeMB logs a
+	// warning and raises fieldrelay_disk_low below it.
+	DiskMinFreeMB, DiskWarnFreeMB int64
+	// Retention is the node's default retention of the records the retention sweep
+	// deletes (0 days: kept for ever); a tenant's own settings take precedence.
+	Retention model.Retention
 }
+
+// Default free-space thresholds of the data directory (docs/decisions.md, "A full disk").
+const (
+	DefaultDiskMinFreeMB  = 64
+	DefaultDiskWarnFreeMB = 1024
+)
 
 // minOutboxLease is the shortest --outbox-lease: a call has half of it.
 const minOutboxLease = 2 * time.Second
@@ -168,6 +181,18 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	}
 	if c.OutboxLease < minOutboxLease {
 		return nil, model.Invalid("outbox-lease", "--outbox-lease must be at least %s", minOutboxLease)
+	}
+	if c.DiskMinFreeMB < 0 || c.DiskWarnFreeMB < 0 {
+		return nil, model.Invalid("disk-min-free-mb", "--disk-min-free-mb and --disk-warn-free-mb must not be negative")
+	}
+	for _, d := range []struct {
+		flag string
+		v    int
+	}{{"retention-sync-batches-days", c.Retention.SyncBatchesDays}, {"retention-delivery-log-days", c.Retention.DeliveryLogDays},
+		{"retention-events-days", c.Retention.EventsDays}} {
+		if d.v < 0 || d.v > model.MaxRetentionDays {
+			return nil, model.Invalid(d.flag, "--%s must be between 0 (kept for ever) and %d", d.flag, model.MaxRetentionDays)
+		}
 	}
 	if c.BackupEvery > 0 && c.BackupKeep < 1 {
 		return nil, model.Invalid("backup-keep", "--backup-keep must be at least 1")

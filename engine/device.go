@@ -151,7 +151,7 @@ func (e *Engine) registerDevice(tx model.Tx, p model.Principal, in model.DeviceI
 		}
 	}
 	now := model.At(e.clock.Now())
-	d := &model.Device{ID: model.NewIDAt(now.Time), Name: name, Platform: platform, RegisteredBy: p.ActorID(), RegisteredAt: now}
+	d := &model.Device{ID: e.ids.at(now.Time), Name: name, Platform: platform, RegisteredBy: p.ActorID(), RegisteredAt: now}
 	if in.TeamID != "" {
 		d.TeamID = model.PtrTo(in.TeamID)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/strictjson"
@@ -72,6 +73,14 @@ func (e *Engine) syncDevice(tx model.Tx, p model.Principal, in model.DeviceSyncI
 		return nil, err
 	}
 	now := model.At(e.clock.Now())
+	correction, offset, flagged, err := model.ClockOffset(in.SentAt, now.Time)
+	if err != nil {
+		return nil, err
+	}
+	if flagged {
+		e.log.Warn("device sync: the sender's clock is off by more than the node corrects; its times are taken as they come",
+			"tenant", p.TenantID, "device", d.ID, "offset_ms", *offset)
+	}
 	if in.AckThrough != nil {
 		if err := e.acknowledge(tx, p.TenantID, d, int64(*in.AckThrough)); err != nil {
 			return nil, err
@@ -88,7 +97,7 @@ func (e *Engine) syncDevice(tx model.Tx, p model.Principal, in model.DeviceSyncI
 	for i, raw := range in.Items {
 		r := &results[i]
 		r.Index = model.PtrTo(i)
-		seq, it, ierr := readItem(raw, now)
+		seq, it, ierr := readItem(raw, now, correction)
 		if seq == 0 {
 			r.Status = model.ItemRejected
 			setError(r, ierr)
@@ -111,7 +120,7 @@ func (e *Engine) syncDevice(tx model.Tx, p model.Principal, in model.DeviceSyncI
 			ierr = mayUpstream(p, d, it.Kind)
 		}
 		if ierr != nil {
-			it.Payload, it.CapturedAt = nil, nil
+			it.Payload, it.CapturedAt, it.DeviceCapturedAt = nil, nil, nil
 			it.Status = model.ItemRejected
 			setItemError(it, ierr)
 		} else {
@@ -173,7 +182,8 @@ func (e *Engine) syncDevice(tx model.Tx, p model.Principal, in model.DeviceSyncI
 		*r = itemResult(it, r.Index)
 	}
 
-	res := &model.DeviceSyncResult{DeviceID: d.ID, Results: results, Released: released, Gaps: []int64{}}
+	res := &model.DeviceSyncResult{DeviceID: d.ID, Results: results, Released: released, Gaps: []int64{},
+		ClockOffsetMs: offset, ClockFlagged: flagged}
 	if res.Released == nil {
 		res.Released = []model.DeviceItemResult{}
 	}
@@ -267,7 +277,7 @@ func setItemError(it *model.DeviceItem, err error) {
 
 // readItem reads one raw item: its sequence number (0 when it has none that can be
 // read), and the item, with the first error of its other fields.
-func readItem(raw json.RawMessage, now model.Time) (int64, *model.DeviceItem, error) {
+func readItem(raw json.RawMessage, now model.Time, correction time.Duration) (int64, *model.DeviceItem, error) {
 	var f struct {
 		SequenceNumber json.RawMessage `json:"sequence_number"`
 		Kind           json.RawMessage `json:"kind"`
@@ -326,6 +336,12 @@ func readItem(raw json.RawMessage, now model.Time) (int64, *model.DeviceItem, er
 	at, err := model.ParseTime(s)
 	if err != nil {
 		return seq, it, model.Invalid("captured_at", "captured_at must be an RFC 3339 timestamp")
+	}
+	if correction != 0 {
+		// The device's clock is off: its time on the node's clock, its own kept too.
+		own := at
+		it.DeviceCapturedAt = &own
+		at = model.At(at.Add(correction))
 	}
 	if at.Sub(now.Time) > MaxCaptureSkew {
 		return seq, it, model.Invalid("captured_at", "captured_at is more than %s in the future", MaxCaptureSkew)
@@ -439,7 +455,7 @@ func (e *Engine) applyItem(tx model.Tx, run *syncRun, it *model.DeviceItem) erro
 	default:
 		return err
 	}
-	it.Payload, it.CapturedAt, it.By = nil, nil, nil
+	it.Payload, it.CapturedAt, it.DeviceCapturedAt, it.By = nil, nil, nil, nil
 	return nil
 }
 
@@ -475,7 +491,7 @@ func (e *Engine) applyEvent(tx model.Tx, p model.Principal, run *syncRun, it *mo
 	if err := decodePayload(it.Payload, &in); err != nil {
 		return "", err
 	}
-	in.Source, in.DeviceID, in.CapturedAt, in.BatchID = SourceDevice, d.ID, it.CapturedAt, ""
+	in.Source, in.DeviceID, in.CapturedAt, in.DeviceCapturedAt, in.BatchID = SourceDevice, d.ID, it.CapturedAt, it.DeviceCapturedAt, ""
 	if in.IdempotencyKey != "" {
 		rec, err := tx.EventReply(p.TenantID, in.IdempotencyKey)
 		if err != nil {

@@ -29,7 +29,7 @@ func FuzzReadDeviceItem(f *testing.F) {
 	}
 	now := model.At(time.Date(2026, 6, 9, 10, 11, 12, 0, time.UTC))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		seq, it, err := readItem(raw, now)
+		seq, it, err := readItem(raw, now, 0)
 		if seq < 0 || seq > model.MaxSequence {
 			t.Fatalf("readItem(%q): sequence %d", raw, seq)
 		}

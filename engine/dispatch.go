@@ -77,12 +77,12 @@ func (e *Engine) dispatch(tx model.Tx, tenantID string, ev *model.Event, team *m
 		return nil, nil, err
 	}
 	now := model.At(e.clock.Now())
-	m := &model.Mission{ID: model.NewIDAt(now.Time), EventID: ev.ID, TeamID: team.ID, Status: model.MissionCreated,
+	m := &model.Mission{ID: e.ids.at(now.Time), EventID: ev.ID, TeamID: team.ID, Status: model.MissionCreated,
 		Vertical: ev.Vertical, Priority: ev.Priority, Notes: o.notes, EventLat: o.lat, EventLng: o.lng,
 		DispatchedAt: now, DispatchedBy: o.actor, ReinforcementOf: o.reinforcementOf, Origin: ev.Origin,
 		History:   []model.MissionMove{{To: model.MissionCreated, At: now, Actor: o.actor, Source: o.source}},
 		CreatedAt: now, UpdatedAt: now}
-	d := &model.Dispatch{ID: model.NewIDAt(now.Time), TenantID: tenantID, EventID: ev.ID, TeamID: team.ID,
+	d := &model.Dispatch{ID: e.ids.at(now.Time), TenantID: tenantID, EventID: ev.ID, TeamID: team.ID,
 		DispatchedBy: o.actor, DispatchedAt: now, Notes: o.notes, MissionID: m.ID, Origin: ev.Origin}
 	m.DispatchID = d.ID
 	if m.Code, err = newMissionCode(tx, tenantID, m.ID); err != nil {
@@ -101,7 +101,7 @@ func (e *Engine) dispatch(tx model.Tx, tenantID string, ev *model.Event, team *m
 	if err := tx.PutDispatch(tenantID, d); err != nil {
 		return nil, nil, err
 	}
-	if err := tx.PutLedgerEntry(tenantID, &model.LedgerEntry{ID: model.NewIDAt(now.Time), Kind: "dispatch", DispatchID: d.ID,
+	if err := tx.PutLedgerEntry(tenantID, &model.LedgerEntry{ID: e.ids.at(now.Time), Kind: "dispatch", DispatchID: d.ID,
 		MissionID: m.ID, EventID: ev.ID, TeamID: team.ID, At: now}); err != nil {
 		return nil, nil, err
 	}

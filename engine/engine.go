@@ -44,6 +44,11 @@ type Options struct {
 	// AttemptLease is how long an attempt in flight holds its message; longer than the
 	// Sender's and the Mailer's own time limits. DefaultAttemptLease when zero.
 	AttemptLease time.Duration
+	// Retention is the node's default retention (zero: everything kept for ever);
+	// RetentionBatch the most records a transaction of the sweep deletes
+	// (DefaultRetentionBatch when zero).
+	Retention      model.Retention
+	RetentionBatch int
 }
 
 // Engine runs the use cases of one node over a Store.
@@ -69,6 +74,11 @@ type Engine struct {
 	// last lease.
 	runID string
 	lease time.Duration
+	// ids makes the time-ordered ids of records (ids.go).
+	ids idSource
+	// retention is the node's default retention; retentionBatch the sweep's batch size.
+	retention      model.Retention
+	retentionBatch int
 	// Caches of the directory, checked against the store's directory versions.
 	keys    dirCache[keyAuth]
 	users   dirCache[userAuth]
@@ -106,6 +116,7 @@ func New(store model.Store, opt Options) *Engine {
 	}
 	e.runID = model.NewID()
 	e.lease = cmp.Or(opt.AttemptLease, DefaultAttemptLease)
+	e.retention, e.retentionBatch = opt.Retention, cmp.Or(opt.RetentionBatch, DefaultRetentionBatch)
 	if e.clock == nil {
 		e.clock = model.SystemClock{}
 	}
@@ -178,4 +189,13 @@ func newSecret(name string) []byte {
 		_, _ = rand.Read(b)
 		return b
 	}
+}
+
+// Space returns the free space of the store's disk and whether writes are refused, when
+// the store watches it (the bbolt store; a database server watches its own).
+func (e *Engine) Space() (model.Space, bool) {
+	if ss, ok := e.base.(model.SpaceStore); ok {
+		return ss.Space(), true
+	}
+	return model.Space{}, false
 }

@@ -156,10 +156,10 @@ func (e *Engine) createEventIn(tx model.Tx, tenantID string, cfg *tenantConfig, 
 		return nil, nil, model.Invalid("vertical", "vertical %s is not enabled for this tenant", model.Quote(in.Vertical))
 	}
 	now := model.At(e.clock.Now())
-	ev := &model.Event{ID: model.NewIDAt(now.Time), Type: in.Type, Priority: in.Priority, Vertical: in.Vertical,
+	ev := &model.Event{ID: e.ids.at(now.Time), Type: in.Type, Priority: in.Priority, Vertical: in.Vertical,
 		IdempotencyKey: in.IdempotencyKey, Payload: in.Payload, Lat: ce.parsed.Lat, Lng: ce.parsed.Lng,
 		Severity: ce.parsed.Severity, RequiredEquipment: ce.parsed.RequiredEquipment,
-		Source: in.Source, CapturedAt: in.CapturedAt, CreatedAt: now, UpdatedAt: now,
+		Source: in.Source, CapturedAt: in.CapturedAt, DeviceCapturedAt: in.DeviceCapturedAt, CreatedAt: now, UpdatedAt: now,
 		ChannelsAttempted: []string{}}
 	if ev.Source == "" {
 		ev.Source = SourceAPI

@@ -306,8 +306,8 @@ func (s *scheduler) start(ctx context.Context) error {
 // sweepEvery is how often expired idempotency keys are deleted.
 const sweepEvery = time.Hour
 
-// sweepLoop deletes expired idempotency keys at start and then every sweepEvery; on a
-// shared store, once per period across the processes.
+// sweepLoop deletes expired idempotency keys and runs the retention sweep at start and
+// then every sweepEvery; on a shared store, once per period across the processes.
 func (s *scheduler) sweepLoop(ctx context.Context) {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
@@ -316,6 +316,13 @@ func (s *scheduler) sweepLoop(ctx context.Context) {
 			s.e.log.Error("idempotency sweep", "err", err)
 		} else if ran && n > 0 {
 			s.e.log.Info("idempotency sweep", "deleted", n)
+		}
+		if ran, rep, err := s.retentionSweep(ctx); err != nil && ctx.Err() == nil {
+			s.e.log.Error("retention sweep", "err", err)
+		} else if ran && rep.SyncBatches+rep.DeliveryAttempts+rep.Events+rep.Missions+rep.Deferred > 0 {
+			s.e.log.Info("retention sweep", "sync_batches", rep.SyncBatches, "delivery_attempts", rep.DeliveryAttempts,
+				"events", rep.Events, "missions", rep.Missions, "deferred_tenants", rep.Deferred, "transactions", rep.Transactions,
+				"longest_tx", rep.LongestTx.String())
 		}
 		select {
 		case <-ctx.Done():
@@ -334,6 +341,16 @@ func (s *scheduler) sweep(ctx context.Context) (bool, int, error) {
 	}
 	n, err := s.e.SweepIdempotency(ctx)
 	return true, n, err
+}
+
+// retentionSweep runs the retention sweep when this process claims its period.
+func (s *scheduler) retentionSweep(ctx context.Context) (bool, RetentionReport, error) {
+	ok, err := s.e.claimPeriod(ctx, "retention_sweep", sweepEvery)
+	if !ok || err != nil {
+		return false, RetentionReport{}, err
+	}
+	rep, err := s.e.SweepRetention(ctx)
+	return true, rep, err
 }
 
 // StartScheduler rebuilds the delivery timers from the outbox and starts delivering, and
@@ -591,7 +608,7 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 		if ok {
 			status = "succeeded"
 		}
-		if err := tx.PutDeliveryAttempt(o.TenantID, &model.DeliveryAttempt{ID: model.NewID(), WebhookID: o.WebhookID,
+		if err := tx.PutDeliveryAttempt(o.TenantID, &model.DeliveryAttempt{ID: e.ids.at(at.Time), WebhookID: o.WebhookID,
 			MessageID: o.ID, Event: o.Name, Attempt: o.Attempts, Status: status, StatusCode: res.StatusCode,
 			Error: o.LastError, DurationMs: durationMs(took), At: at, NextAttemptAt: next}); err != nil {
 			return err

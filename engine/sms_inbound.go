@@ -86,7 +86,7 @@ func (e *Engine) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInboundI
 		return nil, nil, model.Errorf(model.KindForbidden, "this operation needs an API key with the %s scope", model.PermSMSInbound)
 	}
 	now := model.At(e.clock.Now())
-	rec := &model.SMSInbound{ID: model.NewIDAt(now.Time), From: smscodec.Truncate(in.From, maxInboundFrom),
+	rec := &model.SMSInbound{ID: e.ids.at(now.Time), From: smscodec.Truncate(in.From, maxInboundFrom),
 		Body: smscodec.Truncate(in.Body, maxInboundBody), ReceivedAt: now, KeyID: p.KeyID}
 	refuse := func(outcome string, e *model.Error) (*model.SMSInboundResult, *model.Error, error) {
 		rec.Outcome, rec.Error, rec.Message = outcome, e.Kind, e.Msg

@@ -98,7 +98,11 @@ func (e *Engine) SyncBatch(ctx context.Context, p model.Principal, in model.Sync
 		return model.Reply{}, err
 	}
 	now := e.clock.Now()
-	pre := e.checkItems(in, captured, now)
+	correction, offset, flagged, err := model.ClockOffset(in.SentAt, now)
+	if err != nil {
+		return model.Reply{}, err
+	}
+	pre := e.checkItems(in, captured, correction, now)
 
 	// An item that fails after writing (rare: a rule met only inside the transaction)
 	// rolls the transaction back, and the batch runs again with it rejected.
@@ -121,7 +125,7 @@ func (e *Engine) SyncBatch(ctx context.Context, p model.Principal, in model.Sync
 				out = *r
 				return nil
 			}
-			b, err := e.syncBatchIn(tx, p.TenantID, in, captured, pre, forced, render.Event)
+			b, err := e.syncBatchIn(tx, p.TenantID, in, captured, pre, forced, render.Event, batchClock{offset, flagged})
 			if err != nil {
 				return err
 			}
@@ -157,24 +161,24 @@ func (e *Engine) SyncBatch(ctx context.Context, p model.Principal, in model.Sync
 const checkParallelFrom = 64
 
 // checkItems runs the checks of every item that need no transaction.
-func (e *Engine) checkItems(in model.SyncBatchInput, captured model.Time, now time.Time) []preItem {
+func (e *Engine) checkItems(in model.SyncBatchInput, captured model.Time, correction time.Duration, now time.Time) []preItem {
 	pre := make([]preItem, len(in.Events))
 	workers := min(runtime.GOMAXPROCS(0), len(in.Events)/checkParallelFrom)
 	if workers <= 1 {
-		checkItemRange(in, captured, now, pre, 0, len(pre))
+		checkItemRange(in, captured, correction, now, pre, 0, len(pre))
 		return pre
 	}
 	var wg sync.WaitGroup
 	per := (len(pre) + workers - 1) / workers
 	for lo := 0; lo < len(pre); lo += per {
-		wg.Go(func() { checkItemRange(in, captured, now, pre, lo, min(lo+per, len(pre))) })
+		wg.Go(func() { checkItemRange(in, captured, correction, now, pre, lo, min(lo+per, len(pre))) })
 	}
 	wg.Wait()
 	return pre
 }
 
 // checkItemRange checks the items lo to hi (excluded) into pre.
-func checkItemRange(in model.SyncBatchInput, captured model.Time, now time.Time, pre []preItem, lo, hi int) {
+func checkItemRange(in model.SyncBatchInput, captured model.Time, correction time.Duration, now time.Time, pre []preItem, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		it := &in.Events[i]
 		if it.Err != nil {
@@ -191,26 +195,38 @@ func checkItemRange(in model.SyncBatchInput, captured model.Time, now time.Time,
 			}
 			at = t
 		}
+		var own *model.Time // the sender's own time, when corrected by its clock's offset
+		if correction != 0 {
+			o := at
+			own, at = &o, model.At(at.Add(correction))
+		}
 		prio := it.Priority
 		if prio == "" {
 			prio = model.PriorityNormal
 		}
 		pre[i].ce, pre[i].err = checkEvent(model.EventInput{Type: it.Type, Priority: prio, Vertical: it.Vertical,
 			IdempotencyKey: it.IdempotencyKey, Payload: it.Payload, ZoneCode: it.ZoneCode,
-			Source: SourceSyncBatch, DeviceID: in.DeviceID, CapturedAt: &at}, now)
+			Source: SourceSyncBatch, DeviceID: in.DeviceID, CapturedAt: &at, DeviceCapturedAt: own}, now)
 	}
+}
+
+// batchClock is what a batch's sent_at said of its sender's clock (model.ClockOffset).
+type batchClock struct {
+	offsetMs *int64
+	flagged  bool
 }
 
 // syncBatchIn judges and stores the items of a batch within tx, then the batch record and
 // its webhook. It may run more than once (Store.Batch): it starts afresh every time.
 func (e *Engine) syncBatchIn(tx model.Tx, tenantID string, in model.SyncBatchInput, captured model.Time, pre []preItem,
-	forced map[int]error, renderEvent model.Render) (*model.Batch, error) {
+	forced map[int]error, renderEvent model.Render, clk batchClock) (*model.Batch, error) {
 	cfg, err := e.tenantConfig(tx, tenantID)
 	if err != nil {
 		return nil, err
 	}
 	now := model.At(e.clock.Now())
-	b := &model.Batch{ID: model.NewIDAt(now.Time), CapturedAt: captured, ReceivedAt: now, Items: make([]model.BatchItem, len(pre))}
+	b := &model.Batch{ID: e.ids.at(now.Time), CapturedAt: captured, ReceivedAt: now, Items: make([]model.BatchItem, len(pre)),
+		ClockOffsetMs: clk.offsetMs, ClockFlagged: clk.flagged}
 	if in.DeviceID != "" {
 		b.DeviceID = &in.DeviceID
 	}

@@ -464,6 +464,13 @@ func (u *upstreamRunner) sync(ctx context.Context, client model.UpstreamClient, 
 	if body == nil {
 		body = []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"items":[]}`)
 	}
+	// The node's clock at send time, so that the upstream corrects the changes' times by
+	// the difference with its own (docs/decisions.md, "Clocks that drift").
+	sent := make([]byte, 0, len(body)+48)
+	sent = append(sent, `{"sent_at":`...)
+	sent = model.AppendTime(sent, model.At(u.e.clock.Now()))
+	sent = append(sent, ',')
+	body = append(sent, body[1:]...)
 	var ans syncAnswer
 	if _, err := u.call(ctx, client, cfg.URL+"/v1/devices/sync", key, body, &ans); err != nil {
 		return nil, err

@@ -149,6 +149,8 @@ type Stats struct {
 	SchedulerRunning bool
 	// Store describes the store, when it can (StatsStore).
 	Store *model.StoreStats
+	// Space is the free space of the store's disk, when it watches it (SpaceStore).
+	Space *model.Space
 	// Upstream describes the upstream links.
 	Upstream *model.UpstreamStats
 }
@@ -185,6 +187,9 @@ func (e *Engine) Stats() Stats {
 	if ss, ok := e.base.(model.StatsStore); ok {
 		st := ss.Stats()
 		out.Store = &st
+	}
+	if sp, ok := e.Space(); ok {
+		out.Space = &sp
 	}
 	return out
 }

@@ -43,6 +43,7 @@ type deviceSyncBody struct {
 	DeviceID       string            `json:"device_id"`
 	Items          []json.RawMessage `json:"items"`
 	AckThrough     *model.Int        `json:"ack_through"`
+	SentAt         *string           `json:"sent_at"`
 	IdempotencyKey *string           `json:"idempotency_key"`
 }
 
@@ -73,7 +74,7 @@ func (s *Server) handleSyncDevice(w http.ResponseWriter, r *http.Request, _ http
 			return model.Reply{Status: status, Body: b, RequestID: reqID}, err
 		}
 	}
-	sync := model.DeviceSyncInput{DeviceID: in.DeviceID, Items: in.Items, AckThrough: in.AckThrough}
+	sync := model.DeviceSyncInput{DeviceID: in.DeviceID, Items: in.Items, AckThrough: in.AckThrough, SentAt: in.SentAt}
 	reply, err := s.eng.SyncDevice(r.Context(), principal(r), key, sync,
 		model.DeviceSyncRender{Event: renderAs(http.StatusCreated), Answer: renderAs(http.StatusOK)})
 	if err != nil {

@@ -15,14 +15,18 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ httprou
 	return writeOne(w, r, http.StatusOK, health{"ok"})
 }
 
-// handleReadyz answers ready when the scheduler runs and the store answers a read; 503
-// unavailable otherwise (starting, shutting down, store closed).
+// handleReadyz answers ready when the scheduler runs, the store answers a read and its
+// disk has room for writes; 503 unavailable otherwise (starting, shutting down, store
+// closed, disk full), with the reason in the message.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if !s.eng.SchedulerRunning() {
 		return model.Errorf(model.KindUnavailable, "the scheduler is not running")
 	}
 	if err := s.eng.View(r.Context(), func(model.Tx) error { return nil }); err != nil {
 		return &model.Error{Kind: model.KindUnavailable, Msg: "the store is not available", Err: err}
+	}
+	if sp, ok := s.eng.Space(); ok && sp.Full {
+		return model.DiskFull(nil)
 	}
 	return writeOne(w, r, http.StatusOK, health{"ready"})
 }

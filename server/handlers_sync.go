@@ -29,6 +29,7 @@ type syncEnvelope struct {
 	Events     []json.RawMessage `json:"events"`
 	DeviceID   string            `json:"device_id"`
 	CapturedAt string            `json:"captured_at"`
+	SentAt     *string           `json:"sent_at"`
 	Key        *string           `json:"idempotency_key"`
 }
 
@@ -102,7 +103,7 @@ func decodeSyncBatch(body []byte) (syncBody, error) {
 	if err := decodeJSON(body, &env); err != nil {
 		return in, err
 	}
-	in = syncBody{SyncBatchInput: model.SyncBatchInput{DeviceID: env.DeviceID, CapturedAt: env.CapturedAt}, Key: env.Key}
+	in = syncBody{SyncBatchInput: model.SyncBatchInput{DeviceID: env.DeviceID, CapturedAt: env.CapturedAt, SentAt: env.SentAt}, Key: env.Key}
 	if env.Events != nil {
 		in.Events = make([]model.SyncItemInput, len(env.Events))
 	}

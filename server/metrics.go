@@ -155,6 +155,12 @@ var (
 	descFreePages  = prometheus.NewDesc("fieldrelay_bbolt_free_pages", "Free pages of the database file.", nil, nil)
 	descPendingPgs = prometheus.NewDesc("fieldrelay_bbolt_pending_pages",
 		"Pages freed but still held by open read transactions.", nil, nil)
+	descDiskFree = prometheus.NewDesc("fieldrelay_disk_free_bytes",
+		"Free bytes of the data directory's filesystem (-1 when it cannot be told).", nil, nil)
+	descDiskLow = prometheus.NewDesc("fieldrelay_disk_low",
+		"1 while the data directory's free space is below the warning threshold (--disk-warn-free-mb).", nil, nil)
+	descDiskFull = prometheus.NewDesc("fieldrelay_disk_full",
+		"1 while writes are refused for want of space (below --disk-min-free-mb, or after a write failed with ENOSPC).", nil, nil)
 	descUpLinks = prometheus.NewDesc("fieldrelay_upstream_links",
 		"Tenants with an upstream, by link state (paused, down, idle, pushing).", []string{"state"}, nil)
 	descUpBacklog = prometheus.NewDesc("fieldrelay_upstream_backlog",
@@ -176,7 +182,7 @@ func (engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descAccepted, descSettled, descAttempts, descWebhookFailures, descSMS, descOutboxDepth,
 		descOutboxOldest, descMissions, descLag, descRunning, descDBSize, descReadTx, descOpenTx, descWriteTx,
 		descPages, descWriteTime, descSpillTime, descFreePages, descPendingPgs, descUpLinks, descUpBacklog,
-		descUpOldest, descUpPushed, descUpFailures, descUpRejected} {
+		descUpOldest, descUpPushed, descUpFailures, descUpRejected, descDiskFree, descDiskLow, descDiskFull} {
 		ch <- d
 	}
 }
@@ -226,4 +232,17 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descFreePages, prometheus.GaugeValue, float64(db.FreePages))
 		ch <- prometheus.MustNewConstMetric(descPendingPgs, prometheus.GaugeValue, float64(db.PendingPages))
 	}
+	if sp := st.Space; sp != nil {
+		ch <- prometheus.MustNewConstMetric(descDiskFree, prometheus.GaugeValue, float64(sp.FreeBytes))
+		ch <- prometheus.MustNewConstMetric(descDiskLow, prometheus.GaugeValue, boolGauge(sp.Low))
+		ch <- prometheus.MustNewConstMetric(descDiskFull, prometheus.GaugeValue, boolGauge(sp.Full))
+	}
+}
+
+// boolGauge is 1 for true, 0 for false.
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

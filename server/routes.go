@@ -50,6 +50,8 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/tenant/users", perm: model.PermTenantAdmin, h: s.handleCreateUser},
 		{method: "GET", path: "/v1/tenant/users", perm: model.PermTenantAdmin, h: s.handleListUsers},
 		{method: "PATCH", path: "/v1/tenant/users/:id", perm: model.PermTenantAdmin, h: s.handleUpdateUser},
+		{method: "GET", path: "/v1/tenant/retention", perm: model.PermTenantAdmin, h: s.handleGetRetention},
+		{method: "PATCH", path: "/v1/tenant/retention", perm: model.PermTenantAdmin, h: s.handleUpdateRetention},
 
 		// events
 		{method: "POST", path: "/v1/events", perm: model.PermEventsWrite, h: s.handleCreateEvent},

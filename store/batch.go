@@ -37,6 +37,9 @@ const maxGroup = 256
 // outcome, whatever ctx says: at most one group's transaction, and a caller never hears
 // "cancelled" about a write that was committed.
 //
+// While the disk is full Batch returns model.DiskFull at once, as Update does; a commit
+// that fails for want of space answers DiskFull to every call of its group.
+//
 // After Close, Batch returns bbolt's ErrDatabaseNotOpen, as Update does. On a read-only
 // store Batch is Update.
 func (db *DB) Batch(ctx context.Context, fn func(model.Tx) error) error {
@@ -46,6 +49,9 @@ func (db *DB) Batch(ctx context.Context, fn func(model.Tx) error) error {
 	l := db.loop
 	if l == nil {
 		return db.Update(ctx, fn)
+	}
+	if err := db.space.check(); err != nil {
+		return err
 	}
 	c := callPool.Get().(*batchCall)
 	c.ctx, c.fn = ctx, fn
@@ -167,6 +173,7 @@ func (l *commitLoop) commit(calls []*batchCall) {
 				l.db.writeTx.Add(1)
 			}
 			// Committed, or a commit error (disk full, I/O) that is every call's.
+			err = l.db.space.failedWrite(err)
 			for _, c := range calls {
 				c.done <- err
 			}
@@ -176,7 +183,7 @@ func (l *commitLoop) commit(calls []*batchCall) {
 		if failed > 0 {
 			// It failed after other calls' writes: its own error and rollback come from
 			// a transaction of its own. The first call of a transaction already had that.
-			err = l.bolt.Update(func(btx *bolt.Tx) error { return c.run(l.db, btx) })
+			err = l.db.space.failedWrite(l.bolt.Update(func(btx *bolt.Tx) error { return c.run(l.db, btx) }))
 		}
 		c.done <- err
 		calls = slices.Delete(calls, failed, failed+1)

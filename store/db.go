@@ -37,6 +37,7 @@ type DB struct {
 	versions versions
 	teams    teamCache
 	writeTx  atomic.Uint64 // write transactions committed, for Stats
+	space    *spaceGuard   // nil when read-only
 }
 
 var _ model.Store = (*DB)(nil)
@@ -48,6 +49,11 @@ type Options struct {
 	LockTimeout time.Duration
 	// ReadOnly opens the file without writing to it.
 	ReadOnly bool
+	// Space sets how writes are refused when the disk fills up.
+	Space SpaceOptions
+	// exclusive opens a database file read-write, so that no other process holds it, but
+	// writes nothing to it (Compact reads it while no one else may write it).
+	exclusive bool
 }
 
 // Path returns the database file of a data directory.
@@ -99,11 +105,12 @@ func OpenFile(path string, opt Options) (db *DB, err error) {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
 	db = &DB{bolt: b, path: path}
-	if err := db.init(opt.ReadOnly); err != nil {
+	if err := db.init(opt.ReadOnly || opt.exclusive); err != nil {
 		_ = b.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if !opt.ReadOnly {
+	if !opt.ReadOnly && !opt.exclusive {
+		db.space = newSpaceGuard(path, opt.Space)
 		db.loop = startLoop(db)
 	}
 	return db, nil
@@ -175,15 +182,19 @@ func (db *DB) View(ctx context.Context, fn func(model.Tx) error) error {
 }
 
 // Update runs fn in a read-write transaction; it commits (fsynced) when fn returns nil.
+// While the disk is full it returns model.DiskFull without running fn.
 func (db *DB) Update(ctx context.Context, fn func(model.Tx) error) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := db.space.check(); err != nil {
 		return err
 	}
 	err := db.bolt.Update(func(btx *bolt.Tx) error { return fn(&tx{btx: btx, db: db}) })
 	if err == nil {
 		db.writeTx.Add(1)
 	}
-	return err
+	return db.space.failedWrite(err)
 }
 
 // Backup writes a consistent snapshot of the database to w, while others keep working.

@@ -21,6 +21,9 @@ type DeviceSyncInput struct {
 	DeviceID   string            `json:"device_id"`
 	Items      []json.RawMessage `json:"items"`
 	AckThrough *Int              `json:"ack_through"`
+	// SentAt is the sender's clock when it sent the sync (RFC 3339): the node corrects
+	// the items' captured_at by the difference with its own (ClockOffset).
+	SentAt *string `json:"sent_at"`
 }
 
 // DeviceItem is what is kept of a device's item under its sequence number, for the
@@ -32,12 +35,14 @@ type DeviceItem struct {
 	Kind       string          `json:"kind,omitempty"`
 	Payload    json.RawMessage `json:"payload,omitempty"`
 	CapturedAt *Time           `json:"captured_at,omitempty"`
-	By         *ItemSender     `json:"by,omitempty"`
-	Error      Kind            `json:"error,omitempty"`
-	Message    string          `json:"message,omitempty"`
-	Field      string          `json:"field,omitempty"`
-	EventID    string          `json:"event_id,omitempty"`
-	ReceivedAt Time            `json:"received_at"`
+	// DeviceCapturedAt is the device's own captured_at, when CapturedAt was corrected.
+	DeviceCapturedAt *Time       `json:"device_captured_at,omitempty"`
+	By               *ItemSender `json:"by,omitempty"`
+	Error            Kind        `json:"error,omitempty"`
+	Message          string      `json:"message,omitempty"`
+	Field            string      `json:"field,omitempty"`
+	EventID          string      `json:"event_id,omitempty"`
+	ReceivedAt       Time        `json:"received_at"`
 	// PayloadWarnings are those of the event an event item created (EventAccepted's).
 	PayloadWarnings []string `json:"payload_warnings,omitempty"`
 }
@@ -91,6 +96,11 @@ type DeviceSyncResult struct {
 	AckThrough   int64        `json:"ack_through"`
 	Queue        []QueueEntry `json:"queue"`
 	QueuePending int64        `json:"queue_pending"`
+	// ClockOffsetMs is how far the node's clock is ahead of the sender's (negative:
+	// behind), from sent_at; absent without sent_at. ClockFlagged is true when the offset
+	// is beyond MaxClockOffset: the items' times were then taken as they came.
+	ClockOffsetMs *int64 `json:"clock_offset_ms,omitempty"`
+	ClockFlagged  bool   `json:"clock_flagged,omitempty"`
 }
 
 // DeviceSyncRender renders what a device sync stores: Event the reply of each event it creates

@@ -53,11 +53,14 @@ type Event struct {
 	BatchID           *string         `json:"batch_id"`
 	DeviceID          *string         `json:"device_id"`
 	CapturedAt        *Time           `json:"captured_at"`
-	Origin            *string         `json:"origin"`
-	CreatedAt         Time            `json:"created_at"`
-	UpdatedAt         Time            `json:"updated_at"`
-	DeliveredAt       *Time           `json:"delivered_at"`
-	ClosedAt          *Time           `json:"closed_at"`
+	// DeviceCapturedAt is captured_at as the device's clock said it, when the node
+	// corrected it by the device's clock offset (docs/decisions.md, "Clocks that drift").
+	DeviceCapturedAt *Time   `json:"device_captured_at,omitempty"`
+	Origin           *string `json:"origin"`
+	CreatedAt        Time    `json:"created_at"`
+	UpdatedAt        Time    `json:"updated_at"`
+	DeliveredAt      *Time   `json:"delivered_at"`
+	ClosedAt         *Time   `json:"closed_at"`
 	// Delivery is the state of the delivery engine for this event.
 	Delivery DeliveryState `json:"delivery"`
 }
@@ -85,6 +88,8 @@ type EventInput struct {
 	BatchID    string `json:"-"`
 	DeviceID   string `json:"-"`
 	CapturedAt *Time  `json:"-"`
+	// DeviceCapturedAt is the device's own captured_at when CapturedAt was corrected.
+	DeviceCapturedAt *Time `json:"-"`
 }
 
 // EventAccepted is the answer to an accepted event (docs/openapi.yaml, EventAccepted).

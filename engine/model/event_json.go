@@ -54,6 +54,10 @@ func (ev *Event) AppendJSON(b []byte) []byte {
 	b = appendStringPtr(b, ev.DeviceID)
 	b = append(b, `,"captured_at":`...)
 	b = appendTimePtr(b, ev.CapturedAt)
+	if ev.DeviceCapturedAt != nil {
+		b = append(b, `,"device_captured_at":`...)
+		b = AppendTime(b, *ev.DeviceCapturedAt)
+	}
 	b = append(b, `,"origin":`...)
 	b = appendStringPtr(b, ev.Origin)
 	b = append(b, `,"created_at":`...)

@@ -22,7 +22,7 @@ func TestEvent_AppendJSON(t *testing.T) {
 		{ID: model.NewID(), Type: "FIRE", Priority: "high", Vertical: "emergency", IdempotencyKey: "k",
 			Payload: json.RawMessage(`{"a":1}`), ZoneCode: str("lyon"), Lat: num(45.76404), Lng: num(-4.8e-7),
 			Severity: "high", RequiredEquipment: []string{"ladder"}, Status: "pending", ChannelSelected: "rest_full",
-			ChannelsAttempted: []string{}, Source: "api", BatchID: str("b"), DeviceID: str("d"), CapturedAt: &at,
+			ChannelsAttempted: []string{}, Source: "api", BatchID: str("b"), DeviceID: str("d"), CapturedAt: &at, DeviceCapturedAt: &at,
 			Origin: str("node"), CreatedAt: at, UpdatedAt: at, DeliveredAt: &at, ClosedAt: &at,
 			Delivery: model.DeliveryState{Plan: []string{"rest_full", "sms"}, Started: 1, Outstanding: 2}},
 		{Type: "quote\" back\\slash <html> & \u2028\u2029 \x00\x1f\b\f\n\r\t é 日本 \xff end", Lat: num(0), Lng: num(1e21)},

@@ -50,3 +50,15 @@ func HashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
+
+// NewIDSeq returns a new UUIDv7 string of the millisecond ms whose 12 bits after the
+// version (rand_a) are seq: ids of one millisecond with increasing seq sort in that order.
+func NewIDSeq(ms uint64, seq uint16) string {
+	u := uuid.Must(uuid.NewV7())
+	for i := range 6 {
+		u[i] = byte(ms >> (40 - 8*i))
+	}
+	u[6] = 0x70 | byte(seq>>8)&0x0f
+	u[7] = byte(seq)
+	return u.String()
+}

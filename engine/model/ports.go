@@ -169,6 +169,7 @@ type Tx interface {
 
 	// The transaction methods of each further area are declared beside it.
 	SyncTx
+	RetentionTx
 	DeviceTx
 	SMSTx
 	UsageTx

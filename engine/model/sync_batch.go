@@ -8,6 +8,9 @@ type SyncBatchInput struct {
 	DeviceID string          `json:"device_id"`
 	// CapturedAt is read by SyncBatch, so that a malformed one names its field.
 	CapturedAt string `json:"captured_at"`
+	// SentAt is the sender's clock when it sent the batch: the node corrects the items'
+	// captured_at by the difference with its own (ClockOffset), as in a device sync.
+	SentAt *string `json:"sent_at"`
 }
 
 // SyncItemInput is one event of a sync batch: the body of POST /v1/events with an
@@ -37,6 +40,10 @@ type Batch struct {
 	Duplicates int         `json:"duplicates"`
 	Rejected   int         `json:"rejected"`
 	Items      []BatchItem `json:"items"`
+	// ClockOffsetMs and ClockFlagged are those of a device sync (DeviceSyncResult), when
+	// the batch carried sent_at.
+	ClockOffsetMs *int64 `json:"clock_offset_ms,omitempty"`
+	ClockFlagged  bool   `json:"clock_flagged,omitempty"`
 }
 
 // BatchItem is the outcome of one item of a batch, in the order of the batch.

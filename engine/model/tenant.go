@@ -28,8 +28,10 @@ type Tenant struct {
 	ReinforcementTimeoutMin int          `json:"reinforcement_timeout_min"`
 	FeatureFlags            FeatureFlags `json:"feature_flags"`
 	SLATargetUptimePct      float64      `json:"sla_target_uptime_pct"`
-	CreatedAt               Time         `json:"created_at"`
-	UpdatedAt               Time         `json:"updated_at"`
+	// Retention is the tenant's own retention settings (nil: the node's defaults).
+	Retention *Retention `json:"retention,omitempty"`
+	CreatedAt Time       `json:"created_at"`
+	UpdatedAt Time       `json:"updated_at"`
 }
 
 // HasVertical reports whether v is valid for the tenant: a standard vertical or one the

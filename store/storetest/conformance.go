@@ -44,6 +44,7 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"Outbox", testOutbox},
 		{"Devices", testDevices},
 		{"SyncBatches", testSyncBatches},
+		{"Retention", testRetention},
 		{"Usage", testUsage},
 		{"Upstream", testUpstream},
 		{"Backfill", testBackfill},

@@ -1,0 +1,27 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/julienschmidt/httprouter"
+)
+
+func (s *Server) handleGetRetention(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	out, err := s.eng.Retention(r.Context(), principal(r))
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, out)
+}
+
+func (s *Server) handleUpdateRetention(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	body, in, err := decodeBody[model.RetentionInput](r)
+	if err != nil {
+		return err
+	}
+	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
+		_, err := s.eng.UpdateRetention(r.Context(), principal(r), in, wr)
+		return err
+	})
+}

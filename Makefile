@@ -39,7 +39,14 @@ run-central: build
 central-bench: build
 	BIN=$(BINARY) DUR=$(or $(DUR),15s) .ci/central-bench
 
-test:
+# axe: axe-core for the console's accessibility checks in Chromium (main_console_views_test.go),
+# at the version .ci/axe/package-lock.json pins, installed by `npm ci` into .ci/axe/node_modules
+# (gitignored): loaded by the test only, never part of the console. Without npm the checks
+# are skipped (and fail under CI=true).
+axe:
+	@if command -v npm >/dev/null; then cd .ci/axe && npm ci --no-audit --no-fund; else echo "axe: npm is absent: the accessibility checks will be skipped" >&2; fi
+
+test: axe
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
 	go test -race -count=1 ./...

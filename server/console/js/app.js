@@ -1,6 +1,6 @@
 // The console's shell: log-in, the role's views, the shared state and the live stream.
 
-import { h, clear } from "./dom.js";
+import { h, clear, tickAgo } from "./dom.js";
 import * as api from "./api.js";
 import { LiveStream } from "./stream.js";
 import { eventsView } from "./views/events.js";
@@ -62,17 +62,54 @@ function initTheme() {
 
 // ---- toasts and banner
 
+// toast shows a message in the corner. The same message again while it shows adds to its
+// count ("×4") instead of piling up; a critical one stays until acknowledged.
 function toast(text, kind, ms) {
-  const el = h("div", { class: "toast " + (kind || ""), role: kind === "critical" ? "alert" : "status" }, text);
-  $("alerts").append(el);
-  setTimeout(() => el.remove(), ms || (kind === "critical" ? 12000 : 5000));
+  const key = (kind || "") + "|" + text;
+  let el = [...$("alerts").children].find((x) => x.dataset.key === key);
+  if (el) {
+    el.dataset.count = String(Number(el.dataset.count) + 1);
+    el.querySelector(".count").textContent = "×" + el.dataset.count;
+  } else {
+    el = h("div", { class: "toast " + (kind || ""), role: kind === "critical" ? "alert" : "status", dataset: { key, count: "1" } },
+      h("span", { class: "grow" }, text), h("span", { class: "count" }));
+    if (kind === "critical") {
+      const box = el;
+      el.append(h("button", { type: "button", class: "ack", onclick: () => box.remove() }, "Acknowledge"));
+    }
+    $("alerts").append(el);
+  }
+  clearTimeout(toastTimers.get(el));
+  if (kind !== "critical") {
+    const box = el;
+    toastTimers.set(el, setTimeout(() => box.remove(), ms || 5000));
+  }
 }
+
+const toastTimers = new WeakMap();
 
 function banner(text, info) {
   const b = $("banner");
   b.textContent = text || "";
   b.classList.toggle("info", !!info);
   b.hidden = !text;
+}
+
+// staleSince is when the stream went down (0 while it is up): the stale banner says so
+// until it is back.
+let staleSince = 0;
+
+function staleBanner(st) {
+  const b = $("stale");
+  if (st === "reconnecting" || st === "polling") {
+    if (!staleSince) staleSince = Date.now();
+    const at = new Date(staleSince).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hour12: false });
+    b.textContent = "Disconnected since " + at + " — data may be stale";
+    b.hidden = false;
+  } else {
+    staleSince = 0;
+    b.hidden = true;
+  }
 }
 
 // ---- log-in and log-out
@@ -313,6 +350,7 @@ const stream = new LiveStream({
     const el = $("live-status");
     el.dataset.state = st;
     el.textContent = { live: "live", reconnecting: "reconnecting…", polling: "polling every 10 s", off: "offline" }[st] || st;
+    staleBanner(st);
   },
   poll: reload,
   onAuth(e) {
@@ -326,3 +364,5 @@ initTheme();
 $("login-form").addEventListener("submit", login);
 $("logout").addEventListener("click", () => logout("You are logged out."));
 $("login-email").focus();
+// "3 min ago" stays true while nothing else re-renders.
+setInterval(() => tickAgo($("view")), 5000);

@@ -43,9 +43,23 @@ function append(el, children) {
   }
 }
 
-export function clear(el) {
+// clear empties el, then appends children as h does (skipping null, undefined and false:
+// the DOM's own append would write them as the text "null").
+export function clear(el, ...children) {
   while (el.firstChild) el.removeChild(el.firstChild);
+  append(el, children);
   return el;
+}
+
+// cardify labels every cell of a table with its column's heading (data-label), so that
+// on a narrow screen the CSS can lay each row out as a card (table.cards).
+export function cardify(table) {
+  const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent);
+  table.classList.add("cards");
+  for (const tr of table.querySelectorAll("tbody tr")) {
+    [...tr.children].forEach((td, i) => { if (heads[i]) td.dataset.label = heads[i]; });
+  }
+  return table;
 }
 
 export function time(ts) {
@@ -56,13 +70,27 @@ export function time(ts) {
     hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }
 
-export function ago(ts) {
+// agoText is how long ago ts was, in words.
+export function agoText(ts) {
   if (!ts) return "";
   const s = Math.round((Date.now() - new Date(ts).getTime()) / 1000);
   if (s < 60) return s + " s ago";
   if (s < 3600) return Math.round(s / 60) + " min ago";
   if (s < 86400) return Math.round(s / 3600) + " h ago";
   return Math.round(s / 86400) + " d ago";
+}
+
+// ago is an element showing how long ago ts was; tickAgo (every few seconds) keeps it
+// true while nothing else re-renders.
+export function ago(ts, attrs) {
+  return h("span", Object.assign({ dataset: { ago: ts || "" } }, attrs || {}), agoText(ts));
+}
+
+export function tickAgo(root) {
+  for (const el of root.querySelectorAll("[data-ago]")) {
+    const t = agoText(el.dataset.ago);
+    if (el.textContent !== t) el.textContent = t;
+  }
 }
 
 export function short(id) {

@@ -2,12 +2,13 @@
 // (POST /v1/teams/dispatch/score), and dispatch a team, or a backup team when the event
 // already has an active mission (POST /v1/teams/dispatch).
 
-import { h, clear, time, badge } from "../dom.js";
+import { h, clear, time, badge, cardify } from "../dom.js";
 import * as api from "../api.js";
 
 let selected = null;
 let scores = null;
 let scoreErr = "";
+let stale = ""; // why the scores shown could not be refreshed
 let listEl = null;
 let panel = null;
 let notes = "";
@@ -16,9 +17,13 @@ let rescore = null;
 
 const active = (m) => !["COMPLETED", "FAILED"].includes(m.status);
 
+const RANK = { critical: 0, high: 1, normal: 2, low: 3 };
+
+// openEvents is the dispatch queue: critical first, then high, normal, low; the longest
+// waiting first within a priority.
 function openEvents(ctx) {
   return [...ctx.state.events.values()].filter((e) => e.status !== "closed")
-    .sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
+    .sort((a, b) => (RANK[a.priority] ?? 9) - (RANK[b.priority] ?? 9) || (a.created_at < b.created_at ? -1 : 1));
 }
 
 async function score(ctx) {
@@ -26,9 +31,11 @@ async function score(ctx) {
   const id = selected;
   try {
     const res = await api.post("/v1/teams/dispatch/score", { event_id: id });
-    if (id === selected) { scores = res.data; scoreErr = ""; }
+    if (id === selected) { scores = res.data; scoreErr = ""; stale = ""; }
   } catch (e) {
-    if (id === selected) { scores = null; scoreErr = e.plain; }
+    // A failed refresh keeps the scores already shown, marked stale.
+    if (id === selected && scores) stale = e.plain;
+    else if (id === selected) scoreErr = e.plain;
   }
   ctx.rerender();
 }
@@ -37,6 +44,7 @@ function choose(ctx, id) {
   selected = id;
   scores = null;
   scoreErr = "";
+  stale = "";
   ctx.rerender();
   score(ctx);
 }
@@ -70,9 +78,9 @@ function eventList(ctx) {
       h("td", {}, badge(e.priority, "p-" + e.priority)), h("td", {}, e.zone_code || "—"),
       h("td", { class: "small" }, time(e.created_at)), h("td", {}, n ? n + " active" : h("span", { class: "muted" }, "none")));
   });
-  return h("table", {}, h("caption", { class: "muted" }, "Open events"),
+  return cardify(h("table", { id: "queue" }, h("caption", { class: "muted" }, "Open events, critical first"),
     h("thead", {}, h("tr", {}, ["Event", "Priority", "Zone", "Received", "Missions"].map((t) => h("th", { scope: "col" }, t)))),
-    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No open event."))));
+    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No open event.")))));
 }
 
 function pct(v) {
@@ -95,6 +103,9 @@ function scorePanel(ctx) {
         onclick: () => ctx.go("missions", { missionId: m.id }) }, (ctx.state.teams.get(m.team_id) || {}).name || "team", " (", m.status, ")")) : "none")));
   const notesEl = h("input", { id: "dispatch-notes", type: "text", maxlength: 2000, value: notes, placeholder: "visible to the team", dataset: { key: "dispatch-notes" },
     oninput: (e) => { notes = e.target.value; } });
+  if (ev.status === "closed") {
+    return h("div", {}, head, h("p", { class: "muted", id: "event-closed" }, "This event is closed" + (ev.closed_at ? " since " + time(ev.closed_at) : "") + ": there is nothing to dispatch."));
+  }
   if (scoreErr) return h("div", {}, head, h("p", { class: "error" }, scoreErr));
   if (!scores) return h("div", {}, head, h("p", { class: "muted" }, "Scoring the teams…"));
   const best = scores.find((s) => s.eligible);
@@ -114,10 +125,11 @@ function scorePanel(ctx) {
   });
   return h("div", {}, head,
     h("div", { class: "toolbar" }, h("div", { class: "grow" }, h("label", { for: "dispatch-notes" }, "Notes for the team"), notesEl)),
-    h("table", { id: "score-table" }, h("caption", { class: "muted" }, "Score = vertical × availability × proximity × equipment; threshold " +
+    stale ? h("p", { class: "error" }, "Scores not refreshed: ", stale) : null,
+    cardify(h("table", { id: "score-table" }, h("caption", { class: "muted" }, "Score = vertical × availability × proximity × equipment; threshold " +
       ((ctx.state.tenant && ctx.state.tenant.dispatch_threshold) ?? "?")),
     h("thead", {}, h("tr", {}, ["Team", "Score", "Vertical", "Availability", "Proximity", "Distance", "Equipment", ""].map((t) => h("th", { scope: "col" }, t)))),
-    h("tbody", {}, rows)));
+    h("tbody", {}, rows))));
 }
 
 function widthBars(root) {
@@ -129,7 +141,7 @@ export const dispatchView = {
   title: () => "Dispatch",
   visible: (ctx) => ctx.can("dispatch:assign"),
   mount(root, ctx, opts) {
-    if (opts.eventId) { selected = opts.eventId; scores = null; }
+    if (opts.eventId) { selected = opts.eventId; scores = null; stale = ""; }
     listEl = h("div", { class: "scroll" });
     panel = h("div", { class: "card", id: "score-panel" });
     root.append(h("h2", {}, "Dispatch"), h("div", { class: "split" }, listEl, panel));
@@ -138,8 +150,8 @@ export const dispatchView = {
   },
   update(ctx) {
     if (!listEl) return;
-    clear(listEl).append(eventList(ctx));
-    clear(panel).append(scorePanel(ctx));
+    clear(listEl, eventList(ctx));
+    clear(panel, scorePanel(ctx));
     widthBars(panel);
   },
   onChange(name, data, ctx) {

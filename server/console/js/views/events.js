@@ -1,7 +1,7 @@
 // The event board: the tenant's events, newest first, with filters; new critical events
 // stand out (a flashing row, a red edge and an alert).
 
-import { h, clear, time, badge, select, ago } from "../dom.js";
+import { h, clear, time, badge, select, ago, cardify } from "../dom.js";
 
 const PRIORITIES = ["", "critical", "high", "normal", "low"];
 const STATUSES = ["", "pending", "delivered", "failed", "queued_offline", "closed"];
@@ -68,6 +68,7 @@ function update(ctx) {
   clear(body);
   for (const e of list) body.append(row(e, ctx));
   if (!list.length) body.append(h("tr", {}, h("td", { colspan: 8, class: "muted" }, ctx.state.events.size ? "No event matches the filters." : "No events yet.")));
+  cardify(body.parentElement);
   const critical = list.filter((e) => e.priority === "critical" && e.status !== "closed").length;
   count.textContent = list.length + " of " + ctx.state.events.size + " events" + (critical ? " · " + critical + " open critical" : "");
 }

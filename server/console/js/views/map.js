@@ -3,7 +3,7 @@
 // projection, panned by dragging or the arrow keys and zoomed by the wheel, the buttons
 // or + and -.
 
-import { h, s, clear, time } from "../dom.js";
+import { h, s, clear, time, cardify } from "../dom.js";
 
 let svg = null;
 let view = null;
@@ -99,14 +99,7 @@ function draw(ctx) {
     const top = Math.min(...ring.map(([lng, lat]) => project(lng, lat, k)[1]));
     g.append(s("text", { x: cx, y: top - 6 * unit, class: "zone-label", "text-anchor": "middle", "font-size": 15 * unit }, z.name + " · " + st));
   }
-  for (const e of ctx.state.events.values()) {
-    if (e.lat == null) continue;
-    const [x, y] = project(e.lng, e.lat, k);
-    const rr = (e.priority === "critical" ? 9 : 7) * unit;
-    g.append(s("rect", { x: x - rr, y: y - rr, width: 2 * rr, height: 2 * rr, transform: "rotate(45 " + x + " " + y + ")",
-      class: "ev-mark " + (e.status === "closed" ? "closed" : e.priority), "data-event": e.event_id },
-    s("title", {}, e.type + " · " + e.priority + " · " + e.status + " · " + time(e.created_at))));
-  }
+  // Members first: an event's marker is drawn over them, never hidden under one.
   for (const t of ctx.state.teams.values()) {
     for (const m of t.members || []) {
       if (m.lat == null) continue;
@@ -115,6 +108,14 @@ function draw(ctx) {
         s("title", {}, m.name + " — " + t.name + " (" + t.status.replace("_", " ") + ")" +
           (m.location_updated_at ? ", position " + time(m.location_updated_at) : ""))));
     }
+  }
+  for (const e of ctx.state.events.values()) {
+    if (e.lat == null) continue;
+    const [x, y] = project(e.lng, e.lat, k);
+    const rr = (e.priority === "critical" ? 9 : 7) * unit;
+    g.append(s("rect", { x: x - rr, y: y - rr, width: 2 * rr, height: 2 * rr, transform: "rotate(45 " + x + " " + y + ")",
+      class: "ev-mark " + (e.status === "closed" ? "closed" : e.priority), "data-event": e.event_id },
+    s("title", {}, e.type + " · " + e.priority + " · " + e.status + " · " + time(e.created_at))));
   }
   for (const m of ctx.state.missions.values()) {
     if (m.event_lat == null || ["COMPLETED", "FAILED"].includes(m.status)) continue;
@@ -132,8 +133,8 @@ function table(ctx) {
   const rows = [...ctx.state.zones.values()].sort((a, b) => (a.code < b.code ? -1 : 1)).map((z) => h("tr", {},
     h("td", {}, h("span", { class: "sw " + state(z) }), z.name), h("td", {}, z.code), h("td", {}, state(z)),
     h("td", {}, time(z.connectivity && z.connectivity.last_report_at) || "never")));
-  return h("table", { class: "section" }, h("caption", { class: "muted" }, "Zone connectivity"),
-    h("thead", {}, h("tr", {}, ["Zone", "Code", "Link", "Last report"].map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows));
+  return cardify(h("table", { class: "section" }, h("caption", { class: "muted" }, "Zone connectivity"),
+    h("thead", {}, h("tr", {}, ["Zone", "Code", "Link", "Last report"].map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows)));
 }
 
 let tableWrap = null;
@@ -201,7 +202,7 @@ export const mapView = {
   update(ctx) {
     if (!fitted) fit(ctx);
     draw(ctx);
-    clear(tableWrap).append(table(ctx));
+    clear(tableWrap, table(ctx));
   },
   unmount() { svg = null; },
 };

@@ -2,7 +2,7 @@
 // chosen mission, updated live. Field operators see their own teams' missions and move
 // them along the field path; supervisors may too; everyone else reads.
 
-import { h, clear, time, badge, short } from "../dom.js";
+import { h, clear, time, badge, short, cardify } from "../dom.js";
 import * as api from "../api.js";
 
 const NEXT = {
@@ -67,18 +67,32 @@ function list(ctx) {
   const sel = h("select", { id: "m-status", onchange: (e) => { statusFilter = e.target.value; ctx.rerender(); } },
     STATUSES.map((s) => h("option", { value: s, selected: s === statusFilter }, s || "any")));
   return h("div", {}, h("div", { class: "toolbar" }, h("div", {}, h("label", { for: "m-status" }, "Status"), sel)),
-    h("table", {}, h("thead", {}, h("tr", {}, ["Event", "Priority", "Team", "Status", "Dispatched"].map((t, i) =>
+    cardify(h("table", {}, h("thead", {}, h("tr", {}, ["Event", "Priority", "Team", "Status", "Dispatched"].map((t, i) =>
       h("th", { scope: "col", class: i === 4 ? "hide-narrow" : "" }, t)))),
     h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" },
-      ctx.restricted() ? "Your team has no mission." : "No mission.")))));
+      ctx.restricted() ? "Your team has no mission." : "No mission."))))));
 }
 
 function timeline(ctx, m) {
   return h("ol", { class: "timeline", id: "timeline", "aria-label": "Moves of the mission" },
     (m.history || []).map((mv) => h("li", { dataset: { to: mv.to } },
       h("div", { class: "move" }, mv.from ? mv.from + " → " + mv.to : "dispatched: " + mv.to),
-      h("div", { class: "small" }, time(mv.at), " · ", ctx.actorName(mv.actor), " · via ", mv.source),
-      mv.feedback ? h("pre", { class: "feedback" }, JSON.stringify(mv.feedback, null, 2)) : null)));
+      h("div", { class: "small" }, time(mv.at), " · ", ctx.actorName(mv.actor), SOURCE[mv.source] ? " · " + SOURCE[mv.source] : ""),
+      feedback(mv.feedback))));
+}
+
+// SOURCE says in words how a move came in; "api" (the console, the field app or an API
+// client: all the same to the node) says nothing.
+const SOURCE = { device: "from a device's offline queue", sms: "by SMS", system: "by the node" };
+
+// feedback shows a move's feedback as text: the note, then any other field as "name: value".
+function feedback(fb) {
+  if (fb == null) return null;
+  if (typeof fb !== "object") return h("p", { class: "feedback" }, String(fb));
+  const rest = Object.entries(fb).filter(([k]) => k !== "note");
+  return h("div", { class: "feedback" }, fb.note != null ? h("p", {}, String(fb.note)) : null,
+    rest.length ? h("dl", { class: "facts small" }, rest.map(([k, v]) => [h("dt", {}, k.replace(/_/g, " ")),
+      h("dd", {}, v !== null && typeof v === "object" ? (Array.isArray(v) ? v.join(", ") : JSON.stringify(v)) : String(v))])) : null);
 }
 
 function details(ctx) {
@@ -96,7 +110,7 @@ function details(ctx) {
       h("dt", {}, "Team"), h("dd", {}, teamName(ctx, m.team_id)),
       h("dt", {}, "Priority"), h("dd", {}, m.priority + " · " + m.vertical),
       m.notes ? [h("dt", {}, "Notes"), h("dd", {}, m.notes)] : null,
-      h("dt", {}, "Channel"), h("dd", {}, m.channel_used || "not yet delivered"),
+      h("dt", {}, "Channel"), h("dd", {}, m.channel_used || (["CREATED", "SENT"].includes(m.status) ? "not yet delivered" : "none recorded")),
       m.reinforcement_of ? [h("dt", {}, "Backup of"), h("dd", {}, "mission …" + short(m.reinforcement_of))] : null,
       h("dt", {}, "Dispatched"), h("dd", {}, time(m.dispatched_at), " by ", ctx.actorName(m.dispatched_by))),
     moves, h("h3", {}, "Timeline"), timeline(ctx, m));
@@ -115,8 +129,8 @@ export const missionsView = {
   },
   update(ctx) {
     if (!listEl) return;
-    clear(listEl).append(list(ctx));
-    clear(detail).append(details(ctx));
+    clear(listEl, list(ctx));
+    clear(detail, details(ctx));
   },
   unmount() { listEl = null; detail = null; },
 };

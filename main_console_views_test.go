@@ -1,0 +1,283 @@
+package main
+
+// Chromium tests of the console's views, role by role: no stray "null", no sideways
+// scroll on a phone, axe-core finds no serious or critical violation in either theme,
+// one marker on a selected row, times that age, map markers that keep their outline and
+// put events over team members.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// axePath is axe-core, installed by `make axe` (npm ci in .ci/axe): loaded into the page
+// by the test only, never part of the console.
+const axePath = ".ci/axe/node_modules/axe-core/axe.min.js"
+
+// startChromium starts headless Chromium at a desktop window size and answers the
+// browser's context. Without the browser the test skips, or fails under CI.
+func startChromium(t *testing.T, ctx context.Context) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("console end-to-end test: %s is absent and CI=true (apt-get install -y chromium)", chromiumPath)
+		}
+		t.Skipf("console end-to-end test skipped: %s is absent (apt-get install -y chromium)", chromiumPath)
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("no-sandbox", true), chromedp.DisableGPU, chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true), chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 900))
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("starting %s: %v", chromiumPath, err)
+	}
+	return browser
+}
+
+// tab opens a new browser context (its own cookies) watched by w.
+func tab(t *testing.T, browser context.Context, w *browserWatch, who string) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	w.listen(t, ctx, who)
+	return ctx
+}
+
+// demoUser answers the email and password of the demo's user of role.
+func (d *demoNode) demoUser(t *testing.T, role string) (string, string) {
+	t.Helper()
+	for _, u := range d.Users {
+		if u.Role == role {
+			return u.Email, u.Password
+		}
+	}
+	t.Fatalf("no demo %s", role)
+	return "", ""
+}
+
+// openView clicks a view's tab and waits until the view has loaded what it shows.
+func openView(t *testing.T, ctx context.Context, view string) {
+	t.Helper()
+	clickJS(t, ctx, "the "+view+" tab", "#tab-"+view)
+	waitJS(t, ctx, "the "+view+" view", `document.querySelector('#tab-`+view+`').getAttribute('aria-selected') === 'true' &&
+		!document.querySelector('#view').textContent.includes('Loading…')`)
+}
+
+// views answers the ids of the views the logged-in user has.
+func views(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	ids, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#nav button')].map(b => b.dataset.view)`))
+	if err != nil || len(ids) == 0 {
+		t.Fatalf("the views: %v %v", ids, err)
+	}
+	return ids
+}
+
+// noStrayText fails when the page shows a literal null or undefined (a value the DOM
+// wrote as text).
+func noStrayText(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	bad, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.body.innerText.match(/.{0,40}\b(null|undefined|NaN)\b.{0,40}/) || [''])[0]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad != "" {
+		t.Errorf("%s shows a stray value: %q", where, bad)
+	}
+}
+
+// noSidewaysScroll fails when the page is wider than the screen.
+func noSidewaysScroll(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	wide, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const d = document.documentElement;
+		if (d.scrollWidth <= d.clientWidth) return '';
+		const out = [...document.querySelectorAll('#view *')].filter(e => e.getBoundingClientRect().right > d.clientWidth + 1)
+			.slice(0, 3).map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));
+		return d.scrollWidth + ' > ' + d.clientWidth + ': ' + out.join(', ');
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wide != "" {
+		t.Errorf("%s scrolls sideways: %s", where, wide)
+	}
+}
+
+// axeCheck runs axe-core (WCAG 2.x A and AA rules) on the page and fails on any serious
+// or critical violation.
+func axeCheck(t *testing.T, ctx context.Context, axe, where string) {
+	t.Helper()
+	if axe == "" {
+		return
+	}
+	loaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof window.axe === 'object'`))
+	if err == nil && !loaded {
+		_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](axe+"\n;true"))
+	}
+	if err != nil {
+		t.Fatalf("loading axe-core: %v", err)
+	}
+	found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'],
+		runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then(r => r.violations
+		.filter(v => v.impact === 'serious' || v.impact === 'critical')
+		.map(v => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3).map(n => n.target.join(' ') + ' — ' + (n.failureSummary || '').replace(/\s+/g, ' ')).join(' | ')))`,
+		chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe-core on %s: %v", where, err)
+	}
+	for _, v := range found {
+		t.Errorf("axe-core, %s: %s", where, v)
+	}
+}
+
+// loadAxe answers axe-core's source, or "" (and says so) when `make axe` has not run;
+// under CI it must have.
+func loadAxe(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(axePath)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("axe-core is missing under CI=true (make axe): %v", err)
+		}
+		t.Logf("the accessibility checks are skipped: %s is absent (make axe)", axePath)
+		return ""
+	}
+	return string(src)
+}
+
+// TestConsoleViews opens every view of every console role in Chromium, in both themes and
+// on a phone's screen.
+func TestConsoleViews(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	browser := startChromium(t, ctx)
+	axe := loadAxe(t)
+	bin := binary(t)
+	d := serveDemo(t, bin, t.TempDir())
+	shots := artifactsDir(t)
+
+	// A critical event where a team member stands (a marker drawn over it would hide it),
+	// and a low one elsewhere.
+	_, _, teams := d.call(t, "GET", "/v1/teams", nil, d.key()...)
+	var lat, lng float64
+	for _, tm := range teams["data"].([]any) {
+		for _, m := range tm.(map[string]any)["members"].([]any) {
+			if mm := m.(map[string]any); mm["lat"] != nil && lat == 0 {
+				lat, lng = mm["lat"].(float64), mm["lng"].(float64)
+			}
+		}
+	}
+	if lat == 0 {
+		t.Fatal("no demo member has a position")
+	}
+	for i, e := range []map[string]any{
+		{"type": "CARDIAC_ARREST", "priority": "critical", "vertical": "healthcare", "zone_code": "lyon", "payload": map[string]any{"lat": lat, "lng": lng}},
+		{"type": "DELIVERY_DELAY", "priority": "low", "vertical": "logistics", "zone_code": "grenoble", "payload": map[string]any{"lat": 45.19, "lng": 5.73}},
+	} {
+		e["idempotency_key"] = fmt.Sprintf("views-%d", i)
+		st, _, body := d.call(t, "POST", "/v1/events", e, d.key()...)
+		expect(t, "event", st, 201, body)
+	}
+
+	watch := &browserWatch{origin: d.base}
+	for _, role := range []string{"company_admin", "company_tech", "operational_supervisor", "corporate_client"} {
+		page := tab(t, browser, watch, role)
+		email, pass := d.demoUser(t, role)
+		loginAs(t, page, d.base, email, pass)
+		ids := views(t, page)
+		for _, theme := range []string{"dim", "sun"} {
+			if theme == "sun" {
+				clickJS(t, page, "the sunlight theme", "#theme-toggle")
+				waitJS(t, page, "the sunlight theme", `document.documentElement.classList.contains('sun')`)
+			}
+			for _, v := range ids {
+				where := role + "'s " + v + " view (" + theme + ")"
+				openView(t, page, v)
+				if v == "dispatch" {
+					clickJS(t, page, "pick the first event", "#queue tbody button")
+					waitJS(t, page, "the scores", `document.querySelector('#score-table')`)
+				}
+				noStrayText(t, page, where)
+				axeCheck(t, page, axe, where)
+			}
+		}
+		// On a phone (390×844), nothing scrolls sideways.
+		do(t, page, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+		for _, v := range ids {
+			openView(t, page, v)
+			if v == "dispatch" {
+				clickJS(t, page, "pick the first event", "#queue tbody button")
+				waitJS(t, page, "the scores", `document.querySelector('#score-table button[data-dispatch-team]')`)
+			}
+			noSidewaysScroll(t, page, role+"'s "+v+" view at 390 px")
+			screenshot(t, page, shots, "phone-"+role+"-"+v)
+		}
+		do(t, page, "back to the desktop", chromedp.EmulateReset())
+	}
+
+	// The supervisor's dispatch queue: critical first, and a selected row shows one
+	// marker (on its first cell), not a bar on every cell.
+	sup := tab(t, browser, watch, "supervisor")
+	email, pass := d.demoUser(t, "operational_supervisor")
+	loginAs(t, sup, d.base, email, pass)
+	openView(t, sup, "dispatch")
+	waitJS(t, sup, "the queue, critical first", `document.querySelector('#queue tbody tr').classList.contains('critical')`)
+	clickJS(t, sup, "pick the low event", `#queue tbody tr:last-child button`)
+	waitJS(t, sup, "the best team selected", `document.querySelector('#score-table tr.selected')`)
+	for _, sel := range []string{"#queue tr.selected", "#score-table tr.selected"} {
+		n, err := chromedp.Run(sup, chromedp.Evaluate[int](`[...document.querySelector('`+sel+`').children]
+			.filter(td => getComputedStyle(td).boxShadow !== 'none').length`))
+		if err != nil || n != 1 {
+			t.Errorf("%s: %d cells carry the selection marker (%v), want 1", sel, n, err)
+		}
+	}
+
+	// "x min ago" ages without a re-render: the page's clock moves on three minutes.
+	openView(t, sup, "events")
+	waitJS(t, sup, "an age in seconds", `document.querySelector('#events-body [data-ago]').textContent.endsWith(' s ago')`)
+	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`(() => { window.__now = Date.now; Date.now = () => window.__now() + 180000; return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, sup, "the age in minutes", `[...document.querySelectorAll('#events-body [data-ago]')].every(e => e.textContent === '3 min ago')`)
+	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`(() => { Date.now = window.__now; return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+
+	// The map: markers keep their outline's width at any zoom, and the critical event is
+	// drawn over the team member standing on it.
+	openView(t, sup, "map")
+	waitJS(t, sup, "the markers", `document.querySelector('svg.map rect.ev-mark.critical') && document.querySelector('svg.map circle.member')`)
+	scaling, err := chromedp.Run(sup, chromedp.Evaluate[[]string](`[...document.querySelectorAll('svg.map .member, svg.map .ev-mark')]
+		.filter(e => getComputedStyle(e).vectorEffect !== 'non-scaling-stroke').map(e => e.tagName + '.' + e.getAttribute('class'))`))
+	if err != nil || len(scaling) > 0 {
+		t.Errorf("markers whose outline grows with the zoom: %v (%v)", scaling, err)
+	}
+	top, err := chromedp.Run(sup, chromedp.Evaluate[string](`(() => {
+		document.querySelector('svg.map').scrollIntoView();
+		const r = document.querySelector('svg.map rect.ev-mark.critical').getBoundingClientRect();
+		const el = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+		return el ? el.tagName + '.' + el.getAttribute('class') : 'nothing';
+	})()`))
+	if err != nil || top != "rect.ev-mark critical" {
+		t.Errorf("over the critical event's marker: %s (%v)", top, err)
+	}
+	screenshot(t, sup, shots, "views-map")
+	clickJS(t, sup, "zoom in", `button[aria-label="Zoom in"]`)
+	clickJS(t, sup, "zoom in", `button[aria-label="Zoom in"]`)
+	waitJS(t, sup, "outlines as thin as before the zoom", `[...document.querySelectorAll('svg.map .member, svg.map .ev-mark')]
+		.every(e => getComputedStyle(e).vectorEffect === 'non-scaling-stroke')`)
+	watch.check(t)
+}

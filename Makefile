@@ -17,7 +17,7 @@ TOOLS := $(CURDIR)/bin/tools
 VULNDB ?= https://vuln.go.dev
 FUZZTIME ?= 30s
 
-.PHONY: build run run-central central-bench test lint lint-openapi fuzz hostile bench bench-node sse-bench crash upstream-bench clean
+.PHONY: build run run-central central-bench axe test lint lint-openapi fuzz hostile bench bench-node sse-bench crash upstream-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .

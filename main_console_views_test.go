@@ -7,8 +7,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -279,5 +281,58 @@ func TestConsoleViews(t *testing.T) {
 	clickJS(t, sup, "zoom in", `button[aria-label="Zoom in"]`)
 	waitJS(t, sup, "outlines as thin as before the zoom", `[...document.querySelectorAll('svg.map .member, svg.map .ev-mark')]
 		.every(e => getComputedStyle(e).vectorEffect === 'non-scaling-stroke')`)
+	watch.check(t)
+}
+
+// TestConsoleNodeDown stops the node under a logged-in supervisor: a red banner says since
+// when the data may be stale, repeated failures make one toast with a count (not a pile),
+// and when the node is back on its address the banner goes.
+func TestConsoleNodeDown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	browser := startChromium(t, ctx)
+	bin := binary(t)
+	data, addr := t.TempDir(), freeAddr(t)
+	d := &demoNode{served: serveAt(t, bin, data, addr, false, "--demo")}
+	raw, err := os.ReadFile(filepath.Join(data, "demo-credentials.json"))
+	if err != nil || json.Unmarshal(raw, d) != nil {
+		t.Fatalf("demo credentials: %v", err)
+	}
+	st, _, body := d.call(t, "POST", "/v1/events", map[string]any{"type": "FIRE", "priority": "high", "vertical": "healthcare",
+		"idempotency_key": "down-1", "zone_code": "lyon", "payload": map[string]any{"lat": 45.76, "lng": 4.83}}, d.key()...)
+	expect(t, "event", st, 201, body)
+
+	watch := &browserWatch{origin: d.base}
+	sup := tab(t, browser, watch, "supervisor")
+	email, pass := d.demoUser(t, "operational_supervisor")
+	loginAs(t, sup, d.base, email, pass)
+	openView(t, sup, "dispatch")
+	clickJS(t, sup, "pick the event", "#queue tbody button")
+	waitJS(t, sup, "the scores", `document.querySelector('#score-table button[data-dispatch-team]:not([disabled])')`)
+	if hidden, err := chromedp.Run(sup, chromedp.Evaluate[bool](`document.querySelector('#stale').hidden`)); err != nil || !hidden {
+		t.Fatalf("the stale banner shows while the node is up (%v)", err)
+	}
+
+	if err := d.stop(t); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	waitJS(t, sup, "the stale banner", `!document.querySelector('#stale').hidden &&
+		/^Disconnected since \d\d:\d\d — data may be stale$/.test(document.querySelector('#stale').textContent)`)
+	// Four taps on Dispatch with the node down: one toast, counted.
+	for i := range 4 {
+		clickJS(t, sup, "dispatch with the node down", "#score-table button[data-dispatch-team]")
+		waitJS(t, sup, "the failure counted", fmt.Sprintf(`(() => {
+			const ts = [...document.querySelectorAll('#alerts .toast')].filter(t => t.textContent.includes('cannot be reached'));
+			return ts.length === 1 && Number(ts[0].dataset.count) >= %d })()`, i+1))
+	}
+	n, err := chromedp.Run(sup, chromedp.Evaluate[int](`document.querySelectorAll('#alerts .toast').length`))
+	if err != nil || n != 1 {
+		t.Errorf("%d toasts after four failed taps (%v), want one", n, err)
+	}
+	screenshot(t, sup, artifactsDir(t), "node-down")
+
+	serveAt(t, bin, data, addr, false)
+	waitJSWithin(t, sup, 60*time.Second, "the stream back", `document.querySelector('#live-status').dataset.state === 'live'`)
+	waitJS(t, sup, "the banner gone", `document.querySelector('#stale').hidden`)
 	watch.check(t)
 }

@@ -7,10 +7,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -294,10 +292,7 @@ func TestConsoleNodeDown(t *testing.T) {
 	bin := binary(t)
 	data, addr := t.TempDir(), freeAddr(t)
 	d := &demoNode{served: serveAt(t, bin, data, addr, false, "--demo")}
-	raw, err := os.ReadFile(filepath.Join(data, "demo-credentials.json"))
-	if err != nil || json.Unmarshal(raw, d) != nil {
-		t.Fatalf("demo credentials: %v", err)
-	}
+	readDemo(t, d, data)
 	st, _, body := d.call(t, "POST", "/v1/events", map[string]any{"type": "FIRE", "priority": "high", "vertical": "healthcare",
 		"idempotency_key": "down-1", "zone_code": "lyon", "payload": map[string]any{"lat": 45.76, "lng": 4.83}}, d.key()...)
 	expect(t, "event", st, 201, body)

@@ -331,3 +331,72 @@ func TestConsoleNodeDown(t *testing.T) {
 	waitJS(t, sup, "the banner gone", `document.querySelector('#stale').hidden`)
 	watch.check(t)
 }
+
+// TestConsoleSessionReload: a reload and a new tab keep the session and the deep link's
+// view and selection; back and forward move between views; the token is in no storage a
+// script reads; a logout ends the session in every tab.
+func TestConsoleSessionReload(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	browser := startChromium(t, ctx)
+	d := serveDemo(t, binary(t), t.TempDir())
+	st, _, body := d.call(t, "POST", "/v1/events", map[string]any{"type": "FIRE", "priority": "high", "vertical": "healthcare",
+		"idempotency_key": "reload-1", "zone_code": "lyon", "payload": map[string]any{"lat": 45.76, "lng": 4.83}}, d.key()...)
+	expect(t, "event", st, 201, body)
+	eventID := body["event_id"].(string)
+
+	watch := &browserWatch{origin: d.base}
+	a := tab(t, browser, watch, "tab A")
+	email, pass := d.demoUser(t, "operational_supervisor")
+	loginAs(t, a, d.base, email, pass)
+	openView(t, a, "dispatch")
+	clickJS(t, a, "pick the event", `#queue tr[data-event-id="`+eventID+`"] button`)
+	waitJS(t, a, "the deep link", `location.hash === '#/dispatch/`+eventID+`'`)
+
+	do(t, a, "reload", chromedp.Reload())
+	waitJS(t, a, "the session resumed", `document.querySelector('#live-status').dataset.state === 'live' && document.querySelector('#login').hidden`)
+	waitJS(t, a, "the same view and event after the reload", `location.hash === '#/dispatch/`+eventID+`' &&
+		document.querySelector('#tab-dispatch').getAttribute('aria-selected') === 'true' &&
+		document.querySelector('#queue tr.selected[data-event-id="`+eventID+`"]') && document.querySelector('#score-table')`)
+	leak, err := chromedp.Run(a, chromedp.Evaluate[string](`document.cookie + [...Object.keys(localStorage), ...Object.keys(sessionStorage)]
+		.filter(k => k !== 'fieldrelay.theme').join(',')`))
+	if err != nil || leak != "" {
+		t.Errorf("the page can read a session or token: %q (%v)", leak, err)
+	}
+
+	// Back and forward.
+	openView(t, a, "events")
+	waitJS(t, a, "the events' link", `location.hash === '#/events'`)
+	if _, err := chromedp.Run(a, chromedp.Evaluate[bool](`history.back(), true`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, a, "back to the event's dispatch", `document.querySelector('#tab-dispatch').getAttribute('aria-selected') === 'true' &&
+		document.querySelector('#queue tr.selected[data-event-id="`+eventID+`"]')`)
+	if _, err := chromedp.Run(a, chromedp.Evaluate[bool](`history.forward(), true`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, a, "forward to the events", `document.querySelector('#tab-events').getAttribute('aria-selected') === 'true'`)
+
+	// A new tab of the same browser is signed in, on a pasted deep link.
+	b, cancelB := chromedp.NewContext(a)
+	defer cancelB()
+	watch.listen(t, b, "tab B")
+	do(t, b, "a new tab", chromedp.Navigate(d.base+"/console/#/dispatch/"+eventID))
+	waitJS(t, b, "the new tab signed in on the deep link", `document.querySelector('#live-status').dataset.state === 'live' &&
+		document.querySelector('#queue tr.selected[data-event-id="`+eventID+`"]')`)
+
+	// A logout in tab A ends the session in tab B at once, and a reload does not resume it.
+	clickJS(t, a, "log out", "#logout")
+	waitJS(t, a, "tab A logged out", `!document.querySelector('#login').hidden`)
+	waitJS(t, b, "tab B logged out", `!document.querySelector('#login').hidden && document.querySelector('#bar').hidden`)
+	do(t, b, "reload tab B", chromedp.Reload())
+	waitJS(t, b, "the log-in form", `!document.querySelector('#login').hidden`)
+	// Give a resumption every chance: the log-in form stays.
+	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](`fetch('/v1/auth/refresh', { method: 'POST', credentials: 'same-origin' }).then(r => r.status === 401)`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	if hidden, err := chromedp.Run(b, chromedp.Evaluate[bool](`document.querySelector('#login').hidden`)); err != nil || hidden {
+		t.Errorf("tab B resumed a logged-out session (%v)", err)
+	}
+	watch.check(t)
+}

@@ -29,7 +29,7 @@ const ctx = {
   restricted: () => state.perms.has("missions:receive") && !state.perms.has("missions:manage"),
   readOnly: () => !["events:write", "dispatch:assign", "missions:manage", "missions:receive",
     "tenant:admin", "webhooks:manage", "settings:dispatch", "teams:manage"].some((p) => state.perms.has(p)),
-  go, toast, rerender, loadMission, reload,
+  go, link, toast, rerender, loadMission, reload,
   actorName(id) {
     if (!id) return "";
     if (id === NIL) return "system";
@@ -119,19 +119,30 @@ async function loadRoles() {
   return state.roles;
 }
 
+// begin holds a login's or a resumed session's token and opens the console.
+async function begin(res) {
+  const roles = await loadRoles();
+  api.setSession({ token: res.token, user: res.user, expiresAt: Date.now() + res.expires_in * 1000 });
+  state.me = res.user;
+  state.perms = new Set(roles[res.user.rbac_level] || []);
+  await start(res.expires_in);
+}
+
 async function login(ev) {
   ev.preventDefault();
   const err = $("login-error");
   err.textContent = "";
   $("login-submit").disabled = true;
   try {
-    const roles = await loadRoles();
     const res = await api.post("/v1/auth/login", { email: $("login-email").value.trim(), password: $("login-password").value });
     $("login-password").value = "";
-    api.setSession({ token: res.token, user: res.user, expiresAt: Date.now() + res.expires_in * 1000 });
-    state.me = res.user;
-    state.perms = new Set(roles[res.user.rbac_level] || []);
-    await start(res.expires_in);
+    await begin(res);
+    try {
+      await api.keepSession();
+      sessions.postMessage("login");
+    } catch (e) {
+      toast("This session will not survive a reload: " + e.plain, "warn");
+    }
   } catch (e) {
     err.textContent = e.plain || String(e);
   } finally {
@@ -162,9 +173,28 @@ async function start(expiresIn) {
     return;
   }
   buildNav();
-  go(VIEWS.find((v) => v.visible(ctx)).id);
+  route(true);
   reload();
   stream.start();
+}
+
+// sessions tells the console's other tabs of a log-in (they resume it) and a log-out
+// (they end too).
+const sessions = typeof BroadcastChannel === "function" ? new BroadcastChannel("fieldrelay.session") : { postMessage() {} };
+sessions.onmessage = async (e) => {
+  if (e.data === "logout" && state.me) logout("You logged out in another tab.");
+  if (e.data === "login" && !state.me) {
+    const res = await api.resume();
+    if (res && !state.me) await begin(res);
+  }
+};
+
+// logoutClicked ends the session on the node (every tab and device of the user), then here
+// and in the other tabs at once.
+async function logoutClicked() {
+  await api.logoutEverywhere();
+  logout("You are logged out.");
+  sessions.postMessage("logout");
 }
 
 function logout(message) {
@@ -206,9 +236,35 @@ function buildNav() {
   nav.hidden = false;
 }
 
-function go(id, opts) {
+// Every view and selection has a URL (#/view or #/view/id): a deep link a dispatcher can
+// paste to a colleague; back and forward move between them.
+function hashOf(id, opts) {
+  const sel = opts && (opts.eventId || opts.missionId);
+  return "#/" + id + (sel ? "/" + encodeURIComponent(sel) : "");
+}
+
+// link records the URL of what the active view shows, as a step of the history.
+function link(id, opts) {
+  const hash = hashOf(id, opts);
+  if (location.hash !== hash) history.pushState(null, "", hash);
+}
+
+// route opens the view of the URL (the first view the role has when it names none).
+function route(first) {
+  const [, id, sel] = location.hash.match(/^#\/([a-z]+)(?:\/([^/]+))?$/) || [];
+  const v = VIEWS.find((x) => x.id === id && x.visible(ctx)) || VIEWS.find((x) => x.visible(ctx));
+  const param = sel ? decodeURIComponent(sel) : undefined;
+  go(v.id, { eventId: param, missionId: param }, first);
+}
+
+window.addEventListener("popstate", () => { if (state.me && state.active) route(false); });
+
+function go(id, opts, replace) {
   const v = VIEWS.find((x) => x.id === id && x.visible(ctx));
   if (!v) return;
+  const hash = hashOf(id, { eventId: id === "dispatch" && opts && opts.eventId, missionId: id === "missions" && opts && opts.missionId });
+  if (replace) history.replaceState(null, "", hash);
+  else if (location.hash !== hash) history.pushState(null, "", hash);
   if (state.active && state.active.unmount) state.active.unmount();
   state.active = v;
   for (const b of $("nav").querySelectorAll("button")) b.setAttribute("aria-selected", String(b.dataset.view === id));
@@ -362,7 +418,9 @@ const stream = new LiveStream({
 
 initTheme();
 $("login-form").addEventListener("submit", login);
-$("logout").addEventListener("click", () => logout("You are logged out."));
+$("logout").addEventListener("click", logoutClicked);
 $("login-email").focus();
+// A reload or a new tab resumes the session of the cookie, if there is one.
+api.resume().then((res) => (res && !state.me ? begin(res) : null)).catch((e) => { $("login-error").textContent = e.plain || String(e); });
 // "3 min ago" stays true while nothing else re-renders.
 setInterval(() => tickAgo($("view")), 5000);

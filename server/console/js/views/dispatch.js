@@ -8,7 +8,8 @@ import * as api from "../api.js";
 let selected = null;
 let scores = null;
 let scoreErr = "";
-let stale = ""; // why the scores shown could not be refreshed
+// stale says why the scores shown could not be refreshed.
+let stale = "";
 let listEl = null;
 let panel = null;
 let notes = "";
@@ -42,6 +43,7 @@ async function score(ctx) {
 
 function choose(ctx, id) {
   selected = id;
+  ctx.link("dispatch", { eventId: id });
   scores = null;
   scoreErr = "";
   stale = "";

@@ -59,7 +59,7 @@ function list(ctx) {
     .sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
   const rows = ms.map((m) => h("tr", { class: m.id === selected ? "selected" : "", dataset: { missionId: m.id, status: m.status } },
     h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "mis-" + m.id }, "aria-pressed": String(m.id === selected),
-      onclick: () => { selected = m.id; ctx.rerender(); ctx.loadMission(m.id); } }, eventLabel(ctx, m.event_id))),
+      onclick: () => { selected = m.id; ctx.link("missions", { missionId: m.id }); ctx.rerender(); ctx.loadMission(m.id); } }, eventLabel(ctx, m.event_id))),
     h("td", {}, badge(m.priority, "p-" + m.priority)),
     h("td", {}, teamName(ctx, m.team_id)),
     h("td", {}, badge(m.status, "s-" + m.status)),

@@ -400,3 +400,72 @@ func TestConsoleSessionReload(t *testing.T) {
 	}
 	watch.check(t)
 }
+
+// TestConsoleAlerting: with the sound on, a new critical or high event plays a tone and
+// counts in the tab's title until acknowledged, and so does a mission still not
+// acknowledged after the tenant's reinforcement timeout.
+func TestConsoleAlerting(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	browser := startChromium(t, ctx)
+	d := serveDemo(t, binary(t), t.TempDir())
+	admin := d.login(t, "company_admin")
+	st, _, body := d.call(t, "PATCH", "/v1/tenant/dispatch-settings", map[string]any{"reinforcement_timeout_min": 1}, admin...)
+	expect(t, "a reinforcement timeout", st, 200, body)
+
+	watch := &browserWatch{origin: d.base}
+	sup := tab(t, browser, watch, "supervisor")
+	email, pass := d.demoUser(t, "operational_supervisor")
+	loginAs(t, sup, d.base, email, pass)
+	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`(() => {
+		window.__tones = 0;
+		const start = OscillatorNode.prototype.start;
+		OscillatorNode.prototype.start = function (...a) { window.__tones++; return start.apply(this, a) };
+		return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	clickJS(t, sup, "the sound on", "#sound-toggle")
+	waitJS(t, sup, "the sound on", `document.querySelector('#sound-toggle').getAttribute('aria-pressed') === 'true' && window.__tones > 0`)
+	tones, err := chromedp.Run(sup, chromedp.Evaluate[int](`window.__tones`))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var eventID string
+	for i, prio := range []string{"critical", "high", "low"} {
+		st, _, body := d.call(t, "POST", "/v1/events", map[string]any{"type": "CARDIAC_ARREST", "priority": prio, "vertical": "healthcare",
+			"idempotency_key": fmt.Sprintf("alert-%d", i), "zone_code": "lyon", "payload": map[string]any{"lat": 45.764, "lng": 4.8357}}, d.key()...)
+		expect(t, "event", st, 201, body)
+		if i == 0 {
+			eventID = body["event_id"].(string)
+		}
+	}
+	waitJS(t, sup, "the low event on the board", `document.querySelectorAll('#events-body tr[data-event-id]').length === 3`)
+	waitJS(t, sup, "two alerts in the title, with tones", fmt.Sprintf(`document.title === '(2) fieldrelay console' && window.__tones > %d`, tones))
+	waitJS(t, sup, "two alerts to acknowledge", `document.querySelectorAll('#alerts .toast.alarm button.ack').length === 2`)
+	screenshot(t, sup, artifactsDir(t), "alerts")
+	clickJS(t, sup, "acknowledge", "#alerts .toast.alarm button.ack")
+	waitJS(t, sup, "one alert in the title", `document.title === '(1) fieldrelay console'`)
+	clickJS(t, sup, "acknowledge", "#alerts .toast.alarm button.ack")
+	waitJS(t, sup, "no alert in the title", `document.title === 'fieldrelay console'`)
+
+	// A dispatched mission nobody acknowledges: two minutes later (the page's clock), an
+	// alert.
+	supAuth := d.login(t, "operational_supervisor")
+	st, _, body = d.call(t, "POST", "/v1/teams/dispatch/score", map[string]any{"event_id": eventID}, supAuth...)
+	expect(t, "score", st, 200, body)
+	teamID := body["data"].([]any)[0].(map[string]any)["team_id"].(string)
+	st, _, body = d.call(t, "POST", "/v1/teams/dispatch", map[string]any{"event_id": eventID, "team_id": teamID}, supAuth...)
+	expect(t, "dispatch", st, 201, body)
+	openView(t, sup, "missions")
+	waitJS(t, sup, "the mission", `document.querySelector('#mission-list tr[data-mission-id]')`)
+	if n, err := chromedp.Run(sup, chromedp.Evaluate[int](`document.querySelectorAll('#alerts .toast.alarm').length`)); err != nil || n != 0 {
+		t.Fatalf("%d alerts before the timeout (%v)", n, err)
+	}
+	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`(() => { window.__now = Date.now; Date.now = () => window.__now() + 120000; return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, sup, "the overdue mission's alert", `document.title === '(1) fieldrelay console' &&
+		document.querySelector('#alerts .toast.alarm').textContent.includes('Not acknowledged after 1 min')`)
+	watch.check(t)
+}

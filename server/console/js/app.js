@@ -60,7 +60,81 @@ function initTheme() {
   $("theme-toggle").addEventListener("click", () => applyTheme(!document.documentElement.classList.contains("sun")));
 }
 
-// ---- toasts and banner
+// ---- alerts: sound, title count, toasts and banner
+
+// An alert is a new critical or high event, or a mission not acknowledged within the
+// tenant's reinforcement timeout: a toast that stays until acknowledged, a count in the
+// tab's title, and a tone when the user turned the sound on.
+const TITLE = document.title;
+let audio = null;
+// overdue holds the missions already alerted as not acknowledged in time.
+const overdue = new Set();
+
+function soundOn() {
+  return $("sound-toggle").getAttribute("aria-pressed") === "true";
+}
+
+function applySound(on) {
+  $("sound-toggle").setAttribute("aria-pressed", String(on));
+  $("sound-toggle").textContent = on ? "Sound on" : "Sound off";
+  try { localStorage.setItem("fieldrelay.sound", on ? "on" : "off"); } catch (_) { /* private mode */ }
+}
+
+function initSound() {
+  let saved = null;
+  try { saved = localStorage.getItem("fieldrelay.sound"); } catch (_) { saved = null; }
+  applySound(saved === "on");
+  $("sound-toggle").addEventListener("click", () => {
+    applySound(!soundOn());
+    // The click is the gesture that lets the page play sound.
+    if (soundOn()) beep();
+  });
+}
+
+// beep plays a short two-tone alert, made by Web Audio: no sound file to fetch.
+function beep() {
+  if (!soundOn()) return;
+  try {
+    audio = audio || new AudioContext();
+    if (audio.state === "suspended") audio.resume();
+    for (const [f, at] of [[880, 0], [660, 0.18]]) {
+      const o = audio.createOscillator();
+      const g = audio.createGain();
+      o.frequency.value = f;
+      g.gain.value = 0.2;
+      o.connect(g).connect(audio.destination);
+      o.start(audio.currentTime + at);
+      o.stop(audio.currentTime + at + 0.15);
+    }
+  } catch (_) {
+    // No audio device: the toast and the title still say it.
+  }
+}
+
+function countTitle() {
+  const n = $("alerts").querySelectorAll(".toast.alarm").length;
+  document.title = n ? "(" + n + ") " + TITLE : TITLE;
+}
+
+function alarm(text) {
+  toast(text, "critical");
+  beep();
+}
+
+// checkOverdue alerts once for each mission still unacknowledged past the tenant's
+// reinforcement timeout (0: off).
+function checkOverdue() {
+  const min = state.tenant && state.tenant.reinforcement_timeout_min;
+  if (!min || !state.me) return;
+  const limit = Date.now() - min * 60000;
+  for (const m of state.missions.values()) {
+    if (!["CREATED", "SENT"].includes(m.status) || overdue.has(m.id) || new Date(m.dispatched_at).getTime() > limit) continue;
+    overdue.add(m.id);
+    const ev = state.events.get(m.event_id);
+    const team = state.teams.get(m.team_id);
+    alarm("Not acknowledged after " + min + " min: " + (team ? team.name : "a team") + " on " + (ev ? ev.type : "event …" + m.event_id.slice(-6)));
+  }
+}
 
 // toast shows a message in the corner. The same message again while it shows adds to its
 // count ("×4") instead of piling up; a critical one stays until acknowledged.
@@ -71,13 +145,14 @@ function toast(text, kind, ms) {
     el.dataset.count = String(Number(el.dataset.count) + 1);
     el.querySelector(".count").textContent = "×" + el.dataset.count;
   } else {
-    el = h("div", { class: "toast " + (kind || ""), role: kind === "critical" ? "alert" : "status", dataset: { key, count: "1" } },
-      h("span", { class: "grow" }, text), h("span", { class: "count" }));
+    el = h("div", { class: "toast " + (kind || "") + (kind === "critical" ? " alarm" : ""), role: kind === "critical" ? "alert" : "status",
+      dataset: { key, count: "1" } }, h("span", { class: "grow" }, text), h("span", { class: "count" }));
     if (kind === "critical") {
       const box = el;
-      el.append(h("button", { type: "button", class: "ack", onclick: () => box.remove() }, "Acknowledge"));
+      el.append(h("button", { type: "button", class: "ack", onclick: () => { box.remove(); countTitle(); } }, "Acknowledge"));
     }
     $("alerts").append(el);
+    countTitle();
   }
   clearTimeout(toastTimers.get(el));
   if (kind !== "critical") {
@@ -203,6 +278,9 @@ function logout(message) {
   api.setSession(null);
   state.me = null; state.perms = new Set(); state.tenant = null; state.active = null;
   for (const m of [state.events, state.missions, state.teams, state.zones, state.users]) m.clear();
+  overdue.clear();
+  clear($("alerts"));
+  countTitle();
   banner("");
   $("bar").hidden = true;
   $("nav").hidden = true;
@@ -360,8 +438,8 @@ function onChange(name, data) {
       if (name === "event.created" && isNew) {
         state.fresh.add(data.event_id);
         setTimeout(() => state.fresh.delete(data.event_id), 5000);
-        if (data.priority === "critical") {
-          toast("Critical event: " + data.type + (data.zone_code ? " in " + data.zone_code : ""), "critical");
+        if (data.priority === "critical" || data.priority === "high") {
+          alarm((data.priority === "critical" ? "Critical" : "High") + " event: " + data.type + (data.zone_code ? " in " + data.zone_code : ""));
         }
       }
       break;
@@ -381,7 +459,7 @@ function onChange(name, data) {
       break;
     case "dispatch.requires_manual": {
       const ev = state.events.get(data.event_id);
-      toast("Needs a manual dispatch: " + (ev ? ev.type : "event …" + data.event_id.slice(-6)) + " — " + data.reason, "critical");
+      alarm("Needs a manual dispatch: " + (ev ? ev.type : "event …" + data.event_id.slice(-6)) + " — " + data.reason);
       break;
     }
     case "zone.connectivity": {
@@ -417,10 +495,11 @@ const stream = new LiveStream({
 // ---- start
 
 initTheme();
+initSound();
 $("login-form").addEventListener("submit", login);
 $("logout").addEventListener("click", logoutClicked);
 $("login-email").focus();
 // A reload or a new tab resumes the session of the cookie, if there is one.
 api.resume().then((res) => (res && !state.me ? begin(res) : null)).catch((e) => { $("login-error").textContent = e.plain || String(e); });
 // "3 min ago" stays true while nothing else re-renders.
-setInterval(() => tickAgo($("view")), 5000);
+setInterval(() => { tickAgo($("view")); checkOverdue(); }, 5000);

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -467,5 +468,22 @@ func TestConsoleAlerting(t *testing.T) {
 	}
 	waitJS(t, sup, "the overdue mission's alert", `document.title === '(1) fieldrelay console' &&
 		document.querySelector('#alerts .toast.alarm').textContent.includes('Not acknowledged after 1 min')`)
+	teamBoard(t, sup, teamID, "CARDIAC_ARREST")
 	watch.check(t)
+}
+
+// teamBoard checks the team board of a page whose team teamID is on a mission for an
+// event of type typ: that team first, with its mission; a click on Team sorts by name.
+func teamBoard(t *testing.T, page context.Context, teamID, typ string) {
+	t.Helper()
+	openView(t, page, "teams")
+	waitJS(t, page, "the busy team first, with its mission", `(() => {
+		const tr = document.querySelector('#teams-table tbody tr');
+		return tr.dataset.teamId === '`+teamID+`' && tr.textContent.toLowerCase().includes('`+strings.ToLower(strings.ReplaceAll(typ, "_", " "))+`') &&
+			tr.querySelector('[data-ago]') })()`)
+	clickJS(t, page, "sort by name", `#teams-table button[data-sort="name"]`)
+	waitJS(t, page, "the teams by name", `(() => {
+		const names = [...document.querySelectorAll('#teams-table tbody tr strong')].map(s => s.textContent.toLowerCase());
+		return names.length > 1 && names.every((n, i) => i === 0 || names[i - 1] <= n) &&
+			document.querySelector('#teams-table th[aria-sort="ascending"] button[data-sort="name"]') })()`)
 }

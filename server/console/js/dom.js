@@ -93,6 +93,28 @@ export function tickAgo(root) {
   }
 }
 
+// sortHead builds a table head whose columns sort the rows: cols are [label, key, class]
+// (no key: not sortable); a click sorts by the column, a second click reverses; sort is
+// { key, dir } and onSort re-renders.
+export function sortHead(cols, sort, onSort) {
+  return h("thead", {}, h("tr", {}, cols.map(([label, key, cls]) => h("th", { scope: "col", class: cls || "",
+    "aria-sort": key && sort.key === key ? (sort.dir > 0 ? "ascending" : "descending") : null },
+  key ? h("button", { type: "button", class: "sort", dataset: { sort: key }, onclick: () => {
+    if (sort.key === key) sort.dir = -sort.dir;
+    else { sort.key = key; sort.dir = 1; }
+    onSort();
+  } }, label) : label))));
+}
+
+// sortRows sorts list in place by sort.key, reading each item's value with get(item, key).
+export function sortRows(list, sort, get) {
+  return list.sort((a, b) => {
+    const x = get(a, sort.key);
+    const y = get(b, sort.key);
+    return (x < y ? -1 : x > y ? 1 : 0) * sort.dir;
+  });
+}
+
 export function short(id) {
   return id ? String(id).slice(-8) : "";
 }

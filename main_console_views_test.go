@@ -487,3 +487,65 @@ func teamBoard(t *testing.T, page context.Context, teamID, typ string) {
 		return names.length > 1 && names.every((n, i) => i === 0 || names[i - 1] <= n) &&
 			document.querySelector('#teams-table th[aria-sort="ascending"] button[data-sort="name"]') })()`)
 }
+
+// TestConsoleLists: the event board past its first page (Load more), its free-text search
+// and sortable columns, and an event's detail (payload in words, raw JSON on demand, the
+// small map, delivery per channel), opened by a deep link after a reload.
+func TestConsoleLists(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	browser := startChromium(t, ctx)
+	d := serveDemo(t, binary(t), t.TempDir())
+	var eventID string
+	for i := range 305 {
+		e := map[string]any{"type": "DELIVERY_DELAY", "priority": "low", "vertical": "logistics", "zone_code": "grenoble",
+			"idempotency_key": fmt.Sprintf("lists-%d", i), "payload": map[string]any{"lat": 45.19, "lng": 5.73, "parcel": map[string]any{"weight_kg": 2.5}}}
+		if i == 0 {
+			e["type"], e["priority"], e["vertical"], e["zone_code"] = "CARDIAC_ARREST", "critical", "healthcare", "lyon"
+			e["payload"] = map[string]any{"lat": 45.764, "lng": 4.8357, "caller_note": "man collapsed at the bakery", "required_equipment": []string{"defibrillator"}}
+		}
+		st, _, body := d.call(t, "POST", "/v1/events", e, d.key()...)
+		expect(t, "event", st, 201, body)
+		if i == 0 {
+			eventID = body["event_id"].(string)
+		}
+	}
+	watch := &browserWatch{origin: d.base}
+	sup := tab(t, browser, watch, "supervisor")
+	email, pass := d.demoUser(t, "operational_supervisor")
+	loginAs(t, sup, d.base, email, pass)
+	openView(t, sup, "events")
+	rows := `document.querySelectorAll('#events-body tr[data-event-id]').length`
+	waitJS(t, sup, "the first page", rows+` === 300 && !document.querySelector('#events-body tr[data-event-id="`+eventID+`"]')`)
+	clickJS(t, sup, "load more", "#events-more")
+	waitJS(t, sup, "the next page", rows+` === 305 && document.querySelector('#events-body tr[data-event-id="`+eventID+`"]') && !document.querySelector('#events-more')`)
+
+	// Sorting by priority puts the critical event first; a second click reverses.
+	clickJS(t, sup, "sort by priority", `#events-table button[data-sort="priority"]`)
+	waitJS(t, sup, "critical first", `document.querySelector('#events-body tr').dataset.eventId === '`+eventID+`'`)
+	clickJS(t, sup, "reverse", `#events-table button[data-sort="priority"]`)
+	waitJS(t, sup, "critical last", `document.querySelector('#events-body tr:last-child').dataset.eventId === '`+eventID+`'`)
+
+	// Free text finds the payload's words.
+	do(t, sup, "search", chromedp.SendKeys(chromedp.ID("f-q"), "bakery"))
+	waitJS(t, sup, "one match", rows+` === 1 && document.querySelector('#events-body tr').dataset.eventId === '`+eventID+`'`)
+
+	// The detail, by its deep link, after a reload.
+	clickJS(t, sup, "open the event", `button[data-open-event="`+eventID+`"]`)
+	waitJS(t, sup, "the detail's link", `location.hash === '#/events/`+eventID+`'`)
+	do(t, sup, "reload", chromedp.Reload())
+	waitJS(t, sup, "the detail after the reload", `document.querySelector('#event-detail h3') &&
+		document.querySelector('#event-detail h3').textContent.startsWith('Cardiac arrest') &&
+		document.querySelector('#event-payload').textContent.includes('man collapsed at the bakery') &&
+		document.querySelector('#event-detail svg.mini-map rect.ev-mark') &&
+		document.querySelector('#event-deliveries li')`)
+	txt, err := chromedp.Run(sup, chromedp.Text(chromedp.ID("event-detail")))
+	if err != nil || strings.Contains(txt, "{") || strings.Contains(txt, "CARDIAC_ARREST") {
+		t.Errorf("the detail shows raw JSON or a raw type name (%v):\n%s", err, txt)
+	}
+	clickJS(t, sup, "the raw JSON", `#event-detail button[aria-expanded="false"]`)
+	waitJS(t, sup, "the raw JSON", `document.querySelector('#event-detail pre').textContent.includes('"caller_note"')`)
+	noStrayText(t, sup, "the event's detail")
+	screenshot(t, sup, artifactsDir(t), "event-detail")
+	watch.check(t)
+}

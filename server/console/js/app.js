@@ -20,7 +20,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   me: null, perms: new Set(), tenant: null, roles: null,
   events: new Map(), missions: new Map(), teams: new Map(), zones: new Map(), users: new Map(),
-  fresh: new Set(), live: "off", active: null, loadedAt: 0,
+  fresh: new Set(), live: "off", active: null, loadedAt: 0, eventsCursor: "", missionsCursor: "",
 };
 
 const ctx = {
@@ -341,7 +341,7 @@ window.addEventListener("popstate", () => { if (state.me && state.active) route(
 function go(id, opts, replace) {
   const v = VIEWS.find((x) => x.id === id && x.visible(ctx));
   if (!v) return;
-  const hash = hashOf(id, { eventId: id === "dispatch" && opts && opts.eventId, missionId: id === "missions" && opts && opts.missionId });
+  const hash = hashOf(id, { eventId: ["dispatch", "events"].includes(id) && opts && opts.eventId, missionId: id === "missions" && opts && opts.missionId });
   if (replace) history.replaceState(null, "", hash);
   else if (location.hash !== hash) history.pushState(null, "", hash);
   if (state.active && state.active.unmount) state.active.unmount();
@@ -389,12 +389,20 @@ function put(map, items, key) {
 async function reload() {
   const jobs = [];
   if (ctx.can("events:read")) {
-    jobs.push(api.get("/v1/events?limit=300").then((r) => { state.events.clear(); put(state.events, r.data, "event_id"); }));
+    jobs.push(api.get("/v1/events?limit=300").then((r) => {
+      state.events.clear();
+      put(state.events, r.data, "event_id");
+      state.eventsCursor = r.next_cursor || "";
+    }));
   }
   if (ctx.can("zones:read")) jobs.push(api.all("/v1/zones").then((z) => { state.zones.clear(); put(state.zones, z, "code"); }));
   if (ctx.can("teams:read")) jobs.push(api.all("/v1/teams").then((t) => { state.teams.clear(); put(state.teams, t); }));
   if (ctx.can("missions:view")) {
-    jobs.push(api.get("/v1/missions?limit=300").then((r) => { state.missions.clear(); put(state.missions, r.data); }));
+    jobs.push(api.get("/v1/missions?limit=300").then((r) => {
+      state.missions.clear();
+      put(state.missions, r.data);
+      state.missionsCursor = r.next_cursor || "";
+    }));
   }
   if (ctx.can("tenant:admin")) jobs.push(api.all("/v1/tenant/users").then((u) => { state.users.clear(); put(state.users, u); }));
   const results = await Promise.allSettled(jobs);

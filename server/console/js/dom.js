@@ -115,6 +115,15 @@ export function sortRows(list, sort, get) {
   });
 }
 
+// typeName is an event type in words: CARDIAC_ARREST is "Cardiac arrest".
+export function typeName(type) {
+  const s = String(type || "").replace(/_/g, " ").toLowerCase();
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+// RANK orders priorities, most urgent first.
+export const RANK = { critical: 0, high: 1, normal: 2, low: 3 };
+
 export function short(id) {
   return id ? String(id).slice(-8) : "";
 }

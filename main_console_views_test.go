@@ -469,6 +469,19 @@ func TestConsoleAlerting(t *testing.T) {
 	waitJS(t, sup, "the overdue mission's alert", `document.title === '(1) fieldrelay console' &&
 		document.querySelector('#alerts .toast.alarm').textContent.includes('Not acknowledged after 1 min')`)
 	teamBoard(t, sup, teamID, "CARDIAC_ARREST")
+
+	// The mission list: free text as typed (live updates re-render the field), and sorting.
+	openView(t, sup, "missions")
+	waitJS(t, sup, "the search field focused", `(() => { const i = document.getElementById('m-q'); i.focus(); return document.activeElement === i })()`)
+	do(t, sup, "type a search", chromedp.KeyEvent("nothing like it"))
+	waitJS(t, sup, "no match", `!document.querySelector('#missions-table tr[data-mission-id]') && document.querySelector('#missions-table').textContent.includes('No mission.')`)
+	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`(() => { const i = document.getElementById('m-q'); i.value = 'cardiac lyon';
+		i.dispatchEvent(new Event('input')); return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, sup, "the mission found", `document.querySelectorAll('#missions-table tr[data-mission-id]').length === 1`)
+	clickJS(t, sup, "sort by team", `#missions-table button[data-sort="team"]`)
+	waitJS(t, sup, "sorted by team", `document.querySelector('#missions-table th[aria-sort="ascending"] button[data-sort="team"]')`)
 	watch.check(t)
 }
 

@@ -1,6 +1,6 @@
 // The console's shell: log-in, the role's views, the shared state and the live stream.
 
-import { h, clear, tickAgo } from "./dom.js";
+import { h, clear, tickAgo, typeName } from "./dom.js";
 import * as api from "./api.js";
 import { LiveStream } from "./stream.js";
 import { eventsView } from "./views/events.js";
@@ -133,7 +133,7 @@ function checkOverdue() {
     overdue.add(m.id);
     const ev = state.events.get(m.event_id);
     const team = state.teams.get(m.team_id);
-    alarm("Not acknowledged after " + min + " min: " + (team ? team.name : "a team") + " on " + (ev ? ev.type : "event …" + m.event_id.slice(-6)));
+    alarm("Not acknowledged after " + min + " min: " + (team ? team.name : "a team") + " on " + (ev ? typeName(ev.type) : "event …" + m.event_id.slice(-6)));
   }
 }
 
@@ -448,7 +448,7 @@ function onChange(name, data) {
         state.fresh.add(data.event_id);
         setTimeout(() => state.fresh.delete(data.event_id), 5000);
         if (data.priority === "critical" || data.priority === "high") {
-          alarm((data.priority === "critical" ? "Critical" : "High") + " event: " + data.type + (data.zone_code ? " in " + data.zone_code : ""));
+          alarm((data.priority === "critical" ? "Critical" : "High") + " event: " + typeName(data.type) + (data.zone_code ? " in " + data.zone_code : ""));
         }
       }
       break;
@@ -468,7 +468,7 @@ function onChange(name, data) {
       break;
     case "dispatch.requires_manual": {
       const ev = state.events.get(data.event_id);
-      alarm("Needs a manual dispatch: " + (ev ? ev.type : "event …" + data.event_id.slice(-6)) + " — " + data.reason);
+      alarm("Needs a manual dispatch: " + (ev ? typeName(ev.type) : "event …" + data.event_id.slice(-6)) + " — " + data.reason);
       break;
     }
     case "zone.connectivity": {

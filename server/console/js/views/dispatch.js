@@ -2,7 +2,7 @@
 // (POST /v1/teams/dispatch/score), and dispatch a team, or a backup team when the event
 // already has an active mission (POST /v1/teams/dispatch).
 
-import { h, clear, time, badge, cardify } from "../dom.js";
+import { h, clear, time, badge, cardify, typeName, RANK } from "../dom.js";
 import * as api from "../api.js";
 
 let selected = null;
@@ -17,8 +17,6 @@ let busy = false;
 let rescore = null;
 
 const active = (m) => !["COMPLETED", "FAILED"].includes(m.status);
-
-const RANK = { critical: 0, high: 1, normal: 2, low: 3 };
 
 // openEvents is the dispatch queue: critical first, then high, normal, low; the longest
 // waiting first within a priority.
@@ -61,7 +59,7 @@ async function dispatch(ctx, ev, team, backup) {
   try {
     const d = await api.post("/v1/teams/dispatch", body);
     notes = "";
-    ctx.toast((backup ? "Backup: " : "Dispatched: ") + team.team_name + " → " + ev.type, "ok");
+    ctx.toast((backup ? "Backup: " : "Dispatched: ") + team.team_name + " → " + typeName(ev.type), "ok");
     await ctx.loadMission(d.mission_id);
   } catch (e) {
     ctx.toast(e.plain, "warn", 8000);
@@ -76,7 +74,7 @@ function eventList(ctx) {
     const n = [...ctx.state.missions.values()].filter((m) => m.event_id === e.event_id && active(m)).length;
     return h("tr", { class: (e.event_id === selected ? "selected " : "") + (e.priority === "critical" ? "critical" : ""), dataset: { eventId: e.event_id } },
       h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "pick-" + e.event_id },
-        "aria-pressed": String(e.event_id === selected), onclick: () => choose(ctx, e.event_id) }, e.type)),
+        "aria-pressed": String(e.event_id === selected), onclick: () => choose(ctx, e.event_id) }, typeName(e.type))),
       h("td", {}, badge(e.priority, "p-" + e.priority)), h("td", {}, e.zone_code || "—"),
       h("td", { class: "small" }, time(e.created_at)), h("td", {}, n ? n + " active" : h("span", { class: "muted" }, "none")));
   });
@@ -95,7 +93,7 @@ function scorePanel(ctx) {
   const missions = [...ctx.state.missions.values()].filter((m) => m.event_id === ev.event_id);
   const backup = missions.some(active);
   const head = h("div", {},
-    h("h3", {}, ev.type, " ", badge(ev.priority, "p-" + ev.priority)),
+    h("h3", {}, typeName(ev.type), " ", badge(ev.priority, "p-" + ev.priority)),
     h("dl", { class: "facts" },
       h("dt", {}, "Vertical"), h("dd", {}, ev.vertical),
       h("dt", {}, "Zone"), h("dd", {}, ev.zone_code || "—"),

@@ -3,7 +3,7 @@
 // projection, panned by dragging or the arrow keys and zoomed by the wheel, the buttons
 // or + and -.
 
-import { h, s, clear, time, cardify } from "../dom.js";
+import { h, s, clear, time, cardify, typeName } from "../dom.js";
 
 let svg = null;
 let view = null;
@@ -115,7 +115,7 @@ function draw(ctx) {
     const rr = (e.priority === "critical" ? 9 : 7) * unit;
     g.append(s("rect", { x: x - rr, y: y - rr, width: 2 * rr, height: 2 * rr, transform: "rotate(45 " + x + " " + y + ")",
       class: "ev-mark " + (e.status === "closed" ? "closed" : e.priority), "data-event": e.event_id },
-    s("title", {}, e.type + " · " + e.priority + " · " + e.status + " · " + time(e.created_at))));
+    s("title", {}, typeName(e.type) + " · " + e.priority + " · " + e.status + " · " + time(e.created_at))));
   }
   for (const m of ctx.state.missions.values()) {
     if (m.event_lat == null || ["COMPLETED", "FAILED"].includes(m.status)) continue;

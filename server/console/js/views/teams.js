@@ -1,7 +1,7 @@
 // The team board: every team with its status, its mission, its members and their last
 // position fix with its age; sortable, the teams on a mission longest first.
 
-import { h, clear, time, badge, ago, short, cardify, sortHead, sortRows } from "../dom.js";
+import { h, clear, time, badge, ago, short, cardify, sortHead, sortRows, typeName } from "../dom.js";
 
 const FINISHED = ["COMPLETED", "FAILED"];
 // sort: "mission" orders by the active mission's dispatch, oldest first; teams without one last.
@@ -40,7 +40,7 @@ function value(ctx, t, key) {
 
 function eventLabel(ctx, id) {
   const e = ctx.state.events.get(id);
-  return e ? e.type.replace(/_/g, " ").toLowerCase() + (e.zone_code ? " · " + e.zone_code : "") : "event …" + short(id);
+  return e ? typeName(e.type) + (e.zone_code ? " · " + e.zone_code : "") : "event …" + short(id);
 }
 
 function render(ctx) {

@@ -348,9 +348,11 @@ func TestConsoleE2E(t *testing.T) {
 			t.Errorf("the completed mission's detail shows %q:\n%s", bad, detail)
 		}
 	}
-	// The mission completed, so its event closed: the dispatch panel, still on it, says so
-	// and offers no Dispatch button (the node would answer 409 event_closed).
-	do(t, sup, "back to the dispatch panel", chromedp.Click(chromedp.ID("tab-dispatch")))
+	// The mission completed, so its event closed: the dispatch panel on it (its link) says
+	// so and offers no Dispatch button (the node would answer 409 event_closed).
+	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`location.hash = '#/dispatch/`+eventID+`', true`)); err != nil {
+		t.Fatal(err)
+	}
 	waitJS(t, sup, "the closed event in the panel", `document.querySelector('#event-closed') && !document.querySelector('#score-panel button[data-dispatch-team]')`)
 	cancelOp()
 

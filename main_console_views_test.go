@@ -174,6 +174,7 @@ func TestConsoleViews(t *testing.T) {
 	// and a low one elsewhere.
 	_, _, teams := d.call(t, "GET", "/v1/teams", nil, d.key()...)
 	var lat, lng float64
+	var ids []string
 	for _, tm := range teams["data"].([]any) {
 		for _, m := range tm.(map[string]any)["members"].([]any) {
 			if mm := m.(map[string]any); mm["lat"] != nil && lat == 0 {
@@ -185,13 +186,16 @@ func TestConsoleViews(t *testing.T) {
 		t.Fatal("no demo member has a position")
 	}
 	for i, e := range []map[string]any{
-		{"type": "CARDIAC_ARREST", "priority": "critical", "vertical": "healthcare", "zone_code": "lyon", "payload": map[string]any{"lat": lat, "lng": lng}},
+		{"type": "CARDIAC_ARREST", "priority": "critical", "vertical": "healthcare", "zone_code": "lyon",
+			"payload": map[string]any{"lat": lat, "lng": lng, "required_equipment": []string{"defibrillator"}}},
 		{"type": "DELIVERY_DELAY", "priority": "low", "vertical": "logistics", "zone_code": "grenoble", "payload": map[string]any{"lat": 45.19, "lng": 5.73}},
 	} {
 		e["idempotency_key"] = fmt.Sprintf("views-%d", i)
 		st, _, body := d.call(t, "POST", "/v1/events", e, d.key()...)
 		expect(t, "event", st, 201, body)
+		ids = append(ids, body["event_id"].(string))
 	}
+	critical, low := ids[0], ids[1]
 
 	watch := &browserWatch{origin: d.base}
 	for _, role := range []string{"company_admin", "company_tech", "operational_supervisor", "corporate_client"} {
@@ -252,7 +256,7 @@ func TestConsoleViews(t *testing.T) {
 	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`(() => { window.__now = Date.now; Date.now = () => window.__now() + 180000; return true })()`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, sup, "the age in minutes", `[...document.querySelectorAll('#events-body [data-ago]')].every(e => e.textContent === '3 min ago')`)
+	waitJS(t, sup, "the age in minutes", `[...document.querySelectorAll('#events-body [data-ago]')].every(e => /^[34] min ago$/.test(e.textContent))`)
 	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`(() => { Date.now = window.__now; return true })()`)); err != nil {
 		t.Fatal(err)
 	}
@@ -280,6 +284,7 @@ func TestConsoleViews(t *testing.T) {
 	clickJS(t, sup, "zoom in", `button[aria-label="Zoom in"]`)
 	waitJS(t, sup, "outlines as thin as before the zoom", `[...document.querySelectorAll('svg.map .member, svg.map .ev-mark')]
 		.every(e => getComputedStyle(e).vectorEffect === 'non-scaling-stroke')`)
+	dispatchGuard(t, d, sup, teams, critical, low)
 	watch.check(t)
 }
 
@@ -561,4 +566,53 @@ func TestConsoleLists(t *testing.T) {
 	noStrayText(t, sup, "the event's detail")
 	screenshot(t, sup, artifactsDir(t), "event-detail")
 	watch.check(t)
+}
+
+// dispatchGuard: a team without the equipment the critical event asks for, or below the
+// threshold, is sent only after "Send anyway"; after a dispatch the panel moves on to the
+// next open event without a team.
+func dispatchGuard(t *testing.T, d *demoNode, sup context.Context, teams map[string]any, critical, low string) {
+	t.Helper()
+	var lacking, equipped string
+	for _, tm := range teams["data"].([]any) {
+		tm := tm.(map[string]any)
+		eq, _ := tm["equipment"].([]any)
+		has := false
+		for _, x := range eq {
+			has = has || x == "defibrillator"
+		}
+		if !has && tm["status"] == "available" && lacking == "" {
+			lacking = tm["id"].(string)
+		}
+		if has && tm["status"] == "available" && equipped == "" {
+			equipped = tm["id"].(string)
+		}
+	}
+	if lacking == "" || equipped == "" {
+		t.Fatalf("the demo needs an available team with a defibrillator and one without: %q %q", equipped, lacking)
+	}
+	missions := func() int {
+		_, _, list := d.call(t, "GET", "/v1/missions", nil, d.key()...)
+		return len(list["data"].([]any))
+	}
+	before := missions()
+	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`location.hash = '#/dispatch/`+critical+`', true`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, sup, "the critical event's scores", `document.querySelector('#queue tr.selected[data-event-id="`+critical+`"]') && document.querySelector('#score-table button[data-dispatch-team="`+lacking+`"]')`)
+	clickJS(t, sup, "send the team without a defibrillator", `#score-table button[data-dispatch-team="`+lacking+`"]`)
+	waitJS(t, sup, "a confirmation", `document.querySelector('#dispatch-confirm').textContent.includes('lacks defibrillator')`)
+	if n := missions(); n != before {
+		t.Fatalf("a mission was created before the confirmation: %d → %d", before, n)
+	}
+	clickJS(t, sup, "cancel", `#dispatch-confirm button:not(#confirm-send)`)
+	waitJS(t, sup, "no confirmation", `!document.querySelector('#dispatch-confirm')`)
+	// A team with the defibrillator but far away, below the threshold: sent anyway.
+	clickJS(t, sup, "send the team below the threshold", `#score-table button[data-dispatch-team="`+equipped+`"]`)
+	waitJS(t, sup, "a confirmation", `document.querySelector('#dispatch-confirm').textContent.includes('below the threshold')`)
+	clickJS(t, sup, "send anyway", `#confirm-send`)
+	waitJS(t, sup, "on to the next open event", `location.hash === '#/dispatch/`+low+`' && document.querySelector('#queue tr.selected[data-event-id="`+low+`"]')`)
+	if n := missions(); n != before+1 {
+		t.Fatalf("missions: %d → %d, want one more", before, n)
+	}
 }

@@ -14,6 +14,8 @@ let listEl = null;
 let panel = null;
 let notes = "";
 let busy = false;
+// confirming is the team whose dispatch waits for "Send anyway".
+let confirming = null;
 let rescore = null;
 
 const active = (m) => !["COMPLETED", "FAILED"].includes(m.status);
@@ -41,6 +43,7 @@ async function score(ctx) {
 
 function choose(ctx, id) {
   selected = id;
+  confirming = null;
   ctx.link("dispatch", { eventId: id });
   scores = null;
   scoreErr = "";
@@ -48,6 +51,33 @@ function choose(ctx, id) {
   ctx.rerender();
   score(ctx);
 }
+
+// risks says why sending the team needs a second thought: a score below the tenant's
+// threshold, equipment the event asks for and the team lacks.
+function risks(ctx, ev, s) {
+  const out = [];
+  const thr = ctx.state.tenant && ctx.state.tenant.dispatch_threshold;
+  if (thr != null && s.score < thr) out.push("its score " + s.score.toFixed(3) + " is below the threshold " + thr);
+  const team = ctx.state.teams.get(s.team_id);
+  const have = new Set((team && team.equipment) || []);
+  const missing = (ev.required_equipment || []).filter((x) => !have.has(x));
+  if (missing.length) out.push("it lacks " + missing.join(", "));
+  else if (s.factors.equipment < 1) out.push("it lacks some of the equipment asked");
+  return out;
+}
+
+// ask dispatches the team at once, or first asks for a confirmation when it is a risk.
+function ask(ctx, ev, s, backup) {
+  if (risks(ctx, ev, s).length && confirming !== s.team_id) {
+    confirming = s.team_id;
+    ctx.rerender();
+    return;
+  }
+  confirming = null;
+  dispatch(ctx, ev, s, backup);
+}
+
+const hasActive = (ctx, id) => [...ctx.state.missions.values()].some((m) => m.event_id === id && active(m));
 
 async function dispatch(ctx, ev, team, backup) {
   if (busy) return;
@@ -61,6 +91,13 @@ async function dispatch(ctx, ev, team, backup) {
     notes = "";
     ctx.toast((backup ? "Backup: " : "Dispatched: ") + team.team_name + " → " + typeName(ev.type), "ok");
     await ctx.loadMission(d.mission_id);
+    // On to the next open event that has no team yet.
+    const next = openEvents(ctx).find((e) => e.event_id !== ev.event_id && !hasActive(ctx, e.event_id));
+    if (next && selected === ev.event_id) {
+      busy = false;
+      choose(ctx, next.event_id);
+      return;
+    }
   } catch (e) {
     ctx.toast(e.plain, "warn", 8000);
   } finally {
@@ -121,11 +158,18 @@ function scorePanel(ctx) {
       h("td", { class: "num" }, pct(f.equipment)),
       h("td", {}, h("button", { type: "button", class: best === s ? "primary" : "", disabled: !canSend,
         dataset: { key: "send-" + s.team_id, dispatchTeam: s.team_id },
-        onclick: () => dispatch(ctx, ev, s, backup) }, backup ? "Dispatch backup" : "Dispatch")));
+        onclick: () => ask(ctx, ev, s, backup) }, backup ? "Dispatch backup" : "Dispatch")));
   });
+  const pending = confirming && scores.find((s) => s.team_id === confirming);
+  const confirmBox = pending ? h("div", { class: "confirm", role: "alertdialog", "aria-labelledby": "confirm-text", id: "dispatch-confirm" },
+    h("p", { id: "confirm-text" }, "Send ", h("strong", {}, pending.team_name), " anyway? ", risks(ctx, ev, pending).join("; "), "."),
+    h("button", { type: "button", class: "danger", id: "confirm-send", dataset: { key: "confirm-send" }, disabled: busy,
+      onclick: () => ask(ctx, ev, pending, backup) }, "Send anyway"), " ",
+    h("button", { type: "button", onclick: () => { confirming = null; ctx.rerender(); } }, "Cancel")) : null;
   return h("div", {}, head,
     h("div", { class: "toolbar" }, h("div", { class: "grow" }, h("label", { for: "dispatch-notes" }, "Notes for the team"), notesEl)),
     stale ? h("p", { class: "error" }, "Scores not refreshed: ", stale) : null,
+    confirmBox,
     cardify(h("table", { id: "score-table" }, h("caption", { class: "muted" }, "Score = vertical × availability × proximity × equipment; threshold " +
       ((ctx.state.tenant && ctx.state.tenant.dispatch_threshold) ?? "?")),
     h("thead", {}, h("tr", {}, ["Team", "Score", "Vertical", "Availability", "Proximity", "Distance", "Equipment", ""].map((t) => h("th", { scope: "col" }, t)))),

@@ -565,6 +565,30 @@ func TestConsoleLists(t *testing.T) {
 	waitJS(t, sup, "the raw JSON", `document.querySelector('#event-detail pre').textContent.includes('"caller_note"')`)
 	noStrayText(t, sup, "the event's detail")
 	screenshot(t, sup, artifactsDir(t), "event-detail")
+
+	// A caller on the phone: the event is created from the console (a latitude out of range
+	// comes back as a payload warning), and the dispatcher lands on its dispatch panel.
+	clickJS(t, sup, "a new event", "#new-event-open")
+	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`(() => {
+		const set = (id, v) => { const e = document.getElementById(id); e.value = v; e.dispatchEvent(new Event('input')); };
+		set('ne-type', 'gas leak'); set('ne-priority', 'critical'); set('ne-zone', 'lyon'); set('ne-lat', '95'); set('ne-lng', '4.83');
+		set('ne-note', 'smell of gas in the stairwell'); set('ne-vertical', 'healthcare');
+		return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, sup, artifactsDir(t), "new-event")
+	clickJS(t, sup, "create it", "#ne-submit")
+	waitJS(t, sup, "the new event's dispatch panel and the warning", `location.hash.startsWith('#/dispatch/') && !location.hash.endsWith('`+eventID+`') &&
+		document.querySelector('#alerts').textContent.includes('payload.lat')`)
+	hash, err := chromedp.Run(sup, chromedp.Evaluate[string](`location.hash`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _, created := d.call(t, "GET", "/v1/events/"+strings.TrimPrefix(hash, "#/dispatch/"), nil, d.key()...)
+	expect(t, "the console's event", st, 200, created)
+	if p, _ := created["payload"].(map[string]any); created["type"] != "GAS_LEAK" || created["priority"] != "critical" || p["caller_note"] != "smell of gas in the stairwell" {
+		t.Errorf("the console's event: %v", created)
+	}
 	watch.check(t)
 }
 

@@ -19,6 +19,10 @@ let detailId = null;
 let raw = false;
 let more = false;
 let fetching = "";
+// creating holds the new-event form's idempotency key while the form is open: a second
+// submit of the same form is the same event.
+let creating = null;
+let formEl = null;
 
 function verticals(ctx) {
   const set = new Set((ctx.state.tenant && ctx.state.tenant.verticals) || []);
@@ -197,6 +201,61 @@ function detail(ctx) {
           " · ", time(m.dispatched_at)))) : h("p", { class: "muted" }, "None."))));
 }
 
+function newKey() {
+  return typeof crypto.randomUUID === "function" ? crypto.randomUUID() : "console-" + Date.now() + "-" + Math.random().toString(36).slice(2);
+}
+
+// newEventForm takes a caller's report on the phone: POST /v1/events with the console's
+// own idempotency key; the payload's warnings are shown; a dispatcher lands on the
+// dispatch panel of the new event.
+function newEventForm(ctx) {
+  const types = [...new Set([...ctx.state.events.values()].map((e) => e.type))].sort();
+  const v = verticals(ctx).filter(Boolean);
+  const f = {
+    type: h("input", { id: "ne-type", type: "text", required: true, maxlength: 100, list: "ne-types", autocomplete: "off", placeholder: "e.g. CARDIAC_ARREST" }),
+    priority: select(["critical", "high", "normal", "low"], "high", { id: "ne-priority" }),
+    vertical: select(v.length ? v : ["healthcare"], v[0], { id: "ne-vertical" }),
+    zone: select([["", "none"], ...[...ctx.state.zones.keys()].sort().map((z) => [z, z])], "", { id: "ne-zone" }),
+    lat: h("input", { id: "ne-lat", type: "text", inputmode: "decimal", placeholder: "45.7640" }),
+    lng: h("input", { id: "ne-lng", type: "text", inputmode: "decimal", placeholder: "4.8357" }),
+    note: h("textarea", { id: "ne-note", rows: 2, maxlength: 2000 }),
+    equipment: h("input", { id: "ne-equipment", type: "text", placeholder: "defibrillator, stretcher" }),
+  };
+  const submit = async (ev) => {
+    ev.preventDefault();
+    const payload = {};
+    if (f.lat.value.trim() || f.lng.value.trim()) { payload.lat = Number(f.lat.value); payload.lng = Number(f.lng.value); }
+    if (f.note.value.trim()) payload.caller_note = f.note.value.trim();
+    const eq = f.equipment.value.split(",").map((x) => x.trim()).filter(Boolean);
+    if (eq.length) payload.required_equipment = eq;
+    const body = { type: f.type.value.trim().toUpperCase().replace(/\s+/g, "_"), priority: f.priority.value, vertical: f.vertical.value,
+      idempotency_key: creating, payload };
+    if (f.zone.value) body.zone_code = f.zone.value;
+    try {
+      const res = await api.post("/v1/events", body);
+      creating = null;
+      clear(formEl);
+      ctx.toast("Event created: " + typeName(body.type), "ok");
+      if (res.payload_warnings && res.payload_warnings.length) ctx.toast("Check the payload: " + res.payload_warnings.join("; "), "warn", 15000);
+      if (ctx.can("dispatch:assign") && !res.dispatch) ctx.go("dispatch", { eventId: res.event_id });
+      else open(ctx, res.event_id);
+    } catch (e) {
+      ctx.toast(e.plain, "warn", 8000);
+    }
+  };
+  return h("form", { class: "card section", id: "new-event", onsubmit: submit },
+    h("h3", {}, "New event (a caller on the phone)"),
+    h("datalist", { id: "ne-types" }, types.map((t) => h("option", { value: t }))),
+    h("div", { class: "form-grid" },
+      h("div", {}, h("label", { for: "ne-type" }, "Type"), f.type), h("div", {}, h("label", { for: "ne-priority" }, "Priority"), f.priority),
+      h("div", {}, h("label", { for: "ne-vertical" }, "Vertical"), f.vertical), h("div", {}, h("label", { for: "ne-zone" }, "Zone"), f.zone),
+      h("div", {}, h("label", { for: "ne-lat" }, "Latitude"), f.lat), h("div", {}, h("label", { for: "ne-lng" }, "Longitude"), f.lng),
+      h("div", {}, h("label", { for: "ne-equipment" }, "Equipment needed"), f.equipment)),
+    h("label", { for: "ne-note" }, "What the caller says"), f.note,
+    h("div", { class: "moves" }, h("button", { type: "submit", class: "primary", id: "ne-submit" }, "Create the event"),
+      h("button", { type: "button", onclick: () => { creating = null; clear(formEl); } }, "Cancel")));
+}
+
 async function loadMore(ctx) {
   more = true;
   update(ctx);
@@ -235,7 +294,16 @@ export const eventsView = {
     bar = toolbar(ctx);
     detailEl = h("div", {});
     wrap = h("div", { class: "scroll" });
-    root.append(h("h2", {}, "Event board", ctx.readOnly() ? h("span", { class: "badge" }, " read-only") : null), bar, detailEl, wrap);
+    formEl = h("div", {});
+    const create = ctx.can("events:write") ? h("button", { type: "button", id: "new-event-open", onclick: () => {
+      if (creating) return;
+      creating = newKey();
+      clear(formEl, newEventForm(ctx));
+      formEl.querySelector("#ne-type").focus();
+    } }, "New event…") : null;
+    creating = null;
+    root.append(h("div", { class: "toolbar" }, h("h2", { class: "grow" }, "Event board", ctx.readOnly() ? h("span", { class: "badge" }, " read-only") : null), create),
+      formEl, bar, detailEl, wrap);
     update(ctx);
   },
   update(ctx) {

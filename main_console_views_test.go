@@ -280,6 +280,7 @@ func TestConsoleViews(t *testing.T) {
 		t.Errorf("over the critical event's marker: %s (%v)", top, err)
 	}
 	screenshot(t, sup, shots, "views-map")
+	mapClicks(t, sup, critical)
 	clickJS(t, sup, "zoom in", `button[aria-label="Zoom in"]`)
 	clickJS(t, sup, "zoom in", `button[aria-label="Zoom in"]`)
 	waitJS(t, sup, "outlines as thin as before the zoom", `[...document.querySelectorAll('svg.map .member, svg.map .ev-mark')]
@@ -639,4 +640,43 @@ func dispatchGuard(t *testing.T, d *demoNode, sup context.Context, teams map[str
 	if n := missions(); n != before+1 {
 		t.Fatalf("missions: %d → %d, want one more", before, n)
 	}
+}
+
+// mapClicks: the demo's zones start in colour (a connectivity report), a tap on an event's
+// marker opens its detail, one on a member's opens its team on the board, and a zone's
+// name in the table zooms the map to it.
+func mapClicks(t *testing.T, page context.Context, eventID string) {
+	t.Helper()
+	waitJS(t, page, "the demo's zones online", `document.querySelectorAll('svg.map path.zone.online').length === 2`)
+	tap := func(what, sel string) {
+		t.Helper()
+		xy, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`(() => {
+			document.querySelector('svg.map').scrollIntoView();
+			for (const el of document.querySelectorAll('`+sel+`')) {
+				const r = el.getBoundingClientRect();
+				const x = r.left + r.width / 2, y = r.top + r.height / 2;
+				if (document.elementFromPoint(x, y) === el) return [x, y];
+			}
+			return [];
+		})()`))
+		if err != nil || len(xy) != 2 {
+			t.Fatalf("no %s to tap (%v)", what, err)
+		}
+		do(t, page, "tap "+what, chromedp.MouseClickXY(xy[0], xy[1]))
+	}
+	tap("the critical event", `svg.map rect.ev-mark.critical[data-event="`+eventID+`"]`)
+	waitJS(t, page, "the event's detail", `location.hash === '#/events/`+eventID+`' && document.querySelector('#event-detail[data-event-id="`+eventID+`"]')`)
+	openView(t, page, "map")
+	tap("a member", `svg.map circle.member`)
+	waitJS(t, page, "the member's team on the board", `location.hash.startsWith('#/teams/') &&
+		document.querySelector('#teams-table tr.selected').dataset.teamId === location.hash.slice('#/teams/'.length)`)
+	openView(t, page, "map")
+	before, err := chromedp.Run(page, chromedp.Evaluate[string](`document.querySelector('svg.map').getAttribute('viewBox')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clickJS(t, page, "zoom to lyon", `button[data-zoom-zone="lyon"]`)
+	waitJS(t, page, "the map on lyon", `(() => {
+		const v = document.querySelector('svg.map').getAttribute('viewBox').split(' ').map(Number);
+		return v[2] < `+strings.Split(before, " ")[2]+` })()`)
 }

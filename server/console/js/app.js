@@ -318,7 +318,7 @@ function buildNav() {
 // Every view and selection has a URL (#/view or #/view/id): a deep link a dispatcher can
 // paste to a colleague; back and forward move between them.
 function hashOf(id, opts) {
-  const sel = opts && (opts.eventId || opts.missionId);
+  const sel = opts && (opts.eventId || opts.missionId || opts.teamId);
   return "#/" + id + (sel ? "/" + encodeURIComponent(sel) : "");
 }
 
@@ -333,7 +333,7 @@ function route(first) {
   const [, id, sel] = location.hash.match(/^#\/([a-z]+)(?:\/([^/]+))?$/) || [];
   const v = VIEWS.find((x) => x.id === id && x.visible(ctx)) || VIEWS.find((x) => x.visible(ctx));
   const param = sel ? decodeURIComponent(sel) : undefined;
-  go(v.id, { eventId: param, missionId: param }, first);
+  go(v.id, { eventId: param, missionId: param, teamId: param }, first);
 }
 
 window.addEventListener("popstate", () => { if (state.me && state.active) route(false); });
@@ -341,7 +341,8 @@ window.addEventListener("popstate", () => { if (state.me && state.active) route(
 function go(id, opts, replace) {
   const v = VIEWS.find((x) => x.id === id && x.visible(ctx));
   if (!v) return;
-  const hash = hashOf(id, { eventId: ["dispatch", "events"].includes(id) && opts && opts.eventId, missionId: id === "missions" && opts && opts.missionId });
+  const hash = hashOf(id, { eventId: ["dispatch", "events"].includes(id) && opts && opts.eventId,
+    missionId: id === "missions" && opts && opts.missionId, teamId: id === "teams" && opts && opts.teamId });
   if (replace) history.replaceState(null, "", hash);
   else if (location.hash !== hash) history.pushState(null, "", hash);
   if (state.active && state.active.unmount) state.active.unmount();

@@ -7,6 +7,7 @@ const FINISHED = ["COMPLETED", "FAILED"];
 // sort: "mission" orders by the active mission's dispatch, oldest first; teams without one last.
 const sort = { key: "mission", dir: 1 };
 let root = null;
+let selected = null;
 
 // activeMission is the team's oldest unfinished mission, or null.
 function activeMission(ctx, team) {
@@ -49,7 +50,7 @@ function render(ctx) {
   const rows = teams.map((t) => {
     const m = activeMission(ctx, t);
     const fix = lastFix(t);
-    return h("tr", { dataset: { teamId: t.id } },
+    return h("tr", { dataset: { teamId: t.id }, class: t.id === selected ? "selected" : "" },
       h("td", {}, h("strong", {}, t.name), t.zone_code ? h("div", { class: "muted small" }, t.zone_code) : null),
       h("td", {}, badge(t.status.replace(/_/g, " "), t.status === "available" ? "s-COMPLETED" : t.status === "on_mission" ? "s-ACK" : "")),
       h("td", {}, m ? [h("button", { type: "button", class: "link", onclick: () => ctx.go("missions", { missionId: m.id }) }, eventLabel(ctx, m.event_id)),
@@ -68,9 +69,12 @@ export const teamsView = {
   id: "teams",
   title: () => "Teams",
   visible: (ctx) => ctx.can("teams:read") && !ctx.restricted(),
-  mount(r, ctx) {
+  mount(r, ctx, opts) {
     root = r;
+    selected = opts.teamId || null;
     render(ctx);
+    const row = selected && root.querySelector('tr[data-team-id="' + CSS.escape(selected) + '"]');
+    if (row) row.scrollIntoView({ block: "nearest" });
   },
   update(ctx) { render(ctx); },
   unmount() { root = null; },

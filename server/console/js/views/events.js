@@ -218,7 +218,7 @@ function newEventForm(ctx) {
     zone: select([["", "none"], ...[...ctx.state.zones.keys()].sort().map((z) => [z, z])], "", { id: "ne-zone" }),
     lat: h("input", { id: "ne-lat", type: "text", inputmode: "decimal", placeholder: "45.7640" }),
     lng: h("input", { id: "ne-lng", type: "text", inputmode: "decimal", placeholder: "4.8357" }),
-    note: h("textarea", { id: "ne-note", rows: 2, maxlength: 2000 }),
+    note: h("textarea", { id: "ne-note", "rows": 2, maxlength: 2000 }),
     equipment: h("input", { id: "ne-equipment", type: "text", placeholder: "defibrillator, stretcher" }),
   };
   const submit = async (ev) => {

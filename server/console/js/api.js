@@ -122,13 +122,15 @@ export async function resume() {
   }
 }
 
-// logoutEverywhere ends every session of the user on the node and clears the cookie.
+// logoutEverywhere ends every session of the user on the node and clears the cookie; it
+// answers false when the node could not be told (the page logs out all the same).
 export async function logoutEverywhere() {
-  if (!session) return;
+  if (!session) return true;
   try {
     await post("/v1/auth/logout", undefined, { cookies: true });
-  } catch (_) {
-    // The node is down or the session already ended: the page logs out all the same.
+    return true;
+  } catch (e) {
+    return e.code === "unauthorized" || e.code === "token_expired" || e.code === "account_suspended";
   }
 }
 export const patch = (p, b) => request("PATCH", p, b);

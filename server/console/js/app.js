@@ -268,8 +268,9 @@ sessions.onmessage = async (e) => {
 // logoutClicked ends the session on the node (every tab and device of the user), then here
 // and in the other tabs at once.
 async function logoutClicked() {
-  await api.logoutEverywhere();
-  logout("You are logged out.");
+  const told = await api.logoutEverywhere();
+  logout(told ? "You are logged out." : "Logged out in this page only: the node could not be reached, so the session " +
+    "may resume on a reload. Log in and out again once the node is back.");
   sessions.postMessage("logout");
 }
 

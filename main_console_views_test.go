@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -679,4 +680,65 @@ func mapClicks(t *testing.T, page context.Context, eventID string) {
 	waitJS(t, page, "the map on lyon", `(() => {
 		const v = document.querySelector('svg.map').getAttribute('viewBox').split(' ').map(Number);
 		return v[2] < `+strings.Split(before, " ")[2]+` })()`)
+}
+
+// TestConsoleMeasure measures, when FIELDRELAY_CONSOLE_MEASURE=1, what the issue's closing
+// note asks: event POST → its row and its tone (p50/p99 over 200 high events, loopback,
+// the page's clock against the test's, one machine), and the board's first paint and
+// rows on a cold load with a session to resume. It logs; it asserts no time.
+func TestConsoleMeasure(t *testing.T) {
+	if os.Getenv("FIELDRELAY_CONSOLE_MEASURE") != "1" {
+		t.Skip("set FIELDRELAY_CONSOLE_MEASURE=1 to measure the console")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	browser := startChromium(t, ctx)
+	d := serveDemo(t, binary(t), t.TempDir())
+	watch := &browserWatch{origin: d.base}
+	sup := tab(t, browser, watch, "supervisor")
+	email, pass := d.demoUser(t, "operational_supervisor")
+	loginAs(t, sup, d.base, email, pass)
+	clickJS(t, sup, "the sound on", "#sound-toggle")
+	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`(() => {
+		window.__row = {}; window.__tone = [];
+		const start = OscillatorNode.prototype.start;
+		OscillatorNode.prototype.start = function (...a) { window.__tone.push(Date.now()); return start.apply(this, a) };
+		new MutationObserver(() => { for (const tr of document.querySelectorAll('#events-body tr[data-event-id]'))
+			if (!window.__row[tr.dataset.eventId]) window.__row[tr.dataset.eventId] = Date.now() }).observe(document.body, { childList: true, subtree: true });
+		return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	var rows, tones []time.Duration
+	for i := range 200 {
+		sent := time.Now()
+		st, _, body := d.call(t, "POST", "/v1/events", map[string]any{"type": "FIRE", "priority": "high", "vertical": "emergency",
+			"idempotency_key": fmt.Sprintf("measure-%d", i), "zone_code": "lyon", "payload": map[string]any{"lat": 45.76, "lng": 4.83}}, d.key()...)
+		expect(t, "event", st, 201, body)
+		id := body["event_id"].(string)
+		waitJS(t, sup, "the row", `window.__row['`+id+`'] && window.__tone.length >= `+fmt.Sprint(2*(i+1)))
+		at, err := chromedp.Run(sup, chromedp.Evaluate[[]int64](`[window.__row['`+id+`'], window.__tone[window.__tone.length - 2]]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, time.UnixMilli(at[0]).Sub(sent))
+		tones = append(tones, time.UnixMilli(at[1]).Sub(sent))
+	}
+	pct := func(ds []time.Duration, p int) time.Duration {
+		s := append([]time.Duration(nil), ds...)
+		slices.Sort(s)
+		return s[(len(s)-1)*p/100]
+	}
+	t.Logf("event POST → row: p50 %v, p99 %v; → tone: p50 %v, p99 %v (200 events)", pct(rows, 50), pct(rows, 99), pct(tones, 50), pct(tones, 99))
+
+	// A cold load: a new tab of the same browser resumes the session and shows the board.
+	cold, cancelCold := chromedp.NewContext(sup)
+	defer cancelCold()
+	do(t, cold, "a cold load", chromedp.Navigate(d.base+"/console/#/events"))
+	waitJS(t, cold, "the board's rows", `document.querySelectorAll('#events-body tr[data-event-id]').length >= 200 && (window.__rows = window.__rows || performance.now())`)
+	paint, err := chromedp.Run(cold, chromedp.Evaluate[[]float64](`[(performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || -1, window.__rows]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cold load: first contentful paint %.0f ms, the board's 200 rows by %.0f ms (polled every 20 ms)", paint[0], paint[1])
+	watch.check(t)
 }

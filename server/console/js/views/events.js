@@ -93,9 +93,19 @@ async function fetchEvent(ctx, id) {
   ctx.rerender();
 }
 
-function row(e, ctx) {
+// byEvent groups the missions by event, once per render (not once per row).
+function byEvent(ctx) {
+  const out = new Map();
+  for (const m of ctx.state.missions.values()) {
+    if (!out.has(m.event_id)) out.set(m.event_id, []);
+    out.get(m.event_id).push(m);
+  }
+  return out;
+}
+
+function row(e, ctx, all) {
   const fresh = ctx.state.fresh.has(e.event_id);
-  const missions = [...ctx.state.missions.values()].filter((m) => m.event_id === e.event_id);
+  const missions = all.get(e.event_id) || [];
   const cls = [e.priority === "critical" && e.status !== "closed" ? "critical" : "", fresh ? "fresh" : "",
     e.event_id === detailId ? "selected" : ""].join(" ");
   const actions = [];
@@ -273,7 +283,8 @@ async function loadMore(ctx) {
 function update(ctx) {
   if (!wrap) return;
   const list = sortRows([...ctx.state.events.values()].filter(matches), sort, value);
-  const rows = list.map((e) => row(e, ctx));
+  const all = byEvent(ctx);
+  const rows = list.map((e) => row(e, ctx, all));
   if (!list.length) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, ctx.state.events.size ? "No event matches the filters." : "No events yet.")));
   clear(detailEl, detail(ctx));
   clear(wrap, cardify(h("table", { id: "events-table" },

@@ -199,7 +199,7 @@ func TestConsoleViews(t *testing.T) {
 	critical, low := ids[0], ids[1]
 
 	watch := &browserWatch{origin: d.base}
-	for _, role := range []string{"company_admin", "company_tech", "operational_supervisor", "corporate_client"} {
+	for _, role := range []string{"company_admin", "company_tech", "operational_supervisor", "corporate_client", "field_operator"} {
 		page := tab(t, browser, watch, role)
 		email, pass := d.demoUser(t, role)
 		loginAs(t, page, d.base, email, pass)
@@ -579,6 +579,11 @@ func TestConsoleLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, sup, artifactsDir(t), "new-event")
+	// On a phone, the event's detail and the form fit the screen.
+	do(t, sup, "a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	noSidewaysScroll(t, sup, "the event's detail and the new-event form at 390 px")
+	screenshot(t, sup, artifactsDir(t), "phone-new-event")
+	do(t, sup, "back to the desktop", chromedp.EmulateReset())
 	clickJS(t, sup, "create it", "#ne-submit")
 	waitJS(t, sup, "the new event's dispatch panel and the warning", `location.hash.startsWith('#/dispatch/') && !location.hash.endsWith('`+eventID+`') &&
 		document.querySelector('#alerts').textContent.includes('payload.lat')`)

@@ -19,6 +19,7 @@ let detailId = null;
 let raw = false;
 let more = false;
 let fetching = "";
+const rowCache = new Map();
 // creating holds the new-event form's idempotency key while the form is open: a second
 // submit of the same form is the same event.
 let creating = null;
@@ -284,7 +285,17 @@ function update(ctx) {
   if (!wrap) return;
   const list = sortRows([...ctx.state.events.values()].filter(matches), sort, value);
   const all = byEvent(ctx);
-  const rows = list.map((e) => row(e, ctx, all));
+  // A row is built again only when what it shows changed: a live update costs one row,
+  // not the whole board.
+  const rows = list.map((e) => {
+    const ms = all.get(e.event_id) || [];
+    const sig = [e.updated_at, e.status, ctx.state.fresh.has(e.event_id), e.event_id === detailId, ms.map((m) => m.id + m.status).join()].join("|");
+    const hit = rowCache.get(e.event_id);
+    if (hit && hit.sig === sig) return hit.el;
+    const el = row(e, ctx, all);
+    rowCache.set(e.event_id, { sig, el });
+    return el;
+  });
   if (!list.length) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, ctx.state.events.size ? "No event matches the filters." : "No events yet.")));
   clear(detailEl, detail(ctx));
   clear(wrap, cardify(h("table", { id: "events-table" },
@@ -302,6 +313,7 @@ export const eventsView = {
   visible: (ctx) => ctx.can("events:read"),
   mount(root, ctx, opts) {
     detailId = opts.eventId || null;
+    rowCache.clear();
     bar = toolbar(ctx);
     detailEl = h("div", {});
     wrap = h("div", { class: "scroll" });

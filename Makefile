@@ -46,10 +46,12 @@ central-bench: build
 axe:
 	@if command -v npm >/dev/null; then cd .ci/axe && npm ci --no-audit --no-fund; else echo "axe: npm is absent: the accessibility checks will be skipped" >&2; fi
 
+# test: -timeout 30m: the root package's end-to-end tests (the Chromium ones included) run
+# past go test's default 10 minutes under -race on a loaded 2-core machine.
 test: axe
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
-	go test -race -count=1 ./...
+	go test -race -count=1 -timeout 30m ./...
 
 # lint: the API reference (lint-openapi, below), then staticcheck and govulncheck at pinned
 # versions. Redocly and staticcheck must be clean.

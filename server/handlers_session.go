@@ -28,6 +28,17 @@ type loggedOut struct {
 	LoggedOut bool `json:"logged_out"`
 }
 
+// noBody reads the body these routes do not use: none, or a JSON object, strict JSON
+// like every body (docs/decisions.md, "Strict JSON bodies").
+func noBody(r *http.Request) error {
+	body, err := readBody(r, maxBody)
+	if err != nil {
+		return err
+	}
+	var in struct{}
+	return decodeJSON(body, &in)
+}
+
 // setSessionCookie sets (or, with an empty value, clears) the session cookie: HttpOnly so
 // no script reads it, SameSite=Strict so no other site's page sends it, Secure over TLS,
 // and scoped to the one path that reads it.
@@ -42,6 +53,9 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request, _ httprou
 	p := principal(r)
 	if p.UserID == "" {
 		return model.Errorf(model.KindForbidden, "a console session needs a user's bearer token; an API key has none")
+	}
+	if err := noBody(r); err != nil {
+		return err
 	}
 	c, err := s.parseToken(bearer(r), "")
 	if err != nil {
@@ -68,6 +82,9 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request, _ httprou
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
 		return model.Errorf(model.KindForbidden, "a session is refreshed by the console's own pages only")
 	}
+	if err := noBody(r); err != nil {
+		return err
+	}
 	cookie, err := r.Cookie(sessionCookie)
 	if err != nil || cookie.Value == "" {
 		return model.Errorf(model.KindUnauthorized, "no console session: log in")
@@ -93,7 +110,14 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request, _ httprou
 // handleLogout ends every session of the caller's user, in every tab and on every device,
 // and clears this browser's cookie.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	if err := s.eng.Logout(r.Context(), principal(r)); err != nil {
+	p := principal(r)
+	if p.UserID == "" {
+		return model.Errorf(model.KindForbidden, "only a logged-in user can log out; an API key has no session")
+	}
+	if err := noBody(r); err != nil {
+		return err
+	}
+	if err := s.eng.Logout(r.Context(), p); err != nil {
 		return err
 	}
 	setSessionCookie(w, r, "", -1)

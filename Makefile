@@ -17,7 +17,7 @@ TOOLS := $(CURDIR)/bin/tools
 VULNDB ?= https://vuln.go.dev
 FUZZTIME ?= 30s
 
-.PHONY: build run run-central central-bench test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak upstream-bench clean
+.PHONY: build run run-central central-bench axe test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak upstream-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -39,10 +39,21 @@ run-central: build
 central-bench: build
 	BIN=$(BINARY) DUR=$(or $(DUR),15s) .ci/central-bench
 
-test:
+# axe: axe-core for the console's accessibility checks in Chromium (main_console_views_test.go),
+# at the version .ci/axe/package-lock.json pins, installed by `npm ci` into .ci/axe/node_modules
+# (gitignored): loaded by the test only, never part of the console. Without npm the checks
+# are skipped (and fail under CI=true).
+axe:
+	@if ! command -v npm >/dev/null; then echo "axe: npm is absent: the accessibility checks will be skipped" >&2; \
+	elif [ -d .ci/axe/node_modules/axe-core ]; then :; \
+	elif ! (cd .ci/axe && npm ci --no-audit --no-fund); then echo "axe: npm ci failed (no registry?): the accessibility checks will be skipped" >&2; fi
+
+# test: -timeout 30m: the root package's end-to-end tests (the Chromium ones included) run
+# past go test's default 10 minutes under -race on a loaded 2-core machine.
+test: axe
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
-	go test -race -count=1 ./...
+	go test -race -count=1 -timeout 30m ./...
 
 # lint: the API reference (lint-openapi, below), then staticcheck and govulncheck at pinned
 # versions. Redocly and staticcheck must be clean.

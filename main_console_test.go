@@ -119,7 +119,13 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 // eval that chromedp.Poll runs inside the page; Runtime.evaluate is not affected).
 func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	waitJSWithin(t, ctx, 15*time.Second, what, expr)
+}
+
+// waitJSWithin is waitJS with another deadline (a reconnection's backoff).
+func waitJSWithin(t *testing.T, ctx context.Context, within time.Duration, what, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
 		if err == nil && ok {
@@ -331,6 +337,23 @@ func TestConsoleE2E(t *testing.T) {
 	}
 	waitJS(t, sup, "the feedback in the timeline", `document.querySelector('#timeline').textContent.includes('patient handed over')`)
 	screenshot(t, sup, shots, "07-supervisor-timeline")
+	// The timeline reads as words: the note as text (not JSON), no "via api", and a
+	// completed mission is not "not yet delivered".
+	detail, err := chromedp.Run(sup, chromedp.Text(chromedp.ID("mission-detail")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"{", "\"note\"", "via api", "not yet delivered"} {
+		if strings.Contains(detail, bad) {
+			t.Errorf("the completed mission's detail shows %q:\n%s", bad, detail)
+		}
+	}
+	// The mission completed, so its event closed: the dispatch panel on it (its link) says
+	// so and offers no Dispatch button (the node would answer 409 event_closed).
+	if _, err := chromedp.Run(sup, chromedp.Evaluate[bool](`location.hash = '#/dispatch/`+eventID+`', true`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, sup, "the closed event in the panel", `document.querySelector('#event-closed') && !document.querySelector('#score-panel button[data-dispatch-team]')`)
 	cancelOp()
 
 	// The admin opens every view (the API key list may 404 on this branch: handled).

@@ -135,12 +135,17 @@ func ensureDemo(ctx context.Context, eng *engine.Engine, dataDir string) (*demoC
 }
 
 // seedDemo creates, in one transaction, the demo tenant, one user per role with a random
-// password, two zones and three teams.
+// password, two zones reported online and three teams.
 func seedDemo(ctx context.Context, eng *engine.Engine) (*demoCredentials, error) {
 	c := &demoCredentials{Tenant: "demo"}
 	in := model.SeedTenantInput{Tenant: model.CreateTenantInput{Name: "Demo Field Ops", Slug: c.Tenant,
 		Email: "ops@" + demoDomain, Country: "FR", Plan: engine.PlanCore,
 		Verticals: []string{"emergency", "healthcare", "logistics"}}, Zones: demoZones()}
+	// A first report of each zone, so that the console's map starts in colour, not grey
+	// (online delivers as unknown does: docs/rules.md, Delivery).
+	for _, z := range in.Zones {
+		in.Connectivity = append(in.Connectivity, model.ConnectivityReport{ZoneCode: z.Code, State: model.ConnOnline, Network: "demo"})
+	}
 	for _, role := range model.Roles {
 		login, name := demoUserNames(role)
 		u := demoUser{Email: login + "@" + demoDomain, Password: model.RandomToken(12), Role: role}

@@ -212,6 +212,11 @@ func (e *Engine) AdminSeedTenant(ctx context.Context, in model.SeedTenantInput) 
 				return err
 			}
 		}
+		for _, r := range in.Connectivity {
+			if _, err := e.reportConnectivity(tx, created.Tenant.ID, r); err != nil {
+				return err
+			}
+		}
 		if in.Teams == nil {
 			return nil
 		}

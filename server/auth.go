@@ -3,7 +3,9 @@ package server
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -26,17 +28,45 @@ type claims struct {
 
 // issueToken signs an 8-hour HS256 token for a user account.
 func (s *Server) issueToken(u *model.UserAccount) (string, error) {
-	now := s.eng.Clock().Now()
+	return s.signToken(u, s.eng.Clock().Now().Add(engine.TokenLifetime), "")
+}
+
+// signToken signs an HS256 token for a user account that expires at exp. A console
+// session's cookie carries the audience sessionAudience; an access token has none.
+func (s *Server) signToken(u *model.UserAccount, exp time.Time, audience string) (string, error) {
 	c := claims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   u.ID,
-			IssuedAt:  jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(engine.TokenLifetime)),
+			IssuedAt:  jwt.NewNumericDate(s.eng.Clock().Now()),
+			ExpiresAt: jwt.NewNumericDate(exp),
 			ID:        model.NewID(),
 		},
 		TenantID: u.TenantID, Role: u.RBACLevel, Ver: u.TokenVersion,
 	}
+	if audience != "" {
+		c.Audience = jwt.ClaimStrings{audience}
+	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(s.jwtSecret)
+}
+
+// parseToken checks a token's signature, algorithm, expiry and audience: a session
+// token (audience sessionAudience) is no access token, nor the other way round.
+func (s *Server) parseToken(raw, audience string) (claims, error) {
+	var c claims
+	_, err := jwt.ParseWithClaims(raw, &c,
+		func(*jwt.Token) (any, error) { return s.jwtSecret, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithTimeFunc(s.eng.Clock().Now),
+		jwt.WithExpirationRequired(), jwt.WithIssuedAt())
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return c, model.Errorf(model.KindTokenExpired, "the token has expired; log in again")
+	case err != nil || !model.ValidID(c.Subject) || !model.ValidID(c.TenantID):
+		return c, model.Errorf(model.KindUnauthorized, "invalid token")
+	case audience == "" && len(c.Audience) > 0, audience != "" && !slices.Equal(c.Audience, jwt.ClaimStrings{audience}):
+		return c, model.Errorf(model.KindUnauthorized, "invalid token")
+	}
+	return c, nil
 }
 
 // authenticate resolves the principal of a request: the API key header wins over a
@@ -52,17 +82,18 @@ func (s *Server) authenticate(r *http.Request) (model.Principal, error) {
 	if len(h) < len(bearerPrefix) || !strings.EqualFold(h[:len(bearerPrefix)], bearerPrefix) {
 		return model.Principal{}, model.Errorf(model.KindUnauthorized, "the Authorization header must be a Bearer token")
 	}
-	var c claims
-	_, err := jwt.ParseWithClaims(strings.TrimSpace(h[len(bearerPrefix):]), &c,
-		func(*jwt.Token) (any, error) { return s.jwtSecret, nil },
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-		jwt.WithTimeFunc(s.eng.Clock().Now),
-		jwt.WithExpirationRequired(), jwt.WithIssuedAt())
-	switch {
-	case errors.Is(err, jwt.ErrTokenExpired):
-		return model.Principal{}, model.Errorf(model.KindTokenExpired, "the token has expired; log in again")
-	case err != nil || !model.ValidID(c.Subject) || !model.ValidID(c.TenantID):
-		return model.Principal{}, model.Errorf(model.KindUnauthorized, "invalid token")
+	c, err := s.parseToken(bearer(r), "")
+	if err != nil {
+		return model.Principal{}, err
 	}
 	return s.eng.AuthenticateUser(r.Context(), c.TenantID, c.Subject, c.Ver)
+}
+
+// bearer answers the token of a request's "Authorization: Bearer" header ("" without one).
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) < len(bearerPrefix) || !strings.EqualFold(h[:len(bearerPrefix)], bearerPrefix) {
+		return ""
+	}
+	return strings.TrimSpace(h[len(bearerPrefix):])
 }

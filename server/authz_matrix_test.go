@@ -153,6 +153,21 @@ var matrixRoutes = map[string]access{
 		return forbidden
 	}},
 
+	// The console's session (a user's; an API key has none); refresh reads its cookie.
+	"POST /v1/auth/session": {check: func(c caller) outcome {
+		if c.user() {
+			return allowed
+		}
+		return forbidden
+	}},
+	"POST /v1/auth/refresh": open,
+	"POST /v1/auth/logout": {check: func(c caller) outcome {
+		if c.user() {
+			return allowed
+		}
+		return forbidden
+	}},
+
 	"GET /v1/tenant/me":                  anyone,
 	"PATCH /v1/tenant/dispatch-settings": need(mSettings),
 	"POST /v1/tenant/users":              need(mTenantAdmin),
@@ -284,6 +299,12 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"POST /v1/auth/reset-password":  {path: "/v1/auth/reset-password", body: map[string]any{}},
 		"POST /v1/auth/verify":          {path: "/v1/auth/verify", body: map[string]any{}},
 		"POST /v1/auth/change-password": {path: "/v1/auth/change-password", body: map[string]any{}},
+		// refresh and logout get a body that is no object: a 400 that proves the caller got
+		// past the authorization, and a logout that does not end the caller's token for the
+		// rest of the matrix.
+		"POST /v1/auth/session": {path: "/v1/auth/session", body: map[string]any{}},
+		"POST /v1/auth/refresh": {path: "/v1/auth/refresh", body: []any{}},
+		"POST /v1/auth/logout":  {path: "/v1/auth/logout", body: []any{}},
 
 		"GET /v1/tenant/me":                  {path: "/v1/tenant/me"},
 		"PATCH /v1/tenant/dispatch-settings": {path: "/v1/tenant/dispatch-settings", body: map[string]any{}},

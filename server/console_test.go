@@ -148,14 +148,17 @@ func TestConsoleBundle(t *testing.T) {
 			}
 		}
 	}
-	// The token is never stored in the browser: only the theme goes to localStorage.
+	// The token is never stored in the browser: only the theme and the sound's choice go to
+	// localStorage.
 	for _, name := range names {
 		if strings.HasSuffix(name, ".js") && strings.Contains(stripComments(name, string(files[name])), "localStorage") && name != "js/app.js" {
 			t.Errorf("%s uses localStorage", name)
 		}
 	}
-	if app := string(files["js/app.js"]); strings.Count(app, "localStorage.setItem(") != 1 || !strings.Contains(app, `localStorage.setItem("fieldrelay.theme"`) {
-		t.Error("js/app.js stores something else than the theme")
+	app := string(files["js/app.js"])
+	if strings.Count(app, "localStorage.setItem(") != 2 || !strings.Contains(app, `localStorage.setItem("fieldrelay.theme"`) ||
+		!strings.Contains(app, `localStorage.setItem("fieldrelay.sound"`) {
+		t.Error("js/app.js stores something else than the theme and the sound's choice")
 	}
 }
 

@@ -44,6 +44,9 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/auth/reset-password", perm: public, h: s.handleResetPassword},
 		{method: "POST", path: "/v1/auth/verify", perm: public, h: s.handleVerify},
 		{method: "POST", path: "/v1/auth/change-password", perm: authenticated, h: s.handleChangePassword},
+		{method: "POST", path: "/v1/auth/session", perm: authenticated, h: s.handleSession},
+		{method: "POST", path: "/v1/auth/refresh", perm: public, h: s.handleRefresh},
+		{method: "POST", path: "/v1/auth/logout", perm: authenticated, h: s.handleLogout, allowSuspended: true},
 
 		{method: "GET", path: "/v1/tenant/me", perm: authenticated, h: s.handleTenantMe, allowSuspended: true},
 		{method: "PATCH", path: "/v1/tenant/dispatch-settings", perm: model.PermSettingsDispatch, h: s.handleDispatchSettings},

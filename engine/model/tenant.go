@@ -90,5 +90,7 @@ type SeedTenantInput struct {
 	Tenant CreateTenantInput
 	Users  []CreateUserInput
 	Zones  []ZoneInput
-	Teams  func(users []*User) []TeamInput
+	// Connectivity is a first report of some of the zones.
+	Connectivity []ConnectivityReport
+	Teams        func(users []*User) []TeamInput
 }

@@ -1,5 +1,7 @@
-// The node's API, with the session held in memory only (never in localStorage or a
-// cookie): a reload logs out, and nothing in the browser's storage holds a token.
+// The node's API. The access token is held in memory only (never in localStorage); what
+// survives a reload is the console's session, in an HttpOnly cookie no script can read,
+// that POST /v1/auth/refresh turns into a token (docs/decisions.md, "The console's session
+// survives a reload"). Every other request omits cookies.
 
 let session = null;
 const listeners = new Set();
@@ -75,13 +77,14 @@ export function plainWords(e) {
 }
 
 // request calls the API and answers the decoded body, or throws an ApiError.
+// opts: signal (an AbortSignal), cookies (true: send and accept the session cookie).
 export async function request(method, path, body, opts) {
   const headers = { Accept: "application/json" };
   if (session) headers.Authorization = "Bearer " + session.token;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let res;
   try {
-    res = await fetch(path, { method, headers, cache: "no-store", credentials: "omit",
+    res = await fetch(path, { method, headers, cache: "no-store", credentials: opts && opts.cookies ? "same-origin" : "omit",
       body: body === undefined ? undefined : JSON.stringify(body), signal: opts && opts.signal });
   } catch (err) {
     if (err && err.name === "AbortError") throw err;
@@ -105,7 +108,31 @@ export async function request(method, path, body, opts) {
 }
 
 export const get = (p, o) => request("GET", p, undefined, o);
-export const post = (p, b) => request("POST", p, b);
+export const post = (p, b, o) => request("POST", p, b, o);
+
+// keepSession puts the session in its cookie, so that a reload or a new tab resumes it.
+export const keepSession = () => post("/v1/auth/session", undefined, { cookies: true });
+
+// resume answers the session of the cookie (token, expires_in, user), or null.
+export async function resume() {
+  try {
+    return await post("/v1/auth/refresh", undefined, { cookies: true });
+  } catch (_) {
+    return null;
+  }
+}
+
+// logoutEverywhere ends every session of the user on the node and clears the cookie; it
+// answers false when the node could not be told (the page logs out all the same).
+export async function logoutEverywhere() {
+  if (!session) return true;
+  try {
+    await post("/v1/auth/logout", undefined, { cookies: true });
+    return true;
+  } catch (e) {
+    return e.code === "unauthorized" || e.code === "token_expired" || e.code === "account_suspended";
+  }
+}
 export const patch = (p, b) => request("PATCH", p, b);
 
 // all walks a list's cursor pages up to max items.

@@ -1,6 +1,6 @@
 // The console's shell: log-in, the role's views, the shared state and the live stream.
 
-import { h, clear } from "./dom.js";
+import { h, clear, tickAgo, typeName } from "./dom.js";
 import * as api from "./api.js";
 import { LiveStream } from "./stream.js";
 import { eventsView } from "./views/events.js";
@@ -9,9 +9,10 @@ import { dispatchView } from "./views/dispatch.js";
 import { missionsView } from "./views/missions.js";
 import { webhooksView } from "./views/webhooks.js";
 import { adminView } from "./views/admin.js";
+import { teamsView } from "./views/teams.js";
 
 const NIL = "00000000-0000-0000-0000-000000000000";
-const VIEWS = [eventsView, mapView, dispatchView, missionsView, webhooksView, adminView];
+const VIEWS = [eventsView, mapView, dispatchView, teamsView, missionsView, webhooksView, adminView];
 
 const $ = (id) => document.getElementById(id);
 
@@ -19,7 +20,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   me: null, perms: new Set(), tenant: null, roles: null,
   events: new Map(), missions: new Map(), teams: new Map(), zones: new Map(), users: new Map(),
-  fresh: new Set(), live: "off", active: null, loadedAt: 0,
+  fresh: new Set(), live: "off", active: null, loadedAt: 0, eventsCursor: "", missionsCursor: "",
 };
 
 const ctx = {
@@ -29,7 +30,7 @@ const ctx = {
   restricted: () => state.perms.has("missions:receive") && !state.perms.has("missions:manage"),
   readOnly: () => !["events:write", "dispatch:assign", "missions:manage", "missions:receive",
     "tenant:admin", "webhooks:manage", "settings:dispatch", "teams:manage"].some((p) => state.perms.has(p)),
-  go, toast, rerender, loadMission, reload,
+  go, link, toast, rerender, loadMission, reload,
   actorName(id) {
     if (!id) return "";
     if (id === NIL) return "system";
@@ -60,19 +61,131 @@ function initTheme() {
   $("theme-toggle").addEventListener("click", () => applyTheme(!document.documentElement.classList.contains("sun")));
 }
 
-// ---- toasts and banner
+// ---- alerts: sound, title count, toasts and banner
 
-function toast(text, kind, ms) {
-  const el = h("div", { class: "toast " + (kind || ""), role: kind === "critical" ? "alert" : "status" }, text);
-  $("alerts").append(el);
-  setTimeout(() => el.remove(), ms || (kind === "critical" ? 12000 : 5000));
+// An alert is a new critical or high event, or a mission not acknowledged within the
+// tenant's reinforcement timeout: a toast that stays until acknowledged, a count in the
+// tab's title, and a tone when the user turned the sound on.
+const TITLE = document.title;
+let audio = null;
+// overdue holds the missions already alerted as not acknowledged in time.
+const overdue = new Set();
+
+function soundOn() {
+  return $("sound-toggle").getAttribute("aria-pressed") === "true";
 }
+
+function applySound(on) {
+  $("sound-toggle").setAttribute("aria-pressed", String(on));
+  $("sound-toggle").textContent = on ? "Sound on" : "Sound off";
+  try { localStorage.setItem("fieldrelay.sound", on ? "on" : "off"); } catch (_) { /* private mode */ }
+}
+
+function initSound() {
+  let saved = null;
+  try { saved = localStorage.getItem("fieldrelay.sound"); } catch (_) { saved = null; }
+  applySound(saved === "on");
+  $("sound-toggle").addEventListener("click", () => {
+    applySound(!soundOn());
+    // The click is the gesture that lets the page play sound.
+    if (soundOn()) beep();
+  });
+}
+
+// beep plays a short two-tone alert, made by Web Audio: no sound file to fetch.
+function beep() {
+  if (!soundOn()) return;
+  try {
+    audio = audio || new AudioContext();
+    if (audio.state === "suspended") audio.resume();
+    for (const [f, at] of [[880, 0], [660, 0.18]]) {
+      const o = audio.createOscillator();
+      const g = audio.createGain();
+      o.frequency.value = f;
+      g.gain.value = 0.2;
+      o.connect(g).connect(audio.destination);
+      o.start(audio.currentTime + at);
+      o.stop(audio.currentTime + at + 0.15);
+    }
+  } catch (_) {
+    // No audio device: the toast and the title still say it.
+  }
+}
+
+function countTitle() {
+  const n = $("alerts").querySelectorAll(".toast.alarm").length;
+  document.title = n ? "(" + n + ") " + TITLE : TITLE;
+}
+
+function alarm(text) {
+  toast(text, "critical");
+  beep();
+}
+
+// checkOverdue alerts once for each mission still unacknowledged past the tenant's
+// reinforcement timeout (0: off).
+function checkOverdue() {
+  const min = state.tenant && state.tenant.reinforcement_timeout_min;
+  if (!min || !state.me) return;
+  const limit = Date.now() - min * 60000;
+  for (const m of state.missions.values()) {
+    if (!["CREATED", "SENT"].includes(m.status) || overdue.has(m.id) || new Date(m.dispatched_at).getTime() > limit) continue;
+    overdue.add(m.id);
+    const ev = state.events.get(m.event_id);
+    const team = state.teams.get(m.team_id);
+    alarm("Not acknowledged after " + min + " min: " + (team ? team.name : "a team") + " on " + (ev ? typeName(ev.type) : "event …" + m.event_id.slice(-6)));
+  }
+}
+
+// toast shows a message in the corner. The same message again while it shows adds to its
+// count ("×4") instead of piling up; a critical one stays until acknowledged.
+function toast(text, kind, ms) {
+  const key = (kind || "") + "|" + text;
+  let el = [...$("alerts").children].find((x) => x.dataset.key === key);
+  if (el) {
+    el.dataset.count = String(Number(el.dataset.count) + 1);
+    el.querySelector(".count").textContent = "×" + el.dataset.count;
+  } else {
+    el = h("div", { class: "toast " + (kind || "") + (kind === "critical" ? " alarm" : ""), role: kind === "critical" ? "alert" : "status",
+      dataset: { key, count: "1" } }, h("span", { class: "grow" }, text), h("span", { class: "count" }));
+    if (kind === "critical") {
+      const box = el;
+      el.append(h("button", { type: "button", class: "ack", onclick: () => { box.remove(); countTitle(); } }, "Acknowledge"));
+    }
+    $("alerts").append(el);
+    countTitle();
+  }
+  clearTimeout(toastTimers.get(el));
+  if (kind !== "critical") {
+    const box = el;
+    toastTimers.set(el, setTimeout(() => box.remove(), ms || 5000));
+  }
+}
+
+const toastTimers = new WeakMap();
 
 function banner(text, info) {
   const b = $("banner");
   b.textContent = text || "";
   b.classList.toggle("info", !!info);
   b.hidden = !text;
+}
+
+// staleSince is when the stream went down (0 while it is up): the stale banner says so
+// until it is back.
+let staleSince = 0;
+
+function staleBanner(st) {
+  const b = $("stale");
+  if (st === "reconnecting" || st === "polling") {
+    if (!staleSince) staleSince = Date.now();
+    const at = new Date(staleSince).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hour12: false });
+    b.textContent = "Disconnected since " + at + " — data may be stale";
+    b.hidden = false;
+  } else {
+    staleSince = 0;
+    b.hidden = true;
+  }
 }
 
 // ---- log-in and log-out
@@ -82,19 +195,30 @@ async function loadRoles() {
   return state.roles;
 }
 
+// begin holds a login's or a resumed session's token and opens the console.
+async function begin(res) {
+  const roles = await loadRoles();
+  api.setSession({ token: res.token, user: res.user, expiresAt: Date.now() + res.expires_in * 1000 });
+  state.me = res.user;
+  state.perms = new Set(roles[res.user.rbac_level] || []);
+  await start(res.expires_in);
+}
+
 async function login(ev) {
   ev.preventDefault();
   const err = $("login-error");
   err.textContent = "";
   $("login-submit").disabled = true;
   try {
-    const roles = await loadRoles();
     const res = await api.post("/v1/auth/login", { email: $("login-email").value.trim(), password: $("login-password").value });
     $("login-password").value = "";
-    api.setSession({ token: res.token, user: res.user, expiresAt: Date.now() + res.expires_in * 1000 });
-    state.me = res.user;
-    state.perms = new Set(roles[res.user.rbac_level] || []);
-    await start(res.expires_in);
+    await begin(res);
+    try {
+      await api.keepSession();
+      sessions.postMessage("login");
+    } catch (e) {
+      toast("This session will not survive a reload: " + e.plain, "warn");
+    }
   } catch (e) {
     err.textContent = e.plain || String(e);
   } finally {
@@ -125,9 +249,29 @@ async function start(expiresIn) {
     return;
   }
   buildNav();
-  go(VIEWS.find((v) => v.visible(ctx)).id);
+  route(true);
   reload();
   stream.start();
+}
+
+// sessions tells the console's other tabs of a log-in (they resume it) and a log-out
+// (they end too).
+const sessions = typeof BroadcastChannel === "function" ? new BroadcastChannel("fieldrelay.session") : { postMessage() {} };
+sessions.onmessage = async (e) => {
+  if (e.data === "logout" && state.me) logout("You logged out in another tab.");
+  if (e.data === "login" && !state.me) {
+    const res = await api.resume();
+    if (res && !state.me) await begin(res);
+  }
+};
+
+// logoutClicked ends the session on the node (every tab and device of the user), then here
+// and in the other tabs at once.
+async function logoutClicked() {
+  const told = await api.logoutEverywhere();
+  logout(told ? "You are logged out." : "Logged out in this page only: the node could not be reached, so the session " +
+    "may resume on a reload. Log in and out again once the node is back.");
+  sessions.postMessage("logout");
 }
 
 function logout(message) {
@@ -136,6 +280,9 @@ function logout(message) {
   api.setSession(null);
   state.me = null; state.perms = new Set(); state.tenant = null; state.active = null;
   for (const m of [state.events, state.missions, state.teams, state.zones, state.users]) m.clear();
+  overdue.clear();
+  clear($("alerts"));
+  countTitle();
   banner("");
   $("bar").hidden = true;
   $("nav").hidden = true;
@@ -169,9 +316,36 @@ function buildNav() {
   nav.hidden = false;
 }
 
-function go(id, opts) {
+// Every view and selection has a URL (#/view or #/view/id): a deep link a dispatcher can
+// paste to a colleague; back and forward move between them.
+function hashOf(id, opts) {
+  const sel = opts && (opts.eventId || opts.missionId || opts.teamId);
+  return "#/" + id + (sel ? "/" + encodeURIComponent(sel) : "");
+}
+
+// link records the URL of what the active view shows, as a step of the history.
+function link(id, opts) {
+  const hash = hashOf(id, opts);
+  if (location.hash !== hash) history.pushState(null, "", hash);
+}
+
+// route opens the view of the URL (the first view the role has when it names none).
+function route(first) {
+  const [, id, sel] = location.hash.match(/^#\/([a-z]+)(?:\/([^/]+))?$/) || [];
+  const v = VIEWS.find((x) => x.id === id && x.visible(ctx)) || VIEWS.find((x) => x.visible(ctx));
+  const param = sel ? decodeURIComponent(sel) : undefined;
+  go(v.id, { eventId: param, missionId: param, teamId: param }, first);
+}
+
+window.addEventListener("popstate", () => { if (state.me && state.active) route(false); });
+
+function go(id, opts, replace) {
   const v = VIEWS.find((x) => x.id === id && x.visible(ctx));
   if (!v) return;
+  const hash = hashOf(id, { eventId: ["dispatch", "events"].includes(id) && opts && opts.eventId,
+    missionId: id === "missions" && opts && opts.missionId, teamId: id === "teams" && opts && opts.teamId });
+  if (replace) history.replaceState(null, "", hash);
+  else if (location.hash !== hash) history.pushState(null, "", hash);
   if (state.active && state.active.unmount) state.active.unmount();
   state.active = v;
   for (const b of $("nav").querySelectorAll("button")) b.setAttribute("aria-selected", String(b.dataset.view === id));
@@ -217,12 +391,20 @@ function put(map, items, key) {
 async function reload() {
   const jobs = [];
   if (ctx.can("events:read")) {
-    jobs.push(api.get("/v1/events?limit=300").then((r) => { state.events.clear(); put(state.events, r.data, "event_id"); }));
+    jobs.push(api.get("/v1/events?limit=300").then((r) => {
+      state.events.clear();
+      put(state.events, r.data, "event_id");
+      state.eventsCursor = r.next_cursor || "";
+    }));
   }
   if (ctx.can("zones:read")) jobs.push(api.all("/v1/zones").then((z) => { state.zones.clear(); put(state.zones, z, "code"); }));
   if (ctx.can("teams:read")) jobs.push(api.all("/v1/teams").then((t) => { state.teams.clear(); put(state.teams, t); }));
   if (ctx.can("missions:view")) {
-    jobs.push(api.get("/v1/missions?limit=300").then((r) => { state.missions.clear(); put(state.missions, r.data); }));
+    jobs.push(api.get("/v1/missions?limit=300").then((r) => {
+      state.missions.clear();
+      put(state.missions, r.data);
+      state.missionsCursor = r.next_cursor || "";
+    }));
   }
   if (ctx.can("tenant:admin")) jobs.push(api.all("/v1/tenant/users").then((u) => { state.users.clear(); put(state.users, u); }));
   const results = await Promise.allSettled(jobs);
@@ -267,8 +449,8 @@ function onChange(name, data) {
       if (name === "event.created" && isNew) {
         state.fresh.add(data.event_id);
         setTimeout(() => state.fresh.delete(data.event_id), 5000);
-        if (data.priority === "critical") {
-          toast("Critical event: " + data.type + (data.zone_code ? " in " + data.zone_code : ""), "critical");
+        if (data.priority === "critical" || data.priority === "high") {
+          alarm((data.priority === "critical" ? "Critical" : "High") + " event: " + typeName(data.type) + (data.zone_code ? " in " + data.zone_code : ""));
         }
       }
       break;
@@ -288,7 +470,7 @@ function onChange(name, data) {
       break;
     case "dispatch.requires_manual": {
       const ev = state.events.get(data.event_id);
-      toast("Needs a manual dispatch: " + (ev ? ev.type : "event …" + data.event_id.slice(-6)) + " — " + data.reason, "critical");
+      alarm("Needs a manual dispatch: " + (ev ? typeName(ev.type) : "event …" + data.event_id.slice(-6)) + " — " + data.reason);
       break;
     }
     case "zone.connectivity": {
@@ -313,6 +495,7 @@ const stream = new LiveStream({
     const el = $("live-status");
     el.dataset.state = st;
     el.textContent = { live: "live", reconnecting: "reconnecting…", polling: "polling every 10 s", off: "offline" }[st] || st;
+    staleBanner(st);
   },
   poll: reload,
   onAuth(e) {
@@ -323,6 +506,11 @@ const stream = new LiveStream({
 // ---- start
 
 initTheme();
+initSound();
 $("login-form").addEventListener("submit", login);
-$("logout").addEventListener("click", () => logout("You are logged out."));
+$("logout").addEventListener("click", logoutClicked);
 $("login-email").focus();
+// A reload or a new tab resumes the session of the cookie, if there is one.
+api.resume().then((res) => (res && !state.me ? begin(res) : null)).catch((e) => { $("login-error").textContent = e.plain || String(e); });
+// "3 min ago" stays true while nothing else re-renders.
+setInterval(() => { tickAgo($("view")); checkOverdue(); }, 5000);

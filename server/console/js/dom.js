@@ -43,9 +43,23 @@ function append(el, children) {
   }
 }
 
-export function clear(el) {
+// clear empties el, then appends children as h does (skipping null, undefined and false:
+// the DOM's own append would write them as the text "null").
+export function clear(el, ...children) {
   while (el.firstChild) el.removeChild(el.firstChild);
+  append(el, children);
   return el;
+}
+
+// cardify labels every cell of a table with its column's heading (data-label), so that
+// on a narrow screen the CSS can lay each row out as a card (table.cards).
+export function cardify(table) {
+  const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent);
+  table.classList.add("cards");
+  for (const tr of table.querySelectorAll("tbody tr")) {
+    [...tr.children].forEach((td, i) => { if (heads[i]) td.dataset.label = heads[i]; });
+  }
+  return table;
 }
 
 export function time(ts) {
@@ -56,7 +70,8 @@ export function time(ts) {
     hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }
 
-export function ago(ts) {
+// agoText is how long ago ts was, in words.
+export function agoText(ts) {
   if (!ts) return "";
   const s = Math.round((Date.now() - new Date(ts).getTime()) / 1000);
   if (s < 60) return s + " s ago";
@@ -64,6 +79,50 @@ export function ago(ts) {
   if (s < 86400) return Math.round(s / 3600) + " h ago";
   return Math.round(s / 86400) + " d ago";
 }
+
+// ago is an element showing how long ago ts was; tickAgo (every few seconds) keeps it
+// true while nothing else re-renders.
+export function ago(ts, attrs) {
+  return h("span", Object.assign({ dataset: { ago: ts || "" } }, attrs || {}), agoText(ts));
+}
+
+export function tickAgo(root) {
+  for (const el of root.querySelectorAll("[data-ago]")) {
+    const t = agoText(el.dataset.ago);
+    if (el.textContent !== t) el.textContent = t;
+  }
+}
+
+// sortHead builds a table head whose columns sort the rows: cols are [label, key, class]
+// (no key: not sortable); a click sorts by the column, a second click reverses; sort is
+// { key, dir } and onSort re-renders.
+export function sortHead(cols, sort, onSort) {
+  return h("thead", {}, h("tr", {}, cols.map(([label, key, cls]) => h("th", { scope: "col", class: cls || "",
+    "aria-sort": key && sort.key === key ? (sort.dir > 0 ? "ascending" : "descending") : null },
+  key ? h("button", { type: "button", class: "sort", dataset: { sort: key }, onclick: () => {
+    if (sort.key === key) sort.dir = -sort.dir;
+    else { sort.key = key; sort.dir = 1; }
+    onSort();
+  } }, label) : label))));
+}
+
+// sortRows sorts list in place by sort.key, reading each item's value with get(item, key).
+export function sortRows(list, sort, get) {
+  return list.sort((a, b) => {
+    const x = get(a, sort.key);
+    const y = get(b, sort.key);
+    return (x < y ? -1 : x > y ? 1 : 0) * sort.dir;
+  });
+}
+
+// typeName is an event type in words: CARDIAC_ARREST is "Cardiac arrest".
+export function typeName(type) {
+  const s = String(type || "").replace(/_/g, " ").toLowerCase();
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+// RANK orders priorities, most urgent first.
+export const RANK = { critical: 0, high: 1, normal: 2, low: 3 };
 
 export function short(id) {
   return id ? String(id).slice(-8) : "";

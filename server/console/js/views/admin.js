@@ -2,7 +2,7 @@
 // keys (apikeys:manage). A node without the API key endpoints answers 404: the section
 // says so instead of failing.
 
-import { h, clear, time, select, badge } from "../dom.js";
+import { h, clear, time, select, badge, cardify } from "../dom.js";
 import * as api from "../api.js";
 
 const ROLES = ["company_admin", "company_tech", "operational_supervisor", "field_operator", "corporate_client", "api_user"];
@@ -75,7 +75,7 @@ function users(ctx) {
     }
   };
   return h("div", { class: "card section" }, h("h3", {}, "Users"),
-    h("table", {}, h("thead", {}, h("tr", {}, ["Name", "Email", "Role", "Status", ""].map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows)),
+    cardify(h("table", {}, h("thead", {}, h("tr", {}, ["Name", "Email", "Role", "Status", ""].map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows))),
     h("form", { onsubmit: create }, h("h3", {}, "New user"), h("div", { class: "form-grid" },
       h("div", {}, h("label", { for: "nu-email" }, "Email"), email), h("div", {}, h("label", { for: "nu-name" }, "Name"), name),
       h("div", {}, h("label", { for: "nu-role" }, "Role"), role), h("div", {}, h("label", { for: "nu-password" }, "Password (10+)"), pw),
@@ -106,17 +106,17 @@ function apiKeys() {
   if (keys === null) body = h("p", { class: "muted" }, "Loading…");
   else if (typeof keys === "string") body = h("p", { class: "error" }, keys);
   else {
-    body = h("table", {}, h("thead", {}, h("tr", {}, ["Name", "Prefix", "Scopes", "Created", "Last used", "Expires"].map((t) => h("th", { scope: "col" }, t)))),
+    body = cardify(h("table", {}, h("thead", {}, h("tr", {}, ["Name", "Prefix", "Scopes", "Created", "Last used", "Expires"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, keys.map((k) => h("tr", {}, h("td", {}, k.name || "—"), h("td", {}, h("code", {}, k.prefix + "…")),
         h("td", { class: "small" }, (k.scopes || []).join(", ")), h("td", { class: "small" }, time(k.created_at)),
-        h("td", { class: "small" }, k.last_used_at ? time(k.last_used_at) : "never"), h("td", { class: "small" }, k.expires_at ? time(k.expires_at) : "—")))));
+        h("td", { class: "small" }, k.last_used_at ? time(k.last_used_at) : "never"), h("td", { class: "small" }, k.expires_at ? time(k.expires_at) : "—"))))));
   }
   return h("div", { class: "card section", id: "apikeys" }, h("h3", {}, "API keys"), body);
 }
 
 function render(ctx) {
   if (!root || !ctx) return;
-  clear(root).append(h("h2", {}, "Administration"),
+  clear(root, h("h2", {}, "Administration"),
     ctx.can("settings:dispatch") ? settings(ctx) : null,
     ctx.can("tenant:admin") ? users(ctx) : null,
     ctx.can("apikeys:manage") ? apiKeys() : null);

@@ -2,23 +2,29 @@
 // (POST /v1/teams/dispatch/score), and dispatch a team, or a backup team when the event
 // already has an active mission (POST /v1/teams/dispatch).
 
-import { h, clear, time, badge } from "../dom.js";
+import { h, clear, time, badge, cardify, typeName, RANK } from "../dom.js";
 import * as api from "../api.js";
 
 let selected = null;
 let scores = null;
 let scoreErr = "";
+// stale says why the scores shown could not be refreshed.
+let stale = "";
 let listEl = null;
 let panel = null;
 let notes = "";
 let busy = false;
+// confirming is the team whose dispatch waits for "Send anyway".
+let confirming = null;
 let rescore = null;
 
 const active = (m) => !["COMPLETED", "FAILED"].includes(m.status);
 
+// openEvents is the dispatch queue: critical first, then high, normal, low; the longest
+// waiting first within a priority.
 function openEvents(ctx) {
   return [...ctx.state.events.values()].filter((e) => e.status !== "closed")
-    .sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
+    .sort((a, b) => (RANK[a.priority] ?? 9) - (RANK[b.priority] ?? 9) || (a.created_at < b.created_at ? -1 : 1));
 }
 
 async function score(ctx) {
@@ -26,20 +32,52 @@ async function score(ctx) {
   const id = selected;
   try {
     const res = await api.post("/v1/teams/dispatch/score", { event_id: id });
-    if (id === selected) { scores = res.data; scoreErr = ""; }
+    if (id === selected) { scores = res.data; scoreErr = ""; stale = ""; }
   } catch (e) {
-    if (id === selected) { scores = null; scoreErr = e.plain; }
+    // A failed refresh keeps the scores already shown, marked stale.
+    if (id === selected && scores) stale = e.plain;
+    else if (id === selected) scoreErr = e.plain;
   }
   ctx.rerender();
 }
 
 function choose(ctx, id) {
   selected = id;
+  confirming = null;
+  ctx.link("dispatch", { eventId: id });
   scores = null;
   scoreErr = "";
+  stale = "";
   ctx.rerender();
   score(ctx);
 }
+
+// risks says why sending the team needs a second thought: a score below the tenant's
+// threshold, equipment the event asks for and the team lacks.
+function risks(ctx, ev, s) {
+  const out = [];
+  const thr = ctx.state.tenant && ctx.state.tenant.dispatch_threshold;
+  if (thr != null && s.score < thr) out.push("its score " + s.score.toFixed(3) + " is below the threshold " + thr);
+  const team = ctx.state.teams.get(s.team_id);
+  const have = new Set((team && team.equipment) || []);
+  const missing = (ev.required_equipment || []).filter((x) => !have.has(x));
+  if (missing.length) out.push("it lacks " + missing.join(", "));
+  else if (s.factors.equipment < 1) out.push("it lacks some of the equipment asked");
+  return out;
+}
+
+// ask dispatches the team at once, or first asks for a confirmation when it is a risk.
+function ask(ctx, ev, s, backup) {
+  if (risks(ctx, ev, s).length && confirming !== s.team_id) {
+    confirming = s.team_id;
+    ctx.rerender();
+    return;
+  }
+  confirming = null;
+  dispatch(ctx, ev, s, backup);
+}
+
+const hasActive = (ctx, id) => [...ctx.state.missions.values()].some((m) => m.event_id === id && active(m));
 
 async function dispatch(ctx, ev, team, backup) {
   if (busy) return;
@@ -51,8 +89,15 @@ async function dispatch(ctx, ev, team, backup) {
   try {
     const d = await api.post("/v1/teams/dispatch", body);
     notes = "";
-    ctx.toast((backup ? "Backup: " : "Dispatched: ") + team.team_name + " → " + ev.type, "ok");
+    ctx.toast((backup ? "Backup: " : "Dispatched: ") + team.team_name + " → " + typeName(ev.type), "ok");
     await ctx.loadMission(d.mission_id);
+    // On to the next open event that has no team yet.
+    const next = openEvents(ctx).find((e) => e.event_id !== ev.event_id && !hasActive(ctx, e.event_id));
+    if (next && selected === ev.event_id) {
+      busy = false;
+      choose(ctx, next.event_id);
+      return;
+    }
   } catch (e) {
     ctx.toast(e.plain, "warn", 8000);
   } finally {
@@ -66,13 +111,13 @@ function eventList(ctx) {
     const n = [...ctx.state.missions.values()].filter((m) => m.event_id === e.event_id && active(m)).length;
     return h("tr", { class: (e.event_id === selected ? "selected " : "") + (e.priority === "critical" ? "critical" : ""), dataset: { eventId: e.event_id } },
       h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "pick-" + e.event_id },
-        "aria-pressed": String(e.event_id === selected), onclick: () => choose(ctx, e.event_id) }, e.type)),
+        "aria-pressed": String(e.event_id === selected), onclick: () => choose(ctx, e.event_id) }, typeName(e.type))),
       h("td", {}, badge(e.priority, "p-" + e.priority)), h("td", {}, e.zone_code || "—"),
       h("td", { class: "small" }, time(e.created_at)), h("td", {}, n ? n + " active" : h("span", { class: "muted" }, "none")));
   });
-  return h("table", {}, h("caption", { class: "muted" }, "Open events"),
+  return cardify(h("table", { id: "queue" }, h("caption", { class: "muted" }, "Open events, critical first"),
     h("thead", {}, h("tr", {}, ["Event", "Priority", "Zone", "Received", "Missions"].map((t) => h("th", { scope: "col" }, t)))),
-    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No open event."))));
+    h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No open event.")))));
 }
 
 function pct(v) {
@@ -85,7 +130,7 @@ function scorePanel(ctx) {
   const missions = [...ctx.state.missions.values()].filter((m) => m.event_id === ev.event_id);
   const backup = missions.some(active);
   const head = h("div", {},
-    h("h3", {}, ev.type, " ", badge(ev.priority, "p-" + ev.priority)),
+    h("h3", {}, typeName(ev.type), " ", badge(ev.priority, "p-" + ev.priority)),
     h("dl", { class: "facts" },
       h("dt", {}, "Vertical"), h("dd", {}, ev.vertical),
       h("dt", {}, "Zone"), h("dd", {}, ev.zone_code || "—"),
@@ -95,6 +140,9 @@ function scorePanel(ctx) {
         onclick: () => ctx.go("missions", { missionId: m.id }) }, (ctx.state.teams.get(m.team_id) || {}).name || "team", " (", m.status, ")")) : "none")));
   const notesEl = h("input", { id: "dispatch-notes", type: "text", maxlength: 2000, value: notes, placeholder: "visible to the team", dataset: { key: "dispatch-notes" },
     oninput: (e) => { notes = e.target.value; } });
+  if (ev.status === "closed") {
+    return h("div", {}, head, h("p", { class: "muted", id: "event-closed" }, "This event is closed" + (ev.closed_at ? " since " + time(ev.closed_at) : "") + ": there is nothing to dispatch."));
+  }
   if (scoreErr) return h("div", {}, head, h("p", { class: "error" }, scoreErr));
   if (!scores) return h("div", {}, head, h("p", { class: "muted" }, "Scoring the teams…"));
   const best = scores.find((s) => s.eligible);
@@ -110,14 +158,22 @@ function scorePanel(ctx) {
       h("td", { class: "num" }, pct(f.equipment)),
       h("td", {}, h("button", { type: "button", class: best === s ? "primary" : "", disabled: !canSend,
         dataset: { key: "send-" + s.team_id, dispatchTeam: s.team_id },
-        onclick: () => dispatch(ctx, ev, s, backup) }, backup ? "Dispatch backup" : "Dispatch")));
+        onclick: () => ask(ctx, ev, s, backup) }, backup ? "Dispatch backup" : "Dispatch")));
   });
+  const pending = confirming && scores.find((s) => s.team_id === confirming);
+  const confirmBox = pending ? h("div", { class: "confirm", role: "alertdialog", "aria-labelledby": "confirm-text", id: "dispatch-confirm" },
+    h("p", { id: "confirm-text" }, "Send ", h("strong", {}, pending.team_name), " anyway? ", risks(ctx, ev, pending).join("; "), "."),
+    h("button", { type: "button", class: "danger", id: "confirm-send", dataset: { key: "confirm-send" }, disabled: busy,
+      onclick: () => ask(ctx, ev, pending, backup) }, "Send anyway"), " ",
+    h("button", { type: "button", onclick: () => { confirming = null; ctx.rerender(); } }, "Cancel")) : null;
   return h("div", {}, head,
     h("div", { class: "toolbar" }, h("div", { class: "grow" }, h("label", { for: "dispatch-notes" }, "Notes for the team"), notesEl)),
-    h("table", { id: "score-table" }, h("caption", { class: "muted" }, "Score = vertical × availability × proximity × equipment; threshold " +
+    stale ? h("p", { class: "error" }, "Scores not refreshed: ", stale) : null,
+    confirmBox,
+    cardify(h("table", { id: "score-table" }, h("caption", { class: "muted" }, "Score = vertical × availability × proximity × equipment; threshold " +
       ((ctx.state.tenant && ctx.state.tenant.dispatch_threshold) ?? "?")),
     h("thead", {}, h("tr", {}, ["Team", "Score", "Vertical", "Availability", "Proximity", "Distance", "Equipment", ""].map((t) => h("th", { scope: "col" }, t)))),
-    h("tbody", {}, rows)));
+    h("tbody", {}, rows))));
 }
 
 function widthBars(root) {
@@ -129,7 +185,7 @@ export const dispatchView = {
   title: () => "Dispatch",
   visible: (ctx) => ctx.can("dispatch:assign"),
   mount(root, ctx, opts) {
-    if (opts.eventId) { selected = opts.eventId; scores = null; }
+    if (opts.eventId) { selected = opts.eventId; scores = null; stale = ""; }
     listEl = h("div", { class: "scroll" });
     panel = h("div", { class: "card", id: "score-panel" });
     root.append(h("h2", {}, "Dispatch"), h("div", { class: "split" }, listEl, panel));
@@ -138,8 +194,8 @@ export const dispatchView = {
   },
   update(ctx) {
     if (!listEl) return;
-    clear(listEl).append(eventList(ctx));
-    clear(panel).append(scorePanel(ctx));
+    clear(listEl, eventList(ctx));
+    clear(panel, scorePanel(ctx));
     widthBars(panel);
   },
   onChange(name, data, ctx) {

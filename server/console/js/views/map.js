@@ -3,7 +3,7 @@
 // projection, panned by dragging or the arrow keys and zoomed by the wheel, the buttons
 // or + and -.
 
-import { h, s, clear, time } from "../dom.js";
+import { h, s, clear, time, cardify, typeName } from "../dom.js";
 
 let svg = null;
 let view = null;
@@ -25,6 +25,13 @@ function scaleK(ctx) {
   return Math.cos((lat * Math.PI) / 180);
 }
 
+function zonePoints(ctx, code, k) {
+  const z = ctx.state.zones.get(code);
+  const pts = [];
+  for (const ring of (z && z.boundary && z.boundary.coordinates) || []) for (const [lng, lat] of ring) pts.push(project(lng, lat, k));
+  return pts;
+}
+
 function points(ctx, k) {
   const pts = [];
   for (const z of ctx.state.zones.values()) {
@@ -37,8 +44,9 @@ function points(ctx, k) {
   return pts;
 }
 
-function fit(ctx) {
-  const pts = points(ctx, scaleK(ctx));
+// fit frames every zone, member and event; fitZone frames one zone.
+function fit(ctx, only) {
+  const pts = only ? zonePoints(ctx, only, scaleK(ctx)) : points(ctx, scaleK(ctx));
   if (!pts.length) {
     view = { x: 2.8 * S, y: -46 * S, w: 2 * S, h: 1.2 * S };
     return;
@@ -77,6 +85,13 @@ function toSvg(evt) {
 
 let curCtx = null;
 
+// openMarker opens what a marker stands for: an event's detail, or a team on the board.
+function openMarker(ctx, el) {
+  if (!el || !el.dataset) return;
+  if (el.dataset.event) ctx.go("events", { eventId: el.dataset.event });
+  else if (el.dataset.team && ctx.can("teams:read")) ctx.go("teams", { teamId: el.dataset.team });
+}
+
 function state(z) {
   return (z.connectivity && z.connectivity.state) || "unknown";
 }
@@ -99,22 +114,28 @@ function draw(ctx) {
     const top = Math.min(...ring.map(([lng, lat]) => project(lng, lat, k)[1]));
     g.append(s("text", { x: cx, y: top - 6 * unit, class: "zone-label", "text-anchor": "middle", "font-size": 15 * unit }, z.name + " · " + st));
   }
-  for (const e of ctx.state.events.values()) {
-    if (e.lat == null) continue;
-    const [x, y] = project(e.lng, e.lat, k);
-    const rr = (e.priority === "critical" ? 9 : 7) * unit;
-    g.append(s("rect", { x: x - rr, y: y - rr, width: 2 * rr, height: 2 * rr, transform: "rotate(45 " + x + " " + y + ")",
-      class: "ev-mark " + (e.status === "closed" ? "closed" : e.priority), "data-event": e.event_id },
-    s("title", {}, e.type + " · " + e.priority + " · " + e.status + " · " + time(e.created_at))));
-  }
+  // Members first: an event's marker is drawn over them, never hidden under one.
   for (const t of ctx.state.teams.values()) {
     for (const m of t.members || []) {
       if (m.lat == null) continue;
       const [x, y] = project(m.lng, m.lat, k);
-      g.append(s("circle", { cx: x, cy: y, r: 7 * unit, class: "member " + t.status, "data-team": t.id },
+      g.append(s("circle", { cx: x, cy: y, r: 7 * unit, class: "member " + t.status, "data-team": t.id, role: "button", tabindex: 0,
+        "aria-label": m.name + ", " + t.name },
         s("title", {}, m.name + " — " + t.name + " (" + t.status.replace("_", " ") + ")" +
           (m.location_updated_at ? ", position " + time(m.location_updated_at) : ""))));
     }
+  }
+  // Events over members, and the most urgent events over the others.
+  const rank = { critical: 3, high: 2, normal: 1, low: 0 };
+  const events = [...ctx.state.events.values()].sort((a, b) => (rank[a.priority] ?? 0) - (rank[b.priority] ?? 0));
+  for (const e of events) {
+    if (e.lat == null) continue;
+    const [x, y] = project(e.lng, e.lat, k);
+    const rr = (e.priority === "critical" ? 9 : 7) * unit;
+    g.append(s("rect", { x: x - rr, y: y - rr, width: 2 * rr, height: 2 * rr, transform: "rotate(45 " + x + " " + y + ")",
+      class: "ev-mark " + (e.status === "closed" ? "closed" : e.priority), "data-event": e.event_id, role: "button", tabindex: 0,
+      "aria-label": typeName(e.type) + ", " + e.priority },
+    s("title", {}, typeName(e.type) + " · " + e.priority + " · " + e.status + " · " + time(e.created_at))));
   }
   for (const m of ctx.state.missions.values()) {
     if (m.event_lat == null || ["COMPLETED", "FAILED"].includes(m.status)) continue;
@@ -130,10 +151,11 @@ function draw(ctx) {
 
 function table(ctx) {
   const rows = [...ctx.state.zones.values()].sort((a, b) => (a.code < b.code ? -1 : 1)).map((z) => h("tr", {},
-    h("td", {}, h("span", { class: "sw " + state(z) }), z.name), h("td", {}, z.code), h("td", {}, state(z)),
+    h("td", {}, h("span", { class: "sw " + state(z) }), h("button", { type: "button", class: "link", title: "Zoom to " + z.name,
+      dataset: { zoomZone: z.code }, onclick: () => { fit(ctx, z.code); draw(ctx); } }, z.name)), h("td", {}, z.code), h("td", {}, state(z)),
     h("td", {}, time(z.connectivity && z.connectivity.last_report_at) || "never")));
-  return h("table", { class: "section" }, h("caption", { class: "muted" }, "Zone connectivity"),
-    h("thead", {}, h("tr", {}, ["Zone", "Code", "Link", "Last report"].map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows));
+  return cardify(h("table", { class: "section" }, h("caption", { class: "muted" }, "Zone connectivity"),
+    h("thead", {}, h("tr", {}, ["Zone", "Code", "Link", "Last report"].map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows)));
 }
 
 let tableWrap = null;
@@ -144,7 +166,7 @@ export const mapView = {
   visible: (ctx) => ctx.can("zones:read"),
   mount(root, ctx) {
     curCtx = ctx;
-    svg = s("svg", { class: "map", role: "img", "aria-label": "Map of zones, teams and events; arrow keys pan, plus and minus zoom",
+    svg = s("svg", { class: "map", role: "group", "aria-label": "Map of zones, teams and events; arrow keys pan, plus and minus zoom, Enter opens a marker",
       tabindex: 0, preserveAspectRatio: "xMidYMid meet" });
     svg.addEventListener("wheel", (e) => {
       e.preventDefault();
@@ -154,6 +176,7 @@ export const mapView = {
     svg.addEventListener("pointerdown", (e) => {
       svg.setPointerCapture(e.pointerId);
       drag.pointers.set(e.pointerId, [e.clientX, e.clientY]);
+      drag.from = [e.clientX, e.clientY];
       drag.on = true; drag.x = e.clientX; drag.y = e.clientY; drag.pinch = 0;
     });
     svg.addEventListener("pointermove", (e) => {
@@ -174,7 +197,14 @@ export const mapView = {
       applyView();
     });
     const up = (e) => { drag.pointers.delete(e.pointerId); drag.pinch = 0; drag.on = drag.pointers.size > 0; };
-    svg.addEventListener("pointerup", up);
+    // A tap that did not drag opens the marker under it (pointer capture keeps the marker
+    // from receiving the click itself).
+    svg.addEventListener("pointerup", (e) => {
+      up(e);
+      if (!drag.from || Math.hypot(e.clientX - drag.from[0], e.clientY - drag.from[1]) > 5) return;
+      const hit = document.elementFromPoint(e.clientX, e.clientY);
+      openMarker(ctx, hit && hit.closest("[data-event], [data-team]"));
+    });
     svg.addEventListener("pointercancel", up);
     svg.addEventListener("keydown", (e) => {
       const step = { ArrowLeft: [-0.1, 0], ArrowRight: [0.1, 0], ArrowUp: [0, -0.1], ArrowDown: [0, 0.1] }[e.key];
@@ -182,6 +212,7 @@ export const mapView = {
       if (e.key === "+" || e.key === "=") zoom(1 / 1.3);
       if (e.key === "-") zoom(1.3);
       if (e.key === "0") { fit(ctx); draw(ctx); }
+      if (e.key === "Enter" || e.key === " ") openMarker(ctx, document.activeElement);
     });
     const controls = h("div", { class: "map-controls" },
       h("button", { type: "button", title: "Zoom in", "aria-label": "Zoom in", onclick: () => zoom(1 / 1.3) }, "+"),
@@ -201,7 +232,7 @@ export const mapView = {
   update(ctx) {
     if (!fitted) fit(ctx);
     draw(ctx);
-    clear(tableWrap).append(table(ctx));
+    clear(tableWrap, table(ctx));
   },
   unmount() { svg = null; },
 };

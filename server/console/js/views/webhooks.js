@@ -1,6 +1,6 @@
 // Webhook subscriptions and their delivery log.
 
-import { h, clear, time, badge, short } from "../dom.js";
+import { h, clear, time, badge, short, cardify } from "../dom.js";
 import * as api from "../api.js";
 
 let hooks = [];
@@ -62,17 +62,17 @@ function render(ctx) {
   else if (deliveries === null) log = h("p", { class: "muted" }, "Loading…");
   else if (typeof deliveries === "string") log = h("p", { class: "error" }, deliveries);
   else {
-    log = h("table", { id: "deliveries" }, h("thead", {}, h("tr", {}, ["At", "Event", "Attempt", "Result", "HTTP", "Time", "Next try"].map((t) => h("th", { scope: "col" }, t)))),
+    log = cardify(h("table", { id: "deliveries" }, h("thead", {}, h("tr", {}, ["At", "Event", "Attempt", "Result", "HTTP", "Time", "Next try"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, deliveries.length ? deliveries.map((d) => h("tr", {},
         h("td", { class: "small" }, time(d.at)), h("td", {}, d.event, h("div", { class: "muted small" }, "msg …" + short(d.message_id))),
         h("td", { class: "num" }, d.attempt), h("td", {}, badge(d.status, d.status === "succeeded" ? "s-COMPLETED" : "s-FAILED"), d.error ? h("div", { class: "small" }, d.error) : null),
         h("td", { class: "num" }, d.status_code || "—"), h("td", { class: "num" }, d.duration_ms + " ms"),
-        h("td", { class: "small" }, d.next_attempt_at ? time(d.next_attempt_at) : "—"))) : h("tr", {}, h("td", { colspan: 7, class: "muted" }, "No delivery yet."))));
+        h("td", { class: "small" }, d.next_attempt_at ? time(d.next_attempt_at) : "—"))) : h("tr", {}, h("td", { colspan: 7, class: "muted" }, "No delivery yet.")))));
   }
-  clear(root).append(h("h2", {}, "Webhooks ", h("button", { type: "button", onclick: () => load(ctx) }, "Refresh")), err ? h("p", { class: "error" }, err) : null,
+  clear(root, h("h2", {}, "Webhooks ", h("button", { type: "button", onclick: () => load(ctx) }, "Refresh")), err ? h("p", { class: "error" }, err) : null,
     h("div", { class: "split" },
-      h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ["URL", "Events", "Status", "Created", ""].map((t) => h("th", { scope: "col" }, t)))),
-        h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No subscription."))))),
+      h("div", { class: "scroll" }, cardify(h("table", {}, h("thead", {}, h("tr", {}, ["URL", "Events", "Status", "Created", ""].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No subscription.")))))),
       h("div", { class: "scroll" }, h("h3", {}, "Delivery log"), log)));
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // DefaultRetrySchedule is the delay before each retry of a message after its first try
@@ -472,6 +473,10 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 		return // shutting down: the lease makes it due again after restart
 	}
 	e.stats.attempt(o.Kind, succeeded(o, res))
+	if o.Kind == model.OutboxSMS && res.MessageID != "" {
+		e.log.Info("outbox: the SMS gateway accepted a message", "tenant", o.TenantID, "entry", o.ID,
+			"attempt", o.Attempts, "gateway_message_id", res.MessageID)
+	}
 	stale := false
 	err = e.recordOutcome(ctx, func(tx model.Tx) error {
 		stale = false
@@ -556,7 +561,7 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 		wh.Status, wh.DisabledReason = WebhookDisabled, "the receiver answered 410 Gone"
 		settled = true
 	}
-	if !settled && (probe || o.Attempts > len(e.retry)) {
+	if !settled && (probe || res.Permanent || o.Attempts > len(e.retry)) {
 		settled = true
 	}
 	var next *model.Time
@@ -651,12 +656,14 @@ func succeeded(o *model.OutboxEntry, res model.SendResult) bool {
 	return res.OK()
 }
 
-// settledUsage is what an attempt's outcome adds to usage: an SMS the gateway accepted,
-// a webhook message that ended without success.
+// settledUsage is what an attempt's outcome adds to usage: the segments of an SMS the
+// gateway accepted, a webhook message that ended without success.
 func settledUsage(o *model.OutboxEntry, ok, settled bool) model.UsageDelta {
 	var d model.UsageDelta
 	if ok && o.Kind == model.OutboxSMS {
-		d.SMS = 1
+		// Gateways bill per segment: a text longer than one SMS counts each part.
+		_, n := smscodec.Segments(o.Text)
+		d.SMS = uint64(n)
 	}
 	if !ok && settled && o.Kind == model.OutboxWebhook {
 		d.WebhookFailed = 1
@@ -678,5 +685,12 @@ func failureText(res model.SendResult) string {
 	if res.Err != nil {
 		return res.Err.Error()
 	}
-	return "the receiver answered HTTP " + strconv.Itoa(res.StatusCode)
+	msg := "the receiver answered HTTP " + strconv.Itoa(res.StatusCode)
+	if res.Detail != "" {
+		msg += ": " + res.Detail
+	}
+	if res.Permanent {
+		msg += " (not retried: the gateway will never accept this message)"
+	}
+	return msg
 }

@@ -40,6 +40,14 @@ type SendResult struct {
 	RetryAfter time.Duration
 	// Err describes a failure to get a response (refused address, timeout, TLS…).
 	Err error
+	// Permanent marks a failure that no retry can mend (an SMS gateway refusing the
+	// number or the text): the message ends without further attempts.
+	Permanent bool
+	// MessageID is the id the SMS gateway gave the message it accepted, empty otherwise.
+	MessageID string
+	// Detail is what the gateway said about a failure (its error code and message), for
+	// the attempt's error text.
+	Detail string
 }
 
 // OK reports whether the call succeeded: a 2xx answer.

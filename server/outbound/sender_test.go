@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -291,7 +290,7 @@ func TestHTTPSenderSMSSend(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer srv.Close()
-	gw, err := url.Parse(srv.URL + "/sms")
+	gw, err := outbound.ParseSMSGateway(srv.URL + "/sms")
 	if err != nil {
 		t.Fatal(err)
 	}

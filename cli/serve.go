@@ -215,7 +215,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 		secret = string(b)
 	}
-	srv, err := server.New(ctx, eng, server.Config{InternalSecret: secret, Logger: log})
+	srv, err := server.New(ctx, eng, server.Config{InternalSecret: secret, Logger: log, SMSGateway: cfg.SMSGateway})
 	if err != nil {
 		return err
 	}

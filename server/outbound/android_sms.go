@@ -111,11 +111,32 @@ func mustHex(s string) []byte {
 	return b
 }
 
-// AndroidSigningKey is the webhook signing key of a tenant's Android gateway: derived
-// from the node's internal secret, so that it needs no storage and differs per tenant.
-// `fieldrelay sms setup` prints it for the phone's settings.
-func AndroidSigningKey(internalSecret, tenantID string) string {
-	m := hmac.New(sha256.New, []byte(internalSecret))
-	m.Write([]byte("fieldrelay sms android webhook signing key\x00" + tenantID))
-	return hex.EncodeToString(m.Sum(nil))[:32]
+// RegisterAndroidWebhook registers (or replaces: the id is fixed) a webhook of event on
+// the phone's local server: POST <base>/webhooks {id, url, event} with basic auth. The
+// phone answers 201 with the webhook; any other answer is an unavailable error quoting
+// what it said.
+func RegisterAndroidWebhook(ctx context.Context, g *SMSGateway, id, hookURL, event string) error {
+	if g == nil || g.Driver != DriverAndroid {
+		return model.Invalid("sms-gateway", "--sms-gateway is not SMS Gateway for Android (android+http(s)://USER:PASS@HOST:PORT)")
+	}
+	payload, err := json.Marshal(map[string]string{"id": id, "url": hookURL, "event": event})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.Base.String()+"/webhooks", bytes.NewReader(payload))
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(g.User, g.Secret)
+	req.Header.Set("Content-Type", "application/json")
+	s := NewHTTPSender(HTTPSenderOptions{SMSGateway: g})
+	var st androidState
+	res := s.doJSON(req, &st)
+	switch {
+	case res.Err != nil:
+		return model.Errorf(model.KindUnavailable, "the phone %s did not answer: %v", g, res.Err)
+	case !res.OK():
+		return model.Errorf(model.KindUnavailable, "the phone %s refused the webhook: HTTP %d %s", g, res.StatusCode, model.Quote(st.Message))
+	}
+	return nil
 }

@@ -464,7 +464,7 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 	case model.OutboxWebhook:
 		res = e.sender.SendWebhook(ctx, msg)
 	case model.OutboxSMS:
-		res = e.sender.SendSMS(ctx, o.To, o.Text)
+		res = e.sender.SendSMS(ctx, model.OutboundSMS{TenantID: o.TenantID, ID: o.ID, To: o.To, Body: o.Text})
 	case model.OutboxMail:
 		res = e.sendMail(ctx, mail)
 	}

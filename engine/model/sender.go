@@ -13,7 +13,7 @@ type Sender interface {
 	SendWebhook(ctx context.Context, m WebhookMessage) SendResult
 	// SendSMS hands one SMS to the gateway; ErrNoSMSGateway-like results are reported
 	// through SendResult.Err.
-	SendSMS(ctx context.Context, to, body string) SendResult
+	SendSMS(ctx context.Context, m OutboundSMS) SendResult
 	// SMSAvailable reports whether an SMS gateway is configured.
 	SMSAvailable() bool
 }
@@ -30,6 +30,16 @@ type WebhookMessage struct {
 	Secret string
 	// Body is the JSON envelope {event, payload, tenant_id, occurred_at}.
 	Body []byte
+}
+
+// OutboundSMS is one attempt of an SMS: the same ID (the outbox entry's) on every attempt.
+type OutboundSMS struct {
+	// TenantID is the tenant the message is sent for (a gateway's status callback names it).
+	TenantID string
+	// ID is the message's id on the node.
+	ID string
+	// To is the recipient's number (E.164); Body the text.
+	To, Body string
 }
 
 // SendResult is the outcome of one call.
@@ -66,7 +76,7 @@ func (NoSender) SendWebhook(context.Context, WebhookMessage) SendResult {
 }
 
 // SendSMS fails.
-func (NoSender) SendSMS(context.Context, string, string) SendResult {
+func (NoSender) SendSMS(context.Context, OutboundSMS) SendResult {
 	return SendResult{Err: errNoSender}
 }
 

@@ -26,6 +26,8 @@ const AndroidWebhookWindow = 5 * time.Minute
 
 // androidMessage is the body of SMS Gateway for Android's POST /message.
 type androidMessage struct {
+	// ID is the node's id of the message: the phone's webhooks name it.
+	ID           string      `json:"id,omitempty"`
 	TextMessage  androidText `json:"textMessage"`
 	PhoneNumbers []string    `json:"phoneNumbers"`
 	// WithDeliveryReport asks the phone for the network's delivery report.
@@ -45,9 +47,10 @@ type androidState struct {
 }
 
 // sendAndroid hands one SMS to the phone's local server: POST <base>/message with basic
-// auth. The phone answers 202 with the message's id and state.
-func (s *HTTPSender) sendAndroid(ctx context.Context, g *SMSGateway, to, body string) model.SendResult {
-	payload, err := json.Marshal(androidMessage{TextMessage: androidText{Text: body}, PhoneNumbers: []string{to}, WithDeliveryReport: true})
+// auth, the message's id on the node as its id (the phone's sms:delivered and sms:failed
+// webhooks name it). The phone answers 202 with the message's id and state.
+func (s *HTTPSender) sendAndroid(ctx context.Context, g *SMSGateway, m model.OutboundSMS) model.SendResult {
+	payload, err := json.Marshal(androidMessage{ID: m.ID, TextMessage: androidText{Text: m.Body}, PhoneNumbers: []string{m.To}, WithDeliveryReport: true})
 	if err != nil {
 		return model.SendResult{Err: err}
 	}

@@ -76,14 +76,14 @@ func TestAndroidSendSMS(t *testing.T) {
 	s := androidSender(t, p)
 	ctx := context.Background()
 	t.Run("OK", func(t *testing.T) {
-		res := s.SendSMS(ctx, "+33612345678", "FR1|M|7KQ2M|…\nReply FR1 ACK 7KQ2M")
+		res := s.SendSMS(ctx, model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+33612345678", Body: "FR1|M|7KQ2M|…\nReply FR1 ACK 7KQ2M"})
 		if !res.OK() || res.StatusCode != http.StatusAccepted || res.MessageID != "msg-1" || res.Permanent {
 			t.Fatalf("result %+v", res)
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		m := p.got[0]
-		if m["textMessage"].(map[string]any)["text"] != "FR1|M|7KQ2M|…\nReply FR1 ACK 7KQ2M" || m["withDeliveryReport"] != true {
+		if m["textMessage"].(map[string]any)["text"] != "FR1|M|7KQ2M|…\nReply FR1 ACK 7KQ2M" || m["withDeliveryReport"] != true || m["id"] != "m1" {
 			t.Fatalf("the phone got %v", m)
 		}
 		if nums := m["phoneNumbers"].([]any); len(nums) != 1 || nums[0] != "+33612345678" {
@@ -91,20 +91,20 @@ func TestAndroidSendSMS(t *testing.T) {
 		}
 	})
 	t.Run("InvalidNumberIsPermanent", func(t *testing.T) {
-		res := s.SendSMS(ctx, "+33000000000", "x")
+		res := s.SendSMS(ctx, model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+33000000000", Body: "x"})
 		if res.OK() || !res.Permanent || res.StatusCode != http.StatusBadRequest || !strings.Contains(res.Detail, "Invalid phone number") {
 			t.Fatalf("result %+v", res)
 		}
 	})
 	t.Run("ServerErrorRetried", func(t *testing.T) {
-		res := s.SendSMS(ctx, "+33100000000", "x")
+		res := s.SendSMS(ctx, model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+33100000000", Body: "x"})
 		if res.OK() || res.Permanent || res.StatusCode != http.StatusInternalServerError {
 			t.Fatalf("result %+v", res)
 		}
 	})
 	t.Run("TooManyRequestsRetryAfter", func(t *testing.T) {
 		p.retryAfter = "120"
-		res := s.SendSMS(ctx, "+33200000000", "x")
+		res := s.SendSMS(ctx, model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+33200000000", Body: "x"})
 		if res.OK() || res.Permanent || res.StatusCode != http.StatusTooManyRequests || res.RetryAfter != 2*time.Minute {
 			t.Fatalf("result %+v", res)
 		}
@@ -117,7 +117,7 @@ func TestAndroidSendSMS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := outbound.NewHTTPSender(outbound.HTTPSenderOptions{SMSGateway: g}).SendSMS(ctx, "+33612345678", "x")
+		res := outbound.NewHTTPSender(outbound.HTTPSenderOptions{SMSGateway: g}).SendSMS(ctx, model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+33612345678", Body: "x"})
 		if res.OK() || res.Permanent || res.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("result %+v", res)
 		}

@@ -134,23 +134,23 @@ func (s *HTTPSender) SendWebhook(ctx context.Context, m model.WebhookMessage) mo
 }
 
 // SendSMS hands one SMS to the gateway through its driver: the generic gateway gets POST
-// {"to": to, "body": body} and a 2xx answer means it accepted the message; SMS Gateway
+// {"to": m.To, "body": m.Body} and a 2xx answer means it accepted the message; SMS Gateway
 // for Android and Twilio get their own API (sendAndroid, sendTwilio), which also give the
 // message's id and say when a refusal is for good.
-func (s *HTTPSender) SendSMS(ctx context.Context, to, body string) model.SendResult {
+func (s *HTTPSender) SendSMS(ctx context.Context, m model.OutboundSMS) model.SendResult {
 	g := s.opt.SMSGateway
 	switch {
 	case g == nil:
 		return model.SendResult{Err: ErrNoSMSGateway}
 	case g.Driver == DriverAndroid:
-		return s.sendAndroid(ctx, g, to, body)
+		return s.sendAndroid(ctx, g, m)
 	case g.Driver == DriverTwilio:
-		return s.sendTwilio(ctx, g, to, body)
+		return s.sendTwilio(ctx, g, m)
 	}
 	payload, err := json.Marshal(struct {
 		To   string `json:"to"`
 		Body string `json:"body"`
-	}{to, body})
+	}{m.To, m.Body})
 	if err != nil {
 		return model.SendResult{Err: err}
 	}
@@ -178,8 +178,7 @@ func (s *HTTPSender) doJSON(req *http.Request, v any) model.SendResult {
 	return s.doRead(s.sms, req, v)
 }
 
-// doRead is do, decoding the body into v when v is not nil. Retry-After is read on a
-// 429 or 503 (and on any 5xx of a gateway that sets it).
+// doRead is do, decoding the body into v when v is not nil.
 func (s *HTTPSender) doRead(c *http.Client, req *http.Request, v any) model.SendResult {
 	resp, err := c.Do(req)
 	if err != nil {
@@ -193,7 +192,7 @@ func (s *HTTPSender) doRead(c *http.Client, req *http.Request, v any) model.Send
 		_ = json.Unmarshal(b, v)
 	}
 	res := model.SendResult{StatusCode: resp.StatusCode}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= http.StatusInternalServerError {
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		res.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	return res

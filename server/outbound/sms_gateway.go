@@ -33,11 +33,16 @@ type SMSGateway struct {
 	// From or MessagingService is Twilio's sender: a number in E.164, or a Messaging
 	// Service SID.
 	From, MessagingService string
+	// StatusCallback is the node's base URL as Twilio reaches it (status_callback=): each
+	// message then asks Twilio to post its delivery status to the tenant's
+	// /v1/sms/twilio/<tenant_id>/status. Empty: no status callbacks.
+	StatusCallback string
 }
 
 // ParseSMSGateway reads --sms-gateway: `none` or empty (nil: no SMS channel), an http(s)
 // URL (the generic gateway), android+http(s)://USER:PASS@HOST:PORT[/prefix], or
-// twilio://ACCOUNT_SID:AUTH_TOKEN@HOST?from=+E164 (or messaging_service=MG…); Twilio's host
+// twilio://ACCOUNT_SID:AUTH_TOKEN@HOST?from=+E164 (or messaging_service=MG…), with
+// status_callback=<the node's base URL> for delivery statuses; Twilio's host
 // is api.twilio.com in production, and twilio+http:// reaches a loopback host in plain
 // HTTP (a fake Twilio in tests). Its errors are validation_error on sms-gateway and never
 // quote the URL, which may hold a secret.
@@ -81,6 +86,10 @@ func ParseSMSGateway(s string) (*SMSGateway, error) {
 		}
 		q := u.Query()
 		g.From, g.MessagingService = q.Get("from"), q.Get("messaging_service")
+		g.StatusCallback = strings.TrimSuffix(q.Get("status_callback"), "/")
+		if cb, err := url.Parse(g.StatusCallback); g.StatusCallback != "" && (err != nil || (cb.Scheme != "https" && cb.Scheme != "http") || cb.Host == "") {
+			return nil, bad("status_callback must be the node's base URL (https://HOST:PORT)")
+		}
 		if (g.From == "") == (g.MessagingService == "") {
 			return nil, bad("twilio needs exactly one of from= and messaging_service=")
 		}

@@ -61,6 +61,7 @@ func TestParseSMSGatewayErrors(t *testing.T) {
 		"TwilioBothSenders":      "twilio://AC1:s3cret@api.twilio.com?from=%2B1555&messaging_service=MG1",
 		"TwilioNoToken":          "twilio://AC1@api.twilio.com?from=%2B1555",
 		"TwilioPlainNotLoopback": "twilio+http://AC1:s3cret@api.twilio.com?from=%2B1555",
+		"TwilioBadCallback":      "twilio://AC1:s3cret@api.twilio.com?from=%2B1555&status_callback=relay.example",
 		"NotAURL":                "android+http://sms:s3cret@[::1",
 	} {
 		t.Run(name, func(t *testing.T) {

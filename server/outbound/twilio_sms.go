@@ -20,10 +20,15 @@ type twilioAnswer struct {
 
 // sendTwilio creates one message with Twilio's Messages resource: POST
 // <base>/2010-04-01/Accounts/<sid>/Messages.json, form-encoded To, Body and From (or
-// MessagingServiceSid), basic auth with the account SID and auth token. Twilio answers
-// 201 with the message's sid; an error carries Twilio's own code (21211: an invalid To).
-func (s *HTTPSender) sendTwilio(ctx context.Context, g *SMSGateway, to, body string) model.SendResult {
-	form := url.Values{"To": {to}, "Body": {body}}
+// MessagingServiceSid), basic auth with the account SID and auth token, and the tenant's
+// status callback when --sms-gateway names the node's URL (status_callback=). Twilio
+// answers 201 with the message's sid; an error carries Twilio's own code (21211: an
+// invalid To).
+func (s *HTTPSender) sendTwilio(ctx context.Context, g *SMSGateway, m model.OutboundSMS) model.SendResult {
+	form := url.Values{"To": {m.To}, "Body": {m.Body}}
+	if g.StatusCallback != "" {
+		form.Set("StatusCallback", g.StatusCallback+"/v1/sms/twilio/"+url.PathEscape(m.TenantID)+"/status")
+	}
 	if g.MessagingService != "" {
 		form.Set("MessagingServiceSid", g.MessagingService)
 	} else {

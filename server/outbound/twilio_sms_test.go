@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server/outbound"
 )
 
@@ -80,7 +81,7 @@ func TestTwilioSendSMS(t *testing.T) {
 	s := twilioSender(t, f, f.token, "from=%2B15005550006")
 	ctx := context.Background()
 	t.Run("OK", func(t *testing.T) {
-		res := s.SendSMS(ctx, "+33612345678", "FR1|0a1b2c3d|C|FIRE|Z1|45.76404,4.83566|1A2B")
+		res := s.SendSMS(ctx, model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+33612345678", Body: "FR1|0a1b2c3d|C|FIRE|Z1|45.76404,4.83566|1A2B"})
 		if !res.OK() || res.StatusCode != http.StatusCreated || res.MessageID != "SM"+strings.Repeat("0", 30)+"11" {
 			t.Fatalf("result %+v", res)
 		}
@@ -92,7 +93,7 @@ func TestTwilioSendSMS(t *testing.T) {
 	})
 	t.Run("MessagingService", func(t *testing.T) {
 		ms := twilioSender(t, f, f.token, "messaging_service=MG0123")
-		if res := ms.SendSMS(ctx, "+33612345678", "x"); !res.OK() {
+		if res := ms.SendSMS(ctx, model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+33612345678", Body: "x"}); !res.OK() {
 			t.Fatalf("result %+v", res)
 		}
 		f.mu.Lock()
@@ -101,26 +102,37 @@ func TestTwilioSendSMS(t *testing.T) {
 			t.Fatalf("Twilio got %v", m)
 		}
 	})
+	t.Run("StatusCallback", func(t *testing.T) {
+		cb := twilioSender(t, f, f.token, "from=%2B15005550006&status_callback=https%3A%2F%2Frelay.example%3A8443%2F")
+		if res := cb.SendSMS(ctx, model.OutboundSMS{TenantID: "0190a000-0000-7000-8000-000000000009", ID: "m1", To: "+33612345678", Body: "x"}); !res.OK() {
+			t.Fatalf("result %+v", res)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if m := f.got[len(f.got)-1]; m["StatusCallback"] != "https://relay.example:8443/v1/sms/twilio/0190a000-0000-7000-8000-000000000009/status" {
+			t.Fatalf("Twilio got %v", m)
+		}
+	})
 	t.Run("InvalidNumberIsPermanent", func(t *testing.T) {
-		res := s.SendSMS(ctx, "+15005550001", "x")
+		res := s.SendSMS(ctx, model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+15005550001", Body: "x"})
 		if res.OK() || !res.Permanent || res.StatusCode != http.StatusBadRequest || !strings.Contains(res.Detail, "21211") {
 			t.Fatalf("result %+v", res)
 		}
 	})
 	t.Run("TooManyRequestsRetryAfter", func(t *testing.T) {
-		res := s.SendSMS(ctx, "+15005550429", "x")
+		res := s.SendSMS(ctx, model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+15005550429", Body: "x"})
 		if res.OK() || res.Permanent || res.RetryAfter != 30*time.Second {
 			t.Fatalf("result %+v", res)
 		}
 	})
 	t.Run("UnavailableRetried", func(t *testing.T) {
-		res := s.SendSMS(ctx, "+15005550503", "x")
+		res := s.SendSMS(ctx, model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+15005550503", Body: "x"})
 		if res.OK() || res.Permanent || res.StatusCode != http.StatusServiceUnavailable {
 			t.Fatalf("result %+v", res)
 		}
 	})
 	t.Run("BadTokenRetriedAndNotShown", func(t *testing.T) {
-		res := twilioSender(t, f, "wrong-token", "from=%2B15005550006").SendSMS(ctx, "+33612345678", "x")
+		res := twilioSender(t, f, "wrong-token", "from=%2B15005550006").SendSMS(ctx, model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+33612345678", Body: "x"})
 		if res.OK() || res.Permanent || res.StatusCode != http.StatusUnauthorized || !strings.Contains(res.Detail, "20003") {
 			t.Fatalf("result %+v", res)
 		}

@@ -19,4 +19,16 @@ type SMSTx interface {
 	// SMSInbounds lists the tenant's inbound log, newest first; the string is the next
 	// cursor ("" at the end).
 	SMSInbounds(tenantID string, p Page) ([]SMSInbound, string, error)
+
+	// PutSMSOutbound writes the record of an SMS the node sends (insert or replace by id),
+	// and indexes it by its GatewayMessageID when it has one.
+	PutSMSOutbound(tenantID string, m *SMSOutbound) error
+	// SMSOutbound returns the record of an SMS; KindNotFound when there is none.
+	SMSOutbound(tenantID, id string) (*SMSOutbound, error)
+	// SMSOutboundByGateway returns the record of the SMS the gateway knows by gatewayID;
+	// KindNotFound when there is none.
+	SMSOutboundByGateway(tenantID, gatewayID string) (*SMSOutbound, error)
+	// SMSOutbounds lists the tenant's sent SMS, newest first; the string is the next
+	// cursor ("" at the end).
+	SMSOutbounds(tenantID string, p Page) ([]SMSOutbound, string, error)
 }

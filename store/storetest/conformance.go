@@ -40,6 +40,7 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"Missions", testMissions},
 		{"MissionCodes", testMissionCodes},
 		{"SMSInbound", testSMSInbound},
+		{"SMSOutbound", testSMSOutbound},
 		{"PageBytes", testPageBytes},
 		{"Outbox", testOutbox},
 		{"Devices", testDevices},

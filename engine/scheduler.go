@@ -609,6 +609,11 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 	} else if err := e.enqueue(tx, o); err != nil {
 		return err
 	}
+	if o.Kind == model.OutboxSMS {
+		if err := settleSMSRecord(tx, o, res, ok, settled, model.At(now)); err != nil {
+			return err
+		}
+	}
 	if err := e.count(tx, o.TenantID, now, settledUsage(o, ok, settled)); err != nil {
 		return err
 	}

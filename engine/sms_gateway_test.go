@@ -86,3 +86,83 @@ func TestSMSWebhookKey(t *testing.T) {
 		t.Fatalf("keys: %s", a)
 	}
 }
+
+// TestSMSOutboundRecord: each SMS sent has a record, pending from its dispatch, sent with
+// the gateway's id once accepted (after a retry here), then moved by the gateway's
+// delivery reports, found by the gateway's id or by the node's own (which SMS Gateway for
+// Android takes as its id); a report on a delivered SMS changes nothing, and an SMS the
+// gateway refused for good is failed.
+func TestSMSOutboundRecord(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, true, false)
+	n.sender.smsFn = func(k int, to string) model.SendResult {
+		if k == 1 {
+			return model.SendResult{StatusCode: 503}
+		}
+		return model.SendResult{StatusCode: 202, MessageID: "gw-1"}
+	}
+	n.setZone(t, model.ConnDegraded)
+	acc := n.post(t, "critical", "north")
+	list := func() []model.SMSOutbound {
+		t.Helper()
+		ms, _, err := n.e.SMSOutbounds(ctx, n.p, model.Page{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	if ms := list(); len(ms) != 1 || ms[0].Status != model.SMSPending || ms[0].Attempts != 0 || ms[0].Encoding != "GSM-7" ||
+		ms[0].Segments != 1 || ms[0].EventID == nil || *ms[0].EventID != acc.EventID || ms[0].To != "+33600000001" {
+		t.Fatalf("records at dispatch: %+v", ms)
+	}
+	n.e.RunDue(ctx)
+	if ms := list(); ms[0].Status != model.SMSPending || ms[0].Attempts != 1 || ms[0].Error == "" {
+		t.Fatalf("after a 503: %+v", ms[0])
+	}
+	n.clock.Advance(6 * time.Second)
+	n.e.RunDue(ctx)
+	sms := list()[0]
+	if sms.Status != model.SMSSent || sms.Attempts != 2 || sms.GatewayMessageID != "gw-1" || sms.Error != "" {
+		t.Fatalf("after the gateway accepted it: %+v", sms)
+	}
+
+	gw, err := n.e.SMSGatewayPrincipal(ctx, n.p.TenantID, "twilio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.e.ReportSMSDelivery(ctx, n.p, model.SMSDeliveryReport{GatewayMessageID: "gw-1", Status: model.SMSDelivered}); !model.IsKind(err, model.KindForbidden) {
+		t.Fatalf("a report from a user: %v", err)
+	}
+	got, err := n.e.ReportSMSDelivery(ctx, gw, model.SMSDeliveryReport{GatewayMessageID: "gw-1", Status: model.SMSDelivered})
+	if err != nil || got.Status != model.SMSDelivered || got.DeliveredAt == nil {
+		t.Fatalf("delivered: %+v, %v", got, err)
+	}
+	got, err = n.e.ReportSMSDelivery(ctx, gw, model.SMSDeliveryReport{GatewayMessageID: "gw-1", Status: model.SMSFailed, Reason: "late"})
+	if err != nil || got.Status != model.SMSDelivered {
+		t.Fatalf("a failure after delivery: %+v, %v", got, err)
+	}
+	for _, id := range []string{"gw-404", model.NewID()} {
+		if _, err := n.e.ReportSMSDelivery(ctx, gw, model.SMSDeliveryReport{GatewayMessageID: id, Status: model.SMSDelivered}); !model.IsKind(err, model.KindNotFound) {
+			t.Fatalf("a report on %s: %v", id, err)
+		}
+	}
+
+	// A second SMS, refused for good: failed. A third, accepted without an id of the
+	// gateway's, is found by the node's own id.
+	n.sender.smsFn = func(int, string) model.SendResult {
+		return model.SendResult{StatusCode: 400, Permanent: true, Detail: "invalid number"}
+	}
+	n.post(t, "critical", "north")
+	n.e.RunDue(ctx)
+	if ms := list(); ms[0].Status != model.SMSFailed || ms[0].Attempts != 1 || ms[0].Error == "" {
+		t.Fatalf("refused for good: %+v", ms[0])
+	}
+	n.sender.smsFn = func(int, string) model.SendResult { return model.SendResult{StatusCode: 202} }
+	n.post(t, "critical", "north")
+	n.e.RunDue(ctx)
+	third := list()[0]
+	got, err = n.e.ReportSMSDelivery(ctx, gw, model.SMSDeliveryReport{GatewayMessageID: third.ID, Status: model.SMSFailed, Reason: "RESULT_ERROR_NO_SERVICE"})
+	if err != nil || got.Status != model.SMSFailed || got.Error != "the gateway reported it undelivered: RESULT_ERROR_NO_SERVICE" {
+		t.Fatalf("failed by the node's id: %+v, %v", got, err)
+	}
+}

@@ -21,12 +21,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 	twilio "github.com/twilio/twilio-go/client"
 )
 
 // gatewaySMS is one message a fake gateway accepted.
-type gatewaySMS struct{ To, Text, ID string }
+type gatewaySMS struct{ To, Text, ID, Callback string }
 
 // fakeAndroidPhone speaks the local server of SMS Gateway for Android: POST /message
 // ({textMessage: {text}, phoneNumbers}, basic auth) answered 202 with the message's id,
@@ -52,6 +53,7 @@ func (p *fakeAndroidPhone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/message":
 		var m struct {
+			ID           string                `json:"id"`
 			TextMessage  struct{ Text string } `json:"textMessage"`
 			PhoneNumbers []string              `json:"phoneNumbers"`
 		}
@@ -61,7 +63,11 @@ func (p *fakeAndroidPhone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte(`{"message":"invalid message"}`))
 			return
 		}
-		id := "phone-msg-" + strconv.Itoa(len(p.msgs)+1)
+		// The app keeps the id it is given, else makes one.
+		id := m.ID
+		if id == "" {
+			id = "phone-msg-" + strconv.Itoa(len(p.msgs)+1)
+		}
 		p.msgs = append(p.msgs, gatewaySMS{To: m.PhoneNumbers[0], Text: m.TextMessage.Text, ID: id})
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = fmt.Fprintf(w, `{"id":%q,"state":"Pending","recipients":[{"phoneNumber":%q,"state":"Pending"}]}`, id, m.PhoneNumbers[0])
@@ -105,7 +111,7 @@ func (f *fakeTwilioAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid := fmt.Sprintf("SM%032d", len(f.msgs)+1)
-	f.msgs = append(f.msgs, gatewaySMS{To: r.PostForm.Get("To"), Text: r.PostForm.Get("Body"), ID: sid})
+	f.msgs = append(f.msgs, gatewaySMS{To: r.PostForm.Get("To"), Text: r.PostForm.Get("Body"), ID: sid, Callback: r.PostForm.Get("StatusCallback")})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	_, _ = fmt.Fprintf(w, `{"sid":%q,"status":"queued","from":%q}`, sid, r.PostForm.Get("From"))
@@ -223,11 +229,11 @@ func androidEndToEnd(t *testing.T, bin string, store nodeStore) {
 
 	out := store.cli(t, bin, "", "sms", "setup", "--tenant", "demo", "--url", s.base, "--sms-gateway", gateway, "--json")
 	var setup struct {
-		TenantID   string `json:"tenant_id"`
-		WebhookURL string `json:"webhook_url"`
-		Key        string `json:"android_signing_key"`
-		Registered string `json:"registered_webhook_id"`
-		Gateway    string `json:"gateway"`
+		TenantID   string            `json:"tenant_id"`
+		WebhookURL string            `json:"webhook_url"`
+		Key        string            `json:"android_signing_key"`
+		Registered map[string]string `json:"registered_webhooks"`
+		Gateway    string            `json:"gateway"`
 	}
 	if err := json.Unmarshal(out, &setup); err != nil || setup.Key == "" || setup.WebhookURL != s.base+"/v1/sms/android/"+setup.TenantID {
 		t.Fatalf("sms setup: %v %s", err, out)
@@ -235,8 +241,13 @@ func androidEndToEnd(t *testing.T, bin string, store nodeStore) {
 	phone.mu.Lock()
 	hooks := slices.Clone(phone.hooks)
 	phone.mu.Unlock()
-	if len(hooks) != 1 || hooks[0]["url"] != setup.WebhookURL || hooks[0]["event"] != "sms:received" || hooks[0]["id"] != setup.Registered {
+	if len(hooks) != 3 {
 		t.Fatalf("webhooks registered on the phone: %v (setup %s)", hooks, out)
+	}
+	for i, event := range []string{"sms:received", "sms:delivered", "sms:failed"} {
+		if h := hooks[i]; h["url"] != setup.WebhookURL || h["event"] != event || h["id"] != setup.Registered[event] || len(h["id"]) > 36 {
+			t.Fatalf("webhook %d registered on the phone: %v (setup %s)", i, h, out)
+		}
 	}
 
 	// The phone signs as its documentation says: hex HMAC-SHA256 of the body followed by
@@ -248,7 +259,7 @@ func androidEndToEnd(t *testing.T, bin string, store nodeStore) {
 		return hex.EncodeToString(m.Sum(nil))
 	}
 	hook, _ := json.Marshal(map[string]any{"deviceId": "ffffffffceb0b1db", "event": "sms:received", "id": "Ey6ECgOkVVFjz3CL48B8C",
-		"webhookId": setup.Registered, "payload": map[string]any{"messageId": "69bde8d0", "message": "FR1 ACK " + code,
+		"webhookId": setup.Registered["sms:received"], "payload": map[string]any{"messageId": "69bde8d0", "message": "FR1 ACK " + code,
 			"phoneNumber": "+33612345602", "simNumber": 1, "receivedAt": "2026-11-26T10:00:00.000+01:00"}})
 	path := "/v1/sms/android/" + setup.TenantID
 	now := strconv.FormatInt(time.Now().Unix(), 10)
@@ -284,6 +295,40 @@ func androidEndToEnd(t *testing.T, bin string, store nodeStore) {
 	if status != http.StatusNoContent || hdr.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("the same webhook again: %d %v %s", status, hdr, b)
 	}
+	// The phone's delivery reports name the SMS by the node's id: the first mission SMS is
+	// delivered, the second failed; GET /v1/sms/outbound shows both.
+	mission := slices.DeleteFunc(phone.sent(), func(m gatewaySMS) bool { return !strings.HasPrefix(m.Text, "FR1|M|") })
+	report := func(event, id string, extra map[string]any) {
+		t.Helper()
+		payload := map[string]any{"messageId": id, "phoneNumber": "+33612345601", "deliveredAt": "2026-11-26T10:00:01.000+01:00"}
+		for k, v := range extra {
+			payload[k] = v
+		}
+		body, _ := json.Marshal(map[string]any{"deviceId": "ffffffffceb0b1db", "event": event, "id": "ev-" + id, "payload": payload})
+		ts := strconv.FormatInt(time.Now().Unix(), 10)
+		if status, _, b := postRaw(t, s.served, path, "application/json", body, "X-Timestamp", ts, "X-Signature", sign(body, ts)); status != http.StatusNoContent {
+			t.Fatalf("%s: %d %s", event, status, b)
+		}
+	}
+	report("sms:delivered", mission[0].ID, nil)
+	report("sms:failed", mission[1].ID, map[string]any{"reason": "RESULT_ERROR_NO_SERVICE"})
+	report("sms:delivered", model.NewID(), nil) // an SMS the tenant did not send: taken, nothing moves
+	sup := s.login(t, "operational_supervisor")
+	outbound := map[string]map[string]any{}
+	pollUntil(t, s.served, "the delivery reports in GET /v1/sms/outbound", func() bool {
+		st, _, body := s.call(t, "GET", "/v1/sms/outbound", nil, sup...)
+		expect(t, "GET /v1/sms/outbound", st, 200, body)
+		for _, it := range body["data"].([]any) {
+			m := it.(map[string]any)
+			outbound[m["id"].(string)] = m
+		}
+		return outbound[mission[0].ID]["status"] == "delivered" && outbound[mission[1].ID]["status"] == "failed"
+	})
+	if m := outbound[mission[1].ID]; m["error"] != "the gateway reported it undelivered: RESULT_ERROR_NO_SERVICE" ||
+		m["gateway_message_id"] != mission[1].ID || m["mission_id"] != missionID || m["encoding"] != "GSM-7" || m["segments"] != 1.0 {
+		t.Fatalf("the failed SMS: %v", m)
+	}
+
 	// Another tenant's path with this tenant's signature: refused.
 	status, _, _ = postRaw(t, s.served, "/v1/sms/android/0190a000-0000-7000-8000-000000000001", "application/json", hook,
 		"X-Timestamp", now, "X-Signature", sign(hook, now))
@@ -298,7 +343,7 @@ func androidEndToEnd(t *testing.T, bin string, store nodeStore) {
 	if strings.Contains(logs, pass) || strings.Contains(string(out), pass) {
 		t.Fatalf("the phone's password is in the log or the setup output:\n%s\n%s", logs, out)
 	}
-	if !strings.Contains(logs, `"gateway_message_id":"phone-msg-1"`) || !strings.Contains(logs, "android+http://fieldrelay:***@") {
+	if !strings.Contains(logs, `"gateway_message_id":"`+mission[0].ID+`"`) || !strings.Contains(logs, "android+http://fieldrelay:***@") {
 		t.Fatalf("the log names neither the gateway's message id nor the redacted gateway:\n%s", logs)
 	}
 	phone.mu.Lock()
@@ -337,7 +382,7 @@ func TestSMSGateways_TwilioEndToEnd(t *testing.T) {
 	api := &fakeTwilioAPI{sid: "AC0123456789abcdef0123456789abcdef", token: token}
 	apiSrv := httptest.NewServer(api)
 	defer apiSrv.Close()
-	gateway := "twilio+http://" + api.sid + ":" + token + "@" + strings.TrimPrefix(apiSrv.URL, "http://") + "?from=%2B15005550006"
+	gateway := "twilio+http://" + api.sid + ":" + token + "@" + strings.TrimPrefix(apiSrv.URL, "http://") + "?from=%2B15005550006&status_callback=http%3A%2F%2Frelay.invalid"
 	data := t.TempDir()
 	s := serveDemo(t, bin, data, "--sms-gateway", gateway)
 	missionID, code := degradedMissionSMS(t, s, api.sent)
@@ -384,6 +429,54 @@ func TestSMSGateways_TwilioEndToEnd(t *testing.T) {
 		t.Fatalf("the member's signed reply: %d %v %s", status, hdr, b)
 	}
 	waitMission(t, s, missionID, "ACK")
+
+	// Each message asked for status callbacks at the tenant's URL; Twilio posts them
+	// there (here to the node's real address, on the same path), signed the same way.
+	sent := slices.DeleteFunc(api.sent(), func(m gatewaySMS) bool { return !strings.HasPrefix(m.Text, "FR1|M|") })
+	for _, m := range sent {
+		if m.Callback != "http://relay.invalid"+path+"/status" {
+			t.Fatalf("StatusCallback %q, want the tenant's status URL", m.Callback)
+		}
+	}
+	callback := func(sid, st, code string, sig func(u string, f url.Values) string) int {
+		t.Helper()
+		f := url.Values{"MessageSid": {sid}, "AccountSid": {api.sid}, "MessageStatus": {st}, "To": {"+33612345601"}}
+		if code != "" {
+			f.Set("ErrorCode", code)
+		}
+		st2, _, _ := postRaw(t, s.served, path+"/status", "application/x-www-form-urlencoded", []byte(f.Encode()),
+			"X-Twilio-Signature", sig(s.base+path+"/status", f))
+		return st2
+	}
+	good := func(u string, f url.Values) string { return twilioSignature(token, u, f) }
+	if st := callback(sent[0].ID, "sent", "", good); st != http.StatusNoContent {
+		t.Fatalf("status sent: %d", st)
+	}
+	if st := callback(sent[0].ID, "delivered", "", func(u string, f url.Values) string { return twilioSignature("nope", u, f) }); st != http.StatusUnauthorized {
+		t.Fatalf("a status callback with a bad signature: %d", st)
+	}
+	if st := callback(sent[0].ID, "delivered", "", good); st != http.StatusNoContent {
+		t.Fatalf("status delivered: %d", st)
+	}
+	if st := callback(sent[1].ID, "undelivered", "30003", good); st != http.StatusNoContent {
+		t.Fatalf("status undelivered: %d", st)
+	}
+	sup := s.login(t, "operational_supervisor")
+	bySid := map[string]map[string]any{}
+	pollUntil(t, s.served, "Twilio's statuses in GET /v1/sms/outbound", func() bool {
+		st, _, body := s.call(t, "GET", "/v1/sms/outbound", nil, sup...)
+		expect(t, "GET /v1/sms/outbound", st, 200, body)
+		for _, it := range body["data"].([]any) {
+			m := it.(map[string]any)
+			if sid, _ := m["gateway_message_id"].(string); sid != "" {
+				bySid[sid] = m
+			}
+		}
+		return bySid[sent[0].ID]["status"] == "delivered" && bySid[sent[1].ID]["status"] == "failed"
+	})
+	if e := bySid[sent[1].ID]["error"]; e != "the gateway reported it undelivered: Twilio error 30003" {
+		t.Fatalf("the undelivered SMS: %v", bySid[sent[1].ID])
+	}
 
 	if err := s.stop(t); err != nil {
 		t.Fatalf("exit: %v\n%s", err, s.logs)

@@ -29,8 +29,11 @@ type smsSetupResult struct {
 	WebhookURL string `json:"webhook_url"`
 	// AndroidSigningKey is the key to enter in the phone app (android only).
 	AndroidSigningKey string `json:"android_signing_key,omitempty"`
-	// Registered is the id of the webhook registered on the phone (android only).
-	Registered string `json:"registered_webhook_id,omitempty"`
+	// Registered are the ids of the webhooks registered on the phone, by event (android
+	// only).
+	Registered map[string]string `json:"registered_webhooks,omitempty"`
+	// StatusCallback: Twilio posts each message's delivery status (twilio only).
+	StatusCallback bool `json:"status_callback,omitempty"`
 }
 
 func (a *app) newSMSSetupCommand() *cobra.Command {
@@ -69,15 +72,20 @@ func (a *app) newSMSSetupCommand() *cobra.Command {
 				return err
 			}
 			res := smsSetupResult{TenantID: setup.TenantID, Driver: g.Driver, Gateway: g.String(),
-				WebhookURL: base + "/v1/sms/" + g.Driver + "/" + setup.TenantID}
+				WebhookURL: base + "/v1/sms/" + g.Driver + "/" + setup.TenantID, StatusCallback: g.StatusCallback != ""}
 			if g.Driver == outbound.DriverAndroid {
 				res.AndroidSigningKey = setup.AndroidSigningKey
 				if !noRegister {
-					id := "fieldrelay-" + setup.TenantID
-					if err := outbound.RegisterAndroidWebhook(cmd.Context(), g, id, res.WebhookURL, "sms:received"); err != nil {
-						return err
+					res.Registered = map[string]string{}
+					for _, event := range androidEvents {
+						// A fixed id per tenant and event (at most 36 characters): setup run
+						// again replaces the webhook instead of adding one.
+						id := "fr" + strings.ToUpper(event[4:5]) + strings.ReplaceAll(setup.TenantID, "-", "")
+						if err := outbound.RegisterAndroidWebhook(cmd.Context(), g, id, res.WebhookURL, event); err != nil {
+							return err
+						}
+						res.Registered[event] = id
 					}
-					res.Registered = id
 				}
 			}
 			if f.json {
@@ -95,20 +103,31 @@ func (a *app) newSMSSetupCommand() *cobra.Command {
 	return cmd
 }
 
+// androidEvents are the webhooks of SMS Gateway for Android the node takes: the replies,
+// and the delivery reports of the SMS it sends.
+var androidEvents = []string{"sms:received", "sms:delivered", "sms:failed"}
+
 func printSMSSetup(w io.Writer, r *smsSetupResult) {
 	fmt.Fprintf(w, "gateway:      %s\n", r.Gateway)
 	switch r.Driver {
 	case outbound.DriverAndroid:
-		fmt.Fprintf(w, "webhook URL:  %s (event sms:received)\n", r.WebhookURL)
+		fmt.Fprintf(w, "webhook URL:  %s (events %s)\n", r.WebhookURL, strings.Join(androidEvents, ", "))
 		fmt.Fprintf(w, "signing key:  %s (enter it in the app: Settings → Webhooks → Signing Key)\n", r.AndroidSigningKey)
-		if r.Registered != "" {
-			fmt.Fprintf(w, "registered on the phone as webhook %s\n", r.Registered)
+		if len(r.Registered) != 0 {
+			for _, ev := range androidEvents {
+				fmt.Fprintf(w, "registered on the phone: %s as webhook %s\n", ev, r.Registered[ev])
+			}
 		} else {
-			fmt.Fprintf(w, "not registered: POST it to the phone's /webhooks with event sms:received\n")
+			fmt.Fprintf(w, "not registered: POST it to the phone's /webhooks once per event\n")
 		}
 	case outbound.DriverTwilio:
 		fmt.Fprintf(w, "webhook URL:  %s\n", r.WebhookURL)
 		fmt.Fprintf(w, "set it in the Twilio console: the number → Messaging → \"A message comes in\" → Webhook, HTTP POST\n")
 		fmt.Fprintf(w, "Twilio signs its requests with the account's auth token: nothing else to enter\n")
+		if r.StatusCallback {
+			fmt.Fprintf(w, "delivery statuses: each message asks Twilio to post them to %s/status\n", r.WebhookURL)
+		} else {
+			fmt.Fprintf(w, "delivery statuses: add status_callback=<the node's base URL> to --sms-gateway to receive them\n")
+		}
 	}
 }

@@ -140,15 +140,17 @@ var matrixRoutes = map[string]access{
 	"GET /v1/openapi.json": open,
 	// The SMS gateways' webhooks: their signature is the credential (a 404 on a node whose
 	// gateway is another driver, as here).
-	"POST /v1/sms/android/:tenant_id": open,
-	"POST /v1/sms/twilio/:tenant_id":  open,
-	"GET /":                           open, // a redirect to the console
-	"GET /console":                    open,
-	"GET /console/*file":              open, // the console logs in
-	"POST /v1/auth/login":             open,
-	"POST /v1/auth/forgot-password":   open,
-	"POST /v1/auth/reset-password":    open,
-	"POST /v1/auth/verify":            open,
+	"POST /v1/sms/android/:tenant_id":       open,
+	"POST /v1/sms/twilio/:tenant_id":        open,
+	"POST /v1/sms/twilio/:tenant_id/status": open,
+	"GET /v1/sms/outbound":                  need(mEventsRead),
+	"GET /":                                 open, // a redirect to the console
+	"GET /console":                          open,
+	"GET /console/*file":                    open, // the console logs in
+	"POST /v1/auth/login":                   open,
+	"POST /v1/auth/forgot-password":         open,
+	"POST /v1/auth/reset-password":          open,
+	"POST /v1/auth/verify":                  open,
 	// Change password (authenticated): a user's own password; an API key has none.
 	"POST /v1/auth/change-password": {check: func(c caller) outcome {
 		if c.user() {
@@ -274,20 +276,22 @@ type probe struct {
 func matrixProbes(fx *matrixFix) map[string]probe {
 	none := "0190a000-0000-7000-8000-000000000001"
 	return map[string]probe{
-		"GET /healthz":                    {path: "/healthz"},
-		"GET /readyz":                     {path: "/readyz"},
-		"GET /metrics":                    {path: "/metrics"},
-		"GET /v1/openapi.json":            {path: "/v1/openapi.json"},
-		"POST /v1/sms/android/:tenant_id": {path: "/v1/sms/android/" + none, body: map[string]any{}},
-		"POST /v1/sms/twilio/:tenant_id":  {path: "/v1/sms/twilio/" + none, body: map[string]any{}},
-		"GET /":                           {path: "/"},
-		"GET /console":                    {path: "/console"},
-		"GET /console/*file":              {path: "/console/"},
-		"POST /v1/auth/login":             {path: "/v1/auth/login", body: map[string]any{}},
-		"POST /v1/auth/forgot-password":   {path: "/v1/auth/forgot-password", body: map[string]any{}},
-		"POST /v1/auth/reset-password":    {path: "/v1/auth/reset-password", body: map[string]any{}},
-		"POST /v1/auth/verify":            {path: "/v1/auth/verify", body: map[string]any{}},
-		"POST /v1/auth/change-password":   {path: "/v1/auth/change-password", body: map[string]any{}},
+		"GET /healthz":                          {path: "/healthz"},
+		"GET /readyz":                           {path: "/readyz"},
+		"GET /metrics":                          {path: "/metrics"},
+		"GET /v1/openapi.json":                  {path: "/v1/openapi.json"},
+		"POST /v1/sms/android/:tenant_id":       {path: "/v1/sms/android/" + none, body: map[string]any{}},
+		"POST /v1/sms/twilio/:tenant_id":        {path: "/v1/sms/twilio/" + none, body: map[string]any{}},
+		"POST /v1/sms/twilio/:tenant_id/status": {path: "/v1/sms/twilio/" + none + "/status", body: map[string]any{}},
+		"GET /v1/sms/outbound":                  {path: "/v1/sms/outbound"},
+		"GET /":                                 {path: "/"},
+		"GET /console":                          {path: "/console"},
+		"GET /console/*file":                    {path: "/console/"},
+		"POST /v1/auth/login":                   {path: "/v1/auth/login", body: map[string]any{}},
+		"POST /v1/auth/forgot-password":         {path: "/v1/auth/forgot-password", body: map[string]any{}},
+		"POST /v1/auth/reset-password":          {path: "/v1/auth/reset-password", body: map[string]any{}},
+		"POST /v1/auth/verify":                  {path: "/v1/auth/verify", body: map[string]any{}},
+		"POST /v1/auth/change-password":         {path: "/v1/auth/change-password", body: map[string]any{}},
 
 		"GET /v1/tenant/me":                  {path: "/v1/tenant/me"},
 		"PATCH /v1/tenant/dispatch-settings": {path: "/v1/tenant/dispatch-settings", body: map[string]any{}},
@@ -712,8 +716,9 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 		"POST /v1/tenant/api-keys/rotate": {"POST", "/v1/tenant/api-keys/rotate", map[string]any{"key_id": fx.keyID}, false, false},
 		"POST /v1/sms/inbound": {"POST", "/v1/sms/inbound", map[string]any{"from": "+33600000001", "body": "FR1 ACK " + fx.codeA},
 			false, true},
-		"POST /v1/sms/android/:tenant_id": {"POST", "/v1/sms/android/" + w.a.tenant.ID, map[string]any{}, false, false},
-		"POST /v1/sms/twilio/:tenant_id":  {"POST", "/v1/sms/twilio/" + w.a.tenant.ID, map[string]any{}, false, false},
+		"POST /v1/sms/android/:tenant_id":       {"POST", "/v1/sms/android/" + w.a.tenant.ID, map[string]any{}, false, false},
+		"POST /v1/sms/twilio/:tenant_id":        {"POST", "/v1/sms/twilio/" + w.a.tenant.ID, map[string]any{}, false, false},
+		"POST /v1/sms/twilio/:tenant_id/status": {"POST", "/v1/sms/twilio/" + w.a.tenant.ID + "/status", map[string]any{}, false, false},
 	}
 	// Every route with a parameter in its path has a probe here.
 	for _, r := range server.Routes(n.srv) {

@@ -26,6 +26,7 @@ type androidWebhook struct {
 		Message     string `json:"message"`
 		PhoneNumber string `json:"phoneNumber"`
 		Sender      string `json:"sender"`
+		Reason      string `json:"reason"`
 	} `json:"payload"`
 }
 
@@ -35,16 +36,17 @@ type androidWebhook struct {
 // is the credential, and a timestamp outside AndroidWebhookWindow is refused as a replay.
 // sms:received is an SMS for the tenant's reply path (ReceiveSMS, as POST
 // /v1/sms/inbound): recorded whatever its outcome, answered 204 so that the phone does
-// not send it again; the webhook's id is its idempotency key. Other events are answered
-// 204 and change nothing.
+// not send it again; the webhook's id is its idempotency key. sms:delivered and sms:failed
+// are delivery reports on an SMS the node sent (ReportSMSDelivery; the phone knows it by
+// the node's id). Other events are answered 204 and change nothing.
 func (s *Server) handleAndroidWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	if g := s.cfg.SMSGateway; g == nil || g.Driver != outbound.DriverAndroid {
-		return model.Errorf(model.KindNotFound, "this node's SMS gateway is not SMS Gateway for Android")
-	}
 	tenantID := ps.ByName("tenant_id")
 	body, err := readBody(r, maxGatewayBody)
 	if err != nil {
 		return err
+	}
+	if g := s.cfg.SMSGateway; g == nil || g.Driver != outbound.DriverAndroid {
+		return model.Errorf(model.KindNotFound, "this node's SMS gateway is not SMS Gateway for Android")
 	}
 	key := engine.SMSWebhookKey(s.smsSecret, tenantID)
 	if err := outbound.VerifyAndroidWebhook(key, body, r.Header.Get(outbound.HeaderAndroidTimestamp),
@@ -55,7 +57,16 @@ func (s *Server) handleAndroidWebhook(w http.ResponseWriter, r *http.Request, ps
 	if err := decodeJSON(body, &hook); err != nil {
 		return err
 	}
-	if hook.Event != "sms:received" {
+	switch hook.Event {
+	case "sms:received":
+	case "sms:delivered", "sms:failed":
+		status := model.SMSDelivered
+		if hook.Event == "sms:failed" {
+			status = model.SMSFailed
+		}
+		return s.gatewayReport(w, r, tenantID, outbound.DriverAndroid, model.SMSDeliveryReport{
+			GatewayMessageID: hook.Payload.MessageID, Status: status, Reason: hook.Payload.Reason}, http.StatusNoContent, "", nil)
+	default:
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
@@ -79,31 +90,94 @@ var emptyTwiML = []byte(`<?xml version="1.0" encoding="UTF-8"?><Response></Respo
 // MessageSid as its idempotency key; the answer is an empty TwiML <Response/> (nothing is
 // sent back by SMS).
 func (s *Server) handleTwilioWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	g := s.cfg.SMSGateway
-	if g == nil || g.Driver != outbound.DriverTwilio {
-		return model.Errorf(model.KindNotFound, "this node's SMS gateway is not Twilio")
-	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/x-www-form-urlencoded" {
-		return model.Errorf(model.KindUnsupportedMediaType, "Twilio's webhook is sent with Content-Type: application/x-www-form-urlencoded")
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxGatewayBody+1))
+	form, err := s.twilioForm(r)
 	if err != nil {
-		return model.Errorf(model.KindInvalidJSON, "the body could not be read")
-	}
-	if len(body) > maxGatewayBody {
-		return tooLarge(maxGatewayBody)
-	}
-	v := twilio.NewRequestValidator(g.Secret)
-	if !v.ValidateBody(calledURL(r), body, r.Header.Get("X-Twilio-Signature")) {
-		return model.Errorf(model.KindUnauthorized, "the X-Twilio-Signature header does not match the request")
-	}
-	form, err := url.ParseQuery(string(body))
-	if err != nil {
-		return model.Invalid("body", "the form could not be read")
+		return err
 	}
 	return s.gatewaySMS(w, r, ps.ByName("tenant_id"), outbound.DriverTwilio, form.Get("MessageSid"),
 		model.SMSInboundInput{From: form.Get("From"), Body: form.Get("Body")}, http.StatusOK, "text/xml", emptyTwiML)
+}
+
+// handleTwilioStatus takes Twilio's status callbacks (POST
+// /v1/sms/twilio/:tenant_id/status, asked for by each message when --sms-gateway has
+// status_callback=): checked like the inbound webhook, MessageStatus delivered makes the
+// SMS delivered, undelivered and failed make it failed (with ErrorCode); the other
+// statuses (queued, sending, sent…) change nothing. Answered 204.
+func (s *Server) handleTwilioStatus(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	form, err := s.twilioForm(r)
+	if err != nil {
+		return err
+	}
+	var status string
+	switch form.Get("MessageStatus") {
+	case "delivered":
+		status = model.SMSDelivered
+	case "undelivered", "failed":
+		status = model.SMSFailed
+	default:
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	reason := ""
+	if c := form.Get("ErrorCode"); c != "" {
+		reason = "Twilio error " + c
+	}
+	return s.gatewayReport(w, r, ps.ByName("tenant_id"), outbound.DriverTwilio, model.SMSDeliveryReport{
+		GatewayMessageID: form.Get("MessageSid"), Status: status, Reason: reason}, http.StatusNoContent, "", nil)
+}
+
+// gatewayReport applies a gateway's delivery report in its name and answers status. A
+// report on an SMS the tenant did not send (or no longer knows) is logged and answered
+// the same: the gateway can do nothing about it.
+func (s *Server) gatewayReport(w http.ResponseWriter, r *http.Request, tenantID, driver string, rep model.SMSDeliveryReport,
+	status int, contentType string, body []byte) error {
+	p, err := s.eng.SMSGatewayPrincipal(r.Context(), tenantID, driver)
+	if err != nil {
+		return err
+	}
+	if _, err := s.eng.ReportSMSDelivery(r.Context(), p, rep); model.IsKind(err, model.KindNotFound) {
+		s.log.Info("sms: a delivery report names no SMS of the tenant", "request_id", requestID(r), "gateway", driver,
+			"gateway_message_id", model.Quote(rep.GatewayMessageID))
+	} else if err != nil {
+		return err
+	}
+	if contentType != "" {
+		w.Header().Set("Content-Type", contentType)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	return nil
+}
+
+// twilioForm reads a request of Twilio to the node: a form of at most maxGatewayBody
+// bytes whose X-Twilio-Signature Twilio's own validator accepts under the auth token of
+// --sms-gateway (unauthorized otherwise), on a node whose gateway is Twilio (not_found
+// otherwise).
+func (s *Server) twilioForm(r *http.Request) (url.Values, error) {
+	g := s.cfg.SMSGateway
+	if g == nil || g.Driver != outbound.DriverTwilio {
+		return nil, model.Errorf(model.KindNotFound, "this node's SMS gateway is not Twilio")
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, model.Errorf(model.KindUnsupportedMediaType, "Twilio's requests are sent with Content-Type: application/x-www-form-urlencoded")
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxGatewayBody+1))
+	if err != nil {
+		return nil, model.Errorf(model.KindInvalidJSON, "the body could not be read")
+	}
+	if len(body) > maxGatewayBody {
+		return nil, tooLarge(maxGatewayBody)
+	}
+	v := twilio.NewRequestValidator(g.Secret)
+	if !v.ValidateBody(calledURL(r), body, r.Header.Get("X-Twilio-Signature")) {
+		return nil, model.Errorf(model.KindUnauthorized, "the X-Twilio-Signature header does not match the request")
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, model.Invalid("body", "the form could not be read")
+	}
+	return form, nil
 }
 
 // calledURL is the URL a gateway called to reach r, as it signed it.

@@ -434,6 +434,18 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 			}
 			msg = model.WebhookMessage{URL: wh.URL, ID: entry.ID, Timestamp: now, Secret: wh.Secret, Body: entry.Body}
 		}
+		if entry.Kind == model.OutboxSMS {
+			held, err := smsHold(tx, entry, now)
+			if err != nil {
+				return err
+			}
+			if held != nil {
+				// The recipient's rate limit: the message ends now, without a call.
+				entry.Attempts++
+				tx.OnCommit(e.stats.hooks[statSMSHeld])
+				return e.settle(tx, entry, model.SendResult{Err: held}, 0, true)
+			}
+		}
 		if entry.Kind == model.OutboxMail {
 			if mail, err = e.mailAttempt(tx, entry); err != nil {
 				return err

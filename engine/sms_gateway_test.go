@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,5 +165,65 @@ func TestSMSOutboundRecord(t *testing.T) {
 	got, err = n.e.ReportSMSDelivery(ctx, gw, model.SMSDeliveryReport{GatewayMessageID: third.ID, Status: model.SMSFailed, Reason: "RESULT_ERROR_NO_SERVICE"})
 	if err != nil || got.Status != model.SMSFailed || got.Error != "the gateway reported it undelivered: RESULT_ERROR_NO_SERVICE" {
 		t.Fatalf("failed by the node's id: %+v, %v", got, err)
+	}
+}
+
+// TestSMSRecipientRateLimit: a phone gets at most 5 SMS in 15 minutes and 11 in an hour;
+// one more is held back (no call, its record held, the event it delivered failed, counted
+// in Stats), and an SMS of a critical event goes out all the same.
+func TestSMSRecipientRateLimit(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, true, false)
+	n.setZone(t, model.ConnDegraded)
+	calls := func() int { return len(n.sender.kinds()) }
+	send := func(priority string) model.EventAccepted {
+		t.Helper()
+		n.setZone(t, model.ConnDegraded) // a report a minute keeps the zone's state in force
+		acc := n.post(t, priority, "north")
+		n.e.RunDue(ctx)
+		return acc
+	}
+	latest := func() model.SMSOutbound {
+		t.Helper()
+		ms, _, err := n.e.SMSOutbounds(ctx, n.p, model.Page{Limit: 1})
+		if err != nil || len(ms) != 1 {
+			t.Fatalf("SMSOutbounds: %v %v", ms, err)
+		}
+		return ms[0]
+	}
+	for range 5 {
+		send("normal")
+		n.clock.Advance(time.Minute)
+	}
+	if calls() != 5 {
+		t.Fatalf("%d calls for 5 SMS", calls())
+	}
+	held := send("high")
+	if calls() != 5 || latest().Status != model.SMSHeld || !strings.Contains(latest().Error, "within 15m0s") {
+		t.Fatalf("the 6th SMS in 15 minutes: %d calls, %+v", calls(), latest())
+	}
+	if ev := n.event(t, held.EventID); ev.Status != model.EventFailed {
+		t.Fatalf("the event of a held SMS: %s, want failed (its only channel)", ev.Status)
+	}
+	if st := n.e.Stats(); st.SMSHeld != 1 {
+		t.Fatalf("Stats.SMSHeld = %d", st.SMSHeld)
+	}
+	send("critical")
+	if calls() != 6 || latest().Status != model.SMSSent {
+		t.Fatalf("a critical SMS: %d calls, %+v", calls(), latest())
+	}
+	// 15 minutes after the critical one, 5 more 4 minutes apart fit in every 15 minutes,
+	// and make the hour's 11.
+	n.clock.Advance(15 * time.Minute)
+	for range 5 {
+		send("normal")
+		n.clock.Advance(4 * time.Minute)
+	}
+	if calls() != 11 {
+		t.Fatalf("%d calls, want 11 within the hour", calls())
+	}
+	send("normal")
+	if calls() != 11 || latest().Status != model.SMSHeld || !strings.Contains(latest().Error, "within 1h0m0s") {
+		t.Fatalf("the 12th SMS in an hour: %d calls, %+v", calls(), latest())
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
@@ -37,12 +38,16 @@ func settleSMSRecord(tx model.Tx, o *model.OutboxEntry, res model.SendResult, ok
 	m.Attempts, m.UpdatedAt = o.Attempts, now
 	switch {
 	case ok:
-		m.GatewayMessageID, m.Error = res.MessageID, ""
+		m.GatewayMessageID, m.Error, m.SentAt = res.MessageID, "", &now
 		if m.Status == model.SMSPending {
 			m.Status = model.SMSSent
 		}
 	case settled:
 		m.Status, m.Error = model.SMSFailed, o.LastError
+		var held *smsHeldError
+		if errors.As(res.Err, &held) {
+			m.Status = model.SMSHeld
+		}
 	default:
 		m.Error = o.LastError
 	}

@@ -1,7 +1,10 @@
 package store
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
@@ -34,8 +37,35 @@ func (t *tx) PutSMSOutbound(tenantID string, m *model.SMSOutbound) error {
 			return err
 		}
 	}
+	if m.SentAt != nil {
+		sb, err := t.tbucket(tenantID, tbSMSSentByTo)
+		if err != nil {
+			return err
+		}
+		key := append(sentToPrefix(m.To), binary.BigEndian.AppendUint64(nil, uint64(m.SentAt.UnixNano()))...)
+		if err := sb.Put(append(key, k...), nil); err != nil {
+			return err
+		}
+	}
 	b.FillPercent = appendFill
 	return putJSON(b, k, m)
+}
+
+// sentToPrefix is the prefix of a recipient's keys in tbSMSSentByTo.
+func sentToPrefix(to string) []byte { return append([]byte(to), 0) }
+
+func (t *tx) CountSMSSentTo(tenantID, to string, since time.Time) (int, error) {
+	b, err := t.tbucket(tenantID, tbSMSSentByTo)
+	if err != nil {
+		return 0, err
+	}
+	prefix := sentToPrefix(to)
+	c := b.Cursor()
+	n := 0
+	for k, _ := c.Seek(append(prefix, binary.BigEndian.AppendUint64(nil, uint64(since.UnixNano()))...)); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		n++
+	}
+	return n, nil
 }
 
 func (t *tx) SMSOutbound(tenantID, id string) (*model.SMSOutbound, error) {

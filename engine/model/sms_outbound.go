@@ -11,6 +11,8 @@ const (
 	// SMSFailed: the gateway refused it for good, the attempts ran out, or the gateway
 	// reported it undelivered.
 	SMSFailed = "failed"
+	// SMSHeld: not sent, held back by the recipient's rate limit.
+	SMSHeld = "held"
 )
 
 // SMSOutbound is the record of one SMS the node sends: an outbox message (same id) to one
@@ -30,10 +32,12 @@ type SMSOutbound struct {
 	// GatewayMessageID is the id the gateway gave the message when it accepted it.
 	GatewayMessageID string `json:"gateway_message_id,omitempty"`
 	// Error is the last failure: an attempt's, or the gateway's delivery report.
-	Error       string `json:"error,omitempty"`
-	CreatedAt   Time   `json:"created_at"`
-	UpdatedAt   Time   `json:"updated_at"`
-	DeliveredAt *Time  `json:"delivered_at"`
+	Error     string `json:"error,omitempty"`
+	CreatedAt Time   `json:"created_at"`
+	UpdatedAt Time   `json:"updated_at"`
+	// SentAt is when the gateway accepted it: the recipient's rate limit counts these.
+	SentAt      *Time `json:"sent_at"`
+	DeliveredAt *Time `json:"delivered_at"`
 }
 
 // SMSDeliveryReport is what a gateway's delivery report says about a message it accepted.

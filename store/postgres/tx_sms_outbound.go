@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"time"
+
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
@@ -23,8 +25,24 @@ func (t *tx) PutSMSOutbound(tenantID string, m *model.SMSOutbound) error {
 	if m.GatewayMessageID != "" {
 		gw = &m.GatewayMessageID
 	}
-	return t.put(`INSERT INTO sms_outbound (tenant_id, id, gateway_id, doc) SELECT $1, $2, $3, $4`+ifTenant+`
-		ON CONFLICT (tenant_id, id) DO UPDATE SET gateway_id = excluded.gateway_id, doc = excluded.doc`, tn, id, gw, doc)
+	var sent *time.Time
+	if m.SentAt != nil {
+		sent = &m.SentAt.Time
+	}
+	return t.put(`INSERT INTO sms_outbound (tenant_id, id, gateway_id, to_phone, sent_at, doc) SELECT $1, $2, $3, $4, $5, $6`+ifTenant+`
+		ON CONFLICT (tenant_id, id) DO UPDATE SET gateway_id = excluded.gateway_id, sent_at = excluded.sent_at, doc = excluded.doc`,
+		tn, id, gw, m.To, sent, doc)
+}
+
+func (t *tx) CountSMSSentTo(tenantID, to string, since time.Time) (int, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	_, err = t.scan(`SELECT count(*) FROM sms_outbound WHERE tenant_id = $1 AND to_phone = $2 AND sent_at >= $3`,
+		[]any{tn, to, since}, &n)
+	return n, err
 }
 
 func (t *tx) SMSOutbound(tenantID, id string) (*model.SMSOutbound, error) {

@@ -41,6 +41,7 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"MissionCodes", testMissionCodes},
 		{"SMSInbound", testSMSInbound},
 		{"SMSOutbound", testSMSOutbound},
+		{"SMSSentTo", testSMSSentTo},
 		{"PageBytes", testPageBytes},
 		{"Outbox", testOutbox},
 		{"Devices", testDevices},

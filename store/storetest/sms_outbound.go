@@ -3,6 +3,7 @@ package storetest
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
@@ -88,4 +89,54 @@ func testSMSOutbound(t *testing.T, open Opener) {
 		return tx.PutSMSOutbound(a.ID, m)
 	})
 	assertKind(t, err, model.KindValidation)
+}
+
+// testSMSSentTo: the SMS accepted by the gateway are counted per recipient from their
+// SentAt; pending ones, other recipients' and other tenants' are not.
+func testSMSSentTo(t *testing.T, open Opener) {
+	f := newFx(t, open)
+	a := f.tenant("alpha")
+	b := f.tenant("bravo")
+	f.update(func(tx model.Tx) error {
+		for i := range 6 {
+			m := newSMSOutbound(i)
+			if i < 5 {
+				sent := model.At(at(i * 60))
+				m.Status, m.SentAt = model.SMSSent, &sent
+			}
+			if err := tx.PutSMSOutbound(a.ID, m); err != nil {
+				return err
+			}
+			// The same record written again (a delivery report) counts once.
+			if err := tx.PutSMSOutbound(a.ID, m); err != nil {
+				return err
+			}
+		}
+		other := newSMSOutbound(7)
+		other.To = "+33699999999"
+		sent := model.At(at(0))
+		other.SentAt = &sent
+		if err := tx.PutSMSOutbound(a.ID, other); err != nil {
+			return err
+		}
+		bm := newSMSOutbound(8)
+		bm.SentAt = &sent
+		return tx.PutSMSOutbound(b.ID, bm)
+	})
+	f.view(func(tx model.Tx) error {
+		for _, c := range []struct {
+			since time.Time
+			want  int
+		}{{at(0), 5}, {at(60), 4}, {at(61), 3}, {at(240), 1}, {at(241), 0}} {
+			if n, err := tx.CountSMSSentTo(a.ID, "+33612345678", c.since); err != nil || n != c.want {
+				t.Errorf("CountSMSSentTo(since at(%v)) = %d, %v; want %d", c.since.Sub(at(0)), n, err, c.want)
+			}
+		}
+		if n, err := tx.CountSMSSentTo(a.ID, "+3361234567", at(0)); err != nil || n != 0 {
+			t.Errorf("a prefix of the number: %d, %v", n, err)
+		}
+		_, err := tx.CountSMSSentTo(model.NewID(), "+33612345678", at(0))
+		assertKind(t, err, model.KindNotFound)
+		return nil
+	})
 }

@@ -31,7 +31,7 @@ type gatewaySMS struct{ To, Text, ID, Callback string }
 
 // fakeAndroidPhone speaks the local server of SMS Gateway for Android: POST /message
 // ({textMessage: {text}, phoneNumbers}, basic auth) answered 202 with the message's id,
-// and POST /webhooks ({id, url, event}) answered 201.
+// POST /webhooks ({id, url, event}) answered 201, and GET /health.
 type fakeAndroidPhone struct {
 	user, pass string
 	mu         sync.Mutex
@@ -71,6 +71,8 @@ func (p *fakeAndroidPhone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.msgs = append(p.msgs, gatewaySMS{To: m.PhoneNumbers[0], Text: m.TextMessage.Text, ID: id})
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = fmt.Fprintf(w, `{"id":%q,"state":"Pending","recipients":[{"phoneNumber":%q,"state":"Pending"}]}`, id, m.PhoneNumbers[0])
+	case r.Method == http.MethodGet && r.URL.Path == "/health":
+		_, _ = w.Write([]byte(`{"status":"pass","version":"1.40.0","releaseId":1,"checks":{}}`))
 	case r.Method == http.MethodPost && r.URL.Path == "/webhooks":
 		var h map[string]string
 		if err := json.Unmarshal(raw, &h); err != nil {
@@ -224,7 +226,24 @@ func androidEndToEnd(t *testing.T, bin string, store nodeStore) {
 	phoneSrv := httptest.NewServer(phone)
 	defer phoneSrv.Close()
 	gateway := "android+http://fieldrelay:" + pass + "@" + strings.TrimPrefix(phoneSrv.URL, "http://")
-	s := store.serveDemo(t, bin, "--sms-gateway", gateway)
+	const internal = "metrics-secret-0123456789"
+	s := store.serveDemo(t, bin, "--sms-gateway", gateway, "--internal-secret", internal)
+	// The phone is probed: readyz and /metrics say it is up.
+	pollUntil(t, s.served, "the phone up in /readyz", func() bool {
+		_, _, body := s.call(t, "GET", "/readyz", nil)
+		return body["sms_gateway"] == "up"
+	})
+	req, _ := http.NewRequest(http.MethodGet, s.base+"/metrics", nil)
+	req.Header.Set("x-svc-internal", internal)
+	res, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(metrics), "\nfieldrelay_sms_gateway_up 1\n") || !strings.Contains(string(metrics), "\nfieldrelay_sms_held_total 0\n") {
+		t.Fatalf("/metrics of the SMS gateway:\n%s", metrics)
+	}
 	missionID, code := degradedMissionSMS(t, s, phone.sent)
 
 	out := store.cli(t, bin, "", "sms", "setup", "--tenant", "demo", "--url", s.base, "--sms-gateway", gateway, "--json")

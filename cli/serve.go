@@ -137,11 +137,13 @@ type Main struct {
 	log         *slog.Logger
 	scheduler   bool // the engine's scheduler runs
 	stopBackups func()
-	ln          net.Listener
-	stopAdmin   context.CancelFunc
-	adminDone   chan error
-	hs          *http.Server
-	served      chan error // the HTTP server's end
+	// stopSMSWatch ends the SMS gateway's probes (nil when none run).
+	stopSMSWatch func()
+	ln           net.Listener
+	stopAdmin    context.CancelFunc
+	adminDone    chan error
+	hs           *http.Server
+	served       chan error // the HTTP server's end
 }
 
 // Run opens the store, starts the engine, the scheduled snapshots, the admin socket and
@@ -177,8 +179,15 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if opts.Sender == nil {
 		// A call ends within its attempt's lease, so that no other process takes over a
 		// message whose call is still running.
-		opts.Sender = outbound.NewHTTPSender(outbound.HTTPSenderOptions{Policy: opts.WebhookPolicy, SMSGateway: cfg.SMSGateway,
+		hs := outbound.NewHTTPSender(outbound.HTTPSenderOptions{Policy: opts.WebhookPolicy, SMSGateway: cfg.SMSGateway,
 			Timeout: min(outbound.DefaultSendTimeout, cfg.OutboxLease/2)})
+		opts.Sender = hs
+		if cfg.SMSGateway != nil {
+			wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+			done := make(chan struct{})
+			go func() { defer close(done); hs.WatchSMS(wctx, outbound.SMSProbeEvery) }()
+			m.stopSMSWatch = func() { stop(); <-done }
+		}
 	}
 	if cfg.Plans != nil {
 		opts.Plans = cfg.Plans
@@ -296,6 +305,10 @@ func (m *Main) Close() error {
 	if m.ln != nil {
 		_ = m.ln.Close()
 		m.ln = nil
+	}
+	if m.stopSMSWatch != nil {
+		m.stopSMSWatch()
+		m.stopSMSWatch = nil
 	}
 	if m.stopBackups != nil {
 		m.stopBackups()

@@ -65,3 +65,32 @@ func (e *Engine) AdminSMSSetup(ctx context.Context, slug string) (*model.SMSSetu
 	}
 	return &model.SMSSetup{TenantID: t.ID, AndroidSigningKey: SMSWebhookKey(secret, t.ID)}, nil
 }
+
+// SMSGatewayState says whether the node's SMS gateway is reachable (up, down, unknown), as
+// its Sender last saw it; empty when the node has no SMS gateway.
+func (e *Engine) SMSGatewayState() string {
+	if !e.sender.SMSAvailable() {
+		return ""
+	}
+	if h, ok := e.sender.(model.SMSHealth); ok {
+		return h.SMSGatewayState()
+	}
+	return "unknown"
+}
+
+// withoutDownSMS drops the sms channel from a delivery plan while the gateway is down,
+// unless it is the plan's only channel: then its messages wait for the gateway on the
+// retry schedule rather than the event waiting for a channel (docs/decisions.md, "SMS
+// gateways: health").
+func (e *Engine) withoutDownSMS(plan []string) []string {
+	if len(plan) < 2 || e.SMSGatewayState() != "down" {
+		return plan
+	}
+	out := plan[:0:0]
+	for _, ch := range plan {
+		if ch != model.ChannelSMS {
+			out = append(out, ch)
+		}
+	}
+	return out
+}

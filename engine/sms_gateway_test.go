@@ -227,3 +227,36 @@ func TestSMSRecipientRateLimit(t *testing.T) {
 		t.Fatalf("the 12th SMS in an hour: %d calls, %+v", calls(), latest())
 	}
 }
+
+// downSender is a fakeSender whose SMS gateway reports itself down.
+type downSender struct{ *fakeSender }
+
+func (downSender) SMSGatewayState() string { return "down" }
+
+// TestDelivery_SMSGatewayDown: while the SMS gateway is down, the sms channel drops out of
+// a plan that has another channel, and stays in one where it is the only way out (its
+// messages wait for the gateway on the retry schedule).
+func TestDelivery_SMSGatewayDown(t *testing.T) {
+	ctx := context.Background()
+	n := newDeliveryNode(t, true, true)
+	n.db, n.e = reopen(t, n.dir, n.db, engine.Options{Clock: n.clock, Sender: downSender{n.sender}})
+	if st := n.e.SMSGatewayState(); st != "down" {
+		t.Fatalf("SMSGatewayState = %q", st)
+	}
+	if st := n.e.Stats(); st.SMSGateway != "down" {
+		t.Fatalf("Stats.SMSGateway = %q", st.SMSGateway)
+	}
+	acc := n.post(t, "critical", "north") // online: rest_full then sms, both at once for critical
+	n.e.RunDue(ctx)
+	if ev := n.event(t, acc.EventID); len(ev.Delivery.Plan) != 1 || ev.Delivery.Plan[0] != model.ChannelREST {
+		t.Fatalf("plan with the gateway down: %v", ev.Delivery.Plan)
+	}
+	if got := n.sender.kinds(); len(got) != 1 || got[0] != "webhook" {
+		t.Fatalf("calls %v, want the webhook only", got)
+	}
+	n.setZone(t, model.ConnDegraded)
+	acc = n.post(t, "critical", "north") // degraded: sms only
+	if ev := n.event(t, acc.EventID); len(ev.Delivery.Plan) != 1 || ev.Delivery.Plan[0] != model.ChannelSMS {
+		t.Fatalf("plan of a degraded zone with the gateway down: %v", ev.Delivery.Plan)
+	}
+}

@@ -143,6 +143,8 @@ type Stats struct {
 	SMSSent uint64
 	// SMSHeld counts SMS held back by their recipient's rate limit.
 	SMSHeld uint64
+	// SMSGateway is the SMS gateway's reachability (up, down, unknown); empty without one.
+	SMSGateway string
 	// OutboxDepth is the number of outbox entries waiting; OutboxOldestDue how long the
 	// most overdue one has been due (0 when none is due).
 	OutboxDepth     int
@@ -177,6 +179,7 @@ func (e *Engine) Stats() Stats {
 	out.WebhookFailures = s.n[statWebhookFailed].Load()
 	out.SMSSent = s.n[statSMS].Load()
 	out.SMSHeld = s.n[statSMSHeld].Load()
+	out.SMSGateway = e.SMSGatewayState()
 	now := e.clock.Now()
 	var oldest time.Time
 	out.OutboxDepth, oldest = e.sched.oldest()

@@ -9,10 +9,13 @@ import (
 
 type health struct {
 	Status string `json:"status"`
+	// SMSGateway is the SMS gateway's reachability (readyz only, with a gateway): it says,
+	// but does not decide, readiness.
+	SMSGateway string `json:"sms_gateway,omitempty"`
 }
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	return writeOne(w, r, http.StatusOK, health{"ok"})
+	return writeOne(w, r, http.StatusOK, health{Status: "ok"})
 }
 
 // handleReadyz answers ready when the scheduler runs and the store answers a read; 503
@@ -24,5 +27,5 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request, _ httprout
 	if err := s.eng.View(r.Context(), func(model.Tx) error { return nil }); err != nil {
 		return &model.Error{Kind: model.KindUnavailable, Msg: "the store is not available", Err: err}
 	}
-	return writeOne(w, r, http.StatusOK, health{"ready"})
+	return writeOne(w, r, http.StatusOK, health{Status: "ready", SMSGateway: s.eng.SMSGatewayState()})
 }

@@ -66,6 +66,12 @@ func (r SendResult) OK() bool { return r.Err == nil && r.StatusCode >= 200 && r.
 // Gone reports a 410 answer, which disables a webhook subscription.
 func (r SendResult) Gone() bool { return r.Err == nil && r.StatusCode == 410 }
 
+// SMSHealth is what a Sender may say of its SMS gateway's reachability.
+type SMSHealth interface {
+	// SMSGatewayState is up, down or unknown.
+	SMSGatewayState() string
+}
+
 // NoSender is the Sender of a node that delivers nothing: every call fails. It keeps
 // admin commands and tests that do not deliver free of network access.
 type NoSender struct{}

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -61,6 +62,8 @@ type HTTPSender struct {
 	opt     HTTPSenderOptions
 	webhook *http.Client
 	sms     *http.Client
+	// smsState is the gateway's reachability: 0 unknown, 1 up, 2 down (SMSGatewayState).
+	smsState atomic.Int32
 }
 
 var _ model.Sender = (*HTTPSender)(nil)
@@ -137,8 +140,11 @@ func (s *HTTPSender) SendWebhook(ctx context.Context, m model.WebhookMessage) mo
 // {"to": m.To, "body": m.Body} and a 2xx answer means it accepted the message; SMS Gateway
 // for Android and Twilio get their own API (sendAndroid, sendTwilio), which also give the
 // message's id and say when a refusal is for good.
-func (s *HTTPSender) SendSMS(ctx context.Context, m model.OutboundSMS) model.SendResult {
+func (s *HTTPSender) SendSMS(ctx context.Context, m model.OutboundSMS) (res model.SendResult) {
 	g := s.opt.SMSGateway
+	if g != nil {
+		defer func() { s.noteSMS(res) }()
+	}
 	switch {
 	case g == nil:
 		return model.SendResult{Err: ErrNoSMSGateway}

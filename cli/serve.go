@@ -137,13 +137,14 @@ type Main struct {
 	log         *slog.Logger
 	scheduler   bool // the engine's scheduler runs
 	stopBackups func()
+	ln          net.Listener
+	stopAdmin   context.CancelFunc
+	adminDone   chan error
+	hs          *http.Server
+	served      chan error // the HTTP server's end
+
 	// stopSMSWatch ends the SMS gateway's probes (nil when none run).
 	stopSMSWatch func()
-	ln           net.Listener
-	stopAdmin    context.CancelFunc
-	adminDone    chan error
-	hs           *http.Server
-	served       chan error // the HTTP server's end
 }
 
 // Run opens the store, starts the engine, the scheduled snapshots, the admin socket and

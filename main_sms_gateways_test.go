@@ -298,10 +298,13 @@ func androidEndToEnd(t *testing.T, bin string, store nodeStore) {
 		t.Fatalf("a refused webhook moved the mission to %v", m["status"])
 	}
 
+	began := time.Now()
 	status, _, b := postRaw(t, s.served, path, "application/json", hook, "X-Timestamp", now, "X-Signature", sign(hook, now))
 	if status != http.StatusNoContent {
 		t.Fatalf("the member's signed reply: %d %s", status, b)
 	}
+	// The answer comes after the move's commit: the time from the webhook to the move.
+	t.Logf("webhook to mission move (answered after commit): %s", time.Since(began))
 	m := waitMission(t, s, missionID, "ACK")
 	h, _ := m["history"].([]any)
 	if last, _ := h[len(h)-1].(map[string]any); last["source"] != "sms" || last["to"] != "ACK" {

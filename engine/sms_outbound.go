@@ -58,7 +58,7 @@ func settleSMSRecord(tx model.Tx, o *model.OutboxEntry, res model.SendResult, ok
 // name: p holds sms:inbound) to the SMS it names, found by the gateway's id or, for a
 // gateway that took the node's id as its own (SMS Gateway for Android), by that: a sent
 // (or still pending) SMS becomes delivered or failed. A report about an SMS that is
-// delivered or failed already changes nothing (gateways report more than once). An SMS
+// delivered, failed or held already changes nothing (gateways report more than once). An SMS
 // the tenant did not send is not_found.
 func (e *Engine) ReportSMSDelivery(ctx context.Context, p model.Principal, r model.SMSDeliveryReport) (*model.SMSOutbound, error) {
 	if err := p.Require(model.PermSMSInbound); err != nil {
@@ -77,7 +77,7 @@ func (e *Engine) ReportSMSDelivery(ctx context.Context, p model.Principal, r mod
 			return err
 		}
 		out = m
-		if m.Status == model.SMSDelivered || m.Status == model.SMSFailed {
+		if m.Status == model.SMSDelivered || m.Status == model.SMSFailed || m.Status == model.SMSHeld {
 			return nil
 		}
 		now := model.At(e.clock.Now())

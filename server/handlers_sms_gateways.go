@@ -65,7 +65,7 @@ func (s *Server) handleAndroidWebhook(w http.ResponseWriter, r *http.Request, ps
 			status = model.SMSFailed
 		}
 		return s.gatewayReport(w, r, tenantID, outbound.DriverAndroid, model.SMSDeliveryReport{
-			GatewayMessageID: hook.Payload.MessageID, Status: status, Reason: hook.Payload.Reason}, http.StatusNoContent, "", nil)
+			GatewayMessageID: hook.Payload.MessageID, Status: status, Reason: hook.Payload.Reason})
 	default:
 		w.WriteHeader(http.StatusNoContent)
 		return nil
@@ -123,14 +123,13 @@ func (s *Server) handleTwilioStatus(w http.ResponseWriter, r *http.Request, ps h
 		reason = "Twilio error " + c
 	}
 	return s.gatewayReport(w, r, ps.ByName("tenant_id"), outbound.DriverTwilio, model.SMSDeliveryReport{
-		GatewayMessageID: form.Get("MessageSid"), Status: status, Reason: reason}, http.StatusNoContent, "", nil)
+		GatewayMessageID: form.Get("MessageSid"), Status: status, Reason: reason})
 }
 
-// gatewayReport applies a gateway's delivery report in its name and answers status. A
-// report on an SMS the tenant did not send (or no longer knows) is logged and answered
-// the same: the gateway can do nothing about it.
-func (s *Server) gatewayReport(w http.ResponseWriter, r *http.Request, tenantID, driver string, rep model.SMSDeliveryReport,
-	status int, contentType string, body []byte) error {
+// gatewayReport applies a gateway's delivery report in its name and answers 204. A report
+// on an SMS the tenant did not send (or no longer knows) is logged and answered the same:
+// the gateway can do nothing about it.
+func (s *Server) gatewayReport(w http.ResponseWriter, r *http.Request, tenantID, driver string, rep model.SMSDeliveryReport) error {
 	p, err := s.eng.SMSGatewayPrincipal(r.Context(), tenantID, driver)
 	if err != nil {
 		return err
@@ -141,11 +140,7 @@ func (s *Server) gatewayReport(w http.ResponseWriter, r *http.Request, tenantID,
 	} else if err != nil {
 		return err
 	}
-	if contentType != "" {
-		w.Header().Set("Content-Type", contentType)
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,7 +172,8 @@ func loginAs(t *testing.T, ctx context.Context, base, email, password string) {
 // supervisor sees an event arrive live, dispatches the best team from the score panel;
 // the demo field operator, in another browser context, moves the mission ACK → ON_ROUTE
 // → ON_SITE → COMPLETED, and the supervisor's timeline follows. The admin then opens
-// every view, and no page requests anything from another origin or reports an error.
+// every view (the map shows the SMS gateway, a fake Android phone, up), and no page
+// requests anything from another origin or reports an error.
 func TestConsoleE2E(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		// CI installs chromium (.ci/run): there, a missing browser is a failure, not a skip.
@@ -182,7 +184,10 @@ func TestConsoleE2E(t *testing.T) {
 	}
 	bin := binary(t)
 	data := t.TempDir()
-	s := serve(t, bin, data, false, "--demo")
+	// An Android SMS gateway (a fake phone): the map shows its reachability.
+	phoneSrv := httptest.NewServer(&fakeAndroidPhone{user: "sms", pass: "console-pass"})
+	defer phoneSrv.Close()
+	s := serve(t, bin, data, false, "--demo", "--sms-gateway", "android+http://sms:console-pass@"+strings.TrimPrefix(phoneSrv.URL, "http://"))
 	var creds struct {
 		APIKey string `json:"api_key"`
 		Users  []struct{ Email, Password, Role string }
@@ -367,6 +372,7 @@ func TestConsoleE2E(t *testing.T) {
 		waitJS(t, admin, "the "+view+" view", `document.querySelector('#tab-`+view+`').getAttribute('aria-selected') === 'true'`)
 		if view == "map" {
 			waitJS(t, admin, "the zones on the map", `document.querySelectorAll('svg.map path.zone').length === 2 && document.querySelectorAll('svg.map circle.member').length === 6`)
+			waitJS(t, admin, "the SMS gateway up under the zones", `document.querySelector('#sms-gateway').dataset.state === 'up' && document.querySelector('#sms-gateway').textContent === 'SMS gateway: up'`)
 		}
 		if view == "admin" {
 			waitJS(t, admin, "the API keys section", `document.querySelector('#apikeys table tbody tr code')`)

@@ -70,7 +70,7 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.BoolVar(&f.AllowLinkLocalWebhooks, "allow-link-local-webhooks", false, "let webhooks reach link-local addresses (169.254.0.0/16, fe80::/10); cloud metadata addresses stay refused")
 	fl.BoolVar(&f.AllowPrivateWebhooks, "allow-private-webhooks", false, "let webhooks reach private addresses (RFC 1918, fc00::/7)")
 	fl.StringVar(&f.retrySchedule, "webhook-retry-schedule", DefaultWebhookRetrySchedule, "delays of the webhook retries after the first try, comma-separated")
-	fl.StringVar(&f.smsGateway, "sms-gateway", "none", "SMS gateway URL (http or https), or none")
+	fl.StringVar(&f.smsGateway, "sms-gateway", "none", "SMS gateway: none, a generic http(s) URL, android+http(s)://USER:PASS@PHONE:PORT (SMS Gateway for Android) or twilio://ACCOUNT_SID:AUTH_TOKEN@api.twilio.com?from=+E164 (or messaging_service=MG…)")
 	fl.StringVar(&f.plansFile, "plans-file", "", "JSON price list of GET /v1/tenant/billing (default: the compiled-in one)")
 	fl.StringVar(&f.smtp.Host, "smtp-host", "", "SMTP relay for password-reset and verification mails (default: none; the log says a token was issued, never the token, and `fieldrelay user reset-link EMAIL` gives one)")
 	fl.IntVar(&f.smtp.Port, "smtp-port", 587, "SMTP relay port (465: TLS at once; others: STARTTLS when offered)")
@@ -147,6 +147,9 @@ type Main struct {
 	adminDone   chan error
 	hs          *http.Server
 	served      chan error // the HTTP server's end
+
+	// stopSMSWatch ends the SMS gateway's probes (nil when none run).
+	stopSMSWatch func()
 }
 
 // Run opens the store, starts the engine, the scheduled snapshots, the admin socket and
@@ -183,8 +186,15 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if opts.Sender == nil {
 		// A call ends within its attempt's lease, so that no other process takes over a
 		// message whose call is still running.
-		opts.Sender = outbound.NewHTTPSender(outbound.HTTPSenderOptions{Policy: opts.WebhookPolicy, SMSGateway: cfg.SMSGateway,
+		hs := outbound.NewHTTPSender(outbound.HTTPSenderOptions{Policy: opts.WebhookPolicy, SMSGateway: cfg.SMSGateway,
 			Timeout: min(outbound.DefaultSendTimeout, cfg.OutboxLease/2)})
+		opts.Sender = hs
+		if cfg.SMSGateway != nil {
+			wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+			done := make(chan struct{})
+			go func() { defer close(done); hs.WatchSMS(wctx, outbound.SMSProbeEvery) }()
+			m.stopSMSWatch = func() { stop(); <-done }
+		}
 	}
 	if cfg.Plans != nil {
 		opts.Plans = cfg.Plans
@@ -221,7 +231,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 		secret = string(b)
 	}
-	srv, err := server.New(ctx, eng, server.Config{InternalSecret: secret, Logger: log})
+	srv, err := server.New(ctx, eng, server.Config{InternalSecret: secret, Logger: log, SMSGateway: cfg.SMSGateway})
 	if err != nil {
 		return err
 	}
@@ -267,7 +277,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	_, _ = out.Write(banner.Bytes())
 	log.Info("serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil, "data", cfg.DataDir, "database", redactURL(cfg.Database),
 		"admin_socket", adminSocket(cfg.DataDir), "webhook_retry_schedule", fmt.Sprint(cfg.WebhookRetrySchedule),
-		"sms_gateway", cfg.SMSGateway != nil, "allow_loopback_webhooks", cfg.AllowLoopbackWebhooks,
+		"sms_gateway", cfg.SMSGateway.String(), "allow_loopback_webhooks", cfg.AllowLoopbackWebhooks,
 		"allow_link_local_webhooks", cfg.AllowLinkLocalWebhooks, "allow_private_webhooks", cfg.AllowPrivateWebhooks,
 		"smtp", cfg.SMTP != nil, "log_reset_links", cfg.LogResetLinks, "plans_file", cfg.Plans != nil,
 		"backup_every", cfg.BackupEvery.String(), "backup_keep", cfg.BackupKeep,
@@ -302,6 +312,10 @@ func (m *Main) Close() error {
 	if m.ln != nil {
 		_ = m.ln.Close()
 		m.ln = nil
+	}
+	if m.stopSMSWatch != nil {
+		m.stopSMSWatch()
+		m.stopSMSWatch = nil
 	}
 	if m.stopBackups != nil {
 		m.stopBackups()

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"net"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -50,8 +49,9 @@ type ServeConfig struct {
 	AllowPrivateWebhooks bool
 	// WebhookRetrySchedule is the delay before each retry after a message's first try.
 	WebhookRetrySchedule []time.Duration
-	// SMSGateway receives SMS as POST {"to", "body"}; nil means no SMS channel.
-	SMSGateway *url.URL
+	// SMSGateway is the SMS channel's gateway and driver; nil means no SMS channel. It
+	// holds a password or token: print it only through its String.
+	SMSGateway *outbound.SMSGateway
 
 	// Plans is the price list of GET /v1/tenant/billing, read from --plans-file; nil
 	// means the compiled-in one.
@@ -137,7 +137,7 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	if c.WebhookRetrySchedule, err = parseRetrySchedule(f.retrySchedule); err != nil {
 		return nil, err
 	}
-	if c.SMSGateway, err = parseSMSGateway(f.smsGateway); err != nil {
+	if c.SMSGateway, err = outbound.ParseSMSGateway(f.smsGateway); err != nil {
 		return nil, err
 	}
 	if f.plansFile != "" {
@@ -213,16 +213,4 @@ func parseRetrySchedule(s string) ([]time.Duration, error) {
 		out = append(out, d)
 	}
 	return out, nil
-}
-
-// parseSMSGateway accepts `none` or an absolute http(s) URL.
-func parseSMSGateway(s string) (*url.URL, error) {
-	if s == "" || s == "none" {
-		return nil, nil
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, model.Invalid("sms-gateway", "--sms-gateway must be none or an http(s) URL")
-	}
-	return u, nil
 }

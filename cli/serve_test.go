@@ -310,7 +310,7 @@ func TestServeConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
-	if len(c.WebhookRetrySchedule) != len(want) || c.SMSGateway == nil || c.SMSGateway.Host != "sms.example" {
+	if len(c.WebhookRetrySchedule) != len(want) || c.SMSGateway == nil || c.SMSGateway.Base.Host != "sms.example" {
 		t.Fatalf("config: %+v", c)
 	}
 	for i := range want {

@@ -80,6 +80,7 @@ func (e *Engine) planDelivery(tx model.Tx, tenantID string, cfg *tenantConfig, z
 			plan = append(plan, ch)
 		}
 	}
+	plan = e.withoutDownSMS(plan)
 	ev.Delivery = model.DeliveryState{Plan: plan}
 	switch {
 	case len(nominal) == 0:

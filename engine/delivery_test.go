@@ -44,7 +44,8 @@ func (f *fakeSender) SendWebhook(_ context.Context, m model.WebhookMessage) mode
 	return model.SendResult{StatusCode: 200}
 }
 
-func (f *fakeSender) SendSMS(_ context.Context, to, body string) model.SendResult {
+func (f *fakeSender) SendSMS(_ context.Context, m model.OutboundSMS) model.SendResult {
+	to, body := m.To, m.Body
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.perURL[to]++

@@ -151,6 +151,9 @@ const (
 	SecretJWT      = "jwt_secret"
 	SecretInternal = "internal_secret"
 	SecretNodeID   = "node_id"
+	// SecretSMSWebhook is the root of the tenants' signing keys for the webhooks of SMS
+	// Gateway for Android (SMSWebhookKey).
+	SecretSMSWebhook = "sms_webhook_secret"
 )
 
 // Secret returns an installation secret, generating and storing it on first use.

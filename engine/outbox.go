@@ -11,6 +11,11 @@ func (e *Engine) enqueue(tx model.Tx, o *model.OutboxEntry) error {
 	if err := tx.PutOutboxEntry(o); err != nil {
 		return err
 	}
+	if o.Kind == model.OutboxSMS && o.Attempts == 0 {
+		if err := newSMSRecord(tx, o); err != nil {
+			return err
+		}
+	}
 	ref := model.OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time}
 	tx.OnCommit(func() { e.sched.add(ref) })
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // DefaultRetrySchedule is the delay before each retry of a message after its first try
@@ -450,6 +451,18 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 			}
 			msg = model.WebhookMessage{URL: wh.URL, ID: entry.ID, Timestamp: now, Secret: wh.Secret, Body: entry.Body}
 		}
+		if entry.Kind == model.OutboxSMS {
+			held, err := smsHold(tx, entry, now)
+			if err != nil {
+				return err
+			}
+			if held != nil {
+				// The recipient's rate limit: the message ends now, without a call.
+				entry.Attempts++
+				tx.OnCommit(e.stats.hooks[statSMSHeld])
+				return e.settle(tx, entry, model.SendResult{Err: held}, 0, true)
+			}
+		}
 		if entry.Kind == model.OutboxMail {
 			if mail, err = e.mailAttempt(tx, entry); err != nil {
 				return err
@@ -480,7 +493,7 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 	case model.OutboxWebhook:
 		res = e.sender.SendWebhook(ctx, msg)
 	case model.OutboxSMS:
-		res = e.sender.SendSMS(ctx, o.To, o.Text)
+		res = e.sender.SendSMS(ctx, model.OutboundSMS{TenantID: o.TenantID, ID: o.ID, To: o.To, Body: o.Text})
 	case model.OutboxMail:
 		res = e.sendMail(ctx, mail)
 	}
@@ -489,6 +502,10 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 		return // shutting down: the lease makes it due again after restart
 	}
 	e.stats.attempt(o.Kind, succeeded(o, res))
+	if o.Kind == model.OutboxSMS && res.MessageID != "" {
+		e.log.Info("outbox: the SMS gateway accepted a message", "tenant", o.TenantID, "entry", o.ID,
+			"attempt", o.Attempts, "gateway_message_id", res.MessageID)
+	}
 	stale := false
 	err = e.recordOutcome(ctx, func(tx model.Tx) error {
 		stale = false
@@ -573,7 +590,7 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 		wh.Status, wh.DisabledReason = WebhookDisabled, "the receiver answered 410 Gone"
 		settled = true
 	}
-	if !settled && (probe || o.Attempts > len(e.retry)) {
+	if !settled && (probe || res.Permanent || o.Attempts > len(e.retry)) {
 		settled = true
 	}
 	var next *model.Time
@@ -620,6 +637,11 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 		}
 	} else if err := e.enqueue(tx, o); err != nil {
 		return err
+	}
+	if o.Kind == model.OutboxSMS {
+		if err := settleSMSRecord(tx, o, res, ok, settled, model.At(now)); err != nil {
+			return err
+		}
 	}
 	if err := e.count(tx, o.TenantID, now, settledUsage(o, ok, settled)); err != nil {
 		return err
@@ -668,12 +690,14 @@ func succeeded(o *model.OutboxEntry, res model.SendResult) bool {
 	return res.OK()
 }
 
-// settledUsage is what an attempt's outcome adds to usage: an SMS the gateway accepted,
-// a webhook message that ended without success.
+// settledUsage is what an attempt's outcome adds to usage: the segments of an SMS the
+// gateway accepted, a webhook message that ended without success.
 func settledUsage(o *model.OutboxEntry, ok, settled bool) model.UsageDelta {
 	var d model.UsageDelta
 	if ok && o.Kind == model.OutboxSMS {
-		d.SMS = 1
+		// Gateways bill per segment: a text longer than one SMS counts each part.
+		_, n := smscodec.Segments(o.Text)
+		d.SMS = uint64(n)
 	}
 	if !ok && settled && o.Kind == model.OutboxWebhook {
 		d.WebhookFailed = 1
@@ -695,5 +719,12 @@ func failureText(res model.SendResult) string {
 	if res.Err != nil {
 		return res.Err.Error()
 	}
-	return "the receiver answered HTTP " + strconv.Itoa(res.StatusCode)
+	msg := "the receiver answered HTTP " + strconv.Itoa(res.StatusCode)
+	if res.Detail != "" {
+		msg += ": " + res.Detail
+	}
+	if res.Permanent {
+		msg += " (not retried: the gateway will never accept this message)"
+	}
+	return msg
 }

@@ -53,12 +53,13 @@ func (e *Engine) count(tx model.Tx, tenantID string, at time.Time, d model.Usage
 }
 
 const (
-	statAccepted      = 0                // events accepted, by channel_selected (3)
-	statSettled       = statAccepted + 3 // events settled, by final status (delivered, failed)
-	statMoves         = statSettled + 2  // mission state (the 7 of MissionStates)
-	statSMS           = statMoves + 7    // SMS accepted
-	statWebhookFailed = statSMS + 1      // webhook messages failed
-	statCount         = statWebhookFailed + 1
+	statAccepted      = 0                     // events accepted, by channel_selected (3)
+	statSettled       = statAccepted + 3      // events settled, by final status (delivered, failed)
+	statMoves         = statSettled + 2       // mission state (the 7 of MissionStates)
+	statSMS           = statMoves + 7         // SMS accepted
+	statWebhookFailed = statSMS + 1           // webhook messages failed
+	statSMSHeld       = statWebhookFailed + 1 // SMS held back by a recipient's rate limit
+	statCount         = statSMSHeld + 1
 	statAttempts      = 2 * 2 // kind × outcome
 )
 
@@ -138,8 +139,12 @@ type Stats struct {
 	Attempts []model.LabeledCount
 	// WebhookFailures counts webhook messages that ended without success.
 	WebhookFailures uint64
-	// SMSSent counts SMS the gateway accepted.
+	// SMSSent counts the segments of the SMS the gateway accepted.
 	SMSSent uint64
+	// SMSHeld counts SMS held back by their recipient's rate limit.
+	SMSHeld uint64
+	// SMSGateway is the SMS gateway's reachability (up, down, unknown); empty without one.
+	SMSGateway string
 	// OutboxDepth is the number of outbox entries waiting; OutboxOldestDue how long the
 	// most overdue one has been due (0 when none is due).
 	OutboxDepth     int
@@ -175,6 +180,8 @@ func (e *Engine) Stats() Stats {
 	}
 	out.WebhookFailures = s.n[statWebhookFailed].Load()
 	out.SMSSent = s.n[statSMS].Load()
+	out.SMSHeld = s.n[statSMSHeld].Load()
+	out.SMSGateway = e.SMSGatewayState()
 	now := e.clock.Now()
 	var oldest time.Time
 	out.OutboxDepth, oldest = e.sched.oldest()

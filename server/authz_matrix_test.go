@@ -134,17 +134,23 @@ func need(perms ...string) access {
 // matrixRoutes is the route → required permission table, written from docs/rules.md,
 // docs/openapi.yaml and docs/decisions.md.
 var matrixRoutes = map[string]access{
-	"GET /healthz":                  open,
-	"GET /readyz":                   open,
-	"GET /metrics":                  open, // guarded by x-svc-internal (a 404 without it), not by credentials
-	"GET /v1/openapi.json":          open,
-	"GET /":                         open, // a redirect to the console
-	"GET /console":                  open,
-	"GET /console/*file":            open, // the console logs in
-	"POST /v1/auth/login":           open,
-	"POST /v1/auth/forgot-password": open,
-	"POST /v1/auth/reset-password":  open,
-	"POST /v1/auth/verify":          open,
+	"GET /healthz":         open,
+	"GET /readyz":          open,
+	"GET /metrics":         open, // guarded by x-svc-internal (a 404 without it), not by credentials
+	"GET /v1/openapi.json": open,
+	// The SMS gateways' webhooks: their signature is the credential (a 404 on a node whose
+	// gateway is another driver, as here).
+	"POST /v1/sms/android/:tenant_id":       open,
+	"POST /v1/sms/twilio/:tenant_id":        open,
+	"POST /v1/sms/twilio/:tenant_id/status": open,
+	"GET /v1/sms/outbound":                  need(mEventsRead),
+	"GET /":                                 open, // a redirect to the console
+	"GET /console":                          open,
+	"GET /console/*file":                    open, // the console logs in
+	"POST /v1/auth/login":                   open,
+	"POST /v1/auth/forgot-password":         open,
+	"POST /v1/auth/reset-password":          open,
+	"POST /v1/auth/verify":                  open,
 	// Change password (authenticated): a user's own password; an API key has none.
 	"POST /v1/auth/change-password": {check: func(c caller) outcome {
 		if c.user() {
@@ -302,9 +308,13 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		// refresh and logout get a body that is no object: a 400 that proves the caller got
 		// past the authorization, and a logout that does not end the caller's token for the
 		// rest of the matrix.
-		"POST /v1/auth/session": {path: "/v1/auth/session", body: map[string]any{}},
-		"POST /v1/auth/refresh": {path: "/v1/auth/refresh", body: []any{}},
-		"POST /v1/auth/logout":  {path: "/v1/auth/logout", body: []any{}},
+		"POST /v1/auth/session":                 {path: "/v1/auth/session", body: map[string]any{}},
+		"POST /v1/auth/refresh":                 {path: "/v1/auth/refresh", body: []any{}},
+		"POST /v1/auth/logout":                  {path: "/v1/auth/logout", body: []any{}},
+		"POST /v1/sms/android/:tenant_id":       {path: "/v1/sms/android/" + none, body: map[string]any{}},
+		"POST /v1/sms/twilio/:tenant_id":        {path: "/v1/sms/twilio/" + none, body: map[string]any{}},
+		"POST /v1/sms/twilio/:tenant_id/status": {path: "/v1/sms/twilio/" + none + "/status", body: map[string]any{}},
+		"GET /v1/sms/outbound":                  {path: "/v1/sms/outbound"},
 
 		"GET /v1/tenant/me":                  {path: "/v1/tenant/me"},
 		"PATCH /v1/tenant/dispatch-settings": {path: "/v1/tenant/dispatch-settings", body: map[string]any{}},
@@ -731,6 +741,9 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 		"POST /v1/tenant/api-keys/rotate": {"POST", "/v1/tenant/api-keys/rotate", map[string]any{"key_id": fx.keyID}, false, false},
 		"POST /v1/sms/inbound": {"POST", "/v1/sms/inbound", map[string]any{"from": "+33600000001", "body": "FR1 ACK " + fx.codeA},
 			false, true},
+		"POST /v1/sms/android/:tenant_id":       {"POST", "/v1/sms/android/" + w.a.tenant.ID, map[string]any{}, false, false},
+		"POST /v1/sms/twilio/:tenant_id":        {"POST", "/v1/sms/twilio/" + w.a.tenant.ID, map[string]any{}, false, false},
+		"POST /v1/sms/twilio/:tenant_id/status": {"POST", "/v1/sms/twilio/" + w.a.tenant.ID + "/status", map[string]any{}, false, false},
 	}
 	// Every route with a parameter in its path has a probe here.
 	for _, r := range server.Routes(n.srv) {

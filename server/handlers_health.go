@@ -9,10 +9,13 @@ import (
 
 type health struct {
 	Status string `json:"status"`
+	// SMSGateway is the SMS gateway's reachability (readyz only, with a gateway): it says,
+	// but does not decide, readiness.
+	SMSGateway string `json:"sms_gateway,omitempty"`
 }
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	return writeOne(w, r, http.StatusOK, health{"ok"})
+	return writeOne(w, r, http.StatusOK, health{Status: "ok"})
 }
 
 // handleReadyz answers ready when the scheduler runs, the store answers a read and its
@@ -28,5 +31,5 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request, _ httprout
 	if sp, ok := s.eng.Space(); ok && sp.Full {
 		return model.DiskFull(nil)
 	}
-	return writeOne(w, r, http.StatusOK, health{"ready"})
+	return writeOne(w, r, http.StatusOK, health{Status: "ready", SMSGateway: s.eng.SMSGatewayState()})
 }

@@ -52,3 +52,17 @@ func errorReply(e *model.Error, reqID string) (model.Reply, error) {
 	b, err := json.Marshal(errorBody{Error: e.Kind, Message: e.Msg, Field: e.Field, RequestID: reqID})
 	return model.Reply{Status: status, Body: b, RequestID: reqID}, err
 }
+
+// handleListSMSOutbound lists the SMS the tenant sent, newest first (GET /v1/sms/outbound).
+func (s *Server) handleListSMSOutbound(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	page, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	ms, next, err := s.eng.SMSOutbounds(r.Context(), principal(r), page)
+	if err != nil {
+		return err
+	}
+	writeList(w, r, ms, next)
+	return nil
+}

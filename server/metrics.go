@@ -134,7 +134,9 @@ var (
 		"Delivery calls made, by kind (webhook, sms) and outcome (succeeded, failed).", []string{"kind", "outcome"}, nil)
 	descWebhookFailures = prometheus.NewDesc("fieldrelay_webhook_failures_total",
 		"Webhook messages that ended without success (retries spent, 410, subscription gone).", nil, nil)
-	descSMS         = prometheus.NewDesc("fieldrelay_sms_sent_total", "SMS messages the gateway accepted.", nil, nil)
+	descSMS         = prometheus.NewDesc("fieldrelay_sms_sent_total", "SMS segments the gateway accepted (a long text counts each part).", nil, nil)
+	descSMSHeld     = prometheus.NewDesc("fieldrelay_sms_held_total", "SMS held back by their recipient's rate limit.", nil, nil)
+	descSMSUp       = prometheus.NewDesc("fieldrelay_sms_gateway_up", "1 when the SMS gateway answered its latest probe or call, 0 when it did not (absent before either, or without a gateway).", nil, nil)
 	descOutboxDepth = prometheus.NewDesc("fieldrelay_outbox_depth",
 		"Outbox entries waiting in the scheduler (deliveries, webhook messages, reinforcement checks).", nil, nil)
 	descOutboxOldest = prometheus.NewDesc("fieldrelay_outbox_oldest_due_seconds",
@@ -179,7 +181,7 @@ var (
 var upstreamStates = []string{engine.UpstreamPaused, engine.UpstreamDown, engine.UpstreamIdle, engine.UpstreamPushing}
 
 func (engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descAccepted, descSettled, descAttempts, descWebhookFailures, descSMS, descOutboxDepth,
+	for _, d := range []*prometheus.Desc{descAccepted, descSettled, descAttempts, descWebhookFailures, descSMS, descSMSHeld, descSMSUp, descOutboxDepth,
 		descOutboxOldest, descMissions, descLag, descRunning, descDBSize, descReadTx, descOpenTx, descWriteTx,
 		descPages, descWriteTime, descSpillTime, descFreePages, descPendingPgs, descUpLinks, descUpBacklog,
 		descUpOldest, descUpPushed, descUpFailures, descUpRejected, descDiskFree, descDiskLow, descDiskFull} {
@@ -207,6 +209,13 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descWebhookFailures, prometheus.CounterValue, float64(st.WebhookFailures))
 	ch <- prometheus.MustNewConstMetric(descSMS, prometheus.CounterValue, float64(st.SMSSent))
+	ch <- prometheus.MustNewConstMetric(descSMSHeld, prometheus.CounterValue, float64(st.SMSHeld))
+	switch st.SMSGateway {
+	case "up":
+		ch <- prometheus.MustNewConstMetric(descSMSUp, prometheus.GaugeValue, 1)
+	case "down":
+		ch <- prometheus.MustNewConstMetric(descSMSUp, prometheus.GaugeValue, 0)
+	}
 	ch <- prometheus.MustNewConstMetric(descOutboxDepth, prometheus.GaugeValue, float64(st.OutboxDepth))
 	ch <- prometheus.MustNewConstMetric(descOutboxOldest, prometheus.GaugeValue, st.OutboxOldestDue.Seconds())
 	ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, st.SchedulerLag.Seconds())

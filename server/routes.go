@@ -115,6 +115,11 @@ func (s *Server) routeTable() []route {
 		// SMS: the gateway's key only (sms:inbound is a key scope no role holds, so a JWT is
 		// forbidden here whatever its role).
 		{method: "POST", path: "/v1/sms/inbound", perm: model.PermSMSInbound, h: s.handleSMSInbound},
+		// the gateways' own webhooks: their signature is the credential, the tenant is in the path
+		{method: "POST", path: "/v1/sms/android/:tenant_id", perm: public, h: s.handleAndroidWebhook},
+		{method: "POST", path: "/v1/sms/twilio/:tenant_id", perm: public, h: s.handleTwilioWebhook},
+		{method: "POST", path: "/v1/sms/twilio/:tenant_id/status", perm: public, h: s.handleTwilioStatus},
+		{method: "GET", path: "/v1/sms/outbound", perm: model.PermEventsRead, h: s.handleListSMSOutbound},
 
 		// usage, billing, API keys and /metrics
 		{method: "GET", path: "/metrics", perm: public, h: s.handleMetrics},

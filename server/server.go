@@ -10,12 +10,16 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
+	"github.com/fieldrelay/fieldrelay/server/outbound"
 )
 
 // Config configures a Server.
 type Config struct {
 	// InternalSecret guards /metrics.
 	InternalSecret string
+	// SMSGateway is the node's SMS gateway (nil: none); its driver's webhook route takes
+	// the gateway's inbound SMS, checked with its credentials.
+	SMSGateway *outbound.SMSGateway
 	// Logger receives the access log; slog.Default when nil.
 	Logger *slog.Logger
 	// StreamHeartbeat is the interval of GET /v1/stream's heartbeat (15 s when zero).
@@ -56,6 +60,8 @@ type Server struct {
 	log       *slog.Logger
 	jwtSecret []byte
 	fpSecret  []byte
+	// smsSecret is the root of the tenants' Android webhook signing keys (engine.SMSWebhookKey).
+	smsSecret []byte
 	limiter   *rateLimiter
 	metrics   *metrics
 	handler   http.Handler
@@ -78,6 +84,9 @@ func New(ctx context.Context, eng *engine.Engine, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.fpSecret = s.jwtSecret
+	if s.smsSecret, err = eng.Secret(ctx, engine.SecretSMSWebhook); err != nil {
+		return nil, err
+	}
 	s.limiter = newRateLimiter(eng.Clock(), eng.RateWindows(), s.log)
 	s.metrics = newMetrics(eng)
 	s.handler = s.routes()

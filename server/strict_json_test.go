@@ -65,6 +65,9 @@ func TestStrictJSON_EveryBody(t *testing.T) {
 		if r.Method != "POST" && r.Method != "PATCH" && r.Method != "PUT" {
 			continue
 		}
+		if strings.HasPrefix(r.Path, "/v1/sms/twilio/") {
+			continue // Twilio posts forms, not JSON
+		}
 		path := strings.NewReplacer(":id", "0190b8a0-0000-7000-8000-000000000000", ":code", "Z1",
 			":memberId", "0190b8a0-0000-7000-8000-000000000001").Replace(r.Path)
 		creds := admin

@@ -40,7 +40,7 @@ func (h *hookReceiver) SendWebhook(_ context.Context, m model.WebhookMessage) mo
 	return model.SendResult{StatusCode: http.StatusOK}
 }
 
-func (h *hookReceiver) SendSMS(context.Context, string, string) model.SendResult {
+func (h *hookReceiver) SendSMS(context.Context, model.OutboundSMS) model.SendResult {
 	return model.SendResult{Err: outbound.ErrNoSMSGateway}
 }
 

@@ -50,6 +50,13 @@ var (
 	tbMissionCodes = []byte("mission_codes")
 	// tbSMSInbound: received SMS replies, in arrival order (the log of what came in).
 	tbSMSInbound = []byte("sms_inbound")
+	// tbSMSOutbound: the SMS the node sends, by id (the outbox message's UUIDv7);
+	// tbSMSOutboundByGateway: the gateway's message id → the SMS's 16-byte id.
+	tbSMSOutbound          = []byte("sms_outbound")
+	tbSMSOutboundByGateway = []byte("sms_outbound_by_gateway")
+	// tbSMSSentByTo: recipient | 0 | sent_at (8 bytes, big-endian Unix ns) | SMS id → nil,
+	// the SMS the gateway accepted, for the recipients' rate limits.
+	tbSMSSentByTo = []byte("sms_sent_by_to")
 	// tbDevicesByTeam: team id | device id → nil; tbDevicesByZone: zone code | 0 | device
 	// id → nil. The device queues an event or a mission goes to.
 	tbDevicesByTeam = []byte("devices_by_team")
@@ -64,7 +71,7 @@ var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByE
 	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
 	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
 	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes, tbSMSInbound,
-	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog}
+	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo}
 
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")

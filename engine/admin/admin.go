@@ -63,6 +63,7 @@ func ops() map[string]op {
 		OpUpstreamShow:   withArgs(upstreamShow),
 		OpUpstreamPause:  withArgs(upstreamPause(true)),
 		OpUpstreamResume: withArgs(upstreamPause(false)),
+		OpSMSSetup:       withArgs(smsSetup),
 	}
 }
 

@@ -13,7 +13,7 @@ type Sender interface {
 	SendWebhook(ctx context.Context, m WebhookMessage) SendResult
 	// SendSMS hands one SMS to the gateway; ErrNoSMSGateway-like results are reported
 	// through SendResult.Err.
-	SendSMS(ctx context.Context, to, body string) SendResult
+	SendSMS(ctx context.Context, m OutboundSMS) SendResult
 	// SMSAvailable reports whether an SMS gateway is configured.
 	SMSAvailable() bool
 }
@@ -32,6 +32,16 @@ type WebhookMessage struct {
 	Body []byte
 }
 
+// OutboundSMS is one attempt of an SMS: the same ID (the outbox entry's) on every attempt.
+type OutboundSMS struct {
+	// TenantID is the tenant the message is sent for (a gateway's status callback names it).
+	TenantID string
+	// ID is the message's id on the node.
+	ID string
+	// To is the recipient's number (E.164); Body the text.
+	To, Body string
+}
+
 // SendResult is the outcome of one call.
 type SendResult struct {
 	// StatusCode is the HTTP status received, 0 when no response came.
@@ -40,6 +50,14 @@ type SendResult struct {
 	RetryAfter time.Duration
 	// Err describes a failure to get a response (refused address, timeout, TLS…).
 	Err error
+	// Permanent marks a failure that no retry can mend (an SMS gateway refusing the
+	// number or the text): the message ends without further attempts.
+	Permanent bool
+	// MessageID is the id the SMS gateway gave the message it accepted, empty otherwise.
+	MessageID string
+	// Detail is what the gateway said about a failure (its error code and message), for
+	// the attempt's error text.
+	Detail string
 }
 
 // OK reports whether the call succeeded: a 2xx answer.
@@ -47,6 +65,12 @@ func (r SendResult) OK() bool { return r.Err == nil && r.StatusCode >= 200 && r.
 
 // Gone reports a 410 answer, which disables a webhook subscription.
 func (r SendResult) Gone() bool { return r.Err == nil && r.StatusCode == 410 }
+
+// SMSHealth is what a Sender may say of its SMS gateway's reachability.
+type SMSHealth interface {
+	// SMSGatewayState is up, down or unknown.
+	SMSGatewayState() string
+}
 
 // NoSender is the Sender of a node that delivers nothing: every call fails. It keeps
 // admin commands and tests that do not deliver free of network access.
@@ -58,7 +82,7 @@ func (NoSender) SendWebhook(context.Context, WebhookMessage) SendResult {
 }
 
 // SendSMS fails.
-func (NoSender) SendSMS(context.Context, string, string) SendResult {
+func (NoSender) SendSMS(context.Context, OutboundSMS) SendResult {
 	return SendResult{Err: errNoSender}
 }
 

@@ -27,7 +27,7 @@ type UsageDelta struct {
 	// MissionState counts a mission's move into that state: CREATED is a dispatch,
 	// COMPLETED and FAILED end missions; the other states are only in /metrics.
 	MissionState string
-	// SyncBatches, APIRequests and SMS (messages the gateway accepted) add to their
+	// SyncBatches, APIRequests and SMS (segments of the messages the gateway accepted) add to their
 	// counters.
 	SyncBatches, APIRequests, SMS uint64
 	// WebhookFailed counts webhook messages that ended without success (/metrics only).

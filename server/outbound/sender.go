@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -41,9 +42,10 @@ var ErrNoSMSGateway = model.Errorf(model.KindUnavailable, "no SMS gateway")
 type HTTPSenderOptions struct {
 	// Policy says which addresses webhooks may reach; it is checked at connect time.
 	Policy netguard.AddressPolicy
-	// SMSGateway receives POST {"to": …, "body": …}; nil: no SMS channel. The operator
-	// configured it, so the address policy does not apply to it and http is allowed.
-	SMSGateway *url.URL
+	// SMSGateway is the SMS channel's gateway and its driver (ParseSMSGateway); nil: no
+	// SMS channel. The operator configured it, so the address policy does not apply to it
+	// and http is allowed.
+	SMSGateway *SMSGateway
 	// Timeout limits each attempt; 0 means DefaultSendTimeout.
 	Timeout time.Duration
 	// RootCAs are the trusted authorities; nil means the system pool (which honours
@@ -60,6 +62,8 @@ type HTTPSender struct {
 	opt     HTTPSenderOptions
 	webhook *http.Client
 	sms     *http.Client
+	// smsState is the gateway's reachability: 0 unknown, 1 up, 2 down (SMSGatewayState).
+	smsState atomic.Int32
 }
 
 var _ model.Sender = (*HTTPSender)(nil)
@@ -132,20 +136,31 @@ func (s *HTTPSender) SendWebhook(ctx context.Context, m model.WebhookMessage) mo
 	return s.do(s.webhook, req)
 }
 
-// SendSMS POSTs {"to": to, "body": body} to the SMS gateway; a 2xx answer means the
-// gateway accepted the message.
-func (s *HTTPSender) SendSMS(ctx context.Context, to, body string) model.SendResult {
-	if s.opt.SMSGateway == nil {
+// SendSMS hands one SMS to the gateway through its driver: the generic gateway gets POST
+// {"to": m.To, "body": m.Body} and a 2xx answer means it accepted the message; SMS Gateway
+// for Android and Twilio get their own API (sendAndroid, sendTwilio), which also give the
+// message's id and say when a refusal is for good.
+func (s *HTTPSender) SendSMS(ctx context.Context, m model.OutboundSMS) (res model.SendResult) {
+	g := s.opt.SMSGateway
+	if g != nil {
+		defer func() { s.noteSMS(res) }()
+	}
+	switch {
+	case g == nil:
 		return model.SendResult{Err: ErrNoSMSGateway}
+	case g.Driver == DriverAndroid:
+		return s.sendAndroid(ctx, g, m)
+	case g.Driver == DriverTwilio:
+		return s.sendTwilio(ctx, g, m)
 	}
 	payload, err := json.Marshal(struct {
 		To   string `json:"to"`
 		Body string `json:"body"`
-	}{to, body})
+	}{m.To, m.Body})
 	if err != nil {
 		return model.SendResult{Err: err}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.opt.SMSGateway.String(), bytes.NewReader(payload))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.Base.String(), bytes.NewReader(payload))
 	if err != nil {
 		return model.SendResult{Err: err}
 	}
@@ -160,13 +175,28 @@ func (s *HTTPSender) SMSAvailable() bool { return s.opt.SMSGateway != nil }
 // do sends req and reads the status, the Retry-After of a 429 or 503 and at most
 // maxResponseRead bytes of the body.
 func (s *HTTPSender) do(c *http.Client, req *http.Request) model.SendResult {
+	return s.doRead(c, req, nil)
+}
+
+// doJSON sends req to the SMS gateway as do does, and decodes the body of the answer into
+// v when it is JSON (a body that is not leaves v as it was: the status says enough).
+func (s *HTTPSender) doJSON(req *http.Request, v any) model.SendResult {
+	return s.doRead(s.sms, req, v)
+}
+
+// doRead is do, decoding the body into v when v is not nil.
+func (s *HTTPSender) doRead(c *http.Client, req *http.Request, v any) model.SendResult {
 	resp, err := c.Do(req)
 	if err != nil {
 		return model.SendResult{Err: s.describe(err)}
 	}
 	// A failure while reading the body does not change the answer already received.
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseRead))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseRead))
 	resp.Body.Close()
+	if v != nil {
+		_ = json.Unmarshal(b, v)
+	}
 	res := model.SendResult{StatusCode: resp.StatusCode}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		res.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())

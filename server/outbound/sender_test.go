@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -291,7 +290,7 @@ func TestHTTPSenderSMSSend(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer srv.Close()
-	gw, err := url.Parse(srv.URL + "/sms")
+	gw, err := outbound.ParseSMSGateway(srv.URL + "/sms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,11 +300,11 @@ func TestHTTPSenderSMSSend(t *testing.T) {
 		t.Fatal("SMSAvailable is false with a gateway")
 	}
 	line := "FR1|0a1b2c3d|C|FIRE|Z1|45.76404,4.83566|1A2B"
-	res := s.SendSMS(context.Background(), "+33612345678", line)
+	res := s.SendSMS(context.Background(), model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+33612345678", Body: line})
 	if !res.OK() || res.StatusCode != http.StatusAccepted {
 		t.Fatalf("result %+v, want a 202", res)
 	}
-	if res := s.SendSMS(context.Background(), "+33000000000", line); res.OK() || res.StatusCode != http.StatusBadGateway {
+	if res := s.SendSMS(context.Background(), model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+33000000000", Body: line}); res.OK() || res.StatusCode != http.StatusBadGateway {
 		t.Fatalf("result %+v, want a failed 502", res)
 	}
 	mu.Lock()
@@ -323,7 +322,7 @@ func TestHTTPSenderSMSSendNoGateway(t *testing.T) {
 	if s.SMSAvailable() {
 		t.Fatal("SMSAvailable is true without a gateway")
 	}
-	res := s.SendSMS(context.Background(), "+33612345678", "hello")
+	res := s.SendSMS(context.Background(), model.OutboundSMS{TenantID: "t1", ID: "m1", To: "+33612345678", Body: "hello"})
 	if res.OK() || !errors.Is(res.Err, outbound.ErrNoSMSGateway) || !strings.Contains(res.Err.Error(), "no SMS gateway") {
 		t.Fatalf("result %+v, want no SMS gateway", res)
 	}

@@ -40,6 +40,8 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"Missions", testMissions},
 		{"MissionCodes", testMissionCodes},
 		{"SMSInbound", testSMSInbound},
+		{"SMSOutbound", testSMSOutbound},
+		{"SMSSentTo", testSMSSentTo},
 		{"PageBytes", testPageBytes},
 		{"Outbox", testOutbox},
 		{"Devices", testDevices},

@@ -4,6 +4,7 @@
 // or + and -.
 
 import { h, s, clear, time, cardify, typeName } from "../dom.js";
+import { get } from "../api.js";
 
 let svg = null;
 let view = null;
@@ -159,6 +160,23 @@ function table(ctx) {
 }
 
 let tableWrap = null;
+let gatewayLine = null;
+
+// smsGateway shows the SMS gateway's reachability from /readyz under the zones (nothing on
+// a node without a gateway): a down gateway is skipped wherever another channel serves.
+async function smsGateway() {
+  const line = gatewayLine;
+  let st = "";
+  try {
+    st = (await get("/readyz")).sms_gateway || "";
+  } catch (_) {
+    st = "";
+  }
+  if (!line || line !== gatewayLine || !st) return;
+  line.dataset.state = st;
+  clear(line).append(h("span", { class: "sw " + (st === "up" ? "online" : st === "down" ? "offline" : "unknown") }),
+    "SMS gateway: " + st + (st === "down" ? " (the SMS channel is skipped where another channel serves)" : ""));
+}
 
 export const mapView = {
   id: "map",
@@ -219,11 +237,13 @@ export const mapView = {
       h("button", { type: "button", title: "Zoom out", "aria-label": "Zoom out", onclick: () => zoom(1.3) }, "−"),
       h("button", { type: "button", title: "Fit everything", "aria-label": "Fit everything", onclick: () => { fit(ctx); draw(ctx); } }, "⤢"));
     tableWrap = h("div", {});
+    gatewayLine = h("p", { id: "sms-gateway", class: "muted" });
     root.append(h("div", { class: "split map-split" },
       h("div", {}, h("div", { class: "map-wrap" }, svg, controls),
         h("div", { class: "legend" }, ["online", "degraded", "offline", "unknown"].map((x) => h("span", {}, h("span", { class: "sw " + x }), x)),
           h("span", {}, h("span", { class: "sw team" }), "team member"), h("span", {}, h("span", { class: "sw event" }), "event"))),
-      tableWrap));
+      h("div", {}, tableWrap, gatewayLine)));
+    smsGateway();
     fitted = false;
     fit(ctx);
     draw(ctx);
@@ -234,5 +254,5 @@ export const mapView = {
     draw(ctx);
     clear(tableWrap, table(ctx));
   },
-  unmount() { svg = null; },
+  unmount() { svg = null; gatewayLine = null; },
 };

@@ -83,6 +83,7 @@ func (a *app) newRootCommand() *cobra.Command {
 		a.newUserCommand(),
 		a.newAPIKeyCommand(),
 		a.newUpstreamCommand(),
+		a.newDeviceCommand(),
 		a.newBackupCommand(),
 		a.newRestoreCommand(),
 		a.newCheckCommand(),

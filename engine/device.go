@@ -41,6 +41,9 @@ func isTeamMember(tx model.Tx, tenantID, teamID, userID string) (bool, error) {
 // operator) syncs the devices of its own teams and devices with no team; reading a queue
 // is also open to any member of the device's team.
 func deviceAccess(tx model.Tx, p model.Principal, d *model.Device, read bool) (bool, error) {
+	if p.DeviceID != "" && p.DeviceID != d.ID {
+		return false, nil // a device credential uses its own device and no other
+	}
 	if p.Can(model.PermDevicesManage) {
 		return true, nil
 	}

@@ -22,6 +22,10 @@ type claims struct {
 	TenantID string `json:"tid"`
 	Role     string `json:"role"`
 	Ver      int64  `json:"ver"`
+	// Device and DeviceVer make a device credential: the user's token narrowed to one
+	// device (docs/decisions.md, "Device credentials").
+	Device    string `json:"dev,omitempty"`
+	DeviceVer int64  `json:"dver,omitempty"`
 }
 
 // issueToken signs an 8-hour HS256 token for a user account.
@@ -35,6 +39,21 @@ func (s *Server) issueToken(u *model.UserAccount) (string, error) {
 			ID:        model.NewID(),
 		},
 		TenantID: u.TenantID, Role: u.RBACLevel, Ver: u.TokenVersion,
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(s.jwtSecret)
+}
+
+// issueDeviceToken signs the token of a device credential: HS256 like a session, valid
+// until the credential expires, and only while the device holds its version.
+func (s *Server) issueDeviceToken(g *model.DeviceGrant) (string, error) {
+	c := claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Subject:   g.UserID,
+			IssuedAt:  jwt.NewNumericDate(s.eng.Clock().Now()),
+			ExpiresAt: jwt.NewNumericDate(g.ExpiresAt.Time),
+			ID:        model.NewID(),
+		},
+		TenantID: g.TenantID, Ver: g.UserVersion, Device: g.DeviceID, DeviceVer: g.Version,
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(s.jwtSecret)
 }
@@ -63,6 +82,12 @@ func (s *Server) authenticate(r *http.Request) (model.Principal, error) {
 		return model.Principal{}, model.Errorf(model.KindTokenExpired, "the token has expired; log in again")
 	case err != nil || !model.ValidID(c.Subject) || !model.ValidID(c.TenantID):
 		return model.Principal{}, model.Errorf(model.KindUnauthorized, "invalid token")
+	case c.Device != "":
+		if !model.ValidID(c.Device) {
+			return model.Principal{}, model.Errorf(model.KindUnauthorized, "invalid token")
+		}
+		return s.eng.AuthenticateDevice(r.Context(), model.DeviceGrant{TenantID: c.TenantID, UserID: c.Subject,
+			UserVersion: c.Ver, DeviceID: c.Device, Version: c.DeviceVer})
 	}
 	return s.eng.AuthenticateUser(r.Context(), c.TenantID, c.Subject, c.Ver)
 }

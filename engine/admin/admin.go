@@ -63,6 +63,7 @@ func ops() map[string]op {
 		OpUpstreamShow:   withArgs(upstreamShow),
 		OpUpstreamPause:  withArgs(upstreamPause(true)),
 		OpUpstreamResume: withArgs(upstreamPause(false)),
+		OpDeviceRevoke:   withArgs(deviceRevoke),
 	}
 }
 
@@ -412,4 +413,32 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// OpDeviceRevoke revokes a device's credential (`fieldrelay device revoke`).
+const OpDeviceRevoke = "device.revoke"
+
+// DeviceArgs name a device of a tenant.
+type DeviceArgs struct {
+	Tenant string `json:"tenant"`
+	Device string `json:"device"`
+}
+
+// DeviceResult wraps one device.
+type DeviceResult struct {
+	Device *model.Device `json:"device"`
+}
+
+func deviceRevoke(ctx context.Context, eng *engine.Engine, in DeviceArgs) (*DeviceResult, error) {
+	if in.Tenant == "" {
+		return nil, model.Invalid("tenant", "tenant is required")
+	}
+	if in.Device == "" {
+		return nil, model.Invalid("device", "device is required")
+	}
+	d, err := eng.AdminRevokeDeviceCredential(ctx, in.Tenant, in.Device)
+	if err != nil {
+		return nil, err
+	}
+	return &DeviceResult{Device: d}, nil
 }

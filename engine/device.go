@@ -113,6 +113,18 @@ func (e *Engine) registerDevice(tx model.Tx, p model.Principal, in model.DeviceI
 	if err := model.CheckLength("hardware_id", hardware, maxHardwareID); err != nil {
 		return nil, false, err
 	}
+	if in.TeamID == "" && !manage {
+		// A field operator's device belongs to its team: a member of exactly one team may
+		// leave it out (the field app cannot read teams), else it must name it.
+		own, err := ownTeamIDs(tx, p.TenantID, p.UserID)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(own) != 1 {
+			return nil, false, model.Invalid("team_id", "team_id is required: a field operator registers devices of its own team (it is a member of %d)", len(own))
+		}
+		in.TeamID = own[0]
+	}
 	if in.TeamID != "" {
 		if !model.ValidID(in.TeamID) {
 			return nil, false, model.Invalid("team_id", "team_id must be a team's id")
@@ -122,8 +134,6 @@ func (e *Engine) registerDevice(tx model.Tx, p model.Principal, in model.DeviceI
 		} else if err != nil {
 			return nil, false, err
 		}
-	} else if !manage {
-		return nil, false, model.Invalid("team_id", "team_id is required: a field operator registers devices of its own team")
 	}
 	if err := checkTeamZone(tx, p.TenantID, in.ZoneCode); err != nil {
 		return nil, false, err

@@ -225,7 +225,12 @@ func TestDevice_Register(t *testing.T) {
 		}
 		_, _, err := f.register(t, f.opA, model.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamB.ID})
 		AssertKind(t, err, model.KindForbidden)
-		_, _, err = f.register(t, f.opA, model.DeviceInput{Name: "x", Platform: "p"})
+		// A member of one team may leave the team out; a member of none may not.
+		if d := f.mustRegister(t, f.opA, model.DeviceInput{Name: "x", Platform: "p"}); d.TeamID == nil || *d.TeamID != f.teamA.ID {
+			t.Fatalf("a field operator's device without team_id: %+v", d)
+		}
+		loner := model.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: model.NewID(), Role: model.RoleFieldOperator}
+		_, _, err = f.register(t, loner, model.DeviceInput{Name: "x", Platform: "p"})
 		AssertInvalid(t, err, "team_id")
 	})
 

@@ -141,6 +141,8 @@ var matrixRoutes = map[string]access{
 	"GET /":                         open, // a redirect to the console
 	"GET /console":                  open,
 	"GET /console/*file":            open, // the console logs in
+	"GET /field":                    open,
+	"GET /field/*file":              open, // the field app signs in
 	"POST /v1/auth/login":           open,
 	"POST /v1/auth/forgot-password": open,
 	"POST /v1/auth/reset-password":  open,
@@ -290,6 +292,8 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"GET /":                         {path: "/"},
 		"GET /console":                  {path: "/console"},
 		"GET /console/*file":            {path: "/console/"},
+		"GET /field":                    {path: "/field"},
+		"GET /field/*file":              {path: "/field/"},
 		"POST /v1/auth/login":           {path: "/v1/auth/login", body: map[string]any{}},
 		"POST /v1/auth/forgot-password": {path: "/v1/auth/forgot-password", body: map[string]any{}},
 		"POST /v1/auth/reset-password":  {path: "/v1/auth/reset-password", body: map[string]any{}},

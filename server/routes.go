@@ -130,6 +130,8 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/", perm: public, h: s.handleRootRedirect},
 		{method: "GET", path: "/console", perm: public, h: s.handleConsoleRedirect},
 		{method: "GET", path: "/console/*file", perm: public, h: s.handleConsole},
+		{method: "GET", path: "/field", perm: public, h: s.handleFieldRedirect},
+		{method: "GET", path: "/field/*file", perm: public, h: s.handleField},
 
 		// upstream sync: the settings and the state of the caller's tenant's link
 		{method: "PUT", path: "/v1/tenant/upstream", perm: model.PermTenantAdmin, h: s.handlePutUpstream},

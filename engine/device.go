@@ -288,7 +288,12 @@ func queueEntries(tx model.Tx, tenantID string, items []model.QueueItem) ([]mode
 		var err error
 		switch q.Kind {
 		case model.QueueMission:
-			qe.Mission, err = tx.Mission(tenantID, q.MissionID)
+			// The mission's event rides with it: the team needs its type, place and
+			// equipment to act, and a device reads nothing else (docs/decisions.md,
+			// "The field app").
+			if qe.Mission, err = tx.Mission(tenantID, q.MissionID); err == nil {
+				qe.Event, err = tx.Event(tenantID, qe.Mission.EventID)
+			}
 		case model.QueueEvent:
 			qe.Event, err = tx.Event(tenantID, q.EventID)
 		}

@@ -81,7 +81,7 @@ type QueueItem struct {
 }
 
 // QueueEntry is a queue item as a device receives it (docs/openapi.yaml, QueueEntry): the
-// mission or event record as it stands now.
+// mission or event record as it stands now; a mission comes with its event.
 type QueueEntry struct {
 	QueueSequence int64    `json:"queue_sequence"`
 	Kind          string   `json:"kind"`

@@ -126,13 +126,32 @@ async function storeMissions(missions) {
 async function onQueue(entries) {
   const missions = entries.filter((q) => q.kind === "mission" && q.mission).map((q) => q.mission);
   for (const q of entries) {
-    if (q.kind === "event" && q.event) await put("events", q.event);
+    // An event item, or a mission's event, which comes with it.
+    if (q.event) await put("events", q.event);
   }
   await storeMissions(missions);
 }
 
 function isActive(s) {
-  return s !== "COMPLETED" && s !== "FAILED";
+  return s !== "COMPLETED" && s !== "FAILED" && s !== "CLOSED";
+}
+
+// markClosed notes the missions that a rejected move found closed on the node: the phone
+// cannot read them again without a session, and must not offer moves on them.
+async function markClosed() {
+  const closed = (await all("outbox")).filter((it) => it.kind === "mission_status" && it.state === "rejected" &&
+    it.error === "mission_closed").map((it) => it.payload.mission_id);
+  if (!closed.length) return;
+  await tx(["missions"], "readwrite", async (t) => {
+    const store = t.objectStore("missions");
+    for (const id of closed) {
+      const m = await result(store.get(id));
+      if (m && isActive(m.status)) {
+        m.status = "CLOSED";
+        store.put(m);
+      }
+    }
+  });
 }
 
 function alertNew(missions) {
@@ -172,6 +191,7 @@ async function runSync() {
     let more = true;
     for (let i = 0; more && i < 50; i++) {
       more = await syncOnce(session, onQueue);
+      await markClosed();
       linkState = "online";
       backoff = 0;
       broadcast();
@@ -293,6 +313,7 @@ async function render() {
   app.hidden = !session;
   $("signout").hidden = !session;
   if (!session) return;
+  document.body.dataset.device = session.device_id;
   const [missions, events, boxAll] = await Promise.all([all("missions"), all("events"), all("outbox")]);
   const box = boxAll.sort((a, b) => a.sequence_number - b.sequence_number);
   await renderStatus(box);
@@ -365,7 +386,7 @@ function missionView(m, ev, box) {
       STATE_WORDS[it.payload.status], " · ", time(it.captured_at), " (", OUTBOX_WORDS[it.state], ")")));
   const rejected = box.filter((it) => it.kind === "mission_status" && it.payload.mission_id === m.id && it.state === "rejected");
   return h("section", { class: "card", "aria-labelledby": "mission-h", id: "mission", dataset: { missionId: m.id } },
-    h("button", { type: "button", onclick: () => { selected = null; failing = false; render(); } }, "← Missions"),
+    h("button", { type: "button", id: "back", onclick: () => { selected = null; failing = false; render(); } }, "← Missions"),
     h("h2", { id: "mission-h" }, typeWords(ev && ev.type)),
     h("dl", { class: "kv" },
       h("dt", {}, "Priority"), h("dd", {}, m.priority),
@@ -407,7 +428,7 @@ function reportForm() {
 function outboxView(box) {
   const recent = box.slice(-30).reverse();
   return h("section", { "aria-labelledby": "outbox-h" }, h("h2", { id: "outbox-h" }, "Changes from this phone"),
-    recent.length ? h("ul", { class: "outbox", id: "outbox" }, recent.map((it) => h("li", { dataset: { seq: it.sequence_number, state: it.state } },
+    recent.length ? h("ul", { class: "outbox", id: "outbox" }, recent.map((it) => h("li", { dataset: { seq: it.sequence_number, state: it.state, captured: it.captured_at } },
       "#", it.sequence_number, " ", describe(it), " · ", time(it.captured_at), " · ",
       h("span", { class: "state", dataset: { state: it.state } }, OUTBOX_WORDS[it.state] || it.state),
       it.state === "rejected" ? h("span", {}, ": ", rejectWords(it.error, it.message)) : null))) :

@@ -11,7 +11,7 @@ export const MOVE_WORDS = {
 
 export const STATE_WORDS = {
   CREATED: "new", SENT: "new", ACK: "acknowledged", ON_ROUTE: "on route", ON_SITE: "on site",
-  COMPLETED: "completed", FAILED: "failed",
+  COMPLETED: "completed", FAILED: "failed", CLOSED: "closed on the node",
 };
 
 // The next move of each state (docs/rules.md, Mission lifecycle); FAILED is always open

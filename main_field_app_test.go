@@ -1,0 +1,307 @@
+package main
+
+// The field app end to end in a real headless Chromium, against the real binary: sign in,
+// lose the network and the node, work from the service worker's cache and IndexedDB,
+// close and reopen the tab, then come back and find every change on the node once, in
+// order, with the time it happened in the field.
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// needChromium skips a browser test without chromium, except on CI where it fails.
+func needChromium(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("browser test: %s is absent and CI=true (apt-get install -y chromium)", chromiumPath)
+		}
+		t.Skipf("browser test skipped: %s is absent (apt-get install -y chromium)", chromiumPath)
+	}
+}
+
+// startChromium starts a headless Chromium for the test, as the console's test does.
+func startChromium(t *testing.T, ctx context.Context) context.Context {
+	t.Helper()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("no-sandbox", true), chromedp.DisableGPU, chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true), chromedp.Flag("metrics-recording-only", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(390, 844))
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("starting %s: %v", chromiumPath, err)
+	}
+	return browser
+}
+
+// setOffline cuts (or gives back) a tab's network, its service worker's included, and
+// says so to navigator.onLine.
+func setOffline(t *testing.T, ctx context.Context, offline bool) {
+	t.Helper()
+	if _, err := chromedp.Call(ctx, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
+		EmulateOfflineServiceWorker: &offline,
+		MatchedNetworkConditions:    []*network.Conditions{{Offline: offline, DownloadThroughput: -1, UploadThroughput: -1}},
+	}); err != nil {
+		t.Fatalf("network conditions: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: offline,
+		DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
+		t.Fatalf("network state: %v", err)
+	}
+}
+
+// waitLong is waitJS with a longer deadline, for what waits on the app's sync.
+func waitLong(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s (%s): %v", what, expr, err)
+		}
+		time.Sleep(50 * time.Millisecond) // a poll interval
+	}
+}
+
+func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// TestFieldAppOffline: the demo's field operator signs in to /field/ on a 390×844 screen
+// and sees its team's critical mission; the manifest passes Chromium's installability
+// check. The node stops and the network is cut; the reloaded app opens from its cache,
+// the operator moves the mission ACK → ON_ROUTE → ON_SITE → COMPLETED with feedback and
+// reports an event; the tab is closed and reopened, still offline, and the five changes
+// still wait. Two tabs are open when the node and the network come back: the node holds
+// every move once, in order, at its field time, and the event; the supervisor's console
+// shows the timeline. Then a move the node has already passed is shown rejected with its
+// reason, and a revoked device is refused.
+func TestFieldAppOffline(t *testing.T) {
+	needChromium(t)
+	bin := binary(t)
+	data := t.TempDir()
+	s := serveDemo(t, bin, data)
+	addr := strings.TrimPrefix(s.base, "http://")
+	key := s.key()
+	sup := s.login(t, "operational_supervisor")
+	user := func(role string) (string, string) {
+		for _, u := range s.Users {
+			if u.Role == role {
+				return u.Email, u.Password
+			}
+		}
+		t.Fatalf("no demo %s", role)
+		return "", ""
+	}
+	shots := artifactsDir(t)
+	t.Logf("screenshots in %s", shots)
+	teamID := demoTeam(t, s, "SAMU Lyon 1", sup)
+	dispatch := func(idem string) string {
+		t.Helper()
+		status, _, body := s.call(t, "POST", "/v1/events", map[string]any{"type": "CARDIAC_ARREST", "priority": "critical",
+			"vertical": "healthcare", "idempotency_key": idem, "zone_code": "lyon",
+			"payload": map[string]any{"lat": 45.764, "lng": 4.8357, "address": "12 rue de la République, Lyon",
+				"required_equipment": []string{"defibrillator"}}}, key...)
+		expect(t, "event", status, 201, body)
+		status, _, body = s.call(t, "POST", "/v1/teams/dispatch", map[string]any{"event_id": body["event_id"], "team_id": teamID}, sup...)
+		expect(t, "dispatch", status, 201, body)
+		return body["mission_id"].(string)
+	}
+	mission := dispatch("field-app-1")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	browser := startChromium(t, ctx)
+	watch := &browserWatch{origin: s.base}
+	// The phone is the browser's own profile: Chromium installs no app from an incognito
+	// context, which a new browser context is.
+	phone := browser
+	tab, cancelTab := chromedp.NewContext(phone)
+	watch.listen(t, tab, "tab 1")
+
+	// Sign in once, with the network.
+	email, password := user("field_operator")
+	do(t, tab, "sign in", chromedp.EmulateViewport(390, 844),
+		chromedp.Navigate(s.base+"/field/"),
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.SendKeys(chromedp.ID("password"), password),
+		chromedp.Click(chromedp.ID("signin-submit")))
+	card := `document.querySelector('button[data-mission-id="` + mission + `"]')`
+	waitJS(t, tab, "the mission on the phone", card)
+	waitJS(t, tab, "the service worker in control", `navigator.serviceWorker.controller !== null`)
+	screenshot(t, tab, shots, "field-01-missions")
+	inst, err := chromedp.Call(tab, page.GetInstallabilityErrors, cdp.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inst.InstallabilityErrors) > 0 {
+		var errs []string
+		for _, e := range inst.InstallabilityErrors {
+			errs = append(errs, e.ErrorID)
+		}
+		t.Errorf("the field app is not installable: %v", errs)
+	}
+	deviceID := evalJS[string](t, tab, `document.body.dataset.device`)
+
+	// The node stops and the network is cut: the reloaded app opens from its cache.
+	if err := s.stop(t); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	setOffline(t, tab, true)
+	do(t, tab, "reload offline", chromedp.Reload())
+	waitJS(t, tab, "the mission from IndexedDB", card)
+	waitJS(t, tab, "offline said", `document.getElementById('status').dataset.online === 'false'`)
+	clickJS(t, tab, "open the mission", `button[data-mission-id="`+mission+`"]`)
+	waitJS(t, tab, "the mission's address", `document.getElementById('mission').textContent.includes('12 rue de la République')`)
+	if href := evalJS[string](t, tab, `document.getElementById('maplink').getAttribute('href')`); !strings.HasPrefix(href, "geo:45.764,4.8357") {
+		t.Errorf("open in maps: %q", href)
+	}
+	for _, to := range []string{"ACK", "ON_ROUTE", "ON_SITE", "COMPLETED"} {
+		if to == "COMPLETED" {
+			do(t, tab, "feedback", chromedp.SendKeys(chromedp.ID("move-note"), "patient handed over"))
+		}
+		clickJS(t, tab, "move to "+to, `button[data-move="`+to+`"]`)
+		waitJS(t, tab, "the waiting "+to, `document.querySelector('#timeline li[data-to="`+to+`"][data-local="waiting"]')`)
+	}
+	screenshot(t, tab, shots, "field-02-offline-completed")
+	clickJS(t, tab, "back to the list", `#back`)
+	do(t, tab, "report an event", chromedp.SendKeys(chromedp.ID("report-type"), "gas leak"),
+		chromedp.SendKeys(chromedp.ID("report-note"), "smell of gas in the stairwell"))
+	clickJS(t, tab, "send the report", `#report-submit`)
+	waitJS(t, tab, "five changes waiting", `document.getElementById('status').dataset.waiting === '5'`)
+	cancelTab()
+
+	// Reopened, still offline: the changes still wait.
+	tab2, cancelTab2 := chromedp.NewContext(phone)
+	defer cancelTab2()
+	watch.listen(t, tab2, "tab 2")
+	do(t, tab2, "viewport", chromedp.EmulateViewport(390, 844))
+	setOffline(t, tab2, true)
+	do(t, tab2, "reopen offline", chromedp.Navigate(s.base+"/field/"))
+	waitJS(t, tab2, "five changes still waiting", `document.getElementById('status').dataset.waiting === '5'`)
+	screenshot(t, tab2, shots, "field-03-reopened-offline")
+	tab3, cancelTab3 := chromedp.NewContext(phone)
+	defer cancelTab3()
+	watch.listen(t, tab3, "tab 3")
+	setOffline(t, tab3, true)
+	do(t, tab3, "a second tab", chromedp.Navigate(s.base+"/field/"))
+	waitJS(t, tab3, "the second tab sees them", `document.getElementById('status').dataset.waiting === '5'`)
+
+	// The node and the network come back, to both tabs at once.
+	s.served = serveAt(t, bin, data, addr, false)
+	setOffline(t, tab2, false)
+	setOffline(t, tab3, false)
+	for _, tb := range []context.Context{tab2, tab3} {
+		waitLong(t, tb, "every change sent", `document.getElementById('status').dataset.waiting === '0' &&
+			document.querySelectorAll('#outbox li[data-state="applied"]').length === 5`)
+	}
+	screenshot(t, tab2, shots, "field-04-synced")
+	type sent struct{ Seq, State, Captured string }
+	var box []sent
+	if err := json.Unmarshal([]byte(evalJS[string](t, tab2, `JSON.stringify([...document.querySelectorAll('#outbox li')].reverse().map(li => ({Seq: li.dataset.seq, State: li.dataset.state, Captured: li.dataset.captured})))`)), &box); err != nil || len(box) != 5 {
+		t.Fatalf("outbox: %v %v", box, err)
+	}
+	status, _, body := s.call(t, "GET", "/v1/missions/"+mission, nil, key...)
+	expect(t, "the mission", status, 200, body)
+	var moves []string
+	for i, it := range body["history"].([]any) {
+		mv := it.(map[string]any)
+		moves = append(moves, mv["to"].(string))
+		if i >= 2 {
+			if mv["source"] != "device" || mv["at"] != box[i-2].Captured {
+				t.Errorf("move %v: want source device at the field time %s", mv, box[i-2].Captured)
+			}
+		}
+	}
+	if !slices.Equal(moves, []string{"CREATED", "SENT", "ACK", "ON_ROUTE", "ON_SITE", "COMPLETED"}) || body["status"] != "COMPLETED" {
+		t.Fatalf("the node's moves: %v (%v)", moves, body["status"])
+	}
+	if fb, _ := json.Marshal(body["feedback"]); !strings.Contains(string(fb), "patient handed over") {
+		t.Errorf("feedback: %s", fb)
+	}
+	status, _, body = s.call(t, "GET", "/v1/events?limit=100", nil, key...)
+	expect(t, "events", status, 200, body)
+	reported := 0
+	for _, it := range body["data"].([]any) {
+		if ev := it.(map[string]any); ev["type"] == "GAS_LEAK" {
+			reported++
+			if ev["source"] != "device" || ev["device_id"] != deviceID || ev["captured_at"] != box[4].Captured {
+				t.Errorf("the reported event: %v", ev)
+			}
+		}
+	}
+	if reported != 1 {
+		t.Fatalf("%d GAS_LEAK events, want 1", reported)
+	}
+
+	// The supervisor's console shows the field's moves.
+	console, cancelConsole := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	defer cancelConsole()
+	watch.listen(t, console, "supervisor")
+	supEmail, supPass := user("operational_supervisor")
+	loginAs(t, console, s.base, supEmail, supPass)
+	do(t, console, "the missions view", chromedp.Click(chromedp.ID("tab-missions")))
+	clickJS(t, console, "the mission's timeline", `tr[data-mission-id="`+mission+`"] button`)
+	waitJS(t, console, "the completed move", `document.querySelector('#timeline li[data-to="COMPLETED"]')`)
+	screenshot(t, console, shots, "field-05-supervisor")
+	cancelConsole()
+	cancelTab3()
+
+	// A move the node has already passed: the supervisor fails a new mission while the
+	// phone, offline, acknowledges it.
+	sup = s.login(t, "operational_supervisor")
+	second := dispatch("field-app-2")
+	do(t, tab2, "reload for the queue", chromedp.Reload())
+	// Without a session token since the reload, the mission and its event come from the
+	// device's queue.
+	waitLong(t, tab2, "the second mission", `document.querySelector('button[data-mission-id="`+second+`"]')`)
+	waitJS(t, tab2, "its event from the queue", `document.querySelector('button[data-mission-id="`+second+`"]').textContent.includes('Cardiac arrest')`)
+	setOffline(t, tab2, true)
+	clickJS(t, tab2, "open the second mission", `button[data-mission-id="`+second+`"]`)
+	clickJS(t, tab2, "acknowledge it", `button[data-move="ACK"]`)
+	waitJS(t, tab2, "the ACK waits", `document.getElementById('status').dataset.waiting === '1'`)
+	status, _, body = s.call(t, "PATCH", "/v1/missions/"+second+"/status", map[string]any{"status": "FAILED",
+		"feedback": map[string]any{"reason": "another team took it"}}, sup...)
+	expect(t, "the supervisor fails it", status, 200, body)
+	setOffline(t, tab2, false)
+	waitLong(t, tab2, "the ACK rejected", `document.querySelector('#outbox li[data-state="rejected"]')`)
+	if msg := evalJS[string](t, tab2, `document.querySelector('#outbox li[data-state="rejected"]').textContent`); !strings.Contains(msg, "already closed") {
+		t.Errorf("the rejection in plain words: %q", msg)
+	}
+	waitJS(t, tab2, "no move offered on the closed mission", `document.getElementById('mission-state').textContent === 'closed on the node' &&
+		!document.querySelector('button[data-move]')`)
+	screenshot(t, tab2, shots, "field-06-rejected")
+
+	// A revoked device is refused.
+	status, _, body = s.call(t, "DELETE", "/v1/devices/"+deviceID+"/credential", nil, key...)
+	expect(t, "revoke", status, 200, body)
+	do(t, tab2, "reload", chromedp.Reload())
+	waitLong(t, tab2, "the refusal", `document.getElementById('status').dataset.state === 'revoked'`)
+	screenshot(t, tab2, shots, "field-07-revoked")
+	watch.check(t)
+}

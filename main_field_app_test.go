@@ -8,7 +8,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -303,5 +308,85 @@ func TestFieldAppOffline(t *testing.T) {
 	do(t, tab2, "reload", chromedp.Reload())
 	waitLong(t, tab2, "the refusal", `document.getElementById('status').dataset.state === 'revoked'`)
 	screenshot(t, tab2, shots, "field-07-revoked")
+	watch.check(t)
+}
+
+// TestFieldAppUpdate: a phone has the app of one build; the node restarts with another
+// build (its field app stamped otherwise): the next visit installs the new service worker,
+// which takes over from the old one, reloads the page and drops the old cache.
+func TestFieldAppUpdate(t *testing.T) {
+	needChromium(t)
+	bin := binary(t)
+	next := filepath.Join(t.TempDir(), "fieldrelay-next")
+	if out, err := exec.Command("go", "build", "-o", next, "-ldflags",
+		"-X github.com/fieldrelay/fieldrelay/server.fieldBuild=next", ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	data := t.TempDir()
+	s := serve(t, bin, data, false)
+	addr := strings.TrimPrefix(s.base, "http://")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	browser := startChromium(t, ctx)
+	tab, cancelTab := chromedp.NewContext(browser)
+	defer cancelTab()
+	watch := &browserWatch{origin: s.base}
+	watch.listen(t, tab, "phone")
+	const version = `new Promise((resolve) => {
+		navigator.serviceWorker.addEventListener('message', (e) => resolve(e.data.version), { once: true });
+		navigator.serviceWorker.controller.postMessage('version');
+	})`
+	swVersion := func(base string) string {
+		res, err := http.Get(base + "/field/sw.js")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		m := regexp.MustCompile(`const VERSION = "([^"]+)"`).FindSubmatch(body)
+		if m == nil {
+			t.Fatalf("sw.js: %s", body)
+		}
+		return string(m[1])
+	}
+	old := swVersion(s.base)
+	do(t, tab, "open the app", chromedp.Navigate(s.base+"/field/"))
+	waitJS(t, tab, "the service worker in control", `navigator.serviceWorker.controller !== null`)
+	if v, err := chromedp.Run(tab, chromedp.Evaluate[string](version, chromedp.EvalAwaitPromise)); err != nil || v != old {
+		t.Fatalf("the worker's version %q (%v), want %q", v, err, old)
+	}
+	if err := s.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	s = serveAt(t, next, data, addr, false)
+	fresh := swVersion(s.base)
+	if fresh == old {
+		t.Fatalf("the new build's app has the old version %s", old)
+	}
+	do(t, tab, "visit again", chromedp.Navigate(s.base+"/field/"))
+	waitLong(t, tab, "the new worker in control", `navigator.serviceWorker.controller !== null &&
+		navigator.serviceWorker.controller.scriptURL.endsWith('/field/sw.js') && document.readyState === 'complete'`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v, err := chromedp.Run(tab, chromedp.Evaluate[string](version, chromedp.EvalAwaitPromise))
+		if err == nil && v == fresh {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker's version is %q (%v), want the new %q", v, err, fresh)
+		}
+		time.Sleep(100 * time.Millisecond) // a poll interval
+	}
+	deadline = time.Now().Add(15 * time.Second)
+	for {
+		keys, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`caches.keys()`, chromedp.EvalAwaitPromise))
+		if err == nil && slices.Equal(keys, []string{"field-" + fresh}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the caches are %v (%v), want the new one alone", keys, err)
+		}
+		time.Sleep(100 * time.Millisecond) // a poll interval
+	}
 	watch.check(t)
 }

@@ -23,6 +23,11 @@ var fieldFS embed.FS
 // fieldVersionMark is the placeholder in sw.js that the app's version replaces.
 const fieldVersionMark = "__FIELD_VERSION__"
 
+// fieldBuild is mixed into the field app's version: a release may stamp it (go build
+// -ldflags "-X github.com/fieldrelay/fieldrelay/server.fieldBuild=…") so that every build's
+// app replaces the one before, even when no app file changed.
+var fieldBuild string
+
 // fieldShared are the console's files the field app uses: its service worker caches
 // them with its own (docs/decisions.md, "The field app").
 var fieldShared = []string{"app.css", "js/dom.js"}
@@ -35,6 +40,7 @@ var fieldFiles = sync.OnceValue(func() map[string]consoleFile {
 	files["icon-192.png"] = webFile("icon-192.png", fieldIcon(192))
 	files["icon-512.png"] = webFile("icon-512.png", fieldIcon(512))
 	h := sha256.New()
+	h.Write([]byte(fieldBuild))
 	names := make([]string, 0, len(files))
 	for name := range files {
 		names = append(names, name)

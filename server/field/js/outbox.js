@@ -60,9 +60,13 @@ async function record(results, released) {
   const now = new Date().toISOString();
   await tx(["outbox"], "readwrite", async (t) => {
     const box = t.objectStore("outbox");
-    for (const r of [...(results || []), ...(released || [])]) {
-      if (r.sequence_number === null || r.sequence_number === undefined) continue;
-      const item = await result(box.get(r.sequence_number));
+    const answered = [...(results || []), ...(released || [])].filter((r) => Number.isInteger(r.sequence_number));
+    if (!answered.length) return;
+    const seqs = answered.map((r) => r.sequence_number);
+    const range = IDBKeyRange.bound(Math.min(...seqs), Math.max(...seqs));
+    const items = new Map((await result(box.getAll(range))).map((i) => [i.sequence_number, i]));
+    for (const r of answered) {
+      const item = items.get(r.sequence_number);
       if (!item) continue;
       Object.assign(item, stateOf(r), { answered_at: now });
       box.put(item);

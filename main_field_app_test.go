@@ -188,15 +188,22 @@ func TestFieldAppOffline(t *testing.T) {
 	}
 	for _, to := range []string{"ACK", "ON_ROUTE", "ON_SITE", "COMPLETED"} {
 		if to == "COMPLETED" {
-			do(t, tab, "feedback", chromedp.SendKeys(chromedp.ID("move-note"), "patient handed over"))
+			// Typed into whatever has the focus, as a person types: a re-render of the view
+			// (the link's state changing) keeps the focus and the text in the note.
+			waitJS(t, tab, "the note to take the focus", `(() => { const n = document.getElementById('move-note'); if (!n) return false; n.focus(); return document.activeElement === n })()`)
+			do(t, tab, "feedback", chromedp.KeyEvent("patient handed over"))
+			waitJS(t, tab, "the whole note", `document.getElementById('move-note').value === 'patient handed over'`)
 		}
 		clickJS(t, tab, "move to "+to, `button[data-move="`+to+`"]`)
 		waitJS(t, tab, "the waiting "+to, `document.querySelector('#timeline li[data-to="`+to+`"][data-local="waiting"]')`)
 	}
 	screenshot(t, tab, shots, "field-02-offline-completed")
 	clickJS(t, tab, "back to the list", `#back`)
-	do(t, tab, "report an event", chromedp.SendKeys(chromedp.ID("report-type"), "gas leak"),
-		chromedp.SendKeys(chromedp.ID("report-note"), "smell of gas in the stairwell"))
+	for _, f := range [][2]string{{"report-type", "gas leak"}, {"report-note", "smell of gas in the stairwell"}} {
+		waitJS(t, tab, f[0]+" to take the focus", `(() => { const n = document.getElementById('`+f[0]+`'); if (!n) return false; n.focus(); return document.activeElement === n })()`)
+		do(t, tab, f[0], chromedp.KeyEvent(f[1]))
+		waitJS(t, tab, "the whole "+f[0], `document.getElementById('`+f[0]+`').value === '`+f[1]+`'`)
+	}
 	clickJS(t, tab, "send the report", `#report-submit`)
 	waitJS(t, tab, "five changes waiting", `document.getElementById('status').dataset.waiting === '5'`)
 	cancelTab()

@@ -321,8 +321,9 @@ async function render() {
   const byEvent = new Map(events.map((e) => [e.event_id, e]));
   const active = missions.filter((m) => isActive(effective(m, box).status)).sort(order);
   const done = missions.filter((m) => !isActive(effective(m, box).status)).sort(order).slice(0, 10);
+  // What is being typed survives a re-render (a sync every 15 s redraws the view).
   const focused = document.activeElement && document.activeElement.id;
-  const typed = focused && $(focused) && "value" in $(focused) ? $(focused).value : null;
+  const typed = new Map([...app.querySelectorAll("input[id], textarea[id], select[id]")].map((el) => [el.id, el.value]));
   clear(app);
   const sel = selected && missions.find((m) => m.id === selected);
   if (sel) {
@@ -337,10 +338,10 @@ async function render() {
     app.append(reportForm());
   }
   app.append(outboxView(box));
-  if (focused && $(focused)) {
-    if (typed !== null) $(focused).value = typed;
-    $(focused).focus();
+  for (const [id, value] of typed) {
+    if ($(id)) $(id).value = value;
   }
+  if (focused && $(focused)) $(focused).focus();
 }
 
 function missionCard(m, ev, box) {

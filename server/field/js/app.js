@@ -226,6 +226,9 @@ async function move(m, to, note) {
   const payload = { mission_id: m.id, status: to };
   if (note) payload.feedback = { note };
   await enqueue("mission_status", payload);
+  for (const id of ["move-note", "fail-reason"]) {
+    if ($(id)) $(id).value = "";
+  }
   failing = false;
   afterChange();
 }

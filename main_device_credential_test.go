@@ -10,7 +10,9 @@ import (
 // its queue, and nothing else: not another device, not the API's other routes, not a new
 // credential. An admin revokes it over the API: its very next sync is refused; a new
 // credential works and the one it replaced does not; `fieldrelay device revoke` (through
-// the running node's admin socket) refuses that one at once too. It runs on both stores.
+// the running node's admin socket) refuses that one at once too. Admins list the devices
+// (GET /v1/devices, `fieldrelay device list`) with their credentials' state. It runs on
+// both stores.
 func TestField_DeviceCredential(t *testing.T) {
 	bin := binary(t)
 	eachStore(t, func(t *testing.T, st nodeStore) { deviceCredential(t, bin, st) })
@@ -68,6 +70,20 @@ func deviceCredential(t *testing.T, bin string, store nodeStore) {
 		expect(t, c.method+" "+c.path+" with a device credential", status, 403, body)
 	}
 
+	// Admins list the devices with their credentials' state; a field operator may not.
+	status, _, body = s.call(t, "GET", "/v1/devices", nil, admin...)
+	expect(t, "devices", status, 200, body)
+	listed := map[string]map[string]any{}
+	for _, it := range body["data"].([]any) {
+		d := it.(map[string]any)
+		listed[d["device_id"].(string)] = d
+	}
+	if c, _ := listed[phone]["credential"].(map[string]any); len(listed) != 2 || c == nil || c["revoked_at"] != nil || listed[other]["credential"] != nil {
+		t.Fatalf("devices: %v", body)
+	}
+	status, _, body = s.call(t, "GET", "/v1/devices", nil, op...)
+	expect(t, "devices as a field operator", status, 403, body)
+
 	// Only devices:manage revokes; the revoked credential is refused at once.
 	status, _, body = s.call(t, "DELETE", "/v1/devices/"+phone+"/credential", nil, op...)
 	expect(t, "revoke by the field operator", status, 403, body)
@@ -93,6 +109,10 @@ func deviceCredential(t *testing.T, bin string, store nodeStore) {
 		t.Fatalf("device revoke: %s", out)
 	}
 	sync("sync after device revoke", phone, 401, second)
+	out = store.cli(t, bin, "", "device", "list", "--tenant", "demo")
+	if !strings.Contains(string(out), phone) || !strings.Contains(string(out), "revoked") || !strings.Contains(string(out), other) {
+		t.Fatalf("device list: %s", out)
+	}
 	store.cli(t, bin, "", "device", "revoke", "--tenant", "demo", "--device", phone) // again: no change, no error
 }
 

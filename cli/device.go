@@ -3,8 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
+	"text/tabwriter"
 
 	"github.com/fieldrelay/fieldrelay/engine/admin"
+	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/spf13/cobra"
 )
 
@@ -14,7 +16,7 @@ func (a *app) newDeviceCommand() *cobra.Command {
 		Short: "Manage a tenant's field devices",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(a.newDeviceRevokeCommand())
+	cmd.AddCommand(a.newDeviceListCommand(), a.newDeviceRevokeCommand())
 	return cmd
 }
 
@@ -39,4 +41,46 @@ func (a *app) newDeviceRevokeCommand() *cobra.Command {
 	cmd.Flags().StringVar(&in.Tenant, "tenant", "", "slug of the tenant (required)")
 	cmd.Flags().StringVar(&in.Device, "device", "", "id of the device (required)")
 	return cmd
+}
+
+func (a *app) newDeviceListCommand() *cobra.Command {
+	var f adminFlags
+	var in admin.APIKeyListArgs
+	cmd := &cobra.Command{
+		Use:          "list",
+		Short:        "List a tenant's field devices and their credentials, newest first",
+		Example:      "  fieldrelay device list --tenant acme",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			return runAdmin(a, cmd, &f, admin.OpDeviceList, in, func(w io.Writer, res *admin.DeviceListResult) {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tNAME\tPLATFORM\tTEAM\tLAST SYNC\tCREDENTIAL")
+				for _, d := range res.Data {
+					team := "-"
+					if d.TeamID != nil {
+						team = *d.TeamID
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Name, d.Platform, team,
+						fmtTimePtr(d.Sync.LastSyncAt, "never"), credentialState(d.Credential))
+				}
+				_ = tw.Flush()
+			})
+		}),
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&in.Tenant, "tenant", "", "slug of the tenant (required)")
+	return cmd
+}
+
+// credentialState says in a word where a device's credential stands.
+func credentialState(c *model.DeviceCredential) string {
+	switch {
+	case c == nil:
+		return "none"
+	case c.RevokedAt != nil:
+		return "revoked " + fmtTime(*c.RevokedAt)
+	default:
+		return "issued " + fmtTime(c.IssuedAt) + ", expires " + fmtTime(c.ExpiresAt)
+	}
 }

@@ -116,3 +116,30 @@ func (e *Engine) AuthenticateDevice(ctx context.Context, g model.DeviceGrant) (m
 	p.DeviceID = g.DeviceID
 	return p, nil
 }
+
+// Devices lists a page of the tenant's devices, newest first, with their sync state and
+// the state of their credentials (GET /v1/devices, devices:manage); the string is the
+// next cursor.
+func (e *Engine) Devices(ctx context.Context, p model.Principal, pg model.Page) ([]model.Device, string, error) {
+	if err := p.Require(model.PermDevicesManage); err != nil {
+		return nil, "", err
+	}
+	return e.devicesOf(ctx, p.TenantID, pg)
+}
+
+// AdminDevices is Devices for the tenant named by slug (`fieldrelay device list`).
+func (e *Engine) AdminDevices(ctx context.Context, slug string, pg model.Page) ([]model.Device, string, error) {
+	t, err := e.AdminTenant(ctx, slug)
+	if err != nil {
+		return nil, "", err
+	}
+	return e.devicesOf(ctx, t.ID, pg)
+}
+
+func (e *Engine) devicesOf(ctx context.Context, tenantID string, pg model.Page) (out []model.Device, next string, err error) {
+	err = e.store.View(ctx, func(tx model.Tx) error {
+		out, next, err = tx.Devices(tenantID, pg)
+		return err
+	})
+	return out, next, err
+}

@@ -256,6 +256,7 @@ var matrixRoutes = map[string]access{
 		return hidden
 	}},
 	"DELETE /v1/devices/:id/credential": need(mDevicesManage),
+	"GET /v1/devices":                   need(mDevicesManage),
 
 	// The SMS gateway's key: sms:inbound, which no role holds.
 	"POST /v1/sms/inbound": {check: func(c caller) outcome {
@@ -358,6 +359,7 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"GET /v1/devices/:id/queue":         {path: "/v1/devices/" + fx.deviceA + "/queue"},
 		"POST /v1/devices/:id/credential":   {path: "/v1/devices/" + fx.deviceA + "/credential"},
 		"DELETE /v1/devices/:id/credential": {path: "/v1/devices/" + fx.deviceA + "/credential"},
+		"GET /v1/devices":                   {path: "/v1/devices"},
 		"POST /v1/sms/inbound":              {path: "/v1/sms/inbound", body: map[string]any{}},
 	}
 }

@@ -145,3 +145,18 @@ func (s *Server) handleRevokeDeviceCredential(w http.ResponseWriter, r *http.Req
 	}
 	return writeOne(w, r, http.StatusOK, deleted{ID: d.ID, Deleted: true})
 }
+
+// handleListDevices lists the tenant's devices, newest first (GET /v1/devices,
+// devices:manage), with their sync state and their credentials' state.
+func (s *Server) handleListDevices(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	page, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	devices, next, err := s.eng.Devices(r.Context(), principal(r), page)
+	if err != nil {
+		return err
+	}
+	writeList(w, r, devices, next)
+	return nil
+}

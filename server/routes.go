@@ -109,6 +109,7 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/devices/register", perm: authenticated, h: s.handleRegisterDevice},
 		{method: "POST", path: "/v1/devices/sync", perm: authenticated, h: s.handleSyncDevice, device: true},
 		{method: "GET", path: "/v1/devices/:id/queue", perm: authenticated, h: s.handleDeviceQueue, device: true},
+		{method: "GET", path: "/v1/devices", perm: model.PermDevicesManage, h: s.handleListDevices},
 		{method: "POST", path: "/v1/devices/:id/credential", perm: authenticated, h: s.handleIssueDeviceCredential, fallback: true},
 		{method: "DELETE", path: "/v1/devices/:id/credential", perm: model.PermDevicesManage, h: s.handleRevokeDeviceCredential, fallback: true},
 

@@ -64,6 +64,7 @@ func ops() map[string]op {
 		OpUpstreamPause:  withArgs(upstreamPause(true)),
 		OpUpstreamResume: withArgs(upstreamPause(false)),
 		OpDeviceRevoke:   withArgs(deviceRevoke),
+		OpDeviceList:     withArgs(deviceList),
 	}
 }
 
@@ -415,8 +416,28 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// OpDeviceRevoke revokes a device's credential (`fieldrelay device revoke`).
-const OpDeviceRevoke = "device.revoke"
+// Admin operations of field devices: `fieldrelay device revoke` and `device list`.
+const (
+	OpDeviceRevoke = "device.revoke"
+	OpDeviceList   = "device.list"
+)
+
+// DeviceListResult is a tenant's devices, newest first (the first 500).
+type DeviceListResult struct {
+	Data  []model.Device `json:"data"`
+	Count int            `json:"count"`
+}
+
+func deviceList(ctx context.Context, eng *engine.Engine, in APIKeyListArgs) (*DeviceListResult, error) {
+	if in.Tenant == "" {
+		return nil, model.Invalid("tenant", "tenant is required")
+	}
+	ds, _, err := eng.AdminDevices(ctx, in.Tenant, model.Page{Limit: 500})
+	if err != nil {
+		return nil, err
+	}
+	return &DeviceListResult{Data: ds, Count: len(ds)}, nil
+}
 
 // DeviceArgs name a device of a tenant.
 type DeviceArgs struct {

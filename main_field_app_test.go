@@ -104,7 +104,7 @@ func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
 // still wait. Two tabs are open when the node and the network come back: the node holds
 // every move once, in order, at its field time, and the event; the supervisor's console
 // shows the timeline. Then a move the node has already passed is shown rejected with its
-// reason, and a revoked device is refused.
+// reason, and a device an admin revokes in the console's Devices view is refused.
 func TestFieldAppOffline(t *testing.T) {
 	needChromium(t)
 	bin := binary(t)
@@ -309,12 +309,21 @@ func TestFieldAppOffline(t *testing.T) {
 		!document.querySelector('button[data-move]')`)
 	screenshot(t, tab2, shots, "field-06-rejected")
 
-	// A revoked device is refused.
-	status, _, body = s.call(t, "DELETE", "/v1/devices/"+deviceID+"/credential", nil, key...)
-	expect(t, "revoke", status, 200, body)
+	// An admin revokes the phone in the console's Devices view; the phone is refused.
+	adminTab, cancelAdmin := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	defer cancelAdmin()
+	watch.listen(t, adminTab, "admin")
+	adEmail, adPass := user("company_admin")
+	loginAs(t, adminTab, s.base, adEmail, adPass)
+	do(t, adminTab, "the devices view", chromedp.Click(chromedp.ID("tab-devices")))
+	waitJS(t, adminTab, "the phone listed with its team", `document.querySelector('#devices-table tr[data-device-id="`+deviceID+`"]') &&
+		document.querySelector('#devices-table tr[data-device-id="`+deviceID+`"]').textContent.includes('SAMU Lyon 1')`)
+	clickJS(t, adminTab, "revoke the phone", `button[data-revoke="`+deviceID+`"]`)
+	waitJS(t, adminTab, "the phone revoked", `document.querySelector('#devices-table tr[data-device-id="`+deviceID+`"]').textContent.includes('revoked')`)
+	screenshot(t, adminTab, shots, "field-07-console-devices")
 	do(t, tab2, "reload", chromedp.Reload())
 	waitLong(t, tab2, "the refusal", `document.getElementById('status').dataset.state === 'revoked'`)
-	screenshot(t, tab2, shots, "field-07-revoked")
+	screenshot(t, tab2, shots, "field-08-revoked")
 	watch.check(t)
 }
 

@@ -36,8 +36,8 @@ func needChromium(t *testing.T) {
 	}
 }
 
-// startChromium starts a headless Chromium for the test, as the console's test does.
-func startChromium(t *testing.T, ctx context.Context) context.Context {
+// startFieldChromium starts a headless Chromium for the test, as the console's test does.
+func startFieldChromium(t *testing.T, ctx context.Context) context.Context {
 	t.Helper()
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
@@ -84,6 +84,48 @@ func waitLong(t *testing.T, ctx context.Context, what, expr string) {
 			t.Fatalf("timed out waiting for %s (%s): %v", what, expr, err)
 		}
 		time.Sleep(50 * time.Millisecond) // a poll interval
+	}
+}
+
+// fieldAxe answers axe-core's source for the accessibility checks: $FIELDRELAY_AXE, else
+// what `npm ci` installs in .ci/axe (the console's checks use the same), else "" and the
+// checks are skipped, and say so.
+func fieldAxe(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("FIELDRELAY_AXE")
+	if path == "" {
+		path = ".ci/axe/node_modules/axe-core/axe.min.js"
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("axe-core checks skipped: %v", err)
+		return ""
+	}
+	return string(src)
+}
+
+// fieldAxeCheck runs axe-core's WCAG 2.x A and AA rules on the page and fails on a
+// serious or critical violation.
+func fieldAxeCheck(t *testing.T, ctx context.Context, axe, where string) {
+	t.Helper()
+	if axe == "" {
+		return
+	}
+	if loaded := evalJS[bool](t, ctx, `typeof window.axe === 'object'`); !loaded {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](axe+"\n;true")); err != nil {
+			t.Fatalf("loading axe-core: %v", err)
+		}
+	}
+	found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'],
+		runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then(r => r.violations
+		.filter(v => v.impact === 'serious' || v.impact === 'critical')
+		.map(v => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ')))`,
+		chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe-core on %s: %v", where, err)
+	}
+	for _, v := range found {
+		t.Errorf("axe-core, %s: %s", where, v)
 	}
 }
 
@@ -140,7 +182,7 @@ func TestFieldAppOffline(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	browser := startChromium(t, ctx)
+	browser := startFieldChromium(t, ctx)
 	watch := &browserWatch{origin: s.base}
 	// The phone is the browser's own profile: Chromium installs no app from an incognito
 	// context, which a new browser context is.
@@ -160,6 +202,8 @@ func TestFieldAppOffline(t *testing.T) {
 	waitJS(t, tab, "the mission on the phone", card)
 	waitJS(t, tab, "the service worker in control", `navigator.serviceWorker.controller !== null`)
 	screenshot(t, tab, shots, "field-01-missions")
+	axe := fieldAxe(t)
+	fieldAxeCheck(t, tab, axe, "the missions")
 	inst, err := chromedp.Call(tab, page.GetInstallabilityErrors, cdp.Empty{})
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +242,7 @@ func TestFieldAppOffline(t *testing.T) {
 		waitJS(t, tab, "the waiting "+to, `document.querySelector('#timeline li[data-to="`+to+`"][data-local="waiting"]')`)
 	}
 	screenshot(t, tab, shots, "field-02-offline-completed")
+	fieldAxeCheck(t, tab, axe, "a mission, offline")
 	clickJS(t, tab, "back to the list", `#back`)
 	for _, f := range [][2]string{{"report-type", "gas leak"}, {"report-note", "smell of gas in the stairwell"}} {
 		waitJS(t, tab, f[0]+" to take the focus", `(() => { const n = document.getElementById('`+f[0]+`'); if (!n) return false; n.focus(); return document.activeElement === n })()`)
@@ -308,6 +353,7 @@ func TestFieldAppOffline(t *testing.T) {
 	waitJS(t, tab2, "no move offered on the closed mission", `document.getElementById('mission-state').textContent === 'closed on the node' &&
 		!document.querySelector('button[data-move]')`)
 	screenshot(t, tab2, shots, "field-06-rejected")
+	fieldAxeCheck(t, tab2, axe, "a rejected move")
 
 	// An admin revokes the phone in the console's Devices view; the phone is refused.
 	adminTab, cancelAdmin := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
@@ -324,6 +370,9 @@ func TestFieldAppOffline(t *testing.T) {
 	do(t, tab2, "reload", chromedp.Reload())
 	waitLong(t, tab2, "the refusal", `document.getElementById('status').dataset.state === 'revoked'`)
 	screenshot(t, tab2, shots, "field-08-revoked")
+	do(t, tab2, "the sunlight theme", chromedp.Click(chromedp.ID("theme-toggle")))
+	waitJS(t, tab2, "the sunlight theme", `document.documentElement.classList.contains('sun')`)
+	fieldAxeCheck(t, tab2, axe, "the sunlight theme")
 	watch.check(t)
 }
 
@@ -343,7 +392,7 @@ func TestFieldAppUpdate(t *testing.T) {
 	addr := strings.TrimPrefix(s.base, "http://")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	browser := startChromium(t, ctx)
+	browser := startFieldChromium(t, ctx)
 	tab, cancelTab := chromedp.NewContext(browser)
 	defer cancelTab()
 	watch := &browserWatch{origin: s.base}

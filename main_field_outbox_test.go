@@ -32,7 +32,7 @@ func TestFieldOutbox(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	browser := startChromium(t, ctx)
+	browser := startFieldChromium(t, ctx)
 	tabs := make([]context.Context, 2)
 	for i := range tabs {
 		tab, cancelTab := chromedp.NewContext(browser)

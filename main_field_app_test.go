@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -452,6 +454,96 @@ func TestFieldAppUpdate(t *testing.T) {
 			t.Fatalf("the caches are %v (%v), want the new one alone", keys, err)
 		}
 		time.Sleep(100 * time.Millisecond) // a poll interval
+	}
+	watch.check(t)
+}
+
+// TestFieldAppPosition: the operator shares its position (the browser allows it): once
+// the mission is acknowledged, the position reaches its member of the team, though the app
+// does not know its member id. A move made offline waits through a sign-out and reaches
+// the node, once, after the next sign-in.
+func TestFieldAppPosition(t *testing.T) {
+	needChromium(t)
+	bin := binary(t)
+	s := serveDemo(t, bin, t.TempDir())
+	key, sup := s.key(), s.login(t, "operational_supervisor")
+	teamID := demoTeam(t, s, "SAMU Lyon 1", sup)
+	status, _, body := s.call(t, "POST", "/v1/events", map[string]any{"type": "FALL", "priority": "high",
+		"vertical": "healthcare", "idempotency_key": "field-position", "zone_code": "lyon",
+		"payload": map[string]any{"lat": 45.76, "lng": 4.84}}, key...)
+	expect(t, "event", status, 201, body)
+	status, _, body = s.call(t, "POST", "/v1/teams/dispatch", map[string]any{"event_id": body["event_id"], "team_id": teamID}, sup...)
+	expect(t, "dispatch", status, 201, body)
+	mission := body["mission_id"].(string)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	browser := startFieldChromium(t, ctx)
+	if _, err := chromedp.CallBrowser(browser, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+		Permission: &cdpbrowser.PermissionDescriptor{Name: "geolocation"}, Setting: cdpbrowser.PermissionSettingGranted,
+		Origin: s.base}); err != nil {
+		t.Fatal(err)
+	}
+	tab, cancelTab := chromedp.NewContext(browser)
+	defer cancelTab()
+	watch := &browserWatch{origin: s.base}
+	watch.listen(t, tab, "phone")
+	lat, lng, acc := 45.7512, 4.8467, 10.0
+	if _, err := chromedp.Call(tab, emulation.SetGeolocationOverride, emulation.SetGeolocationOverrideParams{
+		Latitude: &lat, Longitude: &lng, Accuracy: &acc}); err != nil {
+		t.Fatal(err)
+	}
+	var email, password string
+	for _, u := range s.Users {
+		if u.Role == "field_operator" {
+			email, password = u.Email, u.Password
+		}
+	}
+	signIn := func() {
+		t.Helper()
+		waitJS(t, tab, "an empty form", `(() => { const e = document.getElementById('email'); e.value = ''; return !document.getElementById('signin').hidden })()`)
+		do(t, tab, "sign in", chromedp.WaitVisible(chromedp.ID("email")),
+			chromedp.SendKeys(chromedp.ID("email"), email),
+			chromedp.SendKeys(chromedp.ID("password"), password),
+			chromedp.Click(chromedp.ID("signin-submit")))
+		waitJS(t, tab, "the mission", `document.querySelector('button[data-mission-id="`+mission+`"]')`)
+	}
+	do(t, tab, "open the app", chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/field/"))
+	signIn()
+	clickJS(t, tab, "share the position", `#share-position`)
+	waitJS(t, tab, "sharing on", `document.getElementById('share-position').checked`)
+	clickJS(t, tab, "open the mission", `button[data-mission-id="`+mission+`"]`)
+	clickJS(t, tab, "acknowledge", `button[data-move="ACK"]`)
+	waitLong(t, tab, "the move and the position applied", `document.querySelectorAll('#outbox li[data-state="applied"]').length === 2`)
+	status, _, body = s.call(t, "GET", "/v1/teams/"+teamID, nil, sup...)
+	expect(t, "team", status, 200, body)
+	for _, it := range body["members"].([]any) {
+		m := it.(map[string]any)
+		if m["name"] == "Camille Martin" && (m["lat"] != lat || m["lng"] != lng) {
+			t.Fatalf("the operator's position: %v", m)
+		}
+		if m["name"] != "Camille Martin" && m["lat"] == lat {
+			t.Fatalf("another member moved: %v", m)
+		}
+	}
+
+	// Offline, a move waits; sign-out keeps it; after sign-in it reaches the node once.
+	setOffline(t, tab, true)
+	clickJS(t, tab, "on route", `button[data-move="ON_ROUTE"]`)
+	waitJS(t, tab, "the move waits", `document.getElementById('status').dataset.waiting === '1'`)
+	clickJS(t, tab, "sign out", `#signout`)
+	waitJS(t, tab, "signed out", `!document.getElementById('signin').hidden`)
+	setOffline(t, tab, false)
+	signIn()
+	waitLong(t, tab, "the waiting move sent", `document.getElementById('status').dataset.waiting === '0'`)
+	status, _, body = s.call(t, "GET", "/v1/missions/"+mission, nil, key...)
+	expect(t, "mission", status, 200, body)
+	var moves []string
+	for _, it := range body["history"].([]any) {
+		moves = append(moves, it.(map[string]any)["to"].(string))
+	}
+	if !slices.Equal(moves, []string{"CREATED", "SENT", "ACK", "ON_ROUTE"}) {
+		t.Fatalf("the node's moves: %v", moves)
 	}
 	watch.check(t)
 }

@@ -79,6 +79,9 @@ async function signOut() {
   // The outbox stays: what waits is sent after the next sign-in on this phone.
   jwt = null;
   session = null;
+  selected = null;
+  sharePosition(false);
+  $("password").value = "";
   await del("kv", "session");
   broadcast();
   render();
@@ -220,6 +223,29 @@ function broadcast() {
   if (channel) channel.postMessage("changed");
 }
 
+// ---- the member's position, while on a mission and when allowed ----
+
+const ON_MISSION = ["ACK", "ON_ROUTE", "ON_SITE"];
+let watchID = null;
+let lastFix = 0;
+
+// sharePosition starts or stops watching the position: a fix at most once a minute goes
+// to the outbox as a location item without member_id (the node takes the sender's own).
+function sharePosition(on) {
+  if (!navigator.geolocation) return;
+  if (on && watchID === null) {
+    watchID = navigator.geolocation.watchPosition(async (g) => {
+      if (Date.now() - lastFix < 60000) return;
+      lastFix = Date.now();
+      await enqueue("location", { lat: g.coords.latitude, lng: g.coords.longitude });
+      afterChange();
+    }, () => {}, { enableHighAccuracy: true, maximumAge: 30000 });
+  } else if (!on && watchID !== null) {
+    navigator.geolocation.clearWatch(watchID);
+    watchID = null;
+  }
+}
+
 // ---- changes made here ----
 
 async function move(m, to, note) {
@@ -317,13 +343,15 @@ async function render() {
   $("signout").hidden = !session;
   if (!session) return;
   document.body.dataset.device = session.device_id;
-  const [missions, events, boxAll] = await Promise.all([all("missions"), all("events"), all("outbox")]);
+  const [missions, events, boxAll, share] = await Promise.all([all("missions"), all("events"), all("outbox"),
+    get("kv", "share_position")]);
   const box = boxAll.sort((a, b) => a.sequence_number - b.sequence_number);
   await renderStatus(box);
   await updateBadge(missions);
   const byEvent = new Map(events.map((e) => [e.event_id, e]));
   const active = missions.filter((m) => isActive(effective(m, box).status)).sort(order);
   const done = missions.filter((m) => !isActive(effective(m, box).status)).sort(order).slice(0, 10);
+  sharePosition(!!share && active.some((m) => ON_MISSION.includes(effective(m, box).status)));
   // What is being typed survives a re-render (a sync every 15 s redraws the view).
   const focused = document.activeElement && document.activeElement.id;
   const typed = new Map([...app.querySelectorAll("input[id], textarea[id], select[id]")].map((el) => [el.id, el.value]));
@@ -338,6 +366,11 @@ async function render() {
         h("p", { class: "muted" }, "No active mission."),
       done.length ? h("details", {}, h("summary", {}, "Finished (" + done.length + ")"),
         h("ul", { class: "mlist" }, done.map((m) => missionCard(m, byEvent.get(m.event_id), box)))) : null));
+    app.append(h("label", { class: "inline", for: "share-position" },
+      h("input", { type: "checkbox", id: "share-position", checked: !!share, onchange: async (e) => {
+        await put("kv", e.target.checked, "share_position");
+        render();
+      } }), " Share my position with the team while on a mission"));
     app.append(reportForm());
   }
   app.append(outboxView(box));
@@ -447,6 +480,8 @@ function describe(it) {
       return "Event " + typeWords(it.payload.type);
     case "connectivity":
       return "Signal " + it.payload.state;
+    case "location":
+      return "Position";
     default:
       return it.kind;
   }

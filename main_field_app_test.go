@@ -226,6 +226,8 @@ func TestFieldAppOffline(t *testing.T) {
 	setOffline(t, tab, true)
 	do(t, tab, "reload offline", chromedp.Reload())
 	waitJS(t, tab, "the mission from IndexedDB", card)
+	paint := evalJS[float64](t, tab, `(performance.getEntriesByName('first-contentful-paint')[0] || {startTime: -1}).startTime`)
+	t.Logf("field app: first contentful paint offline at 390×844, from the service worker's cache: %.0f ms", paint)
 	waitJS(t, tab, "offline said", `document.getElementById('status').dataset.online === 'false'`)
 	clickJS(t, tab, "open the mission", `button[data-mission-id="`+mission+`"]`)
 	waitJS(t, tab, "the mission's address", `document.getElementById('mission').textContent.includes('12 rue de la République')`)
@@ -340,6 +342,7 @@ func TestFieldAppOffline(t *testing.T) {
 	// device's queue.
 	waitLong(t, tab2, "the second mission", `document.querySelector('button[data-mission-id="`+second+`"]')`)
 	waitJS(t, tab2, "its event from the queue", `document.querySelector('button[data-mission-id="`+second+`"]').textContent.includes('Cardiac arrest')`)
+	waitJS(t, tab2, "the new mission's alert", `document.getElementById('new-mission') && document.body.dataset.alert === '1'`)
 	setOffline(t, tab2, true)
 	clickJS(t, tab2, "open the second mission", `button[data-mission-id="`+second+`"]`)
 	clickJS(t, tab2, "acknowledge it", `button[data-move="ACK"]`)

@@ -22,7 +22,8 @@ let linkState = "unknown";
 let backoff = 0;
 let timer = null;
 let syncing = false;
-let firstLoad = true;
+// quiet holds the alert while a sign-in loads the team's missions: they are not news.
+let quiet = false;
 
 // ---- the node's API with the session token ----
 
@@ -123,7 +124,7 @@ async function storeMissions(missions) {
       }
     }
   });
-  if (fresh.length && !firstLoad) alertNew(fresh);
+  if (fresh.length && !quiet) alertNew(fresh);
 }
 
 async function onQueue(entries) {
@@ -158,19 +159,27 @@ async function markClosed() {
 }
 
 function alertNew(missions) {
+  // Browsers allow sound and vibration only once the person has used the page.
+  const allowed = !navigator.userActivation || navigator.userActivation.hasBeenActive;
   try {
-    if (navigator.vibrate) navigator.vibrate([300, 150, 300]);
+    if (allowed && navigator.vibrate) navigator.vibrate([300, 150, 300]);
   } catch (_) { /* not allowed */ }
   try {
-    const ctx = new AudioContext();
-    const osc = ctx.createOscillator();
-    osc.frequency.value = 880;
-    osc.connect(ctx.destination);
-    osc.start();
-    osc.stop(ctx.currentTime + 0.4);
-  } catch (_) { /* no sound before a gesture */ }
+    if (allowed) {
+      const ctx = new AudioContext();
+      const osc = ctx.createOscillator();
+      osc.frequency.value = 880;
+      osc.connect(ctx.destination);
+      osc.start();
+      osc.stop(ctx.currentTime + 0.4);
+    }
+  } catch (_) { /* no sound here */ }
   document.body.dataset.alert = String(missions.length);
-  setTimeout(() => delete document.body.dataset.alert, 10000);
+  render();
+  setTimeout(() => {
+    delete document.body.dataset.alert;
+    render();
+  }, 10000);
 }
 
 async function updateBadge(missions) {
@@ -214,7 +223,6 @@ async function runSync() {
     }
   } finally {
     syncing = false;
-    firstLoad = false;
     await render();
   }
 }
@@ -356,6 +364,10 @@ async function render() {
   const focused = document.activeElement && document.activeElement.id;
   const typed = new Map([...app.querySelectorAll("input[id], textarea[id], select[id]")].map((el) => [el.id, el.value]));
   clear(app);
+  if (document.body.dataset.alert) {
+    const n = Number(document.body.dataset.alert);
+    app.append(h("p", { class: "newmission", role: "alert", id: "new-mission" }, n === 1 ? "New mission for your team" : n + " new missions for your team"));
+  }
   const sel = selected && missions.find((m) => m.id === selected);
   if (sel) {
     app.append(missionView(sel, byEvent.get(sel.event_id), box));
@@ -510,11 +522,13 @@ async function start() {
     try {
       await signIn($("email").value.trim(), $("password").value);
       linkState = "online";
+      quiet = true;
       await refreshMissions();
-      firstLoad = false;
+      quiet = false;
       await render();
       schedule(0);
     } catch (err) {
+      quiet = false;
       $("signin-error").textContent = err.code === "invalid_credentials" ? "Wrong email or password." :
         err.status ? err.message : "No network: signing in needs one, once.";
     } finally {

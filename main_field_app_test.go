@@ -345,6 +345,8 @@ func TestFieldAppOffline(t *testing.T) {
 	waitJS(t, tab2, "the new mission's alert", `document.getElementById('new-mission') && document.body.dataset.alert === '1'`)
 	setOffline(t, tab2, true)
 	clickJS(t, tab2, "open the second mission", `button[data-mission-id="`+second+`"]`)
+	waitJS(t, tab2, "the team's and the dispatcher's names from the queue", `document.getElementById('mission').textContent.includes('SAMU Lyon 1') &&
+		document.getElementById('mission').textContent.includes('Sofia Supervisor') && document.getElementById('mission').textContent.includes('12 rue de la République')`)
 	clickJS(t, tab2, "acknowledge it", `button[data-move="ACK"]`)
 	waitJS(t, tab2, "the ACK waits", `document.getElementById('status').dataset.waiting === '1'`)
 	status, _, body = s.call(t, "PATCH", "/v1/missions/"+second+"/status", map[string]any{"status": "FAILED",

@@ -292,7 +292,7 @@ func queueEntries(tx model.Tx, tenantID string, items []model.QueueItem) ([]mode
 			// equipment to act, and a device reads nothing else (docs/decisions.md,
 			// "The field app").
 			if qe.Mission, err = tx.Mission(tenantID, q.MissionID); err == nil {
-				qe.Event, err = tx.Event(tenantID, qe.Mission.EventID)
+				err = missionContext(tx, tenantID, &qe)
 			}
 		case model.QueueEvent:
 			qe.Event, err = tx.Event(tenantID, q.EventID)
@@ -303,6 +303,30 @@ func queueEntries(tx model.Tx, tenantID string, items []model.QueueItem) ([]mode
 		out = append(out, qe)
 	}
 	return out, nil
+}
+
+// missionContext adds to a mission's queue entry what the team needs to act and a device
+// cannot read otherwise: the event, the team's name and the dispatcher's name.
+func missionContext(tx model.Tx, tenantID string, qe *model.QueueEntry) error {
+	m := qe.Mission
+	ev, err := tx.Event(tenantID, m.EventID)
+	if err != nil {
+		return err
+	}
+	qe.Event = ev
+	if t, err := tx.Team(tenantID, m.TeamID); err == nil {
+		qe.TeamName = t.Name
+	} else if !model.IsKind(err, model.KindNotFound) {
+		return err
+	}
+	if model.ValidID(m.DispatchedBy) && m.DispatchedBy != model.NilID {
+		if u, err := tx.UserAccount(tenantID, m.DispatchedBy); err == nil {
+			qe.DispatcherName = u.Name
+		} else if !model.IsKind(err, model.KindNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeviceQueue lists a page of a device's pending queue, the items after its last

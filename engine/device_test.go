@@ -299,6 +299,12 @@ func TestDeviceQueue_MissionAndEvent(t *testing.T) {
 		q1.Mission.Status != model.MissionCreated {
 		t.Fatalf("queue items: %+v %+v", q0, q1)
 	}
+	// A mission comes with what the team needs to act: its event, the team's name and the
+	// dispatcher's (a device reads no event, team or user otherwise).
+	supName := "User sup@acme.example" // MustCreateUser's name
+	if q1.Event == nil || q1.Event.ID != evID || q1.TeamName != "Alpha" || supName == "" || q1.DispatcherName != supName {
+		t.Fatalf("the mission's context: event %+v, team %q, dispatcher %q (want %q)", q1.Event, q1.TeamName, q1.DispatcherName, supName)
+	}
 	// The other device of the zone has the event but not the mission (not of team A).
 	items, _, err := f.e.DeviceQueue(ctx, f.tech, other.ID, model.Page{Limit: 50})
 	if err != nil || len(items) != 1 || items[0].Kind != model.QueueEvent {

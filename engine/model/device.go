@@ -87,7 +87,11 @@ type QueueEntry struct {
 	Kind          string   `json:"kind"`
 	Mission       *Mission `json:"mission,omitempty"`
 	Event         *Event   `json:"event,omitempty"`
-	QueuedAt      Time     `json:"queued_at"`
+	// TeamName and DispatcherName name a mission's team and the user who dispatched it
+	// (empty for an automatic dispatch or an API key): a device reads no team or user.
+	TeamName       string `json:"team_name,omitempty"`
+	DispatcherName string `json:"dispatcher_name,omitempty"`
+	QueuedAt       Time   `json:"queued_at"`
 }
 
 // DeviceInput is the body of POST /v1/devices/register.

@@ -9,6 +9,7 @@ import { enqueue, atLeast, syncOnce, SyncError } from "./outbox.js";
 import { MOVE_WORDS, STATE_WORDS, NEXT, PRIORITY_RANK, typeWords, rejectWords, OUTBOX_WORDS } from "./words.js";
 
 const $ = (id) => document.getElementById(id);
+const NIL = "00000000-0000-0000-0000-000000000000";
 const channel = "BroadcastChannel" in self ? new BroadcastChannel("fieldrelay-field") : null;
 
 // The session token lives in memory only (as the console's); the device credential, the
@@ -119,6 +120,9 @@ async function storeMissions(missions) {
       if (!old && isActive(m.status)) fresh.push(m);
       if (!old || old.updated_at <= m.updated_at) {
         delete m.request_id;
+        // Names come with the queue only: a record read with the session keeps them.
+        m.team_name = m.team_name || (old && old.team_name);
+        m.dispatcher_name = m.dispatcher_name || (old && old.dispatcher_name);
         m.stored_at = new Date().toISOString();
         store.put(m);
       }
@@ -128,7 +132,8 @@ async function storeMissions(missions) {
 }
 
 async function onQueue(entries) {
-  const missions = entries.filter((q) => q.kind === "mission" && q.mission).map((q) => q.mission);
+  const missions = entries.filter((q) => q.kind === "mission" && q.mission).map((q) =>
+    Object.assign(q.mission, { team_name: q.team_name, dispatcher_name: q.dispatcher_name }));
   for (const q of entries) {
     // An event item, or a mission's event, which comes with it.
     if (q.event) await put("events", q.event);
@@ -445,8 +450,9 @@ function missionView(m, ev, box) {
         href: "geo:" + lat + "," + lng + "?q=" + lat + "," + lng }, lat.toFixed(5) + ", " + lng.toFixed(5) + " · open in maps"))] : null,
       equipment.length ? [h("dt", {}, "Equipment"), h("dd", {}, equipment.join(", "))] : null,
       h("dt", {}, "Notes"), h("dd", {}, m.notes || "none"),
-      h("dt", {}, "Dispatched"), h("dd", {}, time(m.dispatched_at), " by ", m.dispatched_by_name || "the dispatcher"),
-      h("dt", {}, "Team"), h("dd", {}, session.team_name || "your team"),
+      h("dt", {}, "Dispatched"), h("dd", {}, time(m.dispatched_at), " by ",
+        m.dispatcher_name || (m.dispatched_by === NIL ? "automatic dispatch" : "the dispatcher")),
+      h("dt", {}, "Team"), h("dd", {}, m.team_name || "your team"),
       h("dt", {}, "Data"), h("dd", {}, "as of ", ago(m.stored_at))),
     rejected.map((it) => h("p", { class: "error", role: "alert" }, MOVE_WORDS[it.payload.status], " was rejected: ",
       rejectWords(it.error, it.message))),

@@ -122,6 +122,10 @@ type deviceCredential struct {
 // 201): a signed-in user who may sync the device gets a token that syncs that device and
 // reads its queue, and nothing else.
 func (s *Server) handleIssueDeviceCredential(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	// No body is needed; one that is sent is held to the rules of every body.
+	if _, err := readBody(r, maxBody); err != nil {
+		return err
+	}
 	g, err := s.eng.IssueDeviceCredential(r.Context(), principal(r), ps.ByName("id"))
 	if err != nil {
 		return err

@@ -341,10 +341,13 @@ async function renderStatus(box) {
   pill.textContent = online ? "online" : linkState === "revoked" ? "refused" : "offline";
   el.dataset.online = String(online || linkState === "unknown");
   el.dataset.state = linkState;
-  const parts = [linkState === "revoked" ? "This phone's access was revoked: sign out, then sign in again." :
+  const parts = [linkState === "revoked" ? "This phone's access has ended (revoked or expired): sign out, then sign in again." :
     online ? "Online." : linkState === "unknown" ? "Connecting…" : "Offline: changes are kept on this phone."];
   parts.push(waiting === 1 ? "1 change waiting." : waiting + " changes waiting.");
   parts.push(last ? "Last sync " + time(last) + " (" + ago(last) + ")." : "Never synced.");
+  if (session.expires_at && new Date(session.expires_at) - Date.now() < 3 * 86400000 && linkState !== "revoked") {
+    parts.push("This phone's access ends " + time(session.expires_at) + ": sign out and in again with a network before then.");
+  }
   el.textContent = parts.join(" ");
   el.dataset.waiting = String(waiting);
 }

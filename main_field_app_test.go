@@ -201,8 +201,8 @@ func TestFieldAppOffline(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("password"), password),
 		chromedp.Click(chromedp.ID("signin-submit")))
 	card := `document.querySelector('button[data-mission-id="` + mission + `"]')`
-	waitJS(t, tab, "the mission on the phone", card)
-	waitJS(t, tab, "the service worker in control", `navigator.serviceWorker.controller !== null`)
+	waitLong(t, tab, "the mission on the phone", card) // a sign-in hashes a password: slow under -race
+	waitLong(t, tab, "the service worker in control", `navigator.serviceWorker.controller !== null`)
 	screenshot(t, tab, shots, "field-01-missions")
 	axe := fieldAxe(t)
 	fieldAxeCheck(t, tab, axe, "the missions")
@@ -423,7 +423,7 @@ func TestFieldAppUpdate(t *testing.T) {
 	}
 	old := swVersion(s.base)
 	do(t, tab, "open the app", chromedp.Navigate(s.base+"/field/"))
-	waitJS(t, tab, "the service worker in control", `navigator.serviceWorker.controller !== null`)
+	waitLong(t, tab, "the service worker in control", `navigator.serviceWorker.controller !== null`)
 	if v, err := chromedp.Run(tab, chromedp.Evaluate[string](version, chromedp.EvalAwaitPromise)); err != nil || v != old {
 		t.Fatalf("the worker's version %q (%v), want %q", v, err, old)
 	}
@@ -511,7 +511,7 @@ func TestFieldAppPosition(t *testing.T) {
 			chromedp.SendKeys(chromedp.ID("email"), email),
 			chromedp.SendKeys(chromedp.ID("password"), password),
 			chromedp.Click(chromedp.ID("signin-submit")))
-		waitJS(t, tab, "the mission", `document.querySelector('button[data-mission-id="`+mission+`"]')`)
+		waitLong(t, tab, "the mission", `document.querySelector('button[data-mission-id="`+mission+`"]')`) // a sign-in hashes a password: slow under -race
 	}
 	do(t, tab, "open the app", chromedp.EmulateViewport(390, 844), chromedp.Navigate(s.base+"/field/"))
 	signIn()

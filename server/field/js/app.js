@@ -23,6 +23,7 @@ let linkState = "unknown";
 let backoff = 0;
 let timer = null;
 let syncing = false;
+let again = false;
 // quiet holds the alert while a sign-in loads the team's missions: they are not news.
 let quiet = false;
 
@@ -202,8 +203,14 @@ function schedule(ms) {
 }
 
 async function runSync() {
-  if (!session || syncing) return;
+  if (!session) return;
+  if (syncing) {
+    // A change made during a sync goes out right after it, not at the next tick.
+    again = true;
+    return;
+  }
   syncing = true;
+  again = false;
   try {
     let more = true;
     for (let i = 0; more && i < 50; i++) {
@@ -215,7 +222,7 @@ async function runSync() {
       await render();
     }
     if (jwt) await refreshMissions();
-    schedule(15000);
+    schedule(again ? 0 : 15000);
   } catch (e) {
     if (e instanceof SyncError && e.kind === "revoked") {
       linkState = "revoked";

@@ -84,6 +84,7 @@ func (a *app) newRootCommand() *cobra.Command {
 		a.newAPIKeyCommand(),
 		a.newUpstreamCommand(),
 		a.newSMSCommand(),
+		a.newDeviceCommand(),
 		a.newBackupCommand(),
 		a.newRestoreCommand(),
 		a.newCheckCommand(),

@@ -41,6 +41,9 @@ func isTeamMember(tx model.Tx, tenantID, teamID, userID string) (bool, error) {
 // operator) syncs the devices of its own teams and devices with no team; reading a queue
 // is also open to any member of the device's team.
 func deviceAccess(tx model.Tx, p model.Principal, d *model.Device, read bool) (bool, error) {
+	if p.DeviceID != "" && p.DeviceID != d.ID {
+		return false, nil // a device credential uses its own device and no other
+	}
 	if p.Can(model.PermDevicesManage) {
 		return true, nil
 	}
@@ -110,6 +113,18 @@ func (e *Engine) registerDevice(tx model.Tx, p model.Principal, in model.DeviceI
 	if err := model.CheckLength("hardware_id", hardware, maxHardwareID); err != nil {
 		return nil, false, err
 	}
+	if in.TeamID == "" && !manage {
+		// A field operator's device belongs to its team: a member of exactly one team may
+		// leave it out (the field app cannot read teams), else it must name it.
+		own, err := ownTeamIDs(tx, p.TenantID, p.UserID)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(own) != 1 {
+			return nil, false, model.Invalid("team_id", "team_id is required: a field operator registers devices of its own team (it is a member of %d)", len(own))
+		}
+		in.TeamID = own[0]
+	}
 	if in.TeamID != "" {
 		if !model.ValidID(in.TeamID) {
 			return nil, false, model.Invalid("team_id", "team_id must be a team's id")
@@ -119,8 +134,6 @@ func (e *Engine) registerDevice(tx model.Tx, p model.Principal, in model.DeviceI
 		} else if err != nil {
 			return nil, false, err
 		}
-	} else if !manage {
-		return nil, false, model.Invalid("team_id", "team_id is required: a field operator registers devices of its own team")
 	}
 	if err := checkTeamZone(tx, p.TenantID, in.ZoneCode); err != nil {
 		return nil, false, err
@@ -275,7 +288,12 @@ func queueEntries(tx model.Tx, tenantID string, items []model.QueueItem) ([]mode
 		var err error
 		switch q.Kind {
 		case model.QueueMission:
-			qe.Mission, err = tx.Mission(tenantID, q.MissionID)
+			// The mission's event rides with it: the team needs its type, place and
+			// equipment to act, and a device reads nothing else (docs/decisions.md,
+			// "The field app").
+			if qe.Mission, err = tx.Mission(tenantID, q.MissionID); err == nil {
+				err = missionContext(tx, tenantID, &qe)
+			}
 		case model.QueueEvent:
 			qe.Event, err = tx.Event(tenantID, q.EventID)
 		}
@@ -285,6 +303,30 @@ func queueEntries(tx model.Tx, tenantID string, items []model.QueueItem) ([]mode
 		out = append(out, qe)
 	}
 	return out, nil
+}
+
+// missionContext adds to a mission's queue entry what the team needs to act and a device
+// cannot read otherwise: the event, the team's name and the dispatcher's name.
+func missionContext(tx model.Tx, tenantID string, qe *model.QueueEntry) error {
+	m := qe.Mission
+	ev, err := tx.Event(tenantID, m.EventID)
+	if err != nil {
+		return err
+	}
+	qe.Event = ev
+	if t, err := tx.Team(tenantID, m.TeamID); err == nil {
+		qe.TeamName = t.Name
+	} else if !model.IsKind(err, model.KindNotFound) {
+		return err
+	}
+	if model.ValidID(m.DispatchedBy) && m.DispatchedBy != model.NilID {
+		if u, err := tx.UserAccount(tenantID, m.DispatchedBy); err == nil {
+			qe.DispatcherName = u.Name
+		} else if !model.IsKind(err, model.KindNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeviceQueue lists a page of a device's pending queue, the items after its last

@@ -584,7 +584,7 @@ func (e *Engine) applyLocation(tx model.Tx, p model.Principal, d *model.Device, 
 		return err
 	}
 	switch {
-	case in.MemberID == "":
+	case in.MemberID == "" && p.UserID == "":
 		return model.Invalid("member_id", "member_id is required")
 	case in.Lat == nil:
 		return model.Invalid("lat", "lat is required")
@@ -601,8 +601,19 @@ func (e *Engine) applyLocation(tx model.Tx, p model.Principal, d *model.Device, 
 	if err != nil {
 		return err
 	}
-	m := t.Member(in.MemberID)
-	if m == nil {
+	var m *model.Member
+	if in.MemberID == "" {
+		// A user's own position: the member of the device's team that the user is (the
+		// field app does not know its member id).
+		for i := range t.Members {
+			if t.Members[i].UserID == p.UserID {
+				m = &t.Members[i]
+			}
+		}
+		if m == nil {
+			return model.Invalid("member_id", "member_id is required: the sender is not a member of the device's team")
+		}
+	} else if m = t.Member(in.MemberID); m == nil {
 		return model.Invalid("member_id", "member %s is not a member of the device's team", model.Quote(in.MemberID))
 	}
 	at := *it.CapturedAt

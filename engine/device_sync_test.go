@@ -393,7 +393,8 @@ func TestDeviceSync_BadItems(t *testing.T) {
 		{`{"sequence_number":9,"kind":"location","payload":` + loc + `,"captured_at":12}`, 9, model.ItemRejected, "captured_at"},
 		{`{"sequence_number":10,"kind":"location","payload":` + loc + `,"captured_at":"` + epoch.Add(3*time.Minute).Format(model.TimeLayout) + `"}`, 10, model.ItemRejected, "captured_at"},
 		{`{"sequence_number":11,"kind":"location","payload":{"member_id":"x","lat":"45","lng":4},"captured_at":"` + at + `"}`, 11, model.ItemRejected, "payload.lat"},
-		{`{"sequence_number":12,"kind":"location","payload":{"lat":45,"lng":4},"captured_at":"` + at + `"}`, 12, model.ItemRejected, "payload.member_id"},
+		// No member_id: the sender's own position (TestDeviceSync_OwnPosition).
+		{`{"sequence_number":12,"kind":"location","payload":{"lat":45,"lng":4},"captured_at":"` + at + `"}`, 12, model.ItemApplied, ""},
 		{`{"sequence_number":13,"kind":"location","payload":{"member_id":"` + f.teamA.Members[1].ID + `","lat":95,"lng":4},"captured_at":"` + at + `"}`, 13, model.ItemRejected, "payload.lat"},
 		{`{"sequence_number":14,"kind":"event","payload":{"type":"X","priority":"urgent","vertical":"emergency","idempotency_key":"k"},"captured_at":"` + at + `"}`, 14, model.ItemRejected, "payload.priority"},
 		{`{"sequence_number":15,"kind":"event","payload":{"type":"X","priority":"high","vertical":"emergency"},"captured_at":"` + at + `"}`, 15, model.ItemRejected, "payload.idempotency_key"},
@@ -430,5 +431,33 @@ func TestDeviceSync_BadItems(t *testing.T) {
 	}
 	if res.AppliedThrough != 20 || len(res.Gaps) != 0 || res.Results[event].EventID == "" {
 		t.Fatalf("answer: %+v", res)
+	}
+}
+
+// TestDeviceSync_OwnPosition: a location item without member_id is the sender's own
+// position, the member of the device's team that the user is (the field app does not know
+// its member id); a sender that is no member of the team, or an API key, must name one.
+func TestDeviceSync_OwnPosition(t *testing.T) {
+	f := newDeviceFix(t)
+	dev := f.mustRegister(t, f.opA, model.DeviceInput{Name: "phone", Platform: "web", TeamID: f.teamA.ID})
+	at := epoch.Add(-time.Minute)
+	res := f.mustSync(t, f.opA, dev.ID, nil, item(1, "location", map[string]any{"lat": 45.25, "lng": 4.75}, at))
+	if r := res.Results[0]; r.Status != model.ItemApplied {
+		t.Fatalf("own position: %+v", r)
+	}
+	team, err := f.e.Team(context.Background(), f.sup, f.teamA.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range team.Members {
+		own := m.UserID == f.opA.UserID
+		if moved := m.Lat != nil && *m.Lat == 45.25; moved != own {
+			t.Fatalf("member %+v: moved %v, the sender %v", m, moved, own)
+		}
+	}
+	admin := model.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: model.NewID(), Role: model.RoleCompanyAdmin}
+	res = f.mustSync(t, admin, dev.ID, nil, item(2, "location", map[string]any{"lat": 45.3, "lng": 4.8}, at))
+	if r := res.Results[0]; r.Status != model.ItemRejected || r.Field != "payload.member_id" {
+		t.Fatalf("a sender who is no member: %+v", r)
 	}
 }

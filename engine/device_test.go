@@ -225,7 +225,12 @@ func TestDevice_Register(t *testing.T) {
 		}
 		_, _, err := f.register(t, f.opA, model.DeviceInput{Name: "x", Platform: "p", TeamID: f.teamB.ID})
 		AssertKind(t, err, model.KindForbidden)
-		_, _, err = f.register(t, f.opA, model.DeviceInput{Name: "x", Platform: "p"})
+		// A member of one team may leave the team out; a member of none may not.
+		if d := f.mustRegister(t, f.opA, model.DeviceInput{Name: "x", Platform: "p"}); d.TeamID == nil || *d.TeamID != f.teamA.ID {
+			t.Fatalf("a field operator's device without team_id: %+v", d)
+		}
+		loner := model.Principal{TenantID: f.tenant.ID, TenantActive: true, UserID: model.NewID(), Role: model.RoleFieldOperator}
+		_, _, err = f.register(t, loner, model.DeviceInput{Name: "x", Platform: "p"})
 		AssertInvalid(t, err, "team_id")
 	})
 
@@ -293,6 +298,12 @@ func TestDeviceQueue_MissionAndEvent(t *testing.T) {
 		q1.QueueSequence != 2 || q1.Kind != model.QueueMission || q1.Mission == nil || q1.Mission.ID != d.MissionID ||
 		q1.Mission.Status != model.MissionCreated {
 		t.Fatalf("queue items: %+v %+v", q0, q1)
+	}
+	// A mission comes with what the team needs to act: its event, the team's name and the
+	// dispatcher's (a device reads no event, team or user otherwise).
+	supName := "User sup@acme.example" // MustCreateUser's name
+	if q1.Event == nil || q1.Event.ID != evID || q1.TeamName != "Alpha" || supName == "" || q1.DispatcherName != supName {
+		t.Fatalf("the mission's context: event %+v, team %q, dispatcher %q (want %q)", q1.Event, q1.TeamName, q1.DispatcherName, supName)
 	}
 	// The other device of the zone has the event but not the mission (not of team A).
 	items, _, err := f.e.DeviceQueue(ctx, f.tech, other.ID, model.Page{Limit: 50})

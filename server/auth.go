@@ -24,6 +24,10 @@ type claims struct {
 	TenantID string `json:"tid"`
 	Role     string `json:"role"`
 	Ver      int64  `json:"ver"`
+	// Device and DeviceVer make a device credential: the user's token narrowed to one
+	// device (docs/decisions.md, "Device credentials").
+	Device    string `json:"dev,omitempty"`
+	DeviceVer int64  `json:"dver,omitempty"`
 }
 
 // issueToken signs an 8-hour HS256 token for a user account.
@@ -69,6 +73,21 @@ func (s *Server) parseToken(raw, audience string) (claims, error) {
 	return c, nil
 }
 
+// issueDeviceToken signs the token of a device credential: HS256 like a session, valid
+// until the credential expires, and only while the device holds its version.
+func (s *Server) issueDeviceToken(g *model.DeviceGrant) (string, error) {
+	c := claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Subject:   g.UserID,
+			IssuedAt:  jwt.NewNumericDate(s.eng.Clock().Now()),
+			ExpiresAt: jwt.NewNumericDate(g.ExpiresAt.Time),
+			ID:        model.NewID(),
+		},
+		TenantID: g.TenantID, Ver: g.UserVersion, Device: g.DeviceID, DeviceVer: g.Version,
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(s.jwtSecret)
+}
+
 // authenticate resolves the principal of a request: the API key header wins over a
 // bearer token.
 func (s *Server) authenticate(r *http.Request) (model.Principal, error) {
@@ -85,6 +104,13 @@ func (s *Server) authenticate(r *http.Request) (model.Principal, error) {
 	c, err := s.parseToken(bearer(r), "")
 	if err != nil {
 		return model.Principal{}, err
+	}
+	if c.Device != "" {
+		if !model.ValidID(c.Device) {
+			return model.Principal{}, model.Errorf(model.KindUnauthorized, "invalid token")
+		}
+		return s.eng.AuthenticateDevice(r.Context(), model.DeviceGrant{TenantID: c.TenantID, UserID: c.Subject,
+			UserVersion: c.Ver, DeviceID: c.Device, Version: c.DeviceVer})
 	}
 	return s.eng.AuthenticateUser(r.Context(), c.TenantID, c.Subject, c.Ver)
 }

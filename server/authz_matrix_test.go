@@ -147,6 +147,8 @@ var matrixRoutes = map[string]access{
 	"GET /":                                 open, // a redirect to the console
 	"GET /console":                          open,
 	"GET /console/*file":                    open, // the console logs in
+	"GET /field":                            open,
+	"GET /field/*file":                      open, // the field app signs in
 	"POST /v1/auth/login":                   open,
 	"POST /v1/auth/forgot-password":         open,
 	"POST /v1/auth/reset-password":          open,
@@ -265,6 +267,20 @@ var matrixRoutes = map[string]access{
 		return hidden
 	}},
 
+	// A device credential is issued to a user who may sync the device (a key: forbidden;
+	// a user who may not: the device is not found); devices:manage revokes it.
+	"POST /v1/devices/:id/credential": {check: func(c caller) outcome {
+		switch {
+		case c.key:
+			return forbidden
+		case c.has(mDevicesManage) || (c.has(mDevicesSync) && c.teamA):
+			return allowed
+		}
+		return hidden
+	}},
+	"DELETE /v1/devices/:id/credential": need(mDevicesManage),
+	"GET /v1/devices":                   need(mDevicesManage),
+
 	// The SMS gateway's key: sms:inbound, which no role holds.
 	"POST /v1/sms/inbound": {check: func(c caller) outcome {
 		if c.key && c.has(mSMSInbound) {
@@ -300,6 +316,8 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"GET /":                         {path: "/"},
 		"GET /console":                  {path: "/console"},
 		"GET /console/*file":            {path: "/console/"},
+		"GET /field":                    {path: "/field"},
+		"GET /field/*file":              {path: "/field/"},
 		"POST /v1/auth/login":           {path: "/v1/auth/login", body: map[string]any{}},
 		"POST /v1/auth/forgot-password": {path: "/v1/auth/forgot-password", body: map[string]any{}},
 		"POST /v1/auth/reset-password":  {path: "/v1/auth/reset-password", body: map[string]any{}},
@@ -369,12 +387,15 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"GET /v1/missions/:id":            {path: "/v1/missions/" + fx.missionA},
 		"PATCH /v1/missions/:id/status":   {path: "/v1/missions/" + fx.missionA + "/status", body: map[string]any{}},
 
-		"POST /v1/sync/batch":       {path: "/v1/sync/batch", body: map[string]any{}},
-		"GET /v1/sync/status":       {path: "/v1/sync/status?batch_id=" + fx.batch},
-		"POST /v1/devices/register": {path: "/v1/devices/register", body: map[string]any{}},
-		"POST /v1/devices/sync":     {path: "/v1/devices/sync", body: map[string]any{"device_id": fx.deviceA}},
-		"GET /v1/devices/:id/queue": {path: "/v1/devices/" + fx.deviceA + "/queue"},
-		"POST /v1/sms/inbound":      {path: "/v1/sms/inbound", body: map[string]any{}},
+		"POST /v1/sync/batch":               {path: "/v1/sync/batch", body: map[string]any{}},
+		"GET /v1/sync/status":               {path: "/v1/sync/status?batch_id=" + fx.batch},
+		"POST /v1/devices/register":         {path: "/v1/devices/register", body: map[string]any{}},
+		"POST /v1/devices/sync":             {path: "/v1/devices/sync", body: map[string]any{"device_id": fx.deviceA}},
+		"GET /v1/devices/:id/queue":         {path: "/v1/devices/" + fx.deviceA + "/queue"},
+		"POST /v1/devices/:id/credential":   {path: "/v1/devices/" + fx.deviceA + "/credential"},
+		"DELETE /v1/devices/:id/credential": {path: "/v1/devices/" + fx.deviceA + "/credential"},
+		"GET /v1/devices":                   {path: "/v1/devices"},
+		"POST /v1/sms/inbound":              {path: "/v1/sms/inbound", body: map[string]any{}},
 	}
 }
 
@@ -731,14 +752,16 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 		"POST /v1/teams/:id/members":      {"POST", "/v1/teams/" + fx.teamA + "/members", map[string]any{"name": "Eve"}, false, false},
 		"PATCH /v1/teams/:id/members/:memberId/location": {"PATCH", "/v1/teams/" + fx.teamA + "/members/" + fx.memberOp + "/location",
 			map[string]any{"lat": 45.0, "lng": 4.0}, false, false},
-		"POST /v1/teams/dispatch":         {"POST", "/v1/teams/dispatch", map[string]any{"event_id": fx.event, "team_id": fx.teamA}, false, false},
-		"POST /v1/teams/dispatch/score":   {"POST", "/v1/teams/dispatch/score", map[string]any{"event_id": fx.event}, false, false},
-		"GET /v1/devices/:id/queue":       {"GET", "/v1/devices/" + fx.deviceA + "/queue", nil, false, false},
-		"POST /v1/devices/sync":           {"POST", "/v1/devices/sync", map[string]any{"device_id": fx.deviceA, "items": []any{}}, false, false},
-		"GET /v1/sync/status":             {"GET", "/v1/sync/status?batch_id=" + fx.batch, nil, false, false},
-		"PATCH /v1/tenant/users/:id":      {"PATCH", "/v1/tenant/users/" + fx.user, map[string]any{"name": "mine"}, true, false},
-		"DELETE /v1/tenant/api-keys/:id":  {"DELETE", "/v1/tenant/api-keys/" + fx.keyID, nil, false, false},
-		"POST /v1/tenant/api-keys/rotate": {"POST", "/v1/tenant/api-keys/rotate", map[string]any{"key_id": fx.keyID}, false, false},
+		"POST /v1/teams/dispatch":           {"POST", "/v1/teams/dispatch", map[string]any{"event_id": fx.event, "team_id": fx.teamA}, false, false},
+		"POST /v1/teams/dispatch/score":     {"POST", "/v1/teams/dispatch/score", map[string]any{"event_id": fx.event}, false, false},
+		"GET /v1/devices/:id/queue":         {"GET", "/v1/devices/" + fx.deviceA + "/queue", nil, false, false},
+		"POST /v1/devices/sync":             {"POST", "/v1/devices/sync", map[string]any{"device_id": fx.deviceA, "items": []any{}}, false, false},
+		"POST /v1/devices/:id/credential":   {"POST", "/v1/devices/" + fx.deviceA + "/credential", nil, true, false},
+		"DELETE /v1/devices/:id/credential": {"DELETE", "/v1/devices/" + fx.deviceA + "/credential", nil, false, false},
+		"GET /v1/sync/status":               {"GET", "/v1/sync/status?batch_id=" + fx.batch, nil, false, false},
+		"PATCH /v1/tenant/users/:id":        {"PATCH", "/v1/tenant/users/" + fx.user, map[string]any{"name": "mine"}, true, false},
+		"DELETE /v1/tenant/api-keys/:id":    {"DELETE", "/v1/tenant/api-keys/" + fx.keyID, nil, false, false},
+		"POST /v1/tenant/api-keys/rotate":   {"POST", "/v1/tenant/api-keys/rotate", map[string]any{"key_id": fx.keyID}, false, false},
 		"POST /v1/sms/inbound": {"POST", "/v1/sms/inbound", map[string]any{"from": "+33600000001", "body": "FR1 ACK " + fx.codeA},
 			false, true},
 		"POST /v1/sms/android/:tenant_id":       {"POST", "/v1/sms/android/" + w.a.tenant.ID, map[string]any{}, false, false},

@@ -35,42 +35,55 @@ type consoleFile struct {
 	etag        string
 }
 
-// consoleFiles reads the embedded files once, and adds roles.json: each role's
-// permissions, from the engine's table, so that the console never holds a copy of it.
-var consoleFiles = sync.OnceValue(func() map[string]consoleFile {
-	files := map[string]consoleFile{}
-	add := func(name string, body []byte) {
-		sum := sha256.Sum256(body)
-		ct := mime.TypeByExtension(path.Ext(name))
-		switch path.Ext(name) { // the system's MIME table may lack or differ on these
-		case ".js":
-			ct = "text/javascript; charset=utf-8"
-		case ".css":
-			ct = "text/css; charset=utf-8"
-		case ".html":
-			ct = "text/html; charset=utf-8"
-		case ".svg":
-			ct = "image/svg+xml"
-		case ".json":
-			ct = "application/json"
-		}
-		files[name] = consoleFile{body: body, contentType: ct,
-			etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+// webFile makes a file ready to serve: its content type and ETag (SHA-256 of the content).
+func webFile(name string, body []byte) consoleFile {
+	sum := sha256.Sum256(body)
+	ct := mime.TypeByExtension(path.Ext(name))
+	switch path.Ext(name) { // the system's MIME table may lack or differ on these
+	case ".js":
+		ct = "text/javascript; charset=utf-8"
+	case ".css":
+		ct = "text/css; charset=utf-8"
+	case ".html":
+		ct = "text/html; charset=utf-8"
+	case ".svg":
+		ct = "image/svg+xml"
+	case ".json":
+		ct = "application/json"
+	case ".webmanifest":
+		ct = "application/manifest+json"
+	case ".png":
+		ct = "image/png"
 	}
-	err := fs.WalkDir(consoleFS, "console", func(p string, d fs.DirEntry, err error) error {
+	return consoleFile{body: body, contentType: ct, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+}
+
+// embeddedFiles reads the files of an embedded tree under dir, by their path below it.
+func embeddedFiles(fsys embed.FS, dir string) map[string]consoleFile {
+	files := map[string]consoleFile{}
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		body, err := consoleFS.ReadFile(p)
+		body, err := fsys.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		add(strings.TrimPrefix(p, "console/"), body)
+		name := strings.TrimPrefix(p, dir+"/")
+		files[name] = webFile(name, body)
 		return nil
 	})
 	if err != nil {
 		panic(err) // the embedded tree is part of the binary
 	}
+	return files
+}
+
+// consoleFiles reads the embedded files once, and adds roles.json: each role's
+// permissions, from the engine's table, so that the console never holds a copy of it.
+var consoleFiles = sync.OnceValue(func() map[string]consoleFile {
+	files := embeddedFiles(consoleFS, "console")
+	add := func(name string, body []byte) { files[name] = webFile(name, body) }
 	roles := map[string][]string{}
 	for _, r := range model.Roles {
 		roles[r] = []string{}
@@ -132,6 +145,13 @@ func (s *Server) handleConsole(w http.ResponseWriter, r *http.Request, ps httpro
 	if !ok {
 		return model.Errorf(model.KindNotFound, "no such console file: %s", model.Quote(name))
 	}
+	serveWebFile(w, r, f)
+	return nil
+}
+
+// serveWebFile answers an embedded file with the strict CSP, an ETag, and revalidation
+// on every use.
+func serveWebFile(w http.ResponseWriter, r *http.Request, f consoleFile) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", ConsoleCSP)
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -141,11 +161,10 @@ func (s *Server) handleConsole(w http.ResponseWriter, r *http.Request, ps httpro
 	h.Set("ETag", f.etag)
 	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, f.etag) {
 		w.WriteHeader(http.StatusNotModified)
-		return nil
+		return
 	}
 	h.Set("Content-Type", f.contentType)
 	h.Set("Content-Length", strconv.Itoa(len(f.body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(f.body)
-	return nil
 }

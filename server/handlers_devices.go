@@ -108,3 +108,60 @@ func (s *Server) handleDeviceQueue(w http.ResponseWriter, r *http.Request, ps ht
 		RequestID: requestID(r)})
 	return nil
 }
+
+// deviceCredential is the answer of POST /v1/devices/:id/credential: the token, shown
+// once, and the device with its credential's state.
+type deviceCredential struct {
+	DeviceID   string        `json:"device_id"`
+	Credential string        `json:"credential"`
+	ExpiresAt  model.Time    `json:"expires_at"`
+	Device     *model.Device `json:"device"`
+	RequestID  string        `json:"request_id"`
+}
+
+// handleIssueDeviceCredential issues a device credential (POST /v1/devices/:id/credential,
+// 201): a signed-in user who may sync the device gets a token that syncs that device and
+// reads its queue, and nothing else.
+func (s *Server) handleIssueDeviceCredential(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	// No body is needed; one that is sent is held to the rules of every body.
+	if _, err := readBody(r, maxBody); err != nil {
+		return err
+	}
+	g, err := s.eng.IssueDeviceCredential(r.Context(), principal(r), ps.ByName("id"))
+	if err != nil {
+		return err
+	}
+	token, err := s.issueDeviceToken(g)
+	if err != nil {
+		return model.Internal(err)
+	}
+	writeJSON(w, r, http.StatusCreated, deviceCredential{DeviceID: g.DeviceID, Credential: token,
+		ExpiresAt: g.ExpiresAt, Device: g.Device, RequestID: requestID(r)})
+	return nil
+}
+
+// handleRevokeDeviceCredential revokes a device's credential (DELETE
+// /v1/devices/:id/credential, devices:manage): 200 with the device's id and deleted true,
+// as every DELETE. Revoking again answers the same.
+func (s *Server) handleRevokeDeviceCredential(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	d, err := s.eng.RevokeDeviceCredential(r.Context(), principal(r), ps.ByName("id"))
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, deleted{ID: d.ID, Deleted: true})
+}
+
+// handleListDevices lists the tenant's devices, newest first (GET /v1/devices,
+// devices:manage), with their sync state and their credentials' state.
+func (s *Server) handleListDevices(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	page, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	devices, next, err := s.eng.Devices(r.Context(), principal(r), page)
+	if err != nil {
+		return err
+	}
+	writeList(w, r, devices, next)
+	return nil
+}

@@ -30,6 +30,9 @@ type route struct {
 	// httprouter v1.3 refuses a parameter segment where a route of the same method has a
 	// static one (POST /v1/teams/:id/members beside POST /v1/teams/dispatch).
 	fallback bool
+	// device admits a device credential (docs/decisions.md, "Device credentials"): its
+	// own sync and queue, nothing else.
+	device bool
 }
 
 // routeTable lists every route of the node in one place, the one list the router is built
@@ -109,8 +112,11 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/sync/batch", perm: authenticated, h: s.handleSyncBatch},
 		{method: "GET", path: "/v1/sync/status", perm: authenticated, h: s.handleSyncStatus},
 		{method: "POST", path: "/v1/devices/register", perm: authenticated, h: s.handleRegisterDevice},
-		{method: "POST", path: "/v1/devices/sync", perm: authenticated, h: s.handleSyncDevice},
-		{method: "GET", path: "/v1/devices/:id/queue", perm: authenticated, h: s.handleDeviceQueue},
+		{method: "POST", path: "/v1/devices/sync", perm: authenticated, h: s.handleSyncDevice, device: true},
+		{method: "GET", path: "/v1/devices/:id/queue", perm: authenticated, h: s.handleDeviceQueue, device: true},
+		{method: "GET", path: "/v1/devices", perm: model.PermDevicesManage, h: s.handleListDevices},
+		{method: "POST", path: "/v1/devices/:id/credential", perm: authenticated, h: s.handleIssueDeviceCredential, fallback: true},
+		{method: "DELETE", path: "/v1/devices/:id/credential", perm: model.PermDevicesManage, h: s.handleRevokeDeviceCredential, fallback: true},
 
 		// SMS: the gateway's key only (sms:inbound is a key scope no role holds, so a JWT is
 		// forbidden here whatever its role).
@@ -135,6 +141,8 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/", perm: public, h: s.handleRootRedirect},
 		{method: "GET", path: "/console", perm: public, h: s.handleConsoleRedirect},
 		{method: "GET", path: "/console/*file", perm: public, h: s.handleConsole},
+		{method: "GET", path: "/field", perm: public, h: s.handleFieldRedirect},
+		{method: "GET", path: "/field/*file", perm: public, h: s.handleField},
 
 		// upstream sync: the settings and the state of the caller's tenant's link
 		{method: "PUT", path: "/v1/tenant/upstream", perm: model.PermTenantAdmin, h: s.handlePutUpstream},
@@ -251,6 +259,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error 
 	s.eng.CountRequest(p.TenantID)
 	if err := s.limiter.allow(r.Context(), w, p); err != nil {
 		return err
+	}
+	if p.DeviceID != "" && !rte.device {
+		return model.Errorf(model.KindForbidden, "a device credential may only sync its device and read its queue")
 	}
 	if !p.TenantActive && !rte.allowSuspended {
 		return model.Errorf(model.KindTenantSuspended, "this tenant is suspended")

@@ -289,3 +289,20 @@ func (t *tx) DeleteQueueItems(tenantID, deviceID string, through int64) ([]model
 	}
 	return out, nil
 }
+
+func (t *tx) Devices(tenantID string, p model.Page) ([]model.Device, string, error) {
+	b, err := t.tbucket(tenantID, tbDevices)
+	if err != nil {
+		return nil, "", err
+	}
+	out := []model.Device{}
+	next, err := listNewestFirst(b, p, 16, func(_, v []byte) error {
+		var d model.Device
+		if err := json.Unmarshal(v, &d); err != nil {
+			return err
+		}
+		out = append(out, d)
+		return nil
+	})
+	return out, next, err
+}

@@ -64,6 +64,8 @@ func ops() map[string]op {
 		OpUpstreamPause:  withArgs(upstreamPause(true)),
 		OpUpstreamResume: withArgs(upstreamPause(false)),
 		OpSMSSetup:       withArgs(smsSetup),
+		OpDeviceRevoke:   withArgs(deviceRevoke),
+		OpDeviceList:     withArgs(deviceList),
 	}
 }
 
@@ -413,4 +415,52 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// Admin operations of field devices: `fieldrelay device revoke` and `device list`.
+const (
+	OpDeviceRevoke = "device.revoke"
+	OpDeviceList   = "device.list"
+)
+
+// DeviceListResult is a tenant's devices, newest first (the first 500).
+type DeviceListResult struct {
+	Data  []model.Device `json:"data"`
+	Count int            `json:"count"`
+}
+
+func deviceList(ctx context.Context, eng *engine.Engine, in APIKeyListArgs) (*DeviceListResult, error) {
+	if in.Tenant == "" {
+		return nil, model.Invalid("tenant", "tenant is required")
+	}
+	ds, _, err := eng.AdminDevices(ctx, in.Tenant, model.Page{Limit: 500})
+	if err != nil {
+		return nil, err
+	}
+	return &DeviceListResult{Data: ds, Count: len(ds)}, nil
+}
+
+// DeviceArgs name a device of a tenant.
+type DeviceArgs struct {
+	Tenant string `json:"tenant"`
+	Device string `json:"device"`
+}
+
+// DeviceResult wraps one device.
+type DeviceResult struct {
+	Device *model.Device `json:"device"`
+}
+
+func deviceRevoke(ctx context.Context, eng *engine.Engine, in DeviceArgs) (*DeviceResult, error) {
+	if in.Tenant == "" {
+		return nil, model.Invalid("tenant", "tenant is required")
+	}
+	if in.Device == "" {
+		return nil, model.Invalid("device", "device is required")
+	}
+	d, err := eng.AdminRevokeDeviceCredential(ctx, in.Tenant, in.Device)
+	if err != nil {
+		return nil, err
+	}
+	return &DeviceResult{Device: d}, nil
 }

@@ -14,6 +14,38 @@ type Device struct {
 	RegisteredBy string          `json:"registered_by"`
 	RegisteredAt Time            `json:"registered_at"`
 	Sync         DeviceSyncState `json:"sync"`
+	// Credential is the device's own credential (docs/decisions.md, "Device credentials"),
+	// null until one is issued.
+	Credential *DeviceCredential `json:"credential"`
+}
+
+// DeviceCredential is the state of a device's credential. Nothing secret is stored: the
+// credential is a token signed by the node that names the device and Version, so issuing
+// a new one or revoking bumps Version and every older token is refused.
+type DeviceCredential struct {
+	Version   int64  `json:"version"`
+	IssuedBy  string `json:"issued_by"`
+	IssuedAt  Time   `json:"issued_at"`
+	ExpiresAt Time   `json:"expires_at"`
+	RevokedAt *Time  `json:"revoked_at"`
+	RevokedBy string `json:"revoked_by,omitempty"`
+}
+
+// Valid reports whether a token of version v is still good at now.
+func (c *DeviceCredential) Valid(v int64, now Time) bool {
+	return c != nil && c.RevokedAt == nil && c.Version == v && now.Before(c.ExpiresAt.Time)
+}
+
+// DeviceGrant is what a device credential's token carries: the user it acts for (with the
+// user's token version), the device and the credential's version.
+type DeviceGrant struct {
+	TenantID    string
+	UserID      string
+	UserVersion int64
+	DeviceID    string
+	Version     int64
+	ExpiresAt   Time
+	Device      *Device
 }
 
 // DeviceSyncState is where a device's logs stand.
@@ -49,13 +81,17 @@ type QueueItem struct {
 }
 
 // QueueEntry is a queue item as a device receives it (docs/openapi.yaml, QueueEntry): the
-// mission or event record as it stands now.
+// mission or event record as it stands now; a mission comes with its event.
 type QueueEntry struct {
 	QueueSequence int64    `json:"queue_sequence"`
 	Kind          string   `json:"kind"`
 	Mission       *Mission `json:"mission,omitempty"`
 	Event         *Event   `json:"event,omitempty"`
-	QueuedAt      Time     `json:"queued_at"`
+	// TeamName and DispatcherName name a mission's team and the user who dispatched it
+	// (empty for an automatic dispatch or an API key): a device reads no team or user.
+	TeamName       string `json:"team_name,omitempty"`
+	DispatcherName string `json:"dispatcher_name,omitempty"`
+	QueuedAt       Time   `json:"queued_at"`
 }
 
 // DeviceInput is the body of POST /v1/devices/register.

@@ -132,7 +132,15 @@ type Principal struct {
 	KeyID  string
 	Role   Role
 	Scopes []string
+	// DeviceID is set for a device credential: the user's principal narrowed to that one
+	// device (DevicePermissions, and only that device's sync and queue).
+	DeviceID string
 }
+
+// DevicePermissions are all a device credential may hold, within its user's role: those
+// a device sync's items need (docs/decisions.md, "Device credentials").
+var DevicePermissions = []Permission{PermDevicesSync, PermEventsWrite, PermMissionsReceive,
+	PermLocationSelf, PermConnectivityReport}
 
 // IsKey reports whether the principal is an API key.
 func (p Principal) IsKey() bool { return p.KeyID != "" }
@@ -147,6 +155,9 @@ func (p Principal) ActorID() string {
 
 // Can reports whether the principal holds permission perm.
 func (p Principal) Can(perm Permission) bool {
+	if p.DeviceID != "" && !slices.Contains(DevicePermissions, perm) {
+		return false
+	}
 	if p.IsKey() {
 		return slices.Contains(p.Scopes, perm)
 	}

@@ -224,3 +224,23 @@ func TestPrincipal_Can(t *testing.T) {
 		}
 	})
 }
+
+// A device credential holds its user's permissions narrowed to DevicePermissions: a field
+// operator's phone syncs, but does not read the event board or manage devices.
+func TestPrincipal_DeviceCredentialIsNarrowed(t *testing.T) {
+	op := model.Principal{UserID: "u", Role: model.RoleFieldOperator, DeviceID: "d"}
+	admin := model.Principal{UserID: "a", Role: model.RoleCompanyAdmin, DeviceID: "d"}
+	for _, perm := range []model.Permission{model.PermDevicesSync, model.PermMissionsReceive, model.PermEventsWrite, model.PermLocationSelf} {
+		if !op.Can(perm) {
+			t.Errorf("a field operator's device lacks %s", perm)
+		}
+	}
+	for _, perm := range []model.Permission{model.PermEventsRead, model.PermMissionsView, model.PermDevicesManage, model.PermTenantAdmin} {
+		if op.Can(perm) || admin.Can(perm) {
+			t.Errorf("a device credential holds %s", perm)
+		}
+	}
+	if (model.Principal{UserID: "u", Role: model.RoleCorporateClient, DeviceID: "d"}).Can(model.PermDevicesSync) {
+		t.Error("a device credential holds more than its user's role")
+	}
+}

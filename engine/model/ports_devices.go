@@ -14,6 +14,9 @@ type DeviceTx interface {
 	// PutTeam it leaves the tenant's directory version alone: no cached value holds
 	// positions, and a device reporting them must not make every cache reload.
 	PutTeamPositions(tenantID string, t *Team) error
+	// Devices lists a page of the tenant's devices, newest first, and the cursor of the
+	// next page ("" at the end; KindValidation for a bad cursor).
+	Devices(tenantID string, p Page) ([]Device, string, error)
 	// DevicesOfTeam lists the ids of the devices registered to a team, oldest first.
 	DevicesOfTeam(tenantID, teamID string) ([]string, error)
 	// DevicesOfZone lists the ids of the devices registered to a zone, oldest first.

@@ -51,6 +51,33 @@ func testDevices(t *testing.T, open Opener) {
 		err := f.updateErr(func(tx model.Tx) error { return tx.PutDevice(model.NewID(), newDevice(2, nil, nil, nil)) })
 		assertKind(t, err, model.KindNotFound)
 	})
+	t.Run("List", func(t *testing.T) {
+		// A tenant's devices, newest first, by pages; another tenant's are not there.
+		f := newFx(t, open)
+		a := f.tenant("alpha")
+		b := f.tenant("bravo")
+		f.update(func(tx model.Tx) error {
+			for i := range 3 {
+				if err := tx.PutDevice(a.ID, newDevice(i, nil, nil, nil)); err != nil {
+					return err
+				}
+			}
+			return tx.PutDevice(b.ID, newDevice(9, nil, nil, nil))
+		})
+		f.view(func(tx model.Tx) error {
+			page, next, err := tx.Devices(a.ID, model.Page{Limit: 2})
+			if err != nil || len(page) != 2 || next == "" || page[0].Name != "device 2" || page[1].Name != "device 1" {
+				t.Fatalf("Devices = %+v, %q, %v", page, next, err)
+			}
+			page, next, err = tx.Devices(a.ID, model.Page{Limit: 2, Cursor: next})
+			if err != nil || len(page) != 1 || next != "" || page[0].Name != "device 0" {
+				t.Fatalf("Devices, page 2 = %+v, %q, %v", page, next, err)
+			}
+			_, _, err = tx.Devices(a.ID, model.Page{Limit: 2, Cursor: "bad"})
+			assertKind(t, err, model.KindValidation)
+			return nil
+		})
+	})
 	t.Run("Hardware", func(t *testing.T) {
 		// The hardware id is unique within a tenant and follows the device's record.
 		f := newFx(t, open)

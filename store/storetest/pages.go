@@ -53,6 +53,11 @@ func testPageBytes(t *testing.T, open Opener) {
 			if err := tx.PutSMSInbound(tn.ID, sms); err != nil {
 				return err
 			}
+			d := newDevice(i, nil, nil, nil)
+			d.Name = big(i)
+			if err := tx.PutDevice(tn.ID, d); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -82,6 +87,10 @@ func testPageBytes(t *testing.T, open Opener) {
 			ms, next, err := tx.SMSInbounds(tn.ID, p)
 			return anys(ms), next, err
 		},
+		"Devices": func(tx model.Tx, p model.Page) ([]any, string, error) {
+			ds, next, err := tx.Devices(tn.ID, p)
+			return anys(ds), next, err
+		},
 	}
 	for name, list := range lists {
 		t.Run(name, func(t *testing.T) {
@@ -90,11 +99,12 @@ func testPageBytes(t *testing.T, open Opener) {
 			for _, it := range items {
 				raw, _ := json.Marshal(it)
 				var id struct {
-					ID      string `json:"id"`
-					EventID string `json:"event_id"`
+					ID       string `json:"id"`
+					EventID  string `json:"event_id"`
+					DeviceID string `json:"device_id"`
 				}
 				_ = json.Unmarshal(raw, &id)
-				seen[id.ID+id.EventID] = true
+				seen[id.ID+id.EventID+id.DeviceID] = true
 			}
 			// Newest first: 6 5 | 4 | 3 (40 KB, alone) | 2 1 | 0.
 			if sizesOf(sizes) != "[2 1 1 2 1]" || len(seen) != n {

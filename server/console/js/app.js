@@ -10,9 +10,10 @@ import { missionsView } from "./views/missions.js";
 import { webhooksView } from "./views/webhooks.js";
 import { adminView } from "./views/admin.js";
 import { teamsView } from "./views/teams.js";
+import { devicesView } from "./views/devices.js";
 
 const NIL = "00000000-0000-0000-0000-000000000000";
-const VIEWS = [eventsView, mapView, dispatchView, teamsView, missionsView, webhooksView, adminView];
+const VIEWS = [eventsView, mapView, dispatchView, teamsView, missionsView, webhooksView, adminView, devicesView];
 
 const $ = (id) => document.getElementById(id);
 

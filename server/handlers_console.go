@@ -100,9 +100,12 @@ var consoleFiles = sync.OnceValue(func() map[string]consoleFile {
 
 // ConsoleBundle returns the embedded console's files by name (for tests and the size
 // report).
-func ConsoleBundle() map[string][]byte {
-	out := map[string][]byte{}
-	for name, f := range consoleFiles() {
+func ConsoleBundle() map[string][]byte { return bodies(consoleFiles()) }
+
+// bodies returns the bodies of embedded web files by name.
+func bodies(files map[string]consoleFile) map[string][]byte {
+	out := make(map[string][]byte, len(files))
+	for name, f := range files {
 		out[name] = f.body
 	}
 	return out

@@ -62,13 +62,7 @@ var fieldFiles = sync.OnceValue(func() map[string]consoleFile {
 
 // FieldBundle returns the embedded field app's files by name (for tests and the size
 // report).
-func FieldBundle() map[string][]byte {
-	out := map[string][]byte{}
-	for name, f := range fieldFiles() {
-		out[name] = f.body
-	}
-	return out
-}
+func FieldBundle() map[string][]byte { return bodies(fieldFiles()) }
 
 // handleFieldRedirect adds the field app's trailing slash, for good (301).
 func (s *Server) handleFieldRedirect(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {

@@ -352,7 +352,8 @@ async function renderStatus(box) {
     online ? "Online." : linkState === "unknown" ? "Connecting…" : "Offline: changes are kept on this phone."];
   parts.push(waiting === 1 ? "1 change waiting." : waiting + " changes waiting.");
   parts.push(last ? "Last sync " + time(last) + " (" + ago(last) + ")." : "Never synced.");
-  if (session.expires_at && new Date(session.expires_at) - Date.now() < 3 * 86400000 && linkState !== "revoked") {
+  // A sign-out may have ended the session while this render awaited IndexedDB.
+  if (session && session.expires_at && new Date(session.expires_at) - Date.now() < 3 * 86400000 && linkState !== "revoked") {
     parts.push("This phone's access ends " + time(session.expires_at) + ": sign out and in again with a network before then.");
   }
   el.textContent = parts.join(" ");
@@ -368,6 +369,7 @@ async function render() {
   document.body.dataset.device = session.device_id;
   const [missions, events, boxAll, share] = await Promise.all([all("missions"), all("events"), all("outbox"),
     get("kv", "share_position")]);
+  if (!session) return; // signed out meanwhile
   const box = boxAll.sort((a, b) => a.sequence_number - b.sequence_number);
   await renderStatus(box);
   await updateBadge(missions);

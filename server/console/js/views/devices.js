@@ -53,7 +53,7 @@ function render(ctx) {
             onclick: () => revoke(ctx, d) }, "Revoke") : null));
       })));
   }
-  clear(root).append(h("h2", {}, "Devices"),
+  clear(root, h("h2", {}, "Devices"),
     message ? h("p", { class: message.kind === "error" ? "error" : "muted", role: "status" }, message.text) : null,
     h("div", { class: "card section" }, body));
 }

@@ -369,7 +369,8 @@ async function render() {
   document.body.dataset.device = session.device_id;
   const [missions, events, boxAll, share] = await Promise.all([all("missions"), all("events"), all("outbox"),
     get("kv", "share_position")]);
-  if (!session) return; // signed out meanwhile
+  // Signed out while the reads above were awaited.
+  if (!session) return;
   const box = boxAll.sort((a, b) => a.sequence_number - b.sequence_number);
   await renderStatus(box);
   await updateBadge(missions);

@@ -79,43 +79,16 @@ func (t *tx) PruneEvents(tenantID, after string, before time.Time, limit int, ke
 	if err != nil {
 		return 0, "", err
 	}
-	floor := model.IDFloor(before)
-	c := b.Cursor()
-	var k, v []byte
-	if after == "" {
-		k, v = c.First()
-	} else {
-		ak, err := idKey(after)
-		if err != nil {
-			return 0, "", model.Invalid("after", "not an event id")
-		}
-		if k, v = c.Seek(ak); k != nil && bytes.Equal(k, ak) {
-			k, v = c.Next()
-		}
-	}
 	var old, idem [][]byte
-	walked, next := 0, ""
-	for ; k != nil && walked < limit && bytes.Compare(k, floor[:]) < 0; k, v = c.Next() {
-		walked++
-		var ev model.Event
-		if err := json.Unmarshal(v, &ev); err != nil {
-			return 0, "", fmt.Errorf("decoding event %x: %w", k, err)
-		}
-		next = ev.ID
-		kept, err := keep(&ev)
-		if err != nil {
-			return 0, "", err
-		}
-		if kept {
-			continue
-		}
-		old = append(old, bytes.Clone(k))
+	next, err := walkOld(b, "event", after, before, limit, keep, func(k []byte, ev *model.Event) error {
+		old = append(old, k)
 		if ev.IdempotencyKey != "" {
 			idem = append(idem, []byte(ev.IdempotencyKey))
 		}
-	}
-	if walked < limit {
-		next = ""
+		return nil
+	})
+	if err != nil {
+		return 0, "", err
 	}
 	if _, err := deleteKeys(replies, idem); err != nil {
 		return 0, "", err
@@ -130,48 +103,21 @@ func (t *tx) PruneMissions(tenantID, after string, before time.Time, limit int, 
 		return 0, "", err
 	}
 	b := tb.Bucket(tbMissions)
-	floor := model.IDFloor(before)
-	c := b.Cursor()
-	var k, v []byte
-	if after == "" {
-		k, v = c.First()
-	} else {
-		ak, err := idKey(after)
-		if err != nil {
-			return 0, "", model.Invalid("after", "not a mission id")
-		}
-		if k, v = c.Seek(ak); k != nil && bytes.Equal(k, ak) {
-			k, v = c.Next()
-		}
-	}
 	var old, byEvent, byTeam [][]byte
-	walked, next := 0, ""
-	for ; k != nil && walked < limit && bytes.Compare(k, floor[:]) < 0; k, v = c.Next() {
-		walked++
-		var m model.Mission
-		if err := json.Unmarshal(v, &m); err != nil {
-			return 0, "", fmt.Errorf("decoding mission %x: %w", k, err)
-		}
-		next = m.ID
-		kept, err := keep(&m)
-		if err != nil {
-			return 0, "", err
-		}
-		if kept {
-			continue
-		}
+	next, err := walkOld(b, "mission", after, before, limit, keep, func(k []byte, m *model.Mission) error {
 		ek, err := pair(m.EventID, m.ID)
 		if err != nil {
-			return 0, "", err
+			return err
 		}
 		tk, err := pair(m.TeamID, m.ID)
 		if err != nil {
-			return 0, "", err
+			return err
 		}
-		old, byEvent, byTeam = append(old, bytes.Clone(k)), append(byEvent, ek), append(byTeam, tk)
-	}
-	if walked < limit {
-		next = ""
+		old, byEvent, byTeam = append(old, k), append(byEvent, ek), append(byTeam, tk)
+		return nil
+	})
+	if err != nil {
+		return 0, "", err
 	}
 	if _, err := deleteKeys(tb.Bucket(tbMissionsByEvent), byEvent); err != nil {
 		return 0, "", err
@@ -181,4 +127,48 @@ func (t *tx) PruneMissions(tenantID, after string, before time.Time, limit int, 
 	}
 	n, err := deleteKeys(b, old)
 	return n, next, err
+}
+
+// walkOld walks the records of b (keyed by time-ordered id) after the id after ("": from
+// the first) and older than before, at most limit of them, and passes each that keep
+// does not keep to drop with a copy of its key. next is the id of the last record walked when limit stopped the walk ("" when the walk reached the
+// end of what is old), where the next call starts.
+func walkOld[T any](b *bolt.Bucket, what, after string, before time.Time, limit int, keep func(*T) (bool, error),
+	drop func(k []byte, rec *T) error) (next string, err error) {
+	floor := model.IDFloor(before)
+	c := b.Cursor()
+	var k, v []byte
+	if after == "" {
+		k, v = c.First()
+	} else {
+		ak, err := idKey(after)
+		if err != nil {
+			return "", model.Invalid("after", "not a %s id", what)
+		}
+		if k, v = c.Seek(ak); k != nil && bytes.Equal(k, ak) {
+			k, v = c.Next()
+		}
+	}
+	walked := 0
+	for ; k != nil && walked < limit && bytes.Compare(k, floor[:]) < 0; k, v = c.Next() {
+		walked++
+		var rec T
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return "", fmt.Errorf("decoding %s %x: %w", what, k, err)
+		}
+		next = idString(k)
+		kept, err := keep(&rec)
+		if err != nil {
+			return "", err
+		}
+		if !kept {
+			if err := drop(bytes.Clone(k), &rec); err != nil {
+				return "", err
+			}
+		}
+	}
+	if walked < limit {
+		next = ""
+	}
+	return next, nil
 }

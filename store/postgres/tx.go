@@ -369,6 +369,21 @@ func decodeCursor(c string) (*string, error) {
 	return &s, nil
 }
 
+// newest lists a page of a tenant's documents in table, newest first (page); table is one
+// of this package's table names, never input.
+func newest[T any](t *tx, table, tenantID string, p model.Page) ([]T, string, error) {
+	tn, err := t.tenantOf(tenantID)
+	if err != nil {
+		return nil, "", err
+	}
+	after, err := decodeCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	return page[T](t, p, `SELECT id, doc FROM `+table+`
+		WHERE tenant_id = $1 AND ($2::uuid IS NULL OR id < $2) ORDER BY id DESC LIMIT $3`, tn, after, limitOf(p))
+}
+
 // page lists newest first the documents of a query whose rows are (id, doc), ordered by
 // id descending, applying Page.Full to the stored JSON; it returns the next cursor.
 func page[T any](t *tx, p model.Page, sql string, args ...any) ([]T, string, error) {

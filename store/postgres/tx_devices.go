@@ -327,14 +327,5 @@ func (t *tx) ChangeLogEnd(tenantID string) (int64, error) {
 }
 
 func (t *tx) Devices(tenantID string, p model.Page) ([]model.Device, string, error) {
-	tn, err := t.tenantOf(tenantID)
-	if err != nil {
-		return nil, "", err
-	}
-	after, err := decodeCursor(p.Cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	return page[model.Device](t, p, `SELECT id, doc FROM devices
-		WHERE tenant_id = $1 AND ($2::uuid IS NULL OR id < $2) ORDER BY id DESC LIMIT $3`, tn, after, limitOf(p))
+	return newest[model.Device](t, "devices", tenantID, p)
 }

@@ -240,16 +240,7 @@ func (t *tx) PutSMSInbound(tenantID string, m *model.SMSInbound) error {
 }
 
 func (t *tx) SMSInbounds(tenantID string, p model.Page) ([]model.SMSInbound, string, error) {
-	tn, err := t.tenantOf(tenantID)
-	if err != nil {
-		return nil, "", err
-	}
-	after, err := decodeCursor(p.Cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	return page[model.SMSInbound](t, p, `SELECT id, doc FROM sms_inbound
-		WHERE tenant_id = $1 AND ($2::uuid IS NULL OR id < $2) ORDER BY id DESC LIMIT $3`, tn, after, limitOf(p))
+	return newest[model.SMSInbound](t, "sms_inbound", tenantID, p)
 }
 
 func (t *tx) SyncBatch(tenantID, id string) (*model.Batch, error) {

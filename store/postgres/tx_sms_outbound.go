@@ -72,14 +72,5 @@ func (t *tx) SMSOutboundByGateway(tenantID, gatewayID string) (*model.SMSOutboun
 }
 
 func (t *tx) SMSOutbounds(tenantID string, p model.Page) ([]model.SMSOutbound, string, error) {
-	tn, err := t.tenantOf(tenantID)
-	if err != nil {
-		return nil, "", err
-	}
-	after, err := decodeCursor(p.Cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	return page[model.SMSOutbound](t, p, `SELECT id, doc FROM sms_outbound
-		WHERE tenant_id = $1 AND ($2::uuid IS NULL OR id < $2) ORDER BY id DESC LIMIT $3`, tn, after, limitOf(p))
+	return newest[model.SMSOutbound](t, "sms_outbound", tenantID, p)
 }

@@ -122,16 +122,7 @@ func (t *tx) PutUserAccount(u *model.UserAccount) error {
 }
 
 func (t *tx) Users(tenantID string, p model.Page) ([]model.User, string, error) {
-	tn, err := t.tenantOf(tenantID)
-	if err != nil {
-		return nil, "", err
-	}
-	after, err := decodeCursor(p.Cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	accounts, next, err := page[model.UserAccount](t, p, `SELECT id, doc FROM users
-		WHERE tenant_id = $1 AND ($2::uuid IS NULL OR id < $2) ORDER BY id DESC LIMIT $3`, tn, after, limitOf(p))
+	accounts, next, err := newest[model.UserAccount](t, "users", tenantID, p)
 	if err != nil {
 		return nil, "", err
 	}

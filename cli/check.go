@@ -3,9 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 
-	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
 	"github.com/spf13/cobra"
 )
@@ -32,22 +30,12 @@ func (a *app) newCheckCommand() *cobra.Command {
 			if f.database != "" {
 				return errDatabaseCheck
 			}
-			if adminAnswers(f.data) {
-				return model.Errorf(model.KindUnavailable,
-					"a fieldrelay server is running on %s: stop it before checking", f.data)
-			}
-			if _, err := os.Stat(store.Path(f.data)); err != nil {
-				return model.Invalid("data", "%s holds no fieldrelay database", f.data)
+			if err := offlineDatabase(f.data, "checking"); err != nil {
+				return err
 			}
 			db, err := store.Open(f.data, store.Options{ReadOnly: true, LockTimeout: adminLockTimeout})
-			switch {
-			case errors.Is(err, store.ErrLocked):
-				return model.Errorf(model.KindUnavailable,
-					"the data directory %s is held by another process (a running server?): stop it before checking", f.data)
-			case errors.Is(err, store.ErrForeign):
-				return model.Invalid("data", "%s", err)
-			case err != nil:
-				return err
+			if err != nil {
+				return offlineOpenError(err, f.data, "checking")
 			}
 			defer db.Close()
 			report, err := db.Check()

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"os"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store"
@@ -28,22 +26,12 @@ func (a *app) newCompactCommand() *cobra.Command {
 			if f.database != "" {
 				return model.Invalid("database", "compact rewrites the bbolt file of --data; a PostgreSQL database is kept by its own tools (VACUUM)")
 			}
-			if adminAnswers(f.data) {
-				return model.Errorf(model.KindUnavailable,
-					"a fieldrelay server is running on %s: stop it before compacting", f.data)
-			}
-			if _, err := os.Stat(store.Path(f.data)); err != nil {
-				return model.Invalid("data", "%s holds no fieldrelay database", f.data)
+			if err := offlineDatabase(f.data, "compacting"); err != nil {
+				return err
 			}
 			res, err := store.Compact(f.data, keep, adminLockTimeout)
-			switch {
-			case errors.Is(err, store.ErrLocked):
-				return model.Errorf(model.KindUnavailable,
-					"the data directory %s is held by another process (a running server?): stop it before compacting", f.data)
-			case errors.Is(err, store.ErrForeign):
-				return model.Invalid("data", "%s", err)
-			case err != nil:
-				return err
+			if err != nil {
+				return offlineOpenError(err, f.data, "compacting")
 			}
 			if f.json {
 				return printJSON(cmd.OutOrStdout(), res)

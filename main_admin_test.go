@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -90,19 +91,7 @@ func adminEndToEnd(t *testing.T, bin string, store nodeStore) {
 		st, _, body = s.call(t, "GET", "/metrics", nil, h...)
 		expect(t, "metrics without the secret", st, 404, body)
 	}
-	req, _ := http.NewRequest("GET", s.base+"/metrics", nil)
-	req.Header.Set("x-svc-internal", secret)
-	res, err := s.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
-	if res.StatusCode != 200 || err != nil {
-		t.Fatalf("metrics: %d %v\n%s", res.StatusCode, err, text)
-	}
+	families, text := scrapeMetrics(t, s, secret)
 	names := []string{"fieldrelay_http_requests_total", "fieldrelay_http_request_duration_seconds",
 		"fieldrelay_events_accepted_total", "fieldrelay_events_settled_total", "fieldrelay_outbox_depth", "fieldrelay_scheduler_running"}
 	if !store.postgres() {
@@ -117,7 +106,7 @@ func adminEndToEnd(t *testing.T, bin string, store nodeStore) {
 		t.Fatalf("scheduler_running %v", v)
 	}
 	for _, leak := range []string{created.APIKey, newKey, secret, "ops@acme.example", created.Tenant["id"].(string)} {
-		if bytes.Contains(text, []byte(leak)) {
+		if strings.Contains(text, leak) {
 			t.Fatalf("the metrics hold %q", leak)
 		}
 	}
@@ -152,4 +141,24 @@ func adminEndToEnd(t *testing.T, bin string, store nodeStore) {
 	if err := s.stop(t); err != nil {
 		t.Fatalf("serve exit: %v\n%s", err, s.logs)
 	}
+}
+
+// scrapeMetrics reads a node's /metrics with the secret and parses it with Prometheus'
+// own text parser; it returns the families by name and the text.
+func scrapeMetrics(t *testing.T, s *served, secret string) (map[string]*dto.MetricFamily, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", s.base+"/metrics", nil)
+	req.Header.Set("x-svc-internal", secret)
+	res, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+	if res.StatusCode != 200 || err != nil {
+		t.Fatalf("metrics: %d %v\n%s", res.StatusCode, err, text)
+	}
+	return families, string(text)
 }

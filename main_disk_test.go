@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,8 +14,6 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/store"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // smallDisk mounts a tmpfs of size bytes for the test and unmounts it at the end; the test
@@ -76,18 +72,9 @@ func fillDisk(t *testing.T, dir string, leave int64) string {
 // metricValue reads one gauge or counter without labels from /metrics.
 func metricValue(t *testing.T, s *served, secret, name string) float64 {
 	t.Helper()
-	req, _ := http.NewRequest("GET", s.base+"/metrics", nil)
-	req.Header.Set("x-svc-internal", secret)
-	res, err := s.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
-	if res.StatusCode != 200 || err != nil || families[name] == nil {
-		t.Fatalf("metrics: %d %v, %s missing?\n%s", res.StatusCode, err, name, text)
+	families, text := scrapeMetrics(t, s, secret)
+	if families[name] == nil {
+		t.Fatalf("metrics: %s missing\n%s", name, text)
 	}
 	m := families[name].GetMetric()[0]
 	if g := m.GetGauge(); g != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -24,8 +23,6 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/server/servertest"
 	"github.com/fieldrelay/fieldrelay/store"
-	"github.com/prometheus/common/expfmt"
-	pmodel "github.com/prometheus/common/model"
 )
 
 // The soak (make soak, never in make test): the real binary runs for FIELDRELAY_SOAK_DURATION
@@ -377,19 +374,7 @@ func TestSoak(t *testing.T) {
 // soakMetrics reads the node's /metrics into name → value (the first series of each).
 func soakMetrics(t *testing.T, s *served, secret string) map[string]float64 {
 	t.Helper()
-	req, _ := http.NewRequest("GET", s.base+"/metrics", nil)
-	req.Header.Set("x-svc-internal", secret)
-	res, err := s.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	parser := expfmt.NewTextParser(pmodel.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
-	if err != nil {
-		t.Fatal(err)
-	}
+	families, _ := scrapeMetrics(t, s, secret)
 	out := map[string]float64{}
 	for name, f := range families {
 		if ms := f.GetMetric(); len(ms) > 0 {

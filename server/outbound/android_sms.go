@@ -84,10 +84,15 @@ func refusedForGood(status int) bool {
 // hex HMAC-SHA256, under the signing key, of the raw body followed by the X-Timestamp
 // value (Unix seconds, as written in the header).
 func SignAndroidWebhook(key string, body []byte, timestamp string) string {
+	return hex.EncodeToString(androidMAC(key, body, timestamp))
+}
+
+// androidMAC is the HMAC-SHA256 of a webhook under key: the raw body, then the timestamp.
+func androidMAC(key string, body []byte, timestamp string) []byte {
 	m := hmac.New(sha256.New, []byte(key))
 	m.Write(body)
 	m.Write([]byte(timestamp))
-	return hex.EncodeToString(m.Sum(nil))
+	return m.Sum(nil)
 }
 
 // VerifyAndroidWebhook checks a webhook of SMS Gateway for Android: its signature under
@@ -98,20 +103,14 @@ func VerifyAndroidWebhook(key string, body []byte, timestamp, signature string, 
 	if err != nil {
 		return model.Errorf(model.KindUnauthorized, "the %s header must be Unix seconds", HeaderAndroidTimestamp)
 	}
-	want := SignAndroidWebhook(key, body, timestamp)
 	got, err := hex.DecodeString(signature)
-	if err != nil || !hmac.Equal(got, mustHex(want)) {
+	if err != nil || !hmac.Equal(got, androidMAC(key, body, timestamp)) {
 		return model.Errorf(model.KindUnauthorized, "the %s header does not match the body", HeaderAndroidSignature)
 	}
 	if d := now.Sub(time.Unix(secs, 0)); d > AndroidWebhookWindow || d < -AndroidWebhookWindow {
 		return model.Errorf(model.KindUnauthorized, "the webhook's %s is more than %s from now: refused as a replay", HeaderAndroidTimestamp, AndroidWebhookWindow)
 	}
 	return nil
-}
-
-func mustHex(s string) []byte {
-	b, _ := hex.DecodeString(s)
-	return b
 }
 
 // RegisterAndroidWebhook registers (or replaces: the id is fixed) a webhook of event on

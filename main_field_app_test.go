@@ -89,48 +89,6 @@ func waitLong(t *testing.T, ctx context.Context, what, expr string) {
 	}
 }
 
-// fieldAxe answers axe-core's source for the accessibility checks: $FIELDRELAY_AXE, else
-// what `npm ci` installs in .ci/axe (the console's checks use the same), else "" and the
-// checks are skipped, and say so.
-func fieldAxe(t *testing.T) string {
-	t.Helper()
-	path := os.Getenv("FIELDRELAY_AXE")
-	if path == "" {
-		path = ".ci/axe/node_modules/axe-core/axe.min.js"
-	}
-	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Logf("axe-core checks skipped: %v", err)
-		return ""
-	}
-	return string(src)
-}
-
-// fieldAxeCheck runs axe-core's WCAG 2.x A and AA rules on the page and fails on a
-// serious or critical violation.
-func fieldAxeCheck(t *testing.T, ctx context.Context, axe, where string) {
-	t.Helper()
-	if axe == "" {
-		return
-	}
-	if loaded := evalJS[bool](t, ctx, `typeof window.axe === 'object'`); !loaded {
-		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](axe+"\n;true")); err != nil {
-			t.Fatalf("loading axe-core: %v", err)
-		}
-	}
-	found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'],
-		runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then(r => r.violations
-		.filter(v => v.impact === 'serious' || v.impact === 'critical')
-		.map(v => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ')))`,
-		chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("axe-core on %s: %v", where, err)
-	}
-	for _, v := range found {
-		t.Errorf("axe-core, %s: %s", where, v)
-	}
-}
-
 func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
@@ -157,15 +115,6 @@ func TestFieldAppOffline(t *testing.T) {
 	addr := strings.TrimPrefix(s.base, "http://")
 	key := s.key()
 	sup := s.login(t, "operational_supervisor")
-	user := func(role string) (string, string) {
-		for _, u := range s.Users {
-			if u.Role == role {
-				return u.Email, u.Password
-			}
-		}
-		t.Fatalf("no demo %s", role)
-		return "", ""
-	}
 	shots := artifactsDir(t)
 	t.Logf("screenshots in %s", shots)
 	teamID := demoTeam(t, s, "SAMU Lyon 1", sup)
@@ -193,7 +142,7 @@ func TestFieldAppOffline(t *testing.T) {
 	watch.listen(t, tab, "tab 1")
 
 	// Sign in once, with the network.
-	email, password := user("field_operator")
+	email, password := s.demoUser(t, "field_operator")
 	do(t, tab, "sign in", chromedp.EmulateViewport(390, 844),
 		chromedp.Navigate(s.base+"/field/"),
 		chromedp.WaitVisible(chromedp.ID("email")),
@@ -204,8 +153,8 @@ func TestFieldAppOffline(t *testing.T) {
 	waitLong(t, tab, "the mission on the phone", card) // a sign-in hashes a password: slow under -race
 	waitLong(t, tab, "the service worker in control", `navigator.serviceWorker.controller !== null`)
 	screenshot(t, tab, shots, "field-01-missions")
-	axe := fieldAxe(t)
-	fieldAxeCheck(t, tab, axe, "the missions")
+	axe := loadAxe(t)
+	axeCheck(t, tab, axe, "the missions")
 	inst, err := chromedp.Call(tab, page.GetInstallabilityErrors, cdp.Empty{})
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +195,7 @@ func TestFieldAppOffline(t *testing.T) {
 		waitJS(t, tab, "the waiting "+to, `document.querySelector('#timeline li[data-to="`+to+`"][data-local="waiting"]')`)
 	}
 	screenshot(t, tab, shots, "field-02-offline-completed")
-	fieldAxeCheck(t, tab, axe, "a mission, offline")
+	axeCheck(t, tab, axe, "a mission, offline")
 	clickJS(t, tab, "back to the list", `#back`)
 	for _, f := range [][2]string{{"report-type", "gas leak"}, {"report-note", "smell of gas in the stairwell"}} {
 		waitJS(t, tab, f[0]+" to take the focus", `(() => { const n = document.getElementById('`+f[0]+`'); if (!n) return false; n.focus(); return document.activeElement === n })()`)
@@ -324,7 +273,7 @@ func TestFieldAppOffline(t *testing.T) {
 	console, cancelConsole := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	defer cancelConsole()
 	watch.listen(t, console, "supervisor")
-	supEmail, supPass := user("operational_supervisor")
+	supEmail, supPass := s.demoUser(t, "operational_supervisor")
 	loginAs(t, console, s.base, supEmail, supPass)
 	do(t, console, "the missions view", chromedp.Click(chromedp.ID("tab-missions")))
 	clickJS(t, console, "the mission's timeline", `tr[data-mission-id="`+mission+`"] button`)
@@ -360,13 +309,13 @@ func TestFieldAppOffline(t *testing.T) {
 	waitJS(t, tab2, "no move offered on the closed mission", `document.getElementById('mission-state').textContent === 'closed on the node' &&
 		!document.querySelector('button[data-move]')`)
 	screenshot(t, tab2, shots, "field-06-rejected")
-	fieldAxeCheck(t, tab2, axe, "a rejected move")
+	axeCheck(t, tab2, axe, "a rejected move")
 
 	// An admin revokes the phone in the console's Devices view; the phone is refused.
 	adminTab, cancelAdmin := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	defer cancelAdmin()
 	watch.listen(t, adminTab, "admin")
-	adEmail, adPass := user("company_admin")
+	adEmail, adPass := s.demoUser(t, "company_admin")
 	loginAs(t, adminTab, s.base, adEmail, adPass)
 	do(t, adminTab, "the devices view", chromedp.Click(chromedp.ID("tab-devices")))
 	waitJS(t, adminTab, "the phone listed with its team", `document.querySelector('#devices-table tr[data-device-id="`+deviceID+`"]') &&
@@ -379,7 +328,7 @@ func TestFieldAppOffline(t *testing.T) {
 	screenshot(t, tab2, shots, "field-08-revoked")
 	do(t, tab2, "the sunlight theme", chromedp.Click(chromedp.ID("theme-toggle")))
 	waitJS(t, tab2, "the sunlight theme", `document.documentElement.classList.contains('sun')`)
-	fieldAxeCheck(t, tab2, axe, "the sunlight theme")
+	axeCheck(t, tab2, axe, "the sunlight theme")
 	watch.check(t)
 }
 

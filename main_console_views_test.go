@@ -508,27 +508,48 @@ func teamBoard(t *testing.T, page context.Context, teamID, typ string) {
 			document.querySelector('#teams-table th[aria-sort="ascending"] button[data-sort="name"]') })()`)
 }
 
-// TestConsoleLists: the event board past its first page (Load more), its free-text search
-// and sortable columns, and an event's detail (payload in words, raw JSON on demand, the
-// small map, delivery per channel), opened by a deep link after a reload.
+// TestConsoleLists: the event board and the mission list past their first page (Load
+// more), the board's free-text search and sortable columns, and an event's detail (payload
+// in words, the parser's warnings on an event the console did not create, raw JSON on
+// demand, the small map, delivery per channel), opened by a deep link after a reload.
 func TestConsoleLists(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	browser := startChromium(t, ctx)
 	d := serveDemo(t, binary(t), t.TempDir())
 	var eventID string
+	var lows []string
 	for i := range 305 {
 		e := map[string]any{"type": "DELIVERY_DELAY", "priority": "low", "vertical": "logistics", "zone_code": "grenoble",
 			"idempotency_key": fmt.Sprintf("lists-%d", i), "payload": map[string]any{"lat": 45.19, "lng": 5.73, "parcel": map[string]any{"weight_kg": 2.5}}}
 		if i == 0 {
 			e["type"], e["priority"], e["vertical"], e["zone_code"] = "CARDIAC_ARREST", "critical", "healthcare", "lyon"
-			e["payload"] = map[string]any{"lat": 45.764, "lng": 4.8357, "caller_note": "man collapsed at the bakery", "required_equipment": []string{"defibrillator"}}
+			e["payload"] = map[string]any{"lat": 45.764, "lng": 4.8357, "caller_note": "man collapsed at the bakery", "required_equipment": []string{"defibrillator"},
+				"severity": "urgent"}
 		}
 		st, _, body := d.call(t, "POST", "/v1/events", e, d.key()...)
 		expect(t, "event", st, 201, body)
 		if i == 0 {
 			eventID = body["event_id"].(string)
+		} else {
+			lows = append(lows, body["event_id"].(string))
 		}
+	}
+	// 301 missions, one more than the mission list's first page: a team dispatched to a
+	// low event and the mission failed at once, which frees the team again.
+	supAuth := d.login(t, "operational_supervisor")
+	st, _, body := d.call(t, "GET", "/v1/teams", nil, supAuth...)
+	expect(t, "teams", st, 200, body)
+	teamID := body["data"].([]any)[0].(map[string]any)["id"].(string)
+	var firstMission string
+	for _, id := range lows[:301] {
+		st, _, body = d.call(t, "POST", "/v1/teams/dispatch", map[string]any{"event_id": id, "team_id": teamID}, supAuth...)
+		expect(t, "dispatch", st, 201, body)
+		if firstMission == "" {
+			firstMission = body["mission_id"].(string)
+		}
+		st, _, body = d.call(t, "PATCH", "/v1/missions/"+body["mission_id"].(string)+"/status", map[string]any{"status": "FAILED"}, supAuth...)
+		expect(t, "fail the mission", st, 200, body)
 	}
 	watch := &browserWatch{origin: d.base}
 	sup := tab(t, browser, watch, "supervisor")
@@ -558,7 +579,8 @@ func TestConsoleLists(t *testing.T) {
 		document.querySelector('#event-detail h3').textContent.startsWith('Cardiac arrest') &&
 		document.querySelector('#event-payload').textContent.includes('man collapsed at the bakery') &&
 		document.querySelector('#event-detail svg.mini-map rect.ev-mark') &&
-		document.querySelector('#event-deliveries li')`)
+		document.querySelector('#event-deliveries li') &&
+		document.querySelector('#event-warnings li').textContent.startsWith('payload.severity is not one of')`)
 	txt, err := chromedp.Run(sup, chromedp.Text(chromedp.ID("event-detail")))
 	if err != nil || strings.Contains(txt, "{") || strings.Contains(txt, "CARDIAC_ARREST") {
 		t.Errorf("the detail shows raw JSON or a raw type name (%v):\n%s", err, txt)
@@ -596,6 +618,13 @@ func TestConsoleLists(t *testing.T) {
 	if p, _ := created["payload"].(map[string]any); created["type"] != "GAS_LEAK" || created["priority"] != "critical" || p["caller_note"] != "smell of gas in the stairwell" {
 		t.Errorf("the console's event: %v", created)
 	}
+
+	// The mission list's first page, then the oldest mission past it.
+	openView(t, sup, "missions")
+	missionRows := `document.querySelectorAll('#missions-table tr[data-mission-id]').length`
+	waitJS(t, sup, "the missions' first page", missionRows+` === 300 && !document.querySelector('tr[data-mission-id="`+firstMission+`"]')`)
+	clickJS(t, sup, "load more missions", "#missions-more")
+	waitJS(t, sup, "the oldest mission", missionRows+` === 301 && document.querySelector('tr[data-mission-id="`+firstMission+`"]') && !document.querySelector('#missions-more')`)
 	watch.check(t)
 }
 

@@ -162,7 +162,7 @@ func (n *deliveryNode) event(t *testing.T, id string) *model.Event {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ev
+	return &ev.Event
 }
 
 // failing answers 500 to every webhook call.

@@ -196,13 +196,22 @@ func (e *Engine) createEventIn(tx model.Tx, tenantID string, cfg *tenantConfig, 
 }
 
 // Event returns one event of p's tenant.
-func (e *Engine) Event(ctx context.Context, p model.Principal, id string) (*model.Event, error) {
+func (e *Engine) Event(ctx context.Context, p model.Principal, id string) (*model.EventDetail, error) {
 	var ev *model.Event
 	err := e.store.View(ctx, func(tx model.Tx) (err error) {
 		ev, err = tx.Event(p.TenantID, id)
 		return err
 	})
-	return ev, err
+	if err != nil {
+		return nil, err
+	}
+	d := &model.EventDetail{Event: *ev}
+	// The parsers are the binary's own, so the warnings are those the event was taken
+	// with unless the node was upgraded since; a payload no parser takes has none to give.
+	if parsed, err := payload.Parse(ev.Vertical, ev.Payload); err == nil {
+		d.PayloadWarnings = parsed.Warnings
+	}
+	return d, nil
 }
 
 // Events lists p's tenant's events, newest first.

@@ -65,6 +65,13 @@ type Event struct {
 	Delivery DeliveryState `json:"delivery"`
 }
 
+// EventDetail is GET /v1/events/{id}: the record and the warnings the vertical's parser
+// gives its payload today (docs/decisions.md, "Payload warnings of a stored event").
+type EventDetail struct {
+	Event
+	PayloadWarnings []string `json:"payload_warnings,omitempty"`
+}
+
 // DeliveryState tracks an event's way through its channels.
 type DeliveryState struct {
 	// Plan lists the channels the event may use, in order; Started of them have begun.

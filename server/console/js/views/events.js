@@ -19,6 +19,8 @@ let detailId = null;
 let raw = false;
 let more = false;
 let fetching = "";
+// warned holds each opened event's payload_warnings, which only GET /v1/events/<id> gives.
+const warned = new Map();
 const rowCache = new Map();
 // creating holds the new-event form's idempotency key while the form is open: a second
 // submit of the same form is the same event.
@@ -75,7 +77,7 @@ function open(ctx, id) {
   detailId = id;
   raw = false;
   ctx.link("events", { eventId: id });
-  if (!ctx.state.events.has(id)) fetchEvent(ctx, id);
+  if (!warned.has(id)) fetchEvent(ctx, id);
   update(ctx);
   if (detailEl) detailEl.scrollIntoView({ block: "nearest" });
 }
@@ -85,6 +87,8 @@ async function fetchEvent(ctx, id) {
   fetching = id;
   try {
     const e = await api.get("/v1/events/" + encodeURIComponent(id));
+    warned.set(e.event_id, e.payload_warnings || []);
+    delete e.payload_warnings;
     ctx.state.events.set(e.event_id, e);
   } catch (err) {
     ctx.toast(err.plain, "warn");
@@ -183,7 +187,7 @@ function deliveries(e) {
 function detail(ctx) {
   const e = detailId && ctx.state.events.get(detailId);
   if (!detailId) return null;
-  if (!e && ctx.state.loadedAt) fetchEvent(ctx, detailId);
+  if (!warned.has(detailId) && ctx.state.loadedAt) fetchEvent(ctx, detailId);
   if (!e) return h("div", { class: "card section", id: "event-detail" }, h("p", { class: "muted" }, "Loading the event…"));
   const missions = [...ctx.state.missions.values()].filter((m) => m.event_id === e.event_id);
   const payload = e.payload && typeof e.payload === "object" ? e.payload : {};
@@ -201,6 +205,9 @@ function detail(ctx) {
           e.required_equipment ? [h("dt", {}, "Equipment"), h("dd", {}, e.required_equipment.join(", "))] : null,
           h("dt", {}, "Event id"), h("dd", {}, h("code", {}, e.event_id))),
         h("h4", {}, "Payload"),
+        (warned.get(e.event_id) || []).length ? h("div", { class: "card notice", id: "event-warnings", role: "note" },
+          h("strong", {}, "The parser ignored what it could not use:"),
+          h("ul", { class: "plain" }, warned.get(e.event_id).map((w) => h("li", {}, w)))) : null,
         Object.keys(payload).length ? h("dl", { class: "facts", id: "event-payload" }, facts(payload, "", [])) : h("p", { class: "muted" }, "Empty."),
         h("button", { type: "button", class: "link", "aria-expanded": String(raw), onclick: () => { raw = !raw; update(ctx); } }, raw ? "Hide the raw JSON" : "Show the raw JSON"),
         raw ? h("pre", { class: "feedback" }, JSON.stringify(e.payload, null, 2)) : null),

@@ -32,7 +32,7 @@ type Options struct {
 	RetrySchedule []time.Duration
 	// WebhookPolicy says which addresses webhook URLs may name.
 	WebhookPolicy netguard.AddressPolicy
-	// Workers bounds the calls the scheduler makes at once (16 when zero).
+	// Workers bounds the calls the scheduler makes at once (DefaultWorkers when zero).
 	Workers int
 	// Plans is the price list of GET /v1/tenant/billing; DefaultPlans when nil.
 	Plans model.PlanTable

@@ -18,6 +18,12 @@ import (
 var DefaultRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
 	2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
+// DefaultWorkers is how many outbox calls the scheduler makes at once by default. Each
+// attempt waits for two commits (its lease, its outcome) besides its call: with 16 in
+// flight one HTTPS subscriber received about 700-1,400 messages/s here while ingest took
+// 3,000-5,000 events/s (docs/decisions.md, "Delivery keeping up with ingest").
+const DefaultWorkers = 64
+
 // DefaultAttemptLease is how long an attempt in flight keeps its message from being due
 // again (Options.AttemptLease): the call's own timeout and a margin. On a store shared by
 // several processes, another process takes over a message whose lease ended: its process
@@ -68,7 +74,7 @@ type scheduler struct {
 
 func newScheduler(e *Engine, workers int) *scheduler {
 	if workers <= 0 {
-		workers = 16
+		workers = DefaultWorkers
 	}
 	return &scheduler{e: e, workers: workers, shared: model.IsShared(e.base), pending: map[string]*heapItem{},
 		busy: map[string]bool{}, leases: map[string]time.Time{}, wake: make(chan struct{}, 1)}
@@ -433,7 +439,10 @@ func (e *Engine) attempt(ctx context.Context, r dueRef) {
 	var o *model.OutboxEntry
 	var msg model.WebhookMessage
 	var mail *model.IssuedToken // in memory only: never stored, never logged
-	err := e.store.Batch(ctx, func(tx model.Tx) error {
+	// prepare reads the entry and decides the attempt within tx. With record false it
+	// writes nothing and answers errNeedsWrite when the attempt needs a write before its
+	// call.
+	prepare := func(tx model.Tx, record bool) error {
 		o, mail = nil, nil
 		entry, err := tx.OutboxEntry(r.TenantID, r.ID)
 		if model.IsKind(err, model.KindNotFound) {
@@ -450,6 +459,9 @@ func (e *Engine) attempt(ctx context.Context, r dueRef) {
 		moved := !entry.DueAt.Equal(r.DueAt)
 		if entry.DueAt.After(now) && (moved || e.sched.shared && entry.LeasedBy != "" && entry.LeasedBy != e.runID) {
 			if entry.LeasedBy == "" || entry.LeasedBy == e.runID {
+				if !record {
+					return errNeedsWrite
+				}
 				ref := model.OutboxRef{TenantID: entry.TenantID, ID: entry.ID, DueAt: entry.DueAt.Time}
 				tx.OnCommit(func() { e.sched.add(ref) })
 				return nil
@@ -460,6 +472,9 @@ func (e *Engine) attempt(ctx context.Context, r dueRef) {
 				return nil
 			}
 			// Leased by an earlier run of this node, which died mid-call: retried now.
+		}
+		if !record && (entry.Kind != model.OutboxWebhook || entry.LeasedBy != "") {
+			return errNeedsWrite
 		}
 		if entry.Kind == OutboxReinforce {
 			// A check, not a call: it runs here, and its entry ends.
@@ -482,6 +497,9 @@ func (e *Engine) attempt(ctx context.Context, r dueRef) {
 			if wh == nil || wh.Status != WebhookActive && entry.Name != HookWebhookTest {
 				// The subscription is gone or disabled: the message fails now. A test
 				// message still goes to a disabled one: checking it is its purpose.
+				if !record {
+					return errNeedsWrite
+				}
 				entry.Attempts++
 				return e.settle(tx, entry, model.SendResult{Err: errors.New("the subscription is deleted or disabled")}, 0, true)
 			}
@@ -509,10 +527,26 @@ func (e *Engine) attempt(ctx context.Context, r dueRef) {
 		}
 		entry.Attempts++
 		entry.DueAt = model.At(now.Add(e.lease))
-		entry.LeasedBy = e.runID
 		o = entry
+		if !record {
+			return nil
+		}
+		entry.LeasedBy = e.runID
 		return tx.PutOutboxEntry(entry)
-	})
+	}
+	// On a store the node has alone, a webhook call needs no record before it: should the
+	// node die mid-call, the entry is still due in the store and its next run makes the
+	// call again at once, as a lease would have it (docs/decisions.md, "Delivery keeping up
+	// with ingest"). A read then spares the call a commit. While the store refuses writes
+	// (a full disk), the record is tried first, so that no call is made whose outcome
+	// cannot be written.
+	err := errNeedsWrite
+	if sp, _ := e.Space(); !e.sched.shared && !sp.Full {
+		err = e.store.View(ctx, func(tx model.Tx) error { return prepare(tx, false) })
+	}
+	if errors.Is(err, errNeedsWrite) {
+		err = e.store.Batch(ctx, func(tx model.Tx) error { return prepare(tx, true) })
+	}
 	if err != nil {
 		e.log.Error("outbox: recording an attempt", "tenant", r.TenantID, "entry", r.ID, "err", err)
 		e.sched.add(model.OutboxRef{TenantID: r.TenantID, ID: r.ID, DueAt: e.clock.Now().Add(e.lease)})
@@ -552,12 +586,17 @@ func (e *Engine) attempt(ctx context.Context, r dueRef) {
 		if err != nil {
 			return err
 		}
-		if entry.LeasedBy != o.LeasedBy || entry.Attempts != o.Attempts {
+		recorded := o.Attempts // the attempt's record, or the entry as read when none was written
+		if o.LeasedBy == "" {
+			recorded--
+		}
+		if entry.LeasedBy != o.LeasedBy || entry.Attempts != recorded {
 			// The lease ended before the call did and another run took the message
 			// over: the outcome is that run's to write.
 			stale = true
 			return nil
 		}
+		entry.Attempts = o.Attempts
 		return e.settle(tx, entry, res, took, false)
 	})
 	if stale {
@@ -571,6 +610,9 @@ func (e *Engine) attempt(ctx context.Context, r dueRef) {
 		e.sched.add(model.OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time})
 	}
 }
+
+// errNeedsWrite says an attempt needs a write before its call (attempt).
+var errNeedsWrite = errors.New("the attempt needs a write before its call")
 
 // outcomePauses are the pauses between the tries of writing an attempt's outcome. A call
 // made is not made again for a transaction that failed: on a shared store, transactions
@@ -694,26 +736,28 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 	return nil
 }
 
-// webhookWriteEvery is how often, at most, the deliveries of one subscription rewrite it on
-// a shared store when only its times move (docs/decisions.md, "The outbox on a shared
-// store").
+// webhookWriteEvery is how often, at most, the deliveries of one subscription rewrite it
+// when only its times move (docs/decisions.md, "The outbox on a shared store" and
+// "Delivery keeping up with ingest").
 const webhookWriteEvery = time.Second
 
 // quietHealth reports whether an attempt's outcome leaves the subscription's record wh
-// (read before settle changes it) as it is: on a shared store, an outcome that changes
-// neither its status nor its failed messages (a success after a success, a failure that
-// will be retried), within webhookWriteEvery of the time it would move (last_success_at
-// for a success, updated_at for a failure). Every delivery to one subscription would
-// otherwise write the same row, and the deliveries of all processes would wait on each
-// other.
+// (read before settle changes it) as it is: an outcome that changes neither its status
+// nor its failed messages (a success after a success, a failure that will be retried),
+// within webhookWriteEvery of the time it would move (last_success_at for a success,
+// updated_at for a failure). Every delivery to one subscription would otherwise write the
+// same record: on a shared store the deliveries of all processes would wait on each
+// other, and on any store each write costs the commit loop and makes every ingest reload
+// the tenant's directory. A time ahead of now (the wall clock stepped back) is rewritten.
 func (e *Engine) quietHealth(wh *model.Webhook, ok, settled bool, res model.SendResult, now time.Time) bool {
+	recent := func(t time.Time) bool { d := now.Sub(t); return d >= 0 && d < webhookWriteEvery }
 	switch {
-	case !e.sched.shared || res.Gone():
+	case res.Gone():
 		return false
 	case ok:
-		return wh.FailedMessages == 0 && wh.LastSuccessAt != nil && now.Sub(wh.LastSuccessAt.Time) < webhookWriteEvery
+		return wh.FailedMessages == 0 && wh.LastSuccessAt != nil && recent(wh.LastSuccessAt.Time)
 	default:
-		return !settled && now.Sub(wh.UpdatedAt.Time) < webhookWriteEvery
+		return !settled && recent(wh.UpdatedAt.Time)
 	}
 }
 

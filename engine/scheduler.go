@@ -432,9 +432,10 @@ func (e *Engine) RunDue(ctx context.Context) int {
 func (e *Engine) ScheduledCount() int { return e.sched.Len() }
 
 // attempt makes one attempt of an outbox entry: it records the attempt (and a lease that
-// makes it due again should the node die mid-call), makes the call outside any
-// transaction, and writes the outcome back. Both writes go through the group commit, so
-// the attempts of many workers share fsyncs; their functions may run more than once.
+// makes it due again should the node die mid-call; a webhook call on a store the node has
+// alone only reads the entry), makes the call outside any transaction, and writes the
+// outcome back. The writes go through the group commit, so the attempts of many workers
+// share fsyncs; their functions may run more than once.
 func (e *Engine) attempt(ctx context.Context, r dueRef) {
 	var o *model.OutboxEntry
 	var msg model.WebhookMessage

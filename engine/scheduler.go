@@ -18,10 +18,11 @@ import (
 var DefaultRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
 	2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
-// DefaultWorkers is how many outbox calls the scheduler makes at once by default. Each
-// attempt waits for two commits (its lease, its outcome) besides its call: with 16 in
-// flight one HTTPS subscriber received about 700-1,400 messages/s here while ingest took
-// 3,000-5,000 events/s (docs/decisions.md, "Delivery keeping up with ingest").
+// DefaultWorkers is how many outbox calls the scheduler makes at once by default. An
+// attempt waits for commits besides its call, so the delivery rate was workers ÷ commit
+// latency: with 16 one HTTPS subscriber received 400-600 messages/s on the 2-core machine
+// while ingest took 1,200-2,100 events/s (docs/decisions.md, "Delivery keeping up with
+// ingest").
 const DefaultWorkers = 64
 
 // DefaultAttemptLease is how long an attempt in flight keeps its message from being due

@@ -232,3 +232,38 @@ func TestTimers_RestartReadsStoredTimes(t *testing.T) {
 		t.Fatalf("event %s at the stored due time, want delivered", ev.Status)
 	}
 }
+
+// TestTimers_UpstreamBackoffWhenClockSteps: a failed push to the upstream waits its
+// backoff of elapsed time: a day's step forward does not end it, an hour's step back does
+// not lengthen it.
+func TestTimers_UpstreamBackoffWhenClockSteps(t *testing.T) {
+	ctx := context.Background()
+	n := newUpNode(t, model.UpstreamOptions{})
+	up := newFakeUpstream(t, upKey)
+	up.set("down")
+	n.setUpstream(t, model.UpstreamInput{URL: up.srv.URL, APIKey: upKey})
+	n.events(t, 1)
+	for i, step := range []time.Duration{24 * time.Hour, -time.Hour} {
+		n.e.RunUpstream(ctx)
+		st := n.status(t)
+		if st.Failures != i+1 {
+			t.Fatalf("failure %d: %+v", i+1, st)
+		}
+		delay := st.NextAttemptAt.Sub(st.LastAttemptAt.Time)
+		n.clock.Step(step)
+		n.e.RunUpstream(ctx)
+		n.clock.Advance(delay - 2*time.Millisecond)
+		n.e.RunUpstream(ctx)
+		if st := n.status(t); st.Failures != i+1 {
+			t.Fatalf("clock stepped %s: tried before the backoff elapsed: %+v", step, st)
+		}
+		n.clock.Advance(3 * time.Millisecond)
+		if i == 1 {
+			up.set("")
+		}
+	}
+	n.e.RunUpstream(ctx)
+	if st := n.status(t); st.State != engine.UpstreamIdle || st.Failures != 0 {
+		t.Fatalf("the clock set back an hour: not pushed once the backoff elapsed: %+v", st)
+	}
+}

@@ -20,9 +20,9 @@ var DefaultRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 
 
 // DefaultWorkers is how many outbox calls the scheduler makes at once by default. An
 // attempt waits for commits besides its call, so the delivery rate was workers ÷ commit
-// latency: with 16 one HTTPS subscriber received 400-600 messages/s on the 2-core machine
-// while ingest took 1,200-2,100 events/s (docs/decisions.md, "Delivery keeping up with
-// ingest").
+// latency: with 16 one HTTPS subscriber received 1,200-1,400 messages/s on the 2-core
+// machine while ingest took 3,400-4,000 events/s (docs/decisions.md, "Delivery keeping up
+// with ingest").
 const DefaultWorkers = 64
 
 // DefaultAttemptLease is how long an attempt in flight keeps its message from being due

@@ -128,7 +128,7 @@ crash:
 	go test -count=1 -timeout 10m -run '^TestCrashLoop$$' -v .
 # soak: the node under a steady mixed load for SOAK_DURATION (main_soak_test.go): events, sync
 # batches, device syncs, the dispatch lifecycle, webhooks to a flaky receiver, 50 stream clients,
-# the retention sweep and a backup every 10 minutes; samples RSS, heap, goroutines, open files,
+# the retention sweep and a backup every 10 minutes; samples anonymous RSS, heap, goroutines, open files,
 # bbolt bytes per event, outbox depth and p99 every SOAK_SAMPLE and fails on an upward trend, a
 # missing acknowledged event or an unclean check. Never part of make test.
 SOAK_DURATION ?= 1h

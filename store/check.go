@@ -27,6 +27,8 @@ type CheckReport struct {
 	ProblemCount int      `json:"problem_count"`
 	// Counts are the records checked, by kind.
 	Counts CheckCounts `json:"counts"`
+	// Footprint is where the file's bytes go (check --stats; nil otherwise).
+	Footprint *FootprintReport `json:"footprint,omitempty"`
 }
 
 // CheckCounts are the records a check read.

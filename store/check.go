@@ -190,7 +190,7 @@ func checkTenant(tb *bolt.Bucket, tenant string, due *bolt.Bucket, r *CheckRepor
 	err = events.ForEach(func(k, v []byte) error {
 		r.Counts.Events++
 		var ev model.Event
-		if err := json.Unmarshal(v, &ev); err != nil {
+		if err := decodeEvent(k, v, &ev); err != nil {
 			r.problem("events: event %x of tenant %s does not decode: %v", k, tenant, err)
 			return nil
 		}

@@ -25,11 +25,12 @@ func (t *tx) Event(tenantID, id string) (*model.Event, error) {
 	if err != nil {
 		return nil, model.NotFound("event")
 	}
+	raw := b.Get(k)
+	if raw == nil {
+		return nil, model.NotFound("event")
+	}
 	var ev model.Event
-	if ok, err := getJSON(b, k, &ev); !ok || err != nil {
-		if err == nil {
-			err = model.NotFound("event")
-		}
+	if err := decodeEvent(k, raw, &ev); err != nil {
 		return nil, err
 	}
 	return &ev, nil
@@ -46,7 +47,7 @@ func (t *tx) PutEvent(tenantID string, ev *model.Event) error {
 	}
 	b.FillPercent = appendFill
 	// bbolt keeps the value until commit: a fresh buffer, never a pooled one.
-	return b.Put(k, ev.AppendJSON(make([]byte, 0, 768+len(ev.Payload))))
+	return b.Put(k, encodeEvent(make([]byte, 0, 256+len(ev.Payload)), ev))
 }
 
 // Events walks the events newest first from the cursor (or from until), decoding only what
@@ -72,25 +73,28 @@ func (t *tx) Events(tenantID string, f model.EventFilter, p model.Page) ([]model
 		k, v = c.Last()
 	}
 	out := []model.Event{}
-	var last []byte
-	size := 0 // of the page's stored JSON, which is the answer's (Event.AppendJSON)
+	var last, answer []byte
+	size := 0 // of the page's answer (Event.AppendJSON)
 	for ; k != nil; k, v = c.Prev() {
 		if f.Since != nil && uuidMillis(k) < f.Since.UnixMilli() {
 			break
 		}
 		var ev model.Event
-		if err := json.Unmarshal(v, &ev); err != nil {
+		if err := decodeEvent(k, v, &ev); err != nil {
 			return nil, "", err
 		}
 		if !f.Match(&ev) {
 			continue
 		}
-		if p.Full(len(out), size, len(v)) {
+		if p.MaxBytes > 0 {
+			answer = ev.AppendJSON(answer[:0])
+		}
+		if p.Full(len(out), size, len(answer)) {
 			return out, encodeCursor(last), nil
 		}
 		out = append(out, ev)
 		last = bytes.Clone(k)
-		size += len(v)
+		size += len(answer)
 	}
 	return out, "", nil
 }

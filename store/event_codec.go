@@ -22,7 +22,10 @@ import (
 //	created_at | updated_at | then, each when its bit is set: zone_code, lat, lng, batch_id,
 //	device_id, captured_at, device_captured_at, origin, delivered_at, closed_at.
 //
-// A string is uvarint length | bytes; a list is uvarint count | strings; a time is its
+// A string is uvarint length | bytes; a word (priority, vertical, severity, status, a
+// channel, source) is a string, or one of eventWords: uvarint 2×length | bytes, or
+// uvarint 2×index+1; idempotency_key is packJSON's form of it when evKeyPacked is set (a
+// key made of a UUID); a list is uvarint count | words; a time is its
 // Unix milliseconds as a varint (model.Time holds no more); a number is 8 bytes, IEEE 754;
 // batch_id is its 16 bytes (unless it is not an id in canonical form); the event's own
 // id is its key.
@@ -48,7 +51,29 @@ const (
 	// evBatchText: the batch_id is not an id in canonical form (from another node), kept
 	// as a string.
 	evBatchText
+	// evKeyPacked: the idempotency_key is stored packed (packJSON).
+	evKeyPacked
 )
+
+// eventWords are the values of an event's enumerated fields, written as one byte. The
+// list is part of the stored form: append to it, never change or reorder what is there.
+var eventWords = [...]string{
+	"pending", "delivered", "failed", "queued_offline", "closed",
+	"rest_full", "sms", "device", "webhook",
+	"low", "normal", "high", "critical",
+	"api", "sync_batch", "upstream",
+	"healthcare", "banking", "logistics", "delivery", "telecom", "gov", "emergency",
+	"medium",
+}
+
+// eventWordIndex is eventWords by value.
+var eventWordIndex = func() map[string]int {
+	m := make(map[string]int, len(eventWords))
+	for i, w := range eventWords {
+		m[w] = i
+	}
+	return m
+}()
 
 // encodeEvent appends ev's record to b.
 func encodeEvent(b []byte, ev *model.Event) []byte {
@@ -75,16 +100,25 @@ func encodeEvent(b []byte, ev *model.Event) []byte {
 	set(evAttemptedSet, ev.ChannelsAttempted != nil)
 	set(evPlanSet, ev.Delivery.Plan != nil)
 	set(evPayload, len(ev.Payload) > 0)
+	key, packed := packJSON(nil, []byte(ev.IdempotencyKey))
+	packed = packed && len(key) < len(ev.IdempotencyKey)
+	set(evKeyPacked, packed)
+	if !packed {
+		key = []byte(ev.IdempotencyKey)
+	}
 	b = append(b, eventV2)
 	b = binary.AppendUvarint(b, bits)
-	for _, s := range []string{ev.Type, ev.Priority, ev.Vertical, ev.IdempotencyKey, string(ev.Payload), ev.Severity} {
-		b = appendBytes(b, s)
-	}
+	b = appendBytes(b, ev.Type)
+	b = appendWord(b, ev.Priority)
+	b = appendWord(b, ev.Vertical)
+	b = appendBytes(b, string(key))
+	b = appendBytes(b, string(ev.Payload))
+	b = appendWord(b, ev.Severity)
 	b = appendList(b, ev.RequiredEquipment)
-	b = appendBytes(b, ev.Status)
-	b = appendBytes(b, ev.ChannelSelected)
+	b = appendWord(b, ev.Status)
+	b = appendWord(b, ev.ChannelSelected)
 	b = appendList(b, ev.ChannelsAttempted)
-	b = appendBytes(b, ev.Source)
+	b = appendWord(b, ev.Source)
 	b = appendList(b, ev.Delivery.Plan)
 	b = binary.AppendUvarint(b, uint64(ev.Delivery.Started))
 	b = binary.AppendUvarint(b, uint64(ev.Delivery.Outstanding))
@@ -138,17 +172,26 @@ func decodeEvent(k, raw []byte, ev *model.Event) error {
 	d := &recordReader{b: raw[1:]}
 	bits := d.uvarint()
 	*ev = model.Event{ID: idString(k)}
-	ev.Type, ev.Priority, ev.Vertical, ev.IdempotencyKey = d.str(), d.str(), d.str(), d.str()
+	ev.Type, ev.Priority, ev.Vertical = d.str(), d.word(), d.word()
+	if key := d.bytes(); bits&evKeyPacked != 0 {
+		text, err := unpackJSON(nil, key)
+		if err != nil && d.err == nil {
+			d.err = err
+		}
+		ev.IdempotencyKey = string(text)
+	} else {
+		ev.IdempotencyKey = string(key)
+	}
 	if payload := d.bytes(); bits&evPayload != 0 {
 		ev.Payload = json.RawMessage(payload)
 	} else {
 		ev.Payload = json.RawMessage("null") // what the JSON record read back
 	}
-	ev.Severity = d.str()
+	ev.Severity = d.word()
 	ev.RequiredEquipment = d.list(false)
-	ev.Status, ev.ChannelSelected = d.str(), d.str()
+	ev.Status, ev.ChannelSelected = d.word(), d.word()
 	ev.ChannelsAttempted = d.list(bits&evAttemptedSet != 0)
-	ev.Source = d.str()
+	ev.Source = d.word()
 	ev.Delivery.Plan = d.list(bits&evPlanSet != 0)
 	ev.Delivery.Started, ev.Delivery.Outstanding = int(d.uvarint()), int(d.uvarint())
 	ev.CreatedAt, ev.UpdatedAt = d.time(), d.time()
@@ -218,10 +261,18 @@ func appendBytes(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
+func appendWord(b []byte, s string) []byte {
+	if i, ok := eventWordIndex[s]; ok {
+		return binary.AppendUvarint(b, uint64(2*i+1))
+	}
+	b = binary.AppendUvarint(b, uint64(2*len(s)))
+	return append(b, s...)
+}
+
 func appendList(b []byte, list []string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(list)))
 	for _, s := range list {
-		b = appendBytes(b, s)
+		b = appendWord(b, s)
 	}
 	return b
 }
@@ -270,6 +321,22 @@ func (d *recordReader) bytes() []byte {
 	return append([]byte(nil), d.next(int(n))...)
 }
 
+func (d *recordReader) word() string {
+	v := d.uvarint()
+	if v%2 == 1 {
+		if v/2 >= uint64(len(eventWords)) {
+			d.fail("word")
+			return ""
+		}
+		return eventWords[v/2]
+	}
+	if v/2 > uint64(len(d.b)) {
+		d.fail("word")
+		return ""
+	}
+	return string(d.next(int(v / 2)))
+}
+
 func (d *recordReader) str() string {
 	n := d.uvarint()
 	if n > uint64(len(d.b)) {
@@ -294,7 +361,7 @@ func (d *recordReader) list(set bool) []string {
 	}
 	out := make([]string, n)
 	for i := range out {
-		out[i] = d.str()
+		out[i] = d.word()
 	}
 	return out
 }

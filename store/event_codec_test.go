@@ -62,10 +62,13 @@ func TestEventCodec_EveryField(t *testing.T) {
 	foreign := *full
 	other := "BATCH-7"
 	foreign.BatchID = &other
+	unlisted := *full
+	unlisted.Priority, unlisted.Status, unlisted.Severity, unlisted.IdempotencyKey = "p9", "weird", "", "plain key é"
+	unlisted.Delivery.Plan, unlisted.ChannelsAttempted = []string{"carrier-pigeon", "sms"}, []string{"carrier-pigeon"}
 	zero := *bare
 	zero.CreatedAt, zero.UpdatedAt = model.Time{}, model.Time{}
 	for name, ev := range map[string]*model.Event{"full": full, "bare": bare, "empty lists": &empties,
-		"batch_id not an id": &foreign, "zero times": &zero} {
+		"batch_id not an id": &foreign, "zero times": &zero, "unlisted words": &unlisted} {
 		t.Run(name, func(t *testing.T) {
 			k, err := idKey(ev.ID)
 			if err != nil {

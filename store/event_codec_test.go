@@ -1,12 +1,17 @@
 package store
 
 import (
+	"context"
+	"encoding/binary"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // jsonRoundTrip is ev as the JSON record read it back: what every reader saw before the
@@ -112,5 +117,91 @@ func TestEventCodec_JSONRecord(t *testing.T) {
 	}
 	if err := decodeEvent(k, []byte{9, 1, 2}, &got); err == nil {
 		t.Error("an unknown form decoded")
+	}
+}
+
+// A file of schema version 1 holds events, event replies and sync batch records as JSON:
+// after an upgrade they read as before, and new records take the compact forms beside them.
+func TestEventCodec_OlderFile(t *testing.T) {
+	dir := t.TempDir()
+	db := openInternal(t, dir)
+	tn := &model.Tenant{ID: model.NewID(), Slug: "older", Name: "Older"}
+	ctx := context.Background()
+	if err := db.Update(ctx, func(tx model.Tx) error { return tx.PutTenant(tn) }); err != nil {
+		t.Fatal(err)
+	}
+	old := fullEvent()
+	batch := &model.Batch{ID: *old.BatchID, CapturedAt: old.CreatedAt, ReceivedAt: old.CreatedAt, Accepted: 1,
+		Items: []model.BatchItem{{IdempotencyKey: old.IdempotencyKey, Status: model.ItemAccepted, EventID: &old.ID}}}
+	reply := &model.IdempotencyRecord{Reply: model.Reply{Status: 201, Body: []byte(`{"event_id":"` + old.ID + `"}`), RequestID: "req-1"},
+		CreatedAt: old.CreatedAt}
+	// The records as version 1 wrote them.
+	err := db.bolt.Update(func(btx *bolt.Tx) error {
+		tk, _ := idKey(tn.ID)
+		tb := btx.Bucket(bucketTenantRoot).Bucket(tk)
+		k, _ := idKey(old.ID)
+		if err := tb.Bucket(tbEvents).Put(k, old.AppendJSON(nil)); err != nil {
+			return err
+		}
+		raw, _ := json.Marshal(batch)
+		bk, _ := idKey(batch.ID)
+		if err := tb.Bucket(tbBatches).Put(bk, raw); err != nil {
+			return err
+		}
+		v1 := []byte{eventReplyV1, 0, 201, 0, 0, 0, 0, 0, 0, 0, 0, byte(len(reply.RequestID))}
+		binary.BigEndian.PutUint64(v1[3:11], uint64(reply.CreatedAt.UnixMilli()))
+		v1 = append(append(v1, reply.RequestID...), reply.Body...)
+		if err := tb.Bucket(tbEventsByIdem).Put([]byte(old.IdempotencyKey), v1); err != nil {
+			return err
+		}
+		return btx.Bucket(bucketMeta).Put(metaSchemaVersion, []byte("1"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openInternal(t, dir)
+	fresh := *old
+	fresh.ID, fresh.IdempotencyKey = model.NewID(), "field-"+model.NewID()
+	err = db.Update(ctx, func(tx model.Tx) error {
+		if err := tx.PutEvent(tn.ID, &fresh); err != nil {
+			return err
+		}
+		got, err := tx.Event(tn.ID, old.ID)
+		if err != nil {
+			return err
+		}
+		if want := jsonRoundTrip(t, old); !reflect.DeepEqual(*got, want) {
+			t.Errorf("older event:\n%#v\nwant:\n%#v", *got, want)
+		}
+		if got, err := tx.Event(tn.ID, fresh.ID); err != nil || string(got.AppendJSON(nil)) != string(fresh.AppendJSON(nil)) {
+			t.Errorf("new event: %v %v", got, err)
+		}
+		list, _, err := tx.Events(tn.ID, model.EventFilter{}, model.Page{Limit: 10})
+		if err != nil || len(list) != 2 {
+			t.Errorf("both events listed: %d %v", len(list), err)
+		}
+		b, err := tx.SyncBatch(tn.ID, batch.ID)
+		if err != nil || len(b.Items) != 1 || *b.Items[0].EventID != old.ID {
+			t.Errorf("older batch: %+v %v", b, err)
+		}
+		r, err := tx.EventReply(tn.ID, old.IdempotencyKey)
+		if err != nil || r == nil || string(r.Body) != string(reply.Body) || r.RequestID != reply.RequestID {
+			t.Errorf("older reply: %+v %v", r, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.bolt.View(func(btx *bolt.Tx) error {
+		if v := string(btx.Bucket(bucketMeta).Get(metaSchemaVersion)); v != strconv.Itoa(schemaVersion) {
+			t.Errorf("schema version %q after open, want %d", v, schemaVersion)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

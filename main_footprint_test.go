@@ -106,15 +106,15 @@ func TestFootprint(t *testing.T) {
 	checkStart := time.Now()
 	stats := mustRun(t, bin, "", "check", "--stats", "--data", data)
 	checkTime := time.Since(checkStart)
-	ready, private := footprintRestart(t, bin, data)
+	ready, private, anon := footprintRestart(t, bin, data)
 
 	var rep strings.Builder
 	fmt.Fprintf(&rep, "footprint: %d events (10 tenants, POST /v1/sync/batch of %d, %d clients) in %.1f s (%.0f events/s)\n",
 		events, footprintBatch, clients, ingest.Seconds(), float64(events)/ingest.Seconds())
 	fmt.Fprintf(&rep, "file: %d bytes (%d allocated on disk): %.0f bytes per event\n",
 		st.Size, st.Blocks*512, float64(st.Size)/float64(events))
-	fmt.Fprintf(&rep, "ready after restart: %.3f s; private memory once ready: %.1f MB\n",
-		ready.Seconds(), float64(private)/(1<<20))
+	fmt.Fprintf(&rep, "ready after restart: %.3f s; private memory once ready: %.1f MB (anonymous %.1f MB)\n",
+		ready.Seconds(), float64(private)/(1<<20), float64(anon)/(1<<20))
 	fmt.Fprintf(&rep, "check --stats: %.1f s\n", checkTime.Seconds())
 	rep.Write(stats)
 	t.Log("\n" + rep.String())
@@ -150,9 +150,9 @@ func footprintBody(tenant int) []byte {
 }
 
 // footprintRestart starts the node again on data and returns the time from start to
-// /readyz 200 and its private memory (Private_Clean + Private_Dirty) once ready, then
-// stops it.
-func footprintRestart(t *testing.T, bin, data string) (time.Duration, int64) {
+// /readyz 200 and its private and anonymous memory (smapsPrivate) once ready, then stops
+// it.
+func footprintRestart(t *testing.T, bin, data string) (ready time.Duration, private, anon int64) {
 	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "serve", "--data", data, "--addr", addr, "--plain-http")
@@ -171,7 +171,6 @@ func footprintRestart(t *testing.T, bin, data string) (time.Duration, int64) {
 			<-s.done
 		}
 	})
-	var ready time.Duration
 	for deadline := start.Add(30 * time.Second); ready == 0; {
 		if res, err := s.client.Get(s.base + "/readyz"); err == nil {
 			res.Body.Close()
@@ -185,31 +184,38 @@ func footprintRestart(t *testing.T, bin, data string) (time.Duration, int64) {
 		}
 		time.Sleep(2 * time.Millisecond) // a poll of /readyz, bounded by the deadline
 	}
-	private := smapsPrivate(t, cmd.Process.Pid)
+	private, anon = smapsPrivate(t, cmd.Process.Pid)
 	if err := s.stop(t); err != nil {
 		t.Fatalf("stopping the node: %v\n%s", err, logs)
 	}
-	return ready, private
+	return ready, private, anon
 }
 
 // smapsPrivate reads the private memory of a process (Private_Clean + Private_Dirty of
-// /proc/PID/smaps_rollup), in bytes.
-func smapsPrivate(t *testing.T, pid int) int64 {
+// /proc/PID/smaps_rollup), and of it the anonymous memory (the process's own, without the
+// pages of the mapped bbolt file), in bytes.
+func smapsPrivate(t *testing.T, pid int) (private, anon int64) {
 	t.Helper()
 	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"))
 	if err != nil {
 		t.Skipf("no smaps_rollup here: %v", err)
 	}
 	defer f.Close()
-	var kb int64
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) >= 2 && (f[0] == "Private_Clean:" || f[0] == "Private_Dirty:") {
-			n, _ := strconv.ParseInt(f[1], 10, 64)
-			kb += n
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "Private_Clean:", "Private_Dirty:":
+			private += n << 10
+		case "Anonymous:":
+			anon += n << 10
 		}
 	}
-	return kb << 10
+	return private, anon
 }
 
 // TestCheckStats: `fieldrelay check --stats` reports the pages of each kind of bucket of a

@@ -165,9 +165,17 @@ func TestEventCodec_OlderFile(t *testing.T) {
 	db = openInternal(t, dir)
 	fresh := *old
 	fresh.ID, fresh.IdempotencyKey = model.NewID(), "field-"+model.NewID()
+	freshBatch := *batch
+	freshBatch.ID = model.NewID()
 	err = db.Update(ctx, func(tx model.Tx) error {
 		if err := tx.PutEvent(tn.ID, &fresh); err != nil {
 			return err
+		}
+		if err := tx.PutSyncBatch(tn.ID, &freshBatch); err != nil {
+			return err
+		}
+		if b, err := tx.SyncBatch(tn.ID, freshBatch.ID); err != nil || !reflect.DeepEqual(*b, freshBatch) {
+			t.Errorf("new batch: %+v %v, want %+v", b, err, freshBatch)
 		}
 		got, err := tx.Event(tn.ID, old.ID)
 		if err != nil {
@@ -197,6 +205,16 @@ func TestEventCodec_OlderFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := db.bolt.View(func(btx *bolt.Tx) error {
+		tk, _ := idKey(tn.ID)
+		tb := btx.Bucket(bucketTenantRoot).Bucket(tk)
+		bk, _ := idKey(freshBatch.ID)
+		ek, _ := idKey(fresh.ID)
+		if raw := tb.Bucket(tbBatches).Get(bk); raw[0] != batchPacked {
+			t.Errorf("a new batch record is not packed: %q", raw)
+		}
+		if raw := tb.Bucket(tbEvents).Get(ek); raw[0] != eventV2 {
+			t.Errorf("a new event record is not in the binary form: %q", raw)
+		}
 		if v := string(btx.Bucket(bucketMeta).Get(metaSchemaVersion)); v != strconv.Itoa(schemaVersion) {
 			t.Errorf("schema version %q after open, want %d", v, schemaVersion)
 		}

@@ -17,7 +17,7 @@ TOOLS := $(CURDIR)/bin/tools
 VULNDB ?= https://vuln.go.dev
 FUZZTIME ?= 30s
 
-.PHONY: build run run-central central-bench axe test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak delivery-rate upstream-bench clean
+.PHONY: build run run-central central-bench axe test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak footprint delivery-rate upstream-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -128,7 +128,7 @@ crash:
 	go test -count=1 -timeout 10m -run '^TestCrashLoop$$' -v .
 # soak: the node under a steady mixed load for SOAK_DURATION (main_soak_test.go): events, sync
 # batches, device syncs, the dispatch lifecycle, webhooks to a flaky receiver, 50 stream clients,
-# the retention sweep and a backup every 10 minutes; samples RSS, heap, goroutines, open files,
+# the retention sweep and a backup every 10 minutes; samples anonymous RSS, heap, goroutines, open files,
 # bbolt bytes per event, outbox depth and p99 every SOAK_SAMPLE and fails on an upward trend, a
 # missing acknowledged event or an unclean check. Never part of make test.
 SOAK_DURATION ?= 1h
@@ -136,6 +136,17 @@ SOAK_SAMPLE   ?= 1m
 soak:
 	FIELDRELAY_SOAK=1 FIELDRELAY_SOAK_DURATION=$(SOAK_DURATION) FIELDRELAY_SOAK_SAMPLE=$(SOAK_SAMPLE) \
 	go test -count=1 -timeout 0 -run '^TestSoak$$' -v .
+
+# footprint: FOOTPRINT_EVENTS events (default 1,000,000) of about 300 bytes of payload, 10 tenants,
+# through POST /v1/sync/batch into the real binary on a fresh data directory (fsync on; under
+# $$TMPDIR, which must be a disk, not tmpfs), then the file's bytes per event, `check --stats`,
+# the time from a restart to /readyz 200 and the private memory once ready (main_footprint_test.go).
+# FOOTPRINT_REPORT names a file the report is also written to. Never part of make test.
+FOOTPRINT_EVENTS ?= 1000000
+FOOTPRINT_REPORT ?=
+footprint:
+	FIELDRELAY_FOOTPRINT=1 FIELDRELAY_FOOTPRINT_EVENTS=$(FOOTPRINT_EVENTS) FIELDRELAY_FOOTPRINT_REPORT=$(FOOTPRINT_REPORT) \
+	go test -count=1 -timeout 0 -run '^TestFootprint$$' -v .
 
 # delivery-rate: 10,000 events posted from 64 connections to a node whose tenant has
 # DELIVERY_SUBS HTTPS subscriptions (main_delivery_rate_test.go); prints the ingest rate and

@@ -14,6 +14,7 @@ var errReported = errors.New("reported")
 
 func (a *app) newCheckCommand() *cobra.Command {
 	var f adminFlags
+	var stats bool
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check the database of a stopped node: bbolt's pages and fieldrelay's indexes",
@@ -22,8 +23,11 @@ func (a *app) newCheckCommand() *cobra.Command {
 			"events against events_by_idem (both ways, one event per idempotency key), each event's\n" +
 			"outstanding messages against the outbox and device queues, and each device's sequence\n" +
 			"records against its applied_through, highest_received and waiting count. It writes nothing\n" +
-			"and refuses to run while a server holds the data directory. Exit 0 when clean, 1 otherwise.",
-		Example:      "  fieldrelay check --data /var/lib/fieldrelay",
+			"and refuses to run while a server holds the data directory. Exit 0 when clean, 1 otherwise.\n" +
+			"With --stats it also reports where the file's bytes go: for each kind of bucket (a tenant's\n" +
+			"buckets summed over the tenants, as t/*/NAME) its keys, branch and leaf pages, bytes and fill,\n" +
+			"and the file's size and free pages.",
+		Example:      "  fieldrelay check --data /var/lib/fieldrelay\n  fieldrelay check --stats --data /var/lib/fieldrelay",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
@@ -42,12 +46,20 @@ func (a *app) newCheckCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if stats {
+				if report.Footprint, err = db.Footprint(); err != nil {
+					return err
+				}
+			}
 			if f.json {
 				if err := printJSON(cmd.OutOrStdout(), report); err != nil {
 					return err
 				}
 			} else {
 				fmt.Fprint(cmd.OutOrStdout(), store.FormatCheck(report))
+				if report.Footprint != nil {
+					fmt.Fprint(cmd.OutOrStdout(), store.FormatFootprint(report.Footprint))
+				}
 			}
 			if !report.OK {
 				return errReported
@@ -56,5 +68,6 @@ func (a *app) newCheckCommand() *cobra.Command {
 		}),
 	}
 	f.register(cmd)
+	cmd.Flags().BoolVar(&stats, "stats", false, "also report the pages, bytes and fill of each kind of bucket and the file's free pages")
 	return cmd
 }

@@ -76,5 +76,8 @@ var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByE
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")
 
-// schemaVersion is the layout this code reads and writes.
-const schemaVersion = 1
+// schemaVersion is the layout this code reads and writes. Version 2 writes events, event
+// replies and sync batch records in compact forms (event_codec.go, packed.go) and reads
+// version 1's JSON as well: opening a version 1 file only records the new version, so that
+// an older binary refuses the file instead of failing on a record.
+const schemaVersion = 2

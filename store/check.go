@@ -27,6 +27,8 @@ type CheckReport struct {
 	ProblemCount int      `json:"problem_count"`
 	// Counts are the records checked, by kind.
 	Counts CheckCounts `json:"counts"`
+	// Footprint is where the file's bytes go (check --stats; nil otherwise).
+	Footprint *FootprintReport `json:"footprint,omitempty"`
 }
 
 // CheckCounts are the records a check read.
@@ -188,7 +190,7 @@ func checkTenant(tb *bolt.Bucket, tenant string, due *bolt.Bucket, r *CheckRepor
 	err = events.ForEach(func(k, v []byte) error {
 		r.Counts.Events++
 		var ev model.Event
-		if err := json.Unmarshal(v, &ev); err != nil {
+		if err := decodeEvent(k, v, &ev); err != nil {
 			r.problem("events: event %x of tenant %s does not decode: %v", k, tenant, err)
 			return nil
 		}

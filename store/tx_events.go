@@ -16,6 +16,13 @@ import (
 // fewer of them to write.
 const appendFill = 0.9
 
+// eventFill is the events bucket's: every page filled. A binary event record of a few
+// hundred bytes leaves a page 5 to 10 % empty anyway (seven records of 550 bytes fill 3,870
+// of 4,096 bytes), room for the updates that follow (delivered_at, channels_attempted)
+// without a split; at 0.9 a page would hold six (docs/decisions.md, "Footprint of the
+// bbolt file").
+const eventFill = 1.0
+
 func (t *tx) Event(tenantID, id string) (*model.Event, error) {
 	b, err := t.tbucket(tenantID, tbEvents)
 	if err != nil {
@@ -25,11 +32,12 @@ func (t *tx) Event(tenantID, id string) (*model.Event, error) {
 	if err != nil {
 		return nil, model.NotFound("event")
 	}
+	raw := b.Get(k)
+	if raw == nil {
+		return nil, model.NotFound("event")
+	}
 	var ev model.Event
-	if ok, err := getJSON(b, k, &ev); !ok || err != nil {
-		if err == nil {
-			err = model.NotFound("event")
-		}
+	if err := decodeEvent(k, raw, &ev); err != nil {
 		return nil, err
 	}
 	return &ev, nil
@@ -44,9 +52,9 @@ func (t *tx) PutEvent(tenantID string, ev *model.Event) error {
 	if err != nil {
 		return err
 	}
-	b.FillPercent = appendFill
+	b.FillPercent = eventFill
 	// bbolt keeps the value until commit: a fresh buffer, never a pooled one.
-	return b.Put(k, ev.AppendJSON(make([]byte, 0, 768+len(ev.Payload))))
+	return b.Put(k, encodeEvent(make([]byte, 0, 256+len(ev.Payload)), ev))
 }
 
 // Events walks the events newest first from the cursor (or from until), decoding only what
@@ -72,25 +80,28 @@ func (t *tx) Events(tenantID string, f model.EventFilter, p model.Page) ([]model
 		k, v = c.Last()
 	}
 	out := []model.Event{}
-	var last []byte
-	size := 0 // of the page's stored JSON, which is the answer's (Event.AppendJSON)
+	var last, answer []byte
+	size := 0 // of the page's answer (Event.AppendJSON)
 	for ; k != nil; k, v = c.Prev() {
 		if f.Since != nil && uuidMillis(k) < f.Since.UnixMilli() {
 			break
 		}
 		var ev model.Event
-		if err := json.Unmarshal(v, &ev); err != nil {
+		if err := decodeEvent(k, v, &ev); err != nil {
 			return nil, "", err
 		}
 		if !f.Match(&ev) {
 			continue
 		}
-		if p.Full(len(out), size, len(v)) {
+		if p.MaxBytes > 0 {
+			answer = ev.AppendJSON(answer[:0])
+		}
+		if p.Full(len(out), size, len(answer)) {
 			return out, encodeCursor(last), nil
 		}
 		out = append(out, ev)
 		last = bytes.Clone(k)
-		size += len(v)
+		size += len(answer)
 	}
 	return out, "", nil
 }
@@ -124,31 +135,52 @@ func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) 
 
 // An event reply is stored in a compact binary form, being written once per event:
 // version (1) | status (2) | created_at Unix ms (8) | request id length (1) | request id |
-// body.
-const eventReplyV1 = 1
+// body. Version 2 (eventReplyV2) packs request id and body together (packJSON: the body
+// repeats the request id, and holds the event's id and time); version 1 keeps them as
+// they are, for a body that cannot be packed, and is what older files hold.
+const (
+	eventReplyV1 = 1
+	eventReplyV2 = 2
+)
 
 func encodeEventReply(r *model.IdempotencyRecord) ([]byte, error) {
 	if len(r.RequestID) > 255 {
 		return nil, fmt.Errorf("request id too long")
 	}
 	out := make([]byte, 12, 12+len(r.RequestID)+len(r.Body))
-	out[0] = eventReplyV1
+	out[0] = eventReplyV2
 	binary.BigEndian.PutUint16(out[1:3], uint16(r.Status))
 	binary.BigEndian.PutUint64(out[3:11], uint64(r.CreatedAt.UnixMilli()))
 	out[11] = byte(len(r.RequestID))
-	out = append(out, r.RequestID...)
-	return append(out, r.Body...), nil
+	text := append([]byte(r.RequestID), r.Body...)
+	if packed, ok := packJSON(out, text); ok {
+		return packed, nil
+	}
+	out[0] = eventReplyV1
+	return append(out, text...), nil
 }
 
 func decodeEventReply(raw []byte) (*model.IdempotencyRecord, error) {
-	if len(raw) < 12 || raw[0] != eventReplyV1 || len(raw) < 12+int(raw[11]) {
+	if len(raw) < 12 || (raw[0] != eventReplyV1 && raw[0] != eventReplyV2) {
 		return nil, fmt.Errorf("decoding an event reply: malformed record")
 	}
-	n := 12 + int(raw[11])
+	text := raw[12:]
+	if raw[0] == eventReplyV2 {
+		var err error
+		if text, err = unpackJSON(nil, text); err != nil {
+			return nil, fmt.Errorf("decoding an event reply: %w", err)
+		}
+	} else {
+		text = bytes.Clone(text)
+	}
+	n := int(raw[11])
+	if len(text) < n {
+		return nil, fmt.Errorf("decoding an event reply: malformed record")
+	}
 	r := &model.IdempotencyRecord{CreatedAt: model.At(time.UnixMilli(int64(binary.BigEndian.Uint64(raw[3:11]))))}
 	r.Status = int(binary.BigEndian.Uint16(raw[1:3]))
-	r.RequestID = string(raw[12:n])
-	r.Body = bytes.Clone(raw[n:])
+	r.RequestID = string(text[:n])
+	r.Body = text[n:]
 	return r, nil
 }
 

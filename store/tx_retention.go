@@ -80,7 +80,7 @@ func (t *tx) PruneEvents(tenantID, after string, before time.Time, limit int, ke
 		return 0, "", err
 	}
 	var old, idem [][]byte
-	next, err := walkOld(b, "event", after, before, limit, keep, func(k []byte, ev *model.Event) error {
+	next, err := walkOld(b, "event", after, before, limit, decodeEvent, keep, func(k []byte, ev *model.Event) error {
 		old = append(old, k)
 		if ev.IdempotencyKey != "" {
 			idem = append(idem, []byte(ev.IdempotencyKey))
@@ -104,7 +104,7 @@ func (t *tx) PruneMissions(tenantID, after string, before time.Time, limit int, 
 	}
 	b := tb.Bucket(tbMissions)
 	var old, byEvent, byTeam [][]byte
-	next, err := walkOld(b, "mission", after, before, limit, keep, func(k []byte, m *model.Mission) error {
+	next, err := walkOld(b, "mission", after, before, limit, decodeJSON[model.Mission], keep, func(k []byte, m *model.Mission) error {
 		ek, err := pair(m.EventID, m.ID)
 		if err != nil {
 			return err
@@ -129,12 +129,15 @@ func (t *tx) PruneMissions(tenantID, after string, before time.Time, limit int, 
 	return n, next, err
 }
 
+// decodeJSON reads a JSON record (walkOld's decode of a record stored as JSON).
+func decodeJSON[T any](_, v []byte, rec *T) error { return json.Unmarshal(v, rec) }
+
 // walkOld walks the records of b (keyed by time-ordered id) after the id after ("": from
-// the first) and older than before, at most limit of them, and passes each that keep
+// the first) and older than before, at most limit of them, decodes each with decode, and passes each that keep
 // does not keep to drop with a copy of its key. next is the id of the last record walked when limit stopped the walk ("" when the walk reached the
 // end of what is old), where the next call starts.
-func walkOld[T any](b *bolt.Bucket, what, after string, before time.Time, limit int, keep func(*T) (bool, error),
-	drop func(k []byte, rec *T) error) (next string, err error) {
+func walkOld[T any](b *bolt.Bucket, what, after string, before time.Time, limit int, decode func(k, v []byte, rec *T) error,
+	keep func(*T) (bool, error), drop func(k []byte, rec *T) error) (next string, err error) {
 	floor := model.IDFloor(before)
 	c := b.Cursor()
 	var k, v []byte
@@ -153,7 +156,7 @@ func walkOld[T any](b *bolt.Bucket, what, after string, before time.Time, limit 
 	for ; k != nil && walked < limit && bytes.Compare(k, floor[:]) < 0; k, v = c.Next() {
 		walked++
 		var rec T
-		if err := json.Unmarshal(v, &rec); err != nil {
+		if err := decode(k, v, &rec); err != nil {
 			return "", fmt.Errorf("decoding %s %x: %w", what, k, err)
 		}
 		next = idString(k)

@@ -17,7 +17,7 @@ TOOLS := $(CURDIR)/bin/tools
 VULNDB ?= https://vuln.go.dev
 FUZZTIME ?= 30s
 
-.PHONY: build run run-central central-bench axe test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak footprint upstream-bench clean
+.PHONY: build run run-central central-bench axe test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak footprint delivery-rate upstream-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -147,6 +147,14 @@ FOOTPRINT_REPORT ?=
 footprint:
 	FIELDRELAY_FOOTPRINT=1 FIELDRELAY_FOOTPRINT_EVENTS=$(FOOTPRINT_EVENTS) FIELDRELAY_FOOTPRINT_REPORT=$(FOOTPRINT_REPORT) \
 	go test -count=1 -timeout 0 -run '^TestFootprint$$' -v .
+
+# delivery-rate: 10,000 events posted from 64 connections to a node whose tenant has
+# DELIVERY_SUBS HTTPS subscriptions (main_delivery_rate_test.go); prints the ingest rate and
+# when the last message arrived (docs/bench.md). Never part of make test.
+DELIVERY_SUBS ?= 1
+delivery-rate:
+	FIELDRELAY_DELIVERY_RATE=1 FIELDRELAY_DELIVERY_SUBS=$(DELIVERY_SUBS) \
+	go test -count=1 -run '^TestDeliveryRate$$' -v .
 
 # upstream-bench: an edge records 50,000 changes with its link paused, then drains them into a
 # central node over HTTP on 127.0.0.1 (real stores, fsync on): drain time and changes/s, 3 runs.

@@ -99,12 +99,11 @@ func (e *Engine) AdminAPIKeys(ctx context.Context, slug string) ([]model.APIKey,
 
 // apiKeysOf lists the active keys of a tenant, newest first, without their secrets.
 func (e *Engine) apiKeysOf(ctx context.Context, tenantID string) ([]model.APIKey, error) {
-	now := e.clock.Now()
 	var out []model.APIKey
 	err := e.store.View(ctx, func(tx model.Tx) error {
 		recs, err := tx.APIKeys(tenantID)
 		for _, r := range recs {
-			if r.Active(now) {
+			if e.keyActive(&r.APIKey) {
 				out = append(out, r.APIKey)
 			}
 		}
@@ -124,13 +123,18 @@ func (e *Engine) rotateAPIKey(tx model.Tx, tenantID, callerKeyID string, in mode
 		return nil, model.Invalid("grace_period_minutes", "grace_period_minutes must be between 0 and %d", MaxGraceMin)
 	}
 	now := e.clock.Now()
-	old, err := e.keyToRotate(tx, tenantID, callerKeyID, in.KeyID, now)
+	old, err := e.keyToRotate(tx, tenantID, callerKeyID, in.KeyID)
 	if err != nil {
 		return nil, err
 	}
 	expires := model.TimePtr(now.Add(time.Duration(grace) * time.Minute))
 	if old.ExpiresAt != nil && old.ExpiresAt.Before(expires.Time) {
 		expires = old.ExpiresAt // a rotation never lengthens a key's life
+	} else {
+		// The grace lasts its minutes of elapsed time while the node runs, however its
+		// wall clock steps; expires_at is what a restart or another process reads.
+		at, id, wall := e.clock.Mono()+expires.Sub(now), old.ID, expires.Time
+		tx.OnCommit(func() { e.setDeadline(apiKeyDeadline(id), wall, at) })
 	}
 	old.ExpiresAt = expires
 	if err := tx.PutAPIKey(old); err != nil {
@@ -143,7 +147,7 @@ func (e *Engine) rotateAPIKey(tx model.Tx, tenantID, callerKeyID string, in mode
 	return &model.NewKey{APIKey: key, Key: &rec.APIKey, PreviousKeyExpiresAt: expires}, nil
 }
 
-func (e *Engine) keyToRotate(tx model.Tx, tenantID, callerKeyID, keyID string, now time.Time) (*model.APIKeyRecord, error) {
+func (e *Engine) keyToRotate(tx model.Tx, tenantID, callerKeyID, keyID string) (*model.APIKeyRecord, error) {
 	if keyID == "" {
 		keyID = callerKeyID
 	}
@@ -155,7 +159,7 @@ func (e *Engine) keyToRotate(tx model.Tx, tenantID, callerKeyID, keyID string, n
 		if err != nil {
 			return nil, err
 		}
-		if !k.Active(now) {
+		if !e.keyActive(&k.APIKey) {
 			return nil, model.NotFound("api key")
 		}
 		return k, nil
@@ -264,7 +268,7 @@ func (e *Engine) rotateKey(tx model.Tx, p model.Principal, in model.RotateAPIKey
 	if in.GracePeriodMinutes != nil && (*in.GracePeriodMinutes < 1 || *in.GracePeriodMinutes > MaxGraceMin) {
 		return nil, model.Invalid("grace_period_minutes", "grace_period_minutes must be between 1 and %d", MaxGraceMin)
 	}
-	old, err := e.keyToRotate(tx, p.TenantID, p.KeyID, in.KeyID, e.clock.Now())
+	old, err := e.keyToRotate(tx, p.TenantID, p.KeyID, in.KeyID)
 	if err != nil {
 		return nil, err
 	}
@@ -297,4 +301,14 @@ func (e *Engine) revokeAPIKey(tx model.Tx, p model.Principal, id string) (*model
 		return nil, model.NotFound("api key")
 	}
 	return &k.APIKey, tx.DeleteAPIKey(p.TenantID, id)
+}
+
+// apiKeyDeadline is the key of an API key's expiry among the engine's deadlines.
+func apiKeyDeadline(id string) string { return "apikey/" + id }
+
+// keyActive reports whether a key is usable now: before its expiry, on the monotonic
+// clock when this run set the expiry (a rotation's grace), on its stored time otherwise
+// (deadlines.go).
+func (e *Engine) keyActive(k *model.APIKey) bool {
+	return k.ExpiresAt == nil || e.timeLeft(apiKeyDeadline(k.ID), k.ExpiresAt.Time) > 0
 }

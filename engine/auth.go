@@ -49,7 +49,7 @@ func (e *Engine) Login(ctx context.Context, in model.LoginInput) (*model.UserAcc
 	if err != nil {
 		return nil, err
 	}
-	if d := guard.LockedFor(e.clock.Now()); d > 0 {
+	if d := e.lockedFor(email, guard); d > 0 {
 		return nil, lockedError(d)
 	}
 	hash := e.dummyHash
@@ -81,6 +81,19 @@ func (e *Engine) Login(ctx context.Context, in model.LoginInput) (*model.UserAcc
 	return acct, nil
 }
 
+// loginDeadline is the key of an email's lock-out among the engine's deadlines.
+func loginDeadline(email string) string { return "login/" + email }
+
+// lockedFor returns how long the guard g of email still locks (0 when it does not): on
+// the monotonic clock when this run set the lock, on its stored time otherwise
+// (deadlines.go).
+func (e *Engine) lockedFor(email string, g model.LoginGuard) time.Duration {
+	if g.LockedUntil == nil {
+		return 0
+	}
+	return e.timeLeft(loginDeadline(email), g.LockedUntil.Time)
+}
+
 func lockedError(d time.Duration) *model.Error {
 	return &model.Error{Kind: model.KindAccountLocked, RetryAfter: d,
 		Msg: "too many failed logins: the account is locked for a while, or until its password is reset"}
@@ -95,7 +108,7 @@ func (e *Engine) recordLoginFailure(ctx context.Context, email string) (locked t
 			return err
 		}
 		now := e.clock.Now()
-		if locked = g.LockedFor(now); locked > 0 {
+		if locked = e.lockedFor(email, g); locked > 0 {
 			return nil
 		}
 		if g.LockedUntil != nil {
@@ -103,7 +116,12 @@ func (e *Engine) recordLoginFailure(ctx context.Context, email string) (locked t
 		}
 		g.Failures++
 		if g.Failures >= MaxLoginFailures {
-			g = model.LoginGuard{LockedUntil: model.TimePtr(now.Add(LoginLockFor))}
+			until := model.At(now.Add(LoginLockFor))
+			g = model.LoginGuard{LockedUntil: &until}
+			// The lock lasts LoginLockFor of elapsed time while the node runs, however its
+			// wall clock steps; locked_until is what a restart reads.
+			at := e.clock.Mono() + until.Sub(now)
+			tx.OnCommit(func() { e.setDeadline(loginDeadline(email), until.Time, at) })
 		}
 		return tx.PutLoginGuard(email, g)
 	})
@@ -127,7 +145,7 @@ func (e *Engine) clearLoginGuard(ctx context.Context, email string) (locked time
 		if err != nil {
 			return err
 		}
-		if locked = g.LockedFor(e.clock.Now()); locked > 0 {
+		if locked = e.lockedFor(email, g); locked > 0 {
 			return nil
 		}
 		return tx.PutLoginGuard(email, model.LoginGuard{})
@@ -235,7 +253,7 @@ func (e *Engine) AuthenticateKey(ctx context.Context, key string) (model.Princip
 		}
 		e.keys.put(hash, v, ka)
 	}
-	if !ka.key.Active(now) {
+	if !e.keyActive(&ka.key.APIKey) {
 		return model.Principal{}, bad
 	}
 	if last := ka.key.LastUsedAt; last == nil || now.Sub(last.Time) >= keyTouchEvery {

@@ -139,8 +139,13 @@ func (e *Engine) armReinforcement(tx model.Tx, t *model.Tenant, m *model.Mission
 	if due.Before(now.Time) {
 		due = now
 	}
+	return e.armReinforcementAt(tx, t, m, due)
+}
+
+// armReinforcementAt writes a mission's reinforcement check into the outbox, due at due.
+func (e *Engine) armReinforcementAt(tx model.Tx, t *model.Tenant, m *model.Mission, due model.Time) error {
 	return e.enqueue(tx, &model.OutboxEntry{ID: model.NewID(), TenantID: t.ID, Kind: OutboxReinforce,
-		MissionID: m.ID, EventID: m.EventID, DueAt: due, CreatedAt: now})
+		MissionID: m.ID, EventID: m.EventID, DueAt: due, CreatedAt: model.At(e.clock.Now())})
 }
 
 // rearmReinforcement follows a change of the tenant's reinforcement timeout from before
@@ -299,8 +304,10 @@ type reinforced struct {
 
 // reinforce runs the reinforcement check of a mission within tx: a mission that has not
 // reached ACK when the tenant's timeout in force ends gets the next best eligible team as
-// a backup, once; with none eligible, supervisors are alerted.
-func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string) error {
+// a backup, once; with none eligible, supervisors are alerted. at is the time the check
+// judges by: the due time it was armed for and the time elapsed since on the monotonic
+// clock (the scheduler's), not the wall clock's now, which may have stepped meanwhile.
+func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string, at time.Time) error {
 	m, err := tx.Mission(tenantID, missionID)
 	if model.IsKind(err, model.KindNotFound) {
 		return nil
@@ -317,13 +324,14 @@ func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string) error {
 	}
 	// The timeout in force now decides (docs/rules.md, Dispatch score: a check every minute against
 	// reinforcement_timeout_min): off, the check ends; grown since the check was armed,
-	// it is armed again for the new time.
+	// it is armed again for the time left, as a duration from now (docs/decisions.md,
+	// "Timers when the node's clock steps").
 	now := model.At(e.clock.Now())
 	if t.ReinforcementTimeoutMin == 0 {
 		return nil
 	}
-	if reinforceDue(t, m).After(now.Time) {
-		return e.armReinforcement(tx, t, m)
+	if due := reinforceDue(t, m); due.After(at) {
+		return e.armReinforcementAt(tx, t, m, model.At(now.Add(due.Sub(at))))
 	}
 	ev, err := tx.Event(tenantID, m.EventID)
 	if err != nil || ev.Status == model.EventClosed {

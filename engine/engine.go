@@ -32,7 +32,7 @@ type Options struct {
 	RetrySchedule []time.Duration
 	// WebhookPolicy says which addresses webhook URLs may name.
 	WebhookPolicy netguard.AddressPolicy
-	// Workers bounds the calls the scheduler makes at once (16 when zero).
+	// Workers bounds the calls the scheduler makes at once (DefaultWorkers when zero).
 	Workers int
 	// Plans is the price list of GET /v1/tenant/billing; DefaultPlans when nil.
 	Plans model.PlanTable
@@ -76,6 +76,9 @@ type Engine struct {
 	lease time.Duration
 	// ids makes the time-ordered ids of records (ids.go).
 	ids idSource
+	// deadlines holds the monotonic ends of the lock-outs and key expiries this run set
+	// (deadlines.go).
+	deadlines *deadlines
 	// retention is the node's default retention; retentionBatch the sweep's batch size.
 	retention      model.Retention
 	retentionBatch int
@@ -97,7 +100,8 @@ type Engine struct {
 // New returns an Engine over store.
 func New(store model.Store, opt Options) *Engine {
 	e := &Engine{base: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password, mailer: opt.Mailer,
-		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy, stats: newStats(), plans: opt.Plans}
+		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy, stats: newStats(), plans: opt.Plans,
+		deadlines: newDeadlines()}
 	if e.plans == nil {
 		e.plans = DefaultPlans()
 	}

@@ -36,11 +36,11 @@ func TestIDs_ClockSteps(t *testing.T) {
 		}
 	}
 	post(20) // all in one millisecond of the fake clock
-	clock.Advance(-time.Hour)
+	clock.Step(-time.Hour)
 	post(20)
-	clock.Advance(25 * time.Hour)
+	clock.Step(25 * time.Hour)
 	post(20)
-	clock.Advance(-24 * time.Hour) // set right again
+	clock.Step(-24 * time.Hour) // set right again
 	post(20)
 
 	listed, _, err := e.Events(ctx, key, model.EventFilter{}, model.Page{Limit: 500})

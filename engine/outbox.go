@@ -16,8 +16,11 @@ func (e *Engine) enqueue(tx model.Tx, o *model.OutboxEntry) error {
 			return err
 		}
 	}
+	// The delay is read now, when the due time was decided, not after the commit: a step
+	// of the wall clock meanwhile does not move it.
 	ref := model.OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time}
-	tx.OnCommit(func() { e.sched.add(ref) })
+	at := e.sched.monoDue(o.DueAt.Time)
+	tx.OnCommit(func() { e.sched.addAt(ref, at) })
 	return nil
 }
 

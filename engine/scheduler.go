@@ -18,6 +18,13 @@ import (
 var DefaultRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
 	2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
+// DefaultWorkers is how many outbox calls the scheduler makes at once by default. An
+// attempt waits for commits besides its call, so the delivery rate was workers ÷ commit
+// latency: with 16 one HTTPS subscriber received 1,200-1,400 messages/s on the 2-core
+// machine while ingest took 3,400-4,000 events/s (docs/decisions.md, "Delivery keeping up
+// with ingest").
+const DefaultWorkers = 64
+
 // DefaultAttemptLease is how long an attempt in flight keeps its message from being due
 // again (Options.AttemptLease): the call's own timeout and a margin. On a store shared by
 // several processes, another process takes over a message whose lease ended: its process
@@ -42,7 +49,10 @@ const (
 // scheduler owns the timers of the outbox: a heap of due entries rebuilt from the store at
 // start (on a shared store, fed by a poll every second), a loop that hands due entries to
 // a bounded pool of workers, and the workers that make the calls and write their outcome
-// back.
+// back. The heap runs on the clock's monotonic reading: an entry's stored due time (wall
+// clock) becomes a duration from now once, when the entry enters the heap, so a step of
+// the node's wall clock neither fires an entry early nor holds it back (docs/decisions.md,
+// "Timers when the node's clock steps").
 type scheduler struct {
 	e       *Engine
 	workers int
@@ -65,21 +75,23 @@ type scheduler struct {
 
 func newScheduler(e *Engine, workers int) *scheduler {
 	if workers <= 0 {
-		workers = 16
+		workers = DefaultWorkers
 	}
 	return &scheduler{e: e, workers: workers, shared: model.IsShared(e.base), pending: map[string]*heapItem{},
 		busy: map[string]bool{}, leases: map[string]time.Time{}, wake: make(chan struct{}, 1)}
 }
 
 type heapItem struct {
-	ref   model.OutboxRef
+	ref model.OutboxRef
+	// at is when the entry is due on the clock's monotonic reading.
+	at    time.Duration
 	index int
 }
 
 type refHeap []*heapItem
 
 func (h refHeap) Len() int           { return len(h) }
-func (h refHeap) Less(i, j int) bool { return h[i].ref.DueAt.Before(h[j].ref.DueAt) }
+func (h refHeap) Less(i, j int) bool { return h[i].at < h[j].at }
 func (h refHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].index = i; h[j].index = j }
 func (h *refHeap) Push(x any)        { it := x.(*heapItem); it.index = len(*h); *h = append(*h, it) }
 func (h *refHeap) Pop() any {
@@ -91,26 +103,36 @@ func (h *refHeap) Pop() any {
 
 func refKey(r model.OutboxRef) string { return r.TenantID + "/" + r.ID }
 
-// add schedules (or moves) an entry. It never blocks.
-func (s *scheduler) add(r model.OutboxRef) { s.put(r, true) }
+// monoDue returns when a due time of the wall clock falls on the clock's monotonic
+// reading: as far from the monotonic now as due is from the wall clock's now.
+func (s *scheduler) monoDue(due time.Time) time.Duration {
+	return s.e.clock.Mono() + due.Sub(s.e.clock.Now())
+}
 
-// put schedules an entry; move says whether an entry already scheduled or running takes
-// r's due time (false: it is left as it is).
-func (s *scheduler) put(r model.OutboxRef, move bool) {
+// add schedules (or moves) an entry, due r.DueAt.Sub(now) from now. It never blocks.
+func (s *scheduler) add(r model.OutboxRef) { s.put(r, s.monoDue(r.DueAt), true) }
+
+// addAt schedules (or moves) an entry due at at on the monotonic reading (monoDue, read
+// when its due time was decided). It never blocks.
+func (s *scheduler) addAt(r model.OutboxRef, at time.Duration) { s.put(r, at, true) }
+
+// put schedules an entry due at at (monotonic reading); move says whether an entry
+// already scheduled or running takes r's due time (false: it is left as it is).
+func (s *scheduler) put(r model.OutboxRef, at time.Duration, move bool) {
 	s.mu.Lock()
 	if it, ok := s.pending[refKey(r)]; ok {
 		if !move {
 			s.mu.Unlock()
 			return
 		}
-		it.ref.DueAt = r.DueAt
+		it.ref.DueAt, it.at = r.DueAt, at
 		heap.Fix(&s.h, it.index)
 	} else {
 		if !move && s.busy[refKey(r)] {
 			s.mu.Unlock()
 			return
 		}
-		it := &heapItem{ref: r}
+		it := &heapItem{ref: r, at: at}
 		heap.Push(&s.h, it)
 		s.pending[refKey(r)] = it
 	}
@@ -132,6 +154,8 @@ func (s *scheduler) load(ctx context.Context) error {
 		refs, err = tx.DueOutbox()
 		return err
 	})
+	// At start the stored due times (wall clock) are all there is: each becomes a
+	// duration from now once.
 	now := s.e.clock.Now()
 	for _, r := range refs {
 		if r.Leased {
@@ -154,7 +178,7 @@ func (s *scheduler) poll(ctx context.Context) error {
 		return err
 	})
 	for _, r := range refs {
-		s.put(r, false)
+		s.put(r, s.monoDue(r.DueAt), false)
 	}
 	return err
 }
@@ -175,16 +199,23 @@ func (s *scheduler) pollLoop(ctx context.Context) {
 	}
 }
 
-// popDue removes and returns the entries due at now that are not already running, and
-// the time the next one is due (zero when none).
-func (s *scheduler) popDue(now time.Time, max int) ([]model.OutboxRef, time.Time) {
+// dueRef is an entry the heap found due, and how late: how long ago it fell due on the
+// monotonic reading.
+type dueRef struct {
+	model.OutboxRef
+	late time.Duration
+}
+
+// popDue removes and returns the entries due at now (the clock's monotonic reading) that
+// are not already running, and when the next one is due (ok false when none).
+func (s *scheduler) popDue(now time.Duration, max int) (due []dueRef, next time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []model.OutboxRef
+	var out []dueRef
 	var skipped []*heapItem
 	for s.h.Len() > 0 && len(out) < max {
 		it := s.h[0]
-		if it.ref.DueAt.After(now) {
+		if it.at > now {
 			break
 		}
 		heap.Pop(&s.h)
@@ -195,17 +226,16 @@ func (s *scheduler) popDue(now time.Time, max int) ([]model.OutboxRef, time.Time
 		}
 		delete(s.pending, k)
 		s.busy[k] = true
-		out = append(out, it.ref)
-		s.e.stats.lagNanos.Store(int64(now.Sub(it.ref.DueAt)))
+		out = append(out, dueRef{it.ref, now - it.at})
+		s.e.stats.lagNanos.Store(int64(now - it.at))
 	}
 	for _, it := range skipped {
 		heap.Push(&s.h, it)
 	}
-	var next time.Time
 	if s.h.Len() > 0 {
-		next = s.h[0].ref.DueAt
+		return out, s.h[0].at, true
 	}
-	return out, next
+	return out, 0, false
 }
 
 func (s *scheduler) done(r model.OutboxRef) {
@@ -214,15 +244,16 @@ func (s *scheduler) done(r model.OutboxRef) {
 	s.mu.Unlock()
 }
 
-// oldest returns the number of scheduled entries and the due time of the soonest (zero
-// when none).
-func (s *scheduler) oldest() (int, time.Time) {
+// oldest returns the number of scheduled entries and how long the soonest is overdue
+// (zero when none is).
+func (s *scheduler) oldest() (int, time.Duration) {
+	now := s.e.clock.Mono()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.h.Len() == 0 {
-		return 0, time.Time{}
+		return 0, 0
 	}
-	return s.h.Len(), s.h[0].ref.DueAt
+	return s.h.Len(), max(now-s.h[0].at, 0)
 }
 
 // Len returns the number of scheduled entries.
@@ -238,14 +269,14 @@ func (s *scheduler) start(ctx context.Context) error {
 		return err
 	}
 	ctx, s.stop = context.WithCancel(ctx)
-	jobs := make(chan model.OutboxRef)
+	jobs := make(chan dueRef)
 	for range s.workers {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			for r := range jobs {
 				s.e.attempt(ctx, r)
-				s.done(r)
+				s.done(r.OutboxRef)
 			}
 		}()
 	}
@@ -277,7 +308,7 @@ func (s *scheduler) start(ctx context.Context) error {
 		timer := time.NewTimer(time.Hour)
 		defer timer.Stop()
 		for {
-			due, next := s.popDue(s.e.clock.Now(), s.workers)
+			due, next, more := s.popDue(s.e.clock.Mono(), s.workers)
 			for _, r := range due {
 				select {
 				case jobs <- r:
@@ -289,8 +320,8 @@ func (s *scheduler) start(ctx context.Context) error {
 				continue
 			}
 			wait := time.Hour
-			if !next.IsZero() {
-				wait = max(next.Sub(s.e.clock.Now()), time.Millisecond)
+			if more {
+				wait = max(next-s.e.clock.Mono(), time.Millisecond)
 			}
 			timer.Reset(wait)
 			select {
@@ -379,19 +410,20 @@ func (e *Engine) SchedulerRunning() bool { return e.sched.running.Load() }
 // for RunDue.
 func (e *Engine) LoadSchedule(ctx context.Context) error { return e.sched.load(ctx) }
 
-// RunDue makes, in the caller's goroutine, every attempt due at the clock's time (and
+// RunDue makes, in the caller's goroutine, every attempt due at the clock's monotonic
+// reading (and
 // those their outcomes make due at once), and returns how many it made. Tests drive the
 // scheduler with it and a FakeClock instead of the loop.
 func (e *Engine) RunDue(ctx context.Context) int {
 	n := 0
 	for {
-		due, _ := e.sched.popDue(e.clock.Now(), 1<<30)
+		due, _, _ := e.sched.popDue(e.clock.Mono(), 1<<30)
 		if len(due) == 0 {
 			return n
 		}
 		for _, r := range due {
 			e.attempt(ctx, r)
-			e.sched.done(r)
+			e.sched.done(r.OutboxRef)
 			n++
 		}
 	}
@@ -401,14 +433,18 @@ func (e *Engine) RunDue(ctx context.Context) int {
 func (e *Engine) ScheduledCount() int { return e.sched.Len() }
 
 // attempt makes one attempt of an outbox entry: it records the attempt (and a lease that
-// makes it due again should the node die mid-call), makes the call outside any
-// transaction, and writes the outcome back. Both writes go through the group commit, so
-// the attempts of many workers share fsyncs; their functions may run more than once.
-func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
+// makes it due again should the node die mid-call; a webhook call on a store the node has
+// alone only reads the entry), makes the call outside any transaction, and writes the
+// outcome back. The writes go through the group commit, so the attempts of many workers
+// share fsyncs; their functions may run more than once.
+func (e *Engine) attempt(ctx context.Context, r dueRef) {
 	var o *model.OutboxEntry
 	var msg model.WebhookMessage
 	var mail *model.IssuedToken // in memory only: never stored, never logged
-	err := e.store.Batch(ctx, func(tx model.Tx) error {
+	// prepare reads the entry and decides the attempt within tx. With record false it
+	// writes nothing and answers errNeedsWrite when the attempt needs a write before its
+	// call.
+	prepare := func(tx model.Tx, record bool) error {
 		o, mail = nil, nil
 		entry, err := tx.OutboxEntry(r.TenantID, r.ID)
 		if model.IsKind(err, model.KindNotFound) {
@@ -418,8 +454,16 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 			return err
 		}
 		now := e.clock.Now()
-		if entry.DueAt.After(now) {
+		// The heap said the entry is due, on the monotonic reading: the wall clock's now
+		// may have stepped back since and read the entry's stored due time as ahead. Only
+		// an entry whose stored due time moved from the one the heap waited for (leased or
+		// rescheduled meanwhile) is judged by the wall clock.
+		moved := !entry.DueAt.Equal(r.DueAt)
+		if entry.DueAt.After(now) && (moved || e.sched.shared && entry.LeasedBy != "" && entry.LeasedBy != e.runID) {
 			if entry.LeasedBy == "" || entry.LeasedBy == e.runID {
+				if !record {
+					return errNeedsWrite
+				}
 				ref := model.OutboxRef{TenantID: entry.TenantID, ID: entry.ID, DueAt: entry.DueAt.Time}
 				tx.OnCommit(func() { e.sched.add(ref) })
 				return nil
@@ -431,9 +475,18 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 			}
 			// Leased by an earlier run of this node, which died mid-call: retried now.
 		}
+		if !record && (entry.Kind != model.OutboxWebhook || entry.LeasedBy != "") {
+			return errNeedsWrite
+		}
 		if entry.Kind == OutboxReinforce {
 			// A check, not a call: it runs here, and its entry ends.
-			if err := e.reinforce(tx, entry.TenantID, entry.MissionID); err != nil {
+			// The check judges the mission at the wall time the scheduler's elapsed time
+			// says it is: the due time it waited for and how late it runs.
+			at := now
+			if !moved {
+				at = r.DueAt.Add(r.late)
+			}
+			if err := e.reinforce(tx, entry.TenantID, entry.MissionID, at); err != nil {
 				return err
 			}
 			return tx.DeleteOutboxEntry(entry.TenantID, entry.ID)
@@ -446,6 +499,9 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 			if wh == nil || wh.Status != WebhookActive && entry.Name != HookWebhookTest {
 				// The subscription is gone or disabled: the message fails now. A test
 				// message still goes to a disabled one: checking it is its purpose.
+				if !record {
+					return errNeedsWrite
+				}
 				entry.Attempts++
 				return e.settle(tx, entry, model.SendResult{Err: errors.New("the subscription is deleted or disabled")}, 0, true)
 			}
@@ -473,10 +529,26 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 		}
 		entry.Attempts++
 		entry.DueAt = model.At(now.Add(e.lease))
-		entry.LeasedBy = e.runID
 		o = entry
+		if !record {
+			return nil
+		}
+		entry.LeasedBy = e.runID
 		return tx.PutOutboxEntry(entry)
-	})
+	}
+	// On a store the node has alone, a webhook call needs no record before it: should the
+	// node die mid-call, the entry is still due in the store and its next run makes the
+	// call again at once, as a lease would have it (docs/decisions.md, "Delivery keeping up
+	// with ingest"). A read then spares the call a commit. While the store refuses writes
+	// (a full disk), the record is tried first, so that no call is made whose outcome
+	// cannot be written.
+	err := errNeedsWrite
+	if sp, _ := e.Space(); !e.sched.shared && !sp.Full {
+		err = e.store.View(ctx, func(tx model.Tx) error { return prepare(tx, false) })
+	}
+	if errors.Is(err, errNeedsWrite) {
+		err = e.store.Batch(ctx, func(tx model.Tx) error { return prepare(tx, true) })
+	}
 	if err != nil {
 		e.log.Error("outbox: recording an attempt", "tenant", r.TenantID, "entry", r.ID, "err", err)
 		e.sched.add(model.OutboxRef{TenantID: r.TenantID, ID: r.ID, DueAt: e.clock.Now().Add(e.lease)})
@@ -516,12 +588,17 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 		if err != nil {
 			return err
 		}
-		if entry.LeasedBy != o.LeasedBy || entry.Attempts != o.Attempts {
+		recorded := o.Attempts // the attempt's record, or the entry as read when none was written
+		if o.LeasedBy == "" {
+			recorded--
+		}
+		if entry.LeasedBy != o.LeasedBy || entry.Attempts != recorded {
 			// The lease ended before the call did and another run took the message
 			// over: the outcome is that run's to write.
 			stale = true
 			return nil
 		}
+		entry.Attempts = o.Attempts
 		return e.settle(tx, entry, res, took, false)
 	})
 	if stale {
@@ -535,6 +612,9 @@ func (e *Engine) attempt(ctx context.Context, r model.OutboxRef) {
 		e.sched.add(model.OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time})
 	}
 }
+
+// errNeedsWrite says an attempt needs a write before its call (attempt).
+var errNeedsWrite = errors.New("the attempt needs a write before its call")
 
 // outcomePauses are the pauses between the tries of writing an attempt's outcome. A call
 // made is not made again for a transaction that failed: on a shared store, transactions
@@ -658,26 +738,28 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 	return nil
 }
 
-// webhookWriteEvery is how often, at most, the deliveries of one subscription rewrite it on
-// a shared store when only its times move (docs/decisions.md, "The outbox on a shared
-// store").
+// webhookWriteEvery is how often, at most, the deliveries of one subscription rewrite it
+// when only its times move (docs/decisions.md, "The outbox on a shared store" and
+// "Delivery keeping up with ingest").
 const webhookWriteEvery = time.Second
 
 // quietHealth reports whether an attempt's outcome leaves the subscription's record wh
-// (read before settle changes it) as it is: on a shared store, an outcome that changes
-// neither its status nor its failed messages (a success after a success, a failure that
-// will be retried), within webhookWriteEvery of the time it would move (last_success_at
-// for a success, updated_at for a failure). Every delivery to one subscription would
-// otherwise write the same row, and the deliveries of all processes would wait on each
-// other.
+// (read before settle changes it) as it is: an outcome that changes neither its status
+// nor its failed messages (a success after a success, a failure that will be retried),
+// within webhookWriteEvery of the time it would move (last_success_at for a success,
+// updated_at for a failure). Every delivery to one subscription would otherwise write the
+// same record: on a shared store the deliveries of all processes would wait on each
+// other, and on any store each write costs the commit loop and makes every ingest reload
+// the tenant's directory. A time ahead of now (the wall clock stepped back) is rewritten.
 func (e *Engine) quietHealth(wh *model.Webhook, ok, settled bool, res model.SendResult, now time.Time) bool {
+	recent := func(t time.Time) bool { d := now.Sub(t); return d >= 0 && d < webhookWriteEvery }
 	switch {
-	case !e.sched.shared || res.Gone():
+	case res.Gone():
 		return false
 	case ok:
-		return wh.FailedMessages == 0 && wh.LastSuccessAt != nil && now.Sub(wh.LastSuccessAt.Time) < webhookWriteEvery
+		return wh.FailedMessages == 0 && wh.LastSuccessAt != nil && recent(wh.LastSuccessAt.Time)
 	default:
-		return !settled && now.Sub(wh.UpdatedAt.Time) < webhookWriteEvery
+		return !settled && recent(wh.UpdatedAt.Time)
 	}
 }
 

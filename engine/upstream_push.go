@@ -79,7 +79,10 @@ type upLink struct {
 	paused   bool
 	gen      int64
 	failures int
-	next     time.Time // no attempt before
+	// next is when the next attempt may be made, on the clock's monotonic reading: a
+	// backoff is elapsed time, whatever the wall clock does (docs/decisions.md, "Timers
+	// when the node's clock steps").
+	next time.Duration
 	// synced says the upstream's applied_through has been read since the last failure.
 	synced bool
 	// walking says the link's history is still being put in its log (a backfill).
@@ -181,13 +184,13 @@ func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Durat
 				u.e.log.Error("upstream: putting the history in the change log", "tenant", l.tenantID, "err", err)
 			}
 		}
-		now := u.e.clock.Now()
+		now := u.e.clock.Mono()
 		if l.paused {
 			more = more || (walked && l.walking)
 			continue
 		}
-		if l.next.After(now) {
-			wait = min(wait, l.next.Sub(now))
+		if l.next > now {
+			wait = min(wait, l.next-now)
 			more = more || (walked && l.walking)
 			continue
 		}
@@ -197,7 +200,7 @@ func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Durat
 		}
 		if err != nil {
 			u.fail(ctx, l, err)
-			wait = min(wait, max(l.next.Sub(u.e.clock.Now()), 0))
+			wait = min(wait, max(l.next-u.e.clock.Mono(), 0))
 			continue
 		}
 		more = more || left || l.walking
@@ -233,7 +236,7 @@ func (u *upstreamRunner) reload(ctx context.Context) error {
 		}
 		if l.gen != c.Generation || (l.paused && !c.Paused) {
 			// A new link, or a link resumed: tried at once, from what the upstream says.
-			l.gen, l.failures, l.next, l.synced, l.key = c.Generation, 0, time.Time{}, false, ""
+			l.gen, l.failures, l.next, l.synced, l.key = c.Generation, 0, 0, false, ""
 		}
 		l.paused, l.walking = c.Paused, c.Backfill.Walking()
 		links[c.TenantID] = l
@@ -619,7 +622,7 @@ func (u *upstreamRunner) ack(ctx context.Context, l *upLink, cfg *model.Upstream
 	if err != nil {
 		return nil, err
 	}
-	l.failures, l.next = 0, time.Time{}
+	l.failures, l.next = 0, 0
 	u.pushed.Add(uint64(sent))
 	if len(rejected) > 0 {
 		u.rejected.Add(uint64(len(rejected)))
@@ -653,7 +656,7 @@ func (u *upstreamRunner) fail(ctx context.Context, l *upLink, cause error) {
 		delay = min(ue.retryAfter, u.opt.RetryMax)
 	}
 	now := u.e.clock.Now()
-	l.next = now.Add(delay)
+	l.next = u.e.clock.Mono() + delay
 	u.e.log.Warn("upstream: push failed", "tenant", l.tenantID, "failures", l.failures, "retry_in", delay.String(),
 		"err", cause.Error())
 	err := u.e.store.Update(context.WithoutCancel(ctx), func(tx model.Tx) error {
@@ -664,7 +667,7 @@ func (u *upstreamRunner) fail(ctx context.Context, l *upLink, cause error) {
 		if err != nil || c.Generation != l.gen {
 			return err
 		}
-		at, next := model.At(now), model.At(l.next)
+		at, next := model.At(now), model.At(now.Add(delay))
 		c.LastAttemptAt, c.LastError, c.Failures, c.NextAttemptAt = &at, cause.Error(), l.failures, &next
 		return tx.PutUpstream(c)
 	})

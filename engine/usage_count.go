@@ -182,12 +182,7 @@ func (e *Engine) Stats() Stats {
 	out.SMSSent = s.n[statSMS].Load()
 	out.SMSHeld = s.n[statSMSHeld].Load()
 	out.SMSGateway = e.SMSGatewayState()
-	now := e.clock.Now()
-	var oldest time.Time
-	out.OutboxDepth, oldest = e.sched.oldest()
-	if !oldest.IsZero() && now.After(oldest) {
-		out.OutboxOldestDue = now.Sub(oldest)
-	}
+	out.OutboxDepth, out.OutboxOldestDue = e.sched.oldest()
 	out.SchedulerLag = time.Duration(s.lagNanos.Load())
 	out.SchedulerRunning = e.SchedulerRunning()
 	out.Upstream = e.upstreamStats()

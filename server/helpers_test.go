@@ -92,6 +92,9 @@ type nodeOptions struct {
 	webhookPolicy netguard.AddressPolicy
 	// store is the node's store (a fresh bbolt one when nil).
 	store model.Store
+	// systemClock runs the engine on the system clock (n.clock then moves nothing), for
+	// benchmarks that start the scheduler.
+	systemClock bool
 }
 
 func newNode(t testing.TB) *node { t.Helper(); return newNodeWith(t, nodeOptions{}) }
@@ -109,7 +112,11 @@ func newNodeWith(t testing.TB, opt nodeOptions) *node {
 	if opt.realPasswords {
 		pw = password.DefaultParams
 	}
-	n.eng = engine.New(db, engine.Options{Clock: n.clock, Password: pw, Mailer: n.mailer, Logger: log,
+	var clock model.Clock = n.clock
+	if opt.systemClock {
+		clock = model.SystemClock{}
+	}
+	n.eng = engine.New(db, engine.Options{Clock: clock, Password: pw, Mailer: n.mailer, Logger: log,
 		Sender: opt.sender, WebhookPolicy: opt.webhookPolicy})
 	srv, err := server.New(context.Background(), n.eng, server.Config{Logger: log, InternalSecret: opt.internalSecret})
 	if err != nil {

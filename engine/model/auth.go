@@ -1,7 +1,5 @@
 package model
 
-import "time"
-
 // LoginGuard counts an email's consecutive failed logins, whether or not the account
 // exists.
 type LoginGuard struct {
@@ -11,14 +9,6 @@ type LoginGuard struct {
 
 // IsZero reports whether the guard holds nothing.
 func (g LoginGuard) IsZero() bool { return g.Failures == 0 && g.LockedUntil == nil }
-
-// lockedFor returns how long the guard still locks at now (0 when it does not).
-func (g LoginGuard) LockedFor(now time.Time) time.Duration {
-	if g.LockedUntil == nil || !now.Before(g.LockedUntil.Time) {
-		return 0
-	}
-	return g.LockedUntil.Sub(now)
-}
 
 // LoginInput is the body of POST /v1/auth/login.
 type LoginInput struct {

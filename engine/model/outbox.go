@@ -18,7 +18,9 @@ const (
 
 // OutboxEntry is one message the node owes the world: written in the transaction that
 // decided it, delivered by the scheduler after commit, and kept until it succeeds or its
-// retries run out. Every attempt is recorded in it before it is made.
+// retries run out. Every attempt is recorded in it: before it is made, but for a webhook
+// call on a store the node has alone, recorded with its outcome (docs/decisions.md,
+// "Delivery keeping up with ingest").
 type OutboxEntry struct {
 	// ID is also the webhook-id of a webhook message: the same on every attempt.
 	ID       string `json:"id"`

@@ -67,42 +67,83 @@ func ParseTime(s string) (Time, error) {
 }
 
 // Clock tells the time. The engine takes it so that tests move time by hand.
+//
+// Now is the wall clock: what records say and what other machines read. It steps when
+// the node's clock is set by hand. Mono is elapsed time on a clock that never steps, from
+// an arbitrary origin: in-memory timers (delivery retries, reinforcement checks,
+// lock-outs and key grace while the node runs) run on it, so a step of the wall clock
+// neither fires them early nor holds them back (docs/decisions.md, "Timers when the
+// node's clock steps").
 type Clock interface {
 	Now() time.Time
+	Mono() time.Duration
 }
 
 // SystemClock is the real clock.
 type SystemClock struct{}
 
+// monoOrigin is the origin of SystemClock's Mono: time.Now carries the system's monotonic
+// reading, which time.Since reads.
+var monoOrigin = time.Now()
+
 // Now returns the current time.
 func (SystemClock) Now() time.Time { return time.Now() }
 
-// FakeClock is a Clock that moves only when told. It is safe for concurrent use.
+// Mono returns the monotonic time elapsed since the process started.
+func (SystemClock) Mono() time.Duration { return time.Since(monoOrigin) }
+
+// FakeClock is a Clock that moves only when told. It is safe for concurrent use. Advance
+// and Set model time passing (both readings move); Step models a wall clock set by hand
+// (the monotonic reading stays).
 type FakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu   sync.Mutex
+	now  time.Time
+	mono time.Duration
 }
 
 // NewFakeClock returns a FakeClock set to t.
 func NewFakeClock(t time.Time) *FakeClock { return &FakeClock{now: t} }
 
-// Now returns the clock's time.
+// Now returns the clock's wall time.
 func (c *FakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-// Advance moves the clock forward by d.
-func (c *FakeClock) Advance(d time.Duration) {
+// Mono returns the clock's monotonic reading.
+func (c *FakeClock) Mono() time.Duration {
 	c.mu.Lock()
-	c.now = c.now.Add(d)
+	defer c.mu.Unlock()
+	return c.mono
+}
+
+// Advance lets d pass: both readings move forward by d. A negative d is a mistake of the
+// test (monotonic time never runs back; Step sets the wall clock back) and panics.
+func (c *FakeClock) Advance(d time.Duration) {
+	if d < 0 {
+		panic("FakeClock.Advance: negative duration; use Step to set the wall clock back")
+	}
+	c.mu.Lock()
+	c.now, c.mono = c.now.Add(d), c.mono+d
 	c.mu.Unlock()
 }
 
-// Set moves the clock to t.
+// Set moves the clock to t as time passing would: the monotonic reading moves by as much
+// when t is later; when t is earlier, only the wall clock moves (a step back).
 func (c *FakeClock) Set(t time.Time) {
 	c.mu.Lock()
+	if d := t.Sub(c.now); d > 0 {
+		c.mono += d
+	}
 	c.now = t
+	c.mu.Unlock()
+}
+
+// Step sets the wall clock forward (d > 0) or back (d < 0) by d without time passing:
+// the monotonic reading stays, as on a node whose clock is set right by hand.
+func (c *FakeClock) Step(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
 	c.mu.Unlock()
 }

@@ -132,14 +132,30 @@ func TestFakeClock(t *testing.T) {
 	if got := c.Now().Sub(modeltest.Epoch); got != 90*time.Second {
 		t.Fatalf("after Advance: %v", got)
 	}
+	if c.Mono() != 90*time.Second {
+		t.Fatalf("Mono after Advance: %v", c.Mono())
+	}
 	later := modeltest.Epoch.Add(48 * time.Hour)
 	c.Set(later)
-	if !c.Now().Equal(later) {
-		t.Fatalf("after Set: %v", c.Now())
+	if !c.Now().Equal(later) || c.Mono() != 48*time.Hour {
+		t.Fatalf("after Set: %v, Mono %v", c.Now(), c.Mono())
+	}
+	// A wall clock set by hand: the monotonic reading stays.
+	c.Step(-time.Hour)
+	c.Step(24 * time.Hour)
+	if !c.Now().Equal(later.Add(23*time.Hour)) || c.Mono() != 48*time.Hour {
+		t.Fatalf("after Step: %v, Mono %v", c.Now(), c.Mono())
+	}
+	c.Set(later) // back: the wall clock alone
+	if !c.Now().Equal(later) || c.Mono() != 48*time.Hour {
+		t.Fatalf("after Set back: %v, Mono %v", c.Now(), c.Mono())
 	}
 	var _ model.Clock = c
 	var _ model.Clock = model.SystemClock{}
 	if d := time.Since(model.SystemClock{}.Now()); d < 0 || d > time.Minute {
 		t.Fatalf("SystemClock is off by %v", d)
+	}
+	if a, b := (model.SystemClock{}).Mono(), (model.SystemClock{}).Mono(); a < 0 || b < a {
+		t.Fatalf("SystemClock.Mono runs back: %v then %v", a, b)
 	}
 }

@@ -29,6 +29,11 @@ import (
 // DefaultSendTimeout is the time limit of one webhook or SMS attempt.
 const DefaultSendTimeout = 15 * time.Second
 
+// MaxConnsPerReceiver bounds the connections, and so the calls in flight, to one
+// receiver (host and port): more deliveries in flight keep up with ingest, and this
+// bound keeps one subscriber from taking them all or being flooded.
+const MaxConnsPerReceiver = 32
+
 // maxRetryAfter caps the delay a receiver may ask for with Retry-After.
 const maxRetryAfter = 24 * time.Hour
 
@@ -95,9 +100,13 @@ func newSendClient(d *net.Dialer, opt HTTPSenderOptions) *http.Client {
 			MinVersion: tls.VersionTLS12,
 			RootCAs:    opt.RootCAs,
 		},
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    8,
+		ForceAttemptHTTP2: true,
+		MaxIdleConns:      100,
+		// Every connection a receiver may have open stays alive for the next call: a TLS
+		// handshake per message halved the delivery rate (docs/decisions.md, "Delivery
+		// keeping up with ingest").
+		MaxIdleConnsPerHost:    MaxConnsPerReceiver,
+		MaxConnsPerHost:        MaxConnsPerReceiver,
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
 		ExpectContinueTimeout:  time.Second,

@@ -269,6 +269,58 @@ func TestHTTPSenderKeepAlive(t *testing.T) {
 	}
 }
 
+// TestHTTPSenderConcurrentKeepAlive: concurrent sends to one receiver have at most
+// MaxConnsPerReceiver calls in flight, and every connection they open stays alive for the
+// next round: a second round opens none.
+func TestHTTPSenderConcurrentKeepAlive(t *testing.T) {
+	const sends = outbound.MaxConnsPerReceiver + 16
+	var conns, inflight, most atomic.Int32
+	release := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if n >= outbound.MaxConnsPerReceiver {
+			once.Do(func() { close(release) })
+		}
+		select { // the first calls wait until the bound is reached: they overlap
+		case <-release:
+		case <-time.After(10 * time.Second): // a bound below MaxConnsPerReceiver: never reached
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	s := senderFor(srv, netguard.AddressPolicy{AllowLoopback: true})
+	round := func() {
+		var wg sync.WaitGroup
+		for range sends {
+			wg.Go(func() {
+				if res := s.SendWebhook(context.Background(), webhookTo(srv.URL, model.NewWebhookSecret())); !res.OK() {
+					t.Errorf("send: %+v", res)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	round()
+	if m := most.Load(); m != outbound.MaxConnsPerReceiver {
+		t.Fatalf("%d calls in flight at most, want %d", m, outbound.MaxConnsPerReceiver)
+	}
+	first := conns.Load()
+	round()
+	if n := conns.Load(); first > outbound.MaxConnsPerReceiver || n != first {
+		t.Fatalf("connections: %d after the first round, %d after the second; want at most %d, none new",
+			first, n, outbound.MaxConnsPerReceiver)
+	}
+}
+
 func TestHTTPSenderSMSSend(t *testing.T) {
 	var mu sync.Mutex
 	var got []map[string]string

@@ -195,10 +195,22 @@ func decodeEvent(k, raw []byte, ev *model.Event) error {
 	ev.Delivery.Plan = d.list(bits&evPlanSet != 0)
 	ev.Delivery.Started, ev.Delivery.Outstanding = int(d.uvarint()), int(d.uvarint())
 	ev.CreatedAt, ev.UpdatedAt = d.time(), d.time()
-	if bits&evZone != 0 {
+	optStr := func(bit uint64) *string {
+		if bits&bit == 0 {
+			return nil
+		}
 		s := d.str()
-		ev.ZoneCode = &s
+		return &s
 	}
+	optTime := func(bit uint64) *model.Time {
+		if bits&bit == 0 {
+			return nil
+		}
+		t := d.time()
+		return &t
+	}
+	// In the record's order (encodeEvent); calls on one line run left to right.
+	ev.ZoneCode = optStr(evZone)
 	if bits&evLat != 0 {
 		ev.Lat = d.float()
 	}
@@ -214,30 +226,10 @@ func decodeEvent(k, raw []byte, ev *model.Event) error {
 		}
 		ev.BatchID = &s
 	}
-	if bits&evDevice != 0 {
-		s := d.str()
-		ev.DeviceID = &s
-	}
-	if bits&evCaptured != 0 {
-		t := d.time()
-		ev.CapturedAt = &t
-	}
-	if bits&evDeviceCaptured != 0 {
-		t := d.time()
-		ev.DeviceCapturedAt = &t
-	}
-	if bits&evOrigin != 0 {
-		s := d.str()
-		ev.Origin = &s
-	}
-	if bits&evDelivered != 0 {
-		t := d.time()
-		ev.DeliveredAt = &t
-	}
-	if bits&evClosed != 0 {
-		t := d.time()
-		ev.ClosedAt = &t
-	}
+	ev.DeviceID = optStr(evDevice)
+	ev.CapturedAt, ev.DeviceCapturedAt = optTime(evCaptured), optTime(evDeviceCaptured)
+	ev.Origin = optStr(evOrigin)
+	ev.DeliveredAt, ev.ClosedAt = optTime(evDelivered), optTime(evClosed)
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errors.New("bytes after the record")
 	}

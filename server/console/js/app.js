@@ -31,7 +31,7 @@ const ctx = {
   restricted: () => state.perms.has("missions:receive") && !state.perms.has("missions:manage"),
   readOnly: () => !["events:write", "dispatch:assign", "missions:manage", "missions:receive",
     "tenant:admin", "webhooks:manage", "settings:dispatch", "teams:manage"].some((p) => state.perms.has(p)),
-  go, link, toast, rerender, loadMission, reload,
+  go, link, toast, rerender, loadMission, loadMore, reload,
   actorName(id) {
     if (!id) return "";
     if (id === NIL) return "system";
@@ -389,24 +389,39 @@ function put(map, items, key) {
   for (const it of items) map.set(it[key || "id"], it);
 }
 
+// The lists loaded a page of 300 at a time: the first page by reload, the next ones by
+// loadMore, which keeps a record already held (the stream may have brought a newer one).
+const PAGED = {
+  events: { path: "/v1/events", key: "event_id", cursor: "eventsCursor" },
+  missions: { path: "/v1/missions", key: "id", cursor: "missionsCursor" },
+};
+
+function firstPage(kind) {
+  const p = PAGED[kind];
+  return api.get(p.path + "?limit=300").then((r) => {
+    state[kind].clear();
+    put(state[kind], r.data, p.key);
+    state[p.cursor] = r.next_cursor || "";
+  });
+}
+
+async function loadMore(kind) {
+  const p = PAGED[kind];
+  try {
+    const r = await api.get(p.path + "?limit=300&cursor=" + encodeURIComponent(state[p.cursor]));
+    for (const it of r.data) if (!state[kind].has(it[p.key])) state[kind].set(it[p.key], it);
+    state[p.cursor] = r.next_cursor || "";
+  } catch (e) {
+    toast(e.plain, "warn");
+  }
+}
+
 async function reload() {
   const jobs = [];
-  if (ctx.can("events:read")) {
-    jobs.push(api.get("/v1/events?limit=300").then((r) => {
-      state.events.clear();
-      put(state.events, r.data, "event_id");
-      state.eventsCursor = r.next_cursor || "";
-    }));
-  }
+  if (ctx.can("events:read")) jobs.push(firstPage("events"));
   if (ctx.can("zones:read")) jobs.push(api.all("/v1/zones").then((z) => { state.zones.clear(); put(state.zones, z, "code"); }));
   if (ctx.can("teams:read")) jobs.push(api.all("/v1/teams").then((t) => { state.teams.clear(); put(state.teams, t); }));
-  if (ctx.can("missions:view")) {
-    jobs.push(api.get("/v1/missions?limit=300").then((r) => {
-      state.missions.clear();
-      put(state.missions, r.data);
-      state.missionsCursor = r.next_cursor || "";
-    }));
-  }
+  if (ctx.can("missions:view")) jobs.push(firstPage("missions"));
   if (ctx.can("tenant:admin")) jobs.push(api.all("/v1/tenant/users").then((u) => { state.users.clear(); put(state.users, u); }));
   const results = await Promise.allSettled(jobs);
   const failed = results.find((r) => r.status === "rejected");

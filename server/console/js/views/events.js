@@ -277,13 +277,7 @@ function newEventForm(ctx) {
 async function loadMore(ctx) {
   more = true;
   update(ctx);
-  try {
-    const r = await api.get("/v1/events?limit=300&cursor=" + encodeURIComponent(ctx.state.eventsCursor));
-    for (const e of r.data) if (!ctx.state.events.has(e.event_id)) ctx.state.events.set(e.event_id, e);
-    ctx.state.eventsCursor = r.next_cursor || "";
-  } catch (e) {
-    ctx.toast(e.plain, "warn");
-  }
+  await ctx.loadMore("events");
   more = false;
   ctx.rerender();
 }

@@ -77,13 +77,7 @@ function found(ctx, m) {
 async function loadMore(ctx) {
   more = true;
   ctx.rerender();
-  try {
-    const r = await api.get("/v1/missions?limit=300&cursor=" + encodeURIComponent(ctx.state.missionsCursor));
-    for (const m of r.data) if (!ctx.state.missions.has(m.id)) ctx.state.missions.set(m.id, m);
-    ctx.state.missionsCursor = r.next_cursor || "";
-  } catch (e) {
-    ctx.toast(e.plain, "warn");
-  }
+  await ctx.loadMore("missions");
   more = false;
   ctx.rerender();
 }

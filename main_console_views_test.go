@@ -21,16 +21,28 @@ import (
 // by the test only, never part of the console.
 const axePath = ".ci/axe/node_modules/axe-core/axe.min.js"
 
+// needChromium skips a browser test without chromium, except on CI where it fails.
+func needChromium(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("browser test: %s is absent and CI=true (apt-get install -y chromium)", chromiumPath)
+		}
+		t.Skipf("browser test skipped: %s is absent (apt-get install -y chromium)", chromiumPath)
+	}
+}
+
 // startChromium starts headless Chromium at a desktop window size and answers the
 // browser's context. Without the browser the test skips, or fails under CI.
 func startChromium(t *testing.T, ctx context.Context) context.Context {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("console end-to-end test: %s is absent and CI=true (apt-get install -y chromium)", chromiumPath)
-		}
-		t.Skipf("console end-to-end test skipped: %s is absent (apt-get install -y chromium)", chromiumPath)
-	}
+	return startChromiumAt(t, ctx, 1440, 900)
+}
+
+// startChromiumAt is startChromium with a window of width×height (390×844: a phone).
+func startChromiumAt(t *testing.T, ctx context.Context, width, height int) context.Context {
+	t.Helper()
+	needChromium(t)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("no-sandbox", true), chromedp.DisableGPU, chromedp.Flag("disable-quic", true),
@@ -38,7 +50,7 @@ func startChromium(t *testing.T, ctx context.Context) context.Context {
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-default-apps", true),
 		chromedp.Flag("disable-extensions", true), chromedp.Flag("metrics-recording-only", true),
 		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 900))
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
 	t.Cleanup(cancelAlloc)
 	browser, cancelBrowser := chromedp.NewContext(alloc)
 	t.Cleanup(cancelBrowser)

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -26,36 +25,6 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
-
-// needChromium skips a browser test without chromium, except on CI where it fails.
-func needChromium(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("browser test: %s is absent and CI=true (apt-get install -y chromium)", chromiumPath)
-		}
-		t.Skipf("browser test skipped: %s is absent (apt-get install -y chromium)", chromiumPath)
-	}
-}
-
-// startFieldChromium starts a headless Chromium for the test, as the console's test does.
-func startFieldChromium(t *testing.T, ctx context.Context) context.Context {
-	t.Helper()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("no-sandbox", true), chromedp.DisableGPU, chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-extensions", true), chromedp.Flag("metrics-recording-only", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(390, 844))
-	t.Cleanup(cancelAlloc)
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("starting %s: %v", chromiumPath, err)
-	}
-	return browser
-}
 
 // setOffline cuts (or gives back) a tab's network, its service worker's included, and
 // says so to navigator.onLine.
@@ -133,7 +102,7 @@ func TestFieldAppOffline(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	browser := startFieldChromium(t, ctx)
+	browser := startChromiumAt(t, ctx, 390, 844)
 	watch := &browserWatch{origin: s.base}
 	// The phone is the browser's own profile: Chromium installs no app from an incognito
 	// context, which a new browser context is.
@@ -348,7 +317,7 @@ func TestFieldAppUpdate(t *testing.T) {
 	addr := strings.TrimPrefix(s.base, "http://")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	browser := startFieldChromium(t, ctx)
+	browser := startChromiumAt(t, ctx, 390, 844)
 	tab, cancelTab := chromedp.NewContext(browser)
 	defer cancelTab()
 	watch := &browserWatch{origin: s.base}
@@ -432,7 +401,7 @@ func TestFieldAppPosition(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	browser := startFieldChromium(t, ctx)
+	browser := startChromiumAt(t, ctx, 390, 844)
 	if _, err := chromedp.CallBrowser(browser, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
 		Permission: &cdpbrowser.PermissionDescriptor{Name: "geolocation"}, Setting: cdpbrowser.PermissionSettingGranted,
 		Origin: s.base}); err != nil {

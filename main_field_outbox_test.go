@@ -32,7 +32,7 @@ func TestFieldOutbox(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	browser := startFieldChromium(t, ctx)
+	browser := startChromiumAt(t, ctx, 390, 844)
 	tabs := make([]context.Context, 2)
 	for i := range tabs {
 		tab, cancelTab := chromedp.NewContext(browser)

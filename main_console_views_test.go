@@ -99,11 +99,11 @@ func views(t *testing.T, ctx context.Context) []string {
 	return ids
 }
 
-// noStrayText fails when the page shows a literal null or undefined (a value the DOM
-// wrote as text).
+// noStrayText fails when the page shows a literal null, undefined or NaN (a value the DOM
+// wrote as text), or "[object …]" (an object, such as an element, joined into a string).
 func noStrayText(t *testing.T, ctx context.Context, where string) {
 	t.Helper()
-	bad, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.body.innerText.match(/.{0,40}\b(null|undefined|NaN)\b.{0,40}/) || [''])[0]`))
+	bad, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.body.innerText.match(/.{0,40}(\b(null|undefined|NaN)\b|\[object ).{0,40}/) || [''])[0]`))
 	if err != nil {
 		t.Fatal(err)
 	}

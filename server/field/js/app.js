@@ -3,7 +3,7 @@
 // team's missions live in IndexedDB and every change goes through the outbox, so the app
 // works with no network and catches up when it returns.
 
-import { h, clear, ago, time } from "/console/js/dom.js";
+import { h, clear, ago, time, tickAgo } from "/console/js/dom.js";
 import { all, get, put, del, tx, result } from "./db.js";
 import { enqueue, atLeast, syncOnce, SyncError } from "./outbox.js";
 import { MOVE_WORDS, STATE_WORDS, NEXT, PRIORITY_RANK, typeWords, rejectWords, OUTBOX_WORDS } from "./words.js";
@@ -351,12 +351,15 @@ async function renderStatus(box) {
   const parts = [linkState === "revoked" ? "This phone's access has ended (revoked or expired): sign out, then sign in again." :
     online ? "Online." : linkState === "unknown" ? "Connecting…" : "Offline: changes are kept on this phone."];
   parts.push(waiting === 1 ? "1 change waiting." : waiting + " changes waiting.");
-  parts.push(last ? "Last sync " + time(last) + " (" + ago(last) + ")." : "Never synced.");
+  // The last sync's age is an element (ago), kept true by the tick in start: the line is
+  // text and elements, never an element concatenated into a string.
+  const synced = last ? [" Last sync " + time(last) + " (", ago(last), ")."] : [" Never synced."];
+  const after = [];
   // A sign-out may have ended the session while this render awaited IndexedDB.
   if (session && session.expires_at && new Date(session.expires_at) - Date.now() < 3 * 86400000 && linkState !== "revoked") {
-    parts.push("This phone's access ends " + time(session.expires_at) + ": sign out and in again with a network before then.");
+    after.push(" This phone's access ends " + time(session.expires_at) + ": sign out and in again with a network before then.");
   }
-  el.textContent = parts.join(" ");
+  el.replaceChildren(parts.join(" "), ...synced, ...after);
   el.dataset.waiting = String(waiting);
 }
 
@@ -566,10 +569,25 @@ async function start() {
       // A new version took over.
       if (had) location.reload();
     });
-    navigator.serviceWorker.register("/field/sw.js", { scope: "/field/" }).catch(() => {});
+    // The browser looks for a new worker on its own only when it chooses (Chromium defers
+    // that check while the worker is busy, so a slow phone may keep an old app for a long
+    // time): the app asks at every start, when the network returns and when it is shown
+    // again, at most once a minute.
+    let checked = 0;
+    const update = (reg) => {
+      if (Date.now() - checked < 60000) return;
+      checked = Date.now();
+      reg.update().catch(() => {});
+    };
+    navigator.serviceWorker.register("/field/sw.js", { scope: "/field/" }).then((reg) => {
+      update(reg);
+      addEventListener("online", () => update(reg));
+      document.addEventListener("visibilitychange", () => { if (!document.hidden) update(reg); });
+    }).catch(() => {});
   }
   session = (await get("kv", "session")) || null;
   if (session && session.revoked) linkState = "revoked";
+  setInterval(() => tickAgo(document.body), 10000);
   await render();
   if (session && !session.revoked) schedule(0);
 }

@@ -110,7 +110,7 @@ func (e *Engine) registerDevice(tx model.Tx, p model.Principal, in model.DeviceI
 		return nil, false, err
 	}
 	hardware := strings.TrimSpace(in.HardwareID)
-	if err := model.CheckLength("hardware_id", hardware, maxHardwareID); err != nil {
+	if err := model.CheckName("hardware_id", hardware, maxHardwareID); err != nil {
 		return nil, false, err
 	}
 	if in.TeamID == "" && !manage {

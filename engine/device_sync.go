@@ -493,6 +493,10 @@ func (e *Engine) applyEvent(tx model.Tx, p model.Principal, run *syncRun, it *mo
 	}
 	in.Source, in.DeviceID, in.CapturedAt, in.DeviceCapturedAt, in.BatchID = SourceDevice, d.ID, it.CapturedAt, it.DeviceCapturedAt, ""
 	if in.IdempotencyKey != "" {
+		// A key the node refuses is never looked up, as in IngestEvent.
+		if err := ValidateIdempotencyKey("idempotency_key", in.IdempotencyKey); err != nil {
+			return "", err
+		}
 		rec, err := tx.EventReply(p.TenantID, in.IdempotencyKey)
 		if err != nil {
 			return "", err

@@ -51,7 +51,7 @@ func checkEvent(in model.EventInput, now time.Time) (*checkedEvent, error) {
 	case in.IdempotencyKey == "":
 		return nil, model.Invalid("idempotency_key", "idempotency_key is required")
 	}
-	if err := model.CheckLength("type", in.Type, maxEventType); err != nil {
+	if err := model.CheckName("type", in.Type, maxEventType); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(model.Priorities, in.Priority) {

@@ -43,12 +43,13 @@ func Fingerprint(secret, body []byte) string {
 	return hex.EncodeToString(m.Sum(nil)[:16])
 }
 
-// ValidateIdempotencyKey checks a client's key.
+// ValidateIdempotencyKey checks a client's key, from a body or the Idempotency-Key
+// header: at most MaxIdempotencyKeyLen bytes, of text model.CheckText accepts.
 func ValidateIdempotencyKey(field, key string) error {
 	if len(key) > MaxIdempotencyKeyLen {
 		return model.Invalid(field, "%s is longer than %d characters", field, MaxIdempotencyKeyLen)
 	}
-	return nil
+	return model.CheckText(field, key)
 }
 
 // SweepIdempotency forgets the keys of non-event writes older than IdempotencyRetention.

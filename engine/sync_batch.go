@@ -19,7 +19,8 @@ const HookSyncBatchProcessed = "sync.batch_processed"
 const (
 	MaxBatchItems = 1000
 	MaxBatchBytes = 8 << 20
-	// maxDeviceID bounds the free-text device_id of a batch.
+	// maxDeviceID bounds the free-form device_id of a batch (an identifier all the same:
+	// model.CheckName holds it).
 	maxDeviceID = 255
 )
 
@@ -48,6 +49,9 @@ func CanSyncBatch(p model.Principal) error {
 type preItem struct {
 	ce  *checkedEvent
 	err error
+	// keyOK is true when the item's idempotency_key is one the node takes: the batch
+	// record keeps only such a key, so that no refused text is stored.
+	keyOK bool
 	// lookup is true when the item's idempotency_key can name an event.
 	lookup bool
 }
@@ -94,7 +98,7 @@ func (e *Engine) SyncBatch(ctx context.Context, p model.Principal, in model.Sync
 	if err != nil {
 		return model.Reply{}, model.Invalid("captured_at", "captured_at must be an ISO 8601 (RFC 3339) timestamp such as 2026-06-09T10:11:12.345Z")
 	}
-	if err := model.CheckLength("device_id", in.DeviceID, maxDeviceID); err != nil {
+	if err := model.CheckName("device_id", in.DeviceID, maxDeviceID); err != nil {
 		return model.Reply{}, err
 	}
 	now := e.clock.Now()
@@ -181,11 +185,12 @@ func (e *Engine) checkItems(in model.SyncBatchInput, captured model.Time, correc
 func checkItemRange(in model.SyncBatchInput, captured model.Time, correction time.Duration, now time.Time, pre []preItem, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		it := &in.Events[i]
+		pre[i].keyOK = ValidateIdempotencyKey("idempotency_key", it.IdempotencyKey) == nil
 		if it.Err != nil {
 			pre[i].err = it.Err
 			continue
 		}
-		pre[i].lookup = it.IdempotencyKey != "" && len(it.IdempotencyKey) <= MaxIdempotencyKeyLen
+		pre[i].lookup = it.IdempotencyKey != "" && pre[i].keyOK
 		at := captured
 		if it.CapturedAt != "" {
 			t, err := model.ParseTime(it.CapturedAt)
@@ -240,7 +245,10 @@ func (e *Engine) syncBatchIn(tx model.Tx, tenantID string, in model.SyncBatchInp
 	}
 	for i := range pre {
 		it := &b.Items[i]
-		it.Index, it.IdempotencyKey = i, in.Events[i].IdempotencyKey
+		it.Index = i
+		if pre[i].keyOK {
+			it.IdempotencyKey = in.Events[i].IdempotencyKey
+		}
 		if pre[i].lookup {
 			rec, err := replies.lookup(tx, tenantID, it.IdempotencyKey)
 			if err != nil {

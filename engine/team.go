@@ -95,13 +95,17 @@ func teamVerticals(tenant *model.Tenant, vs []string) ([]string, error) {
 }
 
 // normalizeEquipment trims, lowercases and de-duplicates equipment names (keeping the
-// first occurrence's place); each has 1 to 64 characters, at most 50 of them.
+// first occurrence's place); each has 1 to 64 characters that model.CheckText accepts, at
+// most 50 of them.
 func normalizeEquipment(items []string) ([]string, error) {
 	out := make([]string, 0, len(items))
 	for _, it := range items {
 		it = strings.ToLower(strings.TrimSpace(it))
 		if it == "" || model.CheckLength("equipment", it, maxEquipmentChars) != nil {
 			return nil, model.Invalid("equipment", "equipment names must have 1 to %d characters", maxEquipmentChars)
+		}
+		if err := model.CheckText("equipment", it); err != nil {
+			return nil, err
 		}
 		if !slices.Contains(out, it) {
 			out = append(out, it)

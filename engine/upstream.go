@@ -53,6 +53,9 @@ func CheckUpstreamURL(raw string) (string, error) {
 	if len(raw) > maxUpstreamURL {
 		return "", model.Invalid("url", "url is longer than %d characters", maxUpstreamURL)
 	}
+	if err := model.CheckText("url", raw); err != nil {
+		return "", err
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
 		return "", model.Invalid("url", "url must be an absolute URL such as https://central.example.org")

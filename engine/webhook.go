@@ -40,6 +40,9 @@ func (e *Engine) CheckWebhookInput(ctx context.Context, in *model.WebhookInput) 
 	if strings.TrimSpace(in.URL) == "" {
 		return model.Invalid("url", "url is required")
 	}
+	if err := model.CheckText("url", in.URL); err != nil {
+		return err
+	}
 	if err := netguard.ValidateWebhookURL(ctx, in.URL, e.policy, nil); err != nil {
 		return err
 	}
@@ -110,6 +113,9 @@ func (e *Engine) CheckWebhookPatch(ctx context.Context, in *model.WebhookPatch) 
 	if in.URL != nil {
 		if strings.TrimSpace(*in.URL) == "" {
 			return model.Invalid("url", "url cannot be empty")
+		}
+		if err := model.CheckText("url", *in.URL); err != nil {
+			return err
 		}
 		if err := netguard.ValidateWebhookURL(ctx, *in.URL, e.policy, nil); err != nil {
 			return err

@@ -63,10 +63,14 @@ func tooLarge(limit int64) error {
 }
 
 // decodeJSON decodes body (nil reads as {}) into v, which must be a pointer to a struct.
-// Fields of the wrong type are validation errors naming the field.
+// Fields of the wrong type are validation errors naming the field. A body that is not a
+// JSON object is invalid_json, literal null included (encoding/json would take it as {}).
 func decodeJSON(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
+	}
+	if err := notObject(body); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
@@ -78,12 +82,28 @@ func decodeJSON(body []byte, v any) error {
 	return nil
 }
 
+// errNotObject is the error of a body that is JSON but not an object.
+func errNotObject() error {
+	return model.Errorf(model.KindInvalidJSON, "the body must be a JSON object")
+}
+
+// notObject refuses a body of literal null, which encoding/json decodes into a struct as
+// {} (docs/decisions.md, "Text that is never stored, and a body of null"); the other
+// bodies that are no object fail to decode into a struct, with errNotObject too
+// (jsonError).
+func notObject(body []byte) error {
+	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
+		return errNotObject()
+	}
+	return nil
+}
+
 // jsonError turns a decoding error into the contract's error.
 func jsonError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field == "" {
-			return model.Errorf(model.KindInvalidJSON, "the body must be a JSON object")
+			return errNotObject()
 		}
 		return model.Invalid(te.Field, "%s must be %s", te.Field, typeName(te.Type))
 	}

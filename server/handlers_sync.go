@@ -86,6 +86,9 @@ func decodeSyncBatch(body []byte) (syncBody, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return in, nil
 	}
+	if err := notObject(body); err != nil {
+		return in, err
+	}
 	if strictjson.CheckJSON(body) == nil {
 		// json.Unmarshal reads body in place (a Decoder would copy up to 8 MiB first) and
 		// refuses anything after the object, as decodeJSON does.

@@ -45,7 +45,7 @@ func (in *CreateAPIKeyInput) Validate() error {
 	if in.Name == "" {
 		in.Name = "api key"
 	}
-	if err = CheckLength("name", in.Name, 100); err != nil {
+	if err = CheckName("name", in.Name, 100); err != nil {
 		return err
 	}
 	if in.Scopes == nil {

@@ -95,13 +95,13 @@ func (in *ConnectivityReport) Validate(now time.Time) (Time, error) {
 	default:
 		return Time{}, Invalid("state", "state must be one of online, degraded, offline")
 	}
-	if err := CheckLength("device_id", in.DeviceID, 64); err != nil {
+	if err := CheckName("device_id", in.DeviceID, 64); err != nil {
 		return Time{}, err
 	}
 	if s := in.SignalDBM; s != nil && (math.IsNaN(*s) || *s < -150 || *s > 0) {
 		return Time{}, Invalid("signal_dbm", "signal_dbm must be between -150 and 0")
 	}
-	if err := CheckLength("network", in.Network, 32); err != nil {
+	if err := CheckName("network", in.Network, 32); err != nil {
 		return Time{}, err
 	}
 	at := At(now)

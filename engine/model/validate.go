@@ -7,7 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// normalizeEmail lowercases and checks an email address.
+// NormalizeEmail lowercases and checks an email address (net/mail takes any character
+// above ASCII, so CheckText's too).
 func NormalizeEmail(field, s string) (string, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" {
@@ -16,6 +17,9 @@ func NormalizeEmail(field, s string) (string, error) {
 	if len(s) > 254 {
 		return "", Invalid(field, "%s is longer than 254 characters", field)
 	}
+	if err := CheckText(field, s); err != nil {
+		return "", err
+	}
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Address != s || !strings.Contains(s[strings.LastIndexByte(s, '@')+1:], ".") {
 		return "", Invalid(field, "%s is not a valid email address", field)
@@ -23,13 +27,14 @@ func NormalizeEmail(field, s string) (string, error) {
 	return s, nil
 }
 
-// requireText trims s and checks that it has 1 to max characters.
+// RequireText trims a required name and checks it: 1 to max characters, and text
+// CheckText accepts.
 func RequireText(field, s string, max int) (string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return "", Invalid(field, "%s is required", field)
 	}
-	return s, CheckLength(field, s, max)
+	return s, CheckName(field, s, max)
 }
 
 // checkLength checks that s has at most max characters.

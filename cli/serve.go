@@ -55,6 +55,7 @@ func (a *app) newServeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cfg.InternalSecretInArgs = givenOnCommandLine(cmd.Flags(), "internal-secret")
 			return a.serve(cmd, cfg)
 		}),
 	}
@@ -65,7 +66,9 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.StringVar(&f.TLSCert, "tls-cert", "", "TLS certificate (PEM); default: a self-signed one in DATA/tls")
 	fl.StringVar(&f.TLSKey, "tls-key", "", "TLS private key (PEM)")
 	fl.BoolVar(&f.PlainHTTP, "plain-http", false, "serve plain HTTP (behind a TLS proxy, or for tests)")
-	fl.StringVar(&f.InternalSecret, "internal-secret", "", "secret of the x-svc-internal header that /metrics requires (default: generated and stored)")
+	fl.StringVar(&f.InternalSecret, "internal-secret", "", "secret of the x-svc-internal header that /metrics requires, 16 characters at least "+
+		"(default: generated and stored in the database). On the command line it shows in ps to every user of the machine: "+
+		"set $"+envName("internal-secret")+" instead (serve warns at start when the flag is given)")
 	fl.BoolVar(&f.Demo, "demo", false, "create a demo tenant, users, zones and teams on an empty data directory and print their credentials")
 	fl.BoolVar(&f.AllowLoopbackWebhooks, "allow-loopback-webhooks", false, "let webhooks reach loopback addresses (127.0.0.0/8, ::1)")
 	fl.BoolVar(&f.AllowLinkLocalWebhooks, "allow-link-local-webhooks", false, "let webhooks reach link-local addresses (169.254.0.0/16, fe80::/10); cloud metadata addresses stay refused")
@@ -297,6 +300,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		"upstream_retry_max", cfg.UpstreamRetryMax.String(), "upstream_batch", cfg.UpstreamBatch, "outbox_lease", cfg.OutboxLease.String())
 	if cfg.LogResetLinks {
 		log.Warn("--log-reset-links: password-reset and verification tokens are written to this log; whoever reads it can take the accounts (for evaluation only)")
+	}
+	if cfg.InternalSecretInArgs {
+		log.Warn("--internal-secret on the command line shows in ps to every user of this machine: set " +
+			envName("internal-secret") + " in the environment instead, or leave it out to use the secret stored in the database")
 	}
 	logCertificate(log, tlsConfig, selfSigned, now)
 	return nil

@@ -31,9 +31,22 @@ func applyEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
 		}
 		if e := fs.Set(f.Name, v); e != nil {
 			err = model.Invalid(f.Name, "%s: %v", envName(f.Name), e)
+			return
 		}
+		// Set marks the flag changed, as the command line does: the annotation tells them apart.
+		_ = fs.SetAnnotation(f.Name, fromEnvAnnotation, []string{envName(f.Name)})
 	})
 	return err
+}
+
+// fromEnvAnnotation marks a flag that applyEnv set from its environment variable.
+const fromEnvAnnotation = "fieldrelay_from_env"
+
+// givenOnCommandLine reports whether the flag name was given on the command line (and not
+// by its environment variable).
+func givenOnCommandLine(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Changed && len(f.Annotations[fromEnvAnnotation]) == 0
 }
 
 // documentEnv adds each flag's environment variable to its help text.

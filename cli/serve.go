@@ -38,7 +38,8 @@ func (a *app) newServeCommand() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the node: the HTTPS API and the admin socket",
 		Long: "Run the node. Without --tls-cert and --plain-http, a self-signed ECDSA certificate is generated\n" +
-			"into DATA/tls on first start and its SHA-256 fingerprint printed. Admin commands reach the\n" +
+			"into DATA/tls on first start and its SHA-256 fingerprint printed; it is valid 397 days, and a start\n" +
+			"within 30 days of its end renews it with the same key. Admin commands reach the\n" +
 			"running node through DATA/admin.sock. SIGINT or SIGTERM stops it gracefully (30 s at most).\n\n" +
 			"With --database postgres://…, the records live in that PostgreSQL database, which several\n" +
 			"serve processes share behind a load balancer (the central tier, docs/operations.md); --data\n" +
@@ -54,6 +55,7 @@ func (a *app) newServeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cfg.InternalSecretInArgs = givenOnCommandLine(cmd.Flags(), "internal-secret")
 			return a.serve(cmd, cfg)
 		}),
 	}
@@ -64,7 +66,9 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.StringVar(&f.TLSCert, "tls-cert", "", "TLS certificate (PEM); default: a self-signed one in DATA/tls")
 	fl.StringVar(&f.TLSKey, "tls-key", "", "TLS private key (PEM)")
 	fl.BoolVar(&f.PlainHTTP, "plain-http", false, "serve plain HTTP (behind a TLS proxy, or for tests)")
-	fl.StringVar(&f.InternalSecret, "internal-secret", "", "secret of the x-svc-internal header that /metrics requires (default: generated and stored)")
+	fl.StringVar(&f.InternalSecret, "internal-secret", "", "secret of the x-svc-internal header that /metrics requires, 16 characters at least "+
+		"(default: generated and stored in the database). On the command line it shows in ps to every user of the machine: "+
+		"set $"+envName("internal-secret")+" instead (serve warns at start when the flag is given)")
 	fl.BoolVar(&f.Demo, "demo", false, "create a demo tenant, users, zones and teams on an empty data directory and print their credentials")
 	fl.BoolVar(&f.AllowLoopbackWebhooks, "allow-loopback-webhooks", false, "let webhooks reach loopback addresses (127.0.0.0/8, ::1)")
 	fl.BoolVar(&f.AllowLinkLocalWebhooks, "allow-link-local-webhooks", false, "let webhooks reach link-local addresses (169.254.0.0/16, fe80::/10); cloud metadata addresses stay refused")
@@ -235,9 +239,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	tlsConfig, fingerprint, caFile, err := serveTLS(cfg)
+	now := eng.Clock().Now() // the node's clock, a test's fake one included
+	tlsConfig, fingerprint, selfSigned, err := serveTLS(cfg, now)
 	if err != nil {
 		return err
+	}
+	caFile := ""
+	if selfSigned != nil {
+		caFile = selfSigned.CertFile
 	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -268,8 +277,15 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	} else {
 		fmt.Fprintf(&banner, "fieldrelay %s listening on %s (data %s)\n", version, base, cfg.DataDir)
 	}
+	if selfSigned != nil && selfSigned.Renewed {
+		fmt.Fprintf(&banner, "TLS certificate renewed with the same key, valid until %s (it was %s)\n",
+			selfSigned.NotAfter.UTC().Format(time.DateOnly), selfSigned.PreviousFingerprint)
+	}
 	if fingerprint != "" {
 		fmt.Fprintf(&banner, "TLS certificate SHA-256 fingerprint: %s\n", fingerprint)
+	}
+	if selfSigned != nil {
+		fmt.Fprintf(&banner, "TLS public key SHA-256 (curl --pinnedpubkey; renewals keep it): %s\n", selfSigned.KeyPin)
 	}
 	if cfg.Demo {
 		printDemo(&banner, cfg.DataDir, demo, base, caFile, secret)
@@ -285,7 +301,31 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if cfg.LogResetLinks {
 		log.Warn("--log-reset-links: password-reset and verification tokens are written to this log; whoever reads it can take the accounts (for evaluation only)")
 	}
+	if cfg.InternalSecretInArgs {
+		log.Warn("--internal-secret on the command line shows in ps to every user of this machine: set " +
+			envName("internal-secret") + " in the environment instead, or leave it out to use the secret stored in the database")
+	}
+	logCertificate(log, tlsConfig, selfSigned, now)
 	return nil
+}
+
+// certWarnBefore is how long before its end a certificate of the operator's (--tls-cert)
+// makes every start warn; the self-signed one is renewed instead.
+const certWarnBefore = 30 * 24 * time.Hour
+
+// logCertificate logs a renewal of the self-signed certificate, and warns when the
+// certificate served ends within certWarnBefore or has ended.
+func logCertificate(log *slog.Logger, c *tls.Config, ss *server.SelfSigned, now time.Time) {
+	if ss != nil && ss.Renewed {
+		log.Info("renewed the self-signed TLS certificate with the same key", "fingerprint", ss.Fingerprint,
+			"previous_fingerprint", ss.PreviousFingerprint, "not_after", ss.NotAfter.UTC().Format(time.RFC3339))
+	}
+	if c == nil || len(c.Certificates) == 0 || c.Certificates[0].Leaf == nil {
+		return
+	}
+	if end := c.Certificates[0].Leaf.NotAfter; now.After(end.Add(-certWarnBefore)) {
+		log.Warn("the TLS certificate ends soon or has ended: renew it and restart", "not_after", end.UTC().Format(time.RFC3339))
+	}
 }
 
 // Close stops the node in the reverse order of Run: the HTTP API drains (for
@@ -376,24 +416,25 @@ func tuneGC() {
 }
 
 // serveTLS returns the TLS configuration of serve (nil for plain HTTP), the certificate's
-// fingerprint, and the file that clients can trust when the certificate is self-signed.
-func serveTLS(cfg *ServeConfig) (c *tls.Config, fingerprint, caFile string, err error) {
+// fingerprint, and the self-signed certificate as of now (created, renewed or as it was)
+// when serve uses it, nil otherwise. A certificate of the operator's is never touched.
+func serveTLS(cfg *ServeConfig, now time.Time) (c *tls.Config, fingerprint string, ss *server.SelfSigned, err error) {
 	switch {
 	case cfg.PlainHTTP:
-		return nil, "", "", nil
+		return nil, "", nil, nil
 	case cfg.TLSCert != "":
 		c, fingerprint, err = server.LoadTLSConfig(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {
-			return nil, "", "", model.Invalid("tls-cert", "%v", err)
+			return nil, "", nil, model.Invalid("tls-cert", "%v", err)
 		}
-		return c, fingerprint, "", nil
+		return c, fingerprint, nil, nil
 	}
-	ss, err := server.EnsureSelfSigned(filepath.Join(cfg.DataDir, "tls"), time.Now())
+	ss, err = server.EnsureSelfSigned(filepath.Join(cfg.DataDir, "tls"), now)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", nil, err
 	}
 	c, fingerprint, err = server.LoadTLSConfig(ss.CertFile, ss.KeyFile)
-	return c, fingerprint, ss.CertFile, err
+	return c, fingerprint, ss, err
 }
 
 // baseURL is the URL a client on this machine uses to reach addr.

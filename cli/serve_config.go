@@ -37,6 +37,9 @@ type ServeConfig struct {
 	PlainHTTP bool
 	// InternalSecret guards /metrics; empty means the one stored in the database.
 	InternalSecret string
+	// InternalSecretInArgs says InternalSecret came from the command line, where ps shows
+	// it: Run warns (docs/decisions.md, "--internal-secret on the command line").
+	InternalSecretInArgs bool
 	// Demo creates the demo tenant on an empty data directory.
 	Demo bool
 

@@ -1,18 +1,20 @@
 package server
 
 // RouteInfo is one route of the route table as the tests see it: its method and path,
-// and whether it is public. The authorization matrix reads only the method and path (its
-// expectations come from its own table, never from the route's permission).
+// whether it is public, and whether its answer carries a secret. The authorization matrix
+// reads only the method and path (its expectations come from its own table, never from the
+// route's permission).
 type RouteInfo struct {
 	Method, Path string
 	Public       bool
+	Secret       bool
 }
 
 // Routes lists the route table of s.
 func Routes(s *Server) []RouteInfo {
 	var out []RouteInfo
 	for _, r := range s.routeTable() {
-		out = append(out, RouteInfo{Method: r.method, Path: r.path, Public: r.perm == public})
+		out = append(out, RouteInfo{Method: r.method, Path: r.path, Public: r.perm == public, Secret: r.secret})
 	}
 	return out
 }

@@ -296,7 +296,7 @@ func (s *Server) answerBelowRouter(c net.Conn, remote net.Addr, proto string, er
 	out = strconv.AppendInt(out, int64(len(body)), 10)
 	out = append(out, "\r\nConnection: close\r\nDate: "...)
 	out = time.Now().UTC().AppendFormat(out, http.TimeFormat)
-	out = append(out, "\r\nX-Request-Id: "...)
+	out = append(out, "\r\nX-Content-Type-Options: nosniff\r\nX-Request-Id: "...)
 	out = append(out, id...)
 	out = append(out, "\r\n\r\n"...)
 	out = append(out, body...)

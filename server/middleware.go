@@ -62,15 +62,35 @@ func (w *statusWriter) Flush() {
 	}
 }
 
+// hsts is the Strict-Transport-Security of every answer the node serves over TLS: a year,
+// for this host name only (docs/decisions.md, "Strict-Transport-Security"). Over plain
+// HTTP (--plain-http, behind a TLS proxy) there is none: the proxy decides its own.
+const hsts = "max-age=31536000"
+
+// noStore marks an answer that carries a secret: no cache, shared or private, keeps it;
+// Pragma for the HTTP/1.0 caches that know no Cache-Control (docs/decisions.md, "Answers
+// that carry a secret").
+func noStore(h http.Header) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+}
+
 // withRequest is the outer middleware: request id, panic recovery and the access log, in
 // that order of effect (recover → request id → access log). The log never holds a
-// header, a query string or a body, so no key, token or password reaches it.
+// header, a query string or a body, so no key, token or password reaches it. Every answer
+// gets X-Content-Type-Options: nosniff (a browser never reads a JSON answer as a page or a
+// script), and, over TLS, Strict-Transport-Security.
 func (s *Server) withRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		st := &reqState{id: model.NewID()}
 		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
-		w.Header().Set("X-Request-Id", st.id)
+		h := w.Header()
+		h.Set("X-Request-Id", st.id)
+		h.Set("X-Content-Type-Options", "nosniff")
+		if r.TLS != nil {
+			h.Set("Strict-Transport-Security", hsts)
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {

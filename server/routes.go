@@ -33,6 +33,10 @@ type route struct {
 	// device admits a device credential (docs/decisions.md, "Device credentials"): its
 	// own sync and queue, nothing else.
 	device bool
+	// secret marks a route whose answer carries a secret (a token, an API key, a device
+	// credential, a webhook's signing secret, the session cookie): wrap adds the headers
+	// that keep it out of every cache (docs/decisions.md, "Answers that carry a secret").
+	secret bool
 }
 
 // routeTable lists every route of the node in one place, the one list the router is built
@@ -42,13 +46,13 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/healthz", perm: public, h: s.handleHealthz},
 		{method: "GET", path: "/readyz", perm: public, h: s.handleReadyz},
 
-		{method: "POST", path: "/v1/auth/login", perm: public, h: s.handleLogin},
+		{method: "POST", path: "/v1/auth/login", perm: public, h: s.handleLogin, secret: true},
 		{method: "POST", path: "/v1/auth/forgot-password", perm: public, h: s.handleForgotPassword},
 		{method: "POST", path: "/v1/auth/reset-password", perm: public, h: s.handleResetPassword},
 		{method: "POST", path: "/v1/auth/verify", perm: public, h: s.handleVerify},
 		{method: "POST", path: "/v1/auth/change-password", perm: authenticated, h: s.handleChangePassword},
-		{method: "POST", path: "/v1/auth/session", perm: authenticated, h: s.handleSession},
-		{method: "POST", path: "/v1/auth/refresh", perm: public, h: s.handleRefresh},
+		{method: "POST", path: "/v1/auth/session", perm: authenticated, h: s.handleSession, secret: true},
+		{method: "POST", path: "/v1/auth/refresh", perm: public, h: s.handleRefresh, secret: true},
 		{method: "POST", path: "/v1/auth/logout", perm: authenticated, h: s.handleLogout, allowSuspended: true},
 
 		{method: "GET", path: "/v1/tenant/me", perm: authenticated, h: s.handleTenantMe, allowSuspended: true},
@@ -78,7 +82,7 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/teams/dispatch", perm: model.PermDispatchAssign, h: s.handleDispatch},
 
 		// webhooks
-		{method: "POST", path: "/v1/webhooks", perm: model.PermWebhooksManage, h: s.handleCreateWebhook},
+		{method: "POST", path: "/v1/webhooks", perm: model.PermWebhooksManage, h: s.handleCreateWebhook, secret: true},
 		{method: "GET", path: "/v1/webhooks", perm: model.PermWebhooksManage, h: s.handleListWebhooks},
 		{method: "GET", path: "/v1/webhooks/:id", perm: model.PermWebhooksManage, h: s.handleGetWebhook},
 		{method: "PATCH", path: "/v1/webhooks/:id", perm: model.PermWebhooksManage, h: s.handleUpdateWebhook},
@@ -115,7 +119,7 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/devices/sync", perm: authenticated, h: s.handleSyncDevice, device: true},
 		{method: "GET", path: "/v1/devices/:id/queue", perm: authenticated, h: s.handleDeviceQueue, device: true},
 		{method: "GET", path: "/v1/devices", perm: model.PermDevicesManage, h: s.handleListDevices},
-		{method: "POST", path: "/v1/devices/:id/credential", perm: authenticated, h: s.handleIssueDeviceCredential, fallback: true},
+		{method: "POST", path: "/v1/devices/:id/credential", perm: authenticated, h: s.handleIssueDeviceCredential, fallback: true, secret: true},
 		{method: "DELETE", path: "/v1/devices/:id/credential", perm: model.PermDevicesManage, h: s.handleRevokeDeviceCredential, fallback: true},
 
 		// SMS: the gateway's key only (sms:inbound is a key scope no role holds, so a JWT is
@@ -132,8 +136,8 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/v1/tenant/usage", perm: model.PermUsageRead, h: s.handleUsage},
 		{method: "GET", path: "/v1/tenant/billing", perm: model.PermTenantAdmin, h: s.handleBilling},
 		{method: "GET", path: "/v1/tenant/api-keys", perm: model.PermAPIKeysManage, h: s.handleListAPIKeys},
-		{method: "POST", path: "/v1/tenant/api-keys", perm: model.PermAPIKeysManage, h: s.handleCreateAPIKey},
-		{method: "POST", path: "/v1/tenant/api-keys/rotate", perm: model.PermAPIKeysManage, h: s.handleRotateAPIKey},
+		{method: "POST", path: "/v1/tenant/api-keys", perm: model.PermAPIKeysManage, h: s.handleCreateAPIKey, secret: true},
+		{method: "POST", path: "/v1/tenant/api-keys/rotate", perm: model.PermAPIKeysManage, h: s.handleRotateAPIKey, secret: true},
 		{method: "DELETE", path: "/v1/tenant/api-keys/:id", perm: model.PermAPIKeysManage, h: s.handleRevokeAPIKey},
 
 		// the change stream, the embedded web console and the redirects to it
@@ -229,6 +233,11 @@ func (s *Server) wrap(rte route) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		if st := state(r); st != nil {
 			st.route = rm
+		}
+		if rte.secret {
+			// Before anything is written, so that every answer of the route has them, its
+			// errors too.
+			noStore(w.Header())
 		}
 		if err := s.admit(w, r, rte); err != nil {
 			s.writeError(w, r, err)

@@ -299,9 +299,9 @@ func androidEndToEnd(t *testing.T, bin string, store nodeStore) {
 	}
 
 	began := time.Now()
-	status, _, b := postRaw(t, s.served, path, "application/json", hook, "X-Timestamp", now, "X-Signature", sign(hook, now))
-	if status != http.StatusNoContent {
-		t.Fatalf("the member's signed reply: %d %s", status, b)
+	status, hdr, b := postRaw(t, s.served, path, "application/json", hook, "X-Timestamp", now, "X-Signature", sign(hook, now))
+	if status != http.StatusOK || string(b) != `{"request_id":"`+hdr.Get("X-Request-Id")+`"}`+"\n" {
+		t.Fatalf("the member's signed reply: %d %s, want 200 with the request id", status, b)
 	}
 	// The answer comes after the move's commit: the time from the webhook to the move.
 	t.Logf("webhook to mission move (answered after commit): %s", time.Since(began))
@@ -313,9 +313,10 @@ func androidEndToEnd(t *testing.T, bin string, store nodeStore) {
 	// The phone sends a webhook again when it got no answer: the same event is answered
 	// as before and not applied twice (a second ACK would be recorded as a refusal).
 	again := strconv.FormatInt(time.Now().Unix(), 10)
-	status, hdr, b := postRaw(t, s.served, path, "application/json", hook, "X-Timestamp", again, "X-Signature", sign(hook, again))
-	if status != http.StatusNoContent || hdr.Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("the same webhook again: %d %v %s", status, hdr, b)
+	first := b
+	status, hdr, b = postRaw(t, s.served, path, "application/json", hook, "X-Timestamp", again, "X-Signature", sign(hook, again))
+	if status != http.StatusOK || hdr.Get("Idempotent-Replayed") != "true" || !bytes.Equal(b, first) {
+		t.Fatalf("the same webhook again: %d %v %s, want the first answer %s", status, hdr, b, first)
 	}
 	// The phone's delivery reports name the SMS by the node's id: the first mission SMS is
 	// delivered, the second failed; GET /v1/sms/outbound shows both.
@@ -328,7 +329,7 @@ func androidEndToEnd(t *testing.T, bin string, store nodeStore) {
 		}
 		body, _ := json.Marshal(map[string]any{"deviceId": "ffffffffceb0b1db", "event": event, "id": "ev-" + id, "payload": payload})
 		ts := strconv.FormatInt(time.Now().Unix(), 10)
-		if status, _, b := postRaw(t, s.served, path, "application/json", body, "X-Timestamp", ts, "X-Signature", sign(body, ts)); status != http.StatusNoContent {
+		if status, _, b := postRaw(t, s.served, path, "application/json", body, "X-Timestamp", ts, "X-Signature", sign(body, ts)); status != http.StatusOK || !strings.Contains(string(b), `"request_id"`) {
 			t.Fatalf("%s: %d %s", event, status, b)
 		}
 	}
@@ -471,16 +472,16 @@ func TestSMSGateways_TwilioEndToEnd(t *testing.T) {
 		return st2
 	}
 	good := func(u string, f url.Values) string { return twilioSignature(token, u, f) }
-	if st := callback(sent[0].ID, "sent", "", good); st != http.StatusNoContent {
+	if st := callback(sent[0].ID, "sent", "", good); st != http.StatusOK {
 		t.Fatalf("status sent: %d", st)
 	}
 	if st := callback(sent[0].ID, "delivered", "", func(u string, f url.Values) string { return twilioSignature("nope", u, f) }); st != http.StatusUnauthorized {
 		t.Fatalf("a status callback with a bad signature: %d", st)
 	}
-	if st := callback(sent[0].ID, "delivered", "", good); st != http.StatusNoContent {
+	if st := callback(sent[0].ID, "delivered", "", good); st != http.StatusOK {
 		t.Fatalf("status delivered: %d", st)
 	}
-	if st := callback(sent[1].ID, "undelivered", "30003", good); st != http.StatusNoContent {
+	if st := callback(sent[1].ID, "undelivered", "30003", good); st != http.StatusOK {
 		t.Fatalf("status undelivered: %d", st)
 	}
 	sup := s.login(t, "operational_supervisor")

@@ -5,6 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/docs"
@@ -78,4 +82,82 @@ func TestOpenAPIValid(t *testing.T) {
 	if !bytes.Equal(read[0], read[1]) {
 		t.Error("kin-openapi reads docs/openapi.yaml and its JSON conversion as two different documents")
 	}
+}
+
+// TestOpenAPINumberFormats: every number of the document says its size, so that a
+// generated client keeps it whole (docs/decisions.md, "Every number of the API reference
+// has a format"): `type: number` has `format: double` (a float32 rounds a latitude such as
+// 52.5200066 to 52.520008), `type: integer` has `format: int32` or `int64`, and an int32
+// documents no bound past its range.
+func TestOpenAPINumberFormats(t *testing.T) {
+	raw, err := docs.OpenAPIJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	numbers := 0
+	for _, p := range numberSchemas(doc, "") {
+		numbers++
+		format, _ := p.schema["format"].(string)
+		switch p.kind {
+		case "number":
+			if format != "double" {
+				t.Errorf("%s: type number with format %q, want double", p.ptr, format)
+			}
+		case "integer":
+			if format != "int32" && format != "int64" {
+				t.Errorf("%s: type integer with format %q, want int32 or int64", p.ptr, format)
+				continue
+			}
+			for _, k := range []string{"minimum", "maximum", "const", "default"} {
+				if v, ok := p.schema[k].(float64); ok && format == "int32" && (v > math.MaxInt32 || v < math.MinInt32) {
+					t.Errorf("%s: %s %v does not fit its format int32", p.ptr, k, v)
+				}
+			}
+		}
+	}
+	if numbers < 100 {
+		t.Fatalf("only %d number schemas found: the walk misses some", numbers)
+	}
+	// The walk itself finds a number without a format.
+	if got := numberSchemas(map[string]any{"a": map[string]any{"type": []any{"number", "null"}}}, ""); len(got) != 1 || got[0].kind != "number" {
+		t.Fatalf("the walk finds %v in a nullable number", got)
+	}
+}
+
+// numberSchema is a schema of type number or integer (alone or with null) at ptr.
+type numberSchema struct {
+	ptr, kind string
+	schema    map[string]any
+}
+
+// numberSchemas walks the document for schemas of type number or integer. Examples are
+// data, not schemas, and are left out.
+func numberSchemas(v any, ptr string) []numberSchema {
+	var out []numberSchema
+	switch v := v.(type) {
+	case map[string]any:
+		types := []any{v["type"]}
+		if list, ok := v["type"].([]any); ok {
+			types = list
+		}
+		for _, ty := range types {
+			if ty == "number" || ty == "integer" {
+				out = append(out, numberSchema{ptr: ptr, kind: ty.(string), schema: v})
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if k != "example" && k != "examples" {
+				out = append(out, numberSchemas(v[k], ptr+"/"+k)...)
+			}
+		}
+	case []any:
+		for i, x := range v {
+			out = append(out, numberSchemas(x, ptr+"/"+strconv.Itoa(i))...)
+		}
+	}
+	return out
 }

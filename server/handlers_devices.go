@@ -123,8 +123,9 @@ type deviceCredential struct {
 // 201): a signed-in user who may sync the device gets a token that syncs that device and
 // reads its queue, and nothing else.
 func (s *Server) handleIssueDeviceCredential(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	// No body is needed; one that is sent is held to the rules of every body.
-	if _, err := readBody(r, maxBody); err != nil {
+	// No body is needed; one that is sent is held to the rules of every body (a JSON
+	// object: malformed JSON is 400 invalid_json, as everywhere).
+	if err := noBody(r); err != nil {
 		return err
 	}
 	g, err := s.eng.IssueDeviceCredential(r.Context(), principal(r), ps.ByName("id"))

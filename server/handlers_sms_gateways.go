@@ -35,10 +35,11 @@ type androidWebhook struct {
 // signature (X-Signature over the body and X-Timestamp, under the tenant's signing key)
 // is the credential, and a timestamp outside AndroidWebhookWindow is refused as a replay.
 // sms:received is an SMS for the tenant's reply path (ReceiveSMS, as POST
-// /v1/sms/inbound): recorded whatever its outcome, answered 204 so that the phone does
+// /v1/sms/inbound): recorded whatever its outcome, answered 200 so that the phone does
 // not send it again; the webhook's id is its idempotency key. sms:delivered and sms:failed
 // are delivery reports on an SMS the node sent (ReportSMSDelivery; the phone knows it by
-// the node's id). Other events are answered 204 and change nothing.
+// the node's id). Other events are answered 200 and change nothing. Every 200 is the JSON
+// {"request_id": …} (docs/decisions.md, "SMS gateways' webhooks answer 200, not 204").
 func (s *Server) handleAndroidWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	tenantID := ps.ByName("tenant_id")
 	body, err := readBody(r, maxGatewayBody)
@@ -67,15 +68,29 @@ func (s *Server) handleAndroidWebhook(w http.ResponseWriter, r *http.Request, ps
 		return s.gatewayReport(w, r, tenantID, outbound.DriverAndroid, model.SMSDeliveryReport{
 			GatewayMessageID: hook.Payload.MessageID, Status: status, Reason: hook.Payload.Reason})
 	default:
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return writeTaken(w, r)
 	}
 	from := hook.Payload.PhoneNumber
 	if from == "" {
 		from = hook.Payload.Sender
 	}
 	return s.gatewaySMS(w, r, tenantID, outbound.DriverAndroid, hook.ID,
-		model.SMSInboundInput{From: from, Body: hook.Payload.Message}, http.StatusNoContent, "", nil)
+		model.SMSInboundInput{From: from, Body: hook.Payload.Message}, "application/json", takenReply)
+}
+
+// takenReply is the answer to a gateway's webhook that the node took: 200 with the
+// request id and nothing else, as writeTaken answers.
+func takenReply(reqID string) (model.Reply, error) {
+	b, err := render(struct{}{}, reqID)
+	return model.Reply{Status: http.StatusOK, Body: b, RequestID: reqID}, err
+}
+
+// writeTaken answers a gateway's webhook or callback that the node took, whatever it
+// changed: 200 {"request_id": …}. The contract has no 204, and every gateway takes any 2xx
+// (SMS Gateway for Android sends a webhook again on anything else; Twilio reads no body of
+// a status callback).
+func writeTaken(w http.ResponseWriter, r *http.Request) error {
+	return writeOne(w, r, http.StatusOK, struct{}{})
 }
 
 // emptyTwiML is the answer to Twilio's inbound message webhook: nothing to send back.
@@ -95,14 +110,20 @@ func (s *Server) handleTwilioWebhook(w http.ResponseWriter, r *http.Request, ps 
 		return err
 	}
 	return s.gatewaySMS(w, r, ps.ByName("tenant_id"), outbound.DriverTwilio, form.Get("MessageSid"),
-		model.SMSInboundInput{From: form.Get("From"), Body: form.Get("Body")}, http.StatusOK, "text/xml", emptyTwiML)
+		model.SMSInboundInput{From: form.Get("From"), Body: form.Get("Body")}, "text/xml", twimlReply)
+}
+
+// twimlReply is the answer to Twilio's inbound message webhook: 200 with an empty TwiML
+// <Response/>.
+func twimlReply(reqID string) (model.Reply, error) {
+	return model.Reply{Status: http.StatusOK, Body: emptyTwiML, RequestID: reqID}, nil
 }
 
 // handleTwilioStatus takes Twilio's status callbacks (POST
 // /v1/sms/twilio/:tenant_id/status, asked for by each message when --sms-gateway has
 // status_callback=): checked like the inbound webhook, MessageStatus delivered makes the
 // SMS delivered, undelivered and failed make it failed (with ErrorCode); the other
-// statuses (queued, sending, sent…) change nothing. Answered 204.
+// statuses (queued, sending, sent…) change nothing. Answered 200 {"request_id": …}.
 func (s *Server) handleTwilioStatus(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	form, err := s.twilioForm(r)
 	if err != nil {
@@ -115,8 +136,7 @@ func (s *Server) handleTwilioStatus(w http.ResponseWriter, r *http.Request, ps h
 	case "undelivered", "failed":
 		status = model.SMSFailed
 	default:
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return writeTaken(w, r)
 	}
 	reason := ""
 	if c := form.Get("ErrorCode"); c != "" {
@@ -126,7 +146,7 @@ func (s *Server) handleTwilioStatus(w http.ResponseWriter, r *http.Request, ps h
 		GatewayMessageID: form.Get("MessageSid"), Status: status, Reason: reason})
 }
 
-// gatewayReport applies a gateway's delivery report in its name and answers 204. A report
+// gatewayReport applies a gateway's delivery report in its name and answers 200. A report
 // on an SMS the tenant did not send (or no longer knows) is logged and answered the same:
 // the gateway can do nothing about it.
 func (s *Server) gatewayReport(w http.ResponseWriter, r *http.Request, tenantID, driver string, rep model.SMSDeliveryReport) error {
@@ -140,8 +160,7 @@ func (s *Server) gatewayReport(w http.ResponseWriter, r *http.Request, tenantID,
 	} else if err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return writeTaken(w, r)
 }
 
 // twilioForm reads a request of Twilio to the node: a form of at most maxGatewayBody
@@ -191,19 +210,17 @@ func calledURL(r *http.Request) string {
 }
 
 // gatewaySMS hands an SMS a gateway's webhook delivered to the tenant's reply path, in the
-// gateway's name, and answers status with body (of contentType): the gateway is told the
-// message arrived whether or not the reply moved a mission (the outcome is in the log),
-// since a refusal would only make it send the message again. eventID, the gateway's id
+// gateway's name, and answers what reply renders (a body of contentType): the gateway is
+// told the message arrived whether or not the reply moved a mission (the outcome is in the
+// log), since a refusal would only make it send the message again. eventID, the gateway's id
 // of the message, is the idempotency key: a webhook sent twice is recorded once.
 func (s *Server) gatewaySMS(w http.ResponseWriter, r *http.Request, tenantID, driver, eventID string,
-	in model.SMSInboundInput, status int, contentType string, body []byte) error {
+	in model.SMSInboundInput, contentType string, reply func(reqID string) (model.Reply, error)) error {
 	p, err := s.eng.SMSGatewayPrincipal(r.Context(), tenantID, driver)
 	if err != nil {
 		return err
 	}
-	wr := &model.Write{Render: func(any) (model.Reply, error) {
-		return model.Reply{Status: status, Body: body, RequestID: requestID(r)}, nil
-	}}
+	wr := &model.Write{Render: func(any) (model.Reply, error) { return reply(requestID(r)) }}
 	if eventID != "" {
 		if err := engine.ValidateIdempotencyKey("id", eventID); err != nil {
 			return err
@@ -226,13 +243,20 @@ func (s *Server) gatewaySMS(w http.ResponseWriter, r *http.Request, tenantID, dr
 		s.log.Info("sms: a gateway's SMS was recorded and refused", "request_id", requestID(r), "gateway", driver,
 			"error", refusal.Kind, "message", refusal.Msg)
 	}
+	if contentType == "application/json" {
+		reply := wr.Reply
+		if reply.Replayed && len(reply.Body) == 0 {
+			// Stored by a node that answered 204: answered as taken now, its request id kept.
+			reply.Status, reply.Body = http.StatusOK, withRequestID([]byte("{}"), reply.RequestID)
+		}
+		writeReply(w, reply)
+		return nil
+	}
 	if wr.Reply.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	if contentType != "" {
-		w.Header().Set("Content-Type", contentType)
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(wr.Reply.Status)
+	_, _ = w.Write(wr.Reply.Body)
 	return nil
 }

@@ -554,6 +554,10 @@ func TestOpenAPI_RealAnswersFitTheDocument(t *testing.T) {
 		{"POST", "/v1/teams/dispatch", "/v1/teams/dispatch", map[string]any{"event_id": fx.event, "team_id": fx.teamA}, key, 409, false},
 		{"PATCH", "/v1/missions/:id/status", "/v1/missions/" + fx.missionB + "/status",
 			map[string]any{"status": "COMPLETED"}, key, 409, false},
+		// Every mission state is a status the document reads; SENT, set by the system alone,
+		// is refused by the lifecycle (409), not by the document.
+		{"PATCH", "/v1/missions/:id/status", "/v1/missions/" + fx.missionB + "/status",
+			map[string]any{"status": "SENT"}, key, 409, false},
 		{"GET", "/v1/missions", "/v1/missions?status=LOST", nil, key, 400, true},
 		{"POST", "/v1/webhooks", "/v1/webhooks", map[string]any{"url": "http://93.184.216.34/hook"}, key, 400, true},
 		{"POST", "/v1/sync/batch", "/v1/sync/batch", syncBatch(syncItem("real-4")), admin, 403, true},

@@ -101,9 +101,11 @@ fuzz:
 
 # hostile: slow and hostile clients against a real socket (slowloris, 100 MB bodies),
 # then the bad-key flood measurement: p99 of good requests alone and under 10,000
-# bad-key requests (about 25 s; FIELDRELAY_BADKEY_* vary it, see server/hostile_test.go).
+# bad-key requests (about 25 s; FIELDRELAY_BADKEY_* vary it, see server/hostile_test.go),
+# and the connection flood: p99 of a good client while one address opens 20,000
+# connections (about 30 s; FIELDRELAY_CONNFLOOD_*, see server/conns_flood_test.go).
 hostile:
-	FIELDRELAY_HOSTILE=1 go test -count=1 -v -run '^(TestSlowloris|TestHugeBody|TestBadKeyFlood)$$' ./server
+	FIELDRELAY_HOSTILE=1 go test -count=1 -v -run '^(TestSlowloris|TestHugeBody|TestBadKeyFlood|TestConnFlood)$$' ./server
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...

@@ -91,6 +91,8 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.IntVar(&f.Retention.SyncBatchesDays, "retention-sync-batches-days", model.DefaultSyncBatchesDays, "days the records of POST /v1/sync/batch are kept, unless a tenant sets its own (0: for ever)")
 	fl.IntVar(&f.Retention.DeliveryLogDays, "retention-delivery-log-days", model.DefaultDeliveryLogDays, "days the webhook attempt log is kept, unless a tenant sets its own (0: for ever)")
 	fl.IntVar(&f.Retention.EventsDays, "retention-events-days", model.DefaultEventsDays, "days settled events without a mission are kept, unless a tenant sets its own (0: for ever); never while owed upstream")
+	fl.IntVar(&f.MaxConns, "max-conns", 0, "most client connections open at once; over it a new one closes the longest idle keep-alive connection or is refused (503 unavailable) (0: the smaller of 4096 and the open-file limit less what the node keeps for its own files)")
+	fl.IntVar(&f.MaxConnsPerIP, "max-conns-per-ip", DefaultMaxConnsPerIP, "most connections open at once from one client address (IPv6: one /64), loopback included; 0: no cap (behind a reverse proxy or load balancer, whose address every client shares)")
 	fl.IntVar(&f.UpstreamBatch, "upstream-batch", model.DefaultUpstreamBatchSize, "most changes one upstream sync carries, and most records of the history a backfill transaction puts in the change log")
 	return cmd
 }
@@ -170,6 +172,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	out, errOut := cmp.Or[io.Writer](m.Stdout, io.Discard), cmp.Or[io.Writer](m.Stderr, io.Discard)
 	log := slog.New(slog.NewJSONHandler(errOut, nil))
 	m.log = log
+	files := openFileLimits()
+	conns, err := connLimits(cfg.MaxConns, cfg.MaxConnsPerIP, files)
+	if err != nil {
+		return err
+	}
 
 	db, err := m.open(ctx, log)
 	if err != nil {
@@ -235,7 +242,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 		secret = string(b)
 	}
-	srv, err := server.New(ctx, eng, server.Config{InternalSecret: secret, Logger: log, SMSGateway: cfg.SMSGateway})
+	srv, err := server.New(ctx, eng, server.Config{InternalSecret: secret, Logger: log, SMSGateway: cfg.SMSGateway,
+		Conns: conns})
 	if err != nil {
 		return err
 	}
@@ -297,7 +305,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		"allow_link_local_webhooks", cfg.AllowLinkLocalWebhooks, "allow_private_webhooks", cfg.AllowPrivateWebhooks,
 		"smtp", cfg.SMTP != nil, "log_reset_links", cfg.LogResetLinks, "plans_file", cfg.Plans != nil,
 		"backup_every", cfg.BackupEvery.String(), "backup_keep", cfg.BackupKeep,
-		"upstream_retry_max", cfg.UpstreamRetryMax.String(), "upstream_batch", cfg.UpstreamBatch, "outbox_lease", cfg.OutboxLease.String())
+		"upstream_retry_max", cfg.UpstreamRetryMax.String(), "upstream_batch", cfg.UpstreamBatch, "outbox_lease", cfg.OutboxLease.String(),
+		"max_conns", conns.Total, "max_conns_per_ip", conns.PerAddress, "open_files_limit", files.soft, "open_files_limit_hard", files.hard)
 	if cfg.LogResetLinks {
 		log.Warn("--log-reset-links: password-reset and verification tokens are written to this log; whoever reads it can take the accounts (for evaluation only)")
 	}

@@ -81,6 +81,10 @@ type ServeConfig struct {
 	// free (0: only a write that failed for want of space does); DiskWarnFreeMB logs a
 	// warning and raises fieldrelay_disk_low below it.
 	DiskMinFreeMB, DiskWarnFreeMB int64
+	// MaxConns caps the client connections open at once (0: the smaller of 4,096 and
+	// what the open-file limit leaves); MaxConnsPerIP those of one client address, an
+	// IPv6 /64 (0: no cap) (docs/decisions.md, "Connection caps").
+	MaxConns, MaxConnsPerIP int
 	// Retention is the node's default retention of the records the retention sweep
 	// deletes (0 days: kept for ever); a tenant's own settings take precedence.
 	Retention model.Retention

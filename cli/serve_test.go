@@ -280,6 +280,8 @@ func TestServeErrors(t *testing.T) {
 		"PlainAndCert":   {"--plain-http", "--tls-cert", "c.pem", "--tls-key", "k.pem"},
 		"ShortSecret":    {"--internal-secret", "short"},
 		"Addr":           {"--addr", "nowhere"},
+		"MaxConns":       {"--max-conns=-1"},
+		"MaxConnsPerIP":  {"--max-conns-per-ip=-1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := run(t, a, "", append([]string{"serve", "--data", data}, args...)...)

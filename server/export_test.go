@@ -1,5 +1,7 @@
 package server
 
+import "time"
+
 // RouteInfo is one route of the route table as the tests see it: its method and path,
 // whether it is public, and whether its answer carries a secret. The authorization matrix
 // reads only the method and path (its expectations come from its own table, never from the
@@ -18,3 +20,11 @@ func Routes(s *Server) []RouteInfo {
 	}
 	return out
 }
+
+// MaxLingering is how many refused connections the node may still be closing at once
+// (conns.go).
+const MaxLingering = maxLingering
+
+// SetMinIdleToClose sets how long a connection must have been idle before a new one over a
+// cap may take its place (minIdleToClose), before s serves.
+func SetMinIdleToClose(s *Server, d time.Duration) { s.conns.minIdle = d }

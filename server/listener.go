@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -30,8 +31,14 @@ import (
 // Serve serves hs on ln until hs shuts down: TLS with tlsConfig (HTTP/2 when the client
 // offers it, as http.Server.ServeTLS does), plain HTTP when it is nil. TLS is the
 // listener's, so hs.TLSConfig is not used: Serve clears it (a TLSConfig without "h2" would
-// keep net/http from setting up HTTP/2).
+// keep net/http from setting up HTTP/2). Connections count against the Server's caps
+// (ConnLimits; conns.go), for which Serve sets hs.ConnState (calling any hook it held).
 func (s *Server) Serve(hs *http.Server, ln net.Listener, tlsConfig *tls.Config) error {
+	if hook := hs.ConnState; hook != nil {
+		hs.ConnState = func(c net.Conn, state http.ConnState) { s.conns.connState(c, state); hook(c, state) }
+	} else {
+		hs.ConnState = s.conns.connState
+	}
 	if tlsConfig == nil {
 		return hs.Serve(&edgeListener{Listener: ln, s: s})
 	}
@@ -46,18 +53,26 @@ func (s *Server) Serve(hs *http.Server, ln net.Listener, tlsConfig *tls.Config) 
 		conns: make(chan acceptResult), done: make(chan struct{})})
 }
 
-// edgeListener hands net/http each plain connection wrapped in an edgeConn.
+// edgeListener hands net/http each plain connection within the caps wrapped in an
+// edgeConn, and answers the others itself.
 type edgeListener struct {
 	net.Listener
 	s *Server
 }
 
 func (l *edgeListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		slot, refused := l.s.conns.admit(c)
+		if slot == nil {
+			l.s.refuse(c, refused, false)
+			continue
+		}
+		return &edgeConn{Conn: slot, s: l.s}, nil
 	}
-	return &edgeConn{Conn: c, s: l.s}, nil
 }
 
 // tlsEdgeListener terminates TLS itself, each handshake in its own goroutine (so that a
@@ -122,7 +137,12 @@ func (l *tlsEdgeListener) acceptLoop() {
 				return
 			}
 		}
-		go l.handshake(c)
+		slot, refused := l.s.conns.admit(c)
+		if slot == nil {
+			l.s.refuse(c, refused, true)
+			continue
+		}
+		go l.handshake(slot)
 	}
 }
 
@@ -282,6 +302,20 @@ func selfAnswer(p []byte, headerKiB int) (string, *model.Error) {
 // answerBelowRouter writes err in the contract's envelope on c, closing the exchange
 // (Connection: close), and logs it as the access log logs a request.
 func (s *Server) answerBelowRouter(c net.Conn, remote net.Addr, proto string, err *model.Error) error {
+	out, id := envelope(proto, err)
+	_, werr := c.Write(out)
+	status := statusOf[err.Kind]
+	s.metrics.unmatched.observe(status, 0)
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request", slog.String("request_id", id),
+		slog.String("method", "-"), slog.String("path", "-"), slog.Int("status", status),
+		slog.String("remote", remote.String()), slog.String("error", string(err.Kind)))
+	return werr
+}
+
+// envelope is the whole answer of err in proto, in the contract's envelope with a new
+// request id (returned too), with Connection: close, and Retry-After when err has one:
+// the answers written to a connection below the router.
+func envelope(proto string, err *model.Error) ([]byte, string) {
 	id := model.NewID()
 	status := statusOf[err.Kind]
 	body, _ := json.Marshal(errorBody{Error: err.Kind, Message: err.Msg, RequestID: id})
@@ -296,14 +330,13 @@ func (s *Server) answerBelowRouter(c net.Conn, remote net.Addr, proto string, er
 	out = strconv.AppendInt(out, int64(len(body)), 10)
 	out = append(out, "\r\nConnection: close\r\nDate: "...)
 	out = time.Now().UTC().AppendFormat(out, http.TimeFormat)
+	if err.RetryAfter > 0 {
+		out = append(out, "\r\nRetry-After: "...)
+		out = strconv.AppendInt(out, int64(math.Ceil(err.RetryAfter.Seconds())), 10)
+	}
 	out = append(out, "\r\nX-Content-Type-Options: nosniff\r\nX-Request-Id: "...)
 	out = append(out, id...)
 	out = append(out, "\r\n\r\n"...)
 	out = append(out, body...)
-	_, werr := c.Write(out)
-	s.metrics.unmatched.observe(status, 0)
-	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request", slog.String("request_id", id),
-		slog.String("method", "-"), slog.String("path", "-"), slog.Int("status", status),
-		slog.String("remote", remote.String()), slog.String("error", string(err.Kind)))
-	return werr
+	return out, id
 }

@@ -248,6 +248,42 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// connCollector reads the connection counts (conns.go) at scrape time. The refusal
+// counter keeps its two reasons at zero; the cap is absent when there is none.
+type connCollector struct{ l *connLimiter }
+
+var (
+	descConnsOpen = prometheus.NewDesc("fieldrelay_http_connections_open",
+		"Client connections open now (TLS handshakes included).", nil, nil)
+	descConnsIdle = prometheus.NewDesc("fieldrelay_http_connections_idle",
+		"Client connections open and waiting for their next request (keep-alive).", nil, nil)
+	descConnsMax = prometheus.NewDesc("fieldrelay_http_connections_max",
+		"Most client connections open at once (--max-conns).", nil, nil)
+	descConnsRefused = prometheus.NewDesc("fieldrelay_http_connections_refused_total",
+		"Client connections refused at accept, by the cap they were over (per_address: --max-conns-per-ip, total: --max-conns).",
+		[]string{"reason"}, nil)
+	descConnsIdleClosed = prometheus.NewDesc("fieldrelay_http_connections_idle_closed_total",
+		"Idle keep-alive connections closed to make room for a new connection at a cap.", nil, nil)
+)
+
+func (connCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descConnsOpen, descConnsIdle, descConnsMax, descConnsRefused, descConnsIdleClosed} {
+		ch <- d
+	}
+}
+
+func (c connCollector) Collect(ch chan<- prometheus.Metric) {
+	open, idle := c.l.openConns()
+	ch <- prometheus.MustNewConstMetric(descConnsOpen, prometheus.GaugeValue, float64(open))
+	ch <- prometheus.MustNewConstMetric(descConnsIdle, prometheus.GaugeValue, float64(idle))
+	if c.l.limits.Total > 0 {
+		ch <- prometheus.MustNewConstMetric(descConnsMax, prometheus.GaugeValue, float64(c.l.limits.Total))
+	}
+	ch <- prometheus.MustNewConstMetric(descConnsRefused, prometheus.CounterValue, float64(c.l.refused[0].Load()), refusedPerAddress)
+	ch <- prometheus.MustNewConstMetric(descConnsRefused, prometheus.CounterValue, float64(c.l.refused[1].Load()), refusedTotal)
+	ch <- prometheus.MustNewConstMetric(descConnsIdleClosed, prometheus.CounterValue, float64(c.l.idleClosed.Load()))
+}
+
 // boolGauge is 1 for true, 0 for false.
 func boolGauge(b bool) float64 {
 	if b {

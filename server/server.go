@@ -27,6 +27,9 @@ type Config struct {
 	// Timeouts of HTTPServer's connections; zero takes the production default
 	// (DefaultTimeouts). Tests of slow clients set short ones.
 	Timeouts Timeouts
+	// Conns caps the connections Serve holds open; zero fields are no cap (the command
+	// line sets them: docs/decisions.md, "Connection caps").
+	Conns ConnLimits
 }
 
 // Timeouts bound how long a client may hold a connection (net/http's fields of the same
@@ -63,6 +66,7 @@ type Server struct {
 	// smsSecret is the root of the tenants' Android webhook signing keys (engine.SMSWebhookKey).
 	smsSecret []byte
 	limiter   *rateLimiter
+	conns     *connLimiter
 	metrics   *metrics
 	handler   http.Handler
 	// closing is closed when the HTTP server shuts down: streams end then.
@@ -88,7 +92,9 @@ func New(ctx context.Context, eng *engine.Engine, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.limiter = newRateLimiter(eng.Clock(), eng.RateWindows(), s.log)
+	s.conns = newConnLimiter(cfg.Conns)
 	s.metrics = newMetrics(eng)
+	s.metrics.reg.MustRegister(connCollector{s.conns})
 	s.handler = s.routes()
 	return s, nil
 }

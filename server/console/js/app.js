@@ -1,7 +1,7 @@
 // The console's shell: log-in, the role's views, the shared state and the live stream.
 
-import { h, clear, tickAgo, typeName } from "./dom.js";
-import * as api from "./api.js";
+import { h, clear, tickAgo, typeName } from "/shared/dom.js";
+import * as api from "/shared/api.js";
 import { LiveStream } from "./stream.js";
 import { eventsView } from "./views/events.js";
 import { mapView } from "./views/map.js";
@@ -192,7 +192,7 @@ function staleBanner(st) {
 // ---- log-in and log-out
 
 async function loadRoles() {
-  if (!state.roles) state.roles = (await api.get("roles.json")).roles;
+  if (!state.roles) state.roles = (await api.get("/shared/roles.json")).roles;
   return state.roles;
 }
 

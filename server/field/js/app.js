@@ -3,7 +3,7 @@
 // team's missions live in IndexedDB and every change goes through the outbox, so the app
 // works with no network and catches up when it returns.
 
-import { h, clear, ago, time, tickAgo } from "/console/js/dom.js";
+import { h, clear, ago, time, tickAgo } from "/shared/dom.js";
 import { all, get, put, del, tx, result } from "./db.js";
 import { enqueue, atLeast, syncOnce, SyncError } from "./outbox.js";
 import { MOVE_WORDS, STATE_WORDS, NEXT, PRIORITY_RANK, typeWords, rejectWords, OUTBOX_WORDS } from "./words.js";

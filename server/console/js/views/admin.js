@@ -2,8 +2,8 @@
 // keys (apikeys:manage). A node without the API key endpoints answers 404: the section
 // says so instead of failing.
 
-import { h, clear, time, select, badge, cardify } from "../dom.js";
-import * as api from "../api.js";
+import { h, clear, time, select, badge, cardify } from "/shared/dom.js";
+import * as api from "/shared/api.js";
 
 const ROLES = ["company_admin", "company_tech", "operational_supervisor", "field_operator", "corporate_client", "api_user"];
 

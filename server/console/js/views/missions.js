@@ -2,8 +2,8 @@
 // chosen mission, updated live. Field operators see their own teams' missions and move
 // them along the field path; supervisors may too; everyone else reads.
 
-import { h, clear, time, badge, short, cardify, typeName, sortHead, sortRows, RANK } from "../dom.js";
-import * as api from "../api.js";
+import { h, clear, time, badge, short, cardify, typeName, sortHead, sortRows, RANK } from "/shared/dom.js";
+import * as api from "/shared/api.js";
 
 const NEXT = {
   CREATED: ["ACK", "FAILED"], SENT: ["ACK", "FAILED"], ACK: ["ON_ROUTE", "FAILED"],

@@ -114,6 +114,17 @@ func TestFieldBundle(t *testing.T) {
 			}
 		}
 	}
+	// So is every shared module that a cached shared module imports.
+	for p := range cached {
+		if !strings.HasPrefix(p, "/shared/") {
+			continue
+		}
+		for _, m := range regexp.MustCompile(`from "\./([^"]+)"`).FindAllStringSubmatch(string(console[p]), -1) {
+			if !cached["/shared/"+m[1]] {
+				t.Errorf("%s imports ./%s, which the service worker does not cache", p, m[1])
+			}
+		}
+	}
 	t.Logf("field app: %d files, %d bytes uncompressed with the shared console files", len(files), total)
 	if total > fieldBudget {
 		t.Errorf("the field app weighs %d bytes, over its budget of %d", total, fieldBudget)

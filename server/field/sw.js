@@ -19,6 +19,9 @@ const SHELL = [
   "/field/js/words.js",
   "/shared/app.css",
   "/shared/dom.js",
+  "/shared/api.js",
+  "/shared/moves.js",
+  "/shared/moves.json",
 ];
 
 self.addEventListener("install", (event) => {

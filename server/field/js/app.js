@@ -6,7 +6,8 @@
 import { h, clear, ago, time, tickAgo } from "/shared/dom.js";
 import { all, get, put, del, tx, result } from "./db.js";
 import { enqueue, atLeast, syncOnce, SyncError } from "./outbox.js";
-import { MOVE_WORDS, STATE_WORDS, NEXT, PRIORITY_RANK, typeWords, rejectWords, OUTBOX_WORDS } from "./words.js";
+import { MOVE_WORDS, STATE_WORDS, PRIORITY_RANK, typeWords, rejectWords, OUTBOX_WORDS } from "./words.js";
+import { loadMoves, movesFrom } from "/shared/moves.js";
 
 const $ = (id) => document.getElementById(id);
 const NIL = "00000000-0000-0000-0000-000000000000";
@@ -142,8 +143,11 @@ async function onQueue(entries) {
   await storeMissions(missions);
 }
 
+// isActive: a mission that may still move (the node's table, /shared/moves.json); not a
+// finished one, nor one that a rejected move found closed on the node (CLOSED, the
+// phone's own mark).
 function isActive(s) {
-  return s !== "COMPLETED" && s !== "FAILED" && s !== "CLOSED";
+  return movesFrom(s).length > 0;
 }
 
 // markClosed notes the missions that a rejected move found closed on the node: the phone
@@ -364,6 +368,8 @@ async function renderStatus(box) {
 }
 
 async function render() {
+  // The move table is cached with the app; without it no mission shows as active.
+  await loadMoves().catch(() => {});
   const app = $("app");
   $("signin").hidden = !!session;
   app.hidden = !session;
@@ -430,7 +436,8 @@ function missionView(m, ev, box) {
   const payload = (ev && ev.payload) || {};
   const address = payload.address || payload.location || "";
   const equipment = (ev && ev.required_equipment) || payload.required_equipment || [];
-  const next = NEXT[eff.status];
+  // The next step forward; FAILED has a button of its own, with a reason.
+  const next = movesFrom(eff.status).find((to) => to !== "FAILED");
   const note = h("textarea", { id: "move-note", "rows": 2, placeholder: "What you found (optional)" });
   const moves = h("div", { class: "moves" });
   if (isActive(eff.status)) {
@@ -585,6 +592,7 @@ async function start() {
       document.addEventListener("visibilitychange", () => { if (!document.hidden) update(reg); });
     }).catch(() => {});
   }
+  await loadMoves().catch(() => {});
   session = (await get("kv", "session")) || null;
   if (session && session.revoked) linkState = "revoked";
   setInterval(() => tickAgo(document.body), 10000);

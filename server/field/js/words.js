@@ -14,10 +14,6 @@ export const STATE_WORDS = {
   COMPLETED: "completed", FAILED: "failed", CLOSED: "closed on the node",
 };
 
-// The next move of each state (docs/rules.md, Mission lifecycle); FAILED is always open
-// while the mission is active.
-export const NEXT = { CREATED: "ACK", SENT: "ACK", ACK: "ON_ROUTE", ON_ROUTE: "ON_SITE", ON_SITE: "COMPLETED" };
-
 export const PRIORITY_RANK = { critical: 0, high: 1, normal: 2, low: 3 };
 
 // typeWords turns an event type (CARDIAC_ARREST) into words (Cardiac arrest).

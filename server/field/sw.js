@@ -16,12 +16,12 @@ const SHELL = [
   "/field/js/app.js",
   "/field/js/db.js",
   "/field/js/outbox.js",
-  "/field/js/words.js",
   "/shared/app.css",
   "/shared/dom.js",
   "/shared/api.js",
   "/shared/moves.js",
   "/shared/moves.json",
+  "/shared/words.js",
 ];
 
 self.addEventListener("install", (event) => {

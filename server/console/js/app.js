@@ -3,6 +3,7 @@
 import { h, clear, tickAgo, typeName } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 import { loadMoves } from "/shared/moves.js";
+import { plainWords } from "/shared/words.js";
 import { LiveStream } from "./stream.js";
 import { eventsView } from "./views/events.js";
 import { mapView } from "./views/map.js";
@@ -245,7 +246,7 @@ async function start(expiresIn) {
   try {
     state.tenant = await api.get("/v1/tenant/me");
     $("tenant-name").textContent = state.tenant.name;
-    if (state.tenant.status !== "active") banner(api.plainWords({ code: "tenant_suspended" }));
+    if (state.tenant.status !== "active") banner(plainWords({ code: "tenant_suspended" }));
   } catch (e) {
     if (!api.getSession()) return;
     banner(e.plain);

@@ -5,8 +5,7 @@
 import { h, clear, time, badge, short, cardify, typeName, sortHead, sortRows, RANK } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 import { movesFrom, missionStates } from "/shared/moves.js";
-
-const LABEL = { ACK: "Acknowledge", ON_ROUTE: "On route", ON_SITE: "On site", COMPLETED: "Completed", FAILED: "Failed" };
+import { MOVE_WORDS } from "/shared/words.js";
 
 let selected = null;
 let statusFilter = "";
@@ -131,7 +130,7 @@ function details(ctx) {
     h("label", { for: "move-note" }, "Note with the move (optional)"),
     h("input", { id: "move-note", type: "text", value: note, dataset: { key: "move-note" }, oninput: (e) => { note = e.target.value; }, placeholder: "e.g. patient handed over" }),
     h("div", { class: "moves" }, next.map((to) => h("button", { type: "button", class: to === "FAILED" ? "danger" : "primary",
-      disabled: busy, dataset: { key: "move-" + to, move: to }, onclick: () => move(ctx, m, to) }, LABEL[to])))) : null;
+      disabled: busy, dataset: { key: "move-" + to, move: to }, onclick: () => move(ctx, m, to) }, MOVE_WORDS[to])))) : null;
   return h("div", { dataset: { missionId: m.id } },
     h("h3", {}, eventLabel(ctx, m.event_id), " ", badge(m.status, "s-" + m.status)),
     h("dl", { class: "facts" },

@@ -149,6 +149,7 @@ var matrixRoutes = map[string]access{
 	"GET /console/*file":                    open, // the console logs in
 	"GET /field":                            open,
 	"GET /field/*file":                      open, // the field app signs in
+	"GET /shared/:file":                     open, // what the two apps share
 	"POST /v1/auth/login":                   open,
 	"POST /v1/auth/forgot-password":         open,
 	"POST /v1/auth/reset-password":          open,
@@ -318,6 +319,7 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"GET /console/*file":            {path: "/console/"},
 		"GET /field":                    {path: "/field"},
 		"GET /field/*file":              {path: "/field/"},
+		"GET /shared/:file":             {path: "/shared/roles.json"},
 		"POST /v1/auth/login":           {path: "/v1/auth/login", body: map[string]any{}},
 		"POST /v1/auth/forgot-password": {path: "/v1/auth/forgot-password", body: map[string]any{}},
 		"POST /v1/auth/reset-password":  {path: "/v1/auth/reset-password", body: map[string]any{}},
@@ -767,6 +769,8 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 		"POST /v1/sms/android/:tenant_id":       {"POST", "/v1/sms/android/" + w.a.tenant.ID, map[string]any{}, false, false},
 		"POST /v1/sms/twilio/:tenant_id":        {"POST", "/v1/sms/twilio/" + w.a.tenant.ID, map[string]any{}, false, false},
 		"POST /v1/sms/twilio/:tenant_id/status": {"POST", "/v1/sms/twilio/" + w.a.tenant.ID + "/status", map[string]any{}, false, false},
+		// The web apps' shared files belong to no tenant: a tenant's id names none.
+		"GET /shared/:file": {"GET", "/shared/" + w.a.tenant.ID, nil, false, false},
 	}
 	// Every route with a parameter in its path has a probe here.
 	for _, r := range server.Routes(n.srv) {

@@ -74,7 +74,7 @@ func TestConsoleServed(t *testing.T) {
 	if res, _ := get(t, n, "/console/js/app.js", "If-None-Match", etag); etag == "" || res.StatusCode != http.StatusNotModified {
 		t.Fatalf("revalidation with %q: %d", etag, res.StatusCode)
 	}
-	for _, p := range []string{"/console/app.css", "/console/icon.svg", "/console/js/views/map.js"} {
+	for _, p := range []string{"/shared/app.css", "/console/icon.svg", "/console/js/views/map.js"} {
 		if res, _ := get(t, n, p); res.StatusCode != 200 {
 			t.Errorf("%s: %d", p, res.StatusCode)
 		}
@@ -83,7 +83,7 @@ func TestConsoleServed(t *testing.T) {
 	n.do("GET", "/console/../go.mod", nil).want(http.StatusNotFound)
 
 	// roles.json is the engine's table, so the console never holds a stale copy.
-	res, body = get(t, n, "/console/roles.json")
+	res, body = get(t, n, "/shared/roles.json")
 	var roles struct{ Roles map[string][]string }
 	if res.StatusCode != 200 || json.Unmarshal(body, &roles) != nil {
 		t.Fatalf("roles.json: %d %s", res.StatusCode, body)
@@ -111,7 +111,7 @@ func TestConsoleBundle(t *testing.T) {
 		total += len(body)
 	}
 	sort.Strings(names)
-	for _, want := range []string{"index.html", "app.css", "js/app.js", "js/api.js", "js/stream.js", "roles.json"} {
+	for _, want := range []string{"index.html", "/shared/app.css", "js/app.js", "/shared/api.js", "js/stream.js", "/shared/roles.json"} {
 		if _, ok := files[want]; !ok {
 			t.Errorf("the bundle lacks %s: %v", want, names)
 		}

@@ -80,7 +80,7 @@ func TestFieldBundle(t *testing.T) {
 	files := server.FieldBundle()
 	console := server.ConsoleBundle()
 	sw := string(files["sw.js"])
-	shell := regexp.MustCompile(`"(/(?:field|console)/[^"]*)"`).FindAllStringSubmatch(sw[strings.Index(sw, "const SHELL"):], -1)
+	shell := regexp.MustCompile(`"(/(?:field|console|shared)/[^"]*)"`).FindAllStringSubmatch(sw[strings.Index(sw, "const SHELL"):], -1)
 	cached := map[string]bool{}
 	total := 0
 	for _, m := range shell {
@@ -108,9 +108,20 @@ func TestFieldBundle(t *testing.T) {
 	}
 	// Every console module the app imports is cached.
 	for name, body := range files {
-		for _, m := range regexp.MustCompile(`from "(/console/[^"]+)"`).FindAllStringSubmatch(string(body), -1) {
+		for _, m := range regexp.MustCompile(`from "(/(?:console|shared)/[^"]+)"`).FindAllStringSubmatch(string(body), -1) {
 			if !cached[m[1]] {
 				t.Errorf("%s imports %s, which the service worker does not cache", name, m[1])
+			}
+		}
+	}
+	// So is every shared module that a cached shared module imports.
+	for p := range cached {
+		if !strings.HasPrefix(p, "/shared/") {
+			continue
+		}
+		for _, m := range regexp.MustCompile(`from "\./([^"]+)"`).FindAllStringSubmatch(string(console[p]), -1) {
+			if !cached["/shared/"+m[1]] {
+				t.Errorf("%s imports ./%s, which the service worker does not cache", p, m[1])
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
-	"encoding/json"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -79,28 +78,18 @@ func embeddedFiles(fsys embed.FS, dir string) map[string]consoleFile {
 	return files
 }
 
-// consoleFiles reads the embedded files once, and adds roles.json: each role's
-// permissions, from the engine's table, so that the console never holds a copy of it.
-var consoleFiles = sync.OnceValue(func() map[string]consoleFile {
-	files := embeddedFiles(consoleFS, "console")
-	add := func(name string, body []byte) { files[name] = webFile(name, body) }
-	roles := map[string][]string{}
-	for _, r := range model.Roles {
-		roles[r] = []string{}
-		for _, p := range model.Permissions {
-			if model.RoleHas(r, p) {
-				roles[r] = append(roles[r], p)
-			}
-		}
-	}
-	body, _ := json.Marshal(map[string]any{"roles": roles})
-	add("roles.json", body)
-	return files
-})
+// consoleFiles reads the embedded console once.
+var consoleFiles = sync.OnceValue(func() map[string]consoleFile { return embeddedFiles(consoleFS, "console") })
 
-// ConsoleBundle returns the embedded console's files by name (for tests and the size
-// report).
-func ConsoleBundle() map[string][]byte { return bodies(consoleFiles()) }
+// ConsoleBundle returns what the console loads (for tests and the size report): its own
+// files by name, and the shared ones by their path, /shared/….
+func ConsoleBundle() map[string][]byte {
+	out := bodies(consoleFiles())
+	for name, body := range bodies(sharedFiles()) {
+		out["/shared/"+name] = body
+	}
+	return out
+}
 
 // bodies returns the bodies of embedded web files by name.
 func bodies(files map[string]consoleFile) map[string][]byte {

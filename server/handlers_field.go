@@ -15,7 +15,7 @@ import (
 )
 
 // fieldFS holds the field app: an installable web app for field operators, plain HTML,
-// CSS and JavaScript modules like the console, some of whose modules it imports.
+// CSS and JavaScript modules like the console, with which it shares /shared/.
 //
 //go:embed field
 var fieldFS embed.FS
@@ -28,31 +28,31 @@ const fieldVersionMark = "__FIELD_VERSION__"
 // app replaces the one before, even when no app file changed.
 var fieldBuild string
 
-// fieldShared are the console's files the field app uses: its service worker caches
-// them with its own (docs/decisions.md, "The field app").
-var fieldShared = []string{"app.css", "js/dom.js"}
-
 // fieldFiles reads the embedded field app once, adds its icons, and writes the app's
-// version into its service worker: a hash of every file it caches, the console's shared
-// ones included, so that a binary with any other app file installs a new worker.
+// version into its service worker: a hash of its files and of every shared one (its
+// service worker caches those it loads), so that a binary with any other app file
+// installs a new worker.
 var fieldFiles = sync.OnceValue(func() map[string]consoleFile {
 	files := embeddedFiles(fieldFS, "field")
 	files["icon-192.png"] = webFile("icon-192.png", fieldIcon(192))
 	files["icon-512.png"] = webFile("icon-512.png", fieldIcon(512))
 	h := sha256.New()
 	h.Write([]byte(fieldBuild))
-	names := make([]string, 0, len(files))
-	for name := range files {
+	all := map[string]consoleFile{}
+	for name, f := range files {
+		all[name] = f
+	}
+	for name, f := range sharedFiles() {
+		all["/shared/"+name] = f
+	}
+	names := make([]string, 0, len(all))
+	for name := range all {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
 		h.Write([]byte(name))
-		h.Write(files[name].body)
-	}
-	for _, name := range fieldShared {
-		h.Write([]byte("/console/" + name))
-		h.Write(consoleFiles()[name].body)
+		h.Write(all[name].body)
 	}
 	version := base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
 	sw := files["sw.js"]

@@ -140,13 +140,15 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/tenant/api-keys/rotate", perm: model.PermAPIKeysManage, h: s.handleRotateAPIKey, secret: true},
 		{method: "DELETE", path: "/v1/tenant/api-keys/:id", perm: model.PermAPIKeysManage, h: s.handleRevokeAPIKey},
 
-		// the change stream, the embedded web console and the redirects to it
+		// the change stream, the embedded web apps (the console, the field app, what they
+		// share) and the redirects to them
 		{method: "GET", path: "/v1/stream", perm: model.PermEventsRead, h: s.handleStream},
 		{method: "GET", path: "/", perm: public, h: s.handleRootRedirect},
 		{method: "GET", path: "/console", perm: public, h: s.handleConsoleRedirect},
 		{method: "GET", path: "/console/*file", perm: public, h: s.handleConsole},
 		{method: "GET", path: "/field", perm: public, h: s.handleFieldRedirect},
 		{method: "GET", path: "/field/*file", perm: public, h: s.handleField},
+		{method: "GET", path: "/shared/:file", perm: public, h: s.handleShared},
 
 		// upstream sync: the settings and the state of the caller's tenant's link
 		{method: "PUT", path: "/v1/tenant/upstream", perm: model.PermTenantAdmin, h: s.handlePutUpstream},

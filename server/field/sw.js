@@ -1,7 +1,8 @@
 // The field app's service worker: it caches the app shell, so that after one visit the
 // app opens with no network at all. The node writes the app's version below (a hash of
-// every file listed in SHELL): a new binary with other files is a new worker, which
-// replaces the old one at once and drops its cache. The API is never cached.
+// the app's files and of the shared ones under /shared/): a new binary with other files
+// is a new worker, which replaces the old one at once and drops its cache. The API is
+// never cached.
 
 const VERSION = "__FIELD_VERSION__";
 const CACHE = "field-" + VERSION;
@@ -15,9 +16,12 @@ const SHELL = [
   "/field/js/app.js",
   "/field/js/db.js",
   "/field/js/outbox.js",
-  "/field/js/words.js",
-  "/console/app.css",
-  "/console/js/dom.js",
+  "/shared/app.css",
+  "/shared/dom.js",
+  "/shared/api.js",
+  "/shared/moves.js",
+  "/shared/moves.json",
+  "/shared/words.js",
 ];
 
 self.addEventListener("install", (event) => {

@@ -1,7 +1,9 @@
 // The console's shell: log-in, the role's views, the shared state and the live stream.
 
-import { h, clear, tickAgo, typeName } from "./dom.js";
-import * as api from "./api.js";
+import { h, clear, tickAgo, typeName } from "/shared/dom.js";
+import * as api from "/shared/api.js";
+import { loadMoves } from "/shared/moves.js";
+import { plainWords } from "/shared/words.js";
 import { LiveStream } from "./stream.js";
 import { eventsView } from "./views/events.js";
 import { mapView } from "./views/map.js";
@@ -19,7 +21,7 @@ const $ = (id) => document.getElementById(id);
 
 // state is what every view reads; the stream and the loads write it.
 const state = {
-  me: null, perms: new Set(), tenant: null, roles: null,
+  me: null, perms: new Set(), tenant: null, roles: null, roleOrder: [],
   events: new Map(), missions: new Map(), teams: new Map(), zones: new Map(), users: new Map(),
   fresh: new Set(), live: "off", active: null, loadedAt: 0, eventsCursor: "", missionsCursor: "",
 };
@@ -191,14 +193,20 @@ function staleBanner(st) {
 
 // ---- log-in and log-out
 
+// loadRoles reads the node's role table once (GET /shared/roles.json, written from the
+// engine's): each role's permissions, and the roles, most privileged first.
 async function loadRoles() {
-  if (!state.roles) state.roles = (await api.get("roles.json")).roles;
+  if (!state.roles) {
+    const table = await api.get("/shared/roles.json");
+    state.roles = table.roles;
+    state.roleOrder = table.order;
+  }
   return state.roles;
 }
 
 // begin holds a login's or a resumed session's token and opens the console.
 async function begin(res) {
-  const roles = await loadRoles();
+  const [roles] = await Promise.all([loadRoles(), loadMoves()]);
   api.setSession({ token: res.token, user: res.user, expiresAt: Date.now() + res.expires_in * 1000 });
   state.me = res.user;
   state.perms = new Set(roles[res.user.rbac_level] || []);
@@ -238,7 +246,7 @@ async function start(expiresIn) {
   try {
     state.tenant = await api.get("/v1/tenant/me");
     $("tenant-name").textContent = state.tenant.name;
-    if (state.tenant.status !== "active") banner(api.plainWords({ code: "tenant_suspended" }));
+    if (state.tenant.status !== "active") banner(plainWords({ code: "tenant_suspended" }));
   } catch (e) {
     if (!api.getSession()) return;
     banner(e.plain);

@@ -3,7 +3,7 @@
 // reader speaks the Server-Sent Events format, resumes with Last-Event-ID, and falls
 // back to polling while the stream cannot be held.
 
-import { getSession, ApiError } from "./api.js";
+import { getSession, ApiError } from "/shared/api.js";
 
 const WATCHDOG_MS = 40000;
 const POLL_MS = 10000;

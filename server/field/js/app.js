@@ -3,18 +3,20 @@
 // team's missions live in IndexedDB and every change goes through the outbox, so the app
 // works with no network and catches up when it returns.
 
-import { h, clear, ago, time, tickAgo } from "/console/js/dom.js";
+import { h, clear, ago, time, tickAgo, RANK } from "/shared/dom.js";
+import * as api from "/shared/api.js";
+import { MOVE_WORDS, STATE_WORDS, rejectWords, plainWords } from "/shared/words.js";
+import { loadMoves, movesFrom } from "/shared/moves.js";
 import { all, get, put, del, tx, result } from "./db.js";
-import { enqueue, atLeast, syncOnce, SyncError } from "./outbox.js";
-import { MOVE_WORDS, STATE_WORDS, NEXT, PRIORITY_RANK, typeWords, rejectWords, OUTBOX_WORDS } from "./words.js";
+import { enqueue, atLeast, syncOnce, SyncError, OUTBOX_WORDS } from "./outbox.js";
 
 const $ = (id) => document.getElementById(id);
 const NIL = "00000000-0000-0000-0000-000000000000";
 const channel = "BroadcastChannel" in self ? new BroadcastChannel("fieldrelay-field") : null;
 
-// The session token lives in memory only (as the console's); the device credential, the
-// device and the user are kept in IndexedDB, so a reload stays signed in.
-let jwt = null;
+// The session token lives in memory only, in the shared API client (as the console's);
+// the device credential, the device and the user are kept in IndexedDB (session), so a
+// reload stays signed in.
 let session = null;
 let selected = null;
 let failing = false;
@@ -26,29 +28,6 @@ let syncing = false;
 let again = false;
 // quiet holds the alert while a sign-in loads the team's missions: they are not news.
 let quiet = false;
-
-// ---- the node's API with the session token ----
-
-async function api(method, path, body) {
-  const headers = { Accept: "application/json" };
-  if (jwt) headers.Authorization = "Bearer " + jwt;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(path, { method, headers, cache: "no-store", credentials: "omit",
-    body: body === undefined ? undefined : JSON.stringify(body) });
-  let data = null;
-  try {
-    data = await res.json();
-  } catch (_) {
-    data = null;
-  }
-  if (!res.ok) {
-    const e = new Error((data && data.message) || "HTTP " + res.status);
-    e.status = res.status;
-    e.code = data && data.error;
-    throw e;
-  }
-  return data;
-}
 
 // ---- sign-in: the browser becomes a device of the operator's team ----
 
@@ -62,17 +41,17 @@ async function hardwareID() {
 }
 
 async function signIn(email, password) {
-  const login = await api("POST", "/v1/auth/login", { email, password });
-  jwt = login.token;
-  const device = await api("POST", "/v1/devices/register", { name: "Field app of " + (login.user.name || login.user.email),
+  const login = await api.request("POST", "/v1/auth/login", { email, password });
+  api.setSession({ token: login.token });
+  const device = await api.request("POST", "/v1/devices/register", { name: "Field app of " + (login.user.name || login.user.email),
     platform: "web", hardware_id: await hardwareID() });
   await atLeast(device.sync.highest_received);
-  const cred = await api("POST", "/v1/devices/" + device.device_id + "/credential");
+  const cred = await api.request("POST", "/v1/devices/" + device.device_id + "/credential");
   session = { device_id: device.device_id, team_id: device.team_id, credential: cred.credential,
     expires_at: cred.expires_at, user: login.user };
   await put("kv", session, "session");
   try {
-    const tenant = await api("GET", "/v1/tenant/me");
+    const tenant = await api.request("GET", "/v1/tenant/me");
     await put("kv", tenant.verticals || [], "verticals");
   } catch (_) { /* the verticals only help to report an event */ }
   broadcast();
@@ -80,7 +59,7 @@ async function signIn(email, password) {
 
 async function signOut() {
   // The outbox stays: what waits is sent after the next sign-in on this phone.
-  jwt = null;
+  api.setSession(null);
   session = null;
   selected = null;
   sharePosition(false);
@@ -93,21 +72,21 @@ async function signOut() {
 // ---- the team's missions ----
 
 async function refreshMissions() {
-  if (!jwt) return;
+  if (!api.getSession()) return;
   try {
-    const list = await api("GET", "/v1/missions?limit=100");
+    const list = await api.request("GET", "/v1/missions?limit=100");
     await storeMissions(list.data || []);
     const events = new Set((await all("events")).map((e) => e.event_id));
     for (const m of list.data || []) {
       if (!events.has(m.event_id) && isActive(m.status)) {
-        const ev = await api("GET", "/v1/events/" + m.event_id);
+        const ev = await api.request("GET", "/v1/events/" + m.event_id);
         delete ev.request_id;
         await put("events", ev);
       }
     }
   } catch (e) {
     // The session ended: the device credential goes on.
-    if (e.status === 401) jwt = null;
+    if (e.status === 401) api.setSession(null);
   }
 }
 
@@ -142,8 +121,11 @@ async function onQueue(entries) {
   await storeMissions(missions);
 }
 
+// isActive: a mission that may still move (the node's table, /shared/moves.json); not a
+// finished one, nor one that a rejected move found closed on the node (CLOSED, the
+// phone's own mark).
 function isActive(s) {
-  return s !== "COMPLETED" && s !== "FAILED" && s !== "CLOSED";
+  return movesFrom(s).length > 0;
 }
 
 // markClosed notes the missions that a rejected move found closed on the node: the phone
@@ -221,7 +203,7 @@ async function runSync() {
       broadcast();
       await render();
     }
-    if (jwt) await refreshMissions();
+    if (api.getSession()) await refreshMissions();
     schedule(again ? 0 : 15000);
   } catch (e) {
     if (e instanceof SyncError && e.kind === "revoked") {
@@ -318,6 +300,13 @@ function afterChange() {
 
 // ---- rendering ----
 
+// typeWords turns an event type (CARDIAC_ARREST) into words (Cardiac arrest).
+function typeWords(type) {
+  if (!type) return "Mission";
+  const s = String(type).replace(/[_-]+/g, " ").toLowerCase().trim();
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
 // effective is a mission as this phone sees it: the node's record, then the moves made
 // here after the record was written (waiting, or applied since and not read back yet).
 function effective(m, box) {
@@ -334,7 +323,7 @@ function effective(m, box) {
 }
 
 function order(a, b) {
-  const p = (PRIORITY_RANK[a.priority] ?? 9) - (PRIORITY_RANK[b.priority] ?? 9);
+  const p = (RANK[a.priority] ?? 9) - (RANK[b.priority] ?? 9);
   return p || String(b.dispatched_at).localeCompare(String(a.dispatched_at));
 }
 
@@ -364,6 +353,8 @@ async function renderStatus(box) {
 }
 
 async function render() {
+  // The move table is cached with the app; without it no mission shows as active.
+  await loadMoves().catch(() => {});
   const app = $("app");
   $("signin").hidden = !!session;
   app.hidden = !session;
@@ -430,7 +421,8 @@ function missionView(m, ev, box) {
   const payload = (ev && ev.payload) || {};
   const address = payload.address || payload.location || "";
   const equipment = (ev && ev.required_equipment) || payload.required_equipment || [];
-  const next = NEXT[eff.status];
+  // The next step forward; FAILED has a button of its own, with a reason.
+  const next = movesFrom(eff.status).find((to) => to !== "FAILED");
   const note = h("textarea", { id: "move-note", "rows": 2, placeholder: "What you found (optional)" });
   const moves = h("div", { class: "moves" });
   if (isActive(eff.status)) {
@@ -551,7 +543,7 @@ async function start() {
       schedule(0);
     } catch (err) {
       quiet = false;
-      $("signin-error").textContent = err.code === "invalid_credentials" ? "Wrong email or password." :
+      $("signin-error").textContent = err.code === "invalid_credentials" ? plainWords(err) :
         err.status ? err.message : "No network: signing in needs one, once.";
     } finally {
       $("signin-submit").disabled = false;
@@ -585,6 +577,7 @@ async function start() {
       document.addEventListener("visibilitychange", () => { if (!document.hidden) update(reg); });
     }).catch(() => {});
   }
+  await loadMoves().catch(() => {});
   session = (await get("kv", "session")) || null;
   if (session && session.revoked) linkState = "revoked";
   setInterval(() => tickAgo(document.body), 10000);

@@ -4,7 +4,17 @@
 // order. The node applies each (device, sequence number) once, so a change sent twice (a
 // killed tab, two tabs, a lost answer) is answered "duplicate" and never applied twice.
 
+import { request, ApiError } from "/shared/api.js";
 import { all, get, result, tx } from "./db.js";
+
+// OUTBOX_WORDS names the states of a change in the outbox.
+export const OUTBOX_WORDS = {
+  waiting: "waiting to send",
+  pending: "received, waiting for an earlier change",
+  applied: "applied",
+  done: "already applied (duplicate)",
+  rejected: "rejected",
+};
 
 // BATCH is how many changes go in one sync request.
 export const BATCH = 500;
@@ -96,24 +106,15 @@ export function syncOnce(session, onQueue) {
       ack_through: ack,
       items: batch.map((i) => ({ sequence_number: i.sequence_number, kind: i.kind, payload: i.payload, captured_at: i.captured_at })),
     };
-    let res;
+    let answer;
     try {
-      res = await fetch("/v1/devices/sync", {
-        method: "POST", cache: "no-store", credentials: "omit",
-        headers: { "Content-Type": "application/json", Accept: "application/json", Authorization: "Bearer " + session.credential },
-        body: JSON.stringify(body),
-      });
-    } catch (_) {
-      throw new SyncError("offline", 0, null);
+      // The device's credential, not the session's token: the app syncs without a session.
+      answer = await request("POST", "/v1/devices/sync", body, { token: session.credential });
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status === 0) throw new SyncError("offline", 0, null);
+      if (e.status === 401 || e.status === 403) throw new SyncError("revoked", e.status, e.body);
+      throw new SyncError(e.status >= 500 || e.status === 429 ? "offline" : "refused", e.status, e.body);
     }
-    let answer = null;
-    try {
-      answer = await res.json();
-    } catch (_) {
-      answer = null;
-    }
-    if (res.status === 401 || res.status === 403) throw new SyncError("revoked", res.status, answer);
-    if (!res.ok) throw new SyncError(res.status >= 500 || res.status === 429 ? "offline" : "refused", res.status, answer);
     await record(answer.results, answer.released);
     const queue = answer.queue || [];
     if (queue.length) {

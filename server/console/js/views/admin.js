@@ -2,10 +2,8 @@
 // keys (apikeys:manage). A node without the API key endpoints answers 404: the section
 // says so instead of failing.
 
-import { h, clear, time, select, badge, cardify } from "../dom.js";
-import * as api from "../api.js";
-
-const ROLES = ["company_admin", "company_tech", "operational_supervisor", "field_operator", "corporate_client", "api_user"];
+import { h, clear, time, select, badge, cardify } from "/shared/dom.js";
+import * as api from "/shared/api.js";
 
 let root = null;
 let keys = null;
@@ -49,7 +47,7 @@ function status(section) {
 
 function users(ctx) {
   const rows = [...ctx.state.users.values()].sort((a, b) => a.email.localeCompare(b.email)).map((u) => {
-    const role = select(ROLES, u.rbac_level, { "aria-label": "Role of " + u.email, disabled: u.id === ctx.state.me.id,
+    const role = select(ctx.state.roleOrder, u.rbac_level, { "aria-label": "Role of " + u.email, disabled: u.id === ctx.state.me.id,
       onchange: (e) => change(ctx, u, { role: e.target.value }) });
     const toggle = u.status === "suspended"
       ? h("button", { type: "button", onclick: () => change(ctx, u, { status: "active" }) }, "Reactivate")
@@ -60,7 +58,7 @@ function users(ctx) {
   });
   const email = h("input", { type: "email", id: "nu-email", required: true });
   const name = h("input", { type: "text", id: "nu-name", required: true });
-  const role = select(ROLES, "field_operator", { id: "nu-role" });
+  const role = select(ctx.state.roleOrder, "field_operator", { id: "nu-role" });
   const pw = h("input", { type: "password", id: "nu-password", minlength: 10, autocomplete: "new-password", placeholder: "empty: the user verifies by email" });
   const create = async (e) => {
     e.preventDefault();

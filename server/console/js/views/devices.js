@@ -2,8 +2,8 @@
 // state of its credential, which an admin revokes here (a lost phone). The field app
 // issues the credentials (docs/decisions.md, "Device credentials").
 
-import { h, clear, time, badge } from "../dom.js";
-import * as api from "../api.js";
+import { h, clear, time, badge } from "/shared/dom.js";
+import * as api from "/shared/api.js";
 
 let root = null;
 let devices = null;

@@ -2,8 +2,8 @@
 // (POST /v1/teams/dispatch/score), and dispatch a team, or a backup team when the event
 // already has an active mission (POST /v1/teams/dispatch).
 
-import { h, clear, time, badge, cardify, typeName, RANK } from "../dom.js";
-import * as api from "../api.js";
+import { h, clear, time, badge, cardify, typeName, RANK } from "/shared/dom.js";
+import * as api from "/shared/api.js";
 
 let selected = null;
 let scores = null;

@@ -3,8 +3,8 @@
 // alert). An event's detail (#/events/<id>) shows its payload in words, its position on a
 // small map, its delivery per channel and its missions.
 
-import { h, s, clear, time, badge, select, ago, cardify, sortHead, sortRows, typeName, RANK, short } from "../dom.js";
-import * as api from "../api.js";
+import { h, s, clear, time, badge, select, ago, cardify, sortHead, sortRows, typeName, RANK, short } from "/shared/dom.js";
+import * as api from "/shared/api.js";
 
 const PRIORITIES = ["", "critical", "high", "normal", "low"];
 const STATUSES = ["", "pending", "delivered", "failed", "queued_offline", "closed"];

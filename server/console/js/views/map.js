@@ -3,8 +3,8 @@
 // projection, panned by dragging or the arrow keys and zoomed by the wheel, the buttons
 // or + and -.
 
-import { h, s, clear, time, cardify, typeName } from "../dom.js";
-import { get } from "../api.js";
+import { h, s, clear, time, cardify, typeName } from "/shared/dom.js";
+import { get } from "/shared/api.js";
 
 let svg = null;
 let view = null;

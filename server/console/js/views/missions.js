@@ -2,15 +2,10 @@
 // chosen mission, updated live. Field operators see their own teams' missions and move
 // them along the field path; supervisors may too; everyone else reads.
 
-import { h, clear, time, badge, short, cardify, typeName, sortHead, sortRows, RANK } from "../dom.js";
-import * as api from "../api.js";
-
-const NEXT = {
-  CREATED: ["ACK", "FAILED"], SENT: ["ACK", "FAILED"], ACK: ["ON_ROUTE", "FAILED"],
-  ON_ROUTE: ["ON_SITE", "FAILED"], ON_SITE: ["COMPLETED", "FAILED"], COMPLETED: [], FAILED: [],
-};
-const LABEL = { ACK: "Acknowledge", ON_ROUTE: "On route", ON_SITE: "On site", COMPLETED: "Completed", FAILED: "Failed" };
-const STATUSES = ["", "CREATED", "SENT", "ACK", "ON_ROUTE", "ON_SITE", "COMPLETED", "FAILED"];
+import { h, clear, time, badge, short, cardify, typeName, sortHead, sortRows, RANK } from "/shared/dom.js";
+import * as api from "/shared/api.js";
+import { movesFrom, missionStates } from "/shared/moves.js";
+import { MOVE_WORDS } from "/shared/words.js";
 
 let selected = null;
 let statusFilter = "";
@@ -93,7 +88,7 @@ function list(ctx) {
     h("td", {}, badge(m.status, "s-" + m.status)),
     h("td", { class: "small hide-narrow" }, time(m.dispatched_at))));
   const sel = h("select", { id: "m-status", onchange: (e) => { statusFilter = e.target.value; ctx.rerender(); } },
-    STATUSES.map((s) => h("option", { value: s, selected: s === statusFilter }, s || "any")));
+    ["", ...missionStates()].map((s) => h("option", { value: s, selected: s === statusFilter }, s || "any")));
   const search = h("input", { id: "m-q", type: "search", value: query, placeholder: "event, team, code…", dataset: { key: "m-q" },
     oninput: (e) => { query = e.target.value; ctx.rerender(); } });
   return h("div", {}, h("div", { class: "toolbar" }, h("div", { class: "grow" }, h("label", { for: "m-q" }, "Search"), search),
@@ -130,12 +125,12 @@ function feedback(fb) {
 function details(ctx) {
   const m = selected && ctx.state.missions.get(selected);
   if (!m) return h("div", { class: "muted" }, "Choose a mission to see its timeline.");
-  const next = NEXT[m.status] || [];
+  const next = movesFrom(m.status);
   const moves = canMove(ctx) && next.length ? h("div", {},
     h("label", { for: "move-note" }, "Note with the move (optional)"),
     h("input", { id: "move-note", type: "text", value: note, dataset: { key: "move-note" }, oninput: (e) => { note = e.target.value; }, placeholder: "e.g. patient handed over" }),
     h("div", { class: "moves" }, next.map((to) => h("button", { type: "button", class: to === "FAILED" ? "danger" : "primary",
-      disabled: busy, dataset: { key: "move-" + to, move: to }, onclick: () => move(ctx, m, to) }, LABEL[to])))) : null;
+      disabled: busy, dataset: { key: "move-" + to, move: to }, onclick: () => move(ctx, m, to) }, MOVE_WORDS[to])))) : null;
   return h("div", { dataset: { missionId: m.id } },
     h("h3", {}, eventLabel(ctx, m.event_id), " ", badge(m.status, "s-" + m.status)),
     h("dl", { class: "facts" },

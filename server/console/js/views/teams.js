@@ -1,7 +1,7 @@
 // The team board: every team with its status, its mission, its members and their last
 // position fix with its age; sortable, the teams on a mission longest first.
 
-import { h, clear, time, badge, ago, short, cardify, sortHead, sortRows, typeName } from "../dom.js";
+import { h, clear, time, badge, ago, short, cardify, sortHead, sortRows, typeName } from "/shared/dom.js";
 
 const FINISHED = ["COMPLETED", "FAILED"];
 // sort: "mission" orders by the active mission's dispatch, oldest first; teams without one last.

@@ -1,7 +1,7 @@
 // Webhook subscriptions and their delivery log.
 
-import { h, clear, time, badge, short, cardify } from "../dom.js";
-import * as api from "../api.js";
+import { h, clear, time, badge, short, cardify } from "/shared/dom.js";
+import * as api from "/shared/api.js";
 
 let hooks = [];
 let selected = null;

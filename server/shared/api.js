@@ -1,7 +1,12 @@
-// The node's API. The access token is held in memory only (never in localStorage); what
-// survives a reload is the console's session, in an HttpOnly cookie no script can read,
-// that POST /v1/auth/refresh turns into a token (docs/decisions.md, "The console's session
-// survives a reload"). Every other request omits cookies.
+// The node's API client of both web apps: JSON in and out, the bearer token, and the
+// error envelope ({error, message, request_id}) as an ApiError with its code, status,
+// message and request id. The session's token is held in memory only (never in
+// localStorage); what survives a reload is the console's session, in an HttpOnly cookie no
+// script can read, that POST /v1/auth/refresh turns into a token (docs/decisions.md, "The
+// console's session survives a reload"); the field app keeps its device's credential
+// instead (docs/decisions.md, "The field app"). Every other request omits cookies.
+
+import { plainWords } from "./words.js";
 
 let session = null;
 const listeners = new Set();
@@ -31,6 +36,7 @@ export class ApiError extends Error {
     this.status = status;
     this.code = (body && body.error) || "http_" + status;
     this.body = body || {};
+    this.requestId = this.body.request_id || "";
     this.retryAfter = Number(headers && headers.get("Retry-After")) || 0;
   }
   // plain tells the user what happened, in plain words.
@@ -39,48 +45,15 @@ export class ApiError extends Error {
   }
 }
 
-function minutes(sec) {
-  const m = Math.ceil(sec / 60);
-  return m <= 1 ? "about a minute" : m + " minutes";
-}
-
-export function plainWords(e) {
-  switch (e.code) {
-    case "invalid_credentials":
-      return "Wrong email or password.";
-    case "account_locked":
-      return "This account is locked after too many failed log-ins. Try again in " +
-        minutes(e.retryAfter || 900) + ", or ask an administrator to unlock it.";
-    case "token_expired":
-      return "Your session has expired. Please log in again.";
-    case "unauthorized":
-      return "Your session is no longer valid (it was ended or your account changed). Please log in again.";
-    case "account_suspended":
-      return "This account is suspended. Ask your administrator to reactivate it.";
-    case "tenant_suspended":
-      return "Your organisation's access is suspended. Contact your fieldrelay provider.";
-    case "forbidden":
-      return "Your role does not allow this.";
-    case "rate_limited":
-      return "Too many requests right now. Try again in " + (e.retryAfter || 60) + " seconds.";
-    case "not_found":
-      return "Not found: it may have been removed, or belong to another team.";
-    case "network":
-      return "The node cannot be reached. Check the connection; the console keeps trying.";
-    case "unavailable":
-      return "The node is shutting down or busy. Try again in a moment.";
-    case "internal_error":
-      return "The node failed to do this (error " + (e.body.request_id || "") + ").";
-    default:
-      return e.message;
-  }
-}
-
-// request calls the API and answers the decoded body, or throws an ApiError.
-// opts: signal (an AbortSignal), cookies (true: send and accept the session cookie).
+// request calls the API and answers the decoded body, or throws an ApiError (code
+// "network", status 0, when the node cannot be reached).
+// opts: signal (an AbortSignal), cookies (true: send and accept the session cookie),
+// token (a credential to send instead of the session's token, as the field app's device
+// credential: its refusal ends no session).
 export async function request(method, path, body, opts) {
+  const token = (opts && opts.token) || (session && session.token);
   const headers = { Accept: "application/json" };
-  if (session) headers.Authorization = "Bearer " + session.token;
+  if (token) headers.Authorization = "Bearer " + token;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let res;
   try {
@@ -98,7 +71,7 @@ export async function request(method, path, body, opts) {
   }
   if (!res.ok) {
     const e = new ApiError(res.status, data, res.headers);
-    if (session && path !== "/v1/auth/login" &&
+    if (session && !(opts && opts.token) && path !== "/v1/auth/login" &&
       ["token_expired", "unauthorized", "account_suspended"].includes(e.code)) {
       endSession(e);
     }

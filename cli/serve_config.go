@@ -38,7 +38,7 @@ type ServeConfig struct {
 	// InternalSecret guards /metrics; empty means the one stored in the database.
 	InternalSecret string
 	// InternalSecretInArgs says InternalSecret came from the command line, where ps shows
-	// it: Run warns (docs/decisions.md, "--internal-secret on the command line").
+	// it: Run warns (docs/decisions/0135-internal-secret-flag.md).
 	InternalSecretInArgs bool
 	// Demo creates the demo tenant on an empty data directory.
 	Demo bool
@@ -86,7 +86,7 @@ type ServeConfig struct {
 	Retention model.Retention
 }
 
-// Default free-space thresholds of the data directory (docs/decisions.md, "A full disk").
+// Default free-space thresholds of the data directory (docs/decisions/0112-full-disk.md).
 const (
 	DefaultDiskMinFreeMB  = 64
 	DefaultDiskWarnFreeMB = 1024

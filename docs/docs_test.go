@@ -85,8 +85,8 @@ func TestOpenAPIValid(t *testing.T) {
 }
 
 // TestOpenAPINumberFormats: every number of the document says its size, so that a
-// generated client keeps it whole (docs/decisions.md, "Every number of the API reference
-// has a format"): `type: number` has `format: double` (a float32 rounds a latitude such as
+// generated client keeps it whole (docs/decisions/0136-openapi-number-formats.md):
+// `type: number` has `format: double` (a float32 rounds a latitude such as
 // 52.5200066 to 52.520008), `type: integer` has `format: int32` or `int64`, and an int32
 // documents no bound past its range.
 func TestOpenAPINumberFormats(t *testing.T) {

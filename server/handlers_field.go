@@ -29,7 +29,7 @@ const fieldVersionMark = "__FIELD_VERSION__"
 var fieldBuild string
 
 // fieldShared are the console's files the field app uses: its service worker caches
-// them with its own (docs/decisions.md, "The field app").
+// them with its own (docs/decisions/0127-field-app.md).
 var fieldShared = []string{"app.css", "js/dom.js"}
 
 // fieldFiles reads the embedded field app once, adds its icons, and writes the app's

@@ -18,7 +18,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/server/servertest"
 )
 
-// HEAD wherever GET (docs/decisions.md, "HEAD"): the same status and headers, no body,
+// HEAD wherever GET (docs/decisions/0081-head.md): the same status and headers, no body,
 // through the same credentials and rate limit.
 
 // send sends method path with headers (name, value pairs) and returns the answer and its

@@ -1,7 +1,7 @@
 // The node's API. The access token is held in memory only (never in localStorage); what
 // survives a reload is the console's session, in an HttpOnly cookie no script can read,
-// that POST /v1/auth/refresh turns into a token (docs/decisions.md, "The console's session
-// survives a reload"). Every other request omits cookies.
+// that POST /v1/auth/refresh turns into a token
+// (docs/decisions/0118-console-session.md). Every other request omits cookies.
 
 let session = null;
 const listeners = new Set();

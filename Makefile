@@ -58,7 +58,8 @@ test: axe
 # lint: the API reference (lint-openapi, below), then staticcheck and govulncheck at pinned
 # versions. Redocly and staticcheck must be clean.
 # govulncheck fails on a vulnerability that the code reaches (exit 3); when its database
-# cannot be reached (no network), it says so and does not fail (docs/decisions/).
+# cannot be reached (no network), it says so and does not fail
+# (docs/decisions/0066-supply-chain.md).
 $(TOOLS)/staticcheck-$(STATICCHECK_VERSION):
 	@mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -71,7 +72,8 @@ $(TOOLS)/govulncheck-$(GOVULNCHECK_VERSION):
 
 # lint-openapi: Redocly CLI, at the version .ci/redocly/package-lock.json pins (installed by
 # `npm ci` into .ci/redocly/node_modules, gitignored; needs Node.js 20.19+ and npm), lints
-# docs/openapi.yaml with .ci/redocly/redocly.yaml: any finding fails (docs/decisions/).
+# docs/openapi.yaml with .ci/redocly/redocly.yaml: any finding fails
+# (docs/decisions/0074-redocly-lint.md).
 REDOCLY_DIR   := .ci/redocly
 REDOCLY_STAMP := $(REDOCLY_DIR)/node_modules/.installed
 $(REDOCLY_STAMP): $(REDOCLY_DIR)/package.json $(REDOCLY_DIR)/package-lock.json

@@ -100,7 +100,7 @@ func TestHead_EveryGetRoute(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	// Series are made as they occur, for HEAD as for GET ("/metrics: series as they occur").
+	// Series are made as they occur, for HEAD as for GET (docs/decisions/0067-metrics-series.md).
 	if strings.Contains(string(metrics), `route="/healthz",status="500"`) {
 		t.Error("a series of a status never answered is exported")
 	}

@@ -5,7 +5,7 @@ PKG     := github.com/fieldrelay/fieldrelay
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
 # The build date is the commit's date, not the clock's: two builds of one commit are
-# byte-identical (docs/decisions.md, "Reproducible builds").
+# byte-identical (docs/decisions/0066-supply-chain.md).
 DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -buildid= -X $(PKG)/cli.version=$(VERSION) -X $(PKG)/cli.commit=$(COMMIT) -X $(PKG)/cli.date=$(DATE)
 
@@ -58,7 +58,8 @@ test: axe
 # lint: the API reference (lint-openapi, below), then staticcheck and govulncheck at pinned
 # versions. Redocly and staticcheck must be clean.
 # govulncheck fails on a vulnerability that the code reaches (exit 3); when its database
-# cannot be reached (no network), it says so and does not fail (docs/decisions.md).
+# cannot be reached (no network), it says so and does not fail
+# (docs/decisions/0066-supply-chain.md).
 $(TOOLS)/staticcheck-$(STATICCHECK_VERSION):
 	@mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -71,7 +72,8 @@ $(TOOLS)/govulncheck-$(GOVULNCHECK_VERSION):
 
 # lint-openapi: Redocly CLI, at the version .ci/redocly/package-lock.json pins (installed by
 # `npm ci` into .ci/redocly/node_modules, gitignored; needs Node.js 20.19+ and npm), lints
-# docs/openapi.yaml with .ci/redocly/redocly.yaml: any finding fails (docs/decisions.md).
+# docs/openapi.yaml with .ci/redocly/redocly.yaml: any finding fails
+# (docs/decisions/0074-redocly-lint.md).
 REDOCLY_DIR   := .ci/redocly
 REDOCLY_STAMP := $(REDOCLY_DIR)/node_modules/.installed
 $(REDOCLY_STAMP): $(REDOCLY_DIR)/package.json $(REDOCLY_DIR)/package-lock.json

@@ -22,7 +22,7 @@ import (
 // The outbox of the central tier, through the real binary: two processes on one
 // PostgreSQL database deliver every webhook message once, and a process killed with
 // SIGKILL mid-call loses nothing: the other takes its messages over when their leases end,
-// with the same webhook-ids (docs/decisions.md, "The outbox on a shared store").
+// with the same webhook-ids (docs/decisions/0106-shared-outbox.md).
 
 // hookSeen is one request an outboxReceiver saw.
 type hookSeen struct {

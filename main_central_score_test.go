@@ -5,8 +5,8 @@ import (
 )
 
 // TestCentral_ScoreSeesTeamChanges: the dispatch score of one process, whose store keeps
-// the teams it decoded (docs/decisions.md, "Team reads on PostgreSQL are cached by row
-// version"), ranks a team as the other process last wrote it: renamed, and its member
+// the teams it decoded (docs/decisions/0108-postgres-team-cache.md), ranks
+// a team as the other process last wrote it: renamed, and its member
 // moved from Lyon to Paris.
 func TestCentral_ScoreSeesTeamChanges(t *testing.T) {
 	bin := binary(t)

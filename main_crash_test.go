@@ -404,8 +404,8 @@ func percentile(d []time.Duration, p float64) time.Duration {
 
 // TestCrashLoop kills -9 a node under load, round after round, and checks the bbolt file
 // (`fieldrelay check`) and every acknowledged write. It runs on bbolt only: the file, its
-// check and its recovery are what it tests (`check --database` refuses, docs/decisions.md,
-// "backup, restore and check refuse a --database").
+// check and its recovery are what it tests (`check --database`
+// refuses, docs/decisions/0095-database-refuses-backup.md).
 func TestCrashLoop(t *testing.T) {
 	if os.Getenv("FIELDRELAY_CRASH") != "1" {
 		t.Skip("the crash loop runs with FIELDRELAY_CRASH=1 (make crash)")

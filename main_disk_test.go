@@ -87,8 +87,8 @@ func metricValue(t *testing.T, s *served, secret, name string) float64 {
 // then the free-space threshold) refuses writes at once with 503 unavailable and
 // Retry-After, keeps serving reads and its stream, says why on /readyz and /metrics,
 // takes writes again without a restart once space is freed, and loses no acknowledged
-// write: every one is there and `fieldrelay check` is clean (docs/decisions.md, "A full
-// disk").
+// write: every one is there and `fieldrelay check`
+// is clean (docs/decisions/0112-full-disk.md).
 func TestFullDisk(t *testing.T) {
 	bin := binary(t)
 	disk := smallDisk(t, 24<<20)

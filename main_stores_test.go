@@ -8,7 +8,7 @@ import (
 
 // The end-to-end suites of events, delivery, dispatch, missions and devices run on both
 // stores a node may have: the bbolt file of --data, and a PostgreSQL database of
-// `serve --database` (docs/decisions.md, "The central tier: --database"). Each runs
+// `serve --database` (docs/decisions/0094-central-tier-database.md). Each runs
 // as two subtests, bbolt and postgres, with one body: the store is a parameter.
 
 // nodeStore is where a node under test keeps its records: its --data directory and, on

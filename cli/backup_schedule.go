@@ -76,8 +76,8 @@ func (b *backupSchedule) once(ctx context.Context) (*admin.BackupResult, error) 
 }
 
 // roomFor refuses a snapshot that would fill the disk: one the size of the database file
-// must leave minFree, or writes would be refused for a backup (docs/decisions.md, "A full
-// disk").
+// must leave minFree, or writes would be refused
+// for a backup (docs/decisions/0112-full-disk.md).
 func (b *backupSchedule) roomFor() error {
 	sp, ok := b.eng.Space()
 	st := b.eng.Stats().Store

@@ -11,8 +11,8 @@ import (
 )
 
 // The central tier keeps its records in a database that several processes share
-// (docs/operations.md, "The central tier on PostgreSQL"; docs/decisions.md, "The central
-// tier: --database"): `serve --database URL` and every
+// (docs/operations.md, "The central tier on PostgreSQL";
+// docs/decisions/0094-central-tier-database.md): `serve --database URL` and every
 // admin command with --database open the store that the URL names instead of the bbolt file
 // of --data. The URL may hold a password: it is only ever shown through redactURL.
 
@@ -117,16 +117,15 @@ func (a *app) openDatabaseURL(ctx context.Context, raw string, log *slog.Logger)
 }
 
 // errDatabaseBackup refuses backup and restore on a --database: a PostgreSQL database is
-// saved and restored with its own tools (docs/decisions.md, "backup, restore and check
-// refuse a --database").
+// saved and restored with its own tools (docs/decisions/0095-database-refuses-backup.md).
 func errDatabaseBackup(cmd string) error {
 	return model.Invalid("database", "`fieldrelay %s` copies the bbolt file of --data; a --database is backed up and restored with "+
 		"PostgreSQL's own tools: pg_dump --format=custom and pg_restore (a logical copy), or pg_basebackup with WAL archiving "+
 		"(point-in-time recovery); see docs/operations.md", cmd)
 }
 
-// errDatabaseCheck refuses check on a --database (docs/decisions.md, "backup, restore and
-// check refuse a --database").
+// errDatabaseCheck refuses check on a --database
+// (docs/decisions/0095-database-refuses-backup.md).
 var errDatabaseCheck = model.Invalid("database", "`fieldrelay check` checks bbolt's pages and the indexes that fieldrelay keeps by hand in it; "+
 	"on PostgreSQL the database keeps its indexes and constraints itself: check its tables and indexes with pg_amcheck "+
 	"(e.g. pg_amcheck --heapallindexed DBNAME)")

@@ -16,8 +16,8 @@ var tokenRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_-])([A-Za-z0-9_-]{43})(?:$|[^
 
 // TestServeResetTokensStayOutOfTheLog: without SMTP, forgot-password logs that a token was
 // issued (email, kind, the reset-link command), never the token; `--log-reset-links` (or
-// FIELDRELAY_LOG_RESET_LINKS) logs it, and the logged token works (docs/decisions.md,
-// "Account tokens stay out of the log").
+// FIELDRELAY_LOG_RESET_LINKS) logs it, and the logged
+// token works (docs/decisions/0079-tokens-out-of-log.md).
 func TestServeResetTokensStayOutOfTheLog(t *testing.T) {
 	const email, pw, newPW = "ann@acme.example", "first password 1", "second password 2"
 	// forgot runs a node with args and env, asks a reset for ann, and returns the log

@@ -38,7 +38,7 @@ type ServeConfig struct {
 	// InternalSecret guards /metrics; empty means the one stored in the database.
 	InternalSecret string
 	// InternalSecretInArgs says InternalSecret came from the command line, where ps shows
-	// it: Run warns (docs/decisions.md, "--internal-secret on the command line").
+	// it: Run warns (docs/decisions/0135-internal-secret-flag.md).
 	InternalSecretInArgs bool
 	// Demo creates the demo tenant on an empty data directory.
 	Demo bool
@@ -83,14 +83,14 @@ type ServeConfig struct {
 	DiskMinFreeMB, DiskWarnFreeMB int64
 	// MaxConns caps the client connections open at once (0: the smaller of 4,096 and
 	// what the open-file limit leaves); MaxConnsPerIP those of one client address, an
-	// IPv6 /64 (0: no cap) (docs/decisions.md, "Connection caps").
+	// IPv6 /64 (0: no cap) (docs/decisions/0141-connection-caps.md).
 	MaxConns, MaxConnsPerIP int
 	// Retention is the node's default retention of the records the retention sweep
 	// deletes (0 days: kept for ever); a tenant's own settings take precedence.
 	Retention model.Retention
 }
 
-// Default free-space thresholds of the data directory (docs/decisions.md, "A full disk").
+// Default free-space thresholds of the data directory (docs/decisions/0112-full-disk.md).
 const (
 	DefaultDiskMinFreeMB  = 64
 	DefaultDiskWarnFreeMB = 1024

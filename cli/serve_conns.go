@@ -5,7 +5,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/server"
 )
 
-// Connection caps of serve (docs/decisions.md, "Connection caps").
+// Connection caps of serve (docs/decisions/0141-connection-caps.md).
 const (
 	// DefaultMaxConnsPerIP is the default of --max-conns-per-ip.
 	DefaultMaxConnsPerIP = 256

@@ -36,8 +36,7 @@ func (m *flakyMailer) SendToken(_ context.Context, t *model.IssuedToken) error {
 // TestAccountMailThroughOutbox: forgot-password writes an outbox entry and returns without
 // calling the mailer; the scheduler's attempt issues the token and sends it, a failed
 // attempt is retried on the outbox's schedule with a new token, the token sent works, and
-// the store never holds a token in plaintext (docs/decisions.md, "Account mail goes
-// through the outbox").
+// the store never holds a token in plaintext (docs/decisions/0090-account-mail-outbox.md).
 func TestAccountMailThroughOutbox(t *testing.T) {
 	ctx := context.Background()
 	clock := model.NewFakeClock(epoch)

@@ -6,8 +6,9 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// SessionUser answers the account of a console session (docs/decisions.md, "The console's
-// session survives a reload"): the user must exist in the tenant, be active and carry the
+// SessionUser answers the account of a console session
+// (docs/decisions/0118-console-session.md): the user
+// must exist in the tenant, be active and carry the
 // session's token version. A logout, a password change, a suspension or a reactivation
 // moved the version on, and the session ended with it.
 func (e *Engine) SessionUser(ctx context.Context, tenantID, userID string, ver int64) (*model.UserAccount, error) {

@@ -102,7 +102,7 @@ func (e *Engine) spendAuthToken(tx model.Tx, token, kind string) (*model.UserAcc
 // (email, kind, expiry) and that `fieldrelay user reset-link EMAIL` gives the admin one to
 // hand over, never the token itself, which would let whoever reads the log take the
 // account. With ShowTokens (`serve --log-reset-links`, for evaluation) it logs the token
-// too (docs/decisions.md, "Account tokens stay out of the log").
+// too (docs/decisions/0079-tokens-out-of-log.md).
 type LogMailer struct {
 	Log        *slog.Logger
 	ShowTokens bool

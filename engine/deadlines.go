@@ -14,8 +14,8 @@ const maxDeadlines = 10000
 // login lock-out's locked_until, a rotated key's expires_at. While the node runs, such a
 // deadline ends when its duration has elapsed on the clock's monotonic reading, however
 // the wall clock steps; after a restart, or in another process of a shared store, the
-// stored wall time is all there is and rules (docs/decisions.md, "Timers when the node's
-// clock steps"). It is safe for concurrent use.
+// stored wall time is all there is and rules
+// (docs/decisions/0128-timers-clock-steps.md). It is safe for concurrent use.
 type deadlines struct {
 	mu sync.Mutex
 	m  map[string]deadline

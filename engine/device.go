@@ -289,8 +289,8 @@ func queueEntries(tx model.Tx, tenantID string, items []model.QueueItem) ([]mode
 		switch q.Kind {
 		case model.QueueMission:
 			// The mission's event rides with it: the team needs its type, place and
-			// equipment to act, and a device reads nothing else (docs/decisions.md,
-			// "The field app").
+			// equipment to act, and a device reads nothing
+			// else (docs/decisions/0127-field-app.md).
 			if qe.Mission, err = tx.Mission(tenantID, q.MissionID); err == nil {
 				err = missionContext(tx, tenantID, &qe)
 			}

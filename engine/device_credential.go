@@ -9,7 +9,7 @@ import (
 
 // DeviceCredentialLifetime is how long a device credential is valid: long enough for a
 // field app to work offline for weeks past a session's 8 hours, short enough that a lost
-// device nobody revoked stops working by itself (docs/decisions.md, "Device credentials").
+// device nobody revoked stops working by itself (docs/decisions/0126-device-credentials.md).
 const DeviceCredentialLifetime = 30 * 24 * time.Hour
 
 // IssueDeviceCredential issues a credential for a device p may sync (POST

@@ -24,7 +24,7 @@ const OutboxReinforce = "reinforce"
 // billable operation, all in the caller's transaction. A second team on an event whose
 // mission is active is a backup: an independent mission. A team that is not available is
 // team_unavailable; an available team with no members is team_empty unless the input
-// confirms it (docs/decisions.md, "Dispatch score: teams nobody can receive").
+// confirms it (docs/decisions/0076-score-teams-nobody-receives.md).
 func (e *Engine) DispatchTeam(ctx context.Context, p model.Principal, in model.DispatchInput, w *model.Write) (*model.Dispatch, error) {
 	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Dispatch, error) { return e.dispatchTeam(tx, p, in) })
 }
@@ -324,8 +324,8 @@ func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string, at time.Time
 	}
 	// The timeout in force now decides (docs/rules.md, Dispatch score: a check every minute against
 	// reinforcement_timeout_min): off, the check ends; grown since the check was armed,
-	// it is armed again for the time left, as a duration from now (docs/decisions.md,
-	// "Timers when the node's clock steps").
+	// it is armed again for the time left, as a duration
+	// from now (docs/decisions/0128-timers-clock-steps.md).
 	now := model.At(e.clock.Now())
 	if t.ReinforcementTimeoutMin == 0 {
 		return nil

@@ -436,8 +436,9 @@ func TestDispatch_AutoWithNoTeamAlertsSupervisors(t *testing.T) {
 	}
 }
 
-// TestDispatch_TeamsNobodyCanReceive holds the rule of docs/decisions.md "Dispatch score:
-// teams nobody can receive" in auto-dispatch, reinforcement and manual dispatch. Before
+// TestDispatch_TeamsNobodyCanReceive holds the rule of
+// docs/decisions/0076-score-teams-nobody-receives.md in
+// auto-dispatch, reinforcement and manual dispatch. Before
 // it, a team with no members (or none located) scored proximity 0.5, beat every staffed
 // team more than ~10 km away, passed the 0.40 threshold and was auto-dispatched.
 func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {

@@ -23,8 +23,8 @@ const (
 // Field limits of an event.
 const (
 	maxEventType = 100
-	// MaxPayloadBytes caps the JSON of an event's payload, as sent (docs/decisions.md,
-	// "Event payloads are capped at 64 KiB"): a list of events stays a reasonable answer.
+	// MaxPayloadBytes caps the JSON of an event's payload, as sent
+	// (docs/decisions/0077-payload-cap-64-kib.md): a list of events stays a reasonable answer.
 	MaxPayloadBytes = 64 << 10
 	// MaxCaptureSkew is how far in the future a device clock may be.
 	MaxCaptureSkew = 2 * time.Minute

@@ -68,7 +68,7 @@ func (e *Engine) SweepIdempotency(ctx context.Context) (int, error) {
 // items). The Idempotency-Key of any other write names one request: a repeat with the
 // same body returns the original reply, with another body it is idempotency_key_reused
 // (replay, remember; every other write, device sync and sync batch included). See
-// docs/decisions.md "One owner of the transaction".
+// docs/decisions/0084-transaction-owner.md.
 
 // errKeyReused is the error of a key repeated with a different body.
 func errKeyReused() error {

@@ -11,7 +11,7 @@ import (
 // millisecond) so that they never go backwards: when the wall clock steps back (a laptop
 // whose clock is set right by hand), ids keep the last millisecond and count on in the 12
 // bits after the version, so lists newest first stay in insertion order and no two ids
-// collide (docs/decisions.md, "Clocks that drift").
+// collide (docs/decisions/0116-ids-clock-steps.md).
 type idSource struct {
 	last atomic.Uint64 // millisecond << 12 | count
 }

@@ -1,6 +1,6 @@
 package engine
 
-// Strict JSON (docs/decisions.md, "Strict JSON bodies"). encoding/json resolves three
+// Strict JSON (docs/decisions/0080-strict-json.md). encoding/json resolves three
 // things silently, each its own way, so that a gateway in front of the node may read a
 // body differently from the node: a string holding invalid UTF-8 (it keeps U+FFFD), an
 // escaped UTF-16 surrogate that does not pair (\udc00, U+FFFD too), and an object naming

@@ -16,8 +16,8 @@ const periodKeyPrefix = "period/"
 // on its store (bbolt) always does. On a store shared by several processes, the job runs
 // once per period across them: the first process whose timer fires at least 9/10 of
 // every after the last run claims the period by writing its time under the job's meta key,
-// in a transaction the store serializes against the others' claims (docs/decisions.md,
-// "Periodic work once on a shared store"). The margin absorbs the drift between the
+// in a transaction the store serializes against the others' claims
+// (docs/decisions/0107-periodic-work-once.md). The margin absorbs the drift between the
 // processes' timers; a claim in the far future (a clock set wrong) is ignored.
 func (e *Engine) claimPeriod(ctx context.Context, name string, every time.Duration) (bool, error) {
 	if !e.sched.shared {

@@ -29,7 +29,7 @@ type RetentionReport struct {
 
 // SweepRetention deletes, in every tenant, the sync batch records, webhook attempt records
 // and settled events older than the tenant's retention (its own settings over the node's
-// defaults; docs/decisions.md, "Retention"). Each transaction deletes at most the batch
+// defaults; docs/decisions/0114-retention.md). Each transaction deletes at most the batch
 // size. An event is kept while anything may still need it: not settled, a mission of
 // its own, or changes the tenant owes its upstream. Completed and failed missions go
 // only when the tenant set missions_days. Devices' records, usage counters and the

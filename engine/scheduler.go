@@ -21,8 +21,7 @@ var DefaultRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 
 // DefaultWorkers is how many outbox calls the scheduler makes at once by default. An
 // attempt waits for commits besides its call, so the delivery rate was workers ÷ commit
 // latency: with 16 one HTTPS subscriber received 1,200-1,400 messages/s on the 2-core
-// machine while ingest took 3,400-4,000 events/s (docs/decisions.md, "Delivery keeping up
-// with ingest").
+// machine while ingest took 3,400-4,000 events/s (docs/decisions/0129-delivery-rate.md).
 const DefaultWorkers = 64
 
 // DefaultAttemptLease is how long an attempt in flight keeps its message from being due
@@ -33,8 +32,7 @@ const DefaultAttemptLease = 45 * time.Second
 
 // On a store shared by several processes (model.SharedStore), each process polls the
 // outbox for the entries the others left due: written by a process that died right after
-// its commit, or leased by one that died mid-call (docs/decisions.md, "The outbox on a
-// shared store").
+// its commit, or leased by one that died mid-call (docs/decisions/0106-shared-outbox.md).
 const (
 	// pollEvery is how often a process polls.
 	pollEvery = time.Second
@@ -51,8 +49,8 @@ const (
 // a bounded pool of workers, and the workers that make the calls and write their outcome
 // back. The heap runs on the clock's monotonic reading: an entry's stored due time (wall
 // clock) becomes a duration from now once, when the entry enters the heap, so a step of
-// the node's wall clock neither fires an entry early nor holds it back (docs/decisions.md,
-// "Timers when the node's clock steps").
+// the node's wall clock neither fires an entry early nor
+// holds it back (docs/decisions/0128-timers-clock-steps.md).
 type scheduler struct {
 	e       *Engine
 	workers int
@@ -538,8 +536,8 @@ func (e *Engine) attempt(ctx context.Context, r dueRef) {
 	}
 	// On a store the node has alone, a webhook call needs no record before it: should the
 	// node die mid-call, the entry is still due in the store and its next run makes the
-	// call again at once, as a lease would have it (docs/decisions.md, "Delivery keeping up
-	// with ingest"). A read then spares the call a commit. While the store refuses writes
+	// call again at once, as a lease would have it (docs/decisions/0129-delivery-rate.md).
+	// A read then spares the call a commit. While the store refuses writes
 	// (a full disk), the record is tried first, so that no call is made whose outcome
 	// cannot be written.
 	err := errNeedsWrite
@@ -739,8 +737,8 @@ func (e *Engine) settle(tx model.Tx, o *model.OutboxEntry, res model.SendResult,
 }
 
 // webhookWriteEvery is how often, at most, the deliveries of one subscription rewrite it
-// when only its times move (docs/decisions.md, "The outbox on a shared store" and
-// "Delivery keeping up with ingest").
+// when only its times move (docs/decisions/0106-shared-outbox.md
+// and docs/decisions/0129-delivery-rate.md).
 const webhookWriteEvery = time.Second
 
 // quietHealth reports whether an attempt's outcome leaves the subscription's record wh

@@ -46,7 +46,7 @@ const earthRadiusKm = 6371.0088
 // (unknown distance last), then by name, then id. threshold decides Eligible.
 //
 // score = vertical × availability × proximity × equipment (docs/rules.md "Dispatch score",
-// docs/decisions.md "Dispatch score: teams nobody can receive"):
+// docs/decisions/0076-score-teams-nobody-receives.md):
 //   - availability is 1 for an `available` team with at least one member, else 0: a team
 //     with no members is never eligible;
 //   - proximity = 1 / (1 + d/10), d the great-circle distance in km from the event to the

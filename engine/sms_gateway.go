@@ -80,8 +80,8 @@ func (e *Engine) SMSGatewayState() string {
 
 // withoutDownSMS drops the sms channel from a delivery plan while the gateway is down,
 // unless it is the plan's only channel: then its messages wait for the gateway on the
-// retry schedule rather than the event waiting for a channel (docs/decisions.md, "SMS
-// gateways: health").
+// retry schedule rather than the event waiting for a
+// channel (docs/decisions/0125-sms-gateway-health.md).
 func (e *Engine) withoutDownSMS(plan []string) []string {
 	if len(plan) < 2 || e.SMSGatewayState() != "down" {
 		return plan

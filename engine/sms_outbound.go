@@ -11,8 +11,7 @@ import (
 // The record of each SMS the node sends (model.SMSOutbound): written pending with its
 // outbox message, moved by each attempt's outcome (sent with the gateway's id, pending
 // while retried, failed when the message ends without acceptance) and by the gateway's
-// delivery reports (delivered, failed). docs/decisions.md, "SMS gateways: the record of
-// each SMS sent".
+// delivery reports (delivered, failed). docs/decisions/0123-sms-outbound-record.md.
 
 // newSMSRecord writes the pending record of an SMS outbox message, in its transaction.
 func newSMSRecord(tx model.Tx, o *model.OutboxEntry) error {

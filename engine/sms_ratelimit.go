@@ -10,8 +10,7 @@ import (
 
 // smsRecipientLimits cap the SMS a phone gets, like GoAlert's: at most 5 in any 15
 // minutes and 11 in any hour, counted from the time the gateway accepted each. An SMS of a
-// critical event (its FR1 line says C) is exempt. docs/decisions.md, "SMS: rate limits per
-// recipient".
+// critical event (its FR1 line says C) is exempt. docs/decisions/0110-sms-recipient-limits.md.
 var smsRecipientLimits = []struct {
 	n   int
 	per time.Duration

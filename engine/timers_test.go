@@ -13,7 +13,7 @@ import (
 
 // The node's wall clock is stepped (FakeClock.Step: the monotonic reading stays) while
 // timers run: back an hour, then forward a day. No timer fires early, none is held back
-// or lost (docs/decisions.md, "Timers when the node's clock steps").
+// or lost (docs/decisions/0128-timers-clock-steps.md).
 
 // TestTimers_DeliveryRetryWhenClockSteps: a webhook message that fails twice is retried
 // after the schedule's 5 s and 5 min of elapsed time, whatever the wall clock says;

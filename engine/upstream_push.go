@@ -24,8 +24,7 @@ const (
 	batchesPerRound = 20
 	// upstreamSharedPoll is how often, on a store shared by several processes, the
 	// process that pushes looks for changes and settings the others committed, and the
-	// others try to take the push over (docs/decisions.md, "Periodic work once on a
-	// shared store").
+	// others try to take the push over (docs/decisions/0107-periodic-work-once.md).
 	upstreamSharedPoll = time.Second
 	// upstreamLease is how long a process of a shared store holds the pusher (lease).
 	upstreamLease = 15 * time.Second
@@ -41,7 +40,7 @@ var errLeaseLost = errors.New("another process holds the upstream pusher's lease
 // run) or another process takes the push over soon. A call that outlasts it (30 s at most)
 // may meet another process's push of the same changes: the upstream applies each
 // (device, sequence) once and answers the second `duplicate`, so the overlap costs a call,
-// never a record (docs/decisions.md, "Periodic work once on a shared store").
+// never a record (docs/decisions/0107-periodic-work-once.md).
 func (u *upstreamRunner) lease() time.Duration { return upstreamLease }
 
 // holdLease reports whether this process pushes: always alone on its store; on a shared
@@ -80,8 +79,8 @@ type upLink struct {
 	gen      int64
 	failures int
 	// next is when the next attempt may be made, on the clock's monotonic reading: a
-	// backoff is elapsed time, whatever the wall clock does (docs/decisions.md, "Timers
-	// when the node's clock steps").
+	// backoff is elapsed time, whatever the wall clock
+	// does (docs/decisions/0128-timers-clock-steps.md).
 	next time.Duration
 	// synced says the upstream's applied_through has been read since the last failure.
 	synced bool
@@ -468,7 +467,7 @@ func (u *upstreamRunner) sync(ctx context.Context, client model.UpstreamClient, 
 		body = []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"items":[]}`)
 	}
 	// The node's clock at send time, so that the upstream corrects the changes' times by
-	// the difference with its own (docs/decisions.md, "Clocks that drift").
+	// the difference with its own (docs/decisions/0115-clock-drift.md).
 	sent := make([]byte, 0, len(body)+48)
 	sent = append(sent, `{"sent_at":`...)
 	sent = model.AppendTime(sent, model.At(u.e.clock.Now()))

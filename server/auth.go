@@ -25,7 +25,7 @@ type claims struct {
 	Role     string `json:"role"`
 	Ver      int64  `json:"ver"`
 	// Device and DeviceVer make a device credential: the user's token narrowed to one
-	// device (docs/decisions.md, "Device credentials").
+	// device (docs/decisions/0126-device-credentials.md).
 	Device    string `json:"dev,omitempty"`
 	DeviceVer int64  `json:"dver,omitempty"`
 }

@@ -22,7 +22,8 @@ import (
 // (logged in by JWT) × every API-key scope (a key holding exactly that scope) ×
 // no credentials, against what the permission table of docs/rules.md implies. Its expectations come
 // from the tables below, written from docs/rules.md ("Roles and permissions"),
-// docs/openapi.yaml (x-permission) and docs/decisions.md, never from the permission field of
+// docs/openapi.yaml (x-permission) and docs/decisions/0063-authorization-matrix.md, never
+// from the permission field of
 // the route table: the table here is the single source, and a route of the router with
 // no entry in it fails the test.
 
@@ -132,7 +133,7 @@ func need(perms ...string) access {
 }
 
 // matrixRoutes is the route → required permission table, written from docs/rules.md,
-// docs/openapi.yaml and docs/decisions.md.
+// docs/openapi.yaml and docs/decisions/0063-authorization-matrix.md.
 var matrixRoutes = map[string]access{
 	"GET /healthz":         open,
 	"GET /readyz":          open,

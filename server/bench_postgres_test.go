@@ -15,7 +15,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // BenchmarkScorePostgres is BenchmarkScore on the PostgreSQL store (its test cluster runs
 // with fsync off): the score reads every team of the tenant in its transaction
-// (docs/decisions.md, "Team reads on PostgreSQL are cached by row version").
+// (docs/decisions/0108-postgres-team-cache.md).
 func BenchmarkScorePostgres(b *testing.B) {
 	for _, size := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("teams=%d", size), func(b *testing.B) {

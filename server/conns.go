@@ -14,7 +14,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// Connection caps (docs/decisions.md, "Connection caps"). Every connection Serve accepts
+// Connection caps (docs/decisions/0141-connection-caps.md). Every connection Serve accepts
 // takes a slot, counted against its client address and against the total, until it
 // closes. A connection over either cap closes the longest idle keep-alive connection that
 // counts against the same cap, when one has been idle for minIdleToClose; otherwise it is
@@ -221,7 +221,7 @@ func (l *connLimiter) unidleLocked(c *connSlot) {
 // connState is http.Server.ConnState: a connection waiting for its next request (an
 // HTTP/2 one without a stream) may be closed for a new one once idle for minIdle, longest
 // idle first; one that is reading or answering a request, or has not sent one yet, may not
-// (docs/decisions.md, "Idle connections make room at a cap").
+// (docs/decisions/0143-idle-connections-make-room-cap.md).
 func (l *connLimiter) connState(nc net.Conn, state http.ConnState) {
 	c := slotOf(nc)
 	if c == nil {
@@ -273,7 +273,7 @@ func (l *connLimiter) openConns() (open, idle int) {
 // would not be understood before a handshake, and a handshake costs what the cap
 // saves), otherwise a 503 unavailable in the envelope, written without reading the
 // request, then a close. Refusals are logged at most once per refusalLogEvery
-// (docs/decisions.md, "Over a connection cap: 503 before reading").
+// (docs/decisions/0142-over-connection-cap-503-before-reading.md).
 func (s *Server) refuse(c net.Conn, reason string, withTLS bool) {
 	l := s.conns
 	now := time.Now().UnixNano()

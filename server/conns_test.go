@@ -28,7 +28,7 @@ import (
 	prommodel "github.com/prometheus/common/model"
 )
 
-// Connection caps (docs/decisions.md, "Connection caps") through a real socket on
+// Connection caps (docs/decisions/0141-connection-caps.md) through a real socket on
 // 127.0.0.0/8: each loopback address is a client address of its own.
 
 // heldListener counts the connections the node holds open, and the most at once.

@@ -88,7 +88,7 @@ func errNotObject() error {
 }
 
 // notObject refuses a body of literal null, which encoding/json decodes into a struct as
-// {} (docs/decisions.md, "Text that is never stored, and a body of null"); the other
+// {} (docs/decisions/0131-text-never-stored.md); the other
 // bodies that are no object fail to decode into a struct, with errNotObject too
 // (jsonError).
 func notObject(body []byte) error {

@@ -142,8 +142,9 @@ func TestDispatch_AutoThroughEvents(t *testing.T) {
 }
 
 // TestDispatch_TeamsNobodyCanReceive: a team with no members is never auto-dispatched, the
-// score says why, and a manual dispatch to it needs confirm_empty_team (docs/decisions.md,
-// "Dispatch score: teams nobody can receive"). Before, the empty team scored proximity
+// score says why, and a manual dispatch to it needs confirm_empty_team
+// (docs/decisions/0076-score-teams-nobody-receives.md). Before, the
+// empty team scored proximity
 // 0.5, passed the 0.40 threshold and was auto-dispatched over a staffed team 20 km away.
 func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {
 	n := newNode(t)

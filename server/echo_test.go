@@ -11,7 +11,7 @@ import (
 
 // TestErrorsQuoteAtMostMaxQuoted sends huge values in bodies, query parameters and paths:
 // every error quotes at most engine.MaxQuoted characters of a value, followed by "…"
-// (docs/decisions.md, "Error messages quote at most 64 characters of a value").
+// (docs/decisions/0075-error-quotes-64-chars.md).
 func TestErrorsQuoteAtMostMaxQuoted(t *testing.T) {
 	n := newNode(t)
 	f := n.addTenant("acme", "mission-critical")

@@ -102,7 +102,7 @@ func bodies(files map[string]consoleFile) map[string][]byte {
 
 // handleRootRedirect sends a browser at the node's root to the console, with 302 Found:
 // the root is not the console's permanent address, and a browser caches a 301 or 308
-// for good (docs/decisions.md, "Redirects").
+// for good (docs/decisions/0082-redirects.md).
 func (s *Server) handleRootRedirect(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	redirect(w, r, http.StatusFound, "/console/")
 	return nil

@@ -8,8 +8,8 @@ import (
 )
 
 // handleOpenAPI answers docs/openapi.yaml as JSON, as it is: an OpenAPI document has no
-// request_id field, so the request id is only in the X-Request-Id header (docs/decisions.md,
-// "The served API reference is the document as it is").
+// request_id field, so the request id is only in the X-Request-Id
+// header (docs/decisions/0072-served-api-reference.md).
 func (s *Server) handleOpenAPI(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) error {
 	doc, err := docs.OpenAPIJSON()
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// The console's session (docs/decisions.md, "The console's session survives a reload"):
+// The console's session (docs/decisions/0118-console-session.md):
 // POST /v1/auth/session puts the session in an HttpOnly, SameSite=Strict cookie that only
 // POST /v1/auth/refresh receives; refresh answers an access token for it; POST
 // /v1/auth/logout ends every session of the user.
@@ -29,7 +29,7 @@ type loggedOut struct {
 }
 
 // noBody reads the body these routes do not use: none, or a JSON object, strict JSON
-// like every body (docs/decisions.md, "Strict JSON bodies").
+// like every body (docs/decisions/0080-strict-json.md).
 func noBody(r *http.Request) error {
 	body, err := readBody(r, maxBody)
 	if err != nil {

@@ -12,8 +12,7 @@ import (
 
 // sharedFS holds what the console and the field app share: the stylesheet, the DOM
 // helpers, the API client, the words for the node's codes and states. Both apps import
-// them by one path, /shared/…, served once (docs/decisions.md, "What the web apps
-// share").
+// them by one path, /shared/…, served once (docs/decisions/0145-what-web-apps-share.md).
 //
 //go:embed shared
 var sharedFS embed.FS

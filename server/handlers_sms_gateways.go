@@ -39,7 +39,7 @@ type androidWebhook struct {
 // not send it again; the webhook's id is its idempotency key. sms:delivered and sms:failed
 // are delivery reports on an SMS the node sent (ReportSMSDelivery; the phone knows it by
 // the node's id). Other events are answered 200 and change nothing. Every 200 is the JSON
-// {"request_id": …} (docs/decisions.md, "SMS gateways' webhooks answer 200, not 204").
+// {"request_id": …} (docs/decisions/0138-sms-webhooks-200.md).
 func (s *Server) handleAndroidWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	tenantID := ps.ByName("tenant_id")
 	body, err := readBody(r, maxGatewayBody)

@@ -43,7 +43,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	if r.Method == http.MethodHead {
-		// The headers a stream would open with, and no stream (docs/decisions.md, "HEAD").
+		// The headers a stream would open with, and no stream (docs/decisions/0081-head.md).
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}

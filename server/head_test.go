@@ -18,7 +18,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/server/servertest"
 )
 
-// HEAD wherever GET (docs/decisions.md, "HEAD"): the same status and headers, no body,
+// HEAD wherever GET (docs/decisions/0081-head.md): the same status and headers, no body,
 // through the same credentials and rate limit.
 
 // send sends method path with headers (name, value pairs) and returns the answer and its
@@ -100,7 +100,7 @@ func TestHead_EveryGetRoute(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	// Series are made as they occur, for HEAD as for GET ("/metrics: series as they occur").
+	// Series are made as they occur, for HEAD as for GET (docs/decisions/0067-metrics-series.md).
 	if strings.Contains(string(metrics), `route="/healthz",status="500"`) {
 		t.Error("a series of a status never answered is exported")
 	}

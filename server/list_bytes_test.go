@@ -13,8 +13,8 @@ import (
 )
 
 // TestEvents_PayloadLimit: POST /v1/events refuses a payload of more than 64 KiB of JSON
-// with 413 payload_too_large naming the limit (docs/decisions.md, "Event payloads are
-// capped at 64 KiB"); a sync batch rejects the item only.
+// with 413 payload_too_large naming the limit
+// (docs/decisions/0077-payload-cap-64-kib.md); a sync batch rejects the item only.
 func TestEvents_PayloadLimit(t *testing.T) {
 	n := newNode(t)
 	f := n.addTenant("acme", "core")

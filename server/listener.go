@@ -17,7 +17,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// Answers below the router (docs/decisions.md, "Answers below the router"). net/http
+// Answers below the router (docs/decisions/0083-answers-below-router.md). net/http
 // answers a request it cannot read by writing plain text to the connection itself, before
 // any handler runs: a malformed request line, target (GET /v1/events/%zz), header or body
 // framing (400), headers over MaxHeaderBytes (431), an Expect other than 100-continue

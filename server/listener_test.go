@@ -23,7 +23,8 @@ import (
 	"github.com/fieldrelay/fieldrelay/server"
 )
 
-// Answers below the router (docs/decisions.md): requests net/http cannot read, sent as raw
+// Answers below the router (docs/decisions/0083-answers-below-router.md):
+// requests net/http cannot read, sent as raw
 // bytes over a real socket to srv.Serve, plain and over TLS, are answered in the envelope.
 
 // edgeNode is a node served as `fieldrelay serve` serves it: srv.Serve on 127.0.0.1.

@@ -47,7 +47,7 @@ type metrics struct {
 // routeMetrics are the series of one route. A series is made when the route first
 // answers (the latency) or first answers a status (the counter), never before: a route
 // that is never hit, or a status it never answers, shows no zero series in a scrape
-// (docs/decisions.md, "/metrics: series as they occur").
+// (docs/decisions/0067-metrics-series.md).
 type routeMetrics struct {
 	method, route string
 	m             *metrics

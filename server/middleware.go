@@ -63,13 +63,13 @@ func (w *statusWriter) Flush() {
 }
 
 // hsts is the Strict-Transport-Security of every answer the node serves over TLS: a year,
-// for this host name only (docs/decisions.md, "Strict-Transport-Security"). Over plain
+// for this host name only (docs/decisions/0133-hsts.md). Over plain
 // HTTP (--plain-http, behind a TLS proxy) there is none: the proxy decides its own.
 const hsts = "max-age=31536000"
 
 // noStore marks an answer that carries a secret: no cache, shared or private, keeps it;
-// Pragma for the HTTP/1.0 caches that know no Cache-Control (docs/decisions.md, "Answers
-// that carry a secret").
+// Pragma for the HTTP/1.0 caches that know no
+// Cache-Control (docs/decisions/0132-secret-answers.md).
 func noStore(h http.Header) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Pragma", "no-cache")

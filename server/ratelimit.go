@@ -15,8 +15,8 @@ import (
 // rateLimiter counts each tenant's requests in fixed one-minute windows. Alone (bbolt),
 // it counts in memory. With a store that shares the windows between processes
 // (model.RateWindows, PostgreSQL), it takes blocks of each window's budget from the
-// store and serves requests from its block in memory (docs/decisions.md, "A tenant's
-// rate limit across processes").
+// store and serves requests from its block in memory
+// (docs/decisions/0100-rate-limit-processes.md).
 type rateLimiter struct {
 	clock  model.Clock
 	shared model.RateWindows // nil: this process counts alone

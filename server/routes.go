@@ -30,12 +30,12 @@ type route struct {
 	// httprouter v1.3 refuses a parameter segment where a route of the same method has a
 	// static one (POST /v1/teams/:id/members beside POST /v1/teams/dispatch).
 	fallback bool
-	// device admits a device credential (docs/decisions.md, "Device credentials"): its
+	// device admits a device credential (docs/decisions/0126-device-credentials.md): its
 	// own sync and queue, nothing else.
 	device bool
 	// secret marks a route whose answer carries a secret (a token, an API key, a device
 	// credential, a webhook's signing secret, the session cookie): wrap adds the headers
-	// that keep it out of every cache (docs/decisions.md, "Answers that carry a secret").
+	// that keep it out of every cache (docs/decisions/0132-secret-answers.md).
 	secret bool
 }
 
@@ -190,7 +190,7 @@ func (s *Server) routes() http.Handler {
 		router.Handle(rte.method, rte.path, s.wrap(rte))
 		// HEAD is served wherever GET is, by the same route: the same credentials, rate
 		// limit and status, and the headers without the body (net/http drops what the
-		// handler writes). docs/decisions.md, "HEAD".
+		// handler writes). docs/decisions/0081-head.md.
 		if rte.method == http.MethodGet {
 			head := rte
 			head.method = http.MethodHead

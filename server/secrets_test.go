@@ -12,7 +12,8 @@ import (
 	"github.com/fieldrelay/fieldrelay/server"
 )
 
-// Answers that carry a secret (docs/decisions.md): the routes the route table marks secret
+// Answers that carry a secret (docs/decisions/0132-secret-answers.md):
+// the routes the route table marks secret
 // answer Cache-Control: no-store and Pragma: no-cache, errors included; every answer
 // carries X-Content-Type-Options: nosniff. Three guards keep a new route with a secret from
 // forgetting the mark: the table of secret routes below must be exactly the marked routes,

@@ -28,7 +28,7 @@ type Config struct {
 	// (DefaultTimeouts). Tests of slow clients set short ones.
 	Timeouts Timeouts
 	// Conns caps the connections Serve holds open; zero fields are no cap (the command
-	// line sets them: docs/decisions.md, "Connection caps").
+	// line sets them: docs/decisions/0141-connection-caps.md).
 	Conns ConnLimits
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/server"
 )
 
-// Strict JSON bodies (docs/decisions.md, "Strict JSON bodies"): invalid UTF-8, an unpaired
+// Strict JSON bodies (docs/decisions/0080-strict-json.md): invalid UTF-8, an unpaired
 // surrogate and a key given twice are refused, at any depth, the opaque payload included;
 // the items of a bulk body are judged alone.
 

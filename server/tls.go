@@ -29,7 +29,7 @@ const (
 	KeyFileName  = "key.pem"
 )
 
-// The self-signed certificate's life (docs/decisions.md, "Self-signed certificate"): it
+// The self-signed certificate's life (docs/decisions/0010-self-signed-certificate.md): it
 // is valid for selfSignedValidity (397 days, the longest a public CA may issue), and a
 // start that finds it within selfSignedRenewBefore of its end, or past it, renews it with
 // the same key.
@@ -195,7 +195,7 @@ func KeyPin(c *x509.Certificate) string {
 // (forward secrecy) and an AEAD cipher, for an ECDSA certificate (the self-signed one) and
 // for an RSA one (a certificate of the operator's). No CBC suite (Lucky13 and its kin), no
 // RSA key exchange, no 3DES. TLS 1.3 takes its own suites, all AEAD with forward secrecy:
-// Go does not let them be chosen. docs/decisions.md, "TLS versions and cipher suites".
+// Go does not let them be chosen. docs/decisions/0134-tls-versions-ciphers.md.
 var tls12CipherSuites = []uint16{
 	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
 	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,

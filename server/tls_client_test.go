@@ -25,7 +25,7 @@ import (
 )
 
 // TLS as a client meets it on the node's real listener (srv.Serve with LoadTLSConfig's
-// configuration): docs/decisions.md, "TLS versions and cipher suites".
+// configuration): docs/decisions/0134-tls-versions-ciphers.md.
 
 // cbcSuites are the TLS 1.2 CBC suites Go still implements (SHA-1 and SHA-256 MACs).
 var cbcSuites = []uint16{

@@ -11,8 +11,8 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// An event is stored in a compact binary form (docs/decisions.md, "Footprint of the bbolt
-// file"): its JSON record spent half its bytes on field names and ids written as text. The
+// An event is stored in a compact binary form (docs/decisions/0130-bbolt-footprint.md):
+// its JSON record spent half its bytes on field names and ids written as text. The
 // form decodes to the same model.Event the JSON record did, so every answer is the same.
 // A record that starts with '{' is the JSON of a file written before it, and still reads.
 //

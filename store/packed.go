@@ -12,7 +12,7 @@ import (
 // Packed JSON: the records written once per event that are JSON the engine made (a sync
 // batch's items, the stored reply of an event) hold mostly ids, timestamps and field
 // names. packJSON writes them shorter, and unpackJSON gives back the same bytes
-// (docs/decisions.md, "Footprint of the bbolt file"):
+// (docs/decisions/0130-bbolt-footprint.md):
 //
 //   - a UUID in canonical form (36 lowercase characters) is 0xFF and its 16 bytes, or 0xFE
 //     and one byte naming an earlier UUID of the record (the 0th, 1st, ...) when it repeats;

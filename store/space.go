@@ -13,7 +13,7 @@ import (
 const DefaultSpaceProbeEvery = time.Second
 
 // SpaceOptions set how the store watches the free space of its filesystem
-// (docs/decisions.md, "A full disk").
+// (docs/decisions/0112-full-disk.md).
 type SpaceOptions struct {
 	// MinFree: writes are refused while fewer bytes are free (0: only a write that failed
 	// for want of space refuses the next ones, until a probe finds room).

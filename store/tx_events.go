@@ -19,8 +19,7 @@ const appendFill = 0.9
 // eventFill is the events bucket's: every page filled. A binary event record of a few
 // hundred bytes leaves a page 5 to 10 % empty anyway (seven records of 550 bytes fill 3,870
 // of 4,096 bytes), room for the updates that follow (delivered_at, channels_attempted)
-// without a split; at 0.9 a page would hold six (docs/decisions.md, "Footprint of the
-// bbolt file").
+// without a split; at 0.9 a page would hold six (docs/decisions/0130-bbolt-footprint.md).
 const eventFill = 1.0
 
 func (t *tx) Event(tenantID, id string) (*model.Event, error) {

@@ -2,8 +2,8 @@ package model
 
 import "time"
 
-// Bounds of the clock correction of devices and edge nodes (docs/decisions.md, "Clocks
-// that drift").
+// Bounds of the clock correction of devices and
+// edge nodes (docs/decisions/0115-clock-drift.md).
 const (
 	// MaxClockOffset is the largest sender clock offset the node corrects; beyond it the
 	// sender's clock is flagged as wrong and its times are taken as they come.

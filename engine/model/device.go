@@ -14,7 +14,7 @@ type Device struct {
 	RegisteredBy string          `json:"registered_by"`
 	RegisteredAt Time            `json:"registered_at"`
 	Sync         DeviceSyncState `json:"sync"`
-	// Credential is the device's own credential (docs/decisions.md, "Device credentials"),
+	// Credential is the device's own credential (docs/decisions/0126-device-credentials.md),
 	// null until one is issued.
 	Credential *DeviceCredential `json:"credential"`
 }

@@ -40,7 +40,7 @@ const (
 	KindUnavailable          Kind = "unavailable"
 
 	// Requests that cannot be read as HTTP, answered by the server's connection layer
-	// before any route (docs/decisions.md, "Answers below the router").
+	// before any route (docs/decisions/0083-answers-below-router.md).
 	KindMalformedRequest   Kind = "malformed_request"
 	KindHeadersTooLarge    Kind = "headers_too_large"
 	KindExpectationFailed  Kind = "expectation_failed"
@@ -83,8 +83,7 @@ const MaxQuoted = 64
 // Quote is how an error message quotes a value it was given (a field, a query parameter,
 // a path, a flag): Go-quoted, and cut to its first MaxQuoted characters followed by "…"
 // when longer, so that an answer never echoes a huge input whole. Every message that
-// quotes input goes through it (docs/decisions.md, "Error messages quote at most 64
-// characters of a value").
+// quotes input goes through it (docs/decisions/0075-error-quotes-64-chars.md).
 func Quote(s string) string {
 	if len(s) <= MaxQuoted || utf8.RuneCountInString(s) <= MaxQuoted {
 		return strconv.Quote(s)

@@ -54,7 +54,7 @@ type Event struct {
 	DeviceID          *string         `json:"device_id"`
 	CapturedAt        *Time           `json:"captured_at"`
 	// DeviceCapturedAt is captured_at as the device's clock said it, when the node
-	// corrected it by the device's clock offset (docs/decisions.md, "Clocks that drift").
+	// corrected it by the device's clock offset (docs/decisions/0115-clock-drift.md).
 	DeviceCapturedAt *Time   `json:"device_captured_at,omitempty"`
 	Origin           *string `json:"origin"`
 	CreatedAt        Time    `json:"created_at"`
@@ -66,7 +66,7 @@ type Event struct {
 }
 
 // EventDetail is GET /v1/events/{id}: the record and the warnings the vertical's parser
-// gives its payload today (docs/decisions.md, "Payload warnings of a stored event").
+// gives its payload today (docs/decisions/0119-console-views.md).
 type EventDetail struct {
 	Event
 	PayloadWarnings []string `json:"payload_warnings,omitempty"`

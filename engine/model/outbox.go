@@ -11,16 +11,15 @@ const (
 	OutboxSMS     = "sms"
 	// OutboxMail mails an account token (reset, verify) through the Mailer. The entry
 	// names the user and the kind; each attempt issues the token it sends, so that no
-	// token is ever stored in plaintext (docs/decisions.md, "Account mail goes through
-	// the outbox").
+	// token is ever stored in plaintext (docs/decisions/0090-account-mail-outbox.md).
 	OutboxMail = "mail"
 )
 
 // OutboxEntry is one message the node owes the world: written in the transaction that
 // decided it, delivered by the scheduler after commit, and kept until it succeeds or its
 // retries run out. Every attempt is recorded in it: before it is made, but for a webhook
-// call on a store the node has alone, recorded with its outcome (docs/decisions.md,
-// "Delivery keeping up with ingest").
+// call on a store the node has alone, recorded with
+// its outcome (docs/decisions/0129-delivery-rate.md).
 type OutboxEntry struct {
 	// ID is also the webhook-id of a webhook message: the same on every attempt.
 	ID       string `json:"id"`

@@ -138,7 +138,7 @@ type Principal struct {
 }
 
 // DevicePermissions are all a device credential may hold, within its user's role: those
-// a device sync's items need (docs/decisions.md, "Device credentials").
+// a device sync's items need (docs/decisions/0126-device-credentials.md).
 var DevicePermissions = []Permission{PermDevicesSync, PermEventsWrite, PermMissionsReceive,
 	PermLocationSelf, PermConnectivityReport}
 

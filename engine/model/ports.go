@@ -39,7 +39,7 @@ type Page struct {
 }
 
 // MaxPageBytes is the most JSON the items of one page of an API list may hold
-// (docs/decisions.md, "List answers are capped in bytes").
+// (docs/decisions/0078-list-byte-cap.md).
 const MaxPageBytes = 4 << 20
 
 // Full is the one rule that ends a page, for every list: a page that holds n items of size

@@ -10,8 +10,7 @@ import (
 // does not implement it, and the process counts the windows in memory alone.
 //
 // A process does not call it per request: it takes blocks of a window's budget and
-// serves requests from its block in memory (docs/decisions.md, "A tenant's rate limit
-// across processes").
+// serves requests from its block in memory (docs/decisions/0100-rate-limit-processes.md).
 type RateWindows interface {
 	// TakeRate adds n to the count of the tenant's window that starts at start, at once
 	// and outside any transaction, and returns the count after the addition: what every

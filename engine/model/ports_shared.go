@@ -4,7 +4,7 @@ package model
 // PostgreSQL store of the central tier, where N fieldrelay processes serve one database.
 // The engine then learns of outbox entries the other processes wrote, respects their
 // leases, and claims periodic work in the store so that it runs once per period across
-// processes (docs/decisions.md, "The outbox on a shared store"). A Store that does not
+// processes (docs/decisions/0106-shared-outbox.md). A Store that does not
 // implement it (the bbolt store) belongs to one process.
 type SharedStore interface {
 	// Shared reports whether other processes may write to the store while this one

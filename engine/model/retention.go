@@ -3,7 +3,7 @@ package model
 import "time"
 
 // Retention is how many days a tenant's records of each kind are kept before the
-// retention sweep deletes them (docs/decisions.md, "Retention"). In a tenant's settings 0
+// retention sweep deletes them (docs/decisions/0114-retention.md). In a tenant's settings 0
 // means the node's default; in the node's defaults 0 means kept for ever. Usage counters
 // and the ledger (billing) are never deleted; events and missions are kept.
 type Retention struct {
@@ -86,7 +86,7 @@ type RetentionSettings struct {
 }
 
 // RetentionTx deletes records past their retention, oldest first and at most limit per
-// call, so that a sweep is many short transactions (docs/decisions.md, "Retention"). A
+// call, so that a sweep is many short transactions (docs/decisions/0114-retention.md). A
 // record's age is the time of its UUIDv7 id, which the engine makes from its clock.
 type RetentionTx interface {
 	// PruneSyncBatches deletes at most limit of a tenant's sync batch records whose id is

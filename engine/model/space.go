@@ -3,7 +3,7 @@ package model
 import "time"
 
 // Space is what a store knows of the free space of the filesystem that holds it
-// (docs/decisions.md, "A full disk").
+// (docs/decisions/0112-full-disk.md).
 type Space struct {
 	// FreeBytes is the space left to the store's files (-1 when it cannot be told).
 	FreeBytes int64

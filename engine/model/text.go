@@ -3,8 +3,8 @@ package model
 import "unicode/utf8"
 
 // CheckText refuses the text that is never stored in an identifier, a name, a type or a
-// key (docs/rules.md, HTTP; docs/decisions.md, "Text that is never stored, and a body of
-// null"): invalid UTF-8, the C0 controls (U+0000–U+001F, tab and line feed included), DEL
+// key (docs/rules.md, HTTP; docs/decisions/0131-text-never-stored.md): invalid
+// UTF-8, the C0 controls (U+0000–U+001F, tab and line feed included), DEL
 // and the C1 controls (U+007F–U+009F), the line and paragraph separators (U+2028,
 // U+2029), the bidirectional embeddings, overrides and isolates (U+202A–U+202E,
 // U+2066–U+2069) and the Unicode noncharacters (U+FDD0–U+FDEF and the last two code

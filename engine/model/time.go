@@ -72,8 +72,7 @@ func ParseTime(s string) (Time, error) {
 // the node's clock is set by hand. Mono is elapsed time on a clock that never steps, from
 // an arbitrary origin: in-memory timers (delivery retries, reinforcement checks,
 // lock-outs and key grace while the node runs) run on it, so a step of the wall clock
-// neither fires them early nor holds them back (docs/decisions.md, "Timers when the
-// node's clock steps").
+// neither fires them early nor holds them back (docs/decisions/0128-timers-clock-steps.md).
 type Clock interface {
 	Now() time.Time
 	Mono() time.Duration

@@ -13,7 +13,7 @@ const (
 // segments it takes: one up to 160 septets (GSM-7) or 70 UTF-16 units (UCS-2), else
 // concatenated parts of 153 septets or 67 units each (the rest of each part is the
 // concatenation header), a character never split across two parts (an escape pair, a
-// surrogate pair). Usage counts these segments (docs/decisions.md, "SMS segments").
+// surrogate pair). Usage counts these segments (docs/decisions/0124-sms-segments.md).
 // An empty text is one segment.
 func Segments(text string) (encoding string, n int) {
 	if septets, ok := gsm7Septets(text); ok {

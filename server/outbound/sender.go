@@ -2,7 +2,7 @@
 // over HTTP (HTTPSender), account mail over SMTP (SMTPMailer) and the push to an upstream
 // node (UpstreamHTTP). Each implements a port of engine/model; cli wires them into the
 // engine. It imports engine/model and engine/netguard, never engine or server
-// (docs/decisions.md, "The server tree holds the network adapters").
+// (docs/decisions/0089-server-network-adapters.md).
 package outbound
 
 import (
@@ -103,8 +103,8 @@ func newSendClient(d *net.Dialer, opt HTTPSenderOptions) *http.Client {
 		ForceAttemptHTTP2: true,
 		MaxIdleConns:      100,
 		// Every connection a receiver may have open stays alive for the next call: a TLS
-		// handshake per message halved the delivery rate (docs/decisions.md, "Delivery
-		// keeping up with ingest").
+		// handshake per message halved the delivery
+		// rate (docs/decisions/0129-delivery-rate.md).
 		MaxIdleConnsPerHost:    MaxConnsPerReceiver,
 		MaxConnsPerHost:        MaxConnsPerReceiver,
 		IdleConnTimeout:        90 * time.Second,

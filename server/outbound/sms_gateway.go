@@ -19,8 +19,7 @@ const (
 )
 
 // SMSGateway is a parsed --sms-gateway: the driver, where it sends, and its credentials.
-// Its String never shows a password or token (docs/decisions.md, "SMS gateways: drivers
-// and their URLs").
+// Its String never shows a password or token (docs/decisions/0120-sms-gateway-drivers.md).
 type SMSGateway struct {
 	// Driver is DriverGeneric, DriverAndroid or DriverTwilio.
 	Driver string

@@ -4,8 +4,8 @@
 //
 // It is imported by _test.go files only; no production package may import it (the test
 // TestLayering_TestHelpers in engine holds that). See store/storetest and
-// engine/model/modeltest for the other shared helpers, and docs/decisions.md, "Test helpers
-// once".
+// engine/model/modeltest for the other shared helpers,
+// and docs/decisions/0087-test-helpers-once.md.
 package servertest
 
 import (

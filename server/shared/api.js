@@ -2,9 +2,9 @@
 // error envelope ({error, message, request_id}) as an ApiError with its code, status,
 // message and request id. The session's token is held in memory only (never in
 // localStorage); what survives a reload is the console's session, in an HttpOnly cookie no
-// script can read, that POST /v1/auth/refresh turns into a token (docs/decisions.md, "The
-// console's session survives a reload"); the field app keeps its device's credential
-// instead (docs/decisions.md, "The field app"). Every other request omits cookies.
+// script can read, that POST /v1/auth/refresh turns into a token
+// (docs/decisions/0118-console-session.md); the field app keeps its device's credential
+// instead (docs/decisions/0127-field-app.md). Every other request omits cookies.
 
 import { plainWords } from "./words.js";
 

@@ -362,7 +362,7 @@ func TestSerializationRetries(t *testing.T) {
 }
 
 // An event's payload comes back byte for byte: its keys in the caller's order, and the
-// escapes jsonb would refuse (docs/decisions.md, "The PostgreSQL schema").
+// escapes jsonb would refuse (docs/decisions/0091-postgres-schema.md).
 func TestEventPayloadVerbatim(t *testing.T) {
 	db, tn := newStore(t)
 	payload := `{"z": 1, "a": "nul \u0000 here", "m": [1.50, 2e3]}`

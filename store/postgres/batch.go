@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Group commit of Batch calls (docs/decisions.md, "Group commit on PostgreSQL"): hot writes
+// Group commit of Batch calls (docs/decisions/0111-postgres-group-commit.md): hot writes
 // (event ingest, sync batches, device sync, the outbox's updates) queue their functions,
 // and one committer runs whatever is queued when it is free in one serializable
 // transaction, committed with one WAL flush. An event then costs about one round trip of

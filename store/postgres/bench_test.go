@@ -57,7 +57,7 @@ func benchPutEvent(b *testing.B, streamed bool) {
 }
 
 // BenchmarkTeams measures listing a tenant's 1,000 teams, as the dispatch score does on
-// every call (docs/decisions.md, "Team reads on PostgreSQL are cached by row version").
+// every call (docs/decisions/0108-postgres-team-cache.md).
 func BenchmarkTeams(b *testing.B) {
 	db, err := postgres.Open(context.Background(), pgtest.URL(b), postgres.Options{})
 	if err != nil {

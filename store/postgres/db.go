@@ -1,7 +1,7 @@
 // Package postgres is the PostgreSQL implementation of model.Store, for the central tier
 // (docs/architecture.md): one database that many fieldrelay processes share. Its schema is
 // a table per kind of record (migrations/), every tenant-owned table keyed by tenant_id
-// first so that Citus can distribute it (docs/decisions.md, "The PostgreSQL schema").
+// first so that Citus can distribute it (docs/decisions/0091-postgres-schema.md).
 package postgres
 
 import (
@@ -321,8 +321,8 @@ func retryable(err error) bool {
 // Version returns the directory version of a tenant ("" for all tenants). The counters
 // live in this process: they change when a commit of this process that changed the
 // directory returns, and when the listener hears of one made through another process;
-// while the listener is disconnected, every call returns a new number (docs/decisions.md,
-// "Directory versions across processes").
+// while the listener is disconnected, every call returns a
+// new number (docs/decisions/0104-directory-versions.md).
 func (db *DB) Version(tenantID string) uint64 { return db.versions.get(tenantID) }
 
 // Backup refuses: see ErrBackup.

@@ -74,7 +74,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 }
 
 // globalTables are the tables that no tenant owns: installation meta and the global
-// lookups (docs/decisions.md, "The PostgreSQL schema").
+// lookups (docs/decisions/0091-postgres-schema.md).
 var globalTables = map[string]bool{"schema_version": true, "meta": true, "tenant_slugs": true,
 	"user_emails": true, "api_key_hashes": true, "login_guards": true, "auth_tokens": true}
 

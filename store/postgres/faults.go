@@ -15,7 +15,7 @@ import (
 )
 
 // The bounds that keep a request from hanging on a database that cannot be reached
-// (docs/decisions.md, "The central tier when its database is unreachable").
+// (docs/decisions/0101-database-unreachable.md).
 const (
 	// defaultConnectTimeout bounds the opening of a connection when the URL sets no
 	// connect_timeout: a database that does not answer (a host gone, packets dropped)

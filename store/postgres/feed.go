@@ -14,8 +14,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The change feed of GET /v1/stream (model.ChangeFeed; docs/decisions.md, "GET /v1/stream
-// on PostgreSQL"): a change is a row of stream_changes written in the transaction that
+// The change feed of GET /v1/stream (model.ChangeFeed;
+// docs/decisions/0105-stream-postgres.md): a change is a
+// row of stream_changes written in the transaction that
 // makes it, numbered seq = (transaction id << seqShift) | its number in the transaction.
 // Every process polls the rows of the tenants it has subscribers for, in seq order, up to
 // the horizon: the oldest transaction id still running, below which every transaction has

@@ -21,8 +21,8 @@ import (
 // reading their ids and xmins costs a fraction of that. Only the rows whose xmin differs
 // from the cached one are fetched and decoded again. The xmins are read in the
 // transaction, so a team written by another process is seen, and the read takes part
-// in serializable isolation as the read of the documents did (docs/decisions.md, "Team
-// reads on PostgreSQL are cached by row version").
+// in serializable isolation as the read of the documents
+// did (docs/decisions/0108-postgres-team-cache.md).
 type teamCache struct {
 	mu sync.Mutex
 	m  map[teamKey]*cachedTeam

@@ -12,7 +12,7 @@ import (
 // testPageBytes pins Page.MaxBytes on every paged list (model.Page.Full): a page ends
 // before the record that would take its JSON past MaxBytes and names the next cursor,
 // walking the cursors yields every record once, and a record larger than MaxBytes comes
-// alone (docs/decisions.md, "List answers are capped in bytes").
+// alone (docs/decisions/0078-list-byte-cap.md).
 func testPageBytes(t *testing.T, open Opener) {
 	f := newFx(t, open)
 	tn := f.tenant("acme")

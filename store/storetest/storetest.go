@@ -3,7 +3,7 @@
 //
 // It is imported by _test.go files only; no production package may import it (the test
 // TestLayering_TestHelpers in engine holds that). See engine/model/modeltest for the
-// error assertions and docs/decisions.md, "Test helpers once".
+// error assertions and docs/decisions/0087-test-helpers-once.md.
 package storetest
 
 import (

@@ -5,7 +5,7 @@
 // It is imported by _test.go files only; no production package may import it (the test
 // TestLayering_TestHelpers in engine holds that). The other shared test helpers live
 // beside what they help test: store/storetest opens stores, server/servertest builds HTTP
-// requests (docs/decisions.md, "Test helpers once").
+// requests (docs/decisions/0087-test-helpers-once.md).
 package modeltest
 
 import (

@@ -1,5 +1,5 @@
 // The field app: a field operator signs in once; the browser becomes a device of the
-// operator's team with its own credential (docs/decisions.md, "Device credentials"); the
+// operator's team with its own credential (docs/decisions/0126-device-credentials.md); the
 // team's missions live in IndexedDB and every change goes through the outbox, so the app
 // works with no network and catches up when it returns.
 

@@ -1,4 +1,4 @@
--- The first schema of the PostgreSQL store (docs/decisions.md, "The PostgreSQL schema").
+-- The first schema of the PostgreSQL store (docs/decisions/0091-postgres-schema.md).
 -- Every tenant-owned table leads its primary key and unique indexes with tenant_id, so
 -- that Citus can distribute it by tenant_id; the global lookups (installation meta,
 -- slugs, API key hashes, emails, login guards, auth tokens) live in small tables of

@@ -1,4 +1,4 @@
--- Usage counters in shards (docs/decisions.md, "PostgreSQL: usage counters in shards"): every
+-- Usage counters in shards (docs/decisions/0099-postgres-usage-shards.md): every
 -- event of a tenant added to the same two or three rows, so that under serializable isolation
 -- any two concurrent ingests of one tenant collided on a row and one of them was run again.
 -- A transaction now adds to one of 16 shards of a counter, picked at random; a report sums them.

@@ -1,5 +1,5 @@
--- The rate-limit windows that processes share (docs/decisions.md, "A tenant's rate limit
--- across processes"): what every process has taken from a tenant's one-minute window.
+-- The rate-limit windows that processes share (docs/decisions/0100-rate-limit-processes.md):
+-- what every process has taken from a tenant's one-minute window.
 -- UNLOGGED: a window lives a minute, so it is not worth a WAL record or a flush per
 -- block; a crash empties the table, which restarts the windows in progress.
 CREATE UNLOGGED TABLE rate_windows (

@@ -1,5 +1,6 @@
--- The changes of GET /v1/stream, shared by the processes (docs/decisions.md, "GET /v1/stream
--- on PostgreSQL"). seq is the writing transaction's id shifted left by 20 bits, plus the
+-- The changes of GET /v1/stream, shared by the processes
+-- (docs/decisions/0105-stream-postgres.md). seq is the
+-- writing transaction's id shifted left by 20 bits, plus the
 -- change's number in that transaction: rows whose transaction id is below the oldest one
 -- still running are final, so reading them in seq order never misses one that commits later.
 -- The last 1000 changes of each tenant are kept; stream_pruned.upto is the greatest seq

@@ -1,4 +1,4 @@
--- The SMS the node sends (docs/decisions.md, "SMS gateways: the record of each SMS sent"),
+-- The SMS the node sends (docs/decisions/0123-sms-outbound-record.md),
 -- by the outbox message's id, found by the id the gateway gave it (its delivery reports
 -- name it), and counted per recipient from the time the gateway accepted it (the
 -- recipients' rate limits).

@@ -1,6 +1,6 @@
 // Devices (devices:manage): the tenant's field devices, when each last synced, and the
 // state of its credential, which an admin revokes here (a lost phone). The field app
-// issues the credentials (docs/decisions.md, "Device credentials").
+// issues the credentials (docs/decisions/0126-device-credentials.md).
 
 import { h, clear, time, badge } from "/shared/dom.js";
 import * as api from "/shared/api.js";

@@ -32,8 +32,9 @@ func (s *Server) handleGetMission(w http.ResponseWriter, r *http.Request, ps htt
 	return writeOne(w, r, http.StatusOK, m)
 }
 
-// handleMissionStatus moves a mission (PATCH /v1/missions/:id/status). The route admits
-// any authenticated caller: the engine asks for missions:manage or missions:receive.
+// handleMissionStatus moves a mission (PATCH /v1/missions/:id/status). The route table
+// admits missions:manage or missions:receive; the engine keeps the rule that is no
+// permission (a field operator moves only its own teams' missions).
 func (s *Server) handleMissionStatus(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	body, in, err := decodeBody[model.MissionStatusInput](r)
 	if err != nil {

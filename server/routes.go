@@ -23,7 +23,10 @@ const (
 type route struct {
 	method, path string
 	perm         string
-	h            handler
+	// orPerm admits, beside perm, a caller holding any of these permissions: a route
+	// that two permissions open keeps its check here too, not in its use case.
+	orPerm []string
+	h      handler
 	// allowSuspended lets a suspended tenant through (GET /v1/tenant/me only).
 	allowSuspended bool
 	// fallback puts the route in a second router, tried when the first finds no route:
@@ -93,7 +96,10 @@ func (s *Server) routeTable() []route {
 		// missions
 		{method: "GET", path: "/v1/missions", perm: model.PermMissionsView, h: s.handleListMissions},
 		{method: "GET", path: "/v1/missions/:id", perm: model.PermMissionsView, h: s.handleGetMission},
-		{method: "PATCH", path: "/v1/missions/:id/status", perm: authenticated, h: s.handleMissionStatus},
+		// missions:receive moves a mission along the field path only, and a field operator
+		// only its own teams' missions: rules of the use case, kept in the engine.
+		{method: "PATCH", path: "/v1/missions/:id/status", perm: model.PermMissionsManage, orPerm: []string{model.PermMissionsReceive},
+			h: s.handleMissionStatus},
 
 		// dispatch score
 		{method: "POST", path: "/v1/teams/dispatch/score", perm: model.PermDispatchAssign, h: s.handleScore},
@@ -276,9 +282,19 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error 
 		return model.Errorf(model.KindTenantSuspended, "this tenant is suspended")
 	}
 	if rte.perm != authenticated {
-		return p.Require(rte.perm)
+		return requireAny(p, rte.perm, rte.orPerm)
 	}
 	return nil
+}
+
+// requireAny returns a forbidden error unless p holds perm or one of or; its message
+// names them all ("… needs the missions:manage or missions:receive permission").
+func requireAny(p model.Principal, perm string, or []string) error {
+	if p.Can(perm) || slices.ContainsFunc(or, p.Can) {
+		return nil
+	}
+	return model.Errorf(model.KindForbidden, "this operation needs the %s permission",
+		strings.Join(append([]string{perm}, or...), " or "))
 }
 
 // hasCredentials reports whether a request carries an API key or an Authorization header.

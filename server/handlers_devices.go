@@ -63,7 +63,7 @@ func (s *Server) handleSyncDevice(w http.ResponseWriter, r *http.Request, _ http
 	}
 	var key *model.IdempotencyKey
 	if r.Header.Get(headerIdempotencyKey) != "" || in.IdempotencyKey != nil {
-		if key, err = s.idempotencyKey(r, body); err != nil {
+		if key, err = s.idempotencyKey(r, rawBody(body)); err != nil {
 			return err
 		}
 	}

@@ -166,18 +166,18 @@ func eventReplay(tx model.Tx, tenantID, key string) (*model.Reply, error) {
 	return replayed(rec), nil
 }
 
-// write is the frame of every write use case but the bulk ones: one transaction that
-// checks w's key (a replay answers the stored reply and runs nothing), runs fn (the check
-// and the effect, its outbox entries and usage counters), renders fn's result with
-// w.Render and stores it under the key. A failed fn stores nothing. w nil: fn alone.
+// write is the frame of every write use case but the bulk ones: it checks w's key (a
+// refused key runs nothing), then, in one transaction, looks the key up (a replay
+// answers the stored reply and runs nothing), runs fn (the check and the effect, its
+// outbox entries and usage counters), renders fn's result with w.Render and stores it
+// under the key. A failed fn stores nothing. w nil: fn alone.
 func write[T any](ctx context.Context, e *Engine, tenantID string, w *model.Write, fn func(model.Tx) (T, error)) (T, error) {
 	var out T
 	var k *model.IdempotencyKey
 	if w != nil {
 		k = w.Key
 	}
-	// The key is checked once, before the transaction; a refused key runs nothing.
-	sk, err := storeKey(k)
+	sk, err := storeKey(k) // the one check of the key, before the transaction
 	if err != nil {
 		return out, err
 	}

@@ -23,8 +23,9 @@ const (
 type route struct {
 	method, path string
 	perm         string
-	// orPerm admits, beside perm, a caller holding any of these permissions: a route
-	// that two permissions open keeps its check here too, not in its use case.
+	// orPerm are other permissions that admit a caller as perm does (any one will do):
+	// a route that either of two permissions opens keeps its check in this table too,
+	// not in its use case.
 	orPerm []string
 	h      handler
 	// allowSuspended lets a suspended tenant through (GET /v1/tenant/me only).
@@ -96,8 +97,8 @@ func (s *Server) routeTable() []route {
 		// missions
 		{method: "GET", path: "/v1/missions", perm: model.PermMissionsView, h: s.handleListMissions},
 		{method: "GET", path: "/v1/missions/:id", perm: model.PermMissionsView, h: s.handleGetMission},
-		// missions:receive moves a mission along the field path only, and a field operator
-		// only its own teams' missions: rules of the use case, kept in the engine.
+		// That a field operator (missions:receive without missions:manage) moves only its
+		// own teams' missions is a rule of the use case, kept in the engine.
 		{method: "PATCH", path: "/v1/missions/:id/status", perm: model.PermMissionsManage, orPerm: []string{model.PermMissionsReceive},
 			h: s.handleMissionStatus},
 

@@ -63,9 +63,21 @@ func tooLarge(limit int64) error {
 	return model.Errorf(model.KindPayloadTooLarge, "the body is larger than %d MiB", limit>>20)
 }
 
-// decodeBody reads a request body of at most 1 MiB and decodes it into a T, once,
-// returning it as a reqBody too (the idempotency key and fingerprints of a write). A T that
-// embeds bodyKey gets the body's idempotency_key in the same decode.
+// decodeInput reads a request body of at most 1 MiB and decodes it into a T, once: the
+// body of a request that keeps nothing of it but its input (POST /v1/events, whose key
+// is a field of its input; the score).
+func decodeInput[T any](r *http.Request) (T, error) {
+	var in T
+	raw, err := readBody(r, maxBody)
+	if err != nil {
+		return in, err
+	}
+	return in, decodeJSON(raw, &in)
+}
+
+// decodeBody reads the body of a write, of at most 1 MiB, and decodes it into a T, once,
+// returning it as a reqBody too (the idempotency key and fingerprints). A T that embeds
+// bodyKey gets the body's idempotency_key in the same decode.
 func decodeBody[T any](r *http.Request) (*reqBody, T, error) {
 	var in T
 	raw, err := readBody(r, maxBody)
@@ -75,11 +87,11 @@ func decodeBody[T any](r *http.Request) (*reqBody, T, error) {
 	if err := decodeJSON(raw, &in); err != nil {
 		return nil, in, err
 	}
-	wb := &reqBody{raw: raw}
+	body := &reqBody{raw: raw}
 	if k, ok := any(&in).(keyCarrier); ok {
-		wb.key, wb.found = k.rawIdempotencyKey(), true
+		body.key, body.found = k.rawIdempotencyKey(), true
 	}
-	return wb, in, nil
+	return body, in, nil
 }
 
 // reqBody is the body of a write as read once: its bytes, for the fingerprints, and,

@@ -24,19 +24,21 @@ const OutboxReinforce = "reinforce"
 // billable operation, all in the caller's transaction. A second team on an event whose
 // mission is active is a backup: an independent mission. A team that is not available is
 // team_unavailable; an available team with no members is team_empty unless the input
-// confirms it (docs/decisions/0076-score-teams-nobody-receives.md).
+// confirms it (docs/decisions/0076-score-teams-nobody-receives.md). The
+// input is checked once, before the transaction (a refused input writes nothing, its
+// idempotency key included).
 func (e *Engine) DispatchTeam(ctx context.Context, p model.Principal, in model.DispatchInput, w *model.Write) (*model.Dispatch, error) {
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Dispatch, error) { return e.dispatchTeam(tx, p, in) })
-}
-
-// dispatchTeam is DispatchTeam within tx.
-func (e *Engine) dispatchTeam(tx model.Tx, p model.Principal, in model.DispatchInput) (*model.Dispatch, error) {
 	if err := p.Require(model.PermDispatchAssign); err != nil {
 		return nil, err
 	}
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Dispatch, error) { return e.dispatchTeam(tx, p, in) })
+}
+
+// dispatchTeam is DispatchTeam within tx, its input checked.
+func (e *Engine) dispatchTeam(tx model.Tx, p model.Principal, in model.DispatchInput) (*model.Dispatch, error) {
 	ev, err := tx.Event(p.TenantID, in.EventID)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,24 @@ type checkedEvent struct {
 // order of the contract, enums, lengths and the vertical's payload parser (which refuses
 // only a payload that is not a JSON object, and warns about the fields it ignores).
 func checkEvent(in model.EventInput, now time.Time) (*checkedEvent, error) {
+	return checkEventFields(in, now, checkEventKey(in.IdempotencyKey))
+}
+
+// checkEventKey is the one check of an event's idempotency_key: none (its absence is
+// checkEventFields' to report, in the contract's order), or a key ValidateIdempotencyKey
+// takes.
+func checkEventKey(key string) error {
+	if key == "" {
+		return nil
+	}
+	return ValidateIdempotencyKey("idempotency_key", key)
+}
+
+// checkEventFields is checkEvent given keyErr, the verdict of checkEventKey on
+// in.IdempotencyKey, which it reports at the key's place in the contract's order: a
+// caller that judged the key first (IngestEvent) passes nil and the key is not judged
+// twice.
+func checkEventFields(in model.EventInput, now time.Time, keyErr error) (*checkedEvent, error) {
 	in.Type = strings.TrimSpace(in.Type)
 	switch {
 	case in.Type == "":
@@ -57,8 +75,8 @@ func checkEvent(in model.EventInput, now time.Time) (*checkedEvent, error) {
 	if !slices.Contains(model.Priorities, in.Priority) {
 		return nil, model.Invalid("priority", "priority must be one of critical, high, normal, low")
 	}
-	if err := ValidateIdempotencyKey("idempotency_key", in.IdempotencyKey); err != nil {
-		return nil, err
+	if keyErr != nil {
+		return nil, keyErr
 	}
 	if in.ZoneCode != "" && !model.ValidZoneCode(in.ZoneCode) {
 		return nil, model.Invalid("zone_code", "zone_code %s is not a zone of this tenant", model.Quote(in.ZoneCode))
@@ -91,13 +109,13 @@ func payloadTooLarge(size int) *model.Error {
 // event, plans its delivery into the outbox and stores the reply rendered by render. A
 // repeated idempotency_key returns the original reply, whatever the second body says.
 func (e *Engine) IngestEvent(ctx context.Context, p model.Principal, in model.EventInput, render model.Render) (model.Reply, error) {
-	if in.IdempotencyKey != "" {
-		if err := ValidateIdempotencyKey("idempotency_key", in.IdempotencyKey); err != nil {
-			return model.Reply{}, err
-		}
+	// The key is judged first, and only here: a repeat is answered even when its body
+	// fails the checks below, and a key the node refuses is never looked up.
+	if err := checkEventKey(in.IdempotencyKey); err != nil {
+		return model.Reply{}, err
 	}
 	var out model.Reply
-	ce, err := checkEvent(in, e.clock.Now())
+	ce, err := checkEventFields(in, e.clock.Now(), nil)
 	if err != nil {
 		// A repeat is answered whatever its body says: the key names the logical event.
 		verr := err

@@ -113,6 +113,8 @@ var (
 type access struct {
 	public bool
 	check  func(c caller) outcome
+	// perms are the permissions of need, one of which admits a caller.
+	perms []string
 }
 
 var open = access{public: true}
@@ -122,7 +124,7 @@ var anyone = access{check: func(caller) outcome { return allowed }}
 
 // need admits a caller holding any of perms.
 func need(perms ...string) access {
-	return access{check: func(c caller) outcome {
+	return access{perms: perms, check: func(c caller) outcome {
 		for _, p := range perms {
 			if c.has(p) {
 				return allowed
@@ -290,6 +292,47 @@ var matrixRoutes = map[string]access{
 		}
 		return forbidden
 	}},
+}
+
+// matrixEngineChecked are the routes whose permission the route table leaves to the use
+// case (any authenticated caller), though the matrix wants one of some permissions:
+// which one depends on the device named in the request.
+var matrixEngineChecked = map[string]bool{
+	"GET /v1/sync/status":   true, // sync:write or events:read, the batch's device's rules
+	"POST /v1/devices/sync": true, // devices:sync for a device of the user's team, or devices:manage
+}
+
+// TestAuthzMatrix_RouteTableHoldsThePermission checks that a route which one of some
+// permissions opens holds them in the route table, the one place that checks them
+// (docs/decisions/0146-one-way-through-request.md): the same permissions as the matrix
+// wants, PATCH /v1/missions/:id/status's missions:manage or missions:receive included.
+// Only the routes of matrixEngineChecked leave the check to their use case.
+func TestAuthzMatrix_RouteTableHoldsThePermission(t *testing.T) {
+	n := newNode(t)
+	for _, r := range server.Routes(n.srv) {
+		name := r.Method + " " + r.Path
+		want := matrixRoutes[name].perms
+		if len(want) == 0 {
+			continue
+		}
+		got := slices.Sorted(slices.Values(r.Perms))
+		want = slices.Sorted(slices.Values(want))
+		switch {
+		case len(got) == 0 && !matrixEngineChecked[name]:
+			t.Errorf("%s: the route table admits any authenticated caller; want one of %v there", name, want)
+		case len(got) > 0 && !slices.Equal(got, want):
+			t.Errorf("%s: the route table wants one of %v, the matrix %v", name, got, want)
+		}
+	}
+	for _, r := range server.Routes(n.srv) {
+		if r.Method == "PATCH" && r.Path == "/v1/missions/:id/status" {
+			if !slices.Contains(r.Perms, mMissionsMgr) || !slices.Contains(r.Perms, mMissionsRecv) || len(r.Perms) != 2 {
+				t.Fatalf("PATCH /v1/missions/:id/status wants %v in the route table, want missions:manage or missions:receive", r.Perms)
+			}
+			return
+		}
+	}
+	t.Fatal("no route PATCH /v1/missions/:id/status")
 }
 
 // matrixFix holds the ids the probes use, all of tenant A.

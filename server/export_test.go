@@ -10,13 +10,20 @@ type RouteInfo struct {
 	Method, Path string
 	Public       bool
 	Secret       bool
+	// Perms are the permissions of which the route table wants one (none: public, or
+	// any authenticated caller).
+	Perms []string
 }
 
 // Routes lists the route table of s.
 func Routes(s *Server) []RouteInfo {
 	var out []RouteInfo
 	for _, r := range s.routeTable() {
-		out = append(out, RouteInfo{Method: r.method, Path: r.path, Public: r.perm == public, Secret: r.secret})
+		ri := RouteInfo{Method: r.method, Path: r.path, Public: r.perm == public, Secret: r.secret}
+		if r.perm != public && r.perm != authenticated {
+			ri.Perms = append([]string{r.perm}, r.orPerm...)
+		}
+		out = append(out, ri)
 	}
 	return out
 }

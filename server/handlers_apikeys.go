@@ -59,7 +59,7 @@ type storedNewKey struct {
 
 // writeNewKey is s.write for an answer that shows a new key: the client gets the key
 // this once, and a replay of the same Idempotency-Key gets the answer with api_key null.
-func (s *Server) writeNewKey(w http.ResponseWriter, r *http.Request, body []byte, status int, call func(*model.Write) error) error {
+func (s *Server) writeNewKey(w http.ResponseWriter, r *http.Request, body *reqBody, status int, call func(*model.Write) error) error {
 	key, err := s.idempotencyKey(r, body)
 	if err != nil {
 		return err

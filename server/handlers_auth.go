@@ -93,14 +93,3 @@ func (s *Server) decode(r *http.Request, v any) error {
 	}
 	return decodeJSON(body, v)
 }
-
-// decodeBody reads a request body of at most 1 MiB and decodes it into a T, returning
-// the raw body too (for the idempotency fingerprint).
-func decodeBody[T any](r *http.Request) ([]byte, T, error) {
-	var in T
-	body, err := readBody(r, maxBody)
-	if err != nil {
-		return nil, in, err
-	}
-	return body, in, decodeJSON(body, &in)
-}

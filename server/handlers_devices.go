@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/strictjson"
 	"github.com/julienschmidt/httprouter"
@@ -63,8 +64,15 @@ func (s *Server) handleSyncDevice(w http.ResponseWriter, r *http.Request, _ http
 	}
 	var key *model.IdempotencyKey
 	if r.Header.Get(headerIdempotencyKey) != "" || in.IdempotencyKey != nil {
-		if key, err = s.idempotencyKey(r, body); err != nil {
+		if key, err = s.idempotencyKey(r, rawBody(body)); err != nil {
 			return err
+		}
+		// SyncDevice checks its permission and input before the key; a refused key was
+		// answered first when the server checked every key, and still is here.
+		if key != nil {
+			if err := engine.ValidateIdempotencyKey("idempotency_key", key.Key); err != nil {
+				return err
+			}
 		}
 	}
 	reqID := requestID(r)

@@ -7,16 +7,20 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
+// dispatchBody is the body of POST /v1/teams/dispatch: the input and the write's
+// optional body key, in one decode.
+type dispatchBody struct {
+	model.DispatchInput
+	bodyKey
+}
+
 func (s *Server) handleDispatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[model.DispatchInput](r)
+	body, in, err := decodeBody[dispatchBody](r)
 	if err != nil {
 		return err
 	}
-	if err := in.Validate(); err != nil {
-		return err // refused before the transaction: nothing is written
-	}
 	return s.write(w, r, body, http.StatusCreated, nil, func(wr *model.Write) error {
-		_, err := s.eng.DispatchTeam(r.Context(), principal(r), in, wr)
+		_, err := s.eng.DispatchTeam(r.Context(), principal(r), in.DispatchInput, wr)
 		return err
 	})
 }

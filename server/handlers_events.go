@@ -9,7 +9,7 @@ import (
 )
 
 func (s *Server) handleCreateEvent(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	_, in, err := decodeBody[model.EventInput](r)
+	in, err := decodeInput[model.EventInput](r)
 	if err != nil {
 		return err
 	}

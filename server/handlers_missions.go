@@ -32,16 +32,24 @@ func (s *Server) handleGetMission(w http.ResponseWriter, r *http.Request, ps htt
 	return writeOne(w, r, http.StatusOK, m)
 }
 
-// handleMissionStatus moves a mission (PATCH /v1/missions/:id/status). The route admits
-// any authenticated caller: the engine asks for missions:manage or missions:receive.
+// missionStatusBody is the body of PATCH /v1/missions/:id/status: the input and the
+// write's optional body key, in one decode.
+type missionStatusBody struct {
+	model.MissionStatusInput
+	bodyKey
+}
+
+// handleMissionStatus moves a mission (PATCH /v1/missions/:id/status). The route table
+// admits missions:manage or missions:receive; the engine keeps the rule that is no
+// permission (a field operator moves only its own teams' missions).
 func (s *Server) handleMissionStatus(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	body, in, err := decodeBody[model.MissionStatusInput](r)
+	body, in, err := decodeBody[missionStatusBody](r)
 	if err != nil {
 		return err
 	}
 	id := ps.ByName("id")
 	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
-		_, err := s.eng.UpdateMissionStatus(r.Context(), principal(r), id, in, engine.MoveSourceAPI, nil, wr)
+		_, err := s.eng.UpdateMissionStatus(r.Context(), principal(r), id, in.MissionStatusInput, engine.MoveSourceAPI, nil, wr)
 		return err
 	})
 }

@@ -10,7 +10,7 @@ import (
 // handleScore ranks the tenant's teams for an event (POST /v1/teams/dispatch/score). It
 // only reads, so it takes no Idempotency-Key.
 func (s *Server) handleScore(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	_, in, err := decodeBody[model.ScoreInput](r)
+	in, err := decodeInput[model.ScoreInput](r)
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func (s *Server) handleTestWebhook(w http.ResponseWriter, r *http.Request, ps ht
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, body, http.StatusAccepted, nil, func(wr *model.Write) error {
+	return s.write(w, r, rawBody(body), http.StatusAccepted, nil, func(wr *model.Write) error {
 		_, err := s.eng.SendTestWebhook(r.Context(), principal(r), ps.ByName("id"), wr)
 		return err
 	})

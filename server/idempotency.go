@@ -11,38 +11,39 @@ import (
 // the same where a body exists.
 const headerIdempotencyKey = "Idempotency-Key"
 
-// idempotencyKey reads a write's key from the header, else from the body. Keys are scoped
-// to the tenant and the route (method and path).
-func (s *Server) idempotencyKey(r *http.Request, body []byte) (*model.IdempotencyKey, error) {
+// idempotencyKey reads a write's key from the header, else from the body (found by the
+// decode of its input; see reqBody). Keys are scoped to the tenant and the route
+// (method and path). The key is checked once, by the engine's write (engine/idempotency.go,
+// storeKey), before anything runs. The fingerprint is that of the body's canonical JSON,
+// the form every stored record holds (docs/decisions/0146-one-way-through-request.md).
+func (s *Server) idempotencyKey(r *http.Request, body *reqBody) (*model.IdempotencyKey, error) {
 	key := r.Header.Get(headerIdempotencyKey)
-	if key == "" && len(body) > 0 {
-		var in struct {
-			Key *string `json:"idempotency_key"`
-		}
-		if err := decodeJSON(body, &in); err != nil {
+	var raw []byte
+	if body != nil {
+		raw = body.raw
+	}
+	if key == "" && len(raw) > 0 {
+		k, err := body.idempotencyKey()
+		if err != nil {
 			return nil, err
 		}
-		if in.Key != nil {
-			key = *in.Key
-		}
+		key = k
 	}
 	if key == "" {
 		return nil, nil
 	}
-	if err := engine.ValidateIdempotencyKey("idempotency_key", key); err != nil {
-		return nil, err
-	}
+	parsedBody()
 	return &model.IdempotencyKey{Route: r.Method + " " + r.URL.Path, Key: key,
-		Fingerprint:    engine.Fingerprint(s.fpSecret, engine.CanonicalJSON(body)),
-		RawFingerprint: engine.Fingerprint(s.fpSecret, body)}, nil
+		Fingerprint:    engine.Fingerprint(s.fpSecret, engine.CanonicalJSON(raw)),
+		RawFingerprint: engine.Fingerprint(s.fpSecret, raw)}, nil
 }
 
 // write answers one write use case: call runs it with the request's idempotency key and
 // how its result is rendered (status, the body of view(result) or of the result itself,
 // with the request id). The use case checks the key, runs, renders and stores the reply
 // in one transaction (engine/idempotency.go); a replay answers the stored status, body and
-// request id.
-func (s *Server) write(w http.ResponseWriter, r *http.Request, body []byte, status int, view func(any) any, call func(*model.Write) error) error {
+// request id. body is the write's body as decodeBody read it (nil: none).
+func (s *Server) write(w http.ResponseWriter, r *http.Request, body *reqBody, status int, view func(any) any, call func(*model.Write) error) error {
 	key, err := s.idempotencyKey(r, body)
 	if err != nil {
 		return err

@@ -23,7 +23,11 @@ const (
 type route struct {
 	method, path string
 	perm         string
-	h            handler
+	// orPerm are other permissions that admit a caller as perm does (any one will do):
+	// a route that either of two permissions opens keeps its check in this table too,
+	// not in its use case.
+	orPerm []string
+	h      handler
 	// allowSuspended lets a suspended tenant through (GET /v1/tenant/me only).
 	allowSuspended bool
 	// fallback puts the route in a second router, tried when the first finds no route:
@@ -93,7 +97,10 @@ func (s *Server) routeTable() []route {
 		// missions
 		{method: "GET", path: "/v1/missions", perm: model.PermMissionsView, h: s.handleListMissions},
 		{method: "GET", path: "/v1/missions/:id", perm: model.PermMissionsView, h: s.handleGetMission},
-		{method: "PATCH", path: "/v1/missions/:id/status", perm: authenticated, h: s.handleMissionStatus},
+		// That a field operator (missions:receive without missions:manage) moves only its
+		// own teams' missions is a rule of the use case, kept in the engine.
+		{method: "PATCH", path: "/v1/missions/:id/status", perm: model.PermMissionsManage, orPerm: []string{model.PermMissionsReceive},
+			h: s.handleMissionStatus},
 
 		// dispatch score
 		{method: "POST", path: "/v1/teams/dispatch/score", perm: model.PermDispatchAssign, h: s.handleScore},
@@ -278,9 +285,19 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, rte route) error 
 		return model.Errorf(model.KindTenantSuspended, "this tenant is suspended")
 	}
 	if rte.perm != authenticated {
-		return p.Require(rte.perm)
+		return requireAny(p, rte.perm, rte.orPerm)
 	}
 	return nil
+}
+
+// requireAny returns a forbidden error unless p holds perm or one of or; its message
+// names them all ("… needs the missions:manage or missions:receive permission").
+func requireAny(p model.Principal, perm string, or []string) error {
+	if p.Can(perm) || slices.ContainsFunc(or, p.Can) {
+		return nil
+	}
+	return model.Errorf(model.KindForbidden, "this operation needs the %s permission",
+		strings.Join(append([]string{perm}, or...), " or "))
 }
 
 // hasCredentials reports whether a request carries an API key or an Authorization header.

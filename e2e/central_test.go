@@ -12,10 +12,6 @@ import (
 	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 )
 
-// TestMain starts the PostgreSQL cluster of the central-tier tests on first use and stops
-// it when the tests end (pgtest skips them without PostgreSQL, and fails them under CI=true).
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
 // central is a central tier for a test: n serve processes of the real binary sharing one
 // fresh PostgreSQL database, each with its own --data directory, over plain HTTP.
 type central struct {

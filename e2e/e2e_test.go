@@ -18,35 +18,9 @@ import (
 	"time"
 )
 
-// The end-to-end test builds the real binary, bootstraps a tenant with the CLI, serves on
-// 127.0.0.1 over a temp data dir and drives the API, the admin socket and a shutdown.
-
-// moduleRoot is the repository's root, seen from this package's directory, where go test
-// runs its tests.
-const moduleRoot = ".."
-
-// fromRoot resolves a relative path from an environment variable against the repository's
-// root, where make runs, not e2e/, where go test runs the tests.
-func fromRoot(path string) string {
-	if path == "" || filepath.IsAbs(path) {
-		return path
-	}
-	return filepath.Join(moduleRoot, path)
-}
-
-// binary builds fieldrelay once per test run.
-func binary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "fieldrelay")
-	out, err := exec.Command("go", "build", "-o", bin, moduleRoot).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+// The end-to-end test takes the real binary (binary, main_test.go), bootstraps a tenant with
+// the CLI, serves on 127.0.0.1 over a temp data dir and drives the API, the admin socket and
+// a shutdown.
 
 // cli runs a command of the binary and returns its stdout; it fails the test on a
 // non-zero exit.

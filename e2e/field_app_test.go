@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -311,9 +310,8 @@ func TestFieldAppUpdate(t *testing.T) {
 	needChromium(t)
 	bin := binary(t)
 	next := filepath.Join(t.TempDir(), "fieldrelay-next")
-	if out, err := exec.Command("go", "build", "-o", next, "-ldflags",
-		"-X github.com/fieldrelay/fieldrelay/server.fieldBuild=next", moduleRoot).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := goBuild(next, "-ldflags", "-X github.com/fieldrelay/fieldrelay/server.fieldBuild=next"); err != nil {
+		t.Fatal(err)
 	}
 	data := t.TempDir()
 	s := serve(t, bin, data, false)

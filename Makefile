@@ -17,7 +17,7 @@ TOOLS := $(CURDIR)/bin/tools
 VULNDB ?= https://vuln.go.dev
 FUZZTIME ?= 30s
 
-.PHONY: build run run-central central-bench axe test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak footprint delivery-rate upstream-bench clean
+.PHONY: build run run-central central-bench axe unit e2e test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak footprint delivery-rate upstream-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -48,12 +48,24 @@ axe:
 	elif [ -d .ci/axe/node_modules/axe-core ]; then :; \
 	elif ! (cd .ci/axe && npm ci --no-audit --no-fund); then echo "axe: npm ci failed (no registry?): the accessibility checks will be skipped" >&2; fi
 
-# test: -timeout 30m: the root package's end-to-end tests (the Chromium ones included) run
-# past go test's default 10 minutes under -race on a loaded 2-core machine.
-test: axe
+# unit: the fast loop: the gofmt check, go vet, then the tests of every package but the
+# end-to-end suite, under -race.
+# e2e: the end-to-end suite (e2e/: the real binary, built once, driven through its command
+# line, its API, headless Chromium and PostgreSQL). -timeout 30m: it runs past go test's
+# default 10 minutes under -race on a loaded 2-core machine.
+# test: everything CI runs (.ci/run): unit, then e2e; go test's summary closes the output.
+E2E_TEST := go test -race -count=1 -timeout 30m ./e2e
+
+unit:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
-	go test -race -count=1 -timeout 30m ./...
+	go test -race -count=1 $$(go list ./... | grep -v '^$(PKG)/e2e$$')
+
+e2e: axe
+	$(E2E_TEST)
+
+test: unit axe
+	$(E2E_TEST)
 
 # lint: the API reference (lint-openapi, below), then staticcheck and govulncheck at pinned
 # versions. Redocly and staticcheck must be clean.

@@ -47,9 +47,9 @@ func (c *central) together(t *testing.T, n int, method, path string, body func(i
 }
 
 // sameReply checks that n concurrent answers are one write and its replays: every answer
-// has the status want and the same body (request_id included, API.md: a replay returns the
-// original status and body), and exactly one is not marked Idempotent-Replayed. It returns
-// the body.
+// has the status want and the same body (request_id included; docs/rules.md, Idempotency: a
+// repeat answers the original status and body), and exactly one is not marked
+// Idempotent-Replayed. It returns the body.
 func sameReply(t *testing.T, what string, answers []answer, want int) map[string]any {
 	t.Helper()
 	var first []byte
@@ -136,9 +136,10 @@ func idempotencyAcrossProcesses(t *testing.T, c *central) {
 	}
 }
 
-// loginLockAcrossProcesses: failed logins spread over both processes count
-// together (API.md: 5 consecutive failures lock the account; the fifth still answers 401,
-// every attempt during the lock 423 with Retry-After, even with the right password).
+// loginLockAcrossProcesses: failed logins spread over both processes count together
+// (docs/openapi.yaml, POST /v1/auth/login, 423 Locked: 5 consecutive failures lock the
+// account; the fifth still answers 401, every attempt during the lock 423 with Retry-After,
+// even with the right password).
 func loginLockAcrossProcesses(t *testing.T, c *central) {
 	var email, password string
 	for _, u := range c.nodes[0].Users {

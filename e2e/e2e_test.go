@@ -244,7 +244,7 @@ func endToEnd(t *testing.T, bin string, st nodeStore) {
 	// A suspended user's token dies at once. On bbolt it is suspended with the CLI, through
 	// the socket. On PostgreSQL the CLI would write the database from another process, whose
 	// changes reach a serving process's caches by the central tier's own means (tested by the
-	// multi-process tests of main_central_*_test.go); here it is suspended through the API of
+	// multi-process tests of central_*_test.go); here it is suspended through the API of
 	// the process that serves, where it must be in force at once.
 	status, _, body = s.call(t, "POST", "/v1/auth/login", map[string]string{"email": "sup@acme.example", "password": pw})
 	expect(t, "supervisor login", status, 200, body)

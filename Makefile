@@ -17,7 +17,7 @@ TOOLS := $(CURDIR)/bin/tools
 VULNDB ?= https://vuln.go.dev
 FUZZTIME ?= 30s
 
-.PHONY: build run run-central central-bench axe test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak footprint delivery-rate upstream-bench clean
+.PHONY: build run run-central central-bench axe unit e2e test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak footprint delivery-rate upstream-bench clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -39,7 +39,7 @@ run-central: build
 central-bench: build
 	BIN=$(BINARY) DUR=$(or $(DUR),15s) .ci/central-bench
 
-# axe: axe-core for the console's accessibility checks in Chromium (main_console_views_test.go),
+# axe: axe-core for the console's accessibility checks in Chromium (e2e/console_views_test.go),
 # at the version .ci/axe/package-lock.json pins, installed by `npm ci` into .ci/axe/node_modules
 # (gitignored): loaded by the test only, never part of the console. Without npm the checks
 # are skipped (and fail under CI=true).
@@ -48,12 +48,24 @@ axe:
 	elif [ -d .ci/axe/node_modules/axe-core ]; then :; \
 	elif ! (cd .ci/axe && npm ci --no-audit --no-fund); then echo "axe: npm ci failed (no registry?): the accessibility checks will be skipped" >&2; fi
 
-# test: -timeout 30m: the root package's end-to-end tests (the Chromium ones included) run
-# past go test's default 10 minutes under -race on a loaded 2-core machine.
-test: axe
+# unit: the fast loop: the gofmt check, go vet, then the tests of every package but the
+# end-to-end suite, under -race.
+# e2e: the end-to-end suite (e2e/: the real binary, built once, driven through its command
+# line, its API, headless Chromium and PostgreSQL). -timeout 30m: it runs past go test's
+# default 10 minutes under -race on a loaded 2-core machine.
+# test: everything CI runs (.ci/run): unit, then e2e; go test's summary closes the output.
+E2E_TEST := go test -race -count=1 -timeout 30m ./e2e
+
+unit:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
-	go test -race -count=1 -timeout 30m ./...
+	go test -race -count=1 $$(go list ./... | grep -v '^$(PKG)/e2e$$')
+
+e2e: axe
+	$(E2E_TEST)
+
+test: unit axe
+	$(E2E_TEST)
 
 # lint: the API reference (lint-openapi, below), then staticcheck and govulncheck at pinned
 # versions. Redocly and staticcheck must be clean.
@@ -121,7 +133,7 @@ sse-bench:
 	FIELDRELAY_SSE_BENCH=1 FIELDRELAY_SSE_CLIENTS=$(SSE_CLIENTS) FIELDRELAY_SSE_RATE=$(SSE_RATE) \
 	FIELDRELAY_SSE_SECONDS=$(SSE_SECONDS) go test -count=1 -run '^TestStreamFanout$$' -v ./server
 
-# crash: the crash loop (main_crash_test.go): CRASH_CLIENTS clients post events, sync batches
+# crash: the crash loop (e2e/crash_test.go): CRASH_CLIENTS clients post events, sync batches
 # and device syncs while the node is killed with SIGKILL CRASH_ROUNDS times and restarted; then
 # every acknowledged write must be there once and `fieldrelay check` clean. Prints lost=0/N,
 # duplicates, restart time p50/p99 and the run time.
@@ -129,8 +141,8 @@ CRASH_ROUNDS  ?= 20
 CRASH_CLIENTS ?= 8
 crash:
 	FIELDRELAY_CRASH=1 FIELDRELAY_CRASH_ROUNDS=$(CRASH_ROUNDS) FIELDRELAY_CRASH_CLIENTS=$(CRASH_CLIENTS) \
-	go test -count=1 -timeout 10m -run '^TestCrashLoop$$' -v .
-# soak: the node under a steady mixed load for SOAK_DURATION (main_soak_test.go): events, sync
+	go test -count=1 -timeout 10m -run '^TestCrashLoop$$' -v ./e2e
+# soak: the node under a steady mixed load for SOAK_DURATION (e2e/soak_test.go): events, sync
 # batches, device syncs, the dispatch lifecycle, webhooks to a flaky receiver, 50 stream clients,
 # the retention sweep and a backup every 10 minutes; samples anonymous RSS, heap, goroutines, open files,
 # bbolt bytes per event, outbox depth and p99 every SOAK_SAMPLE and fails on an upward trend, a
@@ -139,26 +151,26 @@ SOAK_DURATION ?= 1h
 SOAK_SAMPLE   ?= 1m
 soak:
 	FIELDRELAY_SOAK=1 FIELDRELAY_SOAK_DURATION=$(SOAK_DURATION) FIELDRELAY_SOAK_SAMPLE=$(SOAK_SAMPLE) \
-	go test -count=1 -timeout 0 -run '^TestSoak$$' -v .
+	go test -count=1 -timeout 0 -run '^TestSoak$$' -v ./e2e
 
 # footprint: FOOTPRINT_EVENTS events (default 1,000,000) of about 300 bytes of payload, 10 tenants,
 # through POST /v1/sync/batch into the real binary on a fresh data directory (fsync on; under
 # $$TMPDIR, which must be a disk, not tmpfs), then the file's bytes per event, `check --stats`,
-# the time from a restart to /readyz 200 and the private memory once ready (main_footprint_test.go).
+# the time from a restart to /readyz 200 and the private memory once ready (e2e/footprint_test.go).
 # FOOTPRINT_REPORT names a file the report is also written to. Never part of make test.
 FOOTPRINT_EVENTS ?= 1000000
 FOOTPRINT_REPORT ?=
 footprint:
 	FIELDRELAY_FOOTPRINT=1 FIELDRELAY_FOOTPRINT_EVENTS=$(FOOTPRINT_EVENTS) FIELDRELAY_FOOTPRINT_REPORT=$(FOOTPRINT_REPORT) \
-	go test -count=1 -timeout 0 -run '^TestFootprint$$' -v .
+	go test -count=1 -timeout 0 -run '^TestFootprint$$' -v ./e2e
 
 # delivery-rate: 10,000 events posted from 64 connections to a node whose tenant has
-# DELIVERY_SUBS HTTPS subscriptions (main_delivery_rate_test.go); prints the ingest rate and
+# DELIVERY_SUBS HTTPS subscriptions (e2e/delivery_rate_test.go); prints the ingest rate and
 # when the last message arrived (docs/bench.md). Never part of make test.
 DELIVERY_SUBS ?= 1
 delivery-rate:
 	FIELDRELAY_DELIVERY_RATE=1 FIELDRELAY_DELIVERY_SUBS=$(DELIVERY_SUBS) \
-	go test -count=1 -run '^TestDeliveryRate$$' -v .
+	go test -count=1 -run '^TestDeliveryRate$$' -v ./e2e
 
 # upstream-bench: an edge records 50,000 changes with its link paused, then drains them into a
 # central node over HTTP on 127.0.0.1 (real stores, fsync on): drain time and changes/s, 3 runs.

@@ -1,7 +1,7 @@
 // Package pgtest runs a PostgreSQL cluster for the tests of one test binary: Main starts
 // nothing by itself and stops the cluster at the end; the first URL starts it (initdb
 // into a temp dir, pg_ctl on a free loopback port), and every URL is a fresh, empty
-// database of it. A test binary that uses URL calls Main from its TestMain.
+// database of it. A test binary that uses URL calls Main (or Run) from its TestMain.
 package pgtest
 
 import (
@@ -44,7 +44,11 @@ var (
 
 // Main runs the tests of m and then stops the cluster, if URL started one. Use it as
 // `func TestMain(m *testing.M) { pgtest.Main(m) }`.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with work of its own after the tests: it answers the exit
+// code instead of exiting.
+func Run(m *testing.M) int {
 	inMain.Store(true)
 	code := m.Run()
 	if running != nil {
@@ -53,7 +57,7 @@ func Main(m *testing.M) {
 			code = max(code, 1)
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // URL returns the URL of a new, empty database. Without PostgreSQL installed the test is

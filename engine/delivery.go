@@ -96,7 +96,7 @@ func (e *Engine) planDelivery(tx model.Tx, tenantID string, cfg *tenantConfig, z
 		}
 	}
 	if len(plan) == 0 {
-		return tx.PutEvent(tenantID, ev)
+		return putEvent(tx, tenantID, ev)
 	}
 	n := 1
 	if ev.Priority == model.PriorityCritical {
@@ -107,7 +107,7 @@ func (e *Engine) planDelivery(tx model.Tx, tenantID string, cfg *tenantConfig, z
 			return err
 		}
 	}
-	return tx.PutEvent(tenantID, ev)
+	return putEvent(tx, tenantID, ev)
 }
 
 func zoneCodeOf(ev *model.Event) string {
@@ -307,5 +307,5 @@ func (e *Engine) settleDelivery(tx model.Tx, o *model.OutboxEntry, ok, settled b
 			}
 		}
 	}
-	return tx.PutEvent(o.TenantID, ev)
+	return putEvent(tx, o.TenantID, ev)
 }

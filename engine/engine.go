@@ -13,6 +13,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
 	"github.com/fieldrelay/fieldrelay/engine/password"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
 // Options configure an Engine.
@@ -53,8 +54,9 @@ type Options struct {
 
 // Engine runs the use cases of one node over a Store.
 type Engine struct {
-	// store is the Store given to New wrapped so that writes keep the upstream change
-	// log (upstream_log.go); base is the Store as given.
+	// store is the Store given to New with the pre-commit hooks of its writes: the
+	// upstream change log (upstream_log.go) and the usage counters (usage_count.go);
+	// base is the Store as given.
 	store  model.Store
 	base   model.Store
 	up     *upstreamRunner
@@ -112,7 +114,7 @@ func New(store model.Store, opt Options) *Engine {
 		e.retry = DefaultRetrySchedule
 	}
 	e.up = newUpstreamRunner(e, opt.Upstream)
-	e.store = &logStore{Store: store, up: e.up}
+	e.store = writes.NewStore(store, e.up.logChanges, writes.FlushUsage)
 	e.sched = newScheduler(e, opt.Workers)
 	e.stream = NewBroker(opt.StreamRing)
 	if f, ok := store.(model.ChangeFeed); ok {

@@ -170,7 +170,7 @@ func (e *Engine) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInboundI
 	if wasCreated && reply.Status == model.MissionAck && moved.ChannelUsed == nil {
 		ch := model.ChannelSMS
 		moved.ChannelUsed = &ch
-		if err := tx.PutMission(p.TenantID, moved); err != nil {
+		if err := putMission(tx, p.TenantID, moved); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -287,9 +287,6 @@ func (e *Engine) publish(tx model.Tx, tenantID, name string, perm model.Permissi
 	if e.feed != nil {
 		// Every change is recorded: another process may have a subscriber, or get one
 		// that resumes from before this change.
-		if lt, ok := tx.(*logTx); ok {
-			tx = lt.Tx
-		}
 		return e.feed.AppendChange(tx, tenantID, c)
 	}
 	tx.OnCommit(func() { e.stream.Publish(tenantID, c) })

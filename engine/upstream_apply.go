@@ -241,7 +241,7 @@ func applyUpstreamEvent(tx model.Tx, tenantID string, d *model.Device, it *model
 	if p := bytes.TrimSpace(ev.Payload); len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		ev.Payload = nil
 	}
-	return false, tx.PutEvent(tenantID, &ev)
+	return false, putEvent(tx, tenantID, &ev)
 }
 
 // applyUpstreamDispatch inserts a replicated dispatch record once by id (a second time:
@@ -276,7 +276,7 @@ func applyUpstreamDispatch(tx model.Tx, tenantID string, d *model.Device, it *mo
 		return false, err
 	}
 	dp.TenantID, dp.Origin = tenantID, origin
-	return false, tx.PutDispatch(tenantID, &dp)
+	return false, putDispatch(tx, tenantID, &dp)
 }
 
 // checkUpstreamMission validates a replicated mission record: ids, a known status, the
@@ -363,7 +363,7 @@ func applyUpstreamMission(tx model.Tx, tenantID string, d *model.Device, it *mod
 	if isNull(m.Feedback) {
 		m.Feedback = nil
 	}
-	return false, tx.PutMission(tenantID, &m)
+	return false, putMission(tx, tenantID, &m)
 }
 
 // historyPrefix reports whether a is a prefix of b (equal included).

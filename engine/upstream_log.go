@@ -1,107 +1,37 @@
 package engine
 
 import (
-	"context"
-
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
-// The change log of upstream sync is written by a wrapper of the engine's Store: every
-// read-write transaction hands the use cases a Tx whose PutEvent, PutMission and
-// PutDispatch also append to the tenant's change log, in the same transaction, when the
-// tenant has an upstream. No use case has to remember it. The same wrapper gathers the
-// usage counters a use case adds (count) and writes each one once when the use case
-// returns, still inside its transaction: a sync batch of 1,000 events writes a handful of
-// counters, not two per event.
+// The change log of upstream sync is written by a pre-commit hook (logChanges, given to
+// the engine's writes.Store at its construction): a use case that writes an event,
+// dispatch or mission says so with writes.Changed, and before its transaction commits the
+// hook appends each such record to the tenant's change log when the tenant has an
+// upstream.
 
-// logStore is the Store the engine uses: the store it was given, with the change log
-// written beside every change of an event, dispatch or mission.
-type logStore struct {
-	model.Store
-	up *upstreamRunner
-}
-
-// Update implements Store.
-func (s *logStore) Update(ctx context.Context, fn func(model.Tx) error) error {
-	return s.Store.Update(ctx, s.wrap(fn))
-}
-
-// Batch implements Store.
-func (s *logStore) Batch(ctx context.Context, fn func(model.Tx) error) error {
-	return s.Store.Batch(ctx, s.wrap(fn))
-}
-
-// wrap runs fn with a logTx and then writes the usage it gathered.
-func (s *logStore) wrap(fn func(model.Tx) error) func(model.Tx) error {
-	return func(tx model.Tx) error {
-		lt := &logTx{Tx: tx, up: s.up}
-		if err := fn(lt); err != nil {
-			return err
-		}
-		return lt.flushUsage()
+// logChanges is the pre-commit hook of the change log: it appends the changes recorded
+// in tx (writes.Changed) to their tenants' logs.
+func (u *upstreamRunner) logChanges(tx model.Tx) error {
+	changes := writes.Changes(tx)
+	if len(changes) == 0 {
+		return nil
 	}
-}
-
-// logTx is a read-write Tx that appends to the change log and gathers usage counters.
-type logTx struct {
-	model.Tx
-	up    *upstreamRunner
-	usage []usageAdd
-	// links holds the upstream settings of the tenants this transaction read (nil for
-	// none).
-	links map[string]*model.UpstreamConfig
-}
-
-// usageAdd is a usage counter to add when the use case returns.
-type usageAdd struct {
-	tenantID, day, metric string
-	n                     uint64
-}
-
-// addUsage gathers n for a counter (a few distinct counters per transaction: a list).
-func (t *logTx) addUsage(tenantID, day, metric string, n uint64) {
-	for i := range t.usage {
-		if u := &t.usage[i]; u.metric == metric && u.day == day && u.tenantID == tenantID {
-			u.n += n
-			return
-		}
-	}
-	t.usage = append(t.usage, usageAdd{tenantID: tenantID, day: day, metric: metric, n: n})
-}
-
-// flushUsage writes the gathered counters.
-func (t *logTx) flushUsage() error {
-	for _, u := range t.usage {
-		if err := t.Tx.AddUsage(u.tenantID, u.day, u.metric, u.n); err != nil {
+	l := &logging{tx: tx}
+	for _, c := range changes {
+		if err := u.logChange(l, c.TenantID, c.Kind, c.ID); err != nil {
 			return err
 		}
 	}
-	t.usage = nil
 	return nil
 }
 
-// PutEvent implements Tx.
-func (t *logTx) PutEvent(tenantID string, ev *model.Event) error {
-	if err := t.Tx.PutEvent(tenantID, ev); err != nil {
-		return err
-	}
-	return t.logChange(tenantID, model.ChangeEvent, ev.ID)
-}
-
-// PutMission implements Tx.
-func (t *logTx) PutMission(tenantID string, m *model.Mission) error {
-	if err := t.Tx.PutMission(tenantID, m); err != nil {
-		return err
-	}
-	return t.logChange(tenantID, model.ChangeMission, m.ID)
-}
-
-// PutDispatch implements Tx.
-func (t *logTx) PutDispatch(tenantID string, d *model.Dispatch) error {
-	if err := t.Tx.PutDispatch(tenantID, d); err != nil {
-		return err
-	}
-	return t.logChange(tenantID, model.ChangeDispatch, d.ID)
+// logging is the state of one run of logChanges: the upstream settings of the tenants it
+// read (nil for none), read once (a sync batch of a thousand events reads them once).
+type logging struct {
+	tx    model.Tx
+	links map[string]*model.UpstreamConfig
 }
 
 // logChange appends a change to the tenant's log when the tenant has an upstream, and
@@ -109,14 +39,14 @@ func (t *logTx) PutDispatch(tenantID string, d *model.Dispatch) error {
 // in the log (a backfill), a record the walk has not reached yet gets no entry of its
 // own: the walk logs it later, as it stands then, so that every record enters the log
 // after what it refers to (upstream_backfill.go).
-func (t *logTx) logChange(tenantID, kind, id string) error {
-	u := t.up
-	st, err := u.configured(t, tenantID)
+func (u *upstreamRunner) logChange(l *logging, tenantID, kind, id string) error {
+	t := l.tx
+	st, err := u.configured(l, tenantID)
 	if err != nil || st == linkNone {
 		return err
 	}
 	if st == linkWalking {
-		b, err := t.walk(tenantID)
+		b, err := l.walk(tenantID)
 		if err != nil {
 			return err
 		}
@@ -132,10 +62,9 @@ func (t *logTx) logChange(tenantID, kind, id string) error {
 	return nil
 }
 
-// walk returns where the backfill of a tenant's link stands, read once per transaction
-// (a sync batch of a thousand events reads the settings once).
-func (t *logTx) walk(tenantID string) (*model.UpstreamBackfill, error) {
-	c, err := t.settings(tenantID)
+// walk returns where the backfill of a tenant's link stands.
+func (l *logging) walk(tenantID string) (*model.UpstreamBackfill, error) {
+	c, err := l.settings(tenantID)
 	if err != nil || c == nil {
 		return nil, err
 	}
@@ -143,30 +72,23 @@ func (t *logTx) walk(tenantID string) (*model.UpstreamBackfill, error) {
 }
 
 // settings returns a tenant's upstream settings (nil when it has none), read once per
-// transaction: what committed elsewhere is not seen within it, and PutUpstream, the one
-// change made through it, drops what was read.
-func (t *logTx) settings(tenantID string) (*model.UpstreamConfig, error) {
-	if c, ok := t.links[tenantID]; ok {
+// run of the hook: what committed elsewhere is not seen within the transaction.
+func (l *logging) settings(tenantID string) (*model.UpstreamConfig, error) {
+	if c, ok := l.links[tenantID]; ok {
 		return c, nil
 	}
-	c, err := t.Tx.Upstream(tenantID)
+	c, err := l.tx.Upstream(tenantID)
 	if model.IsKind(err, model.KindNotFound) {
 		err, c = nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if t.links == nil {
-		t.links = map[string]*model.UpstreamConfig{}
+	if l.links == nil {
+		l.links = map[string]*model.UpstreamConfig{}
 	}
-	t.links[tenantID] = c
+	l.links[tenantID] = c
 	return c, nil
-}
-
-// PutUpstream implements Tx: the settings read by settings are read again.
-func (t *logTx) PutUpstream(c *model.UpstreamConfig) error {
-	delete(t.links, c.TenantID)
-	return t.Tx.PutUpstream(c)
 }
 
 // What configured knows of a tenant's link.
@@ -180,12 +102,12 @@ const (
 // walked. The set of such tenants is cached; a change of settings, or the end of a walk,
 // drops the cache inside its own transaction, and write transactions are serialized, so
 // the next one reads the set again from what committed.
-func (u *upstreamRunner) configured(t *logTx, tenantID string) (uint8, error) {
-	tx := t.Tx
+func (u *upstreamRunner) configured(l *logging, tenantID string) (uint8, error) {
+	tx := l.tx
 	if u.e.sched.shared {
 		// Another process may set or remove the upstream, or end a walk, at any time, in a
 		// transaction this one does not see: the tenant's settings are read in tx, once.
-		c, err := t.settings(tenantID)
+		c, err := l.settings(tenantID)
 		if err != nil || c == nil {
 			return linkNone, err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
 // usageDay is the day (YYYY-MM-DD) of a time, cached for the current day.
@@ -32,22 +33,10 @@ func (e *Engine) dayOf(at time.Time) string {
 // (or roll back) with the work they count. Once tx commits, the node's in-memory
 // statistics (/metrics) follow; those updates are prepared at start, so counting an
 // event allocates nothing for them.
-func (e *Engine) count(tx model.Tx, tenantID string, at time.Time, d model.UsageDelta) error {
+func (e *Engine) count(tx model.TxCommit, tenantID string, at time.Time, d model.UsageDelta) error {
 	day := e.dayOf(at)
-	lt, gathered := tx.(*logTx) // the engine's own transactions write them once, at the end
-	var err error
-	d.Each(func(metric string, n uint64) {
-		switch {
-		case err != nil:
-		case gathered:
-			lt.addUsage(tenantID, day, metric, n)
-		default:
-			err = tx.AddUsage(tenantID, day, metric, n)
-		}
-	})
-	if err != nil {
-		return err
-	}
+	// Gathered in tx and written once, before the commit (writes.FlushUsage).
+	d.Each(func(metric string, n uint64) { writes.Count(tx, tenantID, day, metric, n) })
 	e.stats.onCommit(tx, &d)
 	return nil
 }
@@ -84,7 +73,7 @@ func newStats() *stats {
 }
 
 // onCommit schedules the in-memory side of d after tx commits.
-func (s *stats) onCommit(tx model.Tx, d *model.UsageDelta) {
+func (s *stats) onCommit(tx model.TxCommit, d *model.UsageDelta) {
 	// An event counts once when accepted (its delta has a Priority) and once more when it
 	// settles (delivered or failed), in two families that never overlap.
 	if d.Priority != "" {

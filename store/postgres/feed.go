@@ -52,7 +52,7 @@ type feed struct {
 }
 
 // AppendChange records c within mtx, a transaction of this DB.
-func (db *DB) AppendChange(mtx model.Tx, tenantID string, c model.Change) error {
+func (db *DB) AppendChange(mtx model.TxCommit, tenantID string, c model.Change) error {
 	t, ok := mtx.(*tx)
 	if !ok {
 		return errors.New("postgres: AppendChange in a transaction of another store")

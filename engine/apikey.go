@@ -8,12 +8,12 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// API key format: the live-key prefix and 32 base62 characters.
+// API key format: the live-key prefix and 32 base62 characters (model/apikey.go).
 const (
-	APIKeyPrefix    = "fr_live_"
-	apiKeyRandomLen = 32
+	APIKeyPrefix    = model.APIKeyPrefix
+	apiKeyRandomLen = model.APIKeyRandomLen
 	// APIKeyShownPrefix is how many leading characters of a key are listed.
-	APIKeyShownPrefix = len(APIKeyPrefix) + 4
+	APIKeyShownPrefix = model.APIKeyShownPrefix
 )
 
 // Rotation grace periods, in minutes.
@@ -43,20 +43,8 @@ func NewAPIKey() string {
 	return string(out)
 }
 
-// LooksLikeAPIKey reports whether s has the shape of a key (so that malformed headers are
-// refused without a store look-up).
-func LooksLikeAPIKey(s string) bool {
-	if len(s) != len(APIKeyPrefix)+apiKeyRandomLen || s[:len(APIKeyPrefix)] != APIKeyPrefix {
-		return false
-	}
-	for i := len(APIKeyPrefix); i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
-			return false
-		}
-	}
-	return true
-}
+// LooksLikeAPIKey reports whether s has the shape of a key (model.LooksLikeAPIKey).
+func LooksLikeAPIKey(s string) bool { return model.LooksLikeAPIKey(s) }
 
 func (e *Engine) createAPIKey(tx model.Tx, tenantID, name string, scopes []string, expires *model.Time) (string, *model.APIKeyRecord, error) {
 	key := NewAPIKey()

@@ -17,7 +17,7 @@ const ChannelDevice = "device"
 const (
 	maxDeviceName     = 200
 	maxDevicePlatform = 50
-	maxHardwareID     = 128
+	maxHardwareID     = model.MaxHardwareID
 )
 
 // isTeamMember reports whether the user is a member of the team.

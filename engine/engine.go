@@ -5,7 +5,6 @@ package engine
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
 	"github.com/fieldrelay/fieldrelay/engine/password"
+	"github.com/fieldrelay/fieldrelay/engine/upstream"
 	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
@@ -59,7 +59,7 @@ type Engine struct {
 	// base is the Store as given.
 	store  model.Store
 	base   model.Store
-	up     *upstreamRunner
+	up     *upstream.Runner
 	clock  model.Clock
 	log    *slog.Logger
 	pw     password.Params
@@ -113,8 +113,15 @@ func New(store model.Store, opt Options) *Engine {
 	if len(e.retry) == 0 {
 		e.retry = DefaultRetrySchedule
 	}
-	e.up = newUpstreamRunner(e, opt.Upstream)
-	e.store = writes.NewStore(store, e.up.logChanges, writes.FlushUsage)
+	if e.clock == nil {
+		e.clock = model.SystemClock{}
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	e.up = upstream.New(upstream.Parts{Store: store, Shared: model.IsShared(store), Clock: e.clock, Log: e.log,
+		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret})
+	e.store = writes.NewStore(store, e.up.LogChanges, writes.FlushUsage)
 	e.sched = newScheduler(e, opt.Workers)
 	e.stream = NewBroker(opt.StreamRing)
 	if f, ok := store.(model.ChangeFeed); ok {
@@ -123,12 +130,6 @@ func New(store model.Store, opt Options) *Engine {
 	e.runID = model.NewID()
 	e.lease = cmp.Or(opt.AttemptLease, DefaultAttemptLease)
 	e.retention, e.retentionBatch = opt.Retention, cmp.Or(opt.RetentionBatch, DefaultRetentionBatch)
-	if e.clock == nil {
-		e.clock = model.SystemClock{}
-	}
-	if e.log == nil {
-		e.log = slog.Default()
-	}
 	if e.mailer == nil {
 		e.mailer = LogMailer{Log: e.log}
 	}
@@ -152,14 +153,17 @@ func (e *Engine) Update(ctx context.Context, fn func(model.Tx) error) error {
 	return e.store.Update(ctx, fn)
 }
 
-// Secret names of the installation, kept in the store's meta.
+// Secret names of the installation, kept in the store's meta (model/secrets.go).
 const (
-	SecretJWT      = "jwt_secret"
-	SecretInternal = "internal_secret"
-	SecretNodeID   = "node_id"
+	SecretJWT      = model.SecretJWT
+	SecretInternal = model.SecretInternal
+	SecretNodeID   = model.SecretNodeID
 	// SecretSMSWebhook is the root of the tenants' signing keys for the webhooks of SMS
 	// Gateway for Android (SMSWebhookKey).
-	SecretSMSWebhook = "sms_webhook_secret"
+	SecretSMSWebhook = model.SecretSMSWebhook
+	// SecretUpstream names the installation secret the upstream API keys are encrypted
+	// with.
+	SecretUpstream = model.SecretUpstream
 )
 
 // Secret returns an installation secret, generating and storing it on first use.
@@ -176,7 +180,7 @@ func (e *Engine) Secret(ctx context.Context, name string) ([]byte, error) {
 		if v, err = tx.Meta(name); err != nil || v != nil {
 			return err
 		}
-		v = newSecret(name)
+		v = model.NewSecret(name)
 		return tx.PutMeta(name, v)
 	})
 	return v, err
@@ -185,19 +189,6 @@ func (e *Engine) Secret(ctx context.Context, name string) ([]byte, error) {
 // SetSecret replaces an installation secret.
 func (e *Engine) SetSecret(ctx context.Context, name string, v []byte) error {
 	return e.store.Update(ctx, func(tx model.Tx) error { return tx.PutMeta(name, v) })
-}
-
-func newSecret(name string) []byte {
-	switch name {
-	case SecretNodeID:
-		return []byte(model.NewID())
-	case SecretInternal:
-		return []byte(model.RandomToken(32))
-	default:
-		b := make([]byte, 32)
-		_, _ = rand.Read(b)
-		return b
-	}
 }
 
 // Space returns the free space of the store's disk and whether writes are refused, when

@@ -41,17 +41,7 @@ func (e *Engine) Write(ctx context.Context, tenantID string, k *model.Idempotenc
 // link, stopping early when its history is all in the log or the log is full; it
 // returns how many transactions appended entries.
 func (e *Engine) WalkUpstreamHistory(ctx context.Context, tenantID string, steps int) (int, error) {
-	done := 0
-	for range steps {
-		n, more, full, err := e.up.backfillStep(ctx, tenantID)
-		if n > 0 {
-			done++
-		}
-		if err != nil || !more || full {
-			return done, err
-		}
-	}
-	return done, nil
+	return e.up.WalkHistory(ctx, tenantID, steps)
 }
 
 // NewFeedBroker returns a broker over a change feed.

@@ -287,7 +287,7 @@ func (s *scheduler) start(ctx context.Context) error {
 	}()
 	go func() {
 		defer s.wg.Done()
-		s.e.up.loop(ctx)
+		s.e.up.Loop(ctx)
 	}()
 	go func() {
 		defer s.wg.Done()

@@ -2,289 +2,53 @@ package engine
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hkdf"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/base64"
-	"net"
-	"net/url"
-	"strings"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/upstream"
 )
 
-// SecretUpstream names the installation secret the upstream API keys are encrypted with.
-const SecretUpstream = "upstream_secret"
-
-// Limits of the upstream settings.
-const (
-	maxUpstreamURL = 2048
-	maxUpstreamCA  = 64 << 10
-)
+// The use cases of upstream sync, as the server calls them; the capability itself is
+// engine/upstream.
 
 // Upstream link states of GET /v1/tenant/upstream/status.
 const (
-	UpstreamUnconfigured = "unconfigured"
-	UpstreamPaused       = "paused"
-	UpstreamIdle         = "idle"
-	UpstreamPushing      = "pushing"
-	UpstreamDown         = "down"
+	UpstreamUnconfigured = upstream.StateUnconfigured
+	UpstreamPaused       = upstream.StatePaused
+	UpstreamIdle         = upstream.StateIdle
+	UpstreamPushing      = upstream.StatePushing
+	UpstreamDown         = upstream.StateDown
 )
 
-// keyPrefixOf is the part of an API key that is ever shown.
-func keyPrefixOf(key string) string {
-	if len(key) <= APIKeyShownPrefix {
-		return key[:len(key)/2] + "…"
-	}
-	return key[:APIKeyShownPrefix] + "…"
-}
+// PlatformNode is the platform of a device that is another fieldrelay node: the only
+// devices whose upstream_* items are accepted. Its hardware_id is the node's id.
+const PlatformNode = upstream.PlatformNode
 
-// CheckUpstreamURL validates an upstream's base URL and returns it without a trailing
-// slash: https, or http to a loopback host only (127.0.0.0/8, ::1, localhost: a test, or
-// a TLS proxy on the same machine); no user info, query or fragment.
-func CheckUpstreamURL(raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return "", model.Invalid("url", "url is required")
-	}
-	if len(raw) > maxUpstreamURL {
-		return "", model.Invalid("url", "url is longer than %d characters", maxUpstreamURL)
-	}
-	if err := model.CheckText("url", raw); err != nil {
-		return "", err
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
-		return "", model.Invalid("url", "url must be an absolute URL such as https://central.example.org")
-	}
-	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		return "", model.Invalid("url", "url must have no user info, query or fragment")
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-	case "http":
-		if !loopbackHost(u.Hostname()) {
-			return "", model.Invalid("url", "url must be https (http is allowed only to a loopback host)")
-		}
-	default:
-		return "", model.Invalid("url", "url must be an https URL")
-	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	return strings.TrimRight(u.String(), "/"), nil
-}
-
-// loopbackHost reports whether a URL's host names this machine.
-func loopbackHost(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
-
-// checkCA validates a PEM bundle of root certificates.
-func checkCA(pem string) error {
-	if len(pem) > maxUpstreamCA {
-		return model.Invalid("ca_pem", "ca_pem is larger than %d KiB", maxUpstreamCA>>10)
-	}
-	if !x509.NewCertPool().AppendCertsFromPEM([]byte(pem)) {
-		return model.Invalid("ca_pem", "ca_pem holds no PEM certificate")
-	}
-	return nil
-}
-
-// upstreamAEAD returns the cipher of the upstream API keys: AES-256-GCM under a key
-// derived with HKDF-SHA256 from the installation secret.
-func upstreamAEAD(secret []byte) (cipher.AEAD, error) {
-	key, err := hkdf.Key(sha256.New, secret, nil, "fieldrelay upstream api key v1", 32)
-	if err != nil {
-		return nil, err
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
-	}
-	return cipher.NewGCM(block)
-}
-
-// sealKey encrypts an API key for a tenant (the tenant id is the additional data, so a
-// ciphertext copied to another tenant does not open).
-func sealKey(aead cipher.AEAD, tenantID, key string) string {
-	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(key)+aead.Overhead())
-	_, _ = rand.Read(nonce)
-	return base64.StdEncoding.EncodeToString(aead.Seal(nonce, nonce, []byte(key), []byte(tenantID)))
-}
-
-// openKey decrypts what sealKey made.
-func openKey(aead cipher.AEAD, tenantID, sealed string) (string, error) {
-	raw, err := base64.StdEncoding.DecodeString(sealed)
-	if err != nil || len(raw) < aead.NonceSize() {
-		return "", model.Errorf(model.KindInternal, "the stored upstream API key is damaged")
-	}
-	n := aead.NonceSize()
-	key, err := aead.Open(nil, raw[:n], raw[n:], []byte(tenantID))
-	if err != nil {
-		return "", model.Errorf(model.KindInternal, "the stored upstream API key does not decrypt with this node's secret")
-	}
-	return string(key), nil
-}
-
-// metaSecret returns an installation secret within tx, creating it when tx may write.
-func metaSecret(tx model.Tx, name string) ([]byte, error) {
-	v, err := tx.Meta(name)
-	if err != nil || v != nil {
-		return v, err
-	}
-	v = newSecret(name)
-	return v, tx.PutMeta(name, v)
-}
+// CheckUpstreamURL validates an upstream's base URL (upstream.CheckURL).
+func CheckUpstreamURL(raw string) (string, error) { return upstream.CheckURL(raw) }
 
 // SetUpstream sets the upstream of p's tenant (PUT /v1/tenant/upstream). It
 // needs tenant:admin.
 func (e *Engine) SetUpstream(ctx context.Context, p model.Principal, in model.UpstreamInput, w *model.Write) (*model.UpstreamSettings, error) {
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.UpstreamSettings, error) { return e.setUpstreamAs(tx, p, in) })
-}
-
-// setUpstreamAs is SetUpstream within tx.
-func (e *Engine) setUpstreamAs(tx model.Tx, p model.Principal, in model.UpstreamInput) (*model.UpstreamSettings, error) {
-	if err := p.Require(model.PermTenantAdmin); err != nil {
-		return nil, err
-	}
-	return e.setUpstream(tx, p.TenantID, in)
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.UpstreamSettings, error) {
+		if err := p.Require(model.PermTenantAdmin); err != nil {
+			return nil, err
+		}
+		return e.up.SetIn(tx, ownTenant(p), in)
+	})
 }
 
 // AdminSetUpstream is SetUpstream for the tenant of a slug (the admin command).
 func (e *Engine) AdminSetUpstream(ctx context.Context, slug string, in model.UpstreamInput) (*model.UpstreamSettings, error) {
-	return write(ctx, e, "", nil, func(tx model.Tx) (*model.UpstreamSettings, error) { return e.setUpstreamIn(tx, slug, in) })
-}
-
-// setUpstreamIn is AdminSetUpstream within tx.
-func (e *Engine) setUpstreamIn(tx model.Tx, slug string, in model.UpstreamInput) (*model.UpstreamSettings, error) {
-	t, err := tx.TenantBySlug(slug)
-	if err != nil {
-		return nil, err
-	}
-	return e.setUpstream(tx, t.ID, in)
-}
-
-func (e *Engine) setUpstream(tx model.Tx, tenantID string, in model.UpstreamInput) (*model.UpstreamSettings, error) {
-	u, err := CheckUpstreamURL(in.URL)
-	if err != nil {
-		return nil, err
-	}
-	cur, err := tx.Upstream(tenantID)
-	if err != nil && !model.IsKind(err, model.KindNotFound) {
-		return nil, err
-	}
-	same := cur != nil && cur.URL == u
-	key := strings.TrimSpace(in.APIKey)
-	switch {
-	case key == "" && !same:
-		return nil, model.Invalid("api_key", "api_key is required (an API key of the upstream tenant with devices:manage and devices:sync)")
-	case key != "" && !LooksLikeAPIKey(key):
-		return nil, model.Invalid("api_key", "api_key must be a fieldrelay API key (%s…)", APIKeyPrefix)
-	}
-	if in.CAPEM != nil && *in.CAPEM != "" {
-		if err := checkCA(*in.CAPEM); err != nil {
-			return nil, err
-		}
-	}
-	now := model.At(e.clock.Now())
-	c := cur
-	if !same {
-		c = &model.UpstreamConfig{TenantID: tenantID, CreatedAt: now}
-		if cur != nil {
-			// A new upstream: the log that stands stays to be sent to it; the device
-			// there is registered afresh.
-			c.Generation, c.Base, c.AckedThrough, c.Paused = cur.Generation, cur.Base, cur.AckedThrough, cur.Paused
-			c.Rejected, c.CreatedAt = cur.Rejected, cur.CreatedAt
-		}
-		c.URL = u
-		c.Generation++
-		// A new upstream is sent the tenant's history first (engine/upstream_backfill.go).
-		if c.Backfill, err = startBackfill(tx, tenantID, now); err != nil {
-			return nil, err
-		}
-	}
-	if key != "" {
-		secret, err := metaSecret(tx, SecretUpstream)
-		if err != nil {
-			return nil, err
-		}
-		aead, err := upstreamAEAD(secret)
-		if err != nil {
-			return nil, model.Internal(err)
-		}
-		c.KeyCipher, c.KeyPrefix = sealKey(aead, tenantID, key), keyPrefixOf(key)
-		if same {
-			c.Generation++
-		}
-	}
-	if in.CAPEM != nil && *in.CAPEM != c.CAPEM {
-		c.CAPEM = *in.CAPEM
-		if same && key == "" {
-			c.Generation++
-		}
-	}
-	if in.Paused != nil {
-		c.Paused = *in.Paused
-	}
-	if c.Generation != generationOf(cur) {
-		// A changed link is tried at once.
-		c.LastError, c.Failures, c.NextAttemptAt = "", 0, nil
-	}
-	c.UpdatedAt = now
-	return e.putUpstream(tx, c)
-}
-
-func generationOf(c *model.UpstreamConfig) int64 {
-	if c == nil {
-		return 0
-	}
-	return c.Generation
-}
-
-// putUpstream stores settings changed by an administrator: the change log starts or
-// keeps being written from this transaction on, and the pusher looks again.
-func (e *Engine) putUpstream(tx model.Tx, c *model.UpstreamConfig) (*model.UpstreamSettings, error) {
-	if err := tx.PutUpstream(c); err != nil {
-		return nil, err
-	}
-	nodeID, err := metaSecret(tx, SecretNodeID)
-	if err != nil {
-		return nil, err
-	}
-	e.up.settingsChanged(tx)
-	return c.Settings(string(nodeID)), nil
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.UpstreamSettings, error) {
+		return e.up.SetIn(tx, upstream.BySlug(slug), in)
+	})
 }
 
 // AdminPauseUpstream pauses or resumes the push of the tenant of a slug (the admin
 // command); the change log keeps being written while paused.
 func (e *Engine) AdminPauseUpstream(ctx context.Context, slug string, paused bool) (*model.UpstreamSettings, error) {
-	return write(ctx, e, "", nil, func(tx model.Tx) (*model.UpstreamSettings, error) { return e.pauseUpstreamIn(tx, slug, paused) })
-}
-
-// pauseUpstreamIn is AdminPauseUpstream within tx.
-func (e *Engine) pauseUpstreamIn(tx model.Tx, slug string, paused bool) (*model.UpstreamSettings, error) {
-	t, err := tx.TenantBySlug(slug)
-	if err != nil {
-		return nil, err
-	}
-	c, err := tx.Upstream(t.ID)
-	if model.IsKind(err, model.KindNotFound) {
-		return nil, model.Errorf(model.KindNotFound, "tenant %s has no upstream (fieldrelay upstream set)", model.Quote(slug))
-	}
-	if err != nil {
-		return nil, err
-	}
-	c.Paused, c.UpdatedAt = paused, model.At(e.clock.Now())
-	if !paused {
-		c.NextAttemptAt = nil
-	}
-	return e.putUpstream(tx, c)
+	return write(ctx, e, "", nil, func(tx model.Tx) (*model.UpstreamSettings, error) { return e.up.PauseIn(tx, slug, paused) })
 }
 
 // Upstream returns the upstream settings of p's tenant (GET /v1/tenant/upstream);
@@ -293,46 +57,12 @@ func (e *Engine) Upstream(ctx context.Context, p model.Principal) (*model.Upstre
 	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
-	return e.upstreamOf(ctx, func(model.Tx) (string, error) { return p.TenantID, nil })
+	return e.up.Settings(ctx, ownTenant(p))
 }
 
 // AdminUpstream is Upstream for the tenant of a slug (the admin command).
 func (e *Engine) AdminUpstream(ctx context.Context, slug string) (*model.UpstreamSettings, error) {
-	return e.upstreamOf(ctx, bySlug(slug))
-}
-
-func bySlug(slug string) func(model.Tx) (string, error) {
-	return func(tx model.Tx) (string, error) {
-		t, err := tx.TenantBySlug(slug)
-		if err != nil {
-			return "", err
-		}
-		return t.ID, nil
-	}
-}
-
-func (e *Engine) upstreamOf(ctx context.Context, tenant func(model.Tx) (string, error)) (*model.UpstreamSettings, error) {
-	var out *model.UpstreamSettings
-	err := e.store.View(ctx, func(tx model.Tx) error {
-		id, err := tenant(tx)
-		if err != nil {
-			return err
-		}
-		c, err := tx.Upstream(id)
-		if model.IsKind(err, model.KindNotFound) {
-			return model.Errorf(model.KindNotFound, "no upstream is configured")
-		}
-		if err != nil {
-			return err
-		}
-		nodeID, err := tx.Meta(SecretNodeID)
-		if err != nil {
-			return err
-		}
-		out = c.Settings(string(nodeID))
-		return nil
-	})
-	return out, err
+	return e.up.Settings(ctx, upstream.BySlug(slug))
 }
 
 // UpstreamStatus returns where the upstream sync of p's tenant stands (GET
@@ -341,71 +71,21 @@ func (e *Engine) UpstreamStatus(ctx context.Context, p model.Principal) (*model.
 	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
-	return e.upstreamStatus(ctx, func(model.Tx) (string, error) { return p.TenantID, nil })
+	return e.up.Status(ctx, ownTenant(p))
 }
 
 // UpstreamStatusOf is UpstreamStatus for the tenant of a slug (the admin command).
 func (e *Engine) UpstreamStatusOf(ctx context.Context, slug string) (*model.UpstreamStatus, error) {
-	return e.upstreamStatus(ctx, bySlug(slug))
+	return e.up.Status(ctx, upstream.BySlug(slug))
 }
 
-func (e *Engine) upstreamStatus(ctx context.Context, tenant func(model.Tx) (string, error)) (*model.UpstreamStatus, error) {
-	var out *model.UpstreamStatus
-	err := e.store.View(ctx, func(tx model.Tx) error {
-		id, err := tenant(tx)
-		if err != nil {
-			return err
-		}
-		out, err = upstreamStatusIn(tx, id)
-		return err
-	})
-	return out, err
+// ownTenant names p's tenant.
+func ownTenant(p model.Principal) func(upstream.Tx) (string, error) {
+	return func(upstream.Tx) (string, error) { return p.TenantID, nil }
 }
 
-// upstreamStatusIn reads a tenant's status within tx.
-func upstreamStatusIn(tx model.Tx, tenantID string) (*model.UpstreamStatus, error) {
-	c, err := tx.Upstream(tenantID)
-	if model.IsKind(err, model.KindNotFound) {
-		return &model.UpstreamStatus{State: UpstreamUnconfigured}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	end, err := tx.ChangeLogEnd(tenantID)
-	if err != nil {
-		return nil, err
-	}
-	st := &model.UpstreamStatus{URL: model.PtrTo(c.URL), LastSuccessAt: c.LastSuccessAt, LastAttemptAt: c.LastAttemptAt,
-		Backlog: max(end-c.AckedThrough, 0), NextAttemptAt: c.NextAttemptAt, Failures: c.Failures,
-		AckedThrough: c.AckedThrough, Rejected: c.Rejected}
-	if c.DeviceID != "" {
-		st.DeviceID = model.PtrTo(c.DeviceID)
-	}
-	if c.LastError != "" {
-		st.LastError = model.PtrTo(c.LastError)
-	}
-	if c.LastRejection != "" {
-		st.LastRejection = model.PtrTo(c.LastRejection)
-	}
-	if st.Backlog > 0 {
-		first, err := tx.Changes(tenantID, c.AckedThrough, 1)
-		if err != nil {
-			return nil, err
-		}
-		if len(first) > 0 {
-			st.BacklogOldestAt = &first[0].At
-		}
-	}
-	st.Backfill = c.Backfill.Status(c.AckedThrough)
-	switch {
-	case c.Paused:
-		st.State = UpstreamPaused
-	case c.LastError != "":
-		st.State = UpstreamDown
-	case st.Backlog == 0 && !c.Backfill.Walking():
-		st.State = UpstreamIdle
-	default:
-		st.State = UpstreamPushing
-	}
-	return st, nil
-}
+// RunUpstream pushes, in the caller's goroutine, the change logs of the tenants whose
+// link is due at the clock's time, each until it is empty or fails, and returns how long
+// until the soonest retry (an hour when none is planned). Tests drive the pusher with it
+// and a FakeClock instead of the loop.
+func (e *Engine) RunUpstream(ctx context.Context) time.Duration { return e.up.Run(ctx) }

@@ -174,7 +174,7 @@ func (e *Engine) Stats() Stats {
 	out.OutboxDepth, out.OutboxOldestDue = e.sched.oldest()
 	out.SchedulerLag = time.Duration(s.lagNanos.Load())
 	out.SchedulerRunning = e.SchedulerRunning()
-	out.Upstream = e.upstreamStats()
+	out.Upstream = e.up.Stats()
 	if ss, ok := e.base.(model.StatsStore); ok {
 		st := ss.Stats()
 		out.Store = &st

@@ -1,4 +1,4 @@
-package engine
+package upstream
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 	"github.com/google/uuid"
 )
 
@@ -16,17 +17,20 @@ import (
 // devices whose upstream_* items are accepted. Its hardware_id is the node's id.
 const PlatformNode = "fieldrelay-node"
 
+// Source is the source of a replicated record (model.Event.Source).
+const Source = "upstream"
+
 // isUpstreamKind reports whether kind is one of the upstream_* kinds.
 func isUpstreamKind(kind string) bool {
 	return kind == model.ItemUpstreamEvent || kind == model.ItemUpstreamDispatch || kind == model.ItemUpstreamMission
 }
 
-// mayUpstream checks, on receipt, that an upstream_* item comes from a node: a device
+// MayApply checks, on receipt, that an upstream_* item comes from a node: a device
 // registered with platform fieldrelay-node and a hardware_id (the node id that becomes
 // the origin of its records), sent by a caller holding devices:manage (what registering
 // the node took: a field operator may sync a device of its team but must not write
 // another node's records). Any other kind passes.
-func mayUpstream(p model.Principal, d *model.Device, kind string) error {
+func MayApply(p model.Principal, d *model.Device, kind string) error {
 	if !isUpstreamKind(kind) {
 		return nil
 	}
@@ -41,13 +45,13 @@ func mayUpstream(p model.Principal, d *model.Device, kind string) error {
 	return nil
 }
 
-// applyUpstream applies an upstream_* item of a node device within tx and reports
+// Apply applies an upstream_* item of a node device within tx and reports
 // whether it was a duplicate (the record as sent is not newer than the copy held here:
 // nothing changed). A replicated record is written with the plain Put methods and
 // nothing else: no outbox entry, webhook, delivery plan, parked index, device queue,
 // auto-dispatch, reinforcement check, mission code, team status, ledger entry or usage
 // counter. Every check reads tx only, so the function may run again in a retried batch.
-func (e *Engine) applyUpstream(tx model.Tx, tenantID string, d *model.Device, it *model.DeviceItem) (dup bool, err error) {
+func Apply(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (dup bool, err error) {
 	switch it.Kind {
 	case model.ItemUpstreamEvent:
 		return applyUpstreamEvent(tx, tenantID, d, it)
@@ -56,7 +60,16 @@ func (e *Engine) applyUpstream(tx model.Tx, tenantID string, d *model.Device, it
 	case model.ItemUpstreamMission:
 		return applyUpstreamMission(tx, tenantID, d, it)
 	}
-	return false, model.Internal(fmt.Errorf("applyUpstream: kind %q", it.Kind))
+	return false, model.Internal(fmt.Errorf("upstream.Apply: kind %q", it.Kind))
+}
+
+// putRecord says that a replicated record was written (writes.Changed: a node further up
+// gets it too) once err, the error of its Put, is nil.
+func putRecord(tx Tx, tenantID, kind, id string, err error) error {
+	if err == nil {
+		writes.Changed(tx, tenantID, kind, id)
+	}
+	return err
 }
 
 // upstreamOrigin is the origin of a replicated record: its own when it has one (it came
@@ -66,8 +79,8 @@ func upstreamOrigin(own *string, d *model.Device) (*string, error) {
 		v := *d.HardwareID
 		return &v, nil
 	}
-	if *own == "" || len(*own) > maxHardwareID {
-		return nil, model.Invalid("origin", "origin must be a node id (1 to %d characters) or null", maxHardwareID)
+	if *own == "" || len(*own) > model.MaxHardwareID {
+		return nil, model.Invalid("origin", "origin must be a node id (1 to %d characters) or null", model.MaxHardwareID)
 	}
 	v := *own
 	return &v, nil
@@ -84,7 +97,7 @@ func sameOrigin(stored, origin *string) bool {
 // timestamps are read one by one, by name (history moves as history[i].at), to find it.
 // A good record is decoded once.
 func decodeUpstream(raw json.RawMessage, v any, times ...string) error {
-	err := decodePayload(raw, v)
+	err := model.DecodeItemPayload(raw, v)
 	var de *model.Error
 	if err == nil || errors.As(err, &de) && de.Field != "" {
 		return err
@@ -103,7 +116,7 @@ func badTimestamp(raw json.RawMessage, times []string) error {
 		return model.Invalid("", "payload could not be read")
 	}
 	checkTime := func(field string, b json.RawMessage) error {
-		if isNull(b) {
+		if model.IsNullJSON(b) {
 			return nil
 		}
 		var s string
@@ -120,7 +133,7 @@ func badTimestamp(raw json.RawMessage, times []string) error {
 			return err
 		}
 	}
-	if h, ok := obj["history"]; ok && !isNull(h) {
+	if h, ok := obj["history"]; ok && !model.IsNullJSON(h) {
 		var moves []map[string]json.RawMessage
 		if json.Unmarshal(h, &moves) != nil {
 			return model.Invalid("history", "history must be an array of moves")
@@ -211,7 +224,7 @@ func checkUpstreamEvent(ev *model.Event) error {
 // id, timestamps and status; source becomes upstream, origin is set (upstreamOrigin), and
 // the delivery state is cleared: this node delivers nothing of it. An id that names a
 // local event or another node's is a conflict.
-func applyUpstreamEvent(tx model.Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
+func applyUpstreamEvent(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
 	var ev model.Event
 	if err := decodeUpstream(it.Payload, &ev, "captured_at", "created_at", "updated_at", "delivered_at", "closed_at"); err != nil {
 		return false, err
@@ -229,25 +242,25 @@ func applyUpstreamEvent(tx model.Tx, tenantID string, d *model.Device, it *model
 	case model.IsKind(err, model.KindNotFound):
 	case err != nil:
 		return false, err
-	case cur.Source != SourceUpstream || !sameOrigin(cur.Origin, origin):
+	case cur.Source != Source || !sameOrigin(cur.Origin, origin):
 		return false, &model.Error{Kind: model.KindConflict, Field: "event_id", Msg: fmt.Sprintf("event %s is held here as a record of another origin", ev.ID)}
 	case !ev.UpdatedAt.After(cur.UpdatedAt.Time):
 		return true, nil
 	}
-	ev.Source, ev.Origin, ev.Delivery = SourceUpstream, origin, model.DeliveryState{}
+	ev.Source, ev.Origin, ev.Delivery = Source, origin, model.DeliveryState{}
 	if ev.ChannelsAttempted == nil {
 		ev.ChannelsAttempted = []string{}
 	}
 	if p := bytes.TrimSpace(ev.Payload); len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		ev.Payload = nil
 	}
-	return false, putEvent(tx, tenantID, &ev)
+	return false, putRecord(tx, tenantID, model.ChangeEvent, ev.ID, tx.PutEvent(tenantID, &ev))
 }
 
 // applyUpstreamDispatch inserts a replicated dispatch record once by id (a second time:
 // duplicate). tenant_id becomes this node's tenant. No ledger entry: the billable
 // operation was recorded where the dispatch was made.
-func applyUpstreamDispatch(tx model.Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
+func applyUpstreamDispatch(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
 	var dp model.Dispatch
 	if err := decodeUpstream(it.Payload, &dp, "dispatched_at"); err != nil {
 		return false, err
@@ -276,7 +289,7 @@ func applyUpstreamDispatch(tx model.Tx, tenantID string, d *model.Device, it *mo
 		return false, err
 	}
 	dp.TenantID, dp.Origin = tenantID, origin
-	return false, putDispatch(tx, tenantID, &dp)
+	return false, putRecord(tx, tenantID, model.ChangeDispatch, dp.ID, tx.PutDispatch(tenantID, &dp))
 }
 
 // checkUpstreamMission validates a replicated mission record: ids, a known status, the
@@ -330,7 +343,7 @@ func checkUpstreamMission(m *model.Mission) error {
 // id that names a local mission or another node's, is a conflict: nothing changes, and
 // the sender learns it. The record is kept as sent (its code too, which indexes nothing
 // here) but for origin.
-func applyUpstreamMission(tx model.Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
+func applyUpstreamMission(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
 	var m model.Mission
 	if err := decodeUpstream(it.Payload, &m, "dispatched_at", "ack_at", "on_route_at", "on_site_at", "completed_at",
 		"failed_at", "created_at", "updated_at"); err != nil {
@@ -360,10 +373,10 @@ func applyUpstreamMission(tx model.Tx, tenantID string, d *model.Device, it *mod
 			Msg: fmt.Sprintf("the history of mission %s diverges from the copy held here", m.ID)}
 	}
 	m.Origin = origin
-	if isNull(m.Feedback) {
+	if model.IsNullJSON(m.Feedback) {
 		m.Feedback = nil
 	}
-	return false, putMission(tx, tenantID, &m)
+	return false, putRecord(tx, tenantID, model.ChangeMission, m.ID, tx.PutMission(tenantID, &m))
 }
 
 // historyPrefix reports whether a is a prefix of b (equal included).
@@ -387,7 +400,7 @@ func sameMove(a, b *model.MissionMove) bool {
 
 // compactJSON returns raw compacted, nil for absent or null.
 func compactJSON(raw json.RawMessage) []byte {
-	if isNull(raw) {
+	if model.IsNullJSON(raw) {
 		return nil
 	}
 	var buf bytes.Buffer

@@ -1,4 +1,4 @@
-package engine
+package upstream
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // startBackfill starts the walk of a link's history within tx: the kinds of which the
 // tenant holds no record are passed at once, so a tenant without a history is walked in
 // the transaction that sets its upstream (three look-ups, no more).
-func startBackfill(tx model.Tx, tenantID string, now model.Time) (*model.UpstreamBackfill, error) {
+func startBackfill(tx Tx, tenantID string, now model.Time) (*model.UpstreamBackfill, error) {
 	b := model.NewUpstreamBackfill(now)
 	for b.Walking() {
 		ids, err := tx.RecordIDs(tenantID, b.Kind, "", 1)
@@ -40,13 +40,13 @@ func startBackfill(tx model.Tx, tenantID string, now model.Time) (*model.Upstrea
 }
 
 // backfillAhead is how many unacknowledged entries the walk lets the log hold.
-func (u *upstreamRunner) backfillAhead() int64 {
+func (u *Runner) backfillAhead() int64 {
 	return int64(batchesPerRound * u.opt.BatchSize)
 }
 
 // backfill puts up to batchesPerRound transactions of a tenant's history in its log.
 // progressed says entries were appended; walking that records remain.
-func (u *upstreamRunner) backfill(ctx context.Context, l *upLink) (progressed, walking bool, err error) {
+func (u *Runner) backfill(ctx context.Context, l *upLink) (progressed, walking bool, err error) {
 	for range batchesPerRound {
 		n, more, full, err := u.backfillStep(ctx, l.tenantID)
 		if err != nil {
@@ -64,8 +64,8 @@ func (u *upstreamRunner) backfill(ctx context.Context, l *upLink) (progressed, w
 // walked, after the last one logged, are appended to the log, and the walk's place is
 // stored with them. n is how many were appended; more that records remain; full that the
 // log already holds backfillAhead unacknowledged entries.
-func (u *upstreamRunner) backfillStep(ctx context.Context, tenantID string) (n int, more, full bool, err error) {
-	err = u.e.store.Update(ctx, func(tx model.Tx) error {
+func (u *Runner) backfillStep(ctx context.Context, tenantID string) (n int, more, full bool, err error) {
+	err = u.store.Update(ctx, func(tx model.Tx) error {
 		n, more, full = 0, false, false
 		c, err := tx.Upstream(tenantID)
 		if model.IsKind(err, model.KindNotFound) {
@@ -90,7 +90,7 @@ func (u *upstreamRunner) backfillStep(ctx context.Context, tenantID string) (n i
 		if err != nil {
 			return err
 		}
-		at := model.At(u.e.clock.Now())
+		at := model.At(u.clock.Now())
 		for _, id := range ids {
 			seq, err := tx.AppendChange(tenantID, model.LogChange{Kind: b.Kind, ID: id, At: at})
 			if err != nil {
@@ -114,4 +114,21 @@ func (u *upstreamRunner) backfillStep(ctx context.Context, tenantID string) (n i
 		return tx.PutUpstream(c)
 	})
 	return n, more, full, err
+}
+
+// WalkHistory runs at most steps transactions of the backfill of a tenant's link,
+// stopping early when its history is all in the log or the log is full; it returns how
+// many transactions appended entries (for tests, which drive the walk by hand).
+func (u *Runner) WalkHistory(ctx context.Context, tenantID string, steps int) (int, error) {
+	done := 0
+	for range steps {
+		n, more, full, err := u.backfillStep(ctx, tenantID)
+		if n > 0 {
+			done++
+		}
+		if err != nil || !more || full {
+			return done, err
+		}
+	}
+	return done, nil
 }

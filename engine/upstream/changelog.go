@@ -1,19 +1,19 @@
-package engine
+package upstream
 
 import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
-// The change log of upstream sync is written by a pre-commit hook (logChanges, given to
+// The change log of upstream sync is written by a pre-commit hook (LogChanges, given to
 // the engine's writes.Store at its construction): a use case that writes an event,
 // dispatch or mission says so with writes.Changed, and before its transaction commits the
 // hook appends each such record to the tenant's change log when the tenant has an
 // upstream.
 
-// logChanges is the pre-commit hook of the change log: it appends the changes recorded
+// LogChanges is the pre-commit hook of the change log: it appends the changes recorded
 // in tx (writes.Changed) to their tenants' logs.
-func (u *upstreamRunner) logChanges(tx model.Tx) error {
+func (u *Runner) LogChanges(tx model.Tx) error {
 	changes := writes.Changes(tx)
 	if len(changes) == 0 {
 		return nil
@@ -30,7 +30,7 @@ func (u *upstreamRunner) logChanges(tx model.Tx) error {
 // logging is the state of one run of logChanges: the upstream settings of the tenants it
 // read (nil for none), read once (a sync batch of a thousand events reads them once).
 type logging struct {
-	tx    model.Tx
+	tx    Tx
 	links map[string]*model.UpstreamConfig
 }
 
@@ -38,8 +38,8 @@ type logging struct {
 // wakes the pusher once the transaction commits. While the tenant's history is being put
 // in the log (a backfill), a record the walk has not reached yet gets no entry of its
 // own: the walk logs it later, as it stands then, so that every record enters the log
-// after what it refers to (upstream_backfill.go).
-func (u *upstreamRunner) logChange(l *logging, tenantID, kind, id string) error {
+// after what it refers to (backfill.go).
+func (u *Runner) logChange(l *logging, tenantID, kind, id string) error {
 	t := l.tx
 	st, err := u.configured(l, tenantID)
 	if err != nil || st == linkNone {
@@ -55,7 +55,7 @@ func (u *upstreamRunner) logChange(l *logging, tenantID, kind, id string) error 
 			return nil
 		}
 	}
-	if _, err := t.AppendChange(tenantID, model.LogChange{Kind: kind, ID: id, At: model.At(u.e.clock.Now())}); err != nil {
+	if _, err := t.AppendChange(tenantID, model.LogChange{Kind: kind, ID: id, At: model.At(u.clock.Now())}); err != nil {
 		return err
 	}
 	t.OnCommit(u.signal)
@@ -102,9 +102,9 @@ const (
 // walked. The set of such tenants is cached; a change of settings, or the end of a walk,
 // drops the cache inside its own transaction, and write transactions are serialized, so
 // the next one reads the set again from what committed.
-func (u *upstreamRunner) configured(l *logging, tenantID string) (uint8, error) {
+func (u *Runner) configured(l *logging, tenantID string) (uint8, error) {
 	tx := l.tx
-	if u.e.sched.shared {
+	if u.shared {
 		// Another process may set or remove the upstream, or end a walk, at any time, in a
 		// transaction this one does not see: the tenant's settings are read in tx, once.
 		c, err := l.settings(tenantID)
@@ -142,7 +142,7 @@ func (u *upstreamRunner) configured(l *logging, tenantID string) (uint8, error) 
 // settingsChanged is called within the transaction that changes a tenant's upstream
 // settings: the cached set of tenants is dropped now (no other write can run until this
 // one ends) and again after commit, and the pusher looks at the settings again.
-func (u *upstreamRunner) settingsChanged(tx model.Tx) {
+func (u *Runner) settingsChanged(tx Tx) {
 	u.tenants.Store(nil)
 	tx.OnCommit(func() {
 		u.tenants.Store(nil)
@@ -152,7 +152,7 @@ func (u *upstreamRunner) settingsChanged(tx model.Tx) {
 }
 
 // signal wakes the pusher without blocking.
-func (u *upstreamRunner) signal() {
+func (u *Runner) signal() {
 	select {
 	case u.wake <- struct{}{}:
 	default:

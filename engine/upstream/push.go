@@ -1,10 +1,11 @@
-package engine
+package upstream
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -42,25 +43,31 @@ var errLeaseLost = errors.New("another process holds the upstream pusher's lease
 // may meet another process's push of the same changes: the upstream applies each
 // (device, sequence) once and answers the second `duplicate`, so the overlap costs a call,
 // never a record (docs/decisions.md, "Periodic work once on a shared store").
-func (u *upstreamRunner) lease() time.Duration { return upstreamLease }
+func (u *Runner) lease() time.Duration { return upstreamLease }
 
 // holdLease reports whether this process pushes: always alone on its store; on a shared
 // store, when it holds the pusher's lease.
-func (u *upstreamRunner) holdLease(ctx context.Context) error {
-	held, err := u.e.holdLease(ctx, leaseUpstream, u.lease())
+func (u *Runner) holdLease(ctx context.Context) error {
+	held, err := u.holdLeaseFn(ctx, leaseUpstream, u.lease())
 	if err == nil && !held {
 		err = errLeaseLost
 	}
 	return err
 }
 
-// upstreamRunner writes the change log (upstream_log.go) and pushes it: one goroutine
-// per engine, started and stopped with the scheduler, which takes the tenants with an
-// upstream in turn and pushes each one's log until it is empty or the link fails.
-type upstreamRunner struct {
-	e    *Engine
-	opt  model.UpstreamOptions
-	wake chan struct{}
+// Runner writes the change log (changelog.go) and pushes it: one goroutine per engine,
+// started and stopped with the scheduler (Loop), which takes the tenants with an upstream
+// in turn and pushes each one's log until it is empty or the link fails.
+type Runner struct {
+	store  model.Store
+	clock  model.Clock
+	log    *slog.Logger
+	shared bool
+	// holdLeaseFn and secret are the engine's (Parts).
+	holdLeaseFn func(ctx context.Context, name string, d time.Duration) (bool, error)
+	secret      func(ctx context.Context, name string) ([]byte, error)
+	opt         model.UpstreamOptions
+	wake        chan struct{}
 	// tenants caches the set of tenants with an upstream (nil: read it again).
 	tenants atomic.Pointer[map[string]uint8]
 	// dirty says the settings changed since the pusher last read them.
@@ -92,17 +99,38 @@ type upLink struct {
 	ca      string // the CA the client trusts
 }
 
-func newUpstreamRunner(e *Engine, opt model.UpstreamOptions) *upstreamRunner {
+// Parts are what a Runner is built from.
+type Parts struct {
+	// Store is the node's store; Shared says other processes share it (one of them
+	// pushes at a time, holding a lease).
+	Store  model.Store
+	Shared bool
+	Clock  model.Clock
+	Log    *slog.Logger
+	// Options tune the push.
+	Options model.UpstreamOptions
+	// HoldLease reports whether this run holds the lease name of a shared store for at
+	// least d/2 more, taking or renewing it (the engine's periodic work).
+	HoldLease func(ctx context.Context, name string, d time.Duration) (bool, error)
+	// Secret returns an installation secret, made on first use (the node's id).
+	Secret func(ctx context.Context, name string) ([]byte, error)
+}
+
+// New returns the Runner of an engine. Its pre-commit hook, LogChanges, is given to the
+// store wrapper (writes.NewStore) that runs the engine's transactions.
+func New(p Parts) *Runner {
+	opt := p.Options
 	opt.Fill()
-	u := &upstreamRunner{e: e, opt: opt, wake: make(chan struct{}, 1),
+	u := &Runner{store: p.Store, shared: p.Shared, clock: p.Clock, log: p.Log, holdLeaseFn: p.HoldLease,
+		secret: p.Secret, opt: opt, wake: make(chan struct{}, 1),
 		rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	u.dirty.Store(true)
 	return u
 }
 
-// loop pushes until ctx ends: whenever a change commits, the settings change or the
+// Loop pushes until ctx ends: whenever a change commits, the settings change or the
 // soonest retry is due.
-func (u *upstreamRunner) loop(ctx context.Context) {
+func (u *Runner) Loop(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -123,13 +151,13 @@ func (u *upstreamRunner) loop(ctx context.Context) {
 	}
 }
 
-// RunUpstream pushes, in the caller's goroutine, the change logs of the tenants whose
-// link is due at the clock's time, each until it is empty or fails, and returns how long
-// until the soonest retry (an hour when none is planned). Tests drive the pusher with it
-// and a FakeClock instead of the loop.
-func (e *Engine) RunUpstream(ctx context.Context) time.Duration {
+// Run pushes, in the caller's goroutine, the change logs of the tenants whose link is
+// due at the clock's time, each until it is empty or fails, and returns how long until
+// the soonest retry (an hour when none is planned). Tests drive the pusher with it and a
+// FakeClock instead of Loop.
+func (u *Runner) Run(ctx context.Context) time.Duration {
 	for {
-		more, wait := e.up.runDue(ctx)
+		more, wait := u.runDue(ctx)
 		if !more || ctx.Err() != nil {
 			return wait
 		}
@@ -138,17 +166,17 @@ func (e *Engine) RunUpstream(ctx context.Context) time.Duration {
 
 // runDue makes one round: every due link pushes up to batchesPerRound batches. more says
 // a log was left non-empty; wait is the time until the soonest retry.
-func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Duration) {
+func (u *Runner) runDue(ctx context.Context) (more bool, wait time.Duration) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	wait = time.Hour
-	if u.e.sched.shared {
+	if u.shared {
 		// One process pushes at a time; it reads the settings every round, since
 		// another process may have changed them, and looks again within a second for
 		// the changes the others commit, which do not wake it.
 		if err := u.holdLease(ctx); err != nil {
 			if !errors.Is(err, errLeaseLost) && ctx.Err() == nil {
-				u.e.log.Error("upstream: taking the pusher's lease", "err", err)
+				u.log.Error("upstream: taking the pusher's lease", "err", err)
 			}
 			return false, upstreamSharedPoll
 		}
@@ -158,7 +186,7 @@ func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Durat
 	if u.dirty.Swap(false) || u.links == nil {
 		if err := u.reload(ctx); err != nil {
 			if ctx.Err() == nil {
-				u.e.log.Error("upstream: reading the settings", "err", err)
+				u.log.Error("upstream: reading the settings", "err", err)
 			}
 			u.dirty.Store(true)
 			return false, u.opt.RetryMin
@@ -181,10 +209,10 @@ func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Durat
 				return false, wait
 			}
 			if err != nil {
-				u.e.log.Error("upstream: putting the history in the change log", "tenant", l.tenantID, "err", err)
+				u.log.Error("upstream: putting the history in the change log", "tenant", l.tenantID, "err", err)
 			}
 		}
-		now := u.e.clock.Mono()
+		now := u.clock.Mono()
 		if l.paused {
 			more = more || (walked && l.walking)
 			continue
@@ -200,7 +228,7 @@ func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Durat
 		}
 		if err != nil {
 			u.fail(ctx, l, err)
-			wait = min(wait, max(l.next-u.e.clock.Mono(), 0))
+			wait = min(wait, max(l.next-u.clock.Mono(), 0))
 			continue
 		}
 		more = more || left || l.walking
@@ -209,9 +237,9 @@ func (u *upstreamRunner) runDue(ctx context.Context) (more bool, wait time.Durat
 }
 
 // reload reads which tenants have an upstream and whether each is paused.
-func (u *upstreamRunner) reload(ctx context.Context) error {
+func (u *Runner) reload(ctx context.Context) error {
 	var cfgs []*model.UpstreamConfig
-	err := u.e.store.View(ctx, func(tx model.Tx) error {
+	err := u.store.View(ctx, func(tx model.Tx) error {
 		ids, err := tx.UpstreamTenants()
 		if err != nil {
 			return err
@@ -286,7 +314,7 @@ var errStale = errors.New("upstream settings changed during the push")
 // push pushes a tenant's log: it registers the node when it has no device upstream,
 // learns the upstream's applied_through when it does not know it, then sends batches
 // until the log is empty (left false) or batchesPerRound were sent (left true).
-func (u *upstreamRunner) push(ctx context.Context, l *upLink) (left bool, err error) {
+func (u *Runner) push(ctx context.Context, l *upLink) (left bool, err error) {
 	cfg, err := u.load(ctx, l)
 	if err != nil || cfg == nil {
 		return false, err
@@ -356,10 +384,10 @@ func (u *upstreamRunner) push(ctx context.Context, l *upLink) (left bool, err er
 
 // load reads a tenant's settings and decrypts its key when the generation is new; nil
 // when the link is gone or paused.
-func (u *upstreamRunner) load(ctx context.Context, l *upLink) (*model.UpstreamConfig, error) {
+func (u *Runner) load(ctx context.Context, l *upLink) (*model.UpstreamConfig, error) {
 	var cfg *model.UpstreamConfig
 	var secret []byte
-	err := u.e.store.View(ctx, func(tx model.Tx) (err error) {
+	err := u.store.View(ctx, func(tx model.Tx) (err error) {
 		cfg, err = tx.Upstream(l.tenantID)
 		if model.IsKind(err, model.KindNotFound) {
 			cfg, err = nil, nil
@@ -367,7 +395,7 @@ func (u *upstreamRunner) load(ctx context.Context, l *upLink) (*model.UpstreamCo
 		if err != nil || cfg == nil || (l.key != "" && cfg.Generation == l.gen) {
 			return err
 		}
-		secret, err = tx.Meta(SecretUpstream)
+		secret, err = tx.Meta(model.SecretUpstream)
 		return err
 	})
 	if err != nil || cfg == nil {
@@ -396,7 +424,7 @@ func (u *upstreamRunner) load(ctx context.Context, l *upLink) (*model.UpstreamCo
 
 // clientFor returns the link's client, made again when its CA changed. It trusts the
 // system's roots and the link's CA; it does not follow redirects.
-func (u *upstreamRunner) clientFor(l *upLink, ca string) model.UpstreamClient {
+func (u *Runner) clientFor(l *upLink, ca string) model.UpstreamClient {
 	if l.client != nil && l.ca == ca {
 		return l.client
 	}
@@ -409,7 +437,7 @@ func (u *upstreamRunner) clientFor(l *upLink, ca string) model.UpstreamClient {
 }
 
 // call POSTs a JSON body to the upstream and decodes a 2xx answer into out.
-func (u *upstreamRunner) call(ctx context.Context, client model.UpstreamClient, url, key string, body []byte, out any) (int, error) {
+func (u *Runner) call(ctx context.Context, client model.UpstreamClient, url, key string, body []byte, out any) (int, error) {
 	res, err := client.Post(ctx, url, key, body)
 	if err != nil {
 		status := 0
@@ -436,8 +464,8 @@ func (u *upstreamRunner) call(ctx context.Context, client model.UpstreamClient, 
 }
 
 // register registers the node as a device of the upstream tenant and returns its id.
-func (u *upstreamRunner) register(ctx context.Context, client model.UpstreamClient, cfg *model.UpstreamConfig, key string) (string, error) {
-	nodeID, err := u.e.Secret(ctx, SecretNodeID)
+func (u *Runner) register(ctx context.Context, client model.UpstreamClient, cfg *model.UpstreamConfig, key string) (string, error) {
+	nodeID, err := u.secret(ctx, model.SecretNodeID)
 	if err != nil {
 		return "", err
 	}
@@ -463,7 +491,7 @@ type syncAnswer struct {
 }
 
 // sync sends one device sync: body, or an ack-only sync when body is nil.
-func (u *upstreamRunner) sync(ctx context.Context, client model.UpstreamClient, cfg *model.UpstreamConfig, key string, body []byte) (*syncAnswer, error) {
+func (u *Runner) sync(ctx context.Context, client model.UpstreamClient, cfg *model.UpstreamConfig, key string, body []byte) (*syncAnswer, error) {
 	if body == nil {
 		body = []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"items":[]}`)
 	}
@@ -471,7 +499,7 @@ func (u *upstreamRunner) sync(ctx context.Context, client model.UpstreamClient, 
 	// the difference with its own (docs/decisions.md, "Clocks that drift").
 	sent := make([]byte, 0, len(body)+48)
 	sent = append(sent, `{"sent_at":`...)
-	sent = model.AppendTime(sent, model.At(u.e.clock.Now()))
+	sent = model.AppendTime(sent, model.At(u.clock.Now()))
 	sent = append(sent, ',')
 	body = append(sent, body[1:]...)
 	var ans syncAnswer
@@ -483,8 +511,8 @@ func (u *upstreamRunner) sync(ctx context.Context, client model.UpstreamClient, 
 
 // batch reads the changes after the acknowledged one, each record as it stands now, into
 // the body of a sync; n is how many it holds, last the log sequence of the last.
-func (u *upstreamRunner) batch(ctx context.Context, cfg *model.UpstreamConfig) (body []byte, n int, last int64, err error) {
-	err = u.e.store.View(ctx, func(tx model.Tx) error {
+func (u *Runner) batch(ctx context.Context, cfg *model.UpstreamConfig) (body []byte, n int, last int64, err error) {
+	err = u.store.View(ctx, func(tx model.Tx) error {
 		changes, err := tx.Changes(cfg.TenantID, cfg.AckedThrough, u.opt.BatchSize)
 		if err != nil || len(changes) == 0 {
 			return err
@@ -523,7 +551,7 @@ func (u *upstreamRunner) batch(ctx context.Context, cfg *model.UpstreamConfig) (
 
 // appendRecord appends the current state of a change's record; a record that is gone
 // is sent as {} (the upstream rejects it, which settles its sequence number).
-func appendRecord(b []byte, tx model.Tx, tenantID string, ch model.LogChange) ([]byte, error) {
+func appendRecord(b []byte, tx Tx, tenantID string, ch model.LogChange) ([]byte, error) {
 	var v any
 	var err error
 	switch ch.Kind {
@@ -550,9 +578,9 @@ func appendRecord(b []byte, tx model.Tx, tenantID string, ch model.LogChange) ([
 }
 
 // setDevice records the node's device upstream ("" to register again).
-func (u *upstreamRunner) setDevice(ctx context.Context, cfg *model.UpstreamConfig, deviceID string) (*model.UpstreamConfig, error) {
+func (u *Runner) setDevice(ctx context.Context, cfg *model.UpstreamConfig, deviceID string) (*model.UpstreamConfig, error) {
 	var out *model.UpstreamConfig
-	err := u.e.store.Update(ctx, func(tx model.Tx) error {
+	err := u.store.Update(ctx, func(tx model.Tx) error {
 		c, err := u.current(tx, cfg)
 		if err != nil {
 			return err
@@ -565,7 +593,7 @@ func (u *upstreamRunner) setDevice(ctx context.Context, cfg *model.UpstreamConfi
 }
 
 // current reads a tenant's settings within tx; errStale when they changed since cfg.
-func (u *upstreamRunner) current(tx model.Tx, cfg *model.UpstreamConfig) (*model.UpstreamConfig, error) {
+func (u *Runner) current(tx Tx, cfg *model.UpstreamConfig) (*model.UpstreamConfig, error) {
 	c, err := tx.Upstream(cfg.TenantID)
 	if model.IsKind(err, model.KindNotFound) || (err == nil && c.Generation != cfg.Generation) {
 		return nil, errStale
@@ -581,7 +609,7 @@ func (u *upstreamRunner) current(tx model.Tx, cfg *model.UpstreamConfig) (*model
 // the end of the log (a new device upstream, an upstream restored from a backup, a node
 // restored from one), the numbering moves so that the next change is the upstream's
 // applied_through + 1: what the log holds is sent, nothing is trimmed.
-func (u *upstreamRunner) ack(ctx context.Context, l *upLink, cfg *model.UpstreamConfig, ans *syncAnswer, sent int) (*model.UpstreamConfig, error) {
+func (u *Runner) ack(ctx context.Context, l *upLink, cfg *model.UpstreamConfig, ans *syncAnswer, sent int) (*model.UpstreamConfig, error) {
 	var out *model.UpstreamConfig
 	var rejected []model.DeviceItemResult
 	for _, r := range slices.Concat(ans.Results, ans.Released) {
@@ -589,7 +617,7 @@ func (u *upstreamRunner) ack(ctx context.Context, l *upLink, cfg *model.Upstream
 			rejected = append(rejected, r)
 		}
 	}
-	err := u.e.store.Update(ctx, func(tx model.Tx) error {
+	err := u.store.Update(ctx, func(tx model.Tx) error {
 		c, err := u.current(tx, cfg)
 		if err != nil {
 			return err
@@ -599,7 +627,7 @@ func (u *upstreamRunner) ack(ctx context.Context, l *upLink, cfg *model.Upstream
 			return err
 		}
 		if local := ans.AppliedThrough + c.Base; local < c.AckedThrough || local > end {
-			u.e.log.Warn("upstream: the upstream's applied_through does not match the change log; numbering from it",
+			u.log.Warn("upstream: the upstream's applied_through does not match the change log; numbering from it",
 				"tenant", c.TenantID, "applied_through", ans.AppliedThrough, "acked_through", c.AckedThrough-c.Base,
 				"log_end", end-c.Base)
 			c.Base = c.AckedThrough - ans.AppliedThrough
@@ -609,7 +637,7 @@ func (u *upstreamRunner) ack(ctx context.Context, l *upLink, cfg *model.Upstream
 		if err := tx.TrimChanges(c.TenantID, c.AckedThrough); err != nil {
 			return err
 		}
-		now := model.At(u.e.clock.Now())
+		now := model.At(u.clock.Now())
 		c.LastSuccessAt, c.LastAttemptAt, c.LastError, c.Failures, c.NextAttemptAt = &now, &now, "", 0, nil
 		if len(rejected) > 0 {
 			last := rejected[len(rejected)-1]
@@ -626,7 +654,7 @@ func (u *upstreamRunner) ack(ctx context.Context, l *upLink, cfg *model.Upstream
 	u.pushed.Add(uint64(sent))
 	if len(rejected) > 0 {
 		u.rejected.Add(uint64(len(rejected)))
-		u.e.log.Warn("upstream: items rejected by the upstream", "tenant", cfg.TenantID, "count", len(rejected),
+		u.log.Warn("upstream: items rejected by the upstream", "tenant", cfg.TenantID, "count", len(rejected),
 			"last", out.LastRejection)
 	}
 	return out, nil
@@ -642,7 +670,7 @@ func ptrValue[T any](p *T) T {
 
 // fail records a failed attempt and plans the next one: exponential backoff with
 // jitter (see UpstreamOptions), at least what a 429 or 503 asked for (up to RetryMax).
-func (u *upstreamRunner) fail(ctx context.Context, l *upLink, cause error) {
+func (u *Runner) fail(ctx context.Context, l *upLink, cause error) {
 	if errors.Is(cause, errStale) || errors.Is(cause, errLeaseLost) {
 		u.dirty.Store(true)
 		return
@@ -655,11 +683,11 @@ func (u *upstreamRunner) fail(ctx context.Context, l *upLink, cause error) {
 	if errors.As(cause, &ue) && ue.retryAfter > delay {
 		delay = min(ue.retryAfter, u.opt.RetryMax)
 	}
-	now := u.e.clock.Now()
-	l.next = u.e.clock.Mono() + delay
-	u.e.log.Warn("upstream: push failed", "tenant", l.tenantID, "failures", l.failures, "retry_in", delay.String(),
+	now := u.clock.Now()
+	l.next = u.clock.Mono() + delay
+	u.log.Warn("upstream: push failed", "tenant", l.tenantID, "failures", l.failures, "retry_in", delay.String(),
 		"err", cause.Error())
-	err := u.e.store.Update(context.WithoutCancel(ctx), func(tx model.Tx) error {
+	err := u.store.Update(context.WithoutCancel(ctx), func(tx model.Tx) error {
 		c, err := tx.Upstream(l.tenantID)
 		if model.IsKind(err, model.KindNotFound) {
 			return nil
@@ -672,12 +700,12 @@ func (u *upstreamRunner) fail(ctx context.Context, l *upLink, cause error) {
 		return tx.PutUpstream(c)
 	})
 	if err != nil {
-		u.e.log.Error("upstream: recording a failed push", "tenant", l.tenantID, "err", err)
+		u.log.Error("upstream: recording a failed push", "tenant", l.tenantID, "err", err)
 	}
 }
 
 // backoff is the delay after the n-th failure in a row.
-func (u *upstreamRunner) backoff(n int) time.Duration {
+func (u *Runner) backoff(n int) time.Duration {
 	ceil := u.opt.RetryMax
 	if n < 30 {
 		ceil = min(ceil, u.opt.RetryMin<<n)
@@ -689,18 +717,18 @@ func (u *upstreamRunner) backoff(n int) time.Duration {
 	return u.opt.RetryMin + time.Duration(u.rnd.Int64N(int64(span)+1))
 }
 
-// upstreamStats reads the links' state from the store.
-func (e *Engine) upstreamStats() *model.UpstreamStats {
-	st := &model.UpstreamStats{Links: map[string]int{}, Pushed: e.up.pushed.Load(), Failures: e.up.failed.Load(),
-		Rejected: e.up.rejected.Load()}
-	now := e.clock.Now()
-	err := e.store.View(context.Background(), func(tx model.Tx) error {
+// Stats reads the links' state from the store, for /metrics.
+func (u *Runner) Stats() *model.UpstreamStats {
+	st := &model.UpstreamStats{Links: map[string]int{}, Pushed: u.pushed.Load(), Failures: u.failed.Load(),
+		Rejected: u.rejected.Load()}
+	now := u.clock.Now()
+	err := u.store.View(context.Background(), func(tx model.Tx) error {
 		ids, err := tx.UpstreamTenants()
 		if err != nil {
 			return err
 		}
 		for _, id := range ids {
-			s, err := upstreamStatusIn(tx, id)
+			s, err := statusIn(tx, id)
 			if err != nil {
 				return err
 			}
@@ -713,7 +741,7 @@ func (e *Engine) upstreamStats() *model.UpstreamStats {
 		return nil
 	})
 	if err != nil {
-		e.log.Error("upstream: reading the links for metrics", "err", err)
+		u.log.Error("upstream: reading the links for metrics", "err", err)
 	}
 	return st
 }

@@ -17,7 +17,7 @@ const (
 
 // OutboxReinforce is the outbox entry of a mission's reinforcement check: no call, a
 // transaction at its due time.
-const OutboxReinforce = "reinforce"
+const OutboxReinforce = model.OutboxReinforce
 
 // DispatchTeam sends a team to an event by hand, in one transaction: the Dispatch record, a
 // CREATED mission, the team on_mission, the team.dispatched notification and one

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine/delivery"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
 	"github.com/fieldrelay/fieldrelay/engine/password"
@@ -67,7 +68,12 @@ type Engine struct {
 	sender model.Sender
 	retry  []time.Duration
 	policy netguard.AddressPolicy
-	sched  *scheduler
+	sched  *delivery.Scheduler
+	// bg holds the loops started with the scheduler (scheduler.go); shared says other
+	// processes share the store, leases are the leases this run holds there (periodic.go).
+	bg     background
+	shared bool
+	leases runLeases
 	// stream fans committed changes out to GET /v1/stream.
 	stream *Broker
 	// feed is the store's change feed, nil when the store has none (stream.go).
@@ -122,13 +128,20 @@ func New(store model.Store, opt Options) *Engine {
 	e.up = upstream.New(upstream.Parts{Store: store, Shared: model.IsShared(store), Clock: e.clock, Log: e.log,
 		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret})
 	e.store = writes.NewStore(store, e.up.LogChanges, writes.FlushUsage)
-	e.sched = newScheduler(e, opt.Workers)
 	e.stream = NewBroker(opt.StreamRing)
 	if f, ok := store.(model.ChangeFeed); ok {
 		e.feed, e.stream = f, newFeedBroker(f)
 	}
 	e.runID = model.NewID()
 	e.lease = cmp.Or(opt.AttemptLease, DefaultAttemptLease)
+	e.shared, e.leases.m = model.IsShared(store), map[string]time.Time{}
+	e.sched = delivery.New(delivery.Parts{Store: e.store, Shared: e.shared, Clock: e.clock, Log: e.log,
+		Sender: e.sender, Retry: e.retry, Lease: e.lease, RunID: e.runID, Workers: opt.Workers,
+		NewID: e.ids.at, Full: func() bool { sp, _ := e.Space(); return sp.Full }, Held: e.stats.hooks[statSMSHeld],
+		Mail: mail{e}, Reinforce: e.reinforce, Settled: e.settleDelivery, Count: e.count,
+		MissionSent: func(tx model.Tx, o *model.OutboxEntry) error {
+			return e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o))
+		}})
 	e.retention, e.retentionBatch = opt.Retention, cmp.Or(opt.RetentionBatch, DefaultRetentionBatch)
 	if e.mailer == nil {
 		e.mailer = LogMailer{Log: e.log}

@@ -49,7 +49,7 @@ func NewFeedBroker(f model.ChangeFeed) *Broker { return newFeedBroker(f) }
 
 // SweepOnce runs the scheduler's idempotency sweep as its timer does: when this process
 // claims the period. It returns whether it ran and how many keys it deleted.
-func (e *Engine) SweepOnce(ctx context.Context) (bool, int, error) { return e.sched.sweep(ctx) }
+func (e *Engine) SweepOnce(ctx context.Context) (bool, int, error) { return e.sweep(ctx) }
 
 // ReleaseLeases ends the leases this run holds in a shared store, as StopScheduler does.
 func (e *Engine) ReleaseLeases(ctx context.Context) { e.releaseLeases(ctx) }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
@@ -13,46 +12,6 @@ import (
 // while retried, failed when the message ends without acceptance) and by the gateway's
 // delivery reports (delivered, failed). docs/decisions.md, "SMS gateways: the record of
 // each SMS sent".
-
-// newSMSRecord writes the pending record of an SMS outbox message, in its transaction.
-func newSMSRecord(tx model.Tx, o *model.OutboxEntry) error {
-	enc, n := smscodec.Segments(o.Text)
-	return tx.PutSMSOutbound(o.TenantID, &model.SMSOutbound{ID: o.ID, To: o.To, EventID: optional(o.EventID),
-		MissionID: optional(o.MissionID), Encoding: enc, Segments: n, Status: model.SMSPending,
-		CreatedAt: o.CreatedAt, UpdatedAt: o.CreatedAt})
-}
-
-// settleSMSRecord writes an attempt's outcome on the SMS's record. A delivery report that
-// came first (the gateway may report before the outcome is written) is kept.
-func settleSMSRecord(tx model.Tx, o *model.OutboxEntry, res model.SendResult, ok, settled bool, now model.Time) error {
-	m, err := tx.SMSOutbound(o.TenantID, o.ID)
-	if model.IsKind(err, model.KindNotFound) {
-		if err := newSMSRecord(tx, o); err != nil {
-			return err
-		}
-		m, err = tx.SMSOutbound(o.TenantID, o.ID)
-	}
-	if err != nil {
-		return err
-	}
-	m.Attempts, m.UpdatedAt = o.Attempts, now
-	switch {
-	case ok:
-		m.GatewayMessageID, m.Error, m.SentAt = res.MessageID, "", &now
-		if m.Status == model.SMSPending {
-			m.Status = model.SMSSent
-		}
-	case settled:
-		m.Status, m.Error = model.SMSFailed, o.LastError
-		var held *smsHeldError
-		if errors.As(res.Err, &held) {
-			m.Status = model.SMSHeld
-		}
-	default:
-		m.Error = o.LastError
-	}
-	return tx.PutSMSOutbound(o.TenantID, m)
-}
 
 // ReportSMSDelivery applies a gateway's delivery report (its webhook, in the gateway's
 // name: p holds sms:inbound) to the SMS it names, found by the gateway's id or, for a
@@ -108,12 +67,4 @@ func (e *Engine) SMSOutbounds(ctx context.Context, p model.Principal, page model
 		return err
 	})
 	return out, next, err
-}
-
-// optional is nil for an empty id.
-func optional(id string) *string {
-	if id == "" {
-		return nil
-	}
-	return &id
 }

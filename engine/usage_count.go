@@ -49,7 +49,6 @@ const (
 	statWebhookFailed = statSMS + 1           // webhook messages failed
 	statSMSHeld       = statWebhookFailed + 1 // SMS held back by a recipient's rate limit
 	statCount         = statSMSHeld + 1
-	statAttempts      = 2 * 2 // kind × outcome
 )
 
 // stats are the node's counters since start, for /metrics. They move only after the
@@ -57,10 +56,6 @@ const (
 type stats struct {
 	n     [statCount]atomic.Uint64
 	hooks [statCount]func()
-	// attempts counts delivery calls made, by kind and outcome (no transaction).
-	attempts [statAttempts]atomic.Uint64
-	// lagNanos is how late the scheduler started its latest attempt.
-	lagNanos atomic.Int64
 }
 
 func newStats() *stats {
@@ -98,19 +93,6 @@ func (s *stats) onCommit(tx model.TxCommit, d *model.UsageDelta) {
 			tx.OnCommit(func() { ctr.Add(n) })
 		}
 	}
-}
-
-// attempt counts a delivery call's outcome.
-func (s *stats) attempt(kind string, ok bool) {
-	k := slices.Index(model.StatAttemptKinds, kind)
-	if k < 0 {
-		return
-	}
-	o := 1
-	if ok {
-		o = 0
-	}
-	s.attempts[k*2+o].Add(1)
 }
 
 // Stats is a snapshot of the node's statistics for /metrics. Counters count since the
@@ -162,17 +144,13 @@ func (e *Engine) Stats() Stats {
 	for i, st := range model.MissionStates {
 		out.MissionMoves = append(out.MissionMoves, model.LabeledCount{Label1: st, N: s.n[statMoves+i].Load()})
 	}
-	for ki, k := range model.StatAttemptKinds {
-		for oi, o := range model.StatAttemptOutcome {
-			out.Attempts = append(out.Attempts, model.LabeledCount{Label1: k, Label2: o, N: s.attempts[ki*2+oi].Load()})
-		}
-	}
+	out.Attempts = e.sched.Attempts()
 	out.WebhookFailures = s.n[statWebhookFailed].Load()
 	out.SMSSent = s.n[statSMS].Load()
 	out.SMSHeld = s.n[statSMSHeld].Load()
 	out.SMSGateway = e.SMSGatewayState()
-	out.OutboxDepth, out.OutboxOldestDue = e.sched.oldest()
-	out.SchedulerLag = time.Duration(s.lagNanos.Load())
+	out.OutboxDepth, out.OutboxOldestDue = e.sched.Oldest()
+	out.SchedulerLag = e.sched.Lag()
 	out.SchedulerRunning = e.SchedulerRunning()
 	out.Upstream = e.up.Stats()
 	if ss, ok := e.base.(model.StatsStore); ok {
@@ -258,19 +236,19 @@ func (e *Engine) FlushUsage(ctx context.Context) error {
 
 // usageLoop flushes the counted API requests every usageFlushEvery, and once more when
 // ctx ends (shutdown), before the store closes.
-func (s *scheduler) usageLoop(ctx context.Context) {
+func (e *Engine) usageLoop(ctx context.Context) {
 	t := time.NewTicker(usageFlushEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			if err := s.e.FlushUsage(context.WithoutCancel(ctx)); err != nil {
-				s.e.log.Error("usage flush at shutdown", "err", err)
+			if err := e.FlushUsage(context.WithoutCancel(ctx)); err != nil {
+				e.log.Error("usage flush at shutdown", "err", err)
 			}
 			return
 		case <-t.C:
-			if err := s.e.FlushUsage(ctx); err != nil && ctx.Err() == nil {
-				s.e.log.Error("usage flush", "err", err)
+			if err := e.FlushUsage(ctx); err != nil && ctx.Err() == nil {
+				e.log.Error("usage flush", "err", err)
 			}
 		}
 	}

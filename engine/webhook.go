@@ -5,16 +5,16 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine/delivery"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
 )
 
 // Webhook subscription statuses.
 const (
-	WebhookActive   = "active"
-	WebhookDisabled = "disabled"
+	WebhookActive   = delivery.WebhookActive
+	WebhookDisabled = delivery.WebhookDisabled
 )
 
 // WebhookNames lists every webhook event name a subscription can ask for (docs/rules.md, Webhooks).
@@ -24,15 +24,11 @@ var WebhookNames = []string{HookEventCreated, HookEventDelivered, HookEventFaile
 
 // HookWebhookTest names the message of POST /v1/webhooks/:id/test. It goes to the one
 // subscription asked, whatever its events filter, so it is no name to subscribe to.
-const HookWebhookTest = "webhook.test"
+const HookWebhookTest = delivery.HookWebhookTest
 
-// Auto-disable rule: a subscription with no success for this long and at least this many
-// failed messages is disabled.
-const (
-	webhookDisableAfter    = 5 * 24 * time.Hour
-	webhookDisableMessages = 10
-	maxWebhooksPerTenant   = 50
-)
+// maxWebhooksPerTenant bounds a tenant's subscriptions. The rule that disables a failing
+// one is delivery's (delivery.WebhookDisableAfter).
+const maxWebhooksPerTenant = 50
 
 // CheckWebhookInput validates a subscription, resolving its host to check the address
 // policy. It runs before the transaction: DNS has no place inside one.

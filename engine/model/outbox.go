@@ -14,6 +14,9 @@ const (
 	// token is ever stored in plaintext (docs/decisions.md, "Account mail goes through
 	// the outbox").
 	OutboxMail = "mail"
+	// OutboxReinforce is a check, not a call: whether a mission still waits for its
+	// team's acknowledgement (a reinforcement), run by the scheduler when due.
+	OutboxReinforce = "reinforce"
 )
 
 // OutboxEntry is one message the node owes the world: written in the transaction that

@@ -1,6 +1,7 @@
-package engine
+package delivery
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,7 +26,7 @@ func (e *smsHeldError) Error() string { return e.msg }
 
 // smsHold returns why the SMS o must be held back now (nil: it may go): its recipient
 // got a limit's count of SMS within the limit's window, and it is not critical.
-func smsHold(tx model.Tx, o *model.OutboxEntry, now time.Time) (*smsHeldError, error) {
+func smsHold(tx Tx, o *model.OutboxEntry, now time.Time) (*smsHeldError, error) {
 	if smsCritical(o.Text) {
 		return nil, nil
 	}
@@ -51,4 +52,52 @@ func smsCritical(text string) bool {
 		return m.Priority == model.PriorityCritical
 	}
 	return false
+}
+
+// newSMSRecord writes the pending record of an SMS outbox message, in its transaction.
+func newSMSRecord(tx Tx, o *model.OutboxEntry) error {
+	enc, n := smscodec.Segments(o.Text)
+	return tx.PutSMSOutbound(o.TenantID, &model.SMSOutbound{ID: o.ID, To: o.To, EventID: optional(o.EventID),
+		MissionID: optional(o.MissionID), Encoding: enc, Segments: n, Status: model.SMSPending,
+		CreatedAt: o.CreatedAt, UpdatedAt: o.CreatedAt})
+}
+
+// settleSMSRecord writes an attempt's outcome on the SMS's record. A delivery report that
+// came first (the gateway may report before the outcome is written) is kept.
+func settleSMSRecord(tx Tx, o *model.OutboxEntry, res model.SendResult, ok, settled bool, now model.Time) error {
+	m, err := tx.SMSOutbound(o.TenantID, o.ID)
+	if model.IsKind(err, model.KindNotFound) {
+		if err := newSMSRecord(tx, o); err != nil {
+			return err
+		}
+		m, err = tx.SMSOutbound(o.TenantID, o.ID)
+	}
+	if err != nil {
+		return err
+	}
+	m.Attempts, m.UpdatedAt = o.Attempts, now
+	switch {
+	case ok:
+		m.GatewayMessageID, m.Error, m.SentAt = res.MessageID, "", &now
+		if m.Status == model.SMSPending {
+			m.Status = model.SMSSent
+		}
+	case settled:
+		m.Status, m.Error = model.SMSFailed, o.LastError
+		var held *smsHeldError
+		if errors.As(res.Err, &held) {
+			m.Status = model.SMSHeld
+		}
+	default:
+		m.Error = o.LastError
+	}
+	return tx.PutSMSOutbound(o.TenantID, m)
+}
+
+// optional is nil for an empty id.
+func optional(id string) *string {
+	if id == "" {
+		return nil
+	}
+	return &id
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
 	"github.com/fieldrelay/fieldrelay/engine/password"
+	"github.com/fieldrelay/fieldrelay/engine/retention"
+	"github.com/fieldrelay/fieldrelay/engine/stream"
 	"github.com/fieldrelay/fieldrelay/engine/upstream"
 	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
@@ -74,10 +76,8 @@ type Engine struct {
 	bg     background
 	shared bool
 	leases runLeases
-	// stream fans committed changes out to GET /v1/stream.
-	stream *Broker
-	// feed is the store's change feed, nil when the store has none (stream.go).
-	feed model.ChangeFeed
+	// pub hands committed changes to GET /v1/stream (engine/stream).
+	pub *stream.Publisher
 	// runID names this run of the engine in the leases of its delivery attempts, which
 	// last lease.
 	runID string
@@ -87,9 +87,8 @@ type Engine struct {
 	// deadlines holds the monotonic ends of the lock-outs and key expiries this run set
 	// (deadlines.go).
 	deadlines *deadlines
-	// retention is the node's default retention; retentionBatch the sweep's batch size.
-	retention      model.Retention
-	retentionBatch int
+	// ret is the retention sweep, with the node's default retention.
+	ret *retention.Sweeper
 	// Caches of the directory, checked against the store's directory versions.
 	keys    dirCache[keyAuth]
 	users   dirCache[userAuth]
@@ -128,10 +127,8 @@ func New(store model.Store, opt Options) *Engine {
 	e.up = upstream.New(upstream.Parts{Store: store, Shared: model.IsShared(store), Clock: e.clock, Log: e.log,
 		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret})
 	e.store = writes.NewStore(store, e.up.LogChanges, writes.FlushUsage)
-	e.stream = NewBroker(opt.StreamRing)
-	if f, ok := store.(model.ChangeFeed); ok {
-		e.feed, e.stream = f, newFeedBroker(f)
-	}
+	feed, _ := store.(model.ChangeFeed) // a store shared by several processes keeps the changes
+	e.pub = stream.NewPublisher(feed, opt.StreamRing, e.clock)
 	e.runID = model.NewID()
 	e.lease = cmp.Or(opt.AttemptLease, DefaultAttemptLease)
 	e.shared, e.leases.m = model.IsShared(store), map[string]time.Time{}
@@ -142,7 +139,7 @@ func New(store model.Store, opt Options) *Engine {
 		MissionSent: func(tx model.Tx, o *model.OutboxEntry) error {
 			return e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o))
 		}})
-	e.retention, e.retentionBatch = opt.Retention, cmp.Or(opt.RetentionBatch, DefaultRetentionBatch)
+	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)
 	if e.mailer == nil {
 		e.mailer = LogMailer{Log: e.log}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/stream"
 )
 
 // AllocateMissionCode exposes the mission-code allocator with a chosen random source, so
@@ -45,7 +46,7 @@ func (e *Engine) WalkUpstreamHistory(ctx context.Context, tenantID string, steps
 }
 
 // NewFeedBroker returns a broker over a change feed.
-func NewFeedBroker(f model.ChangeFeed) *Broker { return newFeedBroker(f) }
+func NewFeedBroker(f model.ChangeFeed) *Broker { return stream.NewFeedBroker(f) }
 
 // SweepOnce runs the scheduler's idempotency sweep as its timer does: when this process
 // claims the period. It returns whether it ran and how many keys it deleted.

@@ -349,3 +349,23 @@ func statusIn(tx Tx, tenantID string) (*model.UpstreamStatus, error) {
 	}
 	return st, nil
 }
+
+// Owes reports whether a tenant with an upstream has changes it has not had
+// acknowledged, or history its backfill has not yet put in the change log.
+func Owes(tx interface {
+	Upstream(tenantID string) (*model.UpstreamConfig, error)
+	ChangeLogEnd(tenantID string) (int64, error)
+}, tenantID string) (bool, error) {
+	cfg, err := tx.Upstream(tenantID)
+	if model.IsKind(err, model.KindNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if cfg.Backfill != nil && cfg.Backfill.Walking() {
+		return true, nil
+	}
+	end, err := tx.ChangeLogEnd(tenantID)
+	return end > cfg.AckedThrough, err
+}

@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/delivery"
@@ -16,6 +15,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/retention"
 	"github.com/fieldrelay/fieldrelay/engine/stream"
 	"github.com/fieldrelay/fieldrelay/engine/upstream"
+	"github.com/fieldrelay/fieldrelay/engine/usage"
 	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
@@ -58,7 +58,7 @@ type Options struct {
 // Engine runs the use cases of one node over a Store.
 type Engine struct {
 	// store is the Store given to New with the pre-commit hooks of its writes: the
-	// upstream change log (upstream_log.go) and the usage counters (usage_count.go);
+	// upstream change log (engine/upstream) and the usage counters (engine/usage);
 	// base is the Store as given.
 	store  model.Store
 	base   model.Store
@@ -93,12 +93,8 @@ type Engine struct {
 	keys    dirCache[keyAuth]
 	users   dirCache[userAuth]
 	configs dirCache[*tenantConfig]
-	// stats count the node's work for /metrics; requests count API requests until
-	// they are flushed into the usage counters.
-	stats    *stats
-	requests requestCounts
-	lastDay  atomic.Pointer[usageDay]
-	plans    model.PlanTable
+	// usage counts the tenants' usage and the node's statistics (engine/usage).
+	usage *usage.Counter
 	// dummyHash is verified against for unknown emails, so that a login costs the same
 	// whether or not the account exists.
 	dummyHash string
@@ -107,11 +103,8 @@ type Engine struct {
 // New returns an Engine over store.
 func New(store model.Store, opt Options) *Engine {
 	e := &Engine{base: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password, mailer: opt.Mailer,
-		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy, stats: newStats(), plans: opt.Plans,
+		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy,
 		deadlines: newDeadlines()}
-	if e.plans == nil {
-		e.plans = DefaultPlans()
-	}
 	if e.sender == nil {
 		e.sender = model.NoSender{}
 	}
@@ -127,6 +120,7 @@ func New(store model.Store, opt Options) *Engine {
 	e.up = upstream.New(upstream.Parts{Store: store, Shared: model.IsShared(store), Clock: e.clock, Log: e.log,
 		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret})
 	e.store = writes.NewStore(store, e.up.LogChanges, writes.FlushUsage)
+	e.usage = usage.New(e.store, e.clock, e.log, opt.Plans)
 	feed, _ := store.(model.ChangeFeed) // a store shared by several processes keeps the changes
 	e.pub = stream.NewPublisher(feed, opt.StreamRing, e.clock)
 	e.runID = model.NewID()
@@ -134,7 +128,7 @@ func New(store model.Store, opt Options) *Engine {
 	e.shared, e.leases.m = model.IsShared(store), map[string]time.Time{}
 	e.sched = delivery.New(delivery.Parts{Store: e.store, Shared: e.shared, Clock: e.clock, Log: e.log,
 		Sender: e.sender, Retry: e.retry, Lease: e.lease, RunID: e.runID, Workers: opt.Workers,
-		NewID: e.ids.at, Full: func() bool { sp, _ := e.Space(); return sp.Full }, Held: e.stats.hooks[statSMSHeld],
+		NewID: e.ids.at, Full: func() bool { sp, _ := e.Space(); return sp.Full }, Held: e.usage.Held,
 		Mail: mail{e}, Reinforce: e.reinforce, Settled: e.settleDelivery, Count: e.count,
 		MissionSent: func(tx model.Tx, o *model.OutboxEntry) error {
 			return e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o))

@@ -37,7 +37,7 @@ func (e *Engine) StartScheduler(ctx context.Context) error {
 		return err
 	}
 	ctx, e.bg.stop = context.WithCancel(ctx)
-	for _, loop := range []func(context.Context){e.sweepLoop, e.up.Loop, e.usageLoop} {
+	for _, loop := range []func(context.Context){e.sweepLoop, e.up.Loop, e.usage.Loop} {
 		e.bg.wg.Add(1)
 		go func() {
 			defer e.bg.wg.Done()

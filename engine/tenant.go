@@ -14,24 +14,15 @@ const (
 	TenantInactive  = "inactive"
 )
 
-// Plans, named by a tenant's license_type.
+// Plans, named by a tenant's license_type (model/plans.go).
 const (
-	PlanStarter         = "starter"
-	PlanCore            = "core"
-	PlanMissionCritical = "mission-critical"
+	PlanStarter         = model.PlanStarter
+	PlanCore            = model.PlanCore
+	PlanMissionCritical = model.PlanMissionCritical
 )
 
 // PlanRateLimit returns the requests per minute a plan allows; 0 means unlimited.
-func PlanRateLimit(plan string) int {
-	switch plan {
-	case PlanCore:
-		return 1000
-	case PlanMissionCritical:
-		return 0
-	default:
-		return 500
-	}
-}
+func PlanRateLimit(plan string) int { return model.PlanRateLimit(plan) }
 
 // ValidPlan reports whether s names a plan.
 func ValidPlan(s string) bool {

@@ -1,4 +1,4 @@
-package engine
+package usage
 
 import (
 	"bytes"
@@ -20,9 +20,9 @@ func DefaultPlans() model.PlanTable {
 	row := func(cur string, fee [3]float64, disp [3]float64, sms float64) model.CountryPlans {
 		return model.CountryPlans{Currency: cur,
 			Plans: map[string]model.PlanPrice{
-				PlanStarter:         {MonthlyFee: fee[0], IncludedDispatches: 500, DispatchPrice: disp[0]},
-				PlanCore:            {MonthlyFee: fee[1], IncludedDispatches: 5000, DispatchPrice: disp[1]},
-				PlanMissionCritical: {MonthlyFee: fee[2], IncludedDispatches: 50000, DispatchPrice: disp[2]},
+				model.PlanStarter:         {MonthlyFee: fee[0], IncludedDispatches: 500, DispatchPrice: disp[0]},
+				model.PlanCore:            {MonthlyFee: fee[1], IncludedDispatches: 5000, DispatchPrice: disp[1]},
+				model.PlanMissionCritical: {MonthlyFee: fee[2], IncludedDispatches: 50000, DispatchPrice: disp[2]},
 			},
 			ChannelCosts: map[string]float64{model.ChannelREST: 0, model.ChannelSMS: sms, model.ChannelQueued: 0}}
 	}
@@ -58,7 +58,7 @@ func ParsePlans(data []byte) (model.PlanTable, error) {
 	if _, ok := t[PlanDefault]; !ok {
 		return nil, fmt.Errorf(`the price list needs a "default" entry`)
 	}
-	plans := []string{PlanStarter, PlanCore, PlanMissionCritical}
+	plans := []string{model.PlanStarter, model.PlanCore, model.PlanMissionCritical}
 	for country, c := range t {
 		if country != PlanDefault && !countryRE.MatchString(country) {
 			return nil, fmt.Errorf("%s: a country is a two-letter upper-case ISO 3166-1 code or \"default\"", model.Quote(country))
@@ -96,7 +96,7 @@ func ParsePlans(data []byte) (model.PlanTable, error) {
 // rate limit, this year's billable dispatches (from the ledger), events and SMS (from
 // the usage counters), the channel costs of its country and the whole price list. It
 // reads everything in one read transaction.
-func (e *Engine) Billing(ctx context.Context, p model.Principal) (*model.Billing, error) {
+func (e *Counter) Billing(ctx context.Context, p model.Principal) (*model.Billing, error) {
 	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func (e *Engine) Billing(ctx context.Context, p model.Principal) (*model.Billing
 		PlanPrice: row.Plans[t.LicenseType], ChannelCosts: row.ChannelCosts, PlansByCountry: e.plans,
 		AnnualUsage: model.AnnualUsage{Year: from.Year(), From: model.At(from), To: model.At(to),
 			BillableDispatches: uint64(dispatches), Events: year.Events.Total, SMS: year.SMS}}
-	if n := PlanRateLimit(t.LicenseType); n > 0 {
+	if n := model.PlanRateLimit(t.LicenseType); n > 0 {
 		b.RateLimitPerMin = &n
 	}
 	return b, nil

@@ -1,7 +1,13 @@
-package engine
+// Package usage counts what the node's tenants use: the usage counters the use cases add
+// within their transactions (gathered and written once before the commit through
+// engine/writes), the API requests counted in memory, the statistics of /metrics, the
+// usage report (GET /v1/usage) and the billing (GET /v1/tenant/billing). It never sees
+// the engine: engine/layering_test.go holds it.
+package usage
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -11,6 +17,59 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
+// Counter counts the usage of the node's tenants: the counters a use case adds within its
+// transaction (Count, written once before the commit by writes.FlushUsage), the API
+// requests counted in memory and flushed every few seconds (CountRequest, Loop), and the
+// node's statistics since start for /metrics (Counts).
+type Counter struct {
+	store model.Store
+	clock model.Clock
+	log   *slog.Logger
+	plans model.PlanTable
+	// stats count the node's work for /metrics; requests count API requests until
+	// they are flushed into the usage counters.
+	stats    *stats
+	requests requestCounts
+	lastDay  atomic.Pointer[usageDay]
+}
+
+// New returns the Counter of a node over store (the engine's, with its pre-commit hooks);
+// plans is the price list of the billing (DefaultPlans when nil).
+func New(store model.Store, clock model.Clock, log *slog.Logger, plans model.PlanTable) *Counter {
+	if plans == nil {
+		plans = DefaultPlans()
+	}
+	return &Counter{store: store, clock: clock, log: log, plans: plans, stats: newStats()}
+}
+
+// Held is to run after the commit of an SMS held back by its recipient's rate limit.
+func (e *Counter) Held() { e.stats.hooks[statSMSHeld]() }
+
+// Counts are the node's counters since start, for /metrics.
+type Counts struct {
+	EventsAccepted, EventsSettled, MissionMoves []model.LabeledCount
+	WebhookFailures, SMSSent, SMSHeld           uint64
+}
+
+// Counts returns the node's counters since start.
+func (e *Counter) Counts() Counts {
+	s := e.stats
+	var out Counts
+	for i, ch := range model.StatChannels {
+		out.EventsAccepted = append(out.EventsAccepted, model.LabeledCount{Label1: ch, N: s.n[statAccepted+i].Load()})
+	}
+	for i, st := range model.StatSettledStatus {
+		out.EventsSettled = append(out.EventsSettled, model.LabeledCount{Label1: st, N: s.n[statSettled+i].Load()})
+	}
+	for i, st := range model.MissionStates {
+		out.MissionMoves = append(out.MissionMoves, model.LabeledCount{Label1: st, N: s.n[statMoves+i].Load()})
+	}
+	out.WebhookFailures = s.n[statWebhookFailed].Load()
+	out.SMSSent = s.n[statSMS].Load()
+	out.SMSHeld = s.n[statSMSHeld].Load()
+	return out
+}
+
 // usageDay is the day (YYYY-MM-DD) of a time, cached for the current day.
 type usageDay struct {
 	start, end time.Time
@@ -19,7 +78,7 @@ type usageDay struct {
 
 // dayOf names the UTC day of at; the name of the latest day is kept, so counting does
 // not format a date each time.
-func (e *Engine) dayOf(at time.Time) string {
+func (e *Counter) dayOf(at time.Time) string {
 	if d := e.lastDay.Load(); d != nil && !at.Before(d.start) && at.Before(d.end) {
 		return d.name
 	}
@@ -29,11 +88,11 @@ func (e *Engine) dayOf(at time.Time) string {
 	return d.name
 }
 
-// count adds d to the usage of tenantID on the day of at, within tx: the counters commit
+// Count adds d to the usage of tenantID on the day of at, within tx: the counters commit
 // (or roll back) with the work they count. Once tx commits, the node's in-memory
 // statistics (/metrics) follow; those updates are prepared at start, so counting an
 // event allocates nothing for them.
-func (e *Engine) count(tx model.TxCommit, tenantID string, at time.Time, d model.UsageDelta) error {
+func (e *Counter) Count(tx model.TxCommit, tenantID string, at time.Time, d model.UsageDelta) error {
 	day := e.dayOf(at)
 	// Gathered in tx and written once, before the commit (writes.FlushUsage).
 	d.Each(func(metric string, n uint64) { writes.Count(tx, tenantID, day, metric, n) })
@@ -95,74 +154,6 @@ func (s *stats) onCommit(tx model.TxCommit, d *model.UsageDelta) {
 	}
 }
 
-// Stats is a snapshot of the node's statistics for /metrics. Counters count since the
-// process started; nothing in it names a tenant.
-type Stats struct {
-	// EventsAccepted counts events accepted, by channel_selected (Label1); each event
-	// counts once, whatever it becomes.
-	EventsAccepted []model.LabeledCount
-	// EventsSettled counts events that reached a delivery outcome, by that status
-	// (Label1: delivered, failed); each event counts at most once.
-	EventsSettled []model.LabeledCount
-	// MissionMoves counts missions moved into each state (Label1), CREATED by dispatch.
-	MissionMoves []model.LabeledCount
-	// Attempts counts delivery calls by kind (webhook, sms) and outcome.
-	Attempts []model.LabeledCount
-	// WebhookFailures counts webhook messages that ended without success.
-	WebhookFailures uint64
-	// SMSSent counts the segments of the SMS the gateway accepted.
-	SMSSent uint64
-	// SMSHeld counts SMS held back by their recipient's rate limit.
-	SMSHeld uint64
-	// SMSGateway is the SMS gateway's reachability (up, down, unknown); empty without one.
-	SMSGateway string
-	// OutboxDepth is the number of outbox entries waiting; OutboxOldestDue how long the
-	// most overdue one has been due (0 when none is due).
-	OutboxDepth     int
-	OutboxOldestDue time.Duration
-	// SchedulerLag is how late the scheduler started its latest attempt.
-	SchedulerLag     time.Duration
-	SchedulerRunning bool
-	// Store describes the store, when it can (StatsStore).
-	Store *model.StoreStats
-	// Space is the free space of the store's disk, when it watches it (SpaceStore).
-	Space *model.Space
-	// Upstream describes the upstream links.
-	Upstream *model.UpstreamStats
-}
-
-// Stats returns a snapshot of the node's statistics.
-func (e *Engine) Stats() Stats {
-	s := e.stats
-	var out Stats
-	for i, ch := range model.StatChannels {
-		out.EventsAccepted = append(out.EventsAccepted, model.LabeledCount{Label1: ch, N: s.n[statAccepted+i].Load()})
-	}
-	for i, st := range model.StatSettledStatus {
-		out.EventsSettled = append(out.EventsSettled, model.LabeledCount{Label1: st, N: s.n[statSettled+i].Load()})
-	}
-	for i, st := range model.MissionStates {
-		out.MissionMoves = append(out.MissionMoves, model.LabeledCount{Label1: st, N: s.n[statMoves+i].Load()})
-	}
-	out.Attempts = e.sched.Attempts()
-	out.WebhookFailures = s.n[statWebhookFailed].Load()
-	out.SMSSent = s.n[statSMS].Load()
-	out.SMSHeld = s.n[statSMSHeld].Load()
-	out.SMSGateway = e.SMSGatewayState()
-	out.OutboxDepth, out.OutboxOldestDue = e.sched.Oldest()
-	out.SchedulerLag = e.sched.Lag()
-	out.SchedulerRunning = e.SchedulerRunning()
-	out.Upstream = e.up.Stats()
-	if ss, ok := e.base.(model.StatsStore); ok {
-		st := ss.Stats()
-		out.Store = &st
-	}
-	if sp, ok := e.Space(); ok {
-		out.Space = &sp
-	}
-	return out
-}
-
 // usageFlushEvery is how often the API requests counted in memory are written.
 const usageFlushEvery = 5 * time.Second
 
@@ -176,7 +167,7 @@ type requestCounts struct {
 
 // CountRequest counts one API request of a tenant (every authenticated request, errors
 // included). It allocates only for a tenant's first request.
-func (e *Engine) CountRequest(tenantID string) {
+func (e *Counter) CountRequest(tenantID string) {
 	c, ok := e.requests.counts.Load(tenantID)
 	if !ok {
 		c, _ = e.requests.counts.LoadOrStore(tenantID, new(atomic.Uint64))
@@ -185,7 +176,7 @@ func (e *Engine) CountRequest(tenantID string) {
 }
 
 // pendingRequests returns the requests of a tenant counted since the last flush.
-func (e *Engine) pendingRequests(tenantID string) uint64 {
+func (e *Counter) pendingRequests(tenantID string) uint64 {
 	if c, ok := e.requests.counts.Load(tenantID); ok {
 		return c.(*atomic.Uint64).Load()
 	}
@@ -194,7 +185,7 @@ func (e *Engine) pendingRequests(tenantID string) uint64 {
 
 // FlushUsage writes the API requests counted in memory to their tenants' usage of
 // today, in one transaction. On failure the counts are kept for the next flush.
-func (e *Engine) FlushUsage(ctx context.Context) error {
+func (e *Counter) FlushUsage(ctx context.Context) error {
 	e.requests.mu.Lock()
 	defer e.requests.mu.Unlock()
 	type pending struct {
@@ -216,7 +207,7 @@ func (e *Engine) FlushUsage(ctx context.Context) error {
 	err := e.store.Update(ctx, func(tx model.Tx) error {
 		now := e.clock.Now()
 		for _, p := range all {
-			err := e.count(tx, p.tenantID, now, model.UsageDelta{APIRequests: p.n})
+			err := e.Count(tx, p.tenantID, now, model.UsageDelta{APIRequests: p.n})
 			if model.IsKind(err, model.KindNotFound) {
 				continue // a tenant that no longer exists
 			}
@@ -234,9 +225,9 @@ func (e *Engine) FlushUsage(ctx context.Context) error {
 	return err
 }
 
-// usageLoop flushes the counted API requests every usageFlushEvery, and once more when
+// Loop flushes the counted API requests every usageFlushEvery, and once more when
 // ctx ends (shutdown), before the store closes.
-func (e *Engine) usageLoop(ctx context.Context) {
+func (e *Counter) Loop(ctx context.Context) {
 	t := time.NewTicker(usageFlushEvery)
 	defer t.Stop()
 	for {

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine/auth"
 	"github.com/fieldrelay/fieldrelay/engine/delivery"
+	"github.com/fieldrelay/fieldrelay/engine/dircache"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
 	"github.com/fieldrelay/fieldrelay/engine/password"
@@ -57,6 +59,9 @@ type Options struct {
 
 // Engine runs the use cases of one node over a Store.
 type Engine struct {
+	// Service holds the use cases of API keys, accounts and logins (engine/auth): the
+	// Engine's own, through the embedding.
+	*auth.Service
 	// store is the Store given to New with the pre-commit hooks of its writes: the
 	// upstream change log (engine/upstream) and the usage counters (engine/usage);
 	// base is the Store as given.
@@ -65,8 +70,6 @@ type Engine struct {
 	up     *upstream.Runner
 	clock  model.Clock
 	log    *slog.Logger
-	pw     password.Params
-	mailer model.Mailer
 	sender model.Sender
 	retry  []time.Duration
 	policy netguard.AddressPolicy
@@ -84,27 +87,20 @@ type Engine struct {
 	lease time.Duration
 	// ids makes the time-ordered ids of records (ids.go).
 	ids idSource
-	// deadlines holds the monotonic ends of the lock-outs and key expiries this run set
-	// (deadlines.go).
-	deadlines *deadlines
 	// ret is the retention sweep, with the node's default retention.
 	ret *retention.Sweeper
-	// Caches of the directory, checked against the store's directory versions.
-	keys    dirCache[keyAuth]
-	users   dirCache[userAuth]
-	configs dirCache[*tenantConfig]
+	// configs caches the tenants' configuration, checked against the store's directory
+	// versions.
+	configs dircache.Cache[*tenantConfig]
 	// usage counts the tenants' usage and the node's statistics (engine/usage).
 	usage *usage.Counter
-	// dummyHash is verified against for unknown emails, so that a login costs the same
-	// whether or not the account exists.
-	dummyHash string
 }
 
 // New returns an Engine over store.
 func New(store model.Store, opt Options) *Engine {
-	e := &Engine{base: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password, mailer: opt.Mailer,
+	e := &Engine{base: store, clock: opt.Clock, log: opt.Logger,
 		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy,
-		deadlines: newDeadlines()}
+	}
 	if e.sender == nil {
 		e.sender = model.NoSender{}
 	}
@@ -126,21 +122,18 @@ func New(store model.Store, opt Options) *Engine {
 	e.runID = model.NewID()
 	e.lease = cmp.Or(opt.AttemptLease, DefaultAttemptLease)
 	e.shared, e.leases.m = model.IsShared(store), map[string]time.Time{}
+	e.Service = auth.New(auth.Parts{Store: e.store, Clock: e.clock, Log: e.log, Password: opt.Password, Mailer: opt.Mailer,
+		Frame: func(ctx context.Context, tenantID string, w *model.Write, fn func(model.Tx) (any, error)) (any, error) {
+			return write(ctx, e, tenantID, w, fn)
+		}, Enqueue: e.enqueue})
 	e.sched = delivery.New(delivery.Parts{Store: e.store, Shared: e.shared, Clock: e.clock, Log: e.log,
 		Sender: e.sender, Retry: e.retry, Lease: e.lease, RunID: e.runID, Workers: opt.Workers,
 		NewID: e.ids.at, Full: func() bool { sp, _ := e.Space(); return sp.Full }, Held: e.usage.Held,
-		Mail: mail{e}, Reinforce: e.reinforce, Settled: e.settleDelivery, Count: e.count,
+		Mail: auth.MailOf(e.Service), Reinforce: e.reinforce, Settled: e.settleDelivery, Count: e.count,
 		MissionSent: func(tx model.Tx, o *model.OutboxEntry) error {
 			return e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o))
 		}})
 	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)
-	if e.mailer == nil {
-		e.mailer = LogMailer{Log: e.log}
-	}
-	if e.pw == (password.Params{}) {
-		e.pw = password.DefaultParams
-	}
-	e.dummyHash = e.pw.Hash(model.RandomToken(16))
 	return e
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine/auth"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/stream"
 )
@@ -17,12 +18,12 @@ func AllocateMissionCode(tx model.Tx, tenantID, missionID string, rnd io.Reader)
 
 // APIKeysOf lists the active keys of a tenant by id.
 func (e *Engine) APIKeysOf(ctx context.Context, tenantID string) ([]model.APIKey, error) {
-	return e.apiKeysOf(ctx, tenantID)
+	return auth.KeysOf(ctx, e.Service, tenantID)
 }
 
 // RotateTenantKey rotates a key of a tenant by id within tx, callerKeyID the calling key.
 func (e *Engine) RotateTenantKey(tx model.Tx, tenantID, callerKeyID string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
-	return e.rotateAPIKey(tx, tenantID, callerKeyID, in)
+	return auth.RotateKeyIn(e.Service, tx, tenantID, callerKeyID, in)
 }
 
 // MarkMissionSent records within tx that a mission's notification went out on channel.

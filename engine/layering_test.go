@@ -46,7 +46,7 @@ func within(p, pkg string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/
 func TestLayering(t *testing.T) {
 	model := module + "/engine/model"
 	leaves := []string{module + "/engine/payload", module + "/engine/smscodec", module + "/engine/netguard",
-		module + "/engine/strictjson", module + "/engine/password"}
+		module + "/engine/strictjson", module + "/engine/password", module + "/engine/dircache"}
 	adapters := []string{module + "/store", module + "/server", module + "/cli"}
 	forbidden := []string{"bbolt", "httprouter", "spf13/cobra", "golang-jwt", "jackc/pgx"}
 
@@ -133,7 +133,7 @@ func TestLayeringAdmin(t *testing.T) {
 // capabilities are the packages of engine that each hold one capability, in the order in
 // which they may use each other: a capability may use the ones before it, never one after
 // it, and never the engine (root) that builds them and calls them (docs/architecture.md).
-var capabilities = []string{"stream", "usage", "upstream", "delivery", "retention"}
+var capabilities = []string{"stream", "usage", "auth", "upstream", "delivery", "retention"}
 
 // TestLayeringCapabilities holds the capability packages apart: each depends on
 // engine/model, the pure leaves, engine/writes (the pre-commit hooks of the engine's store,
@@ -143,7 +143,7 @@ var capabilities = []string{"stream", "usage", "upstream", "delivery", "retentio
 func TestLayeringCapabilities(t *testing.T) {
 	model, writes := module+"/engine/model", module+"/engine/writes"
 	leaves := []string{module + "/engine/payload", module + "/engine/smscodec", module + "/engine/netguard",
-		module + "/engine/strictjson", module + "/engine/password"}
+		module + "/engine/strictjson", module + "/engine/password", module + "/engine/dircache"}
 	for _, d := range deps(t, writes) {
 		if within(d, module) && d != model {
 			t.Errorf("engine/writes depends on %s: it may use engine/model only", d)

@@ -79,17 +79,6 @@ func (e *Engine) ScheduledCount() int { return e.sched.Len() }
 // enqueue writes o into the outbox and hands it to the scheduler once tx commits.
 func (e *Engine) enqueue(tx model.Tx, o *model.OutboxEntry) error { return e.sched.Enqueue(tx, o) }
 
-// mail is the account mail of the outbox (delivery.Mail).
-type mail struct{ e *Engine }
-
-func (m mail) Prepare(tx model.Tx, o *model.OutboxEntry) (*model.IssuedToken, error) {
-	return m.e.mailAttempt(tx, o)
-}
-
-func (m mail) Send(ctx context.Context, t *model.IssuedToken) model.SendResult {
-	return m.e.sendMail(ctx, t)
-}
-
 // sweepEvery is how often expired idempotency keys are deleted.
 const sweepEvery = time.Hour
 

@@ -4,14 +4,15 @@ import (
 	"context"
 	"slices"
 
+	"github.com/fieldrelay/fieldrelay/engine/auth"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// Tenant statuses.
+// Tenant statuses (model/plans.go).
 const (
-	TenantActive    = "active"
-	TenantSuspended = "suspended"
-	TenantInactive  = "inactive"
+	TenantActive    = model.TenantActive
+	TenantSuspended = model.TenantSuspended
+	TenantInactive  = model.TenantInactive
 )
 
 // Plans, named by a tenant's license_type (model/plans.go).
@@ -70,7 +71,7 @@ func (e *Engine) createTenant(tx model.Tx, in model.CreateTenantInput) (*model.C
 	if err := tx.PutTenant(t); err != nil {
 		return nil, err
 	}
-	key, _, err := e.createAPIKey(tx, t.ID, "default", model.DefaultKeyScopes(), nil)
+	key, _, err := auth.CreateKey(e.Service, tx, t.ID, "default", model.DefaultKeyScopes(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +193,7 @@ func (e *Engine) AdminSeedTenant(ctx context.Context, in model.SeedTenantInput) 
 			return err
 		}
 		for _, u := range in.Users {
-			user, err := e.createUserIn(tx, created.Tenant.Slug, u)
+			user, err := auth.CreateUserIn(e.Service, tx, created.Tenant.Slug, u)
 			if err != nil {
 				return err
 			}

@@ -1,5 +1,12 @@
 package model
 
+// Tenant statuses.
+const (
+	TenantActive    = "active"
+	TenantSuspended = "suspended"
+	TenantInactive  = "inactive"
+)
+
 // Plans, named by a tenant's license_type.
 const (
 	PlanStarter         = "starter"

@@ -1,4 +1,4 @@
-package engine
+package auth
 
 import (
 	"context"
@@ -20,12 +20,12 @@ const (
 
 // AdminIssueAuthToken creates a reset or verify token for the user with the given email
 // (`fieldrelay user reset-link`, forgot-password, user creation without a password).
-func (e *Engine) AdminIssueAuthToken(ctx context.Context, email, kind string) (*model.IssuedToken, error) {
+func (e *Service) AdminIssueAuthToken(ctx context.Context, email, kind string) (*model.IssuedToken, error) {
 	return write(ctx, e, "", nil, func(tx model.Tx) (*model.IssuedToken, error) { return e.issueAuthToken(tx, email, kind) })
 }
 
 // issueAuthToken is AdminIssueAuthToken within tx.
-func (e *Engine) issueAuthToken(tx model.Tx, email, kind string) (*model.IssuedToken, error) {
+func (e *Service) issueAuthToken(tx model.Tx, email, kind string) (*model.IssuedToken, error) {
 	u, err := tx.UserAccountByEmail(email)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (e *Engine) issueAuthToken(tx model.Tx, email, kind string) (*model.IssuedT
 }
 
 // issueToken creates a token of the kind for u and stores its hash.
-func (e *Engine) issueToken(tx model.Tx, u *model.UserAccount, kind string) (*model.IssuedToken, error) {
+func (e *Service) issueToken(tx model.Tx, u *model.UserAccount, kind string) (*model.IssuedToken, error) {
 	token := model.RandomToken(32)
 	exp := model.At(e.clock.Now().Add(AuthTokenTTL))
 	rec := &model.AuthToken{Kind: kind, TenantID: u.TenantID, UserID: u.ID, ExpiresAt: exp}
@@ -46,12 +46,12 @@ func (e *Engine) issueToken(tx model.Tx, u *model.UserAccount, kind string) (*mo
 
 // ResetPassword sets a new password with a reset token: the token is spent, the login
 // lock lifted and every session of the user ended.
-func (e *Engine) ResetPassword(ctx context.Context, in model.ResetPasswordInput) (*model.PasswordChanged, error) {
+func (e *Service) ResetPassword(ctx context.Context, in model.ResetPasswordInput) (*model.PasswordChanged, error) {
 	return write(ctx, e, "", nil, func(tx model.Tx) (*model.PasswordChanged, error) { return e.resetPassword(tx, in) })
 }
 
 // resetPassword is ResetPassword within tx.
-func (e *Engine) resetPassword(tx model.Tx, in model.ResetPasswordInput) (*model.PasswordChanged, error) {
+func (e *Service) resetPassword(tx model.Tx, in model.ResetPasswordInput) (*model.PasswordChanged, error) {
 	if in.Token == "" {
 		return nil, model.Invalid("token", "token is required")
 	}
@@ -75,7 +75,7 @@ func (e *Engine) resetPassword(tx model.Tx, in model.ResetPasswordInput) (*model
 }
 
 // spendAuthToken finds the user of a valid token of the given kind and deletes the token.
-func (e *Engine) spendAuthToken(tx model.Tx, token, kind string) (*model.UserAccount, error) {
+func (e *Service) spendAuthToken(tx model.Tx, token, kind string) (*model.UserAccount, error) {
 	bad := model.Errorf(model.KindUnauthorized, "the token is invalid, used or expired")
 	hash := model.HashToken(token)
 	rec, err := tx.AuthToken(hash)
@@ -124,7 +124,7 @@ func (m LogMailer) SendToken(_ context.Context, t *model.IssuedToken) error {
 // mailToken writes, within tx, the outbox entry that mails u a token of the kind. The
 // token is issued by the attempt that sends it (mailAttempt): the request does not wait
 // for the relay, and the data directory never holds a token in plaintext.
-func (e *Engine) mailToken(tx model.Tx, u *model.UserAccount, kind string) error {
+func (e *Service) mailToken(tx model.Tx, u *model.UserAccount, kind string) error {
 	now := model.At(e.clock.Now())
 	return e.enqueue(tx, &model.OutboxEntry{ID: model.NewID(), TenantID: u.TenantID, Kind: model.OutboxMail,
 		UserID: u.ID, TokenKind: kind, DueAt: now, CreatedAt: now})
@@ -134,7 +134,7 @@ func (e *Engine) mailToken(tx model.Tx, u *model.UserAccount, kind string) error
 // the user is gone. Every attempt issues its own token, valid AuthTokenTTL from the
 // attempt: a retry hours later still sends a valid one, and the token of a failed
 // attempt, which nobody received, expires unused.
-func (e *Engine) mailAttempt(tx model.Tx, o *model.OutboxEntry) (*model.IssuedToken, error) {
+func (e *Service) mailAttempt(tx model.Tx, o *model.OutboxEntry) (*model.IssuedToken, error) {
 	u, err := tx.UserAccount(o.TenantID, o.UserID)
 	if model.IsKind(err, model.KindNotFound) {
 		return nil, nil
@@ -146,7 +146,7 @@ func (e *Engine) mailAttempt(tx model.Tx, o *model.OutboxEntry) (*model.IssuedTo
 }
 
 // sendMail makes the call of an account mail's attempt.
-func (e *Engine) sendMail(ctx context.Context, t *model.IssuedToken) model.SendResult {
+func (e *Service) sendMail(ctx context.Context, t *model.IssuedToken) model.SendResult {
 	if err := e.mailer.SendToken(ctx, t); err != nil {
 		e.log.Warn("delivering an account token failed", "kind", t.Kind, "err", err)
 		return model.SendResult{Err: err}
@@ -156,12 +156,12 @@ func (e *Engine) sendMail(ctx context.Context, t *model.IssuedToken) model.SendR
 
 // ForgotPassword mails a reset token to the user with the email, if there is one, through
 // the outbox (mailToken). It answers the same whether or not the account exists.
-func (e *Engine) ForgotPassword(ctx context.Context, in model.ForgotPasswordInput) error {
+func (e *Service) ForgotPassword(ctx context.Context, in model.ForgotPasswordInput) error {
 	return e.store.Update(ctx, func(tx model.Tx) error { return e.forgotPassword(tx, in) })
 }
 
 // forgotPassword is ForgotPassword within tx.
-func (e *Engine) forgotPassword(tx model.Tx, in model.ForgotPasswordInput) error {
+func (e *Service) forgotPassword(tx model.Tx, in model.ForgotPasswordInput) error {
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	if email == "" {
 		return model.Invalid("email", "email is required")
@@ -178,12 +178,12 @@ func (e *Engine) forgotPassword(tx model.Tx, in model.ForgotPasswordInput) error
 
 // VerifyAccount activates a pending user with its verify token, setting its password
 // (required when it has none).
-func (e *Engine) VerifyAccount(ctx context.Context, in model.VerifyInput) (*model.User, error) {
+func (e *Service) VerifyAccount(ctx context.Context, in model.VerifyInput) (*model.User, error) {
 	return write(ctx, e, "", nil, func(tx model.Tx) (*model.User, error) { return e.verifyAccount(tx, in) })
 }
 
 // verifyAccount is VerifyAccount within tx.
-func (e *Engine) verifyAccount(tx model.Tx, in model.VerifyInput) (*model.User, error) {
+func (e *Service) verifyAccount(tx model.Tx, in model.VerifyInput) (*model.User, error) {
 	if in.Token == "" {
 		return nil, model.Invalid("token", "token is required")
 	}

@@ -1,4 +1,4 @@
-package engine
+package auth
 
 import (
 	"sync"
@@ -68,11 +68,11 @@ func (d *deadlines) left(key string, wall, wallNow time.Time, monoNow time.Durat
 
 // setDeadline records that the stored deadline key (wall) ends at mono on the monotonic
 // reading; it is called once the write of wall committed.
-func (e *Engine) setDeadline(key string, wall time.Time, mono time.Duration) {
+func (e *Service) setDeadline(key string, wall time.Time, mono time.Duration) {
 	e.deadlines.set(key, wall, mono, e.clock.Now(), e.clock.Mono())
 }
 
 // timeLeft returns how long the stored deadline key (wall) still runs (deadlines.left).
-func (e *Engine) timeLeft(key string, wall time.Time) time.Duration {
+func (e *Service) timeLeft(key string, wall time.Time) time.Duration {
 	return e.deadlines.left(key, wall, e.clock.Now(), e.clock.Mono())
 }

@@ -1,4 +1,4 @@
-package engine
+package auth
 
 import (
 	"context"
@@ -23,7 +23,7 @@ const (
 // Login checks an email and password. Five consecutive failures lock the email for 15
 // minutes: the fifth still answers invalid_credentials, every attempt during the lock
 // account_locked. An unknown email costs the same hashing time as a known one.
-func (e *Engine) Login(ctx context.Context, in model.LoginInput) (*model.UserAccount, error) {
+func (e *Service) Login(ctx context.Context, in model.LoginInput) (*model.UserAccount, error) {
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	if email == "" {
 		return nil, model.Invalid("email", "email is required")
@@ -87,7 +87,7 @@ func loginDeadline(email string) string { return "login/" + email }
 // lockedFor returns how long the guard g of email still locks (0 when it does not): on
 // the monotonic clock when this run set the lock, on its stored time otherwise
 // (deadlines.go).
-func (e *Engine) lockedFor(email string, g model.LoginGuard) time.Duration {
+func (e *Service) lockedFor(email string, g model.LoginGuard) time.Duration {
 	if g.LockedUntil == nil {
 		return 0
 	}
@@ -101,7 +101,7 @@ func lockedError(d time.Duration) *model.Error {
 
 // recordLoginFailure counts a failed login of email. When a concurrent attempt locked the
 // email meanwhile, it counts nothing and returns how long the lock still lasts.
-func (e *Engine) recordLoginFailure(ctx context.Context, email string) (locked time.Duration, err error) {
+func (e *Service) recordLoginFailure(ctx context.Context, email string) (locked time.Duration, err error) {
 	err = e.store.Update(ctx, func(tx model.Tx) error {
 		g, err := tx.LoginGuard(email)
 		if err != nil {
@@ -131,7 +131,7 @@ func (e *Engine) recordLoginFailure(ctx context.Context, email string) (locked t
 // clearLoginGuard resets the failure count of email after a successful login. When a
 // concurrent attempt locked the email meanwhile, it clears nothing and returns how long
 // the lock still lasts.
-func (e *Engine) clearLoginGuard(ctx context.Context, email string) (locked time.Duration, err error) {
+func (e *Service) clearLoginGuard(ctx context.Context, email string) (locked time.Duration, err error) {
 	var g model.LoginGuard
 	err = e.store.View(ctx, func(tx model.Tx) (err error) {
 		g, err = tx.LoginGuard(email)
@@ -154,12 +154,12 @@ func (e *Engine) clearLoginGuard(ctx context.Context, email string) (locked time
 }
 
 // AdminUnlockUser clears the login lock of an email (`fieldrelay user unlock`).
-func (e *Engine) AdminUnlockUser(ctx context.Context, email string) (*model.User, error) {
+func (e *Service) AdminUnlockUser(ctx context.Context, email string) (*model.User, error) {
 	return write(ctx, e, "", nil, func(tx model.Tx) (*model.User, error) { return e.unlockUser(tx, email) })
 }
 
 // unlockUser is AdminUnlockUser within tx.
-func (e *Engine) unlockUser(tx model.Tx, email string) (*model.User, error) {
+func (e *Service) unlockUser(tx model.Tx, email string) (*model.User, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	u, err := tx.UserAccountByEmail(email)
 	if err != nil {
@@ -170,11 +170,11 @@ func (e *Engine) unlockUser(tx model.Tx, email string) (*model.User, error) {
 
 // AuthenticateUser resolves the principal of a valid token's claims: the user must exist in
 // the tenant, be active, and carry the token version of the claim.
-func (e *Engine) AuthenticateUser(ctx context.Context, tenantID, userID string, ver int64) (model.Principal, error) {
+func (e *Service) AuthenticateUser(ctx context.Context, tenantID, userID string, ver int64) (model.Principal, error) {
 	stale := model.Errorf(model.KindUnauthorized, "the token is no longer valid; log in again")
 	k := tenantID + "/" + userID
 	v := e.store.Version(tenantID)
-	ua, ok := e.users.get(k, v)
+	ua, ok := e.users.Get(k, v)
 	if !ok {
 		err := e.store.View(ctx, func(tx model.Tx) error {
 			u, err := tx.UserAccount(tenantID, userID)
@@ -189,14 +189,14 @@ func (e *Engine) AuthenticateUser(ctx context.Context, tenantID, userID string, 
 				return err
 			}
 			ua = userAuth{version: u.TokenVersion, active: u.Status == UserActive,
-				p: model.Principal{TenantID: t.ID, Plan: t.LicenseType, TenantActive: t.Status == TenantActive,
+				p: model.Principal{TenantID: t.ID, Plan: t.LicenseType, TenantActive: t.Status == model.TenantActive,
 					UserID: u.ID, Role: u.RBACLevel}}
 			return nil
 		})
 		if err != nil {
 			return model.Principal{}, err
 		}
-		e.users.put(k, v, ua)
+		e.users.Put(k, v, ua)
 	}
 	if ua.version != ver || !ua.active {
 		return model.Principal{}, stale
@@ -219,7 +219,7 @@ type keyAuth struct {
 
 // AuthenticateKey resolves the principal of an API key. It notes the key's last use at
 // most once a minute.
-func (e *Engine) AuthenticateKey(ctx context.Context, key string) (model.Principal, error) {
+func (e *Service) AuthenticateKey(ctx context.Context, key string) (model.Principal, error) {
 	bad := model.Errorf(model.KindUnauthorized, "invalid API key")
 	if !LooksLikeAPIKey(key) {
 		return model.Principal{}, bad
@@ -227,7 +227,7 @@ func (e *Engine) AuthenticateKey(ctx context.Context, key string) (model.Princip
 	hash := model.HashToken(key)
 	now := e.clock.Now()
 	v := e.store.Version("")
-	ka, ok := e.keys.get(hash, v)
+	ka, ok := e.keys.Get(hash, v)
 	if !ok {
 		err := e.store.View(ctx, func(tx model.Tx) error {
 			k, err := tx.APIKeyByHash(hash)
@@ -245,13 +245,13 @@ func (e *Engine) AuthenticateKey(ctx context.Context, key string) (model.Princip
 				return err
 			}
 			ka = keyAuth{key: k, p: model.Principal{TenantID: t.ID, Plan: t.LicenseType,
-				TenantActive: t.Status == TenantActive, KeyID: k.ID, Scopes: k.Scopes}}
+				TenantActive: t.Status == model.TenantActive, KeyID: k.ID, Scopes: k.Scopes}}
 			return nil
 		})
 		if err != nil {
 			return model.Principal{}, err
 		}
-		e.keys.put(hash, v, ka)
+		e.keys.Put(hash, v, ka)
 	}
 	if !e.keyActive(&ka.key.APIKey) {
 		return model.Principal{}, bad
@@ -263,7 +263,7 @@ func (e *Engine) AuthenticateKey(ctx context.Context, key string) (model.Princip
 }
 
 // touchKey records a key's last use; a failure is logged, never fatal to the request.
-func (e *Engine) touchKey(ctx context.Context, hash string, now time.Time) {
+func (e *Service) touchKey(ctx context.Context, hash string, now time.Time) {
 	err := e.store.Update(ctx, func(tx model.Tx) error {
 		k, err := tx.APIKeyByHash(hash)
 		if err != nil {
@@ -279,12 +279,12 @@ func (e *Engine) touchKey(ctx context.Context, hash string, now time.Time) {
 
 // ChangePassword sets a new password for the principal's user, after checking the
 // current one. It ends every session of the user, the caller's included.
-func (e *Engine) ChangePassword(ctx context.Context, p model.Principal, in model.ChangePasswordInput, w *model.Write) (*model.PasswordChanged, error) {
+func (e *Service) ChangePassword(ctx context.Context, p model.Principal, in model.ChangePasswordInput, w *model.Write) (*model.PasswordChanged, error) {
 	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.PasswordChanged, error) { return e.changePassword(tx, p, in) })
 }
 
 // changePassword is ChangePassword within tx.
-func (e *Engine) changePassword(tx model.Tx, p model.Principal, in model.ChangePasswordInput) (*model.PasswordChanged, error) {
+func (e *Service) changePassword(tx model.Tx, p model.Principal, in model.ChangePasswordInput) (*model.PasswordChanged, error) {
 	if p.UserID == "" {
 		return nil, model.Errorf(model.KindForbidden, "only a logged-in user can change its password")
 	}

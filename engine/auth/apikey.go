@@ -1,4 +1,4 @@
-package engine
+package auth
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func NewAPIKey() string {
 // LooksLikeAPIKey reports whether s has the shape of a key (model.LooksLikeAPIKey).
 func LooksLikeAPIKey(s string) bool { return model.LooksLikeAPIKey(s) }
 
-func (e *Engine) createAPIKey(tx model.Tx, tenantID, name string, scopes []string, expires *model.Time) (string, *model.APIKeyRecord, error) {
+func (e *Service) createAPIKey(tx model.Tx, tenantID, name string, scopes []string, expires *model.Time) (string, *model.APIKeyRecord, error) {
 	key := NewAPIKey()
 	rec := &model.APIKeyRecord{APIKey: model.APIKey{ID: model.NewID(), TenantID: tenantID, Name: name,
 		Prefix: key[:APIKeyShownPrefix], Scopes: scopes, CreatedAt: model.At(e.clock.Now()), ExpiresAt: expires},
@@ -55,12 +55,12 @@ func (e *Engine) createAPIKey(tx model.Tx, tenantID, name string, scopes []strin
 }
 
 // AdminCreateAPIKey creates a key for the tenant with the given slug (`fieldrelay apikey create`).
-func (e *Engine) AdminCreateAPIKey(ctx context.Context, slug string, in model.CreateAPIKeyInput) (*model.NewKey, error) {
+func (e *Service) AdminCreateAPIKey(ctx context.Context, slug string, in model.CreateAPIKeyInput) (*model.NewKey, error) {
 	return write(ctx, e, "", nil, func(tx model.Tx) (*model.NewKey, error) { return e.createAPIKeyIn(tx, slug, in) })
 }
 
 // createAPIKeyIn is AdminCreateAPIKey within tx.
-func (e *Engine) createAPIKeyIn(tx model.Tx, slug string, in model.CreateAPIKeyInput) (*model.NewKey, error) {
+func (e *Service) createAPIKeyIn(tx model.Tx, slug string, in model.CreateAPIKeyInput) (*model.NewKey, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
@@ -77,8 +77,8 @@ func (e *Engine) createAPIKeyIn(tx model.Tx, slug string, in model.CreateAPIKeyI
 
 // AdminAPIKeys lists the active keys of the tenant with the given slug, newest first,
 // without their secrets (`fieldrelay apikey list`).
-func (e *Engine) AdminAPIKeys(ctx context.Context, slug string) ([]model.APIKey, error) {
-	t, err := e.AdminTenant(ctx, slug)
+func (e *Service) AdminAPIKeys(ctx context.Context, slug string) ([]model.APIKey, error) {
+	t, err := e.tenantBySlug(ctx, slug)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (e *Engine) AdminAPIKeys(ctx context.Context, slug string) ([]model.APIKey,
 }
 
 // apiKeysOf lists the active keys of a tenant, newest first, without their secrets.
-func (e *Engine) apiKeysOf(ctx context.Context, tenantID string) ([]model.APIKey, error) {
+func (e *Service) apiKeysOf(ctx context.Context, tenantID string) ([]model.APIKey, error) {
 	var out []model.APIKey
 	err := e.store.View(ctx, func(tx model.Tx) error {
 		recs, err := tx.APIKeys(tenantID)
@@ -102,7 +102,7 @@ func (e *Engine) apiKeysOf(ctx context.Context, tenantID string) ([]model.APIKey
 
 // rotateAPIKey replaces a key of tenantID by a new one with the same name and scopes; the
 // old key stays valid for the grace period. callerKeyID is the key making the call, if any.
-func (e *Engine) rotateAPIKey(tx model.Tx, tenantID, callerKeyID string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+func (e *Service) rotateAPIKey(tx model.Tx, tenantID, callerKeyID string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
 	grace := model.Int(DefaultGraceMin)
 	if in.GracePeriodMinutes != nil {
 		grace = *in.GracePeriodMinutes
@@ -135,7 +135,7 @@ func (e *Engine) rotateAPIKey(tx model.Tx, tenantID, callerKeyID string, in mode
 	return &model.NewKey{APIKey: key, Key: &rec.APIKey, PreviousKeyExpiresAt: expires}, nil
 }
 
-func (e *Engine) keyToRotate(tx model.Tx, tenantID, callerKeyID, keyID string) (*model.APIKeyRecord, error) {
+func (e *Service) keyToRotate(tx model.Tx, tenantID, callerKeyID, keyID string) (*model.APIKeyRecord, error) {
 	if keyID == "" {
 		keyID = callerKeyID
 	}
@@ -165,12 +165,12 @@ func (e *Engine) keyToRotate(tx model.Tx, tenantID, callerKeyID, keyID string) (
 }
 
 // AdminRotateAPIKey rotates a key of the tenant with the given slug (`fieldrelay apikey rotate`).
-func (e *Engine) AdminRotateAPIKey(ctx context.Context, slug string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+func (e *Service) AdminRotateAPIKey(ctx context.Context, slug string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
 	return write(ctx, e, "", nil, func(tx model.Tx) (*model.NewKey, error) { return e.rotateAPIKeyIn(tx, slug, in) })
 }
 
 // rotateAPIKeyIn is AdminRotateAPIKey within tx.
-func (e *Engine) rotateAPIKeyIn(tx model.Tx, slug string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+func (e *Service) rotateAPIKeyIn(tx model.Tx, slug string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
 	t, err := tx.TenantBySlug(slug)
 	if err != nil {
 		return nil, err
@@ -195,7 +195,7 @@ func grantable(p model.Principal, scopes []string) error {
 
 // ListAPIKeys lists the active keys of p's tenant, newest first, without their secrets
 // (GET /v1/tenant/api-keys, apikeys:manage).
-func (e *Engine) ListAPIKeys(ctx context.Context, p model.Principal, page model.Page) ([]model.APIKey, string, error) {
+func (e *Service) ListAPIKeys(ctx context.Context, p model.Principal, page model.Page) ([]model.APIKey, string, error) {
 	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, "", err
 	}
@@ -209,12 +209,12 @@ func (e *Engine) ListAPIKeys(ctx context.Context, p model.Principal, page model.
 // CreateAPIKey creates a key of p's tenant with the given name and scopes (POST
 // /v1/tenant/api-keys, apikeys:manage). Without scopes, the key gets every scope but
 // sms:inbound that p may give. The key is shown once.
-func (e *Engine) CreateAPIKey(ctx context.Context, p model.Principal, in model.CreateAPIKeyInput, w *model.Write) (*model.NewKey, error) {
+func (e *Service) CreateAPIKey(ctx context.Context, p model.Principal, in model.CreateAPIKeyInput, w *model.Write) (*model.NewKey, error) {
 	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.NewKey, error) { return e.createAPIKeyAs(tx, p, in) })
 }
 
 // createAPIKeyAs is CreateAPIKey within tx.
-func (e *Engine) createAPIKeyAs(tx model.Tx, p model.Principal, in model.CreateAPIKeyInput) (*model.NewKey, error) {
+func (e *Service) createAPIKeyAs(tx model.Tx, p model.Principal, in model.CreateAPIKeyInput) (*model.NewKey, error) {
 	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, err
 	}
@@ -244,12 +244,12 @@ func (e *Engine) createAPIKeyAs(tx model.Tx, p model.Principal, in model.CreateA
 // expiry. The new key has the old one's name and scopes, so p must be able to give them.
 // The grace period is 1 to 10080 minutes here: a key to end at once is revoked (the
 // command line's `--grace 0s` does that through AdminRotateAPIKey).
-func (e *Engine) RotateAPIKey(ctx context.Context, p model.Principal, in model.RotateAPIKeyInput, w *model.Write) (*model.NewKey, error) {
+func (e *Service) RotateAPIKey(ctx context.Context, p model.Principal, in model.RotateAPIKeyInput, w *model.Write) (*model.NewKey, error) {
 	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.NewKey, error) { return e.rotateKey(tx, p, in) })
 }
 
 // rotateKey is RotateAPIKey within tx.
-func (e *Engine) rotateKey(tx model.Tx, p model.Principal, in model.RotateAPIKeyInput) (*model.NewKey, error) {
+func (e *Service) rotateKey(tx model.Tx, p model.Principal, in model.RotateAPIKeyInput) (*model.NewKey, error) {
 	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, err
 	}
@@ -269,12 +269,12 @@ func (e *Engine) rotateKey(tx model.Tx, p model.Principal, in model.RotateAPIKey
 
 // RevokeAPIKey deletes a key of p's tenant at once (DELETE /v1/tenant/api-keys/:id,
 // apikeys:manage); an unknown id, or another tenant's key, is not found.
-func (e *Engine) RevokeAPIKey(ctx context.Context, p model.Principal, id string, w *model.Write) (*model.APIKey, error) {
+func (e *Service) RevokeAPIKey(ctx context.Context, p model.Principal, id string, w *model.Write) (*model.APIKey, error) {
 	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.APIKey, error) { return e.revokeAPIKey(tx, p, id) })
 }
 
 // revokeAPIKey is RevokeAPIKey within tx.
-func (e *Engine) revokeAPIKey(tx model.Tx, p model.Principal, id string) (*model.APIKey, error) {
+func (e *Service) revokeAPIKey(tx model.Tx, p model.Principal, id string) (*model.APIKey, error) {
 	if err := p.Require(model.PermAPIKeysManage); err != nil {
 		return nil, err
 	}
@@ -297,6 +297,6 @@ func apiKeyDeadline(id string) string { return "apikey/" + id }
 // keyActive reports whether a key is usable now: before its expiry, on the monotonic
 // clock when this run set the expiry (a rotation's grace), on its stored time otherwise
 // (deadlines.go).
-func (e *Engine) keyActive(k *model.APIKey) bool {
+func (e *Service) keyActive(k *model.APIKey) bool {
 	return k.ExpiresAt == nil || e.timeLeft(apiKeyDeadline(k.ID), k.ExpiresAt.Time) > 0
 }

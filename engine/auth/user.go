@@ -1,4 +1,4 @@
-package engine
+package auth
 
 import (
 	"context"
@@ -17,12 +17,12 @@ const (
 
 // CreateUser creates a user of the principal's tenant (POST /v1/tenant/users): active
 // with a password, pending without one.
-func (e *Engine) CreateUser(ctx context.Context, p model.Principal, in model.CreateUserInput, w *model.Write) (*model.User, error) {
+func (e *Service) CreateUser(ctx context.Context, p model.Principal, in model.CreateUserInput, w *model.Write) (*model.User, error) {
 	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.User, error) { return e.createUserAs(tx, p, in) })
 }
 
 // createUserAs is CreateUser within tx.
-func (e *Engine) createUserAs(tx model.Tx, p model.Principal, in model.CreateUserInput) (*model.User, error) {
+func (e *Service) createUserAs(tx model.Tx, p model.Principal, in model.CreateUserInput) (*model.User, error) {
 	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
@@ -34,12 +34,12 @@ func (e *Engine) createUserAs(tx model.Tx, p model.Principal, in model.CreateUse
 
 // AdminCreateUser creates an active user in the tenant with the given slug
 // (`fieldrelay user create`); the password is required.
-func (e *Engine) AdminCreateUser(ctx context.Context, slug string, in model.CreateUserInput) (*model.User, error) {
+func (e *Service) AdminCreateUser(ctx context.Context, slug string, in model.CreateUserInput) (*model.User, error) {
 	return write(ctx, e, "", nil, func(tx model.Tx) (*model.User, error) { return e.createUserIn(tx, slug, in) })
 }
 
 // createUserIn is AdminCreateUser within tx.
-func (e *Engine) createUserIn(tx model.Tx, slug string, in model.CreateUserInput) (*model.User, error) {
+func (e *Service) createUserIn(tx model.Tx, slug string, in model.CreateUserInput) (*model.User, error) {
 	if err := in.Validate(true); err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (e *Engine) createUserIn(tx model.Tx, slug string, in model.CreateUserInput
 	return e.createUser(tx, t.ID, in)
 }
 
-func (e *Engine) createUser(tx model.Tx, tenantID string, in model.CreateUserInput) (*model.User, error) {
+func (e *Service) createUser(tx model.Tx, tenantID string, in model.CreateUserInput) (*model.User, error) {
 	now := model.At(e.clock.Now())
 	u := &model.UserAccount{User: model.User{ID: model.NewID(), TenantID: tenantID, Email: in.Email, Name: in.Name,
 		RBACLevel: in.Role, Status: UserPending, CreatedAt: now, UpdatedAt: now}, TokenVersion: 1}
@@ -70,7 +70,7 @@ func (e *Engine) createUser(tx model.Tx, tenantID string, in model.CreateUserInp
 }
 
 // Users lists the principal's tenant's users, newest first (GET /v1/tenant/users).
-func (e *Engine) Users(ctx context.Context, p model.Principal, page model.Page) ([]model.User, string, error) {
+func (e *Service) Users(ctx context.Context, p model.Principal, page model.Page) ([]model.User, string, error) {
 	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, "", err
 	}
@@ -86,12 +86,12 @@ func (e *Engine) Users(ctx context.Context, p model.Principal, page model.Page) 
 // UpdateUser changes a user of the principal's tenant (PATCH /v1/tenant/users/:id). A
 // change of status or role ends the user's sessions. Admins cannot change their own
 // status or role, so a tenant cannot lock out its last admin by mistake.
-func (e *Engine) UpdateUser(ctx context.Context, p model.Principal, id string, in model.UpdateUserInput, w *model.Write) (*model.User, error) {
+func (e *Service) UpdateUser(ctx context.Context, p model.Principal, id string, in model.UpdateUserInput, w *model.Write) (*model.User, error) {
 	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.User, error) { return e.updateUser(tx, p, id, in) })
 }
 
 // updateUser is UpdateUser within tx.
-func (e *Engine) updateUser(tx model.Tx, p model.Principal, id string, in model.UpdateUserInput) (*model.User, error) {
+func (e *Service) updateUser(tx model.Tx, p model.Principal, id string, in model.UpdateUserInput) (*model.User, error) {
 	if err := p.Require(model.PermTenantAdmin); err != nil {
 		return nil, err
 	}
@@ -141,12 +141,12 @@ func (e *Engine) updateUser(tx model.Tx, p model.Principal, id string, in model.
 
 // AdminSetUserStatus suspends or activates a user by email (`fieldrelay user suspend|activate`).
 // Both end the user's sessions at once.
-func (e *Engine) AdminSetUserStatus(ctx context.Context, email, status string) (*model.User, error) {
+func (e *Service) AdminSetUserStatus(ctx context.Context, email, status string) (*model.User, error) {
 	return write(ctx, e, "", nil, func(tx model.Tx) (*model.User, error) { return e.setUserStatus(tx, email, status) })
 }
 
 // setUserStatus is AdminSetUserStatus within tx.
-func (e *Engine) setUserStatus(tx model.Tx, email, status string) (*model.User, error) {
+func (e *Service) setUserStatus(tx model.Tx, email, status string) (*model.User, error) {
 	if status != UserActive && status != UserSuspended {
 		return nil, model.Invalid("status", "status must be active or suspended")
 	}

@@ -1,4 +1,4 @@
-package engine
+package auth
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 // session survives a reload"): the user must exist in the tenant, be active and carry the
 // session's token version. A logout, a password change, a suspension or a reactivation
 // moved the version on, and the session ended with it.
-func (e *Engine) SessionUser(ctx context.Context, tenantID, userID string, ver int64) (*model.UserAccount, error) {
+func (e *Service) SessionUser(ctx context.Context, tenantID, userID string, ver int64) (*model.UserAccount, error) {
 	if _, err := e.AuthenticateUser(ctx, tenantID, userID, ver); err != nil {
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func (e *Engine) SessionUser(ctx context.Context, tenantID, userID string, ver i
 
 // Logout ends every session of the principal's user at once: its token version moves
 // on, so each token and console session issued to it before is refused from now on.
-func (e *Engine) Logout(ctx context.Context, p model.Principal) error {
+func (e *Service) Logout(ctx context.Context, p model.Principal) error {
 	if p.UserID == "" {
 		return model.Errorf(model.KindForbidden, "only a logged-in user can log out; an API key has no session")
 	}

@@ -1,4 +1,6 @@
-package engine
+// Package dircache caches values read from a tenant's directory, each good while the
+// store's directory version it was read at is current.
+package dircache
 
 import "sync"
 
@@ -8,15 +10,15 @@ type versioned[T any] struct {
 	val     T
 }
 
-// dirCache caches values read from a tenant's directory (tenant record, keys, users,
+// Cache caches values read from a tenant's directory (tenant record, keys, users,
 // zones, webhooks, teams). An entry is good while the store's directory version it was
 // read at is current: the store bumps the version after every commit that changes the
 // directory, so a reader takes the version before it reads and never keeps data older
 // than the version it files it under. Values are shared: nobody may change them.
-type dirCache[T any] struct{ m sync.Map }
+type Cache[T any] struct{ m sync.Map }
 
-// get returns the value under k when it was read at version v.
-func (c *dirCache[T]) get(k string, v uint64) (T, bool) {
+// Get returns the value under k when it was read at version v.
+func (c *Cache[T]) Get(k string, v uint64) (T, bool) {
 	if x, ok := c.m.Load(k); ok {
 		if e := x.(versioned[T]); e.version == v {
 			return e.val, true
@@ -26,4 +28,5 @@ func (c *dirCache[T]) get(k string, v uint64) (T, bool) {
 	return zero, false
 }
 
-func (c *dirCache[T]) put(k string, v uint64, val T) { c.m.Store(k, versioned[T]{v, val}) }
+// Put files val under k, read at version v.
+func (c *Cache[T]) Put(k string, v uint64, val T) { c.m.Store(k, versioned[T]{v, val}) }

@@ -3,13 +3,14 @@ package engine
 import (
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine/delivery"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // Webhook event names of an event's life.
 const (
-	HookEventCreated   = "event.created"
+	HookEventCreated   = delivery.HookEventCreated
 	HookEventDelivered = "event.delivered"
 	HookEventFailed    = "event.failed"
 )

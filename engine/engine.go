@@ -62,6 +62,9 @@ type Engine struct {
 	// Service holds the use cases of API keys, accounts and logins (engine/auth): the
 	// Engine's own, through the embedding.
 	*auth.Service
+	// Subscriptions holds the use cases of webhook subscriptions (engine/delivery), the
+	// Engine's own through the embedding.
+	*delivery.Subscriptions
 	// store is the Store given to New with the pre-commit hooks of its writes: the
 	// upstream change log (engine/upstream) and the usage counters (engine/usage);
 	// base is the Store as given.
@@ -122,10 +125,11 @@ func New(store model.Store, opt Options) *Engine {
 	e.runID = model.NewID()
 	e.lease = cmp.Or(opt.AttemptLease, DefaultAttemptLease)
 	e.shared, e.leases.m = model.IsShared(store), map[string]time.Time{}
+	frame := func(ctx context.Context, tenantID string, w *model.Write, fn func(model.Tx) (any, error)) (any, error) {
+		return write(ctx, e, tenantID, w, fn)
+	}
 	e.Service = auth.New(auth.Parts{Store: e.store, Clock: e.clock, Log: e.log, Password: opt.Password, Mailer: opt.Mailer,
-		Frame: func(ctx context.Context, tenantID string, w *model.Write, fn func(model.Tx) (any, error)) (any, error) {
-			return write(ctx, e, tenantID, w, fn)
-		}, Enqueue: e.enqueue})
+		Frame: frame, Enqueue: e.enqueue})
 	e.sched = delivery.New(delivery.Parts{Store: e.store, Shared: e.shared, Clock: e.clock, Log: e.log,
 		Sender: e.sender, Retry: e.retry, Lease: e.lease, RunID: e.runID, Workers: opt.Workers,
 		NewID: e.ids.at, Full: func() bool { sp, _ := e.Space(); return sp.Full }, Held: e.usage.Held,
@@ -133,6 +137,7 @@ func New(store model.Store, opt Options) *Engine {
 		MissionSent: func(tx model.Tx, o *model.OutboxEntry) error {
 			return e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o))
 		}})
+	e.Subscriptions = delivery.NewSubscriptions(e.store, e.clock, e.policy, WebhookNames, frame, e.sched, e.releaseWaiting)
 	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)
 	return e
 }

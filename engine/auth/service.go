@@ -16,12 +16,8 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/dircache"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/password"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
-
-// Frame runs fn as one write use case of a tenant ("" for the admin's): the engine's
-// idempotency frame (a reply stored under w's key is answered again and fn not run; w
-// nil: fn alone), in one transaction.
-type Frame func(ctx context.Context, tenantID string, w *model.Write, fn func(model.Tx) (any, error)) (any, error)
 
 // Parts are what a Service is built from.
 type Parts struct {
@@ -34,7 +30,7 @@ type Parts struct {
 	// Mailer delivers account tokens (a LogMailer that logs no token when nil).
 	Mailer model.Mailer
 	// Frame is the idempotency frame of the write use cases.
-	Frame Frame
+	Frame writes.Frame
 	// Enqueue writes an outbox entry within tx (an account mail), delivered after commit.
 	Enqueue func(tx model.Tx, o *model.OutboxEntry) error
 }
@@ -46,7 +42,7 @@ type Service struct {
 	log     *slog.Logger
 	pw      password.Params
 	mailer  model.Mailer
-	frame   Frame
+	frame   writes.Frame
 	enqueue func(tx model.Tx, o *model.OutboxEntry) error
 	// Caches of the directory, checked against the store's directory versions.
 	keys  dircache.Cache[keyAuth]
@@ -73,11 +69,9 @@ func New(p Parts) *Service {
 	return s
 }
 
-// write runs fn through the engine's frame (Frame), typed.
+// write runs fn through the engine's frame.
 func write[T any](ctx context.Context, e *Service, tenantID string, w *model.Write, fn func(model.Tx) (T, error)) (T, error) {
-	v, err := e.frame(ctx, tenantID, w, func(tx model.Tx) (any, error) { return fn(tx) })
-	out, _ := v.(T)
-	return out, err
+	return writes.Do(ctx, e.frame, tenantID, w, fn)
 }
 
 // tenantBySlug reads the tenant of a slug.

@@ -30,6 +30,10 @@ const (
 	WebhookDisabled = "disabled"
 )
 
+// HookEventCreated names the message of a new event: a subscription that wants it is a
+// way out for the events that wait for one.
+const HookEventCreated = "event.created"
+
 // HookWebhookTest names the message of POST /v1/webhooks/:id/test. It goes to the one
 // subscription asked, whatever its events filter, so it is no name to subscribe to.
 const HookWebhookTest = "webhook.test"

@@ -124,3 +124,16 @@ func FlushUsage(tx model.Tx) error {
 	}
 	return nil
 }
+
+// Frame runs fn as one write use case of a tenant ("" for the admin's): the engine's
+// idempotency frame (a reply stored under w's key is answered again and fn not run; w
+// nil: fn alone), in one transaction of the engine's store. Capabilities whose use cases
+// write get it at construction.
+type Frame func(ctx context.Context, tenantID string, w *model.Write, fn func(model.Tx) (any, error)) (any, error)
+
+// Do runs fn through f, typed.
+func Do[T any](ctx context.Context, f Frame, tenantID string, w *model.Write, fn func(model.Tx) (T, error)) (T, error) {
+	v, err := f(ctx, tenantID, w, func(tx model.Tx) (any, error) { return fn(tx) })
+	out, _ := v.(T)
+	return out, err
+}

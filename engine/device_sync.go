@@ -10,6 +10,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/strictjson"
 	"github.com/fieldrelay/fieldrelay/engine/upstream"
+	"github.com/fieldrelay/fieldrelay/engine/zones"
 )
 
 // Kinds of a device's items.
@@ -627,6 +628,6 @@ func (e *Engine) applyConnectivity(tx model.Tx, p model.Principal, d *model.Devi
 		s := it.CapturedAt.UTC().Format(model.TimeLayout)
 		in.ReportedAt = &s
 	}
-	_, err := e.reportConnectivity(tx, p.TenantID, in)
+	_, err := zones.Report(e.Registry, tx, p.TenantID, in)
 	return err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/upstream"
 	"github.com/fieldrelay/fieldrelay/engine/usage"
 	"github.com/fieldrelay/fieldrelay/engine/writes"
+	"github.com/fieldrelay/fieldrelay/engine/zones"
 )
 
 // Options configure an Engine.
@@ -65,6 +66,9 @@ type Engine struct {
 	// Subscriptions holds the use cases of webhook subscriptions (engine/delivery), the
 	// Engine's own through the embedding.
 	*delivery.Subscriptions
+	// Registry holds the use cases of zones and their connectivity (engine/zones), the
+	// Engine's own through the embedding.
+	*zones.Registry
 	// store is the Store given to New with the pre-commit hooks of its writes: the
 	// upstream change log (engine/upstream) and the usage counters (engine/usage);
 	// base is the Store as given.
@@ -138,6 +142,8 @@ func New(store model.Store, opt Options) *Engine {
 			return e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o))
 		}})
 	e.Subscriptions = delivery.NewSubscriptions(e.store, e.clock, e.policy, WebhookNames, frame, e.sched, e.releaseWaiting)
+	e.Registry = zones.New(zones.Parts{Store: e.store, Clock: e.clock, Frame: frame, Publish: e.publish,
+		ReleaseQueued: e.releaseQueuedEvents})
 	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)
 	return e
 }

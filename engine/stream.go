@@ -7,6 +7,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/stream"
+	"github.com/fieldrelay/fieldrelay/engine/zones"
 )
 
 // Names of the stream's changes that are not webhook names (the webhook names of
@@ -17,7 +18,7 @@ const (
 	// StreamTeamUpdated: a team's status, members or a member's position changed; the Team.
 	StreamTeamUpdated = "team.updated"
 	// StreamZoneConnectivity: a zone's reported link state; the ConnectivityStatus.
-	StreamZoneConnectivity = "zone.connectivity"
+	StreamZoneConnectivity = zones.StreamConnectivity
 )
 
 // StreamRingSize is how many changes of a tenant the broker keeps for Last-Event-ID

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/auth"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/zones"
 )
 
 // Tenant statuses (model/plans.go).
@@ -200,12 +201,12 @@ func (e *Engine) AdminSeedTenant(ctx context.Context, in model.SeedTenantInput) 
 			users = append(users, user)
 		}
 		for _, z := range in.Zones {
-			if _, err := e.createZone(tx, created.Tenant.ID, z); err != nil {
+			if _, err := zones.Create(e.Registry, tx, created.Tenant.ID, z); err != nil {
 				return err
 			}
 		}
 		for _, r := range in.Connectivity {
-			if _, err := e.reportConnectivity(tx, created.Tenant.ID, r); err != nil {
+			if _, err := zones.Report(e.Registry, tx, created.Tenant.ID, r); err != nil {
 				return err
 			}
 		}

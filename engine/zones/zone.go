@@ -1,23 +1,24 @@
-package engine
+package zones
 
 import (
 	"context"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
 // CreateZone adds a zone to p's tenant (POST /v1/zones; KindConflict when the code is
 // taken). The answer shows the zone's connectivity in force (unknown: nothing was
 // reported yet).
-func (e *Engine) CreateZone(ctx context.Context, p model.Principal, in model.ZoneInput, w *model.Write) (*model.Zone, error) {
+func (e *Registry) CreateZone(ctx context.Context, p model.Principal, in model.ZoneInput, w *model.Write) (*model.Zone, error) {
 	if err := p.Require(model.PermZonesManage); err != nil {
 		return nil, err
 	}
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Zone, error) { return e.createZone(tx, p.TenantID, in) })
+	return writes.Do(ctx, e.frame, p.TenantID, w, func(tx model.Tx) (*model.Zone, error) { return e.createZone(tx, p.TenantID, in) })
 }
 
 // createZone is CreateZone within tx.
-func (e *Engine) createZone(tx model.Tx, tenantID string, in model.ZoneInput) (*model.Zone, error) {
+func (e *Registry) createZone(tx model.Tx, tenantID string, in model.ZoneInput) (*model.Zone, error) {
 	if in.Code == "" {
 		return nil, model.Invalid("code", "code is required")
 	}
@@ -52,15 +53,15 @@ func (e *Engine) createZone(tx model.Tx, tenantID string, in model.ZoneInput) (*
 // UpdateZone changes the name and/or boundary of a zone of the principal's tenant (PATCH
 // /v1/zones/:code). A new boundary is validated and the centroid recomputed; a request
 // that changes nothing leaves updated_at alone.
-func (e *Engine) UpdateZone(ctx context.Context, p model.Principal, code string, in model.ZonePatch, w *model.Write) (*model.Zone, error) {
+func (e *Registry) UpdateZone(ctx context.Context, p model.Principal, code string, in model.ZonePatch, w *model.Write) (*model.Zone, error) {
 	if err := p.Require(model.PermZonesManage); err != nil {
 		return nil, err
 	}
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Zone, error) { return e.updateZone(tx, p, code, in) })
+	return writes.Do(ctx, e.frame, p.TenantID, w, func(tx model.Tx) (*model.Zone, error) { return e.updateZone(tx, p, code, in) })
 }
 
 // updateZone is UpdateZone within tx.
-func (e *Engine) updateZone(tx model.Tx, p model.Principal, code string, in model.ZonePatch) (*model.Zone, error) {
+func (e *Registry) updateZone(tx model.Tx, p model.Principal, code string, in model.ZonePatch) (*model.Zone, error) {
 	if !model.ValidZoneCode(code) {
 		return nil, model.NotFound("zone")
 	}
@@ -103,11 +104,11 @@ func (e *Engine) updateZone(tx model.Tx, p model.Principal, code string, in mode
 // DeleteZone removes a zone of the principal's tenant (DELETE /v1/zones/:code) and
 // returns it as it was. Events, teams and devices that name the code are left as they
 // are.
-func (e *Engine) DeleteZone(ctx context.Context, p model.Principal, code string, w *model.Write) (*model.Zone, error) {
+func (e *Registry) DeleteZone(ctx context.Context, p model.Principal, code string, w *model.Write) (*model.Zone, error) {
 	if err := p.Require(model.PermZonesManage); err != nil {
 		return nil, err
 	}
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Zone, error) {
+	return writes.Do(ctx, e.frame, p.TenantID, w, func(tx model.Tx) (*model.Zone, error) {
 		if !model.ValidZoneCode(code) {
 			return nil, model.NotFound("zone")
 		}
@@ -124,7 +125,7 @@ func (e *Engine) DeleteZone(ctx context.Context, p model.Principal, code string,
 
 // Zone returns one zone of the principal's tenant (GET /v1/zones/:code), its
 // connectivity in force now.
-func (e *Engine) Zone(ctx context.Context, p model.Principal, code string) (*model.Zone, error) {
+func (e *Registry) Zone(ctx context.Context, p model.Principal, code string) (*model.Zone, error) {
 	z, err := e.storedZone(ctx, p, code)
 	if err != nil {
 		return nil, err
@@ -134,7 +135,7 @@ func (e *Engine) Zone(ctx context.Context, p model.Principal, code string) (*mod
 }
 
 // storedZone reads a zone of the principal's tenant as stored.
-func (e *Engine) storedZone(ctx context.Context, p model.Principal, code string) (*model.Zone, error) {
+func (e *Registry) storedZone(ctx context.Context, p model.Principal, code string) (*model.Zone, error) {
 	if err := p.Require(model.PermZonesRead); err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func (e *Engine) storedZone(ctx context.Context, p model.Principal, code string)
 
 // Zones lists a page of the principal's tenant's zones newest first (GET /v1/zones),
 // each with its connectivity in force now; the string is the next cursor ("" at the end).
-func (e *Engine) Zones(ctx context.Context, p model.Principal, page model.Page) ([]model.Zone, string, error) {
+func (e *Registry) Zones(ctx context.Context, p model.Principal, page model.Page) ([]model.Zone, string, error) {
 	zones, next, err := e.zonePage(ctx, p, page)
 	if err != nil {
 		return nil, "", err
@@ -165,7 +166,7 @@ func (e *Engine) Zones(ctx context.Context, p model.Principal, page model.Page) 
 
 // zonePage reads one page of a tenant's zones, newest first. A zero Limit reads them
 // all.
-func (e *Engine) zonePage(ctx context.Context, p model.Principal, page model.Page) ([]model.Zone, string, error) {
+func (e *Registry) zonePage(ctx context.Context, p model.Principal, page model.Page) ([]model.Zone, string, error) {
 	if err := p.Require(model.PermZonesRead); err != nil {
 		return nil, "", err
 	}

@@ -1,25 +1,26 @@
-package engine
+package zones
 
 import (
 	"context"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
-// reachable reports whether a state lets events out of a zone's offline queue.
-func reachable(state string) bool { return state == model.ConnOnline || state == model.ConnDegraded }
+// Reachable reports whether a state lets events out of a zone's offline queue.
+func Reachable(state string) bool { return state == model.ConnOnline || state == model.ConnDegraded }
 
 // ReportConnectivity records a zone's link state reported by the field (POST
 // /v1/connectivity/report) and answers the status in force. A report older than the
 // zone's last one changes nothing. When the zone becomes reachable (online or degraded)
 // after being offline or unknown, its queued events are released in the same
 // transaction.
-func (e *Engine) ReportConnectivity(ctx context.Context, p model.Principal, in model.ConnectivityReport, w *model.Write) (*model.ConnectivityStatus, error) {
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.ConnectivityStatus, error) { return e.reportConnectivityAs(tx, p, in) })
+func (e *Registry) ReportConnectivity(ctx context.Context, p model.Principal, in model.ConnectivityReport, w *model.Write) (*model.ConnectivityStatus, error) {
+	return writes.Do(ctx, e.frame, p.TenantID, w, func(tx model.Tx) (*model.ConnectivityStatus, error) { return e.reportConnectivityAs(tx, p, in) })
 }
 
 // reportConnectivityAs is ReportConnectivity within tx.
-func (e *Engine) reportConnectivityAs(tx model.Tx, p model.Principal, in model.ConnectivityReport) (*model.ConnectivityStatus, error) {
+func (e *Registry) reportConnectivityAs(tx model.Tx, p model.Principal, in model.ConnectivityReport) (*model.ConnectivityStatus, error) {
 	if err := p.Require(model.PermConnectivityReport); err != nil {
 		return nil, err
 	}
@@ -28,7 +29,7 @@ func (e *Engine) reportConnectivityAs(tx model.Tx, p model.Principal, in model.C
 
 // reportConnectivity is ReportConnectivity once the caller is admitted (a device sync's
 // connectivity item too).
-func (e *Engine) reportConnectivity(tx model.Tx, tenantID string, in model.ConnectivityReport) (*model.ConnectivityStatus, error) {
+func (e *Registry) reportConnectivity(tx model.Tx, tenantID string, in model.ConnectivityReport) (*model.ConnectivityStatus, error) {
 	now := e.clock.Now()
 	at, err := in.Validate(now)
 	if err != nil {
@@ -60,18 +61,18 @@ func (e *Engine) reportConnectivity(tx model.Tx, tenantID string, in model.Conne
 	if err := tx.PutZone(tenantID, z); err != nil {
 		return nil, err
 	}
-	if !reachable(before) && reachable(c.StateAt(now)) {
-		if err := e.releaseQueuedEvents(tx, tenantID, z.Code); err != nil {
+	if !Reachable(before) && Reachable(c.StateAt(now)) {
+		if err := e.releaseQueued(tx, tenantID, z.Code); err != nil {
 			return nil, err
 		}
 	}
 	st := z.ConnectivityAt(now)
-	return &st, e.publish(tx, tenantID, StreamZoneConnectivity, model.PermZonesRead, "", st)
+	return &st, e.publish(tx, tenantID, StreamConnectivity, model.PermZonesRead, "", st)
 }
 
 // ZoneConnectivity returns the connectivity in force now in one zone of the principal's
 // tenant (GET /v1/connectivity/status?zone_code=…).
-func (e *Engine) ZoneConnectivity(ctx context.Context, p model.Principal, code string) (*model.ConnectivityStatus, error) {
+func (e *Registry) ZoneConnectivity(ctx context.Context, p model.Principal, code string) (*model.ConnectivityStatus, error) {
 	z, err := e.storedZone(ctx, p, code)
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func (e *Engine) ZoneConnectivity(ctx context.Context, p model.Principal, code s
 
 // ZonesConnectivity lists the connectivity in force now in a page of the principal's
 // tenant's zones, ordered by code (GET /v1/connectivity/status without zone_code).
-func (e *Engine) ZonesConnectivity(ctx context.Context, p model.Principal, page model.Page) ([]model.ConnectivityStatus, string, error) {
+func (e *Registry) ZonesConnectivity(ctx context.Context, p model.Principal, page model.Page) ([]model.ConnectivityStatus, string, error) {
 	zones, next, err := e.zonePage(ctx, p, page)
 	if err != nil {
 		return nil, "", err

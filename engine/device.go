@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/teams"
 )
 
 // ChannelDevice is the channel_used of a mission whose notification reached its team
@@ -135,7 +136,7 @@ func (e *Engine) registerDevice(tx model.Tx, p model.Principal, in model.DeviceI
 			return nil, false, err
 		}
 	}
-	if err := checkTeamZone(tx, p.TenantID, in.ZoneCode); err != nil {
+	if err := teams.CheckZone(tx, p.TenantID, in.ZoneCode); err != nil {
 		return nil, false, err
 	}
 	if !manage {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/strictjson"
+	"github.com/fieldrelay/fieldrelay/engine/teams"
 	"github.com/fieldrelay/fieldrelay/engine/upstream"
 	"github.com/fieldrelay/fieldrelay/engine/zones"
 )
@@ -579,7 +580,7 @@ func (e *Engine) applyLocation(tx model.Tx, p model.Principal, d *model.Device, 
 	case in.Lng == nil:
 		return model.Invalid("lng", "lng is required")
 	}
-	if err := checkLatLng("", *in.Lat, *in.Lng); err != nil {
+	if err := teams.CheckLatLng("", *in.Lat, *in.Lng); err != nil {
 		return err
 	}
 	if d.TeamID == nil {

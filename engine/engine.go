@@ -16,6 +16,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/password"
 	"github.com/fieldrelay/fieldrelay/engine/retention"
 	"github.com/fieldrelay/fieldrelay/engine/stream"
+	"github.com/fieldrelay/fieldrelay/engine/teams"
 	"github.com/fieldrelay/fieldrelay/engine/upstream"
 	"github.com/fieldrelay/fieldrelay/engine/usage"
 	"github.com/fieldrelay/fieldrelay/engine/writes"
@@ -69,6 +70,9 @@ type Engine struct {
 	// Registry holds the use cases of zones and their connectivity (engine/zones), the
 	// Engine's own through the embedding.
 	*zones.Registry
+	// Roster holds the use cases of teams (engine/teams), the Engine's own through the
+	// embedding.
+	*teams.Roster
 	// store is the Store given to New with the pre-commit hooks of its writes: the
 	// upstream change log (engine/upstream) and the usage counters (engine/usage);
 	// base is the Store as given.
@@ -144,6 +148,7 @@ func New(store model.Store, opt Options) *Engine {
 	e.Subscriptions = delivery.NewSubscriptions(e.store, e.clock, e.policy, WebhookNames, frame, e.sched, e.releaseWaiting)
 	e.Registry = zones.New(zones.Parts{Store: e.store, Clock: e.clock, Frame: frame, Publish: e.publish,
 		ReleaseQueued: e.releaseQueuedEvents})
+	e.Roster = teams.New(e.store, e.clock, frame, e.publish)
 	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)
 	return e
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
+	"github.com/fieldrelay/fieldrelay/engine/teams"
 )
 
 // Limits of an inbound SMS as recorded.
@@ -52,7 +53,7 @@ func NormalizePhone(s string) (string, bool) {
 	default:
 		n = "+" + n
 	}
-	return n, phoneRE.MatchString(n)
+	return n, teams.PhoneRE.MatchString(n)
 }
 
 // ReceiveSMS handles one SMS that the gateway received (POST /v1/sms/inbound), within

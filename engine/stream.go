@@ -7,6 +7,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/stream"
+	"github.com/fieldrelay/fieldrelay/engine/teams"
 	"github.com/fieldrelay/fieldrelay/engine/zones"
 )
 
@@ -16,7 +17,7 @@ const (
 	// StreamEventClosed: an event closed by the end of its mission; the Event record.
 	StreamEventClosed = "event.closed"
 	// StreamTeamUpdated: a team's status, members or a member's position changed; the Team.
-	StreamTeamUpdated = "team.updated"
+	StreamTeamUpdated = teams.StreamUpdated
 	// StreamZoneConnectivity: a zone's reported link state; the ConnectivityStatus.
 	StreamZoneConnectivity = zones.StreamConnectivity
 )

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/auth"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/teams"
 	"github.com/fieldrelay/fieldrelay/engine/zones"
 )
 
@@ -214,7 +215,7 @@ func (e *Engine) AdminSeedTenant(ctx context.Context, in model.SeedTenantInput) 
 			return nil
 		}
 		for _, t := range in.Teams(users) {
-			if _, err := e.createTeam(tx, created.Tenant.ID, t); err != nil {
+			if _, err := teams.Create(e.Roster, tx, created.Tenant.ID, t); err != nil {
 				return err
 			}
 		}

@@ -1,4 +1,4 @@
-package engine
+package teams
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
 // Team statuses.
@@ -26,20 +27,21 @@ const (
 	maxLocationLead = 2 * time.Minute
 )
 
-var phoneRE = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+// PhoneRE is the shape of a phone number: E.164.
+var PhoneRE = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 
 // CreateTeam adds an available team to p's tenant (POST /v1/teams; teams:manage).
 // Inline members name their fields members.name, members.user_id, members.phone,
 // members.lat and members.lng in validation errors.
-func (e *Engine) CreateTeam(ctx context.Context, p model.Principal, in model.TeamInput, w *model.Write) (*model.Team, error) {
+func (e *Roster) CreateTeam(ctx context.Context, p model.Principal, in model.TeamInput, w *model.Write) (*model.Team, error) {
 	if err := p.Require(model.PermTeamsManage); err != nil {
 		return nil, err
 	}
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Team, error) { return e.createTeam(tx, p.TenantID, in) })
+	return writes.Do(ctx, e.frame, p.TenantID, w, func(tx model.Tx) (*model.Team, error) { return e.createTeam(tx, p.TenantID, in) })
 }
 
 // createTeam is CreateTeam within tx, for a tenant.
-func (e *Engine) createTeam(tx model.Tx, tenantID string, in model.TeamInput) (*model.Team, error) {
+func (e *Roster) createTeam(tx model.Tx, tenantID string, in model.TeamInput) (*model.Team, error) {
 	name, err := model.RequireText("name", in.Name, 200)
 	if err != nil {
 		return nil, err
@@ -56,7 +58,7 @@ func (e *Engine) createTeam(tx model.Tx, tenantID string, in model.TeamInput) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTeamZone(tx, tenantID, in.ZoneCode); err != nil {
+	if err := CheckZone(tx, tenantID, in.ZoneCode); err != nil {
 		return nil, err
 	}
 	now := model.At(e.clock.Now())
@@ -73,7 +75,7 @@ func (e *Engine) createTeam(tx model.Tx, tenantID string, in model.TeamInput) (*
 	if err := tx.PutTeam(tenantID, t); err != nil {
 		return nil, err
 	}
-	return t, e.publish(tx, tenantID, StreamTeamUpdated, model.PermTeamsRead, t.ID, t)
+	return t, e.publish(tx, tenantID, StreamUpdated, model.PermTeamsRead, t.ID, t)
 }
 
 // teamVerticals checks a team's verticals (at least one, each valid for the tenant) and
@@ -118,7 +120,7 @@ func normalizeEquipment(items []string) ([]string, error) {
 }
 
 // checkTeamZone checks that a zone code, when given, names a zone of the tenant.
-func checkTeamZone(tx model.Tx, tenantID, code string) error {
+func CheckZone(tx model.Tx, tenantID, code string) error {
 	if code == "" {
 		return nil
 	}
@@ -136,13 +138,13 @@ func checkTeamZone(tx model.Tx, tenantID, code string) error {
 // newMember validates a member for team t; prefix is put before the field names of
 // validation errors ("members." for inline members, "" for POST /v1/teams/:id/members).
 // A user may be a member of a team once.
-func (e *Engine) newMember(tx model.Tx, tenantID string, t *model.Team, prefix string, in model.MemberInput) (model.Member, error) {
+func (e *Roster) newMember(tx model.Tx, tenantID string, t *model.Team, prefix string, in model.MemberInput) (model.Member, error) {
 	name, err := model.RequireText(prefix+"name", in.Name, 200)
 	if err != nil {
 		return model.Member{}, err
 	}
 	m := model.Member{ID: model.NewID(), Name: name, Phone: strings.TrimSpace(in.Phone)}
-	if m.Phone != "" && !phoneRE.MatchString(m.Phone) {
+	if m.Phone != "" && !PhoneRE.MatchString(m.Phone) {
 		return m, model.Invalid(prefix+"phone", "phone must be in E.164 form (+ and 7 to 15 digits)")
 	}
 	if in.UserID != "" {
@@ -166,7 +168,7 @@ func (e *Engine) newMember(tx model.Tx, tenantID string, t *model.Team, prefix s
 		return m, model.Invalid(prefix+"lng", "lat and lng go together: lng is missing")
 	}
 	if in.Lat != nil {
-		if err := checkLatLng(prefix, *in.Lat, *in.Lng); err != nil {
+		if err := CheckLatLng(prefix, *in.Lat, *in.Lng); err != nil {
 			return m, err
 		}
 		m.Lat, m.Lng = model.PtrTo(*in.Lat), model.PtrTo(*in.Lng)
@@ -176,7 +178,7 @@ func (e *Engine) newMember(tx model.Tx, tenantID string, t *model.Team, prefix s
 }
 
 // checkLatLng checks a position's ranges, naming the field that is out.
-func checkLatLng(prefix string, lat, lng float64) error {
+func CheckLatLng(prefix string, lat, lng float64) error {
 	if !model.ValidLatLng(lat, 0) {
 		return model.Invalid(prefix+"lat", "lat must be within -90..90")
 	}
@@ -189,12 +191,12 @@ func checkLatLng(prefix string, lat, lng float64) error {
 // UpdateTeam changes a team of the principal's tenant (PATCH /v1/teams/:id). Every field
 // is validated before the status is checked; a request that changes nothing leaves
 // updated_at alone.
-func (e *Engine) UpdateTeam(ctx context.Context, p model.Principal, id string, in model.TeamPatch, w *model.Write) (*model.Team, error) {
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Team, error) { return e.updateTeam(tx, p, id, in) })
+func (e *Roster) UpdateTeam(ctx context.Context, p model.Principal, id string, in model.TeamPatch, w *model.Write) (*model.Team, error) {
+	return writes.Do(ctx, e.frame, p.TenantID, w, func(tx model.Tx) (*model.Team, error) { return e.updateTeam(tx, p, id, in) })
 }
 
 // updateTeam is UpdateTeam within tx.
-func (e *Engine) updateTeam(tx model.Tx, p model.Principal, id string, in model.TeamPatch) (*model.Team, error) {
+func (e *Roster) updateTeam(tx model.Tx, p model.Principal, id string, in model.TeamPatch) (*model.Team, error) {
 	if err := p.Require(model.PermTeamsManage); err != nil {
 		return nil, err
 	}
@@ -223,7 +225,7 @@ func (e *Engine) updateTeam(tx model.Tx, p model.Principal, id string, in model.
 		}
 	}
 	if in.ZoneCode != nil {
-		if err := checkTeamZone(tx, p.TenantID, *in.ZoneCode); err != nil {
+		if err := CheckZone(tx, p.TenantID, *in.ZoneCode); err != nil {
 			return nil, err
 		}
 		next.ZoneCode = *in.ZoneCode
@@ -248,18 +250,18 @@ func (e *Engine) updateTeam(tx model.Tx, p model.Principal, id string, in model.
 	if err := tx.PutTeam(p.TenantID, &next); err != nil {
 		return nil, err
 	}
-	return &next, e.publish(tx, p.TenantID, StreamTeamUpdated, model.PermTeamsRead, next.ID, &next)
+	return &next, e.publish(tx, p.TenantID, StreamUpdated, model.PermTeamsRead, next.ID, &next)
 }
 
 // AddTeamMember adds a member to a team of the principal's tenant (POST
 // /v1/teams/:id/members) and returns the team. Validation errors name the member's
 // fields without a prefix (name, user_id, phone, lat, lng).
-func (e *Engine) AddTeamMember(ctx context.Context, p model.Principal, teamID string, in model.MemberInput, w *model.Write) (*model.Team, error) {
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Team, error) { return e.addTeamMember(tx, p, teamID, in) })
+func (e *Roster) AddTeamMember(ctx context.Context, p model.Principal, teamID string, in model.MemberInput, w *model.Write) (*model.Team, error) {
+	return writes.Do(ctx, e.frame, p.TenantID, w, func(tx model.Tx) (*model.Team, error) { return e.addTeamMember(tx, p, teamID, in) })
 }
 
 // addTeamMember is AddTeamMember within tx.
-func (e *Engine) addTeamMember(tx model.Tx, p model.Principal, teamID string, in model.MemberInput) (*model.Team, error) {
+func (e *Roster) addTeamMember(tx model.Tx, p model.Principal, teamID string, in model.MemberInput) (*model.Team, error) {
 	if err := p.Require(model.PermTeamsManage); err != nil {
 		return nil, err
 	}
@@ -276,7 +278,7 @@ func (e *Engine) addTeamMember(tx model.Tx, p model.Principal, teamID string, in
 	if err := tx.PutTeam(p.TenantID, t); err != nil {
 		return nil, err
 	}
-	return t, e.publish(tx, p.TenantID, StreamTeamUpdated, model.PermTeamsRead, t.ID, t)
+	return t, e.publish(tx, p.TenantID, StreamUpdated, model.PermTeamsRead, t.ID, t)
 }
 
 // UpdateMemberLocation sets a member's position (PATCH
@@ -285,12 +287,12 @@ func (e *Engine) addTeamMember(tx model.Tx, p model.Principal, teamID string, in
 // forbidden). Positions only move forward in time: a recorded_at older than the stored
 // location_updated_at changes nothing and answers the member as it is. The team's
 // updated_at is left alone: a position has its own time.
-func (e *Engine) UpdateMemberLocation(ctx context.Context, p model.Principal, teamID, memberID string, in model.LocationInput, w *model.Write) (*model.Member, error) {
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Member, error) { return e.updateMemberLocation(tx, p, teamID, memberID, in) })
+func (e *Roster) UpdateMemberLocation(ctx context.Context, p model.Principal, teamID, memberID string, in model.LocationInput, w *model.Write) (*model.Member, error) {
+	return writes.Do(ctx, e.frame, p.TenantID, w, func(tx model.Tx) (*model.Member, error) { return e.updateMemberLocation(tx, p, teamID, memberID, in) })
 }
 
 // updateMemberLocation is UpdateMemberLocation within tx.
-func (e *Engine) updateMemberLocation(tx model.Tx, p model.Principal, teamID, memberID string, in model.LocationInput) (*model.Member, error) {
+func (e *Roster) updateMemberLocation(tx model.Tx, p model.Principal, teamID, memberID string, in model.LocationInput) (*model.Member, error) {
 	manage := p.Can(model.PermTeamsManage)
 	if !manage && !p.Can(model.PermLocationSelf) {
 		return nil, model.Errorf(model.KindForbidden, "this operation needs the %s or %s permission", model.PermTeamsManage, model.PermLocationSelf)
@@ -312,7 +314,7 @@ func (e *Engine) updateMemberLocation(tx model.Tx, p model.Principal, teamID, me
 	if in.Lng == nil {
 		return nil, model.Invalid("lng", "lng is required")
 	}
-	if err := checkLatLng("", *in.Lat, *in.Lng); err != nil {
+	if err := CheckLatLng("", *in.Lat, *in.Lng); err != nil {
 		return nil, err
 	}
 	now := e.clock.Now()
@@ -332,11 +334,11 @@ func (e *Engine) updateMemberLocation(tx model.Tx, p model.Principal, teamID, me
 	if err := tx.PutTeam(p.TenantID, t); err != nil {
 		return nil, err
 	}
-	return m, e.publish(tx, p.TenantID, StreamTeamUpdated, model.PermTeamsRead, t.ID, t)
+	return m, e.publish(tx, p.TenantID, StreamUpdated, model.PermTeamsRead, t.ID, t)
 }
 
 // team reads a team of a tenant; a malformed id is not found.
-func (e *Engine) team(tx model.Tx, tenantID, id string) (*model.Team, error) {
+func (e *Roster) team(tx model.Tx, tenantID, id string) (*model.Team, error) {
 	if !model.ValidID(id) {
 		return nil, model.NotFound("team")
 	}
@@ -349,7 +351,7 @@ func (e *Engine) team(tx model.Tx, tenantID, id string) (*model.Team, error) {
 }
 
 // Team returns one team of the principal's tenant (GET /v1/teams/:id).
-func (e *Engine) Team(ctx context.Context, p model.Principal, id string) (*model.Team, error) {
+func (e *Roster) Team(ctx context.Context, p model.Principal, id string) (*model.Team, error) {
 	if err := p.Require(model.PermTeamsRead); err != nil {
 		return nil, err
 	}
@@ -364,7 +366,7 @@ func (e *Engine) Team(ctx context.Context, p model.Principal, id string) (*model
 // Teams lists a page of the principal's tenant's teams, newest first, with their members
 // and positions (GET /v1/teams); the string is the next cursor ("" at the end). A zero
 // Limit reads them all.
-func (e *Engine) Teams(ctx context.Context, p model.Principal, f model.TeamFilter, page model.Page) ([]model.Team, string, error) {
+func (e *Roster) Teams(ctx context.Context, p model.Principal, f model.TeamFilter, page model.Page) ([]model.Team, string, error) {
 	if err := p.Require(model.PermTeamsRead); err != nil {
 		return nil, "", err
 	}

@@ -310,3 +310,20 @@ func (e *Engine) settleDelivery(tx model.Tx, o *model.OutboxEntry, ok, settled b
 	}
 	return putEvent(tx, o.TenantID, ev)
 }
+
+// withoutDownSMS drops the sms channel from a delivery plan while the gateway is down,
+// unless it is the plan's only channel: then its messages wait for the gateway on the
+// retry schedule rather than the event waiting for a channel (docs/decisions.md, "SMS
+// gateways: health").
+func (e *Engine) withoutDownSMS(plan []string) []string {
+	if len(plan) < 2 || e.SMSGatewayState() != "down" {
+		return plan
+	}
+	out := plan[:0:0]
+	for _, ch := range plan {
+		if ch != model.ChannelSMS {
+			out = append(out, ch)
+		}
+	}
+	return out
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
 	"github.com/fieldrelay/fieldrelay/engine/password"
 	"github.com/fieldrelay/fieldrelay/engine/retention"
+	"github.com/fieldrelay/fieldrelay/engine/sms"
 	"github.com/fieldrelay/fieldrelay/engine/stream"
 	"github.com/fieldrelay/fieldrelay/engine/teams"
 	"github.com/fieldrelay/fieldrelay/engine/upstream"
@@ -73,6 +74,9 @@ type Engine struct {
 	// Roster holds the use cases of teams (engine/teams), the Engine's own through the
 	// embedding.
 	*teams.Roster
+	// Gateway holds the use cases of the SMS gateway (engine/sms), the Engine's own
+	// through the embedding.
+	*sms.Gateway
 	// store is the Store given to New with the pre-commit hooks of its writes: the
 	// upstream change log (engine/upstream) and the usage counters (engine/usage);
 	// base is the Store as given.
@@ -149,6 +153,10 @@ func New(store model.Store, opt Options) *Engine {
 	e.Registry = zones.New(zones.Parts{Store: e.store, Clock: e.clock, Frame: frame, Publish: e.publish,
 		ReleaseQueued: e.releaseQueuedEvents})
 	e.Roster = teams.New(e.store, e.clock, frame, e.publish)
+	e.Gateway = sms.New(sms.Parts{Store: e.store, Clock: e.clock, Sender: e.sender, Frame: frame, NewID: e.ids.at,
+		Secret: e.Secret, MoveMission: func(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string) (*model.Mission, error) {
+			return e.updateMissionStatus(tx, p, id, in, source, nil)
+		}})
 	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)
 	return e
 }

@@ -1,4 +1,4 @@
-package engine
+package sms
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 	"github.com/fieldrelay/fieldrelay/engine/teams"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
 // Limits of an inbound SMS as recorded.
@@ -29,7 +30,7 @@ const (
 )
 
 // NormalizePhone reads a sender's number the way team members' phones are stored (E.164,
-// see phoneRE): white space, '-', '.', '(' and ')' are dropped; '+' may only come first;
+// see PhoneRE): white space, '-', '.', '(' and ')' are dropped; '+' may only come first;
 // a leading "00" stands for '+'; digits without either are taken as an international
 // number whose '+' the gateway left out. It reports false when the result is not E.164.
 func NormalizePhone(s string) (string, bool) {
@@ -73,8 +74,8 @@ func NormalizePhone(s string) (string, bool) {
 // active mission of the tenant holds the code), forbidden (from is no phone of the
 // mission's team), invalid_transition or mission_closed (the mission's rules). err is
 // anything else (storage): nothing is written. A replay answers neither.
-func (e *Engine) ReceiveSMS(ctx context.Context, p model.Principal, in model.SMSInboundInput, w *model.Write) (*model.SMSInboundResult, *model.Error, error) {
-	r, err := write(ctx, e, p.TenantID, w, func(tx model.Tx) (model.SMSReceipt, error) {
+func (e *Gateway) ReceiveSMS(ctx context.Context, p model.Principal, in model.SMSInboundInput, w *model.Write) (*model.SMSInboundResult, *model.Error, error) {
+	r, err := writes.Do(ctx, e.frame, p.TenantID, w, func(tx model.Tx) (model.SMSReceipt, error) {
 		res, refusal, err := e.receiveSMS(tx, p, in)
 		return model.SMSReceipt{Result: res, Refusal: refusal}, err
 	})
@@ -82,12 +83,12 @@ func (e *Engine) ReceiveSMS(ctx context.Context, p model.Principal, in model.SMS
 }
 
 // receiveSMS is ReceiveSMS within tx.
-func (e *Engine) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInboundInput) (res *model.SMSInboundResult, refusal *model.Error, err error) {
+func (e *Gateway) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInboundInput) (res *model.SMSInboundResult, refusal *model.Error, err error) {
 	if !p.IsKey() || !p.Can(model.PermSMSInbound) {
 		return nil, nil, model.Errorf(model.KindForbidden, "this operation needs an API key with the %s scope", model.PermSMSInbound)
 	}
 	now := model.At(e.clock.Now())
-	rec := &model.SMSInbound{ID: e.ids.at(now.Time), From: smscodec.Truncate(in.From, maxInboundFrom),
+	rec := &model.SMSInbound{ID: e.newID(now.Time), From: smscodec.Truncate(in.From, maxInboundFrom),
 		Body: smscodec.Truncate(in.Body, maxInboundBody), ReceivedAt: now, KeyID: p.KeyID}
 	refuse := func(outcome string, e *model.Error) (*model.SMSInboundResult, *model.Error, error) {
 		rec.Outcome, rec.Error, rec.Message = outcome, e.Kind, e.Msg
@@ -160,7 +161,7 @@ func (e *Engine) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInboundI
 	mp := model.Principal{TenantID: p.TenantID, Plan: p.Plan, TenantActive: p.TenantActive, KeyID: p.KeyID,
 		UserID: actor, Scopes: []string{model.PermMissionsReceive}}
 	wasCreated := m.Status == model.MissionCreated
-	moved, err := e.updateMissionStatus(tx, mp, m.ID, model.MissionStatusInput{Status: reply.Status}, MoveSourceSMS, nil)
+	moved, err := e.moveMission(tx, mp, m.ID, model.MissionStatusInput{Status: reply.Status}, MoveSource)
 	if err != nil {
 		switch k := model.ErrorKind(err); k {
 		case model.KindInvalidTransition, model.KindMissionClosed, model.KindValidation, model.KindNotFound, model.KindForbidden:

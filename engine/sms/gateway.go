@@ -1,4 +1,4 @@
-package engine
+package sms
 
 import (
 	"context"
@@ -19,7 +19,7 @@ const SMSGatewayKeyPrefix = "sms-gateway:"
 // in the name of the gateway (key id SMSGatewayKeyPrefix + driver), so that ReceiveSMS
 // takes its replies as it takes the gateway key's. A tenant that does not exist is
 // not_found; a suspended one tenant_suspended.
-func (e *Engine) SMSGatewayPrincipal(ctx context.Context, tenantID, driver string) (model.Principal, error) {
+func (e *Gateway) SMSGatewayPrincipal(ctx context.Context, tenantID, driver string) (model.Principal, error) {
 	if !model.ValidID(tenantID) {
 		return model.Principal{}, model.NotFound("tenant")
 	}
@@ -29,7 +29,7 @@ func (e *Engine) SMSGatewayPrincipal(ctx context.Context, tenantID, driver strin
 		if err != nil {
 			return err
 		}
-		p = model.Principal{TenantID: t.ID, Plan: t.LicenseType, TenantActive: t.Status == TenantActive,
+		p = model.Principal{TenantID: t.ID, Plan: t.LicenseType, TenantActive: t.Status == model.TenantActive,
 			KeyID: SMSGatewayKeyPrefix + driver, Scopes: []string{string(model.PermSMSInbound)}}
 		return nil
 	})
@@ -54,12 +54,12 @@ func SMSWebhookKey(secret []byte, tenantID string) string {
 
 // AdminSMSSetup returns what the SMS gateways of the tenant with slug need to reach it: its
 // id (the last segment of the webhook URLs) and its Android webhook signing key.
-func (e *Engine) AdminSMSSetup(ctx context.Context, slug string) (*model.SMSSetup, error) {
-	t, err := e.AdminTenant(ctx, slug)
+func (e *Gateway) AdminSMSSetup(ctx context.Context, slug string) (*model.SMSSetup, error) {
+	t, err := e.tenantBySlug(ctx, slug)
 	if err != nil {
 		return nil, err
 	}
-	secret, err := e.Secret(ctx, SecretSMSWebhook)
+	secret, err := e.secret(ctx, model.SecretSMSWebhook)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (e *Engine) AdminSMSSetup(ctx context.Context, slug string) (*model.SMSSetu
 
 // SMSGatewayState says whether the node's SMS gateway is reachable (up, down, unknown), as
 // its Sender last saw it; empty when the node has no SMS gateway.
-func (e *Engine) SMSGatewayState() string {
+func (e *Gateway) SMSGatewayState() string {
 	if !e.sender.SMSAvailable() {
 		return ""
 	}
@@ -76,21 +76,4 @@ func (e *Engine) SMSGatewayState() string {
 		return h.SMSGatewayState()
 	}
 	return "unknown"
-}
-
-// withoutDownSMS drops the sms channel from a delivery plan while the gateway is down,
-// unless it is the plan's only channel: then its messages wait for the gateway on the
-// retry schedule rather than the event waiting for a channel (docs/decisions.md, "SMS
-// gateways: health").
-func (e *Engine) withoutDownSMS(plan []string) []string {
-	if len(plan) < 2 || e.SMSGatewayState() != "down" {
-		return plan
-	}
-	out := plan[:0:0]
-	for _, ch := range plan {
-		if ch != model.ChannelSMS {
-			out = append(out, ch)
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package engine
+package sms
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // (or still pending) SMS becomes delivered or failed. A report about an SMS that is
 // delivered, failed or held already changes nothing (gateways report more than once). An SMS
 // the tenant did not send is not_found.
-func (e *Engine) ReportSMSDelivery(ctx context.Context, p model.Principal, r model.SMSDeliveryReport) (*model.SMSOutbound, error) {
+func (e *Gateway) ReportSMSDelivery(ctx context.Context, p model.Principal, r model.SMSDeliveryReport) (*model.SMSOutbound, error) {
 	if err := p.Require(model.PermSMSInbound); err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (e *Engine) ReportSMSDelivery(ctx context.Context, p model.Principal, r mod
 
 // SMSOutbounds lists the SMS the principal's tenant sent, newest first (GET
 // /v1/sms/outbound, events:read).
-func (e *Engine) SMSOutbounds(ctx context.Context, p model.Principal, page model.Page) ([]model.SMSOutbound, string, error) {
+func (e *Gateway) SMSOutbounds(ctx context.Context, p model.Principal, page model.Page) ([]model.SMSOutbound, string, error) {
 	if err := p.Require(model.PermEventsRead); err != nil {
 		return nil, "", err
 	}

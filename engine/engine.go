@@ -77,6 +77,12 @@ type Engine struct {
 	// Gateway holds the use cases of the SMS gateway (engine/sms), the Engine's own
 	// through the embedding.
 	*sms.Gateway
+	// Links holds the use cases of upstream sync (engine/upstream), the Engine's own
+	// through the embedding.
+	*upstream.Links
+	// Settings holds the use cases of retention (engine/retention), the Engine's own
+	// through the embedding.
+	*retention.Settings
 	// store is the Store given to New with the pre-commit hooks of its writes: the
 	// upstream change log (engine/upstream) and the usage counters (engine/usage);
 	// base is the Store as given.
@@ -157,7 +163,9 @@ func New(store model.Store, opt Options) *Engine {
 		Secret: e.Secret, MoveMission: func(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string) (*model.Mission, error) {
 			return e.updateMissionStatus(tx, p, id, in, source, nil)
 		}})
+	e.Links = upstream.NewLinks(e.up, frame)
 	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)
+	e.Settings = retention.NewSettings(e.ret, e.store, e.clock, frame)
 	return e
 }
 

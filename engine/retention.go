@@ -1,11 +1,8 @@
 package engine
 
-import (
-	"context"
+import "github.com/fieldrelay/fieldrelay/engine/retention"
 
-	"github.com/fieldrelay/fieldrelay/engine/model"
-	"github.com/fieldrelay/fieldrelay/engine/retention"
-)
+// The use cases of retention are retention.Settings', embedded in the Engine.
 
 // DefaultRetentionBatch is the most records one transaction of the retention sweep
 // deletes (retention.DefaultBatch).
@@ -13,76 +10,3 @@ const DefaultRetentionBatch = retention.DefaultBatch
 
 // RetentionReport tells what a retention sweep deleted, and in how many transactions.
 type RetentionReport = retention.Report
-
-// SweepRetention deletes, in every tenant, the records older than the tenant's retention
-// (engine/retention).
-func (e *Engine) SweepRetention(ctx context.Context) (RetentionReport, error) {
-	return e.ret.Sweep(ctx)
-}
-
-// Retention returns a tenant's retention settings and what is in force.
-func (e *Engine) Retention(ctx context.Context, p model.Principal) (*model.RetentionSettings, error) {
-	if err := p.Require(model.PermTenantAdmin); err != nil {
-		return nil, err
-	}
-	var out *model.RetentionSettings
-	err := e.store.View(ctx, func(tx model.Tx) error {
-		t, err := tx.Tenant(p.TenantID)
-		if err != nil {
-			return err
-		}
-		out = e.retentionOf(t)
-		return nil
-	})
-	return out, err
-}
-
-// UpdateRetention sets a tenant's retention settings (PATCH /v1/tenant/retention).
-func (e *Engine) UpdateRetention(ctx context.Context, p model.Principal, in model.RetentionInput, w *model.Write) (*model.RetentionSettings, error) {
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.RetentionSettings, error) {
-		if err := p.Require(model.PermTenantAdmin); err != nil {
-			return nil, err
-		}
-		if err := in.Validate(); err != nil {
-			return nil, err
-		}
-		t, err := tx.Tenant(p.TenantID)
-		if err != nil {
-			return nil, err
-		}
-		r := model.Retention{}
-		if t.Retention != nil {
-			r = *t.Retention
-		}
-		if in.SyncBatchesDays != nil {
-			r.SyncBatchesDays = *in.SyncBatchesDays
-		}
-		if in.DeliveryLogDays != nil {
-			r.DeliveryLogDays = *in.DeliveryLogDays
-		}
-		if in.EventsDays != nil {
-			r.EventsDays = *in.EventsDays
-		}
-		if in.MissionsDays != nil {
-			r.MissionsDays = *in.MissionsDays
-		}
-		t.Retention = &r
-		if r == (model.Retention{}) {
-			t.Retention = nil
-		}
-		t.UpdatedAt = model.At(e.clock.Now())
-		if err := tx.PutTenant(t); err != nil {
-			return nil, err
-		}
-		return e.retentionOf(t), nil
-	})
-}
-
-// retentionOf is the answer of the retention endpoints for t.
-func (e *Engine) retentionOf(t *model.Tenant) *model.RetentionSettings {
-	out := &model.RetentionSettings{Effective: e.ret.Defaults.Over(t.Retention)}
-	if t.Retention != nil {
-		out.Tenant = *t.Retention
-	}
-	return out
-}

@@ -83,6 +83,9 @@ type Engine struct {
 	// Settings holds the use cases of retention (engine/retention), the Engine's own
 	// through the embedding.
 	*retention.Settings
+	// Counter counts the tenants' usage and the node's statistics (engine/usage); its
+	// use cases are the Engine's own through the embedding.
+	*usage.Counter
 	// store is the Store given to New with the pre-commit hooks of its writes: the
 	// upstream change log (engine/upstream) and the usage counters (engine/usage);
 	// base is the Store as given.
@@ -113,8 +116,6 @@ type Engine struct {
 	// configs caches the tenants' configuration, checked against the store's directory
 	// versions.
 	configs dircache.Cache[*tenantConfig]
-	// usage counts the tenants' usage and the node's statistics (engine/usage).
-	usage *usage.Counter
 }
 
 // New returns an Engine over store.
@@ -137,7 +138,7 @@ func New(store model.Store, opt Options) *Engine {
 	e.up = upstream.New(upstream.Parts{Store: store, Shared: model.IsShared(store), Clock: e.clock, Log: e.log,
 		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret})
 	e.store = writes.NewStore(store, e.up.LogChanges, writes.FlushUsage)
-	e.usage = usage.New(e.store, e.clock, e.log, opt.Plans)
+	e.Counter = usage.New(e.store, e.clock, e.log, opt.Plans)
 	feed, _ := store.(model.ChangeFeed) // a store shared by several processes keeps the changes
 	e.pub = stream.NewPublisher(feed, opt.StreamRing, e.clock)
 	e.runID = model.NewID()
@@ -150,7 +151,7 @@ func New(store model.Store, opt Options) *Engine {
 		Frame: frame, Enqueue: e.enqueue})
 	e.sched = delivery.New(delivery.Parts{Store: e.store, Shared: e.shared, Clock: e.clock, Log: e.log,
 		Sender: e.sender, Retry: e.retry, Lease: e.lease, RunID: e.runID, Workers: opt.Workers,
-		NewID: e.ids.at, Full: func() bool { sp, _ := e.Space(); return sp.Full }, Held: e.usage.Held,
+		NewID: e.ids.at, Full: func() bool { sp, _ := e.Space(); return sp.Full }, Held: usage.Held(e.Counter),
 		Mail: auth.MailOf(e.Service), Reinforce: e.reinforce, Settled: e.settleDelivery, Count: e.count,
 		MissionSent: func(tx model.Tx, o *model.OutboxEntry) error {
 			return e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o))

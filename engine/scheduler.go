@@ -7,6 +7,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/delivery"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/usage"
 )
 
 // The node's background work: the outbox scheduler (engine/delivery), the upstream
@@ -37,7 +38,7 @@ func (e *Engine) StartScheduler(ctx context.Context) error {
 		return err
 	}
 	ctx, e.bg.stop = context.WithCancel(ctx)
-	for _, loop := range []func(context.Context){e.sweepLoop, e.up.Loop, e.usage.Loop} {
+	for _, loop := range []func(context.Context){e.sweepLoop, e.up.Loop, usage.Loop(e.Counter)} {
 		e.bg.wg.Add(1)
 		go func() {
 			defer e.bg.wg.Done()

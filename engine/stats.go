@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/usage"
 )
 
 // Stats is a snapshot of the node's statistics for /metrics. Counters count since the
@@ -44,7 +45,7 @@ type Stats struct {
 
 // Stats returns a snapshot of the node's statistics.
 func (e *Engine) Stats() Stats {
-	c := e.usage.Counts()
+	c := usage.CountsOf(e.Counter)
 	out := Stats{EventsAccepted: c.EventsAccepted, EventsSettled: c.EventsSettled, MissionMoves: c.MissionMoves,
 		WebhookFailures: c.WebhookFailures, SMSSent: c.SMSSent, SMSHeld: c.SMSHeld}
 	out.Attempts = e.sched.Attempts()

@@ -33,6 +33,24 @@ type Counter struct {
 	lastDay  atomic.Pointer[usageDay]
 }
 
+// What the engine needs of a Counter beside the use cases. Functions, not methods, so
+// that the Engine that embeds a Counter does not show them.
+
+// Count adds d to the usage of tenantID on the day of at, within tx.
+func Count(c *Counter, tx model.TxCommit, tenantID string, at time.Time, d model.UsageDelta) error {
+	return c.count(tx, tenantID, at, d)
+}
+
+// Held returns what runs after the commit of an SMS held back by its recipient's rate
+// limit.
+func Held(c *Counter) func() { return c.held }
+
+// CountsOf returns the node's counters since start, for /metrics.
+func CountsOf(c *Counter) Counts { return c.counts() }
+
+// Loop flushes the counted API requests every few seconds, and once more when ctx ends.
+func Loop(c *Counter) func(ctx context.Context) { return c.loop }
+
 // New returns the Counter of a node over store (the engine's, with its pre-commit hooks);
 // plans is the price list of the billing (DefaultPlans when nil).
 func New(store model.Store, clock model.Clock, log *slog.Logger, plans model.PlanTable) *Counter {
@@ -42,8 +60,8 @@ func New(store model.Store, clock model.Clock, log *slog.Logger, plans model.Pla
 	return &Counter{store: store, clock: clock, log: log, plans: plans, stats: newStats()}
 }
 
-// Held is to run after the commit of an SMS held back by its recipient's rate limit.
-func (e *Counter) Held() { e.stats.hooks[statSMSHeld]() }
+// held is to run after the commit of an SMS held back by its recipient's rate limit.
+func (e *Counter) held() { e.stats.hooks[statSMSHeld]() }
 
 // Counts are the node's counters since start, for /metrics.
 type Counts struct {
@@ -51,8 +69,8 @@ type Counts struct {
 	WebhookFailures, SMSSent, SMSHeld           uint64
 }
 
-// Counts returns the node's counters since start.
-func (e *Counter) Counts() Counts {
+// counts returns the node's counters since start.
+func (e *Counter) counts() Counts {
 	s := e.stats
 	var out Counts
 	for i, ch := range model.StatChannels {
@@ -88,11 +106,11 @@ func (e *Counter) dayOf(at time.Time) string {
 	return d.name
 }
 
-// Count adds d to the usage of tenantID on the day of at, within tx: the counters commit
+// count adds d to the usage of tenantID on the day of at, within tx: the counters commit
 // (or roll back) with the work they count. Once tx commits, the node's in-memory
 // statistics (/metrics) follow; those updates are prepared at start, so counting an
 // event allocates nothing for them.
-func (e *Counter) Count(tx model.TxCommit, tenantID string, at time.Time, d model.UsageDelta) error {
+func (e *Counter) count(tx model.TxCommit, tenantID string, at time.Time, d model.UsageDelta) error {
 	day := e.dayOf(at)
 	// Gathered in tx and written once, before the commit (writes.FlushUsage).
 	d.Each(func(metric string, n uint64) { writes.Count(tx, tenantID, day, metric, n) })
@@ -207,7 +225,7 @@ func (e *Counter) FlushUsage(ctx context.Context) error {
 	err := e.store.Update(ctx, func(tx model.Tx) error {
 		now := e.clock.Now()
 		for _, p := range all {
-			err := e.Count(tx, p.tenantID, now, model.UsageDelta{APIRequests: p.n})
+			err := e.count(tx, p.tenantID, now, model.UsageDelta{APIRequests: p.n})
 			if model.IsKind(err, model.KindNotFound) {
 				continue // a tenant that no longer exists
 			}
@@ -225,9 +243,9 @@ func (e *Counter) FlushUsage(ctx context.Context) error {
 	return err
 }
 
-// Loop flushes the counted API requests every usageFlushEvery, and once more when
+// loop flushes the counted API requests every usageFlushEvery, and once more when
 // ctx ends (shutdown), before the store closes.
-func (e *Counter) Loop(ctx context.Context) {
+func (e *Counter) loop(ctx context.Context) {
 	t := time.NewTicker(usageFlushEvery)
 	defer t.Stop()
 	for {

@@ -29,9 +29,9 @@ func periodName(period string, t time.Time) string {
 	}
 }
 
-// Report answers GET /v1/tenant/usage for p's tenant (usage:read). The API requests
+// Usage answers GET /v1/tenant/usage for p's tenant (usage:read). The API requests
 // counted in memory since the last flush are included in today's period.
-func (e *Counter) Report(ctx context.Context, p model.Principal, q model.UsageQuery) (*model.UsageReport, error) {
+func (e *Counter) Usage(ctx context.Context, p model.Principal, q model.UsageQuery) (*model.UsageReport, error) {
 	if err := p.Require(model.PermUsageRead); err != nil {
 		return nil, err
 	}

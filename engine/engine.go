@@ -10,6 +10,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/auth"
 	"github.com/fieldrelay/fieldrelay/engine/delivery"
+	"github.com/fieldrelay/fieldrelay/engine/devices"
 	"github.com/fieldrelay/fieldrelay/engine/dircache"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
@@ -86,6 +87,9 @@ type Engine struct {
 	// Counter counts the tenants' usage and the node's statistics (engine/usage); its
 	// use cases are the Engine's own through the embedding.
 	*usage.Counter
+	// Credentials holds the use cases of device credentials and device lists
+	// (engine/devices), the Engine's own through the embedding.
+	*devices.Credentials
 	// store is the Store given to New with the pre-commit hooks of its writes: the
 	// upstream change log (engine/upstream) and the usage counters (engine/usage);
 	// base is the Store as given.
@@ -165,6 +169,7 @@ func New(store model.Store, opt Options) *Engine {
 			return e.updateMissionStatus(tx, p, id, in, source, nil)
 		}})
 	e.Links = upstream.NewLinks(e.up, frame)
+	e.Credentials = devices.New(e.store, e.clock, frame, visibleDevice, e.AuthenticateUser)
 	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)
 	e.Settings = retention.NewSettings(e.ret, e.store, e.clock, frame)
 	return e

@@ -1,10 +1,11 @@
-package engine
+package devices
 
 import (
 	"context"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
 // DeviceCredentialLifetime is how long a device credential is valid: long enough for a
@@ -16,12 +17,12 @@ const DeviceCredentialLifetime = 30 * 24 * time.Hour
 // /v1/devices/:id/credential). Only a signed-in user may: the credential acts for that
 // user, narrowed to the device. A new credential replaces the device's previous one,
 // which is refused from then on. The server signs the returned grant.
-func (e *Engine) IssueDeviceCredential(ctx context.Context, p model.Principal, deviceID string) (*model.DeviceGrant, error) {
+func (e *Credentials) IssueDeviceCredential(ctx context.Context, p model.Principal, deviceID string) (*model.DeviceGrant, error) {
 	if p.UserID == "" || p.DeviceID != "" {
 		return nil, model.Errorf(model.KindForbidden, "a device credential is issued to a signed-in user only")
 	}
-	return write(ctx, e, p.TenantID, nil, func(tx model.Tx) (*model.DeviceGrant, error) {
-		d, err := visibleDevice(tx, p, deviceID, false)
+	return writes.Do(ctx, e.frame, p.TenantID, nil, func(tx model.Tx) (*model.DeviceGrant, error) {
+		d, err := e.visible(tx, p, deviceID, false)
 		if err != nil {
 			return nil, err
 		}
@@ -47,19 +48,19 @@ func (e *Engine) IssueDeviceCredential(ctx context.Context, p model.Principal, d
 // RevokeDeviceCredential revokes a device's credential (DELETE
 // /v1/devices/:id/credential, devices:manage): the next request that presents it is
 // refused. Revoking a device with no live credential changes nothing.
-func (e *Engine) RevokeDeviceCredential(ctx context.Context, p model.Principal, deviceID string) (*model.Device, error) {
+func (e *Credentials) RevokeDeviceCredential(ctx context.Context, p model.Principal, deviceID string) (*model.Device, error) {
 	if err := p.Require(model.PermDevicesManage); err != nil {
 		return nil, err
 	}
-	return write(ctx, e, p.TenantID, nil, func(tx model.Tx) (*model.Device, error) {
+	return writes.Do(ctx, e.frame, p.TenantID, nil, func(tx model.Tx) (*model.Device, error) {
 		return e.revokeDeviceCredential(tx, p.TenantID, deviceID, p.ActorID())
 	})
 }
 
 // AdminRevokeDeviceCredential is RevokeDeviceCredential for the tenant named by slug
 // (`fieldrelay device revoke`).
-func (e *Engine) AdminRevokeDeviceCredential(ctx context.Context, slug, deviceID string) (*model.Device, error) {
-	return write(ctx, e, "", nil, func(tx model.Tx) (*model.Device, error) {
+func (e *Credentials) AdminRevokeDeviceCredential(ctx context.Context, slug, deviceID string) (*model.Device, error) {
+	return writes.Do(ctx, e.frame, "", nil, func(tx model.Tx) (*model.Device, error) {
 		t, err := tx.TenantBySlug(slug)
 		if err != nil {
 			return nil, err
@@ -70,7 +71,7 @@ func (e *Engine) AdminRevokeDeviceCredential(ctx context.Context, slug, deviceID
 
 // revokeDeviceCredential is the revocation within tx. The version moves on as well, so no
 // token issued before can ever be valid again.
-func (e *Engine) revokeDeviceCredential(tx model.Tx, tenantID, deviceID, by string) (*model.Device, error) {
+func (e *Credentials) revokeDeviceCredential(tx model.Tx, tenantID, deviceID, by string) (*model.Device, error) {
 	if !model.ValidID(deviceID) {
 		return nil, model.NotFound("device")
 	}
@@ -91,8 +92,8 @@ func (e *Engine) revokeDeviceCredential(tx model.Tx, tenantID, deviceID, by stri
 // must be valid as for a session token (AuthenticateUser), and the device must hold a
 // credential of that version, neither revoked nor expired. The device is read at every
 // request, so a revocation is refused at once, on every process of a shared store.
-func (e *Engine) AuthenticateDevice(ctx context.Context, g model.DeviceGrant) (model.Principal, error) {
-	p, err := e.AuthenticateUser(ctx, g.TenantID, g.UserID, g.UserVersion)
+func (e *Credentials) AuthenticateDevice(ctx context.Context, g model.DeviceGrant) (model.Principal, error) {
+	p, err := e.authUser(ctx, g.TenantID, g.UserID, g.UserVersion)
 	if err != nil {
 		return model.Principal{}, err
 	}
@@ -120,7 +121,7 @@ func (e *Engine) AuthenticateDevice(ctx context.Context, g model.DeviceGrant) (m
 // Devices lists a page of the tenant's devices, newest first, with their sync state and
 // the state of their credentials (GET /v1/devices, devices:manage); the string is the
 // next cursor.
-func (e *Engine) Devices(ctx context.Context, p model.Principal, pg model.Page) ([]model.Device, string, error) {
+func (e *Credentials) Devices(ctx context.Context, p model.Principal, pg model.Page) ([]model.Device, string, error) {
 	if err := p.Require(model.PermDevicesManage); err != nil {
 		return nil, "", err
 	}
@@ -128,15 +129,15 @@ func (e *Engine) Devices(ctx context.Context, p model.Principal, pg model.Page) 
 }
 
 // AdminDevices is Devices for the tenant named by slug (`fieldrelay device list`).
-func (e *Engine) AdminDevices(ctx context.Context, slug string, pg model.Page) ([]model.Device, string, error) {
-	t, err := e.AdminTenant(ctx, slug)
+func (e *Credentials) AdminDevices(ctx context.Context, slug string, pg model.Page) ([]model.Device, string, error) {
+	t, err := e.tenantBySlug(ctx, slug)
 	if err != nil {
 		return nil, "", err
 	}
 	return e.devicesOf(ctx, t.ID, pg)
 }
 
-func (e *Engine) devicesOf(ctx context.Context, tenantID string, pg model.Page) (out []model.Device, next string, err error) {
+func (e *Credentials) devicesOf(ctx context.Context, tenantID string, pg model.Page) (out []model.Device, next string, err error) {
 	err = e.store.View(ctx, func(tx model.Tx) error {
 		out, next, err = tx.Devices(tenantID, pg)
 		return err

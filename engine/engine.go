@@ -19,6 +19,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/sms"
 	"github.com/fieldrelay/fieldrelay/engine/stream"
 	"github.com/fieldrelay/fieldrelay/engine/teams"
+	"github.com/fieldrelay/fieldrelay/engine/tenants"
 	"github.com/fieldrelay/fieldrelay/engine/upstream"
 	"github.com/fieldrelay/fieldrelay/engine/usage"
 	"github.com/fieldrelay/fieldrelay/engine/writes"
@@ -90,6 +91,9 @@ type Engine struct {
 	// Credentials holds the use cases of device credentials and device lists
 	// (engine/devices), the Engine's own through the embedding.
 	*devices.Credentials
+	// Directory holds the use cases of the node's tenants (engine/tenants), the Engine's
+	// own through the embedding.
+	*tenants.Directory
 	// store is the Store given to New with the pre-commit hooks of its writes: the
 	// upstream change log (engine/upstream) and the usage counters (engine/usage);
 	// base is the Store as given.
@@ -170,6 +174,7 @@ func New(store model.Store, opt Options) *Engine {
 		}})
 	e.Links = upstream.NewLinks(e.up, frame)
 	e.Credentials = devices.New(e.store, e.clock, frame, visibleDevice, e.AuthenticateUser)
+	e.Directory = tenants.New(e.store, e.clock, frame)
 	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)
 	e.Settings = retention.NewSettings(e.ret, e.store, e.clock, frame)
 	return e

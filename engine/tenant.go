@@ -97,55 +97,6 @@ func normalizeVerticals(vs []string) ([]string, error) {
 	return out, nil
 }
 
-// AdminTenants lists every tenant of the node, oldest first.
-func (e *Engine) AdminTenants(ctx context.Context) ([]model.Tenant, error) {
-	var out []model.Tenant
-	err := e.store.View(ctx, func(tx model.Tx) (err error) {
-		out, err = tx.Tenants()
-		return err
-	})
-	return out, err
-}
-
-// AdminTenant returns the tenant with the given slug.
-func (e *Engine) AdminTenant(ctx context.Context, slug string) (*model.Tenant, error) {
-	var t *model.Tenant
-	err := e.store.View(ctx, func(tx model.Tx) (err error) {
-		t, err = tx.TenantBySlug(slug)
-		return err
-	})
-	return t, err
-}
-
-// AdminSetTenantStatus moves a tenant to active, suspended or inactive.
-func (e *Engine) AdminSetTenantStatus(ctx context.Context, slug, status string) (*model.Tenant, error) {
-	return write(ctx, e, "", nil, func(tx model.Tx) (*model.Tenant, error) { return e.setTenantStatus(tx, slug, status) })
-}
-
-// setTenantStatus is AdminSetTenantStatus within tx.
-func (e *Engine) setTenantStatus(tx model.Tx, slug, status string) (*model.Tenant, error) {
-	if status != TenantActive && status != TenantSuspended && status != TenantInactive {
-		return nil, model.Invalid("status", "status must be active, suspended or inactive")
-	}
-	t, err := tx.TenantBySlug(slug)
-	if err != nil || t.Status == status {
-		return t, err
-	}
-	t.Status = status
-	t.UpdatedAt = model.At(e.clock.Now())
-	return t, tx.PutTenant(t)
-}
-
-// Tenant returns the principal's tenant (GET /v1/tenant/me).
-func (e *Engine) Tenant(ctx context.Context, p model.Principal) (*model.Tenant, error) {
-	var t *model.Tenant
-	err := e.store.View(ctx, func(tx model.Tx) (err error) {
-		t, err = tx.Tenant(p.TenantID)
-		return err
-	})
-	return t, err
-}
-
 // UpdateDispatchSettings changes the principal's tenant's dispatch settings
 // (PATCH /v1/tenant/dispatch-settings).
 func (e *Engine) UpdateDispatchSettings(ctx context.Context, p model.Principal, in model.DispatchSettingsInput, w *model.Write) (*model.DispatchSettings, error) {

@@ -3,13 +3,14 @@ package engine
 import (
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine/delivery"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // Webhook event names of an event's life.
 const (
-	HookEventCreated   = "event.created"
+	HookEventCreated   = delivery.HookEventCreated
 	HookEventDelivered = "event.delivered"
 	HookEventFailed    = "event.failed"
 )
@@ -96,7 +97,7 @@ func (e *Engine) planDelivery(tx model.Tx, tenantID string, cfg *tenantConfig, z
 		}
 	}
 	if len(plan) == 0 {
-		return tx.PutEvent(tenantID, ev)
+		return putEvent(tx, tenantID, ev)
 	}
 	n := 1
 	if ev.Priority == model.PriorityCritical {
@@ -107,7 +108,7 @@ func (e *Engine) planDelivery(tx model.Tx, tenantID string, cfg *tenantConfig, z
 			return err
 		}
 	}
-	return tx.PutEvent(tenantID, ev)
+	return putEvent(tx, tenantID, ev)
 }
 
 func zoneCodeOf(ev *model.Event) string {
@@ -307,5 +308,22 @@ func (e *Engine) settleDelivery(tx model.Tx, o *model.OutboxEntry, ok, settled b
 			}
 		}
 	}
-	return tx.PutEvent(o.TenantID, ev)
+	return putEvent(tx, o.TenantID, ev)
+}
+
+// withoutDownSMS drops the sms channel from a delivery plan while the gateway is down,
+// unless it is the plan's only channel: then its messages wait for the gateway on the
+// retry schedule rather than the event waiting for a
+// channel (docs/decisions/0125-sms-gateway-health.md).
+func (e *Engine) withoutDownSMS(plan []string) []string {
+	if len(plan) < 2 || e.SMSGatewayState() != "down" {
+		return plan
+	}
+	out := plan[:0:0]
+	for _, ch := range plan {
+		if ch != model.ChannelSMS {
+			out = append(out, ch)
+		}
+	}
+	return out
 }

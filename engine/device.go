@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/teams"
 )
 
 // ChannelDevice is the channel_used of a mission whose notification reached its team
@@ -17,7 +18,7 @@ const ChannelDevice = "device"
 const (
 	maxDeviceName     = 200
 	maxDevicePlatform = 50
-	maxHardwareID     = 128
+	maxHardwareID     = model.MaxHardwareID
 )
 
 // isTeamMember reports whether the user is a member of the team.
@@ -135,7 +136,7 @@ func (e *Engine) registerDevice(tx model.Tx, p model.Principal, in model.DeviceI
 			return nil, false, err
 		}
 	}
-	if err := checkTeamZone(tx, p.TenantID, in.ZoneCode); err != nil {
+	if err := teams.CheckZone(tx, p.TenantID, in.ZoneCode); err != nil {
 		return nil, false, err
 	}
 	if !manage {

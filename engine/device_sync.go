@@ -9,6 +9,9 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/strictjson"
+	"github.com/fieldrelay/fieldrelay/engine/teams"
+	"github.com/fieldrelay/fieldrelay/engine/upstream"
+	"github.com/fieldrelay/fieldrelay/engine/zones"
 )
 
 // Kinds of a device's items.
@@ -32,7 +35,7 @@ const (
 // stays pending until a later sync fills the gap. Applying an item is the use case it
 // stands for (a mission move with source device at captured_at, an event with source
 // device, a member's position, a connectivity report; from a node device, an upstream_*
-// item is a replicated record written without side effects: applyUpstream); an error of
+// item is a replicated record written without side effects: upstream.Apply); an error of
 // that use case rejects the item and never the others. The answer carries every item's result, the applied
 // items of earlier syncs, applied_through, the gaps and the device's pending queue.
 func (e *Engine) SyncDevice(ctx context.Context, p model.Principal, key *model.IdempotencyKey, in model.DeviceSyncInput, render model.DeviceSyncRender) (model.Reply, error) {
@@ -117,7 +120,7 @@ func (e *Engine) syncDevice(tx model.Tx, p model.Principal, in model.DeviceSyncI
 			ierr = mayDo(p, it.Kind)
 		}
 		if ierr == nil {
-			ierr = mayUpstream(p, d, it.Kind)
+			ierr = upstream.MayApply(p, d, it.Kind)
 		}
 		if ierr != nil {
 			it.Payload, it.CapturedAt, it.DeviceCapturedAt = nil, nil, nil
@@ -305,7 +308,7 @@ func readItem(raw json.RawMessage, now model.Time, correction time.Duration) (in
 	it := &model.DeviceItem{}
 	var kind string
 	switch {
-	case isNull(f.Kind):
+	case model.IsNullJSON(f.Kind):
 		return seq, it, model.Invalid("kind", "kind is required")
 	case json.Unmarshal(f.Kind, &kind) != nil:
 		return seq, it, model.Invalid("kind", "kind must be a string")
@@ -319,7 +322,7 @@ func readItem(raw json.RawMessage, now model.Time, correction time.Duration) (in
 			"(and, from a node, upstream_event, upstream_dispatch, upstream_mission)")
 	}
 	switch p := bytes.TrimSpace(f.Payload); {
-	case isNull(p):
+	case model.IsNullJSON(p):
 		return seq, it, model.Invalid("payload", "payload is required")
 	case p[0] != '{':
 		return seq, it, model.Invalid("payload", "payload must be a JSON object")
@@ -328,7 +331,7 @@ func readItem(raw json.RawMessage, now model.Time, correction time.Duration) (in
 	}
 	var s string
 	switch {
-	case isNull(f.CapturedAt):
+	case model.IsNullJSON(f.CapturedAt):
 		return seq, it, model.Invalid("captured_at", "captured_at is required")
 	case json.Unmarshal(f.CapturedAt, &s) != nil:
 		return seq, it, model.Invalid("captured_at", "captured_at must be an RFC 3339 timestamp")
@@ -354,7 +357,7 @@ func readItem(raw json.RawMessage, now model.Time, correction time.Duration) (in
 // MaxSequence, in any spelling (3, 3.0 and 3e0 are 3; 1.5 and "3" are not).
 func readSequence(raw json.RawMessage) (int64, error) {
 	raw = bytes.TrimSpace(raw)
-	if isNull(raw) {
+	if model.IsNullJSON(raw) {
 		return 0, model.Invalid("sequence_number", "sequence_number is required")
 	}
 	n, integral, fits := model.ParseJSONInteger(raw)
@@ -371,11 +374,6 @@ func readSequence(raw json.RawMessage) (int64, error) {
 		return 0, model.Invalid("sequence_number", "sequence_number must be at most %d", int64(model.MaxSequence))
 	}
 	return n, nil
-}
-
-func isNull(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
 }
 
 // mayDo checks that p may send an item of a kind: the permission of the operation it
@@ -433,7 +431,7 @@ func (e *Engine) applyItem(tx model.Tx, run *syncRun, it *model.DeviceItem) erro
 	var dup bool
 	switch it.Kind {
 	case model.ItemUpstreamEvent, model.ItemUpstreamDispatch, model.ItemUpstreamMission:
-		dup, err = e.applyUpstream(tx, tenantID, d, it)
+		dup, err = upstream.Apply(tx, tenantID, d, it)
 	case ItemEvent:
 		it.EventID, err = e.applyEvent(tx, p, run, it)
 	case ItemMissionStatus:
@@ -468,19 +466,6 @@ func itemField(f string) string {
 	return "payload." + f
 }
 
-// decodePayload decodes an item's payload into v; a field of the wrong type is a
-// validation error naming it.
-func decodePayload(raw json.RawMessage, v any) error {
-	if err := json.Unmarshal(raw, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return model.Invalid(te.Field, "%s has the wrong type (%s)", te.Field, te.Value)
-		}
-		return model.Invalid("", "payload could not be read")
-	}
-	return nil
-}
-
 // applyEvent creates the event of an item as POST /v1/events would (source device,
 // device_id set, captured_at the item's; auto-dispatch applies), notes the payload's
 // warnings on the item and returns the event's id. An
@@ -488,7 +473,7 @@ func decodePayload(raw json.RawMessage, v any) error {
 func (e *Engine) applyEvent(tx model.Tx, p model.Principal, run *syncRun, it *model.DeviceItem) (string, error) {
 	d := run.device
 	var in model.EventInput
-	if err := decodePayload(it.Payload, &in); err != nil {
+	if err := model.DecodeItemPayload(it.Payload, &in); err != nil {
 		return "", err
 	}
 	in.Source, in.DeviceID, in.CapturedAt, in.DeviceCapturedAt, in.BatchID = SourceDevice, d.ID, it.CapturedAt, it.DeviceCapturedAt, ""
@@ -549,7 +534,7 @@ type missionStatusPayload struct {
 // that team's missions.
 func (e *Engine) applyMissionStatus(tx model.Tx, p model.Principal, d *model.Device, it *model.DeviceItem) error {
 	var in missionStatusPayload
-	if err := decodePayload(it.Payload, &in); err != nil {
+	if err := model.DecodeItemPayload(it.Payload, &in); err != nil {
 		return err
 	}
 	if in.MissionID == "" {
@@ -584,7 +569,7 @@ type locationPayload struct {
 // one is applied and changes nothing.
 func (e *Engine) applyLocation(tx model.Tx, p model.Principal, d *model.Device, it *model.DeviceItem) error {
 	var in locationPayload
-	if err := decodePayload(it.Payload, &in); err != nil {
+	if err := model.DecodeItemPayload(it.Payload, &in); err != nil {
 		return err
 	}
 	switch {
@@ -595,7 +580,7 @@ func (e *Engine) applyLocation(tx model.Tx, p model.Principal, d *model.Device, 
 	case in.Lng == nil:
 		return model.Invalid("lng", "lng is required")
 	}
-	if err := checkLatLng("", *in.Lat, *in.Lng); err != nil {
+	if err := teams.CheckLatLng("", *in.Lat, *in.Lng); err != nil {
 		return err
 	}
 	if d.TeamID == nil {
@@ -636,7 +621,7 @@ func (e *Engine) applyLocation(tx model.Tx, p model.Principal, d *model.Device, 
 // item's captured_at unless the payload gives one.
 func (e *Engine) applyConnectivity(tx model.Tx, p model.Principal, d *model.Device, it *model.DeviceItem) error {
 	var in model.ConnectivityReport
-	if err := decodePayload(it.Payload, &in); err != nil {
+	if err := model.DecodeItemPayload(it.Payload, &in); err != nil {
 		return err
 	}
 	in.DeviceID = d.ID
@@ -644,6 +629,6 @@ func (e *Engine) applyConnectivity(tx model.Tx, p model.Principal, d *model.Devi
 		s := it.CapturedAt.UTC().Format(model.TimeLayout)
 		in.ReportedAt = &s
 	}
-	_, err := e.reportConnectivity(tx, p.TenantID, in)
+	_, err := zones.Report(e.Registry, tx, p.TenantID, in)
 	return err
 }

@@ -17,7 +17,7 @@ const (
 
 // OutboxReinforce is the outbox entry of a mission's reinforcement check: no call, a
 // transaction at its due time.
-const OutboxReinforce = "reinforce"
+const OutboxReinforce = model.OutboxReinforce
 
 // DispatchTeam sends a team to an event by hand, in one transaction: the Dispatch record, a
 // CREATED mission, the team on_mission, the team.dispatched notification and one
@@ -97,10 +97,10 @@ func (e *Engine) dispatch(tx model.Tx, tenantID string, ev *model.Event, team *m
 	if err := e.publish(tx, tenantID, StreamTeamUpdated, model.PermTeamsRead, team.ID, team); err != nil {
 		return nil, nil, err
 	}
-	if err := tx.PutMission(tenantID, m); err != nil {
+	if err := putMission(tx, tenantID, m); err != nil {
 		return nil, nil, err
 	}
-	if err := tx.PutDispatch(tenantID, d); err != nil {
+	if err := putDispatch(tx, tenantID, d); err != nil {
 		return nil, nil, err
 	}
 	if err := tx.PutLedgerEntry(tenantID, &model.LedgerEntry{ID: e.ids.at(now.Time), Kind: "dispatch", DispatchID: d.ID,
@@ -340,7 +340,7 @@ func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string, at time.Time
 		return err
 	}
 	m.Reinforced, m.UpdatedAt = true, now
-	if err := tx.PutMission(tenantID, m); err != nil {
+	if err := putMission(tx, tenantID, m); err != nil {
 		return err
 	}
 	best, team, err := e.bestTeam(tx, tenantID, t, ev)

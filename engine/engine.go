@@ -5,14 +5,25 @@ package engine
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine/auth"
+	"github.com/fieldrelay/fieldrelay/engine/delivery"
+	"github.com/fieldrelay/fieldrelay/engine/devices"
+	"github.com/fieldrelay/fieldrelay/engine/dircache"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/netguard"
 	"github.com/fieldrelay/fieldrelay/engine/password"
+	"github.com/fieldrelay/fieldrelay/engine/retention"
+	"github.com/fieldrelay/fieldrelay/engine/sms"
+	"github.com/fieldrelay/fieldrelay/engine/stream"
+	"github.com/fieldrelay/fieldrelay/engine/teams"
+	"github.com/fieldrelay/fieldrelay/engine/tenants"
+	"github.com/fieldrelay/fieldrelay/engine/upstream"
+	"github.com/fieldrelay/fieldrelay/engine/usage"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
+	"github.com/fieldrelay/fieldrelay/engine/zones"
 )
 
 // Options configure an Engine.
@@ -53,57 +64,72 @@ type Options struct {
 
 // Engine runs the use cases of one node over a Store.
 type Engine struct {
-	// store is the Store given to New wrapped so that writes keep the upstream change
-	// log (upstream_log.go); base is the Store as given.
+	// Service holds the use cases of API keys, accounts and logins (engine/auth): the
+	// Engine's own, through the embedding.
+	*auth.Service
+	// Subscriptions holds the use cases of webhook subscriptions (engine/delivery), the
+	// Engine's own through the embedding.
+	*delivery.Subscriptions
+	// Registry holds the use cases of zones and their connectivity (engine/zones), the
+	// Engine's own through the embedding.
+	*zones.Registry
+	// Roster holds the use cases of teams (engine/teams), the Engine's own through the
+	// embedding.
+	*teams.Roster
+	// Gateway holds the use cases of the SMS gateway (engine/sms), the Engine's own
+	// through the embedding.
+	*sms.Gateway
+	// Links holds the use cases of upstream sync (engine/upstream), the Engine's own
+	// through the embedding.
+	*upstream.Links
+	// Settings holds the use cases of retention (engine/retention), the Engine's own
+	// through the embedding.
+	*retention.Settings
+	// Counter counts the tenants' usage and the node's statistics (engine/usage); its
+	// use cases are the Engine's own through the embedding.
+	*usage.Counter
+	// Credentials holds the use cases of device credentials and device lists
+	// (engine/devices), the Engine's own through the embedding.
+	*devices.Credentials
+	// Directory holds the use cases of the node's tenants (engine/tenants), the Engine's
+	// own through the embedding.
+	*tenants.Directory
+	// store is the Store given to New with the pre-commit hooks of its writes: the
+	// upstream change log (engine/upstream) and the usage counters (engine/usage);
+	// base is the Store as given.
 	store  model.Store
 	base   model.Store
-	up     *upstreamRunner
+	up     *upstream.Runner
 	clock  model.Clock
 	log    *slog.Logger
-	pw     password.Params
-	mailer model.Mailer
 	sender model.Sender
 	retry  []time.Duration
 	policy netguard.AddressPolicy
-	sched  *scheduler
-	// stream fans committed changes out to GET /v1/stream.
-	stream *Broker
-	// feed is the store's change feed, nil when the store has none (stream.go).
-	feed model.ChangeFeed
+	sched  *delivery.Scheduler
+	// bg holds the loops started with the scheduler (scheduler.go); shared says other
+	// processes share the store, leases are the leases this run holds there (periodic.go).
+	bg     background
+	shared bool
+	leases runLeases
+	// pub hands committed changes to GET /v1/stream (engine/stream).
+	pub *stream.Publisher
 	// runID names this run of the engine in the leases of its delivery attempts, which
 	// last lease.
 	runID string
 	lease time.Duration
 	// ids makes the time-ordered ids of records (ids.go).
 	ids idSource
-	// deadlines holds the monotonic ends of the lock-outs and key expiries this run set
-	// (deadlines.go).
-	deadlines *deadlines
-	// retention is the node's default retention; retentionBatch the sweep's batch size.
-	retention      model.Retention
-	retentionBatch int
-	// Caches of the directory, checked against the store's directory versions.
-	keys    dirCache[keyAuth]
-	users   dirCache[userAuth]
-	configs dirCache[*tenantConfig]
-	// stats count the node's work for /metrics; requests count API requests until
-	// they are flushed into the usage counters.
-	stats    *stats
-	requests requestCounts
-	lastDay  atomic.Pointer[usageDay]
-	plans    model.PlanTable
-	// dummyHash is verified against for unknown emails, so that a login costs the same
-	// whether or not the account exists.
-	dummyHash string
+	// ret is the retention sweep, with the node's default retention.
+	ret *retention.Sweeper
+	// configs caches the tenants' configuration, checked against the store's directory
+	// versions.
+	configs dircache.Cache[*tenantConfig]
 }
 
 // New returns an Engine over store.
 func New(store model.Store, opt Options) *Engine {
-	e := &Engine{base: store, clock: opt.Clock, log: opt.Logger, pw: opt.Password, mailer: opt.Mailer,
-		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy, stats: newStats(), plans: opt.Plans,
-		deadlines: newDeadlines()}
-	if e.plans == nil {
-		e.plans = DefaultPlans()
+	e := &Engine{base: store, clock: opt.Clock, log: opt.Logger,
+		sender: opt.Sender, retry: opt.RetrySchedule, policy: opt.WebhookPolicy,
 	}
 	if e.sender == nil {
 		e.sender = model.NoSender{}
@@ -111,29 +137,46 @@ func New(store model.Store, opt Options) *Engine {
 	if len(e.retry) == 0 {
 		e.retry = DefaultRetrySchedule
 	}
-	e.up = newUpstreamRunner(e, opt.Upstream)
-	e.store = &logStore{Store: store, up: e.up}
-	e.sched = newScheduler(e, opt.Workers)
-	e.stream = NewBroker(opt.StreamRing)
-	if f, ok := store.(model.ChangeFeed); ok {
-		e.feed, e.stream = f, newFeedBroker(f)
-	}
-	e.runID = model.NewID()
-	e.lease = cmp.Or(opt.AttemptLease, DefaultAttemptLease)
-	e.retention, e.retentionBatch = opt.Retention, cmp.Or(opt.RetentionBatch, DefaultRetentionBatch)
 	if e.clock == nil {
 		e.clock = model.SystemClock{}
 	}
 	if e.log == nil {
 		e.log = slog.Default()
 	}
-	if e.mailer == nil {
-		e.mailer = LogMailer{Log: e.log}
+	e.up = upstream.New(upstream.Parts{Store: store, Shared: model.IsShared(store), Clock: e.clock, Log: e.log,
+		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret})
+	e.store = writes.NewStore(store, e.up.LogChanges, writes.FlushUsage)
+	e.Counter = usage.New(e.store, e.clock, e.log, opt.Plans)
+	feed, _ := store.(model.ChangeFeed) // a store shared by several processes keeps the changes
+	e.pub = stream.NewPublisher(feed, opt.StreamRing, e.clock)
+	e.runID = model.NewID()
+	e.lease = cmp.Or(opt.AttemptLease, DefaultAttemptLease)
+	e.shared, e.leases.m = model.IsShared(store), map[string]time.Time{}
+	frame := func(ctx context.Context, tenantID string, w *model.Write, fn func(model.Tx) (any, error)) (any, error) {
+		return write(ctx, e, tenantID, w, fn)
 	}
-	if e.pw == (password.Params{}) {
-		e.pw = password.DefaultParams
-	}
-	e.dummyHash = e.pw.Hash(model.RandomToken(16))
+	e.Service = auth.New(auth.Parts{Store: e.store, Clock: e.clock, Log: e.log, Password: opt.Password, Mailer: opt.Mailer,
+		Frame: frame, Enqueue: e.enqueue})
+	e.sched = delivery.New(delivery.Parts{Store: e.store, Shared: e.shared, Clock: e.clock, Log: e.log,
+		Sender: e.sender, Retry: e.retry, Lease: e.lease, RunID: e.runID, Workers: opt.Workers,
+		NewID: e.ids.at, Full: func() bool { sp, _ := e.Space(); return sp.Full }, Held: usage.Held(e.Counter),
+		Mail: auth.MailOf(e.Service), Reinforce: e.reinforce, Settled: e.settleDelivery, Count: e.count,
+		MissionSent: func(tx model.Tx, o *model.OutboxEntry) error {
+			return e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o))
+		}})
+	e.Subscriptions = delivery.NewSubscriptions(e.store, e.clock, e.policy, WebhookNames, frame, e.sched, e.releaseWaiting)
+	e.Registry = zones.New(zones.Parts{Store: e.store, Clock: e.clock, Frame: frame, Publish: e.publish,
+		ReleaseQueued: e.releaseQueuedEvents})
+	e.Roster = teams.New(e.store, e.clock, frame, e.publish)
+	e.Gateway = sms.New(sms.Parts{Store: e.store, Clock: e.clock, Sender: e.sender, Frame: frame, NewID: e.ids.at,
+		Secret: e.Secret, MoveMission: func(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string) (*model.Mission, error) {
+			return e.updateMissionStatus(tx, p, id, in, source, nil)
+		}})
+	e.Links = upstream.NewLinks(e.up, frame)
+	e.Credentials = devices.New(e.store, e.clock, frame, visibleDevice, e.AuthenticateUser)
+	e.Directory = tenants.New(e.store, e.clock, frame)
+	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)
+	e.Settings = retention.NewSettings(e.ret, e.store, e.clock, frame)
 	return e
 }
 
@@ -150,14 +193,17 @@ func (e *Engine) Update(ctx context.Context, fn func(model.Tx) error) error {
 	return e.store.Update(ctx, fn)
 }
 
-// Secret names of the installation, kept in the store's meta.
+// Secret names of the installation, kept in the store's meta (model/secrets.go).
 const (
-	SecretJWT      = "jwt_secret"
-	SecretInternal = "internal_secret"
-	SecretNodeID   = "node_id"
+	SecretJWT      = model.SecretJWT
+	SecretInternal = model.SecretInternal
+	SecretNodeID   = model.SecretNodeID
 	// SecretSMSWebhook is the root of the tenants' signing keys for the webhooks of SMS
 	// Gateway for Android (SMSWebhookKey).
-	SecretSMSWebhook = "sms_webhook_secret"
+	SecretSMSWebhook = model.SecretSMSWebhook
+	// SecretUpstream names the installation secret the upstream API keys are encrypted
+	// with.
+	SecretUpstream = model.SecretUpstream
 )
 
 // Secret returns an installation secret, generating and storing it on first use.
@@ -174,7 +220,7 @@ func (e *Engine) Secret(ctx context.Context, name string) ([]byte, error) {
 		if v, err = tx.Meta(name); err != nil || v != nil {
 			return err
 		}
-		v = newSecret(name)
+		v = model.NewSecret(name)
 		return tx.PutMeta(name, v)
 	})
 	return v, err
@@ -183,19 +229,6 @@ func (e *Engine) Secret(ctx context.Context, name string) ([]byte, error) {
 // SetSecret replaces an installation secret.
 func (e *Engine) SetSecret(ctx context.Context, name string, v []byte) error {
 	return e.store.Update(ctx, func(tx model.Tx) error { return tx.PutMeta(name, v) })
-}
-
-func newSecret(name string) []byte {
-	switch name {
-	case SecretNodeID:
-		return []byte(model.NewID())
-	case SecretInternal:
-		return []byte(model.RandomToken(32))
-	default:
-		b := make([]byte, 32)
-		_, _ = rand.Read(b)
-		return b
-	}
 }
 
 // Space returns the free space of the store's disk and whether writes are refused, when

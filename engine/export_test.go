@@ -5,7 +5,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine/auth"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/stream"
 )
 
 // AllocateMissionCode exposes the mission-code allocator with a chosen random source, so
@@ -16,12 +18,12 @@ func AllocateMissionCode(tx model.Tx, tenantID, missionID string, rnd io.Reader)
 
 // APIKeysOf lists the active keys of a tenant by id.
 func (e *Engine) APIKeysOf(ctx context.Context, tenantID string) ([]model.APIKey, error) {
-	return e.apiKeysOf(ctx, tenantID)
+	return auth.KeysOf(ctx, e.Service, tenantID)
 }
 
 // RotateTenantKey rotates a key of a tenant by id within tx, callerKeyID the calling key.
 func (e *Engine) RotateTenantKey(tx model.Tx, tenantID, callerKeyID string, in model.RotateAPIKeyInput) (*model.NewKey, error) {
-	return e.rotateAPIKey(tx, tenantID, callerKeyID, in)
+	return auth.RotateKeyIn(e.Service, tx, tenantID, callerKeyID, in)
 }
 
 // MarkMissionSent records within tx that a mission's notification went out on channel.
@@ -41,25 +43,15 @@ func (e *Engine) Write(ctx context.Context, tenantID string, k *model.Idempotenc
 // link, stopping early when its history is all in the log or the log is full; it
 // returns how many transactions appended entries.
 func (e *Engine) WalkUpstreamHistory(ctx context.Context, tenantID string, steps int) (int, error) {
-	done := 0
-	for range steps {
-		n, more, full, err := e.up.backfillStep(ctx, tenantID)
-		if n > 0 {
-			done++
-		}
-		if err != nil || !more || full {
-			return done, err
-		}
-	}
-	return done, nil
+	return e.up.WalkHistory(ctx, tenantID, steps)
 }
 
 // NewFeedBroker returns a broker over a change feed.
-func NewFeedBroker(f model.ChangeFeed) *Broker { return newFeedBroker(f) }
+func NewFeedBroker(f model.ChangeFeed) *Broker { return stream.NewFeedBroker(f) }
 
 // SweepOnce runs the scheduler's idempotency sweep as its timer does: when this process
 // claims the period. It returns whether it ran and how many keys it deleted.
-func (e *Engine) SweepOnce(ctx context.Context) (bool, int, error) { return e.sched.sweep(ctx) }
+func (e *Engine) SweepOnce(ctx context.Context) (bool, int, error) { return e.sweep(ctx) }
 
 // ReleaseLeases ends the leases this run holds in a shared store, as StopScheduler does.
 func (e *Engine) ReleaseLeases(ctx context.Context) { e.releaseLeases(ctx) }

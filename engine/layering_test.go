@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,7 +46,7 @@ func within(p, pkg string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/
 func TestLayering(t *testing.T) {
 	model := module + "/engine/model"
 	leaves := []string{module + "/engine/payload", module + "/engine/smscodec", module + "/engine/netguard",
-		module + "/engine/strictjson", module + "/engine/password"}
+		module + "/engine/strictjson", module + "/engine/password", module + "/engine/dircache"}
 	adapters := []string{module + "/store", module + "/server", module + "/cli"}
 	forbidden := []string{"bbolt", "httprouter", "spf13/cobra", "golang-jwt", "jackc/pgx"}
 
@@ -124,6 +125,43 @@ func TestLayeringAdmin(t *testing.T) {
 		for _, a := range adapters {
 			if within(d, a) {
 				t.Errorf("engine/admin depends on the adapter %s", d)
+			}
+		}
+	}
+}
+
+// capabilities are the packages of engine that each hold one capability, in the order in
+// which they may use each other: a capability may use the ones before it, never one after
+// it, and never the engine (root) that builds them and calls them (docs/architecture.md).
+var capabilities = []string{"stream", "usage", "tenants", "auth", "zones", "teams", "sms", "devices", "upstream", "delivery", "retention"}
+
+// TestLayeringCapabilities holds the capability packages apart: each depends on
+// engine/model, the pure leaves, engine/writes (the pre-commit hooks of the engine's store,
+// which uses model alone) and the capabilities before it; never on the engine (root), on
+// engine/admin, on a capability after it or on an adapter; and none makes network calls
+// of its own.
+func TestLayeringCapabilities(t *testing.T) {
+	model, writes := module+"/engine/model", module+"/engine/writes"
+	leaves := []string{module + "/engine/payload", module + "/engine/smscodec", module + "/engine/netguard",
+		module + "/engine/strictjson", module + "/engine/password", module + "/engine/dircache"}
+	for _, d := range deps(t, writes) {
+		if within(d, module) && d != model {
+			t.Errorf("engine/writes depends on %s: it may use engine/model only", d)
+		}
+	}
+	for i, c := range capabilities {
+		pkg := module + "/engine/" + c
+		allowed := append([]string{model, writes}, leaves...)
+		for _, before := range capabilities[:i] {
+			allowed = append(allowed, module+"/engine/"+before)
+		}
+		for _, d := range deps(t, pkg) {
+			switch {
+			case d == "net/http" || d == "net/smtp":
+				t.Errorf("%s depends on %s: outbound calls go through a port to server/outbound", pkg, d)
+			case within(d, module) && !slices.Contains(allowed, d):
+				t.Errorf("%s depends on %s: a capability may use engine/model, engine/writes, the leaves and %v only",
+					pkg, d, capabilities[:i])
 			}
 		}
 	}

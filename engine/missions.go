@@ -272,7 +272,7 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 		m.Feedback = feedback
 	}
 	m.UpdatedAt = now
-	if err := tx.PutMission(p.TenantID, m); err != nil {
+	if err := putMission(tx, p.TenantID, m); err != nil {
 		return nil, err
 	}
 	if err := e.count(tx, p.TenantID, moveAt.Time, model.UsageDelta{MissionState: m.Status}); err != nil {
@@ -360,7 +360,7 @@ func (e *Engine) closeEvent(tx model.Tx, tenantID string, m *model.Mission, at, 
 		}
 	}
 	ev.Status, ev.ClosedAt, ev.UpdatedAt = model.EventClosed, &at, now
-	if err := tx.PutEvent(tenantID, ev); err != nil {
+	if err := putEvent(tx, tenantID, ev); err != nil {
 		return err
 	}
 	return e.publish(tx, tenantID, StreamEventClosed, model.PermEventsRead, "", ev)
@@ -389,7 +389,7 @@ func (e *Engine) markMissionSent(tx model.Tx, tenantID, missionID, channel strin
 	if err := e.count(tx, tenantID, now.Time, model.UsageDelta{MissionState: model.MissionSent}); err != nil {
 		return err
 	}
-	if err := tx.PutMission(tenantID, m); err != nil {
+	if err := putMission(tx, tenantID, m); err != nil {
 		return err
 	}
 	// No webhook, but the stream shows the move (the console's timeline).

@@ -6,24 +6,6 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// enqueue writes e into the outbox and hands it to the scheduler once tx commits.
-func (e *Engine) enqueue(tx model.Tx, o *model.OutboxEntry) error {
-	if err := tx.PutOutboxEntry(o); err != nil {
-		return err
-	}
-	if o.Kind == model.OutboxSMS && o.Attempts == 0 {
-		if err := newSMSRecord(tx, o); err != nil {
-			return err
-		}
-	}
-	// The delay is read now, when the due time was decided, not after the commit: a step
-	// of the wall clock meanwhile does not move it.
-	ref := model.OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time}
-	at := e.sched.monoDue(o.DueAt.Time)
-	tx.OnCommit(func() { e.sched.addAt(ref, at) })
-	return nil
-}
-
 // outboxTag says what a message is for: delivering an event through a channel, or
 // notifying a team of its mission.
 type outboxTag struct {

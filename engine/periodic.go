@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -20,7 +21,7 @@ const periodKeyPrefix = "period/"
 // (docs/decisions/0107-periodic-work-once.md). The margin absorbs the drift between the
 // processes' timers; a claim in the far future (a clock set wrong) is ignored.
 func (e *Engine) claimPeriod(ctx context.Context, name string, every time.Duration) (bool, error) {
-	if !e.sched.shared {
+	if !e.shared {
 		return true, nil
 	}
 	key := periodKeyPrefix + name
@@ -46,6 +47,12 @@ func (e *Engine) claimPeriod(ctx context.Context, name string, every time.Durati
 // shared store does at a time (holdLease).
 const leaseKeyPrefix = "lease/"
 
+// runLeases holds the end of the leases this run holds in a shared store (holdLease).
+type runLeases struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
 // runLease is the meta value of a lease: the run that holds it, until when.
 type runLease struct {
 	Run   string    `json:"run"`
@@ -59,13 +66,13 @@ type runLease struct {
 // store (bbolt) always holds it. Should the holder die, another process takes the lease
 // once it ends; a holder that stops releases it (releaseLeases).
 func (e *Engine) holdLease(ctx context.Context, name string, d time.Duration) (bool, error) {
-	if !e.sched.shared {
+	if !e.shared {
 		return true, nil
 	}
-	s := e.sched
+	s := &e.leases
 	now := e.clock.Now()
 	s.mu.Lock()
-	until, ok := s.leases[name]
+	until, ok := s.m[name]
 	s.mu.Unlock()
 	if ok && until.Sub(now) > d/2 {
 		return true, nil
@@ -92,9 +99,9 @@ func (e *Engine) holdLease(ctx context.Context, name string, d time.Duration) (b
 	held = held && err == nil
 	s.mu.Lock()
 	if held {
-		s.leases[name] = until
+		s.m[name] = until
 	} else {
-		delete(s.leases, name)
+		delete(s.m, name)
 	}
 	s.mu.Unlock()
 	return held, err
@@ -103,13 +110,13 @@ func (e *Engine) holdLease(ctx context.Context, name string, d time.Duration) (b
 // releaseLeases ends the leases this run holds, so that another process takes the work
 // over at once rather than when they end.
 func (e *Engine) releaseLeases(ctx context.Context) {
-	s := e.sched
+	s := &e.leases
 	s.mu.Lock()
-	names := make([]string, 0, len(s.leases))
-	for name := range s.leases {
+	names := make([]string, 0, len(s.m))
+	for name := range s.m {
 		names = append(names, name)
 	}
-	clear(s.leases)
+	clear(s.m)
 	s.mu.Unlock()
 	for _, name := range names {
 		err := e.store.Update(ctx, func(tx model.Tx) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 	"github.com/fieldrelay/fieldrelay/store"
 )
 
@@ -173,6 +174,7 @@ func TestSweepRetention_Events(t *testing.T) {
 			if err := tx.PutEvent(tn.ID, ev); err != nil {
 				return err
 			}
+			writes.Changed(tx, tn.ID, model.ChangeEvent, ev.ID) // as the use cases do
 			return tx.PutEventReply(tn.ID, ev.IdempotencyKey, &model.IdempotencyRecord{Reply: model.Reply{Status: 201,
 				Body: []byte(`{"event_id":"` + ev.ID + `"}`)}, CreatedAt: now})
 		})
@@ -191,10 +193,12 @@ func TestSweepRetention_Events(t *testing.T) {
 	kept = append(kept, put(a, 10, func(ev *model.Event) { ev.Status = model.EventPending }), outstanding)
 	withMission := put(a, 12, nil)
 	MustUpdate(t, e, func(tx model.Tx) error {
-		if err := tx.PutMission(a.ID, &model.Mission{ID: model.NewIDAt(clock.Now()), EventID: withMission.ID, TeamID: model.NewID(),
-			Status: model.MissionCompleted, CreatedAt: model.At(clock.Now()), UpdatedAt: model.At(clock.Now())}); err != nil {
+		m := &model.Mission{ID: model.NewIDAt(clock.Now()), EventID: withMission.ID, TeamID: model.NewID(),
+			Status: model.MissionCompleted, CreatedAt: model.At(clock.Now()), UpdatedAt: model.At(clock.Now())}
+		if err := tx.PutMission(a.ID, m); err != nil {
 			return err
 		}
+		writes.Changed(tx, a.ID, model.ChangeMission, m.ID)
 		return tx.PutLedgerEntry(a.ID, &model.LedgerEntry{ID: model.NewIDAt(clock.Now()), Kind: "dispatch", EventID: withMission.ID,
 			At: model.At(clock.Now())})
 	})

@@ -23,7 +23,7 @@ type fakeFeed struct {
 	fail     error
 }
 
-func (f *fakeFeed) AppendChange(model.Tx, string, model.Change) error { return nil }
+func (f *fakeFeed) AppendChange(model.TxCommit, string, model.Change) error { return nil }
 
 func (f *fakeFeed) FollowChanges(watching func() []string, deliver func(string, model.Change)) {
 	f.mu.Lock()

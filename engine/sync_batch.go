@@ -356,7 +356,7 @@ func (e *Engine) SyncStatus(ctx context.Context, p model.Principal, batchID stri
 }
 
 // batchReplies holds the event replies a batch's keys had when its transaction began,
-// read in one call when the store can (model.EventRepliesTx).
+// read in one call (model.EventRepliesTx).
 type batchReplies struct {
 	read map[string]*model.IdempotencyRecord // nil: ask the store for each key
 	// seen holds the keys looked up so far: an item may write its key's reply, and a
@@ -366,14 +366,6 @@ type batchReplies struct {
 
 // batchReplies reads the replies of the keys of a batch's items.
 func (e *Engine) batchReplies(tx model.Tx, tenantID string, in model.SyncBatchInput, pre []preItem) (*batchReplies, error) {
-	inner := tx
-	if lt, ok := tx.(*logTx); ok {
-		inner = lt.Tx
-	}
-	rt, ok := inner.(model.EventRepliesTx)
-	if !ok {
-		return &batchReplies{}, nil
-	}
 	var keys []string
 	for i := range pre {
 		if pre[i].lookup {
@@ -383,7 +375,7 @@ func (e *Engine) batchReplies(tx model.Tx, tenantID string, in model.SyncBatchIn
 	if len(keys) < 2 {
 		return &batchReplies{}, nil
 	}
-	read, err := rt.EventReplies(tenantID, keys)
+	read, err := tx.EventReplies(tenantID, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -4,34 +4,28 @@ import (
 	"context"
 	"slices"
 
+	"github.com/fieldrelay/fieldrelay/engine/auth"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/teams"
+	"github.com/fieldrelay/fieldrelay/engine/zones"
 )
 
-// Tenant statuses.
+// Tenant statuses (model/plans.go).
 const (
-	TenantActive    = "active"
-	TenantSuspended = "suspended"
-	TenantInactive  = "inactive"
+	TenantActive    = model.TenantActive
+	TenantSuspended = model.TenantSuspended
+	TenantInactive  = model.TenantInactive
 )
 
-// Plans, named by a tenant's license_type.
+// Plans, named by a tenant's license_type (model/plans.go).
 const (
-	PlanStarter         = "starter"
-	PlanCore            = "core"
-	PlanMissionCritical = "mission-critical"
+	PlanStarter         = model.PlanStarter
+	PlanCore            = model.PlanCore
+	PlanMissionCritical = model.PlanMissionCritical
 )
 
 // PlanRateLimit returns the requests per minute a plan allows; 0 means unlimited.
-func PlanRateLimit(plan string) int {
-	switch plan {
-	case PlanCore:
-		return 1000
-	case PlanMissionCritical:
-		return 0
-	default:
-		return 500
-	}
-}
+func PlanRateLimit(plan string) int { return model.PlanRateLimit(plan) }
 
 // ValidPlan reports whether s names a plan.
 func ValidPlan(s string) bool {
@@ -79,7 +73,7 @@ func (e *Engine) createTenant(tx model.Tx, in model.CreateTenantInput) (*model.C
 	if err := tx.PutTenant(t); err != nil {
 		return nil, err
 	}
-	key, _, err := e.createAPIKey(tx, t.ID, "default", model.DefaultKeyScopes(), nil)
+	key, _, err := auth.CreateKey(e.Service, tx, t.ID, "default", model.DefaultKeyScopes(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -101,55 +95,6 @@ func normalizeVerticals(vs []string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// AdminTenants lists every tenant of the node, oldest first.
-func (e *Engine) AdminTenants(ctx context.Context) ([]model.Tenant, error) {
-	var out []model.Tenant
-	err := e.store.View(ctx, func(tx model.Tx) (err error) {
-		out, err = tx.Tenants()
-		return err
-	})
-	return out, err
-}
-
-// AdminTenant returns the tenant with the given slug.
-func (e *Engine) AdminTenant(ctx context.Context, slug string) (*model.Tenant, error) {
-	var t *model.Tenant
-	err := e.store.View(ctx, func(tx model.Tx) (err error) {
-		t, err = tx.TenantBySlug(slug)
-		return err
-	})
-	return t, err
-}
-
-// AdminSetTenantStatus moves a tenant to active, suspended or inactive.
-func (e *Engine) AdminSetTenantStatus(ctx context.Context, slug, status string) (*model.Tenant, error) {
-	return write(ctx, e, "", nil, func(tx model.Tx) (*model.Tenant, error) { return e.setTenantStatus(tx, slug, status) })
-}
-
-// setTenantStatus is AdminSetTenantStatus within tx.
-func (e *Engine) setTenantStatus(tx model.Tx, slug, status string) (*model.Tenant, error) {
-	if status != TenantActive && status != TenantSuspended && status != TenantInactive {
-		return nil, model.Invalid("status", "status must be active, suspended or inactive")
-	}
-	t, err := tx.TenantBySlug(slug)
-	if err != nil || t.Status == status {
-		return t, err
-	}
-	t.Status = status
-	t.UpdatedAt = model.At(e.clock.Now())
-	return t, tx.PutTenant(t)
-}
-
-// Tenant returns the principal's tenant (GET /v1/tenant/me).
-func (e *Engine) Tenant(ctx context.Context, p model.Principal) (*model.Tenant, error) {
-	var t *model.Tenant
-	err := e.store.View(ctx, func(tx model.Tx) (err error) {
-		t, err = tx.Tenant(p.TenantID)
-		return err
-	})
-	return t, err
 }
 
 // UpdateDispatchSettings changes the principal's tenant's dispatch settings
@@ -201,19 +146,19 @@ func (e *Engine) AdminSeedTenant(ctx context.Context, in model.SeedTenantInput) 
 			return err
 		}
 		for _, u := range in.Users {
-			user, err := e.createUserIn(tx, created.Tenant.Slug, u)
+			user, err := auth.CreateUserIn(e.Service, tx, created.Tenant.Slug, u)
 			if err != nil {
 				return err
 			}
 			users = append(users, user)
 		}
 		for _, z := range in.Zones {
-			if _, err := e.createZone(tx, created.Tenant.ID, z); err != nil {
+			if _, err := zones.Create(e.Registry, tx, created.Tenant.ID, z); err != nil {
 				return err
 			}
 		}
 		for _, r := range in.Connectivity {
-			if _, err := e.reportConnectivity(tx, created.Tenant.ID, r); err != nil {
+			if _, err := zones.Report(e.Registry, tx, created.Tenant.ID, r); err != nil {
 				return err
 			}
 		}
@@ -221,7 +166,7 @@ func (e *Engine) AdminSeedTenant(ctx context.Context, in model.SeedTenantInput) 
 			return nil
 		}
 		for _, t := range in.Teams(users) {
-			if _, err := e.createTeam(tx, created.Tenant.ID, t); err != nil {
+			if _, err := teams.Create(e.Roster, tx, created.Tenant.ID, t); err != nil {
 				return err
 			}
 		}

@@ -21,14 +21,14 @@ type tenantConfig struct {
 // directory: a use case that made some reads loadTenantConfig instead.
 func (e *Engine) tenantConfig(tx model.Tx, tenantID string) (*tenantConfig, error) {
 	v := e.store.Version(tenantID)
-	if c, ok := e.configs.get(tenantID, v); ok {
+	if c, ok := e.configs.Get(tenantID, v); ok {
 		return c, nil
 	}
 	c, err := loadTenantConfig(tx, tenantID)
 	if err != nil {
 		return nil, err
 	}
-	tx.OnCommit(func() { e.configs.put(tenantID, v, c) })
+	tx.OnCommit(func() { e.configs.Put(tenantID, v, c) })
 	return c, nil
 }
 

@@ -14,13 +14,17 @@ import (
 // helpers every area uses (tenant buckets, JSON values, newest-first pages, meta); each
 // tx_<area>.go holds the methods of one area of model.Tx.
 type tx struct {
-	btx *bolt.Tx
-	db  *DB // for the directory versions; nil in some tests
+	btx   *bolt.Tx
+	db    *DB // for the directory versions; nil in some tests
+	local model.TxLocal
 }
 
 var _ model.Tx = (*tx)(nil)
 
 func (t *tx) OnCommit(fn func()) { t.btx.OnCommit(fn) }
+
+// Local implements model.Tx: a Batch call's run has its own tx, so its own local state.
+func (t *tx) Local() *model.TxLocal { return &t.local }
 
 // tenant returns the bucket of a tenant, or not_found.
 func (t *tx) tenant(tenantID string) (*bolt.Bucket, error) {

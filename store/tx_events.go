@@ -132,6 +132,28 @@ func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) 
 	return decodeEventReply(raw)
 }
 
+// EventReplies implements model.Tx: one read per key.
+func (t *tx) EventReplies(tenantID string, keys []string) (map[string]*model.IdempotencyRecord, error) {
+	b, err := t.tbucket(tenantID, tbEventsByIdem)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*model.IdempotencyRecord{}
+	for _, key := range keys {
+		if key == "" {
+			continue
+		}
+		if raw := b.Get([]byte(key)); raw != nil {
+			r, err := decodeEventReply(raw)
+			if err != nil {
+				return nil, err
+			}
+			out[key] = r
+		}
+	}
+	return out, nil
+}
+
 // An event reply is stored in a compact binary form, being written once per event:
 // version (1) | status (2) | created_at Unix ms (8) | request id length (1) | request id |
 // body. Version 2 (eventReplyV2) packs request id and body together (packJSON: the body

@@ -2,6 +2,29 @@ package model
 
 import "time"
 
+// API key format: the live-key prefix and 32 base62 characters.
+const (
+	APIKeyPrefix    = "fr_live_"
+	APIKeyRandomLen = 32
+	// APIKeyShownPrefix is how many leading characters of a key are listed.
+	APIKeyShownPrefix = len(APIKeyPrefix) + 4
+)
+
+// LooksLikeAPIKey reports whether s has the shape of a key (so that malformed headers are
+// refused without a store look-up).
+func LooksLikeAPIKey(s string) bool {
+	if len(s) != len(APIKeyPrefix)+APIKeyRandomLen || s[:len(APIKeyPrefix)] != APIKeyPrefix {
+		return false
+	}
+	for i := len(APIKeyPrefix); i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
 // APIKey is a tenant's credential for server-to-server calls. The key itself is shown
 // once; only its SHA-256 is stored.
 type APIKey struct {

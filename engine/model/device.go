@@ -1,5 +1,9 @@
 package model
 
+// MaxHardwareID is the longest hardware_id of a device, and the longest node id an
+// upstream record names as its origin.
+const MaxHardwareID = 128
+
 // Device is a field device registered for offline-first operation, with a permanent id.
 // Sync holds where its two logs stand: the items it sent (device → server) and its queue
 // (server → device).

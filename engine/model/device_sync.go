@@ -1,6 +1,10 @@
 package model
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
 
 // Limits of a device sync.
 const (
@@ -141,4 +145,23 @@ const (
 type DeviceRegistered struct {
 	Device  *Device
 	Created bool
+}
+
+// IsNullJSON reports whether raw is absent or JSON null.
+func IsNullJSON(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
+}
+
+// DecodeItemPayload decodes a device item's payload into v; a field of the wrong type is
+// a validation error naming it.
+func DecodeItemPayload(raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return Invalid(te.Field, "%s has the wrong type (%s)", te.Field, te.Value)
+		}
+		return Invalid("", "payload could not be read")
+	}
+	return nil
 }

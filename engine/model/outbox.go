@@ -13,6 +13,9 @@ const (
 	// names the user and the kind; each attempt issues the token it sends, so that no
 	// token is ever stored in plaintext (docs/decisions/0090-account-mail-outbox.md).
 	OutboxMail = "mail"
+	// OutboxReinforce is a check, not a call: whether a mission still waits for its
+	// team's acknowledgement (a reinforcement), run by the scheduler when due.
+	OutboxReinforce = "reinforce"
 )
 
 // OutboxEntry is one message the node owes the world: written in the transaction that

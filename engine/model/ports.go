@@ -58,8 +58,8 @@ func (p Page) Full(n, size, next int) bool {
 // exist; Put methods that maintain a unique index return KindConflict when it is taken.
 // Byte slices and records returned are the caller's to keep.
 type Tx interface {
-	// OnCommit registers fn to run after the transaction commits (never on rollback).
-	OnCommit(fn func())
+	// OnCommit and Local (ports_txlocal.go).
+	TxCommit
 
 	// Meta returns an installation-wide value, or nil when it is not set.
 	Meta(key string) ([]byte, error)
@@ -168,6 +168,7 @@ type Tx interface {
 	PutLedgerEntry(tenantID string, e *LedgerEntry) error
 
 	// The transaction methods of each further area are declared beside it.
+	EventRepliesTx
 	SyncTx
 	RetentionTx
 	DeviceTx

@@ -8,10 +8,11 @@ import "context"
 // (bbolt: one process) leaves the stream to the engine's ring in memory.
 type ChangeFeed interface {
 	// AppendChange records c, a change of the tenant, within tx (a transaction of this
-	// store's Update or Batch): it exists once tx commits and never otherwise. The store
-	// numbers it (Change.Seq); the numbers of a tenant's changes grow in the order in
-	// which FollowChanges delivers them, on every process.
-	AppendChange(tx Tx, tenantID string, c Change) error
+	// store's Update or Batch, of which it needs no more than TxCommit): it exists once
+	// tx commits and never otherwise. The store numbers it (Change.Seq); the numbers of
+	// a tenant's changes grow in the order in which FollowChanges delivers them, on
+	// every process.
+	AppendChange(tx TxCommit, tenantID string, c Change) error
 	// FollowChanges starts delivering, from a goroutine of the store until it closes,
 	// the changes committed from now on (by any process) of the tenants that watching
 	// lists at the time, in Seq order, to deliver. It is called once.

@@ -1,8 +1,7 @@
 package model
 
-// EventRepliesTx is implemented by the stores that read the event replies of many keys in
-// one call (a sync batch looks up every item's key; on PostgreSQL one query instead of one
-// round trip per item). The engine falls back to EventReply when a store lacks it.
+// EventRepliesTx reads the event replies of many keys in one call (a sync batch looks up
+// every item's key; on PostgreSQL one query instead of one round trip per item).
 type EventRepliesTx interface {
 	// EventReplies returns the replies stored under keys, by key; a key without a reply is
 	// absent. KindNotFound when the tenant does not exist.

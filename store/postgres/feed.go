@@ -53,7 +53,7 @@ type feed struct {
 }
 
 // AppendChange records c within mtx, a transaction of this DB.
-func (db *DB) AppendChange(mtx model.Tx, tenantID string, c model.Change) error {
+func (db *DB) AppendChange(mtx model.TxCommit, tenantID string, c model.Change) error {
 	t, ok := mtx.(*tx)
 	if !ok {
 		return errors.New("postgres: AppendChange in a transaction of another store")
@@ -161,7 +161,7 @@ func (db *DB) followFeed(ctx context.Context, watching func() []string, deliver 
 // more is true when it stopped at a page's end.
 func (db *DB) pollFeed(ctx context.Context, watching func() []string, deliver func(string, model.Change)) (more bool, err error) {
 	// The horizon is read before the tenants: a tenant that a subscriber adds after this
-	// point reads its backlog up to a horizon at least as high (Subscribe, engine/stream.go).
+	// point reads its backlog up to a horizon at least as high (Subscribe, engine/stream/stream.go).
 	h, err := db.horizon(ctx)
 	if err != nil {
 		return false, err

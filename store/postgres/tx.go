@@ -53,11 +53,16 @@ type tx struct {
 	// upstreams holds the upstream settings documents read (nil: none), by tenant
 	// (Upstream): a group of Batch calls reads each tenant's once.
 	upstreams map[string][]byte
+	// local is the engine's state for this run of the transaction (model.TxLocal).
+	local model.TxLocal
 }
 
 var _ model.Tx = (*tx)(nil)
 
 func (t *tx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
+
+// Local implements model.Tx.
+func (t *tx) Local() *model.TxLocal { return &t.local }
 
 // changed bumps the tenant's directory version once the transaction commits, in this
 // process at once and in the others when they hear the notification that the commit

@@ -181,8 +181,6 @@ func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) 
 	return r, nil
 }
 
-var _ model.EventRepliesTx = (*tx)(nil)
-
 // EventReplies reads the replies of many keys in one query.
 func (t *tx) EventReplies(tenantID string, keys []string) (map[string]*model.IdempotencyRecord, error) {
 	tn, err := t.tenantOf(tenantID)

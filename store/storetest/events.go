@@ -170,18 +170,16 @@ func testEvents(t *testing.T, open Opener) {
 			}
 			_, err = tx.EventReply(model.NewID(), "k")
 			assertKind(t, err, model.KindNotFound)
-			if rt, ok := tx.(model.EventRepliesTx); ok {
-				got, err := rt.EventReplies(a.ID, []string{"k", "other", ""})
-				if err != nil || len(got) != 1 || got["k"] == nil || got["k"].Status != 201 ||
-					string(got["k"].Body) != string(rec.Body) || got["k"].RequestID != rec.RequestID || !got["k"].CreatedAt.Equal(at(1)) {
-					t.Fatalf("EventReplies = %+v, %v", got, err)
-				}
-				if got, err := rt.EventReplies(b.ID, []string{"k"}); err != nil || len(got) != 0 {
-					t.Fatalf("EventReplies of another tenant = %+v, %v", got, err)
-				}
-				_, err = rt.EventReplies(model.NewID(), []string{"k"})
-				assertKind(t, err, model.KindNotFound)
+			replies, err := tx.EventReplies(a.ID, []string{"k", "other", ""})
+			if err != nil || len(replies) != 1 || replies["k"] == nil || replies["k"].Status != 201 ||
+				string(replies["k"].Body) != string(rec.Body) || replies["k"].RequestID != rec.RequestID || !replies["k"].CreatedAt.Equal(at(1)) {
+				t.Fatalf("EventReplies = %+v, %v", replies, err)
 			}
+			if got, err := tx.EventReplies(b.ID, []string{"k"}); err != nil || len(got) != 0 {
+				t.Fatalf("EventReplies of another tenant = %+v, %v", got, err)
+			}
+			_, err = tx.EventReplies(model.NewID(), []string{"k"})
+			assertKind(t, err, model.KindNotFound)
 			return nil
 		})
 		err := f.updateErr(func(tx model.Tx) error { return tx.PutEventReply(model.NewID(), "k", rec) })

@@ -176,26 +176,9 @@ func startConnFlooder(t *testing.T, addr string, n, rate int) *connFlooder {
 	if nice, err := exec.LookPath("nice"); err == nil && os.Getenv("FIELDRELAY_CONNFLOOD_NICE") != "0" {
 		args = append([]string{nice, "-n", "19"}, args...)
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), "FIELDRELAY_CONNFLOODER_ADDR="+addr, "FIELDRELAY_CONNFLOODER_N="+strconv.Itoa(n),
+	in, out := startChild(t, args, "FIELDRELAY_CONNFLOODER_ADDR="+addr, "FIELDRELAY_CONNFLOODER_N="+strconv.Itoa(n),
 		"FIELDRELAY_CONNFLOODER_RATE="+strconv.Itoa(rate))
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		_ = cmd.Wait()
-	})
-	return &connFlooder{in: in, out: bufio.NewScanner(out)}
+	return &connFlooder{in: in, out: out}
 }
 
 // round runs one flood and returns the child's counts.

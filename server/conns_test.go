@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -89,17 +87,8 @@ func newCappedNode(t testing.TB, limits server.ConnLimits, withTLS bool) *capped
 	c := &cappedNode{node: n, addr: inner.Addr().String(), ln: &heldListener{Listener: inner}}
 	var serverTLS *tls.Config
 	if withTLS {
-		cert, err := server.EnsureSelfSigned(t.TempDir(), time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if serverTLS, _, err = server.LoadTLSConfig(cert.CertFile, cert.KeyFile); err != nil {
-			t.Fatal(err)
-		}
-		pem, _ := os.ReadFile(cert.CertFile)
-		pool := x509.NewCertPool()
-		pool.AppendCertsFromPEM(pem)
-		c.tls = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"http/1.1"}}
+		serverTLS, c.tls = selfSignedTLS(t)
+		c.tls.NextProtos = []string{"http/1.1"}
 	}
 	hs := n.srv.HTTPServer(c.addr)
 	done := make(chan struct{})

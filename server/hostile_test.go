@@ -408,8 +408,18 @@ type flooder struct {
 
 func startFlooder(t *testing.T, url string, perRound int) *flooder {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBadKeyFlooder$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "FIELDRELAY_FLOODER_URL="+url, "FIELDRELAY_FLOODER_N="+strconv.Itoa(perRound))
+	in, out := startChild(t, []string{os.Args[0], "-test.run=^TestBadKeyFlooder$", "-test.count=1"},
+		"FIELDRELAY_FLOODER_URL="+url, "FIELDRELAY_FLOODER_N="+strconv.Itoa(perRound))
+	return &flooder{in: in, out: out}
+}
+
+// startChild runs args (this test binary, naming the test that plays the child) with env
+// added to the environment, and returns its standard input and a scanner of its output;
+// closing the input ends it, which the test's cleanup does and waits for.
+func startChild(t *testing.T, args []string, env ...string) (io.WriteCloser, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -426,7 +436,7 @@ func startFlooder(t *testing.T, url string, perRound int) *flooder {
 		in.Close()
 		_ = cmd.Wait()
 	})
-	return &flooder{in: in, out: bufio.NewScanner(out)}
+	return in, bufio.NewScanner(out)
 }
 
 // round floods for one second and returns how many requests were answered 401.

@@ -56,17 +56,7 @@ func newEdgeNode(t *testing.T, withTLS bool, to ...server.Timeouts) *edgeNode {
 	e := &edgeNode{node: n, addr: ln.Addr().String()}
 	var serverTLS *tls.Config
 	if withTLS {
-		cert, err := server.EnsureSelfSigned(t.TempDir(), time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if serverTLS, _, err = server.LoadTLSConfig(cert.CertFile, cert.KeyFile); err != nil {
-			t.Fatal(err)
-		}
-		pem, _ := os.ReadFile(cert.CertFile)
-		pool := x509.NewCertPool()
-		pool.AppendCertsFromPEM(pem)
-		e.tls = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+		serverTLS, e.tls = selfSignedTLS(t)
 	}
 	hs := n.srv.HTTPServer(e.addr)
 	done := make(chan error, 1)
@@ -251,4 +241,24 @@ func TestAnswersBelowRouter_SlowHandshake(t *testing.T) {
 	if took := time.Since(start); n != 0 || err != io.EOF || took < shortTimeouts.ReadHeader/2 || took > 3*time.Second {
 		t.Fatalf("the silent connection: %d bytes, %v after %v; want EOF after about %v", n, err, took, shortTimeouts.ReadHeader)
 	}
+}
+
+// selfSignedTLS makes a self-signed certificate as a node does and answers the server's
+// TLS configuration and a client's that trusts it (for 127.0.0.1).
+func selfSignedTLS(t testing.TB) (serverTLS, clientTLS *tls.Config) {
+	t.Helper()
+	cert, err := server.EnsureSelfSigned(t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if serverTLS, _, err = server.LoadTLSConfig(cert.CertFile, cert.KeyFile); err != nil {
+		t.Fatal(err)
+	}
+	pem, err := os.ReadFile(cert.CertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	return serverTLS, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
 }

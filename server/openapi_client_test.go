@@ -12,13 +12,13 @@ import (
 	"testing"
 )
 
-// toolsModule is the module that pins the tests' tools (internal/tools/go.mod): oapi-codegen
+// toolsModule is the module that pins the tests' tools (testdata/tools/go.mod): oapi-codegen
 // and the runtime package of the code it generates, kept out of the main module so that
 // neither reaches its go.mod or the binary.
-const toolsModule = "../internal/tools"
+const toolsModule = "../testdata/tools"
 
 // TestOpenAPI_GeneratedClient generates a Go client from the document the node serves with
-// oapi-codegen (the version internal/tools/go.mod pins, run by `go tool`), as a client of the
+// oapi-codegen (the version testdata/tools/go.mod pins, run by `go tool`), as a client of the
 // API would, and holds it to two things: no float32 anywhere (a number documented without
 // `format: double` becomes one, and a latitude of 52.5200066 goes out as 52.520008), and code
 // that compiles (go vet, in a module with the tools module's pinned dependencies).
@@ -42,7 +42,7 @@ func TestOpenAPI_GeneratedClient(t *testing.T) {
 		return cmd.CombinedOutput()
 	}
 	if out, err := run(tools, "tool", "oapi-codegen", "-version"); err != nil {
-		goFailed(t, "go tool oapi-codegen -version in internal/tools", out, err)
+		goFailed(t, "go tool oapi-codegen -version in testdata/tools", out, err)
 	}
 
 	n := newNode(t)

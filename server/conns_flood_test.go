@@ -54,21 +54,7 @@ func TestConnFlood(t *testing.T) {
 	f := c.addTenant("acme", engine.PlanMissionCritical) // unlimited: no 429 in the measure
 	good := c.clientFrom(t, "127.0.0.2")
 	good.Transport.(*http.Transport).MaxIdleConnsPerHost = 64
-	get := func() (time.Duration, error) {
-		req, _ := http.NewRequest("GET", c.url+"/v1/events?limit=20", nil)
-		req.Header.Set("x-svc-api-key", f.key)
-		start := time.Now()
-		res, err := good.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("status %d", res.StatusCode)
-		}
-		return time.Since(start), nil
-	}
+	get := func() (time.Duration, error) { return timedGood(good, c.url, f.key) }
 	// measure sends good requests at goodRate until done is closed (or for d).
 	measure := func(d time.Duration, done <-chan struct{}) []time.Duration {
 		var (

@@ -310,21 +310,7 @@ func TestBadKeyFlood(t *testing.T) {
 			"idempotency_key": "seed-" + strconv.Itoa(i), "payload": map[string]any{"n": i}},
 			"x-svc-api-key", f.key).want(http.StatusCreated)
 	}
-	good := func(c *http.Client) (time.Duration, error) {
-		req, _ := http.NewRequest("GET", h.url+"/v1/events?limit=20", nil)
-		req.Header.Set("x-svc-api-key", f.key)
-		start := time.Now()
-		res, err := c.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("good request: status %d", res.StatusCode)
-		}
-		return time.Since(start), nil
-	}
+	good := func(c *http.Client) (time.Duration, error) { return timedGood(c, h.url, f.key) }
 	// Good load: open loop at goodRate requests/s, so that the flood cannot slow the good
 	// clients' own pace; latencies are measured per request. The measure alternates
 	// one-second rounds alone and with the flood (flood/seconds bad-key requests each), so
@@ -563,3 +549,21 @@ type discardWriter struct {
 func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *discardWriter) WriteHeader(code int)        { w.status = code }
+
+// timedGood makes one good request of the flood measures (GET /v1/events?limit=20 with
+// key) through c and answers how long it took; an answer other than 200 is an error.
+func timedGood(c *http.Client, url, key string) (time.Duration, error) {
+	req, _ := http.NewRequest("GET", url+"/v1/events?limit=20", nil)
+	req.Header.Set("x-svc-api-key", key)
+	start := time.Now()
+	res, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("good request: status %d", res.StatusCode)
+	}
+	return time.Since(start), nil
+}

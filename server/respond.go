@@ -39,10 +39,11 @@ func render(v any, reqID string) ([]byte, error) {
 	return withRequestID(body, reqID), nil
 }
 
-// withRequestID adds "request_id" to the JSON object in body.
+// withRequestID adds "request_id" to the JSON object in body, in a buffer with room for
+// the newline writeBody adds.
 func withRequestID(body []byte, reqID string) []byte {
 	body = bytes.TrimRight(body, " \n")
-	out := make([]byte, 0, len(body)+len(reqID)+16)
+	out := make([]byte, 0, len(body)+len(reqID)+len(`,"request_id":""}`)+1)
 	out = append(out, body[:len(body)-1]...)
 	if len(body) > 2 {
 		out = append(out, ',')

@@ -23,7 +23,9 @@ import (
 // (10,000) events from 64 connections to a node whose tenant has FIELDRELAY_DELIVERY_SUBS
 // (1) subscriptions, each an HTTPS receiver on loopback answering 204, and logs how long
 // ingest took and when the last message arrived (docs/bench.md, "Webhook delivery against
-// ingest"). It fails only when a message is missing after 10 minutes.
+// ingest"): the node's CPU per message (/proc), and when the outbox depth
+// (fieldrelay_outbox_depth) was back to its start after the last POST. It fails when a
+// message is missing after 10 minutes, or when a subscriber received one twice.
 func TestDeliveryRate(t *testing.T) {
 	if os.Getenv("FIELDRELAY_DELIVERY_RATE") == "" {
 		t.Skip("measures with FIELDRELAY_DELIVERY_RATE=1")
@@ -37,15 +39,18 @@ func TestDeliveryRate(t *testing.T) {
 	}
 	bin := binary(t)
 	data := t.TempDir()
-	var got atomic.Int64
+	var got, dups atomic.Int64
 	var seen sync.Map
 	var pemCerts []byte
 	var urls []string
 	for range subs {
 		rcv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
+			// A webhook-id names one message to one subscription.
 			if _, dup := seen.LoadOrStore(r.Header.Get("webhook-id"), true); !dup {
 				got.Add(1)
+			} else {
+				dups.Add(1)
 			}
 			w.WriteHeader(http.StatusNoContent)
 		}))
@@ -65,13 +70,17 @@ func TestDeliveryRate(t *testing.T) {
 		"--email", "ops@rate.example", "--country", "FR", "--plan", "mission-critical", "--json"), &created); err != nil {
 		t.Fatal(err)
 	}
-	s := serve(t, bin, data, false, "--allow-loopback-webhooks")
+	const secret = "delivery rate internal secret 0123"
+	s := serve(t, bin, data, false, "--allow-loopback-webhooks", "--internal-secret", secret)
+	depth := func() float64 { return soakMetrics(t, s, secret)["fieldrelay_outbox_depth"] }
 	for _, u := range urls {
 		st, _, out := s.call(t, "POST", "/v1/webhooks", map[string]any{"url": u, "events": []string{"event.created"}},
 			"x-svc-api-key", created.APIKey)
 		expect(t, "webhook", st, 201, out)
 	}
 
+	startDepth := depth()
+	cpu0 := procCPU(t, s.cmd.Process.Pid)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	pad := strings.Repeat("x", 260)
 	var next atomic.Int64
@@ -107,9 +116,40 @@ func TestDeliveryRate(t *testing.T) {
 	ingested := time.Since(start)
 	atIngest := got.Load()
 	want := int64(events * subs)
-	waitFor(t, s, "every message delivered", 10*time.Minute, func() bool { return got.Load() >= want })
-	delivered := time.Since(start)
-	t.Logf("delivery rate: %d events in %.2fs (%.0f/s), %d of %d messages delivered by then; all %d at %.2fs (%.0f msg/s, %.2fs after ingest)",
+	var delivered, drained time.Duration
+	waitFor(t, s, "every message delivered and the outbox back to its start", 10*time.Minute, func() bool {
+		if delivered == 0 && got.Load() >= want {
+			delivered = time.Since(start)
+		}
+		// The depth counts the entries waiting, not those in flight: it is back to its
+		// start once every message arrived.
+		if delivered > 0 && drained == 0 && depth() <= startDepth {
+			drained = time.Since(start)
+		}
+		return delivered > 0 && drained > 0
+	})
+	cpu := procCPU(t, s.cmd.Process.Pid) - cpu0
+	t.Logf("delivery rate: %d events in %.2fs (%.0f/s), %d of %d messages delivered by then; all %d at %.2fs (%.0f msg/s, %.2fs after ingest); "+
+		"outbox depth back to %.0f %.2fs after ingest; node CPU %.2fs: %.0f µs per message, %.0f µs per event and its messages",
 		events, ingested.Seconds(), float64(events)/ingested.Seconds(), atIngest, want, want, delivered.Seconds(),
-		float64(want)/delivered.Seconds(), (delivered - ingested).Seconds())
+		float64(want)/delivered.Seconds(), (delivered - ingested).Seconds(), startDepth, (drained - ingested).Seconds(),
+		cpu.Seconds(), float64(cpu.Microseconds())/float64(want), float64(cpu.Microseconds())/float64(events))
+	if n := dups.Load(); n > 0 {
+		t.Errorf("%d messages reached their subscriber more than once", n)
+	}
+}
+
+// procCPU is the CPU time (user and system) a process has used, from /proc (Linux).
+func procCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields after the command name, which ends at the last ')': utime and stime are
+	// the 14th and 15th of the line, in clock ticks (100 a second on Linux).
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }

@@ -14,8 +14,10 @@ import (
 
 // Authentication headers.
 const (
-	headerAPIKey = "x-svc-api-key"
-	bearerPrefix = "Bearer "
+	// canonicalAPIKey is x-svc-api-key as net/http keys it: Header.Get of a name in
+	// lower case allocates its canonical form on every request.
+	canonicalAPIKey = "X-Svc-Api-Key"
+	bearerPrefix    = "Bearer "
 )
 
 // claims are a session token's claims.
@@ -91,7 +93,7 @@ func (s *Server) issueDeviceToken(g *model.DeviceGrant) (string, error) {
 // authenticate resolves the principal of a request: the API key header wins over a
 // bearer token.
 func (s *Server) authenticate(r *http.Request) (model.Principal, error) {
-	if key := r.Header.Get(headerAPIKey); key != "" {
+	if key := r.Header.Get(canonicalAPIKey); key != "" {
 		return s.eng.AuthenticateKey(r.Context(), key)
 	}
 	h := r.Header.Get("Authorization")

@@ -20,24 +20,38 @@ func (s *Server) handleListAPIKeys(w http.ResponseWriter, r *http.Request, _ htt
 	return nil
 }
 
+// createAPIKeyBody is the body of POST /v1/tenant/api-keys: the input and
+// the write's optional body key, in one decode.
+type createAPIKeyBody struct {
+	model.CreateAPIKeyInput
+	bodyKey
+}
+
 func (s *Server) handleCreateAPIKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[model.CreateAPIKeyInput](r)
+	body, in, err := decodeBody[createAPIKeyBody](r)
 	if err != nil {
 		return err
 	}
 	return s.writeNewKey(w, r, body, http.StatusCreated, func(wr *model.Write) error {
-		_, err := s.eng.CreateAPIKey(r.Context(), principal(r), in, wr)
+		_, err := s.eng.CreateAPIKey(r.Context(), principal(r), in.CreateAPIKeyInput, wr)
 		return err
 	})
 }
 
+// rotateAPIKeyBody is the body of POST /v1/tenant/api-keys/rotate: the input and
+// the write's optional body key, in one decode.
+type rotateAPIKeyBody struct {
+	model.RotateAPIKeyInput
+	bodyKey
+}
+
 func (s *Server) handleRotateAPIKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[model.RotateAPIKeyInput](r)
+	body, in, err := decodeBody[rotateAPIKeyBody](r)
 	if err != nil {
 		return err
 	}
 	return s.writeNewKey(w, r, body, http.StatusOK, func(wr *model.Write) error {
-		_, err := s.eng.RotateAPIKey(r.Context(), principal(r), in, wr)
+		_, err := s.eng.RotateAPIKey(r.Context(), principal(r), in.RotateAPIKeyInput, wr)
 		return err
 	})
 }

@@ -32,13 +32,20 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ httproute
 		ExpiresIn: int(engine.TokenLifetime.Seconds()), User: &acct.User})
 }
 
+// changePasswordBody is the body of POST /v1/auth/change-password: the input and
+// the write's optional body key, in one decode.
+type changePasswordBody struct {
+	model.ChangePasswordInput
+	bodyKey
+}
+
 func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[model.ChangePasswordInput](r)
+	body, in, err := decodeBody[changePasswordBody](r)
 	if err != nil {
 		return err
 	}
 	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
-		_, err := s.eng.ChangePassword(r.Context(), principal(r), in, wr)
+		_, err := s.eng.ChangePassword(r.Context(), principal(r), in.ChangePasswordInput, wr)
 		return err
 	})
 }

@@ -10,10 +10,17 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
+// deviceBody is the body of POST /v1/devices/register: the input and
+// the write's optional body key, in one decode.
+type deviceBody struct {
+	model.DeviceInput
+	bodyKey
+}
+
 // handleRegisterDevice registers a device (POST /v1/devices/register): 201 for a new
 // device, 200 when its hardware_id names one already registered.
 func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[model.DeviceInput](r)
+	body, in, err := decodeBody[deviceBody](r)
 	if err != nil {
 		return err
 	}
@@ -31,7 +38,7 @@ func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ 
 		b, err := render(reg.Device, reqID)
 		return model.Reply{Status: status, Body: b, RequestID: reqID}, err
 	}}
-	if _, _, err := s.eng.RegisterDevice(r.Context(), principal(r), in, wr); err != nil {
+	if _, _, err := s.eng.RegisterDevice(r.Context(), principal(r), in.DeviceInput, wr); err != nil {
 		return err
 	}
 	writeReply(w, wr.Reply)
@@ -39,13 +46,14 @@ func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ 
 }
 
 // deviceSyncBody is the body of POST /v1/devices/sync: engine.DeviceSyncInput's fields
-// (items left raw, each judged alone by the engine) and the write's optional body key.
+// (items left raw, each judged alone by the engine) and the write's optional body key,
+// in one decode.
 type deviceSyncBody struct {
-	DeviceID       string            `json:"device_id"`
-	Items          []json.RawMessage `json:"items"`
-	AckThrough     *model.Int        `json:"ack_through"`
-	SentAt         *string           `json:"sent_at"`
-	IdempotencyKey *string           `json:"idempotency_key"`
+	DeviceID   string            `json:"device_id"`
+	Items      []json.RawMessage `json:"items"`
+	AckThrough *model.Int        `json:"ack_through"`
+	SentAt     *string           `json:"sent_at"`
+	bodyKey
 }
 
 // handleSyncDevice runs a device sync (POST /v1/devices/sync, bodies up to 8 MiB).
@@ -64,7 +72,7 @@ func (s *Server) handleSyncDevice(w http.ResponseWriter, r *http.Request, _ http
 	}
 	var key *model.IdempotencyKey
 	if r.Header.Get(headerIdempotencyKey) != "" || in.IdempotencyKey != nil {
-		if key, err = s.idempotencyKey(r, rawBody(body)); err != nil {
+		if key, err = s.idempotencyKey(r, &reqBody{raw: body, key: in.IdempotencyKey, found: true}); err != nil {
 			return err
 		}
 		// SyncDevice checks its permission and input before the key; a refused key was

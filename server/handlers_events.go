@@ -15,7 +15,7 @@ func (s *Server) handleCreateEvent(w http.ResponseWriter, r *http.Request, _ htt
 	}
 	reqID := requestID(r)
 	reply, err := s.eng.IngestEvent(r.Context(), principal(r), in, func(v any) (model.Reply, error) {
-		b, err := render(v, reqID)
+		b, err := renderAccepted(v, reqID)
 		return model.Reply{Status: http.StatusCreated, Body: b, RequestID: reqID}, err
 	})
 	if err != nil {

@@ -8,13 +8,20 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
+// smsInboundBody is the body of POST /v1/sms/inbound: the input and
+// the write's optional body key, in one decode.
+type smsInboundBody struct {
+	model.SMSInboundInput
+	bodyKey
+}
+
 // handleSMSInbound takes an SMS the gateway received (POST /v1/sms/inbound, body {from,
 // body}). A reply that moves a mission answers 200 with the inbound record and the
 // mission. A refused one is recorded all the same: its transaction commits (with its
 // Idempotency-Key, so a replay does not record it twice) and its error is the answer,
 // in the contract's envelope.
 func (s *Server) handleSMSInbound(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[model.SMSInboundInput](r)
+	body, in, err := decodeBody[smsInboundBody](r)
 	if err != nil {
 		return err
 	}
@@ -31,7 +38,7 @@ func (s *Server) handleSMSInbound(w http.ResponseWriter, r *http.Request, _ http
 		b, err := render(rc.Result, reqID)
 		return model.Reply{Status: http.StatusOK, Body: b, RequestID: reqID}, err
 	}}
-	_, refusal, err := s.eng.ReceiveSMS(r.Context(), principal(r), in, wr)
+	_, refusal, err := s.eng.ReceiveSMS(r.Context(), principal(r), in.SMSInboundInput, wr)
 	if err != nil {
 		return err
 	}

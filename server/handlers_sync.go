@@ -131,16 +131,17 @@ func itemJSONError(err error) error {
 	return jsonError(err)
 }
 
-// renderAccepted is render for the answer to an accepted event, written by hand when
-// auto-dispatch did not run and the payload raised no warning (the common case: one per
-// item of a batch): the same bytes without reflection. Its fields are then ids, enums and
-// a timestamp, none needing escapes.
+// renderAccepted is render for the answer to an accepted event (POST /v1/events, each
+// item of a batch), written by hand when auto-dispatch did not run and the payload raised
+// no warning (the common case): the same bytes without reflection. Its fields are then
+// ids, enums and a timestamp, none needing escapes. The buffer has room for the newline
+// writeBody adds.
 func renderAccepted(v any, reqID string) ([]byte, error) {
 	a, ok := v.(model.EventAccepted)
 	if !ok || a.Dispatch != nil || a.RequiresManual || len(a.PayloadWarnings) > 0 {
 		return render(v, reqID)
 	}
-	b := make([]byte, 0, 160+len(reqID))
+	b := make([]byte, 0, 161+len(reqID))
 	b = append(b, `{"event_id":"`...)
 	b = append(b, a.EventID...)
 	b = append(b, `","status":"`...)

@@ -15,24 +15,38 @@ func (s *Server) handleTenantMe(w http.ResponseWriter, r *http.Request, _ httpro
 	return writeOne(w, r, http.StatusOK, t)
 }
 
+// dispatchSettingsBody is the body of PATCH /v1/tenant/dispatch-settings: the input and
+// the write's optional body key, in one decode.
+type dispatchSettingsBody struct {
+	model.DispatchSettingsInput
+	bodyKey
+}
+
 func (s *Server) handleDispatchSettings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[model.DispatchSettingsInput](r)
+	body, in, err := decodeBody[dispatchSettingsBody](r)
 	if err != nil {
 		return err
 	}
 	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
-		_, err := s.eng.UpdateDispatchSettings(r.Context(), principal(r), in, wr)
+		_, err := s.eng.UpdateDispatchSettings(r.Context(), principal(r), in.DispatchSettingsInput, wr)
 		return err
 	})
 }
 
+// createUserBody is the body of POST /v1/tenant/users: the input and
+// the write's optional body key, in one decode.
+type createUserBody struct {
+	model.CreateUserInput
+	bodyKey
+}
+
 func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[model.CreateUserInput](r)
+	body, in, err := decodeBody[createUserBody](r)
 	if err != nil {
 		return err
 	}
 	return s.write(w, r, body, http.StatusCreated, nil, func(wr *model.Write) error {
-		_, err := s.eng.CreateUser(r.Context(), principal(r), in, wr)
+		_, err := s.eng.CreateUser(r.Context(), principal(r), in.CreateUserInput, wr)
 		return err
 	})
 }
@@ -50,13 +64,20 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request, _ httpr
 	return nil
 }
 
+// updateUserBody is the body of PATCH /v1/tenant/users/:id: the input and
+// the write's optional body key, in one decode.
+type updateUserBody struct {
+	model.UpdateUserInput
+	bodyKey
+}
+
 func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	body, in, err := decodeBody[model.UpdateUserInput](r)
+	body, in, err := decodeBody[updateUserBody](r)
 	if err != nil {
 		return err
 	}
 	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
-		_, err := s.eng.UpdateUser(r.Context(), principal(r), ps.ByName("id"), in, wr)
+		_, err := s.eng.UpdateUser(r.Context(), principal(r), ps.ByName("id"), in.UpdateUserInput, wr)
 		return err
 	})
 }

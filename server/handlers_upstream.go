@@ -7,15 +7,22 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
+// upstreamBody is the body of PUT /v1/tenant/upstream: the input and
+// the write's optional body key, in one decode.
+type upstreamBody struct {
+	model.UpstreamInput
+	bodyKey
+}
+
 // handlePutUpstream sets the upstream of the caller's tenant (PUT /v1/tenant/upstream).
 // The answer, and what an Idempotency-Key stores, hold the key's prefix only.
 func (s *Server) handlePutUpstream(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[model.UpstreamInput](r)
+	body, in, err := decodeBody[upstreamBody](r)
 	if err != nil {
 		return err
 	}
 	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
-		_, err := s.eng.SetUpstream(r.Context(), principal(r), in, wr)
+		_, err := s.eng.SetUpstream(r.Context(), principal(r), in.UpstreamInput, wr)
 		return err
 	})
 }

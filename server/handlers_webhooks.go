@@ -7,16 +7,23 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
+// webhookBody is the body of POST /v1/webhooks: the input and
+// the write's optional body key, in one decode.
+type webhookBody struct {
+	model.WebhookInput
+	bodyKey
+}
+
 func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[model.WebhookInput](r)
+	body, in, err := decodeBody[webhookBody](r)
 	if err != nil {
 		return err
 	}
-	if err := s.eng.CheckWebhookInput(r.Context(), &in); err != nil {
+	if err := s.eng.CheckWebhookInput(r.Context(), &in.WebhookInput); err != nil {
 		return err
 	}
 	return s.write(w, r, body, http.StatusCreated, nil, func(wr *model.Write) error {
-		_, err := s.eng.CreateWebhook(r.Context(), principal(r), in, wr)
+		_, err := s.eng.CreateWebhook(r.Context(), principal(r), in.WebhookInput, wr)
 		return err
 	})
 }
@@ -42,16 +49,23 @@ func (s *Server) handleGetWebhook(w http.ResponseWriter, r *http.Request, ps htt
 	return writeOne(w, r, http.StatusOK, wh)
 }
 
+// webhookPatchBody is the body of PATCH /v1/webhooks/:id: the input and
+// the write's optional body key, in one decode.
+type webhookPatchBody struct {
+	model.WebhookPatch
+	bodyKey
+}
+
 func (s *Server) handleUpdateWebhook(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
-	body, in, err := decodeBody[model.WebhookPatch](r)
+	body, in, err := decodeBody[webhookPatchBody](r)
 	if err != nil {
 		return err
 	}
-	if err := s.eng.CheckWebhookPatch(r.Context(), &in); err != nil {
+	if err := s.eng.CheckWebhookPatch(r.Context(), &in.WebhookPatch); err != nil {
 		return err
 	}
 	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
-		_, err := s.eng.UpdateWebhook(r.Context(), principal(r), ps.ByName("id"), in, wr)
+		_, err := s.eng.UpdateWebhook(r.Context(), principal(r), ps.ByName("id"), in.WebhookPatch, wr)
 		return err
 	})
 }

@@ -10,11 +10,13 @@ import (
 )
 
 // zoneBody is the body of POST and PATCH /v1/zones: the boundary is decoded apart, so
-// that any malformed boundary is a validation_error naming `boundary`.
+// that any malformed boundary is a validation_error naming `boundary`; the write's
+// optional body key comes in the same decode.
 type zoneBody struct {
 	Code     *string         `json:"code"`
 	Name     *string         `json:"name"`
 	Boundary json.RawMessage `json:"boundary"`
+	bodyKey
 }
 
 // polygon decodes a boundary; absent or null is nil.
@@ -97,13 +99,20 @@ func (s *Server) handleGetZone(w http.ResponseWriter, r *http.Request, ps httpro
 	return writeOne(w, r, http.StatusOK, z)
 }
 
+// connectivityBody is the body of POST /v1/connectivity/report: the input and
+// the write's optional body key, in one decode.
+type connectivityBody struct {
+	model.ConnectivityReport
+	bodyKey
+}
+
 func (s *Server) handleReportConnectivity(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, in, err := decodeBody[model.ConnectivityReport](r)
+	body, in, err := decodeBody[connectivityBody](r)
 	if err != nil {
 		return err
 	}
 	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
-		_, err := s.eng.ReportConnectivity(r.Context(), principal(r), in, wr)
+		_, err := s.eng.ReportConnectivity(r.Context(), principal(r), in.ConnectivityReport, wr)
 		return err
 	})
 }

@@ -87,7 +87,7 @@ func (s *Server) withRequest(next http.Handler) http.Handler {
 		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 		h := w.Header()
 		h.Set("X-Request-Id", st.id)
-		h.Set("X-Content-Type-Options", "nosniff")
+		h["X-Content-Type-Options"] = valNosniff // sharedValue
 		if r.TLS != nil {
 			h.Set("Strict-Transport-Security", hsts)
 		}

@@ -35,6 +35,13 @@ func TestBodyParsedOnce(t *testing.T) {
 		{"MissionStatusBodyKeyReplayed", "PATCH", status(1), `{"idempotency_key":"po-1","status":"ACK"}`, sup, http.StatusOK, 2},
 		{"MissionStatusHeaderKey", "PATCH", status(2), `{"status":"ACK"}`, append(sup, "Idempotency-Key", "po-2"), http.StatusOK, 2},
 		{"MissionStatusBadKey", "PATCH", status(3), `{"status":"ACK","idempotency_key":5}`, sup, http.StatusBadRequest, 1},
+		{"TeamNoKey", "POST", "/v1/teams", `{"name":"Once","verticals":["emergency"]}`, sup, http.StatusCreated, 1},
+		{"TeamBodyKey", "POST", "/v1/teams", `{"name":"Twice","verticals":["emergency"],"idempotency_key":"po-3"}`, sup,
+			http.StatusCreated, 2},
+		{"TeamBodyKeyReplayed", "POST", "/v1/teams", `{"idempotency_key":"po-3","name":"Twice","verticals":["emergency"]}`, sup,
+			http.StatusCreated, 2},
+		{"TeamBadKey", "POST", "/v1/teams", `{"name":"Bad","verticals":["emergency"],"idempotency_key":5}`, sup,
+			http.StatusBadRequest, 1},
 		{"DispatchNoKey", "POST", "/v1/teams/dispatch", map[string]any{"event_id": s.event("parse-once-3"), "team_id": s.teamB.ID},
 			sup, http.StatusCreated, 1},
 	} {

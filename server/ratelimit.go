@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine"
@@ -23,6 +24,10 @@ type rateLimiter struct {
 	log    *slog.Logger
 	mu     sync.Mutex
 	wins   map[string]*window
+	// reset and limits hold the header values every answer shares (resetValue,
+	// limitValue).
+	reset  atomic.Pointer[rateText]
+	limits sync.Map // limit → []string
 }
 
 type window struct {
@@ -77,11 +82,10 @@ func (l *rateLimiter) take(ctx context.Context, w http.ResponseWriter, p model.P
 	start := now.Truncate(time.Minute)
 	reset := start.Add(time.Minute)
 	h := w.Header()
-	h.Set("x-ratelimit-reset", strconv.FormatInt(reset.Unix(), 10))
+	h[hdrRateReset] = l.resetValue(reset)
 	limit := engine.PlanRateLimit(p.Plan)
 	if limit == 0 {
-		h.Set("x-ratelimit-limit", "unlimited")
-		h.Set("x-ratelimit-remaining", "unlimited")
+		h[hdrRateLimit], h[hdrRateRemaining] = valUnlimited, valUnlimited
 		return nil
 	}
 	var allowed bool
@@ -96,13 +100,50 @@ func (l *rateLimiter) take(ctx context.Context, w http.ResponseWriter, p model.P
 		l.mu.Unlock()
 		allowed, remaining = count <= limit, max(0, limit-count)
 	}
-	h.Set("x-ratelimit-limit", strconv.Itoa(limit))
-	h.Set("x-ratelimit-remaining", strconv.Itoa(remaining))
+	h[hdrRateLimit] = l.limitValue(limit)
+	h[hdrRateRemaining] = []string{strconv.Itoa(remaining)}
 	if n > 0 && !allowed {
 		return &model.Error{Kind: model.KindRateLimited, RetryAfter: reset.Sub(now),
 			Msg: "rate limit of " + strconv.Itoa(limit) + " requests per minute exceeded"}
 	}
 	return nil
+}
+
+// The x-ratelimit-* headers, by their canonical names (an answer's header set without
+// net/http's canonicalization, which allocates for a name in lower case).
+const (
+	hdrRateReset     = "X-Ratelimit-Reset"
+	hdrRateLimit     = "X-Ratelimit-Limit"
+	hdrRateRemaining = "X-Ratelimit-Remaining"
+)
+
+// rateText is the text of a value every answer of a window (its reset) or of a plan (its
+// limit) shares.
+type rateText struct {
+	n   int64
+	val []string
+}
+
+// resetValue is the x-ratelimit-reset of the window that ends at reset: written once per
+// window, shared by its answers (sharedValue).
+func (l *rateLimiter) resetValue(reset time.Time) []string {
+	u := reset.Unix()
+	if t := l.reset.Load(); t != nil && t.n == u {
+		return t.val
+	}
+	t := &rateText{n: u, val: []string{strconv.FormatInt(u, 10)}}
+	l.reset.Store(t)
+	return t.val
+}
+
+// limitValue is the x-ratelimit-limit of a plan's limit, written once, shared by its
+// answers (sharedValue).
+func (l *rateLimiter) limitValue(limit int) []string {
+	if v, ok := l.limits.Load(limit); ok {
+		return v.([]string)
+	}
+	v, _ := l.limits.LoadOrStore(limit, []string{strconv.Itoa(limit)})
+	return v.([]string)
 }
 
 // window returns the tenant's window, started afresh when it is not the one of start.

@@ -21,10 +21,22 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	writeBody(w, status, body)
 }
 
+// Header values every answer shares (sharedValue).
+var (
+	valJSON      = []string{"application/json"}
+	valNosniff   = []string{"nosniff"}
+	valUnlimited = []string{"unlimited"}
+)
+
+// sharedValue: a header value that many answers carry is one slice, set by its
+// canonical name (h[name] = v, not h.Set, which canonicalizes the name and allocates the
+// slice each time). net/http only reads an answer's header values; an answer that sets
+// its own value replaces the slice, and Add appends to a copy (its capacity is full).
+
 // writeBody writes a ready JSON body.
 func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = valJSON
 	h.Set("Content-Length", strconv.Itoa(len(body)+1))
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
@@ -39,10 +51,11 @@ func render(v any, reqID string) ([]byte, error) {
 	return withRequestID(body, reqID), nil
 }
 
-// withRequestID adds "request_id" to the JSON object in body.
+// withRequestID adds "request_id" to the JSON object in body, in a buffer with room for
+// the newline writeBody adds.
 func withRequestID(body []byte, reqID string) []byte {
 	body = bytes.TrimRight(body, " \n")
-	out := make([]byte, 0, len(body)+len(reqID)+16)
+	out := make([]byte, 0, len(body)+len(reqID)+len(`,"request_id":""}`)+1)
 	out = append(out, body[:len(body)-1]...)
 	if len(body) > 2 {
 		out = append(out, ',')

@@ -302,7 +302,7 @@ func requireAny(p model.Principal, perm string, or []string) error {
 
 // hasCredentials reports whether a request carries an API key or an Authorization header.
 func hasCredentials(r *http.Request) bool {
-	return r.Header.Get(headerAPIKey) != "" || r.Header.Get("Authorization") != ""
+	return r.Header.Get(canonicalAPIKey) != "" || r.Header.Get("Authorization") != ""
 }
 
 // principal returns the authenticated caller of a request.

@@ -79,5 +79,7 @@ var metaSchemaVersion = []byte("schema_version")
 // schemaVersion is the layout this code reads and writes. Version 2 writes events, event
 // replies and sync batch records in compact forms (event_codec.go, packed.go) and reads
 // version 1's JSON as well: opening a version 1 file only records the new version, so that
-// an older binary refuses the file instead of failing on a record.
-const schemaVersion = 2
+// an older binary refuses the file instead of failing on a record. Version 3 writes outbox
+// entries and webhook subscriptions in binary forms (outbox_codec.go, webhook_codec.go)
+// and reads their JSON as well, the same way.
+const schemaVersion = 3

@@ -108,7 +108,7 @@ func checkRecords(btx *bolt.Tx, r *CheckReport) error {
 			return nil
 		}
 		var o model.OutboxEntry
-		if err := json.Unmarshal(raw, &o); err != nil {
+		if err := decodeOutbox(k[24:40], raw, &o); err != nil {
 			r.problem("outbox: entry %s of tenant %s does not decode: %v", id, tenant, err)
 			return nil
 		}
@@ -143,7 +143,7 @@ func checkTenant(tb *bolt.Bucket, tenant string, due *bolt.Bucket, r *CheckRepor
 	err := tb.Bucket(tbOutbox).ForEach(func(k, v []byte) error {
 		r.Counts.OutboxEntries++
 		var o model.OutboxEntry
-		if err := json.Unmarshal(v, &o); err != nil {
+		if err := decodeOutbox(k, v, &o); err != nil {
 			r.problem("outbox: entry %x of tenant %s does not decode: %v", k, tenant, err)
 			return nil
 		}

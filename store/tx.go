@@ -17,6 +17,11 @@ type tx struct {
 	btx   *bolt.Tx
 	db    *DB // for the directory versions; nil in some tests
 	local model.TxLocal
+	// lastID and last are the tenant bucket tenant found last: the writes of a use case
+	// touch one tenant, through several of its buckets. A tenant's bucket is never
+	// deleted.
+	lastID string
+	last   *bolt.Bucket
 }
 
 var _ model.Tx = (*tx)(nil)
@@ -28,6 +33,9 @@ func (t *tx) Local() *model.TxLocal { return &t.local }
 
 // tenant returns the bucket of a tenant, or not_found.
 func (t *tx) tenant(tenantID string) (*bolt.Bucket, error) {
+	if t.last != nil && t.lastID == tenantID {
+		return t.last, nil
+	}
 	k, err := idKey(tenantID)
 	if err != nil {
 		return nil, model.NotFound("tenant")
@@ -36,6 +44,7 @@ func (t *tx) tenant(tenantID string) (*bolt.Bucket, error) {
 	if b == nil {
 		return nil, model.NotFound("tenant")
 	}
+	t.lastID, t.last = tenantID, b
 	return b, nil
 }
 

@@ -294,14 +294,29 @@ func (t *tx) OutboxEntry(tenantID, id string) (*model.OutboxEntry, error) {
 	if err != nil {
 		return nil, model.NotFound("outbox entry")
 	}
+	raw := b.Get(k)
+	if raw == nil {
+		return nil, model.NotFound("outbox entry")
+	}
 	var o model.OutboxEntry
-	if ok, err := getJSON(b, k, &o); !ok || err != nil {
-		if err == nil {
-			err = model.NotFound("outbox entry")
-		}
+	if err := decodeOutbox(k, raw, &o); err != nil {
 		return nil, err
 	}
 	return &o, nil
+}
+
+// outboxDueKey returns the outbox_due key of the stored entry id of tenantID (nil when
+// there is none), reading only the record's due time.
+func (t *tx) outboxDueKey(b *bolt.Bucket, tenantID, id string, k []byte) ([]byte, error) {
+	raw := b.Get(k)
+	if raw == nil {
+		return nil, nil
+	}
+	due, err := outboxDueAt(k, raw)
+	if err != nil {
+		return nil, err
+	}
+	return dueKey(&model.OutboxEntry{TenantID: tenantID, ID: id, DueAt: model.Time{Time: due}})
 }
 
 func (t *tx) PutOutboxEntry(o *model.OutboxEntry) error {
@@ -314,16 +329,14 @@ func (t *tx) PutOutboxEntry(o *model.OutboxEntry) error {
 		return err
 	}
 	due := t.btx.Bucket(bucketOutboxDue)
-	if old, err := t.OutboxEntry(o.TenantID, o.ID); err == nil {
-		oldKey, err := dueKey(old)
-		if err != nil {
-			return err
-		}
+	oldKey, err := t.outboxDueKey(b, o.TenantID, o.ID, k)
+	if err != nil {
+		return err
+	}
+	if oldKey != nil {
 		if err := due.Delete(oldKey); err != nil {
 			return err
 		}
-	} else if !model.IsKind(err, model.KindNotFound) {
-		return err
 	}
 	newKey, err := dueKey(o)
 	if err != nil {
@@ -336,26 +349,28 @@ func (t *tx) PutOutboxEntry(o *model.OutboxEntry) error {
 	if err := due.Put(newKey, leased); err != nil {
 		return err
 	}
-	return putJSON(b, k, o)
+	return b.Put(k, encodeOutbox(make([]byte, 0, 160+len(o.Body)), o))
 }
 
 func (t *tx) DeleteOutboxEntry(tenantID, id string) error {
-	old, err := t.OutboxEntry(tenantID, id)
+	b, err := t.tbucket(tenantID, tbOutbox)
 	if model.IsKind(err, model.KindNotFound) {
-		return nil
+		return nil // no tenant, no entry
 	}
 	if err != nil {
 		return err
 	}
-	dk, err := dueKey(old)
+	k, err := idKey(id)
 	if err != nil {
+		return nil // no entry has such an id
+	}
+	dk, err := t.outboxDueKey(b, tenantID, id, k)
+	if dk == nil || err != nil {
 		return err
 	}
 	if err := t.btx.Bucket(bucketOutboxDue).Delete(dk); err != nil {
 		return err
 	}
-	b, _ := t.tbucket(tenantID, tbOutbox)
-	k, _ := idKey(id)
 	return b.Delete(k)
 }
 

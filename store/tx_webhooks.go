@@ -15,11 +15,12 @@ func (t *tx) Webhook(tenantID, id string) (*model.Webhook, error) {
 	if err != nil {
 		return nil, model.NotFound("webhook")
 	}
+	raw := b.Get(k)
+	if raw == nil {
+		return nil, model.NotFound("webhook")
+	}
 	var w model.Webhook
-	if ok, err := getJSON(b, k, &w); !ok || err != nil {
-		if err == nil {
-			err = model.NotFound("webhook")
-		}
+	if err := decodeWebhook(k, raw, &w); err != nil {
 		return nil, err
 	}
 	return &w, nil
@@ -35,7 +36,7 @@ func (t *tx) PutWebhook(tenantID string, w *model.Webhook) error {
 	if err != nil {
 		return err
 	}
-	return putJSON(b, k, w)
+	return b.Put(k, encodeWebhook(make([]byte, 0, 128+len(w.URL)), w))
 }
 
 // DeleteWebhook removes a subscription and its attempt log.
@@ -79,9 +80,9 @@ func (t *tx) Webhooks(tenantID string) ([]model.Webhook, error) {
 		return nil, err
 	}
 	out := []model.Webhook{}
-	err = b.ForEach(func(_, v []byte) error {
+	err = b.ForEach(func(k, v []byte) error {
 		var w model.Webhook
-		if err := json.Unmarshal(v, &w); err != nil {
+		if err := decodeWebhook(k, v, &w); err != nil {
 			return err
 		}
 		out = append(out, w)

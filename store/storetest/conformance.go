@@ -37,6 +37,8 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"Teams", testTeams},
 		{"Webhooks", testWebhooks},
 		{"Events", testEvents},
+		{"OpenEvents", testOpenEvents},
+		{"EventSearch", testEventSearch},
 		{"Missions", testMissions},
 		{"MissionCodes", testMissionCodes},
 		{"SMSInbound", testSMSInbound},

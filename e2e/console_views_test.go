@@ -569,7 +569,9 @@ func TestConsoleLists(t *testing.T) {
 	loginAs(t, sup, d.base, email, pass)
 	openView(t, sup, "events")
 	rows := `document.querySelectorAll('#events-body tr[data-event-id]').length`
-	waitJS(t, sup, "the first page", rows+` === 300 && !document.querySelector('#events-body tr[data-event-id="`+eventID+`"]')`)
+	// The newest 300, and the open events older than them: the critical one is on the board
+	// though 304 events came after it (docs/decisions/0170-open-events.md).
+	waitJS(t, sup, "the first page and the open events", rows+` === 301 && document.querySelector('#events-body tr[data-event-id="`+eventID+`"]')`)
 	clickJS(t, sup, "load more", "#events-more")
 	waitJS(t, sup, "the next page", rows+` === 305 && document.querySelector('#events-body tr[data-event-id="`+eventID+`"]') && !document.querySelector('#events-more')`)
 

@@ -24,6 +24,9 @@ const state = {
   me: null, perms: new Set(), tenant: null, roles: null, roleOrder: [],
   events: new Map(), missions: new Map(), teams: new Map(), zones: new Map(), users: new Map(),
   fresh: new Set(), live: "off", active: null, loadedAt: 0, eventsCursor: "", missionsCursor: "",
+  // open holds the ids of every open event, whatever its age (GET /v1/events?open=true):
+  // the dispatch queue, the map and the alerts read it; each (re)load takes it whole.
+  open: new Set(),
 };
 
 const ctx = {
@@ -33,7 +36,7 @@ const ctx = {
   restricted: () => state.perms.has("missions:receive") && !state.perms.has("missions:manage"),
   readOnly: () => !["events:write", "dispatch:assign", "missions:manage", "missions:receive",
     "tenant:admin", "webhooks:manage", "settings:dispatch", "teams:manage"].some((p) => state.perms.has(p)),
-  go, link, toast, rerender, loadMission, loadMore, reload,
+  go, link, toast, rerender, loadMission, loadEvent, loadMore, reload,
   actorName(id) {
     if (!id) return "";
     if (id === NIL) return "system";
@@ -288,7 +291,7 @@ function logout(message) {
   stream.stop();
   api.setSession(null);
   state.me = null; state.perms = new Set(); state.tenant = null; state.active = null;
-  for (const m of [state.events, state.missions, state.teams, state.zones, state.users]) m.clear();
+  for (const m of [state.events, state.missions, state.teams, state.zones, state.users, state.open]) m.clear();
   overdue.clear();
   clear($("alerts"));
   countTitle();
@@ -424,9 +427,17 @@ async function loadMore(kind) {
   }
 }
 
+// loadOpen takes every open event from the node, in pages of 500, after the newest page:
+// an open incident is in the queue whatever its age (docs/decisions/0170-open-events.md).
+async function loadOpen() {
+  const evs = await api.all("/v1/events?open=true", 1e9);
+  state.open = new Set(evs.map((e) => e.event_id));
+  put(state.events, evs, "event_id");
+}
+
 async function reload() {
   const jobs = [];
-  if (ctx.can("events:read")) jobs.push(firstPage("events"));
+  if (ctx.can("events:read")) jobs.push(firstPage("events").then(loadOpen));
   if (ctx.can("zones:read")) jobs.push(api.all("/v1/zones").then((z) => { state.zones.clear(); put(state.zones, z, "code"); }));
   if (ctx.can("teams:read")) jobs.push(api.all("/v1/teams").then((t) => { state.teams.clear(); put(state.teams, t); }));
   if (ctx.can("missions:view")) jobs.push(firstPage("missions"));
@@ -440,6 +451,21 @@ async function reload() {
   }
   state.loadedAt = Date.now();
   rerender();
+}
+
+// loadEvent reads one event (a deep link to one not loaded: an old closed one).
+async function loadEvent(id) {
+  try {
+    const e = await api.get("/v1/events/" + encodeURIComponent(id));
+    delete e.payload_warnings;
+    state.events.set(e.event_id, e);
+    if (e.status !== "closed") state.open.add(e.event_id);
+    rerender();
+    return e;
+  } catch (e) {
+    if (e.code !== "not_found") toast(e.plain, "warn");
+    return null;
+  }
 }
 
 async function loadMission(id) {
@@ -470,6 +496,8 @@ function onChange(name, data) {
     case "event.closed": {
       const isNew = !state.events.has(data.event_id);
       state.events.set(data.event_id, data);
+      if (data.status === "closed") state.open.delete(data.event_id);
+      else state.open.add(data.event_id);
       if (name === "event.created" && isNew) {
         state.fresh.add(data.event_id);
         setTimeout(() => state.fresh.delete(data.event_id), 5000);

@@ -17,13 +17,16 @@ let busy = false;
 // confirming is the team whose dispatch waits for "Send anyway".
 let confirming = null;
 let rescore = null;
+// asked is the event a deep link named that was read from the node.
+let asked = null;
 
 const active = (m) => !["COMPLETED", "FAILED"].includes(m.status);
 
-// openEvents is the dispatch queue: critical first, then high, normal, low; the longest
-// waiting first within a priority.
+// openEvents is the dispatch queue, every open event the node listed (state.open) and the
+// stream brought since: critical first, then high, normal, low; the longest waiting first
+// within a priority.
 function openEvents(ctx) {
-  return [...ctx.state.events.values()].filter((e) => e.status !== "closed")
+  return [...ctx.state.open].map((id) => ctx.state.events.get(id)).filter((e) => e && e.status !== "closed")
     .sort((a, b) => (RANK[a.priority] ?? 9) - (RANK[b.priority] ?? 9) || (a.created_at < b.created_at ? -1 : 1));
 }
 
@@ -126,6 +129,11 @@ function pct(v) {
 
 function scorePanel(ctx) {
   const ev = selected && ctx.state.events.get(selected);
+  if (!ev && selected && ctx.state.loadedAt && asked !== selected) {
+    // A deep link to an event the loads did not bring (closed long ago) reads it.
+    asked = selected;
+    ctx.loadEvent(selected);
+  }
   if (!ev) return h("div", { class: "card muted" }, "Choose an open event to see the teams' scores.");
   const missions = [...ctx.state.missions.values()].filter((m) => m.event_id === ev.event_id);
   const backup = missions.some(active);

@@ -102,6 +102,10 @@ func (s *Server) routeTable() []route {
 		{method: "PATCH", path: "/v1/missions/:id/status", perm: model.PermMissionsManage, orPerm: []string{model.PermMissionsReceive},
 			h: s.handleMissionStatus},
 
+		// alerts
+		{method: "GET", path: "/v1/alerts", perm: model.PermEventsRead, h: s.handleListAlerts},
+		{method: "POST", path: "/v1/alerts/:id/ack", perm: model.PermDispatchAssign, h: s.handleAckAlert},
+
 		// dispatch score
 		{method: "POST", path: "/v1/teams/dispatch/score", perm: model.PermDispatchAssign, h: s.handleScore},
 

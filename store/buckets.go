@@ -69,13 +69,17 @@ var (
 	// that is not closed: GET /v1/events?open=true walks it in dispatcher order
 	// (docs/decisions/0170-open-events.md).
 	tbEventsOpen = []byte("events_open")
+	// tbAlerts: alert id → Alert (JSON); tbAlertsOpen: alert key → the id of its open
+	// alert (docs/decisions/0172-shared-alerts.md).
+	tbAlerts     = []byte("alerts")
+	tbAlertsOpen = []byte("alerts_open")
 )
 
 var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByEvent,
 	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
 	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
 	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes, tbSMSInbound,
-	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo, tbEventsOpen}
+	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo, tbEventsOpen, tbAlerts, tbAlertsOpen}
 
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")

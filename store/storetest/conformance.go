@@ -39,6 +39,7 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"Events", testEvents},
 		{"OpenEvents", testOpenEvents},
 		{"EventSearch", testEventSearch},
+		{"Alerts", testAlerts},
 		{"Missions", testMissions},
 		{"MissionCodes", testMissionCodes},
 		{"SMSInbound", testSMSInbound},

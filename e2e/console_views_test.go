@@ -462,11 +462,12 @@ func TestConsoleAlerting(t *testing.T) {
 	}
 	waitJS(t, sup, "the low event on the board", `document.querySelectorAll('#events-body tr[data-event-id]').length === 3`)
 	waitJS(t, sup, "two alerts in the title, with tones", fmt.Sprintf(`document.title === '(2) fieldrelay console' && window.__tones > %d`, tones))
-	waitJS(t, sup, "two alerts to acknowledge", `document.querySelectorAll('#alerts .toast.alarm button.ack').length === 2`)
+	// The node's alerts, in the tray (docs/decisions/0172-shared-alerts.md).
+	waitJS(t, sup, "two alerts to acknowledge", `document.querySelectorAll('#alert-tray li button.ack').length === 2`)
 	screenshot(t, sup, artifactsDir(t), "alerts")
-	clickJS(t, sup, "acknowledge", "#alerts .toast.alarm button.ack")
+	clickJS(t, sup, "acknowledge", "#alert-tray li button.ack")
 	waitJS(t, sup, "one alert in the title", `document.title === '(1) fieldrelay console'`)
-	clickJS(t, sup, "acknowledge", "#alerts .toast.alarm button.ack")
+	clickJS(t, sup, "acknowledge", "#alert-tray li button.ack")
 	waitJS(t, sup, "no alert in the title", `document.title === 'fieldrelay console'`)
 
 	// A dispatched mission nobody acknowledges: two minutes later (the page's clock), an

@@ -200,6 +200,8 @@ var matrixRoutes = map[string]access{
 	"POST /v1/events":    need(mEventsWrite),
 	"GET /v1/events":     need(mEventsRead),
 	"GET /v1/events/:id": need(mEventsRead),
+	// Closing an incident by hand: a supervisor's (missions:manage).
+	"POST /v1/events/:id/close": need(mMissionsMgr),
 	// Parsers describe how events are read: events:read (the contract names no permission).
 	"GET /v1/parsers": need(mEventsRead),
 	"GET /v1/stream":  need(mEventsRead),
@@ -401,11 +403,12 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"GET /v1/tenant/upstream":            {path: "/v1/tenant/upstream"},
 		"GET /v1/tenant/upstream/status":     {path: "/v1/tenant/upstream/status"},
 
-		"POST /v1/events":    {path: "/v1/events", body: map[string]any{}},
-		"GET /v1/events":     {path: "/v1/events"},
-		"GET /v1/events/:id": {path: "/v1/events/" + fx.event},
-		"GET /v1/parsers":    {path: "/v1/parsers"},
-		"GET /v1/stream":     {path: "/v1/stream"},
+		"POST /v1/events":           {path: "/v1/events", body: map[string]any{}},
+		"GET /v1/events":            {path: "/v1/events"},
+		"GET /v1/events/:id":        {path: "/v1/events/" + fx.event},
+		"POST /v1/events/:id/close": {path: "/v1/events/" + none + "/close", body: map[string]any{"disposition": "resolved"}},
+		"GET /v1/parsers":           {path: "/v1/parsers"},
+		"GET /v1/stream":            {path: "/v1/stream"},
 
 		"POST /v1/zones":               {path: "/v1/zones", body: map[string]any{}},
 		"GET /v1/zones":                {path: "/v1/zones"},
@@ -789,6 +792,7 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 	n, fx := w.n, w.fx
 	probes := map[string]crossProbe{
 		"GET /v1/events/:id":              {"GET", "/v1/events/" + fx.event, nil, false, false},
+		"POST /v1/events/:id/close":       {"POST", "/v1/events/" + fx.event + "/close", map[string]any{"disposition": "resolved"}, false, false},
 		"GET /v1/zones/:code":             {"GET", "/v1/zones/" + fx.zone, nil, false, false},
 		"PATCH /v1/zones/:code":           {"PATCH", "/v1/zones/" + fx.zone, map[string]any{"name": "mine"}, false, false},
 		"DELETE /v1/zones/:code":          {"DELETE", "/v1/zones/" + fx.zone, nil, false, false},

@@ -70,6 +70,7 @@ func (s *Server) routeTable() []route {
 		// events
 		{method: "POST", path: "/v1/events", perm: model.PermEventsWrite, h: s.handleCreateEvent},
 		{method: "GET", path: "/v1/events", perm: model.PermEventsRead, h: s.handleListEvents},
+		{method: "POST", path: "/v1/events/:id/close", perm: model.PermMissionsManage, h: s.handleCloseEvent},
 		{method: "GET", path: "/v1/events/:id", perm: model.PermEventsRead, h: s.handleGetEvent},
 
 		// zones and connectivity

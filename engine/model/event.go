@@ -61,6 +61,9 @@ type Event struct {
 	UpdatedAt        Time    `json:"updated_at"`
 	DeliveredAt      *Time   `json:"delivered_at"`
 	ClosedAt         *Time   `json:"closed_at"`
+	// Disposition says how a supervisor closed the incident (POST /v1/events/{id}/close);
+	// absent on an event its missions closed, or still open.
+	Disposition *Disposition `json:"disposition,omitempty"`
 	// Delivery is the state of the delivery engine for this event.
 	Delivery DeliveryState `json:"delivery"`
 }

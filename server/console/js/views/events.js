@@ -5,6 +5,7 @@
 
 import { h, s, clear, time, badge, select, ago, cardify, sortHead, sortRows, typeName, RANK, short } from "/shared/dom.js";
 import * as api from "/shared/api.js";
+import { closeIncident, dispositionWords } from "../close_incident.js";
 
 const PRIORITIES = ["", "critical", "high", "normal", "low"];
 const STATUSES = ["", "pending", "delivered", "failed", "queued_offline", "closed"];
@@ -259,7 +260,14 @@ function detail(ctx) {
   return h("div", { class: "card section", id: "event-detail", dataset: { eventId: e.event_id } },
     h("div", { class: "toolbar" }, h("h3", { class: "grow" }, typeName(e.type), " ", badge(e.priority, "p-" + e.priority), " ",
       badge(e.status.replace("_", " "), "s-" + e.status)),
+    ctx.can("dispatch:assign") && e.status !== "closed" ? h("button", { type: "button", class: "primary", id: "detail-dispatch",
+      dataset: { key: "detail-dispatch" }, onclick: () => ctx.go("dispatch", { eventId: e.event_id }) },
+      missions.some((m) => !["COMPLETED", "FAILED"].includes(m.status)) ? "Dispatch a backup…" : "Dispatch…") : null,
+    ctx.can("missions:manage") && e.status !== "closed" ? h("button", { type: "button", class: "danger", id: "detail-close-incident",
+      dataset: { key: "detail-close-incident" }, onclick: (ev) => closeIncident(ctx, e, ev.currentTarget) }, "Close the incident…") : null,
     h("button", { type: "button", onclick: () => { detailId = null; ctx.link("events", {}); update(ctx); } }, "Close")),
+    e.disposition ? h("p", { class: "card notice", id: "event-disposition" }, h("strong", {}, "Closed by hand: " + dispositionWords(e.disposition.code)),
+      e.disposition.note ? " — " + e.disposition.note : "", h("span", { class: "muted small" }, " · " + ctx.actorName(e.disposition.closed_by) + ", " + time(e.disposition.at))) : null,
     h("div", { class: "split" },
       h("div", {},
         h("dl", { class: "facts" },

@@ -676,10 +676,17 @@ func dispatchGuard(t *testing.T, d *demoNode, sup context.Context, teams map[str
 	}
 	waitJS(t, sup, "the critical event's scores", `document.querySelector('#queue tr.selected[data-event-id="`+critical+`"]') && document.querySelector('#score-table button[data-dispatch-team="`+lacking+`"]')`)
 	clickJS(t, sup, "send the team without a defibrillator", `#score-table button[data-dispatch-team="`+lacking+`"]`)
-	waitJS(t, sup, "a confirmation", `document.querySelector('#dispatch-confirm').textContent.includes('lacks defibrillator')`)
+	waitJS(t, sup, "a confirmation, focused", `document.querySelector('#dispatch-confirm').textContent.includes('lacks defibrillator') &&
+		document.activeElement && document.activeElement.id === 'confirm-send'`)
 	if n := missions(); n != before {
 		t.Fatalf("a mission was created before the confirmation: %d → %d", before, n)
 	}
+	// Esc closes it, the focus back on the team's button.
+	do(t, sup, "Esc", chromedp.KeyEvent("\u001b"))
+	waitJS(t, sup, "no confirmation after Esc", `!document.querySelector('#dispatch-confirm') &&
+		document.activeElement && document.activeElement.dataset.dispatchTeam === '`+lacking+`'`)
+	clickJS(t, sup, "send the team without a defibrillator", `#score-table button[data-dispatch-team="`+lacking+`"]`)
+	waitJS(t, sup, "the confirmation again", `document.querySelector('#dispatch-confirm')`)
 	clickJS(t, sup, "cancel", `#dispatch-confirm button:not(#confirm-send)`)
 	waitJS(t, sup, "no confirmation", `!document.querySelector('#dispatch-confirm')`)
 	// A team with the defibrillator but far away, below the threshold: sent anyway.

@@ -19,6 +19,19 @@ let confirming = null;
 let rescore = null;
 // asked is the event a deep link named that was read from the node.
 let asked = null;
+// focusConfirm: the confirmation just opened takes the focus (its "Send anyway").
+let focusConfirm = false;
+
+// cancelConfirm closes the confirmation and gives the focus back to the team's button.
+function cancelConfirm(ctx) {
+  const team = confirming;
+  confirming = null;
+  ctx.rerender();
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const b = panel && panel.querySelector('[data-dispatch-team="' + team + '"]');
+    if (b) b.focus();
+  }));
+}
 
 const active = (m) => !["COMPLETED", "FAILED"].includes(m.status);
 
@@ -73,6 +86,7 @@ function risks(ctx, ev, s) {
 function ask(ctx, ev, s, backup) {
   if (risks(ctx, ev, s).length && confirming !== s.team_id) {
     confirming = s.team_id;
+    focusConfirm = true;
     ctx.rerender();
     return;
   }
@@ -173,7 +187,7 @@ function scorePanel(ctx) {
     h("p", { id: "confirm-text" }, "Send ", h("strong", {}, pending.team_name), " anyway? ", risks(ctx, ev, pending).join("; "), "."),
     h("button", { type: "button", class: "danger", id: "confirm-send", dataset: { key: "confirm-send" }, disabled: busy,
       onclick: () => ask(ctx, ev, pending, backup) }, "Send anyway"), " ",
-    h("button", { type: "button", onclick: () => { confirming = null; ctx.rerender(); } }, "Cancel")) : null;
+    h("button", { type: "button", id: "confirm-cancel", onclick: () => cancelConfirm(ctx) }, "Cancel")) : null;
   return h("div", {}, head,
     h("div", { class: "toolbar" }, h("div", { class: "grow" }, h("label", { for: "dispatch-notes" }, "Notes for the team"), notesEl)),
     stale ? h("p", { class: "error" }, "Scores not refreshed: ", stale) : null,
@@ -197,6 +211,8 @@ export const dispatchView = {
     listEl = h("div", { class: "scroll" });
     panel = h("div", { class: "card", id: "score-panel" });
     root.append(h("h2", {}, "Dispatch"), h("div", { class: "split" }, listEl, panel));
+    // Esc closes the confirmation, wherever the focus is in the panel.
+    panel.addEventListener("keydown", (e) => { if (e.key === "Escape" && confirming) { e.preventDefault(); cancelConfirm(ctx); } });
     this.update(ctx);
     if (selected) score(ctx);
   },
@@ -205,6 +221,11 @@ export const dispatchView = {
     clear(listEl, eventList(ctx));
     clear(panel, scorePanel(ctx));
     widthBars(panel);
+    const send = focusConfirm && panel.querySelector("#confirm-send");
+    if (send) {
+      focusConfirm = false;
+      send.focus();
+    }
   },
   onChange(name, data, ctx) {
     if (!selected) return;

@@ -34,10 +34,13 @@ export function closeIncident(ctx, e, opener) {
         "Stand down " + ((ctx.state.teams.get(m.team_id) || {}).name || "team …" + m.team_id.slice(-6)) + " (" + m.status + ")")))) : null,
     error, h("div", { class: "moves" }, submit, cancel));
   const back = h("div", { class: "modal-back" }, form);
+  // The view may have drawn the opener again meanwhile (a live update): found by its key.
+  const key = opener && opener.dataset && opener.dataset.key;
   const done = () => {
     back.remove();
     document.removeEventListener("keydown", keys, true);
-    if (opener && opener.isConnected) opener.focus();
+    const el = opener && opener.isConnected ? opener : key && document.querySelector('[data-key="' + CSS.escape(key) + '"]');
+    if (el) el.focus();
   };
   function keys(ev) {
     if (ev.key === "Escape") {

@@ -736,6 +736,16 @@ func mapClicks(t *testing.T, page context.Context, eventID string) {
 	waitJS(t, page, "the map on lyon", `(() => {
 		const v = document.querySelector('svg.map').getAttribute('viewBox').split(' ').map(Number);
 		return v[2] < `+strings.Split(before, " ")[2]+` })()`)
+
+	// Ten minutes without a report (the page's clock moved on): the zones turn unknown on
+	// the open map, as the node has them, without a reload.
+	if _, err := chromedp.Run(page, chromedp.Evaluate[bool](`(() => { window.__now0 = Date.now; Date.now = () => window.__now0() + 11 * 60000; return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, page, "the zones unknown", `document.querySelectorAll('svg.map path.zone.unknown').length === 2 && !document.querySelector('svg.map path.zone.online')`)
+	if _, err := chromedp.Run(page, chromedp.Evaluate[bool](`(() => { Date.now = window.__now0; return true })()`)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestConsoleMeasure measures, when FIELDRELAY_CONSOLE_MEASURE=1, what the issue's closing

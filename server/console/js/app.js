@@ -632,4 +632,5 @@ $("login-email").focus();
 // A reload or a new tab resumes the session of the cookie, if there is one.
 api.resume().then((res) => (res && !state.me ? begin(res) : null)).catch((e) => { $("login-error").textContent = e.plain || String(e); });
 // "3 min ago" stays true while nothing else re-renders.
-setInterval(() => { tickAgo($("view")); checkOverdue(); }, 5000);
+// The map redraws too: a zone whose last report grew stale turns unknown as the node's does.
+setInterval(() => { tickAgo($("view")); checkOverdue(); if (state.active && state.active.id === "map") rerender(); }, 5000);

@@ -17,7 +17,7 @@ TOOLS := $(CURDIR)/bin/tools
 VULNDB ?= https://vuln.go.dev
 FUZZTIME ?= 30s
 
-.PHONY: build run run-central central-bench axe unit e2e test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak footprint delivery-rate upstream-bench clean
+.PHONY: build run run-central central-bench axe unit e2e test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak footprint delivery-rate upstream-bench bench-event-lists clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -178,6 +178,12 @@ delivery-rate:
 # central node over HTTP on 127.0.0.1 (real stores, fsync on): drain time and changes/s, 3 runs.
 upstream-bench:
 	go test ./server -run '^$$' -bench 'UpstreamDrain$$' -benchtime 1x -count 3 -timeout 15m
+
+# bench-event-lists: first-page latency (p50, p99 over 100 reads) of GET /v1/events?open=true
+# and ?q= on 1,000,000 bbolt events of which 2,000 open (docs/bench.md). BENCH_EVENTS_DIR
+# keeps the built store between runs. Never part of make test.
+bench-event-lists:
+	go test ./store -run '^$$' -bench 'EventLists1M' -benchtime 1x -timeout 60m -v
 
 # bench-node: build, start a node on a fresh data directory, load it with `fieldrelay bench`
 # (which also reports the node's CPU and disk writes per event), then stop the node and remove

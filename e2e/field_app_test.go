@@ -291,7 +291,15 @@ func TestFieldAppOffline(t *testing.T) {
 	do(t, adminTab, "the devices view", chromedp.Click(chromedp.ID("tab-devices")))
 	waitJS(t, adminTab, "the phone listed with its team", `document.querySelector('#devices-table tr[data-device-id="`+deviceID+`"]') &&
 		document.querySelector('#devices-table tr[data-device-id="`+deviceID+`"]').textContent.includes('SAMU Lyon 1')`)
+	// Revoke asks first: Esc backs out with the focus on Revoke again, a second ask confirms.
 	clickJS(t, adminTab, "revoke the phone", `button[data-revoke="`+deviceID+`"]`)
+	waitJS(t, adminTab, "the confirmation, focused", `document.activeElement && document.activeElement.id === 'revoke-confirm'`)
+	do(t, adminTab, "Esc", chromedp.KeyEvent("\u001b"))
+	waitJS(t, adminTab, "no revoke yet", `!document.querySelector('#revoke-confirm') &&
+		document.activeElement && document.activeElement.dataset.revoke === '`+deviceID+`' &&
+		!document.querySelector('#devices-table tr[data-device-id="`+deviceID+`"]').textContent.includes('revoked')`)
+	clickJS(t, adminTab, "revoke the phone", `button[data-revoke="`+deviceID+`"]`)
+	clickJS(t, adminTab, "confirm the revoke", `#revoke-confirm`)
 	waitJS(t, adminTab, "the phone revoked", `document.querySelector('#devices-table tr[data-device-id="`+deviceID+`"]').textContent.includes('revoked')`)
 	screenshot(t, adminTab, shots, "field-07-console-devices")
 	do(t, tab2, "reload", chromedp.Reload())

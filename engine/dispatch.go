@@ -90,6 +90,9 @@ func (e *Engine) dispatch(tx model.Tx, tenantID string, ev *model.Event, team *m
 	if m.Code, err = newMissionCode(tx, tenantID, m.ID); err != nil {
 		return nil, nil, err
 	}
+	if err := e.closeEventAlerts(tx, tenantID, ev.ID); err != nil {
+		return nil, nil, err
+	}
 	team.Status, team.UpdatedAt = TeamOnMission, now
 	if err := tx.PutTeam(tenantID, team); err != nil {
 		return nil, nil, err
@@ -240,6 +243,15 @@ type requiresManual struct {
 // true after alerting supervisors (dispatch.requires_manual). Team availability is read
 // from tx, never from a cache: two events of one group must not take the same team.
 func (e *Engine) autoDispatch(tx model.Tx, tenantID string, t *model.Tenant, ev *model.Event) (*model.AutoDispatch, bool, error) {
+	auto, manual, err := e.tryAutoDispatch(tx, tenantID, t, ev)
+	if err != nil || auto != nil {
+		return auto, manual, err
+	}
+	return nil, manual, e.raiseUndispatched(tx, tenantID, ev)
+}
+
+// tryAutoDispatch is autoDispatch before the alert of an event nobody was sent to.
+func (e *Engine) tryAutoDispatch(tx model.Tx, tenantID string, t *model.Tenant, ev *model.Event) (*model.AutoDispatch, bool, error) {
 	if !t.FeatureFlags.DispatchMode {
 		return nil, false, nil
 	}
@@ -288,6 +300,9 @@ func (e *Engine) bestTeam(tx model.Tx, tenantID string, t *model.Tenant, ev *mod
 
 // alertManual writes dispatch.requires_manual.
 func (e *Engine) alertManual(tx model.Tx, tenantID string, t *model.Tenant, ev *model.Event, best *model.TeamScore, missionID *string, reason string) error {
+	if err := e.raiseManual(tx, tenantID, ev, missionID, reason); err != nil {
+		return err
+	}
 	payload := requiresManual{EventID: ev.ID, Threshold: t.DispatchThreshold, MissionID: missionID, Reason: reason}
 	if best != nil {
 		id := best.TeamID
@@ -341,6 +356,13 @@ func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string, at time.Time
 	}
 	m.Reinforced, m.UpdatedAt = true, now
 	if err := putMission(tx, tenantID, m); err != nil {
+		return err
+	}
+	teamName := "a team"
+	if tm, err := tx.Team(tenantID, m.TeamID); err == nil {
+		teamName = tm.Name
+	}
+	if err := e.raiseUnacknowledged(tx, tenantID, ev, m, teamName); err != nil {
 		return err
 	}
 	best, team, err := e.bestTeam(tx, tenantID, t, ev)

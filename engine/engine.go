@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/fieldrelay/fieldrelay/engine/alerts"
 	"github.com/fieldrelay/fieldrelay/engine/auth"
 	"github.com/fieldrelay/fieldrelay/engine/delivery"
 	"github.com/fieldrelay/fieldrelay/engine/devices"
@@ -76,6 +77,9 @@ type Engine struct {
 	// Roster holds the use cases of teams (engine/teams), the Engine's own through the
 	// embedding.
 	*teams.Roster
+	// Book holds the use cases of the shared alerts (engine/alerts), the Engine's own
+	// through the embedding.
+	*alerts.Book
 	// Gateway holds the use cases of the SMS gateway (engine/sms), the Engine's own
 	// through the embedding.
 	*sms.Gateway
@@ -168,6 +172,7 @@ func New(store model.Store, opt Options) *Engine {
 	e.Registry = zones.New(zones.Parts{Store: e.store, Clock: e.clock, Frame: frame, Publish: e.publish,
 		ReleaseQueued: e.releaseQueuedEvents})
 	e.Roster = teams.New(e.store, e.clock, frame, e.publish)
+	e.Book = alerts.New(e.store, e.clock, frame, e.publish)
 	e.Gateway = sms.New(sms.Parts{Store: e.store, Clock: e.clock, Sender: e.sender, Frame: frame, NewID: e.ids.at,
 		Secret: e.Secret, MoveMission: func(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string) (*model.Mission, error) {
 			return e.updateMissionStatus(tx, p, id, in, source, nil)

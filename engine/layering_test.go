@@ -133,7 +133,7 @@ func TestLayeringAdmin(t *testing.T) {
 // capabilities are the packages of engine that each hold one capability, in the order in
 // which they may use each other: a capability may use the ones before it, never one after
 // it, and never the engine (root) that builds them and calls them (docs/architecture.md).
-var capabilities = []string{"stream", "usage", "tenants", "auth", "zones", "teams", "sms", "devices", "upstream", "delivery", "retention"}
+var capabilities = []string{"stream", "usage", "tenants", "auth", "zones", "teams", "alerts", "sms", "devices", "upstream", "delivery", "retention"}
 
 // TestLayeringCapabilities holds the capability packages apart: each depends on
 // engine/model, the pure leaves, engine/writes (the pre-commit hooks of the engine's store,

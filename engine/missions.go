@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fieldrelay/fieldrelay/engine/alerts"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
@@ -275,6 +276,10 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 	if err := putMission(tx, p.TenantID, m); err != nil {
 		return nil, err
 	}
+	// Past SENT the team has taken the mission (or it ended): its alert ends.
+	if err := alerts.Close(e.Book, tx, p.TenantID, model.AlertMissionUnacknowledged, m.ID); err != nil {
+		return nil, err
+	}
 	if err := e.count(tx, p.TenantID, moveAt.Time, model.UsageDelta{MissionState: m.Status}); err != nil {
 		return nil, err
 	}
@@ -361,6 +366,9 @@ func (e *Engine) closeEvent(tx model.Tx, tenantID string, m *model.Mission, at, 
 	}
 	ev.Status, ev.ClosedAt, ev.UpdatedAt = model.EventClosed, &at, now
 	if err := putEvent(tx, tenantID, ev); err != nil {
+		return err
+	}
+	if err := e.closeEventAlerts(tx, tenantID, ev.ID); err != nil {
 		return err
 	}
 	return e.publish(tx, tenantID, StreamEventClosed, model.PermEventsRead, "", ev)

@@ -165,8 +165,8 @@ func TestSweepRetention_Events(t *testing.T) {
 	put := func(tn *model.Tenant, i int, edit func(*model.Event)) *model.Event {
 		now := model.At(clock.Now())
 		ev := &model.Event{ID: model.NewIDAt(now.Time), Type: "FIRE", Priority: "low", Vertical: "emergency",
-			IdempotencyKey: fmt.Sprintf("%s-%d", tn.Slug, i), Status: model.EventDelivered, ChannelSelected: "rest_full",
-			Source: "api", CreatedAt: now, UpdatedAt: now}
+			IdempotencyKey: fmt.Sprintf("%s-%d", tn.Slug, i), Status: model.EventClosed, ChannelSelected: "rest_full",
+			Source: "api", CreatedAt: now, UpdatedAt: now, ClosedAt: &now}
 		if edit != nil {
 			edit(ev)
 		}
@@ -190,7 +190,11 @@ func TestSweepRetention_Events(t *testing.T) {
 			WebhookID: model.NewID(), Name: "event.created", EventID: outstanding.ID, Channel: "rest_full",
 			DueAt: model.At(clock.Now().Add(1000 * 24 * time.Hour))})
 	})
-	kept = append(kept, put(a, 10, func(ev *model.Event) { ev.Status = model.EventPending }), outstanding)
+	// Open events stay whatever their age: pending, and settled but not closed
+	// (docs/decisions/0170-open-events.md).
+	kept = append(kept, put(a, 10, func(ev *model.Event) { ev.Status, ev.ClosedAt = model.EventPending, nil }), outstanding,
+		put(a, 13, func(ev *model.Event) { ev.Status, ev.ClosedAt = model.EventDelivered, nil }),
+		put(a, 14, func(ev *model.Event) { ev.Status, ev.ClosedAt = model.EventFailed, nil }))
 	withMission := put(a, 12, nil)
 	MustUpdate(t, e, func(tx model.Tx) error {
 		m := &model.Mission{ID: model.NewIDAt(clock.Now()), EventID: withMission.ID, TeamID: model.NewID(),

@@ -200,6 +200,8 @@ var matrixRoutes = map[string]access{
 	"POST /v1/events":    need(mEventsWrite),
 	"GET /v1/events":     need(mEventsRead),
 	"GET /v1/events/:id": need(mEventsRead),
+	// Closing an incident by hand: a supervisor's (missions:manage).
+	"POST /v1/events/:id/close": need(mMissionsMgr),
 	// Parsers describe how events are read: events:read (the contract names no permission).
 	"GET /v1/parsers": need(mEventsRead),
 	"GET /v1/stream":  need(mEventsRead),
@@ -240,6 +242,9 @@ var matrixRoutes = map[string]access{
 	"GET /v1/missions":                need(mMissionsView),
 	"GET /v1/missions/:id":            need(mMissionsView),
 	"PATCH /v1/missions/:id/status":   need(mMissionsMgr, mMissionsRecv),
+	// Alerts: read with the events, taken by those who dispatch.
+	"GET /v1/alerts":          need(mEventsRead),
+	"POST /v1/alerts/:id/ack": need(mDispatch),
 
 	// Sync batch: an API key holding sync:write; a user token is api_key_required.
 	"POST /v1/sync/batch": {check: func(c caller) outcome {
@@ -337,6 +342,7 @@ func TestAuthzMatrix_RouteTableHoldsThePermission(t *testing.T) {
 
 // matrixFix holds the ids the probes use, all of tenant A.
 type matrixFix struct {
+	alert                            string
 	event, missionA, missionB, codeA string
 	teamA, teamB, memberOp, memberB  string
 	zone, webhook, deviceA, deviceB  string
@@ -397,11 +403,12 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"GET /v1/tenant/upstream":            {path: "/v1/tenant/upstream"},
 		"GET /v1/tenant/upstream/status":     {path: "/v1/tenant/upstream/status"},
 
-		"POST /v1/events":    {path: "/v1/events", body: map[string]any{}},
-		"GET /v1/events":     {path: "/v1/events"},
-		"GET /v1/events/:id": {path: "/v1/events/" + fx.event},
-		"GET /v1/parsers":    {path: "/v1/parsers"},
-		"GET /v1/stream":     {path: "/v1/stream"},
+		"POST /v1/events":           {path: "/v1/events", body: map[string]any{}},
+		"GET /v1/events":            {path: "/v1/events"},
+		"GET /v1/events/:id":        {path: "/v1/events/" + fx.event},
+		"POST /v1/events/:id/close": {path: "/v1/events/" + none + "/close", body: map[string]any{"disposition": "resolved"}},
+		"GET /v1/parsers":           {path: "/v1/parsers"},
+		"GET /v1/stream":            {path: "/v1/stream"},
 
 		"POST /v1/zones":               {path: "/v1/zones", body: map[string]any{}},
 		"GET /v1/zones":                {path: "/v1/zones"},
@@ -432,6 +439,8 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"GET /v1/missions":                {path: "/v1/missions"},
 		"GET /v1/missions/:id":            {path: "/v1/missions/" + fx.missionA},
 		"PATCH /v1/missions/:id/status":   {path: "/v1/missions/" + fx.missionA + "/status", body: map[string]any{}},
+		"GET /v1/alerts":                  {path: "/v1/alerts"},
+		"POST /v1/alerts/:id/ack":         {path: "/v1/alerts/" + none + "/ack"},
 
 		"POST /v1/sync/batch":               {path: "/v1/sync/batch", body: map[string]any{}},
 		"GET /v1/sync/status":               {path: "/v1/sync/status?batch_id=" + fx.batch},
@@ -566,6 +575,7 @@ func newMatrixWorld(t *testing.T) *matrixWorld {
 	fx.deviceB = n.do("POST", "/v1/devices/register", map[string]any{"name": "tablet B", "platform": "android",
 		"team_id": fx.teamB}, key...).want(http.StatusCreated).str("device_id")
 	fx.batch = n.do("POST", "/v1/sync/batch", syncBatch(syncItem("matrix-3")), key...).want(http.StatusOK).str("batch_id")
+	fx.alert = n.do("GET", "/v1/alerts?status=all", nil, key...).want(http.StatusOK).items()[0]["id"].(string)
 	keys := n.do("GET", "/v1/tenant/api-keys", nil, key...).want(http.StatusOK).items()
 	fx.keyID = keys[len(keys)-1]["id"].(string)
 
@@ -782,6 +792,7 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 	n, fx := w.n, w.fx
 	probes := map[string]crossProbe{
 		"GET /v1/events/:id":              {"GET", "/v1/events/" + fx.event, nil, false, false},
+		"POST /v1/events/:id/close":       {"POST", "/v1/events/" + fx.event + "/close", map[string]any{"disposition": "resolved"}, false, false},
 		"GET /v1/zones/:code":             {"GET", "/v1/zones/" + fx.zone, nil, false, false},
 		"PATCH /v1/zones/:code":           {"PATCH", "/v1/zones/" + fx.zone, map[string]any{"name": "mine"}, false, false},
 		"DELETE /v1/zones/:code":          {"DELETE", "/v1/zones/" + fx.zone, nil, false, false},
@@ -793,6 +804,7 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 		"GET /v1/webhooks/:id/deliveries": {"GET", "/v1/webhooks/" + fx.webhook + "/deliveries", nil, false, false},
 		"GET /v1/missions/:id":            {"GET", "/v1/missions/" + fx.missionA, nil, false, false},
 		"PATCH /v1/missions/:id/status":   {"PATCH", "/v1/missions/" + fx.missionA + "/status", map[string]any{"status": "ACK"}, false, false},
+		"POST /v1/alerts/:id/ack":         {"POST", "/v1/alerts/" + fx.alert + "/ack", nil, false, false},
 		"GET /v1/teams/:id":               {"GET", "/v1/teams/" + fx.teamA, nil, false, false},
 		"PATCH /v1/teams/:id":             {"PATCH", "/v1/teams/" + fx.teamA, map[string]any{"name": "mine"}, false, false},
 		"POST /v1/teams/:id/members":      {"POST", "/v1/teams/" + fx.teamA + "/members", map[string]any{"name": "Eve"}, false, false},

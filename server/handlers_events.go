@@ -32,7 +32,14 @@ func (s *Server) handleListEvents(w http.ResponseWriter, r *http.Request, _ http
 	}
 	q := r.URL.Query()
 	f := model.EventFilter{ZoneCode: q.Get("zone_code"), Vertical: q.Get("vertical"), Status: q.Get("status"),
-		Priority: q.Get("priority"), Type: q.Get("type"), Origin: q.Get("origin")}
+		Priority: q.Get("priority"), Type: q.Get("type"), Origin: q.Get("origin"), Query: q.Get("q")}
+	switch q.Get("open") {
+	case "", "false":
+	case "true":
+		f.Open = true
+	default:
+		return model.Invalid("open", "open must be true or false")
+	}
 	if f.Since, err = queryTime(r, "since"); err != nil {
 		return err
 	}

@@ -70,6 +70,7 @@ func (s *Server) routeTable() []route {
 		// events
 		{method: "POST", path: "/v1/events", perm: model.PermEventsWrite, h: s.handleCreateEvent},
 		{method: "GET", path: "/v1/events", perm: model.PermEventsRead, h: s.handleListEvents},
+		{method: "POST", path: "/v1/events/:id/close", perm: model.PermMissionsManage, h: s.handleCloseEvent},
 		{method: "GET", path: "/v1/events/:id", perm: model.PermEventsRead, h: s.handleGetEvent},
 
 		// zones and connectivity
@@ -101,6 +102,10 @@ func (s *Server) routeTable() []route {
 		// own teams' missions is a rule of the use case, kept in the engine.
 		{method: "PATCH", path: "/v1/missions/:id/status", perm: model.PermMissionsManage, orPerm: []string{model.PermMissionsReceive},
 			h: s.handleMissionStatus},
+
+		// alerts
+		{method: "GET", path: "/v1/alerts", perm: model.PermEventsRead, h: s.handleListAlerts},
+		{method: "POST", path: "/v1/alerts/:id/ack", perm: model.PermDispatchAssign, h: s.handleAckAlert},
 
 		// dispatch score
 		{method: "POST", path: "/v1/teams/dispatch/score", perm: model.PermDispatchAssign, h: s.handleScore},

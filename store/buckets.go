@@ -65,13 +65,21 @@ var (
 	// kind (1 byte) | record id (16 bytes) | time of the change (8 bytes, Unix ms). The
 	// bucket's own sequence is the last sequence given.
 	tbUpstreamLog = []byte("upstream_log")
+	// tbEventsOpen: open rank (1 byte, model.OpenRank) | event id → nil, for every event
+	// that is not closed: GET /v1/events?open=true walks it in dispatcher order
+	// (docs/decisions/0170-open-events.md).
+	tbEventsOpen = []byte("events_open")
+	// tbAlerts: alert id → Alert (JSON); tbAlertsOpen: alert key → the id of its open
+	// alert (docs/decisions/0172-shared-alerts.md).
+	tbAlerts     = []byte("alerts")
+	tbAlertsOpen = []byte("alerts_open")
 )
 
 var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByEvent,
 	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
 	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
 	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes, tbSMSInbound,
-	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo}
+	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo, tbEventsOpen, tbAlerts, tbAlertsOpen}
 
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")

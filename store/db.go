@@ -159,6 +159,11 @@ func (db *DB) init(readOnly bool) error {
 		root := tx.Bucket(bucketTenantRoot)
 		err := root.ForEachBucket(func(k []byte) error {
 			tb := root.Bucket(k)
+			if tb.Bucket(tbEventsOpen) == nil {
+				if err := buildOpenIndex(tb); err != nil {
+					return err
+				}
+			}
 			for _, name := range tenantBuckets {
 				if _, err := tb.CreateBucketIfNotExists(name); err != nil {
 					return err

@@ -20,7 +20,8 @@ import (
 //	payload | severity | required_equipment | status | channel_selected |
 //	channels_attempted | source | delivery.plan | delivery.started | delivery.outstanding |
 //	created_at | updated_at | then, each when its bit is set: zone_code, lat, lng, batch_id,
-//	device_id, captured_at, device_captured_at, origin, delivered_at, closed_at.
+//	device_id, captured_at, device_captured_at, origin, delivered_at, closed_at, disposition
+//	(its JSON, as a string).
 //
 // A string is uvarint length | bytes; a word (priority, vertical, severity, status, a
 // channel, source) is a string, or one of eventWords: uvarint 2×length | bytes, or
@@ -53,6 +54,8 @@ const (
 	evBatchText
 	// evKeyPacked: the idempotency_key is stored packed (packJSON).
 	evKeyPacked
+	// evDisposition: the event was closed by hand; its disposition follows, as JSON.
+	evDisposition
 )
 
 // eventWords are the values of an event's enumerated fields, written as one byte. The
@@ -100,6 +103,7 @@ func encodeEvent(b []byte, ev *model.Event) []byte {
 	set(evAttemptedSet, ev.ChannelsAttempted != nil)
 	set(evPlanSet, ev.Delivery.Plan != nil)
 	set(evPayload, len(ev.Payload) > 0)
+	set(evDisposition, ev.Disposition != nil)
 	key, packed := packJSON(nil, []byte(ev.IdempotencyKey))
 	packed = packed && len(key) < len(ev.IdempotencyKey)
 	set(evKeyPacked, packed)
@@ -154,6 +158,10 @@ func encodeEvent(b []byte, ev *model.Event) []byte {
 		if t != nil {
 			b = binary.AppendVarint(b, t.UnixMilli())
 		}
+	}
+	if ev.Disposition != nil {
+		raw, _ := json.Marshal(ev.Disposition) // strings and a time: never fails
+		b = appendBytes(b, string(raw))
 	}
 	return b
 }
@@ -230,6 +238,12 @@ func decodeEvent(k, raw []byte, ev *model.Event) error {
 	ev.CapturedAt, ev.DeviceCapturedAt = optTime(evCaptured), optTime(evDeviceCaptured)
 	ev.Origin = optStr(evOrigin)
 	ev.DeliveredAt, ev.ClosedAt = optTime(evDelivered), optTime(evClosed)
+	if bits&evDisposition != 0 {
+		if raw := d.bytes(); d.err == nil {
+			ev.Disposition = &model.Disposition{}
+			d.err = json.Unmarshal(raw, ev.Disposition)
+		}
+	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errors.New("bytes after the record")
 	}

@@ -40,7 +40,8 @@ func fullEvent() *model.Event {
 		Status: model.EventDelivered, ChannelSelected: "webhook", ChannelsAttempted: []string{"webhook", "sms"},
 		Source: "sync_batch", BatchID: &batch, DeviceID: &device, CapturedAt: at(-time.Hour), DeviceCapturedAt: at(-2 * time.Hour),
 		Origin: &origin, CreatedAt: *at(0), UpdatedAt: *at(time.Second), DeliveredAt: at(2 * time.Second), ClosedAt: at(3 * time.Second),
-		Delivery: model.DeliveryState{Plan: []string{"webhook", "sms"}, Started: 2, Outstanding: 1}}
+		Disposition: &model.Disposition{Code: model.DispositionOther, Note: "gas off \"at the meter\"", ClosedBy: model.NewID(), At: *at(3 * time.Second)},
+		Delivery:    model.DeliveryState{Plan: []string{"webhook", "sms"}, Started: 2, Outstanding: 1}}
 }
 
 // nonZeroFields fails for each field of v (a struct) left at its zero value.

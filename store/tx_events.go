@@ -53,12 +53,23 @@ func (t *tx) PutEvent(tenantID string, ev *model.Event) error {
 	}
 	b.FillPercent = eventFill
 	// bbolt keeps the value until commit: a fresh buffer, never a pooled one.
-	return b.Put(k, encodeEvent(make([]byte, 0, 256+len(ev.Payload)), ev))
+	if err := b.Put(k, encodeEvent(make([]byte, 0, 256+len(ev.Payload)), ev)); err != nil {
+		return err
+	}
+	open, err := t.tbucket(tenantID, tbEventsOpen)
+	if err != nil {
+		return err
+	}
+	return indexOpen(open, k, ev)
 }
 
 // Events walks the events newest first from the cursor (or from until), decoding only what
-// the filter needs to see, and stops at since: event keys are time-ordered.
+// the filter needs to see, and stops at since: event keys are time-ordered. Open events
+// come from the open index instead (openEvents).
 func (t *tx) Events(tenantID string, f model.EventFilter, p model.Page) ([]model.Event, string, error) {
+	if f.Open {
+		return t.openEvents(tenantID, f, p)
+	}
 	b, err := t.tbucket(tenantID, tbEvents)
 	if err != nil {
 		return nil, "", err
@@ -78,6 +89,7 @@ func (t *tx) Events(tenantID string, f model.EventFilter, p model.Page) ([]model
 	default:
 		k, v = c.Last()
 	}
+	match := f.Matcher()
 	out := []model.Event{}
 	var last, answer []byte
 	size := 0 // of the page's answer (Event.AppendJSON)
@@ -89,7 +101,7 @@ func (t *tx) Events(tenantID string, f model.EventFilter, p model.Page) ([]model
 		if err := decodeEvent(k, v, &ev); err != nil {
 			return nil, "", err
 		}
-		if !f.Match(&ev) {
+		if !match(&ev) {
 			continue
 		}
 		if p.MaxBytes > 0 {

@@ -93,6 +93,15 @@ func (t *tx) PruneEvents(tenantID, after string, before time.Time, limit int, ke
 	if _, err := deleteKeys(replies, idem); err != nil {
 		return 0, "", err
 	}
+	open, err := t.tbucket(tenantID, tbEventsOpen)
+	if err != nil {
+		return 0, "", err
+	}
+	for _, k := range old { // an event retention's keep let go leaves no open key behind
+		if err := unindexOpen(open, k); err != nil {
+			return 0, "", err
+		}
+	}
 	n, err := deleteKeys(b, old)
 	return n, next, err
 }

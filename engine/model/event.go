@@ -61,6 +61,9 @@ type Event struct {
 	UpdatedAt        Time    `json:"updated_at"`
 	DeliveredAt      *Time   `json:"delivered_at"`
 	ClosedAt         *Time   `json:"closed_at"`
+	// Disposition says how a supervisor closed the incident (POST /v1/events/{id}/close);
+	// absent on an event its missions closed, or still open.
+	Disposition *Disposition `json:"disposition,omitempty"`
 	// Delivery is the state of the delivery engine for this event.
 	Delivery DeliveryState `json:"delivery"`
 }
@@ -121,6 +124,13 @@ type EventFilter struct {
 	ZoneCode, Vertical, Status, Priority, Type, Origin string
 	// Since and Until bound created_at (inclusive).
 	Since, Until *time.Time
+	// Open keeps the events that are not closed, listed in dispatcher order (priority,
+	// then oldest first; OpenRank) from the stores' index of open events
+	// (docs/decisions/0170-open-events.md).
+	Open bool
+	// Query keeps the events whose text holds every word of it (event_search.go;
+	// docs/decisions/0171-event-search.md).
+	Query string
 }
 
 // Validate checks the enum filters.
@@ -134,12 +144,32 @@ func (f EventFilter) Validate() error {
 	if f.Since != nil && f.Until != nil && f.Until.Before(*f.Since) {
 		return Invalid("until", "until is before since")
 	}
-	return nil
+	return validQuery(f.Query)
 }
 
 // Match reports whether ev passes the filter.
-func (f EventFilter) Match(ev *Event) bool {
+func (f EventFilter) Match(ev *Event) bool { return f.Matcher()(ev) }
+
+// Matcher returns Match with the query's words read once, for a list that tests many
+// events against one filter.
+func (f EventFilter) Matcher() func(ev *Event) bool {
+	words := QueryWords(f.Query)
+	return func(ev *Event) bool { return f.matchFields(ev) && (len(words) == 0 || matchWords(ev, words)) }
+}
+
+// OpenRank is an event's place in the dispatcher order of open events: critical 0, high
+// 1, normal 2, low 3, anything else 4; events of one rank are listed oldest first.
+func OpenRank(priority string) byte {
+	if i := slices.Index(Priorities, priority); i >= 0 {
+		return byte(i)
+	}
+	return byte(len(Priorities))
+}
+
+func (f EventFilter) matchFields(ev *Event) bool {
 	switch {
+	case f.Open && ev.Status == EventClosed:
+		return false
 	case f.ZoneCode != "" && (ev.ZoneCode == nil || *ev.ZoneCode != f.ZoneCode),
 		f.Vertical != "" && ev.Vertical != f.Vertical,
 		f.Status != "" && ev.Status != f.Status,

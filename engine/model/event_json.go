@@ -68,6 +68,17 @@ func (ev *Event) AppendJSON(b []byte) []byte {
 	b = appendTimePtr(b, ev.DeliveredAt)
 	b = append(b, `,"closed_at":`...)
 	b = appendTimePtr(b, ev.ClosedAt)
+	if d := ev.Disposition; d != nil {
+		b = append(b, `,"disposition":{"code":`...)
+		b = appendString(b, d.Code)
+		b = append(b, `,"note":`...)
+		b = appendString(b, d.Note)
+		b = append(b, `,"closed_by":`...)
+		b = appendString(b, d.ClosedBy)
+		b = append(b, `,"at":`...)
+		b = AppendTime(b, d.At)
+		b = append(b, '}')
+	}
 	b = append(b, `,"delivery":{"plan":`...)
 	b = appendStrings(b, ev.Delivery.Plan)
 	b = append(b, `,"started":`...)

@@ -176,6 +176,7 @@ type Tx interface {
 	UsageTx
 	UpstreamTx
 	BackfillTx
+	AlertsTx
 }
 
 // ParkedRef names a parked event.

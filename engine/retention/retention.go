@@ -198,13 +198,12 @@ func (s *Sweeper) pruneWalk(ctx context.Context, rep *Report, tenantID string,
 	}
 }
 
-// keepEvent reports whether an old event must stay: it is not settled (pending, queued
-// offline), a delivery message of it is outstanding, or it has a mission (missions are the
-// audit trail, and they name their event).
+// keepEvent reports whether an old event must stay: it is open (not closed: an incident
+// still waiting, whatever its age; docs/decisions/0170-open-events.md), a delivery message
+// of it is outstanding, or it has a mission (missions are the audit trail, and they name
+// their event).
 func keepEvent(tx Tx, tenantID string, ev *model.Event) (bool, error) {
-	switch ev.Status {
-	case model.EventDelivered, model.EventFailed, model.EventClosed:
-	default:
+	if ev.Status != model.EventClosed {
 		return true, nil
 	}
 	if ev.Delivery.Outstanding > 0 {

@@ -121,11 +121,15 @@ func (t *tx) PutEvent(tenantID string, ev *model.Event) error {
 		tn, id, ev.CreatedAt.Time, ev.ZoneCode, ev.Vertical, ev.Status, ev.Priority, ev.Type, ev.Origin, doc)
 }
 
-// Events filters in SQL on the typed columns, newest first by id (UUIDv7: time order).
+// Events filters in SQL on the typed columns, newest first by id (UUIDv7: time order);
+// open events and a search go through filteredEvents.
 func (t *tx) Events(tenantID string, f model.EventFilter, p model.Page) ([]model.Event, string, error) {
 	tn, err := t.tenantOf(tenantID)
 	if err != nil {
 		return nil, "", err
+	}
+	if f.Open || f.Query != "" {
+		return t.filteredEvents(tn, f, p)
 	}
 	after, err := decodeCursor(p.Cursor)
 	if err != nil {

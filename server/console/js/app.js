@@ -1,6 +1,6 @@
 // The console's shell: log-in, the role's views, the shared state and the live stream.
 
-import { h, clear, tickAgo, typeName } from "/shared/dom.js";
+import { h, clear, tickAgo, typeName, ago, badge } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 import { loadMoves } from "/shared/moves.js";
 import { plainWords } from "/shared/words.js";
@@ -24,6 +24,11 @@ const state = {
   me: null, perms: new Set(), tenant: null, roles: null, roleOrder: [],
   events: new Map(), missions: new Map(), teams: new Map(), zones: new Map(), users: new Map(),
   fresh: new Set(), live: "off", active: null, loadedAt: 0, eventsCursor: "", missionsCursor: "",
+  // open holds the ids of every open event, whatever its age (GET /v1/events?open=true):
+  // the dispatch queue, the map and the alerts read it; each (re)load takes it whole.
+  open: new Set(),
+  // alerts holds the tenant's open alerts by id (GET /v1/alerts and the stream's alert.*).
+  alerts: new Map(),
 };
 
 const ctx = {
@@ -33,7 +38,7 @@ const ctx = {
   restricted: () => state.perms.has("missions:receive") && !state.perms.has("missions:manage"),
   readOnly: () => !["events:write", "dispatch:assign", "missions:manage", "missions:receive",
     "tenant:admin", "webhooks:manage", "settings:dispatch", "teams:manage"].some((p) => state.perms.has(p)),
-  go, link, toast, rerender, loadMission, loadMore, reload,
+  go, link, toast, rerender, loadMission, loadEvent, loadMore, reload,
   actorName(id) {
     if (!id) return "";
     if (id === NIL) return "system";
@@ -116,7 +121,7 @@ function beep() {
 }
 
 function countTitle() {
-  const n = $("alerts").querySelectorAll(".toast.alarm").length;
+  const n = $("alerts").querySelectorAll(".toast.alarm").length + [...state.alerts.values()].filter((a) => !a.acked_at).length;
   document.title = n ? "(" + n + ") " + TITLE : TITLE;
 }
 
@@ -138,6 +143,65 @@ function checkOverdue() {
     const team = state.teams.get(m.team_id);
     alarm("Not acknowledged after " + min + " min: " + (team ? team.name : "a team") + " on " + (ev ? typeName(ev.type) : "event …" + m.event_id.slice(-6)));
   }
+}
+
+// ---- the alert tray: the node's alerts, shared by every console (docs/decisions/0172-shared-alerts.md)
+
+// TRAY_ROWS alerts show; the rest are counted, and shown on demand.
+const TRAY_ROWS = 3;
+let trayOpen = false;
+
+function alertLink(a) {
+  if (a.mission_id && ctx.can("missions:view")) return () => go("missions", { missionId: a.mission_id });
+  if (a.event_id && ctx.can("dispatch:assign") && state.open.has(a.event_id)) return () => go("dispatch", { eventId: a.event_id });
+  if (a.event_id) return () => go("events", { eventId: a.event_id });
+  return null;
+}
+
+async function ackAlerts(ids) {
+  const results = await Promise.allSettled(ids.map((id) => api.post("/v1/alerts/" + encodeURIComponent(id) + "/ack", {})));
+  for (const r of results) {
+    if (r.status === "fulfilled") state.alerts.set(r.value.id, r.value);
+    else toast(r.reason.plain || String(r.reason), "warn");
+  }
+  renderTray();
+}
+
+// renderTray shows the open alerts, the ones nobody took first, newest first within.
+function renderTray() {
+  const tray = $("alert-tray");
+  const list = [...state.alerts.values()].filter((a) => a.status === "open")
+    .sort((a, b) => (!!a.acked_at - !!b.acked_at) || (a.raised_at < b.raised_at ? 1 : -1));
+  tray.hidden = !state.me || !list.length;
+  const untaken = list.filter((a) => !a.acked_at);
+  tray.classList.toggle("quiet", !untaken.length);
+  $("alert-count").textContent = untaken.length ? untaken.length + " to take" : "all taken";
+  const canAck = ctx.can("dispatch:assign");
+  const all = $("alert-ack-all");
+  all.hidden = !canAck || untaken.length < 2;
+  all.onclick = () => ackAlerts(untaken.map((a) => a.id));
+  const more = $("alert-more");
+  more.hidden = list.length <= TRAY_ROWS;
+  more.setAttribute("aria-expanded", String(trayOpen));
+  more.textContent = trayOpen ? "Show fewer" : (list.length - TRAY_ROWS) + " more";
+  more.onclick = () => { trayOpen = !trayOpen; renderTray(); };
+  clear($("alert-list"), (trayOpen ? list : list.slice(0, TRAY_ROWS)).map((a) => {
+    const open = alertLink(a);
+    return h("li", { class: a.acked_at ? "acked" : "", dataset: { alertId: a.id, kind: a.kind } },
+      badge(a.priority || "alert", "p-" + (a.priority || "high")),
+      h("span", { class: "grow" }, a.message, " ", h("span", { class: "muted small" }, ago(a.raised_at)),
+        a.acked_at ? h("span", { class: "muted small" }, " · taken by " + ctx.actorName(a.acked_by)) : null),
+      open ? h("button", { type: "button", class: "link", onclick: open }, "Open") : null,
+      canAck && !a.acked_at ? h("button", { type: "button", class: "ack", onclick: () => ackAlerts([a.id]) }, "Acknowledge") : null);
+  }));
+  countTitle();
+}
+
+async function loadAlerts() {
+  const list = await api.all("/v1/alerts", 1e9);
+  state.alerts.clear();
+  put(state.alerts, list);
+  renderTray();
 }
 
 // toast shows a message in the corner. The same message again while it shows adds to its
@@ -288,8 +352,9 @@ function logout(message) {
   stream.stop();
   api.setSession(null);
   state.me = null; state.perms = new Set(); state.tenant = null; state.active = null;
-  for (const m of [state.events, state.missions, state.teams, state.zones, state.users]) m.clear();
+  for (const m of [state.events, state.missions, state.teams, state.zones, state.users, state.open, state.alerts]) m.clear();
   overdue.clear();
+  renderTray();
   clear($("alerts"));
   countTitle();
   banner("");
@@ -424,9 +489,17 @@ async function loadMore(kind) {
   }
 }
 
+// loadOpen takes every open event from the node, in pages of 500, after the newest page:
+// an open incident is in the queue whatever its age (docs/decisions/0170-open-events.md).
+async function loadOpen() {
+  const evs = await api.all("/v1/events?open=true", 1e9);
+  state.open = new Set(evs.map((e) => e.event_id));
+  put(state.events, evs, "event_id");
+}
+
 async function reload() {
   const jobs = [];
-  if (ctx.can("events:read")) jobs.push(firstPage("events"));
+  if (ctx.can("events:read")) jobs.push(firstPage("events").then(loadOpen), loadAlerts());
   if (ctx.can("zones:read")) jobs.push(api.all("/v1/zones").then((z) => { state.zones.clear(); put(state.zones, z, "code"); }));
   if (ctx.can("teams:read")) jobs.push(api.all("/v1/teams").then((t) => { state.teams.clear(); put(state.teams, t); }));
   if (ctx.can("missions:view")) jobs.push(firstPage("missions"));
@@ -440,6 +513,21 @@ async function reload() {
   }
   state.loadedAt = Date.now();
   rerender();
+}
+
+// loadEvent reads one event (a deep link to one not loaded: an old closed one).
+async function loadEvent(id) {
+  try {
+    const e = await api.get("/v1/events/" + encodeURIComponent(id));
+    delete e.payload_warnings;
+    state.events.set(e.event_id, e);
+    if (e.status !== "closed") state.open.add(e.event_id);
+    rerender();
+    return e;
+  } catch (e) {
+    if (e.code !== "not_found") toast(e.plain, "warn");
+    return null;
+  }
 }
 
 async function loadMission(id) {
@@ -470,15 +558,27 @@ function onChange(name, data) {
     case "event.closed": {
       const isNew = !state.events.has(data.event_id);
       state.events.set(data.event_id, data);
+      if (data.status === "closed") state.open.delete(data.event_id);
+      else state.open.add(data.event_id);
       if (name === "event.created" && isNew) {
         state.fresh.add(data.event_id);
         setTimeout(() => state.fresh.delete(data.event_id), 5000);
-        if (data.priority === "critical" || data.priority === "high") {
-          alarm((data.priority === "critical" ? "Critical" : "High") + " event: " + typeName(data.type) + (data.zone_code ? " in " + data.zone_code : ""));
-        }
       }
       break;
     }
+    case "alert.raised":
+      state.alerts.set(data.id, data);
+      renderTray();
+      beep();
+      break;
+    case "alert.acked":
+      state.alerts.set(data.id, data);
+      renderTray();
+      break;
+    case "alert.closed":
+      state.alerts.delete(data.id);
+      renderTray();
+      break;
     case "team.updated":
       state.teams.set(data.id, data);
       break;
@@ -492,11 +592,6 @@ function onChange(name, data) {
       loadMission(data.reinforcement_mission_id);
       toast("Backup team sent: mission …" + data.mission_id.slice(-6) + " was not acknowledged in time.", "warn");
       break;
-    case "dispatch.requires_manual": {
-      const ev = state.events.get(data.event_id);
-      alarm("Needs a manual dispatch: " + (ev ? typeName(ev.type) : "event …" + data.event_id.slice(-6)) + " — " + data.reason);
-      break;
-    }
     case "zone.connectivity": {
       const z = state.zones.get(data.zone_code);
       if (z) {
@@ -537,4 +632,5 @@ $("login-email").focus();
 // A reload or a new tab resumes the session of the cookie, if there is one.
 api.resume().then((res) => (res && !state.me ? begin(res) : null)).catch((e) => { $("login-error").textContent = e.plain || String(e); });
 // "3 min ago" stays true while nothing else re-renders.
-setInterval(() => { tickAgo($("view")); checkOverdue(); }, 5000);
+// The map redraws too: a zone whose last report grew stale turns unknown as the node's does.
+setInterval(() => { tickAgo($("view")); checkOverdue(); if (state.active && state.active.id === "map") rerender(); }, 5000);

@@ -17,7 +17,27 @@ function credential(d) {
   return badge("valid until " + time(c.expires_at), "s-COMPLETED");
 }
 
+// revoking is the device whose Revoke waits for its confirmation: a revoked credential
+// cannot come back (the phone signs in again).
+let revoking = null;
+
+function askRevoke(ctx, d) {
+  revoking = d.device_id;
+  render(ctx);
+  const b = root && root.querySelector("#revoke-confirm");
+  if (b) b.focus();
+}
+
+function cancelRevoke(ctx) {
+  const id = revoking;
+  revoking = null;
+  render(ctx);
+  const b = root && root.querySelector('[data-revoke="' + id + '"]');
+  if (b) b.focus();
+}
+
 async function revoke(ctx, d) {
+  revoking = null;
   try {
     await api.request("DELETE", "/v1/devices/" + d.device_id + "/credential");
     message = { text: "Revoked the credential of " + d.name + ": its next sync is refused.", kind: "ok" };
@@ -49,8 +69,12 @@ function render(ctx) {
         const live = d.credential && !d.credential.revoked_at;
         return h("tr", { dataset: { deviceId: d.device_id } }, h("td", {}, d.name), h("td", {}, d.platform), h("td", {}, team),
           h("td", { class: "small" }, d.sync.last_sync_at ? time(d.sync.last_sync_at) : "never"), h("td", {}, credential(d)),
-          h("td", {}, live ? h("button", { type: "button", class: "danger", dataset: { revoke: d.device_id },
-            onclick: () => revoke(ctx, d) }, "Revoke") : null));
+          h("td", {}, !live ? null : revoking === d.device_id ? h("span", { class: "confirm", role: "group", "aria-label": "Confirm the revoke",
+            onkeydown: (e) => { if (e.key === "Escape") { e.preventDefault(); cancelRevoke(ctx); } } },
+          "Revoke " + d.name + "? Its next sync is refused. ",
+          h("button", { type: "button", class: "danger", id: "revoke-confirm", onclick: () => revoke(ctx, d) }, "Revoke"), " ",
+          h("button", { type: "button", id: "revoke-cancel", onclick: () => cancelRevoke(ctx) }, "Cancel"))
+            : h("button", { type: "button", class: "danger", dataset: { revoke: d.device_id }, onclick: () => askRevoke(ctx, d) }, "Revoke…")));
       })));
   }
   clear(root, h("h2", {}, "Devices"),
@@ -66,6 +90,7 @@ export const devicesView = {
     root = r;
     devices = null;
     message = null;
+    revoking = null;
     render(ctx);
     load(ctx);
   },

@@ -17,13 +17,29 @@ let busy = false;
 // confirming is the team whose dispatch waits for "Send anyway".
 let confirming = null;
 let rescore = null;
+// asked is the event a deep link named that was read from the node.
+let asked = null;
+// focusConfirm: the confirmation just opened takes the focus (its "Send anyway").
+let focusConfirm = false;
+
+// cancelConfirm closes the confirmation and gives the focus back to the team's button.
+function cancelConfirm(ctx) {
+  const team = confirming;
+  confirming = null;
+  ctx.rerender();
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const b = panel && panel.querySelector('[data-dispatch-team="' + team + '"]');
+    if (b) b.focus();
+  }));
+}
 
 const active = (m) => !["COMPLETED", "FAILED"].includes(m.status);
 
-// openEvents is the dispatch queue: critical first, then high, normal, low; the longest
-// waiting first within a priority.
+// openEvents is the dispatch queue, every open event the node listed (state.open) and the
+// stream brought since: critical first, then high, normal, low; the longest waiting first
+// within a priority.
 function openEvents(ctx) {
-  return [...ctx.state.events.values()].filter((e) => e.status !== "closed")
+  return [...ctx.state.open].map((id) => ctx.state.events.get(id)).filter((e) => e && e.status !== "closed")
     .sort((a, b) => (RANK[a.priority] ?? 9) - (RANK[b.priority] ?? 9) || (a.created_at < b.created_at ? -1 : 1));
 }
 
@@ -70,6 +86,7 @@ function risks(ctx, ev, s) {
 function ask(ctx, ev, s, backup) {
   if (risks(ctx, ev, s).length && confirming !== s.team_id) {
     confirming = s.team_id;
+    focusConfirm = true;
     ctx.rerender();
     return;
   }
@@ -126,6 +143,11 @@ function pct(v) {
 
 function scorePanel(ctx) {
   const ev = selected && ctx.state.events.get(selected);
+  if (!ev && selected && ctx.state.loadedAt && asked !== selected) {
+    // A deep link to an event the loads did not bring (closed long ago) reads it.
+    asked = selected;
+    ctx.loadEvent(selected);
+  }
   if (!ev) return h("div", { class: "card muted" }, "Choose an open event to see the teams' scores.");
   const missions = [...ctx.state.missions.values()].filter((m) => m.event_id === ev.event_id);
   const backup = missions.some(active);
@@ -165,7 +187,7 @@ function scorePanel(ctx) {
     h("p", { id: "confirm-text" }, "Send ", h("strong", {}, pending.team_name), " anyway? ", risks(ctx, ev, pending).join("; "), "."),
     h("button", { type: "button", class: "danger", id: "confirm-send", dataset: { key: "confirm-send" }, disabled: busy,
       onclick: () => ask(ctx, ev, pending, backup) }, "Send anyway"), " ",
-    h("button", { type: "button", onclick: () => { confirming = null; ctx.rerender(); } }, "Cancel")) : null;
+    h("button", { type: "button", id: "confirm-cancel", onclick: () => cancelConfirm(ctx) }, "Cancel")) : null;
   return h("div", {}, head,
     h("div", { class: "toolbar" }, h("div", { class: "grow" }, h("label", { for: "dispatch-notes" }, "Notes for the team"), notesEl)),
     stale ? h("p", { class: "error" }, "Scores not refreshed: ", stale) : null,
@@ -189,6 +211,8 @@ export const dispatchView = {
     listEl = h("div", { class: "scroll" });
     panel = h("div", { class: "card", id: "score-panel" });
     root.append(h("h2", {}, "Dispatch"), h("div", { class: "split" }, listEl, panel));
+    // Esc closes the confirmation, wherever the focus is in the panel.
+    panel.addEventListener("keydown", (e) => { if (e.key === "Escape" && confirming) { e.preventDefault(); cancelConfirm(ctx); } });
     this.update(ctx);
     if (selected) score(ctx);
   },
@@ -197,6 +221,11 @@ export const dispatchView = {
     clear(listEl, eventList(ctx));
     clear(panel, scorePanel(ctx));
     widthBars(panel);
+    const send = focusConfirm && panel.querySelector("#confirm-send");
+    if (send) {
+      focusConfirm = false;
+      send.focus();
+    }
   },
   onChange(name, data, ctx) {
     if (!selected) return;

@@ -1,10 +1,11 @@
-// The event board: the tenant's events with free-text search, filters and sortable
-// columns, newest first; new critical events stand out (a flashing row, a red edge and an
+// The event board: the tenant's events with search and filters answered by the node
+// (GET /v1/events?q=…&open=true…, kept in the page's URL), sortable columns, newest first; new critical events stand out (a flashing row, a red edge and an
 // alert). An event's detail (#/events/<id>) shows its payload in words, its position on a
 // small map, its delivery per channel and its missions.
 
 import { h, s, clear, time, badge, select, ago, cardify, sortHead, sortRows, typeName, RANK, short } from "/shared/dom.js";
 import * as api from "/shared/api.js";
+import { closeIncident, dispositionWords } from "../close_incident.js";
 
 const PRIORITIES = ["", "critical", "high", "normal", "low"];
 const STATUSES = ["", "pending", "delivered", "failed", "queued_offline", "closed"];
@@ -26,6 +27,76 @@ const rowCache = new Map();
 // submit of the same form is the same event.
 let creating = null;
 let formEl = null;
+// results is the node's answer to the search and filters (null while none is set); more
+// of it follows resultsCursor.
+let results = null;
+let resultsCursor = "";
+let searchSeq = 0;
+let searchTimer = null;
+
+// The filters as the URL's query (?q=gas&priority=high&open=true#/events) and as GET
+// /v1/events's: a reload or a pasted link shows the same search.
+const PARAMS = { q: "q", zone: "zone_code", vertical: "vertical", priority: "priority", status: "status", open: "open" };
+
+function filtersOn() {
+  return Object.keys(PARAMS).some((k) => (k === "q" ? hasWord(filter.q) : filter[k]));
+}
+
+// hasWord: the node searches words (letters or digits); a q without one is no search.
+function hasWord(q) {
+  return /[\p{L}\p{N}]/u.test(q || "");
+}
+
+function queryOf() {
+  const p = new URLSearchParams();
+  for (const [k, name] of Object.entries(PARAMS)) {
+    if (k === "q" ? hasWord(filter.q) : filter[k]) p.set(name, k === "open" ? "true" : filter[k].trim ? filter[k].trim() : filter[k]);
+  }
+  return p;
+}
+
+function readURL() {
+  const p = new URLSearchParams(location.search);
+  for (const [k, name] of Object.entries(PARAMS)) filter[k] = k === "open" ? p.get(name) === "true" : p.get(name) || "";
+}
+
+function writeURL() {
+  const q = queryOf().toString();
+  const url = location.pathname + (q ? "?" + q : "") + location.hash;
+  if (url !== location.pathname + location.search + location.hash) history.replaceState(null, "", url);
+}
+
+// changed runs the search on the node a moment after the last keystroke or choice.
+function changed(ctx) {
+  writeURL();
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => search(ctx), 250);
+  update(ctx);
+}
+
+async function search(ctx, next) {
+  if (!filtersOn()) {
+    results = null;
+    resultsCursor = "";
+    update(ctx);
+    return;
+  }
+  const seq = ++searchSeq;
+  const q = queryOf();
+  q.set("limit", "300");
+  if (next) q.set("cursor", resultsCursor);
+  try {
+    const r = await api.get("/v1/events?" + q.toString());
+    if (seq !== searchSeq) return;
+    for (const e of r.data) if (!ctx.state.events.has(e.event_id)) ctx.state.events.set(e.event_id, e);
+    const ids = r.data.map((e) => e.event_id);
+    results = next && results ? results.concat(ids) : ids;
+    resultsCursor = r.next_cursor || "";
+  } catch (e) {
+    if (seq === searchSeq) ctx.toast(e.plain, "warn");
+  }
+  update(ctx);
+}
 
 function verticals(ctx) {
   const set = new Set((ctx.state.tenant && ctx.state.tenant.verticals) || []);
@@ -36,30 +107,25 @@ function verticals(ctx) {
 function toolbar(ctx) {
   const zones = ["", ...[...ctx.state.zones.keys()].sort()];
   const mk = (label, key, options) => {
-    const el = select(options, filter[key], { id: "f-" + key, onchange: (e) => { filter[key] = e.target.value; update(ctx); } });
+    const el = select(options, filter[key], { id: "f-" + key, onchange: (e) => { filter[key] = e.target.value; changed(ctx); } });
     return h("div", {}, h("label", { for: "f-" + key }, label), el);
   };
   return h("div", { class: "toolbar" },
     h("div", { class: "grow" }, h("label", { for: "f-q" }, "Search"), h("input", { id: "f-q", type: "search", value: filter.q,
-      placeholder: "type, zone, payload, id…", dataset: { key: "f-q" }, oninput: (e) => { filter.q = e.target.value; update(ctx); } })),
+      placeholder: "words of the type, zone, address, caller…", dataset: { key: "f-q" }, oninput: (e) => { filter.q = e.target.value; changed(ctx); } })),
     mk("Zone", "zone", zones), mk("Vertical", "vertical", verticals(ctx)),
     mk("Priority", "priority", PRIORITIES), mk("Status", "status", STATUSES),
     h("label", { class: "inline" }, h("input", { type: "checkbox", id: "f-open", checked: filter.open,
-      onchange: (e) => { filter.open = e.target.checked; update(ctx); } }), "Open only"),
+      onchange: (e) => { filter.open = e.target.checked; changed(ctx); } }), "Open only"),
     count = h("span", { class: "muted", role: "status" }));
 }
 
-// text is what the free-text search looks in.
-function text(e) {
-  return [e.type, typeName(e.type), e.zone_code, e.vertical, e.status, e.priority, e.event_id, e.severity,
-    JSON.stringify(e.payload || {})].join(" ").toLowerCase();
-}
-
+// matches keeps, of the node's answer, the events that still pass the filters after a live
+// change (an event closed under "Open only"); the words of q are the node's to judge.
 function matches(e) {
-  const q = filter.q.trim().toLowerCase();
   return (!filter.zone || e.zone_code === filter.zone) && (!filter.vertical || e.vertical === filter.vertical) &&
     (!filter.priority || e.priority === filter.priority) && (!filter.status || e.status === filter.status) &&
-    (!filter.open || e.status !== "closed") && (!q || q.split(/\s+/).every((w) => text(e).includes(w)));
+    (!filter.open || e.status !== "closed");
 }
 
 function value(e, key) {
@@ -194,7 +260,14 @@ function detail(ctx) {
   return h("div", { class: "card section", id: "event-detail", dataset: { eventId: e.event_id } },
     h("div", { class: "toolbar" }, h("h3", { class: "grow" }, typeName(e.type), " ", badge(e.priority, "p-" + e.priority), " ",
       badge(e.status.replace("_", " "), "s-" + e.status)),
+    ctx.can("dispatch:assign") && e.status !== "closed" ? h("button", { type: "button", class: "primary", id: "detail-dispatch",
+      dataset: { key: "detail-dispatch" }, onclick: () => ctx.go("dispatch", { eventId: e.event_id }) },
+      missions.some((m) => !["COMPLETED", "FAILED"].includes(m.status)) ? "Dispatch a backup…" : "Dispatch…") : null,
+    ctx.can("missions:manage") && e.status !== "closed" ? h("button", { type: "button", class: "danger", id: "detail-close-incident",
+      dataset: { key: "detail-close-incident" }, onclick: (ev) => closeIncident(ctx, e, ev.currentTarget) }, "Close the incident…") : null,
     h("button", { type: "button", onclick: () => { detailId = null; ctx.link("events", {}); update(ctx); } }, "Close")),
+    e.disposition ? h("p", { class: "card notice", id: "event-disposition" }, h("strong", {}, "Closed by hand: " + dispositionWords(e.disposition.code)),
+      e.disposition.note ? " — " + e.disposition.note : "", h("span", { class: "muted small" }, " · " + ctx.actorName(e.disposition.closed_by) + ", " + time(e.disposition.at))) : null,
     h("div", { class: "split" },
       h("div", {},
         h("dl", { class: "facts" },
@@ -277,14 +350,16 @@ function newEventForm(ctx) {
 async function loadMore(ctx) {
   more = true;
   update(ctx);
-  await ctx.loadMore("events");
+  if (results) await search(ctx, true);
+  else await ctx.loadMore("events");
   more = false;
   ctx.rerender();
 }
 
 function update(ctx) {
   if (!wrap) return;
-  const list = sortRows([...ctx.state.events.values()].filter(matches), sort, value);
+  const source = results ? results.map((id) => ctx.state.events.get(id)).filter(Boolean) : [...ctx.state.events.values()];
+  const list = sortRows(source.filter(matches), sort, value);
   const all = byEvent(ctx);
   // A row is built again only when what it shows changed: a live update costs one row,
   // not the whole board.
@@ -297,15 +372,15 @@ function update(ctx) {
     rowCache.set(e.event_id, { sig, el });
     return el;
   });
-  if (!list.length) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, ctx.state.events.size ? "No event matches the filters." : "No events yet.")));
+  if (!list.length) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, results ? "No event matches the search." : ctx.state.events.size ? "No events loaded." : "No events yet.")));
   clear(detailEl, detail(ctx));
   clear(wrap, cardify(h("table", { id: "events-table" },
     sortHead([["Received", "created"], ["Priority", "priority"], ["Type", "type"], ["Vertical", "vertical"], ["Zone", "zone"], ["Status", "status"],
       ["Channel", null, "hide-narrow"], ["Actions", null]], sort, () => update(ctx)),
     h("tbody", { id: "events-body" }, rows))),
-  ctx.state.eventsCursor ? h("button", { type: "button", id: "events-more", disabled: more, onclick: () => loadMore(ctx) }, more ? "Loading more…" : "Load more") : null);
+  (results ? resultsCursor : ctx.state.eventsCursor) ? h("button", { type: "button", id: "events-more", disabled: more, onclick: () => loadMore(ctx) }, more ? "Loading more…" : "Load more") : null);
   const critical = list.filter((e) => e.priority === "critical" && e.status !== "closed").length;
-  count.textContent = list.length + " of " + ctx.state.events.size + " events" + (critical ? " · " + critical + " open critical" : "");
+  count.textContent = (results ? list.length + (resultsCursor ? "+" : "") + " found" : list.length + " newest events") + (critical ? " · " + critical + " open critical" : "");
 }
 
 export const eventsView = {
@@ -315,6 +390,9 @@ export const eventsView = {
   mount(root, ctx, opts) {
     detailId = opts.eventId || null;
     rowCache.clear();
+    readURL();
+    results = null;
+    search(ctx);
     bar = toolbar(ctx);
     detailEl = h("div", {});
     wrap = h("div", { class: "scroll" });
@@ -338,5 +416,12 @@ export const eventsView = {
     }
     update(ctx);
   },
-  unmount() { wrap = null; detailEl = null; },
+  // A live change re-asks the node for the search shown: a new event may match it.
+  onChange(name, data, ctx) {
+    if (results && name.startsWith("event.")) {
+      clearTimeout(searchTimer);
+      searchTimer = setTimeout(() => search(ctx), 1000);
+    }
+  },
+  unmount() { wrap = null; detailEl = null; clearTimeout(searchTimer); },
 };

@@ -93,8 +93,14 @@ function openMarker(ctx, el) {
   else if (el.dataset.team && ctx.can("teams:read")) ctx.go("teams", { teamId: el.dataset.team });
 }
 
+// STALE_MS is how long a connectivity report holds on the node (ConnectivityStaleAfter):
+// past it the zone is unknown there, and so here at once, without waiting for a reload.
+const STALE_MS = 10 * 60000;
+
 function state(z) {
-  return (z.connectivity && z.connectivity.state) || "unknown";
+  const c = z.connectivity || {};
+  if (!c.state || !c.last_report_at || Date.now() - new Date(c.last_report_at).getTime() >= STALE_MS) return "unknown";
+  return c.state;
 }
 
 function draw(ctx) {

@@ -51,7 +51,7 @@ function render(ctx) {
   const rows = hooks.map((w) => h("tr", { class: w.id === selected ? "selected" : "" },
     h("td", {}, h("button", { type: "button", class: "link", onclick: () => loadDeliveries(ctx, w.id) }, w.url)),
     h("td", {}, (w.events || []).join(", ") || "all"),
-    h("td", {}, badge(w.status, w.status === "active" ? "s-COMPLETED" : "s-FAILED"), w.disabled_reason ? h("div", { class: "small" }, w.disabled_reason) : null),
+    h("td", {}, badge(w.status, w.status === "active" ? "s-COMPLETED" : "s-FAILED"), w.disabled_reason ? h("div", { class: "small" }, reasonWords(w.disabled_reason)) : null),
     h("td", { class: "small" }, time(w.created_at)),
     h("td", {},
       h("button", { type: "button", onclick: () => act(ctx, w, () => api.patch("/v1/webhooks/" + w.id, { enabled: w.status !== "active" })) },
@@ -74,6 +74,11 @@ function render(ctx) {
       h("div", { class: "scroll" }, cardify(h("table", {}, h("thead", {}, h("tr", {}, ["URL", "Events", "Status", "Created", ""].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No subscription.")))))),
       h("div", { class: "scroll" }, h("h3", {}, "Delivery log"), log)));
+}
+
+// reasonWords says why a subscription is off in a dispatcher's words, not the API's.
+function reasonWords(reason) {
+  return /^disabled on request/.test(reason) ? "Turned off by an administrator" : reason;
 }
 
 export const webhooksView = {

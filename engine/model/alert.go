@@ -1,0 +1,105 @@
+package model
+
+import "slices"
+
+// Alert kinds (docs/decisions/0172-shared-alerts.md): what raised an alert, each closed by
+// its cause's end.
+const (
+	// AlertEventUndispatched: a critical or high event with no mission yet; closes at its
+	// first dispatch or when it closes.
+	AlertEventUndispatched = "event_undispatched"
+	// AlertRequiresManual: auto-dispatch or reinforcement found no team for an event;
+	// closes at its next dispatch or when it closes.
+	AlertRequiresManual = "requires_manual"
+	// AlertMissionUnacknowledged: a mission not at ACK when the tenant's reinforcement
+	// timeout ended; closes when the mission moves past SENT.
+	AlertMissionUnacknowledged = "mission_unacknowledged"
+	// AlertCrewMessage: a team sent a message from the field; closes when it is read
+	// (acknowledged) or answered.
+	AlertCrewMessage = "crew_message"
+)
+
+// AlertKinds lists the kinds, in the order a tray groups them.
+var AlertKinds = []string{AlertEventUndispatched, AlertRequiresManual, AlertMissionUnacknowledged, AlertCrewMessage}
+
+// Alert statuses as GET /v1/alerts filters them: an alert is open until its cause ends
+// (acknowledged or not), then closed.
+const (
+	AlertOpen   = "open"
+	AlertClosed = "closed"
+)
+
+// Alert is what the whole control room shares about a cause that needs a person: raised
+// and closed by the node in the transaction of its cause, acknowledged by a user.
+type Alert struct {
+	ID        string  `json:"id"`
+	Kind      string  `json:"kind"`
+	Key       string  `json:"key"`
+	Priority  string  `json:"priority"`
+	Message   string  `json:"message"`
+	EventID   *string `json:"event_id"`
+	MissionID *string `json:"mission_id"`
+	TeamID    *string `json:"team_id"`
+	Status    string  `json:"status"`
+	RaisedAt  Time    `json:"raised_at"`
+	AckedAt   *Time   `json:"acked_at"`
+	AckedBy   *string `json:"acked_by"`
+	ClosedAt  *Time   `json:"closed_at"`
+	UpdatedAt Time    `json:"updated_at"`
+}
+
+// AlertInput is what a cause raises: its kind and subject (the key is kind:subject, one
+// open alert per key), and the words and links a tray shows.
+type AlertInput struct {
+	Kind      string
+	Subject   string
+	Priority  string
+	Message   string
+	EventID   string
+	MissionID string
+	TeamID    string
+}
+
+// AlertKey is the key of the alert of a kind about a subject (an event, a mission).
+func AlertKey(kind, subject string) string { return kind + ":" + subject }
+
+// AlertFilter narrows GET /v1/alerts; zero fields do not filter. Status is open (the
+// default), closed or all.
+type AlertFilter struct {
+	Status, Kind, EventID string
+}
+
+// Validate checks the enum filters.
+func (f AlertFilter) Validate() error {
+	if f.Status != "" && !slices.Contains([]string{AlertOpen, AlertClosed, "all"}, f.Status) {
+		return Invalid("status", "status must be one of open, closed, all")
+	}
+	if f.Kind != "" && !slices.Contains(AlertKinds, f.Kind) {
+		return Invalid("kind", "kind must be one of event_undispatched, requires_manual, mission_unacknowledged, crew_message")
+	}
+	return nil
+}
+
+// Match reports whether a passes the filter (Status "" is open).
+func (f AlertFilter) Match(a *Alert) bool {
+	st := f.Status
+	if st == "" {
+		st = AlertOpen
+	}
+	return (st == "all" || a.Status == st) && (f.Kind == "" || a.Kind == f.Kind) &&
+		(f.EventID == "" || (a.EventID != nil && *a.EventID == f.EventID))
+}
+
+// AlertsTx holds the transaction methods of alerts.
+type AlertsTx interface {
+	// Alert returns an alert by id (KindNotFound when there is none).
+	Alert(tenantID, id string) (*Alert, error)
+	// OpenAlert returns the open alert of a key, or nil when none is open.
+	OpenAlert(tenantID, key string) (*Alert, error)
+	// PutAlert stores an alert (new or changed) and keeps the index of open alerts by key:
+	// an open alert holds its key, a closed one releases it.
+	PutAlert(tenantID string, a *Alert) error
+	// Alerts lists a tenant's alerts matching f, newest first; the string is the next
+	// cursor ("" at the end).
+	Alerts(tenantID string, f AlertFilter, p Page) ([]Alert, string, error)
+}

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/fieldrelay/fieldrelay/engine/model"
+)
+
+// Alerts (docs/decisions/0172-shared-alerts.md): by id in tbAlerts, the open ones by key in
+// tbAlertsOpen.
+
+func (t *tx) Alert(tenantID, id string) (*model.Alert, error) {
+	b, err := t.tbucket(tenantID, tbAlerts)
+	if err != nil {
+		return nil, err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return nil, model.NotFound("alert")
+	}
+	var a model.Alert
+	if ok, err := getJSON(b, k, &a); !ok || err != nil {
+		if err == nil {
+			err = model.NotFound("alert")
+		}
+		return nil, err
+	}
+	return &a, nil
+}
+
+func (t *tx) OpenAlert(tenantID, key string) (*model.Alert, error) {
+	open, err := t.tbucket(tenantID, tbAlertsOpen)
+	if err != nil {
+		return nil, err
+	}
+	id := open.Get([]byte(key))
+	if id == nil {
+		return nil, nil
+	}
+	return t.Alert(tenantID, idString(id))
+}
+
+func (t *tx) PutAlert(tenantID string, a *model.Alert) error {
+	tb, err := t.tenant(tenantID)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(a.ID)
+	if err != nil {
+		return err
+	}
+	open := tb.Bucket(tbAlertsOpen)
+	if a.Status == model.AlertOpen {
+		if err := open.Put([]byte(a.Key), k); err != nil {
+			return err
+		}
+	} else if held := open.Get([]byte(a.Key)); held != nil && bytes.Equal(held, k) {
+		if err := open.Delete([]byte(a.Key)); err != nil {
+			return err
+		}
+	}
+	b := tb.Bucket(tbAlerts)
+	b.FillPercent = appendFill
+	return putJSON(b, k, a)
+}
+
+// Alerts lists the open alerts from the index of open keys (a handful), the others by a
+// walk of the alerts newest first.
+func (t *tx) Alerts(tenantID string, f model.AlertFilter, p model.Page) ([]model.Alert, string, error) {
+	tb, err := t.tenant(tenantID)
+	if err != nil {
+		return nil, "", err
+	}
+	var after []byte
+	if p.Cursor != "" {
+		if after, err = decodeCursor(p.Cursor, 16); err != nil {
+			return nil, "", err
+		}
+	}
+	b := tb.Bucket(tbAlerts)
+	// next answers the key of the next alert to look at, nil at the end.
+	var next func() []byte
+	if f.Status == "" || f.Status == model.AlertOpen {
+		var keys [][]byte
+		err := tb.Bucket(tbAlertsOpen).ForEach(func(_, id []byte) error {
+			if after == nil || bytes.Compare(id, after) < 0 {
+				keys = append(keys, bytes.Clone(id))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		slices.SortFunc(keys, func(x, y []byte) int { return bytes.Compare(y, x) })
+		next = func() []byte {
+			if len(keys) == 0 {
+				return nil
+			}
+			k := keys[0]
+			keys = keys[1:]
+			return k
+		}
+	} else {
+		c := b.Cursor()
+		started := false
+		next = func() []byte {
+			var k []byte
+			switch {
+			case started:
+				k, _ = c.Prev()
+			case after != nil:
+				k, _ = seekBefore(c, after)
+			default:
+				k, _ = c.Last()
+			}
+			started = true
+			return bytes.Clone(k)
+		}
+	}
+	out := []model.Alert{}
+	var last []byte
+	size := 0
+	for k := next(); k != nil; k = next() {
+		raw := b.Get(k)
+		if raw == nil {
+			continue
+		}
+		var a model.Alert
+		if err := decodeJSON(k, raw, &a); err != nil {
+			return nil, "", err
+		}
+		if !f.Match(&a) {
+			continue
+		}
+		if p.Full(len(out), size, len(raw)) {
+			return out, encodeCursor(last), nil
+		}
+		out = append(out, a)
+		last, size = k, size+len(raw)
+	}
+	return out, "", nil
+}

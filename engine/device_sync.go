@@ -553,7 +553,7 @@ func (e *Engine) applyMissionStatus(tx model.Tx, p model.Principal, d *model.Dev
 		}
 	}
 	_, err := e.updateMissionStatus(tx, p, in.MissionID, model.MissionStatusInput{Status: in.Status, Feedback: in.Feedback},
-		MoveSourceDevice, it.CapturedAt)
+		MoveSourceDevice, it.CapturedAt, d.ID)
 	return err
 }
 

@@ -81,7 +81,10 @@ type QueueItem struct {
 	Kind          string `json:"kind"`
 	MissionID     string `json:"mission_id,omitempty"`
 	EventID       string `json:"event_id,omitempty"`
-	QueuedAt      Time   `json:"queued_at"`
+	// Changes lists what a mission_update tells, oldest first: the changes of one mission
+	// that the device has not yet received, coalesced into one item.
+	Changes  []MissionChange `json:"changes,omitempty"`
+	QueuedAt Time            `json:"queued_at"`
 }
 
 // QueueEntry is a queue item as a device receives it (docs/openapi.yaml, QueueEntry): the
@@ -95,7 +98,9 @@ type QueueEntry struct {
 	// (empty for an automatic dispatch or an API key): a device reads no team or user.
 	TeamName       string `json:"team_name,omitempty"`
 	DispatcherName string `json:"dispatcher_name,omitempty"`
-	QueuedAt       Time   `json:"queued_at"`
+	// Changes is what a mission_update item tells (its mission rides as it stands).
+	Changes  []MissionChange `json:"changes,omitempty"`
+	QueuedAt Time            `json:"queued_at"`
 }
 
 // DeviceInput is the body of POST /v1/devices/register.

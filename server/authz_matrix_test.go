@@ -240,6 +240,8 @@ var matrixRoutes = map[string]access{
 	"GET /v1/missions":                need(mMissionsView),
 	"GET /v1/missions/:id":            need(mMissionsView),
 	"PATCH /v1/missions/:id/status":   need(mMissionsMgr, mMissionsRecv),
+	"POST /v1/missions/:id/messages":  need(mMissionsMgr, mMissionsRecv),
+	"GET /v1/missions/:id/messages":   need(mMissionsView),
 
 	// Sync batch: an API key holding sync:write; a user token is api_key_required.
 	"POST /v1/sync/batch": {check: func(c caller) outcome {
@@ -432,6 +434,8 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"GET /v1/missions":                {path: "/v1/missions"},
 		"GET /v1/missions/:id":            {path: "/v1/missions/" + fx.missionA},
 		"PATCH /v1/missions/:id/status":   {path: "/v1/missions/" + fx.missionA + "/status", body: map[string]any{}},
+		"POST /v1/missions/:id/messages":  {path: "/v1/missions/" + fx.missionA + "/messages", body: map[string]any{}},
+		"GET /v1/missions/:id/messages":   {path: "/v1/missions/" + fx.missionA + "/messages"},
 
 		"POST /v1/sync/batch":               {path: "/v1/sync/batch", body: map[string]any{}},
 		"GET /v1/sync/status":               {path: "/v1/sync/status?batch_id=" + fx.batch},
@@ -793,6 +797,8 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 		"GET /v1/webhooks/:id/deliveries": {"GET", "/v1/webhooks/" + fx.webhook + "/deliveries", nil, false, false},
 		"GET /v1/missions/:id":            {"GET", "/v1/missions/" + fx.missionA, nil, false, false},
 		"PATCH /v1/missions/:id/status":   {"PATCH", "/v1/missions/" + fx.missionA + "/status", map[string]any{"status": "ACK"}, false, false},
+		"POST /v1/missions/:id/messages":  {"POST", "/v1/missions/" + fx.missionA + "/messages", map[string]any{"text": "mine"}, false, false},
+		"GET /v1/missions/:id/messages":   {"GET", "/v1/missions/" + fx.missionA + "/messages", nil, false, false},
 		"GET /v1/teams/:id":               {"GET", "/v1/teams/" + fx.teamA, nil, false, false},
 		"PATCH /v1/teams/:id":             {"PATCH", "/v1/teams/" + fx.teamA, map[string]any{"name": "mine"}, false, false},
 		"POST /v1/teams/:id/members":      {"POST", "/v1/teams/" + fx.teamA + "/members", map[string]any{"name": "Eve"}, false, false},

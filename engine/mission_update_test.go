@@ -293,3 +293,25 @@ func (f *deviceFix) team(t *testing.T, id string) *model.Team {
 	}
 	return tm
 }
+
+// TestMissionUpdate_AckCapturedBeforeItsSent: a phone's ACK captured before the SENT that
+// its own queue acknowledgement recorded is applied at SENT's instant; a move captured
+// before the creation is still refused.
+func TestMissionUpdate_AckCapturedBeforeItsSent(t *testing.T) {
+	f := newCrewFix(t)
+	m := f.dispatch(t, f.event(t), f.teamA)
+	res := f.mustSync(t, f.opA, f.a1.ID, nil)
+	ack := model.Int(res.Queue[0].QueueSequence)
+	f.clock.Advance(3 * time.Second)
+	tapped := epoch.Add(time.Second)
+	res = f.mustSync(t, f.opA, f.a1.ID, &ack, item(1, "mission_status", map[string]any{"mission_id": m.ID, "status": "ACK"}, tapped),
+		item(2, "mission_status", map[string]any{"mission_id": m.ID, "status": "ON_ROUTE"}, epoch.Add(-time.Second)))
+	if res.Results[0].Status != model.ItemApplied || res.Results[1].Status != model.ItemRejected {
+		t.Fatalf("results: %+v", res.Results)
+	}
+	got := f.mission(t, m.ID)
+	n := len(got.History)
+	if got.Status != model.MissionAck || !got.History[n-1].At.Equal(got.History[n-2].At.Time) || got.History[n-2].To != model.MissionSent {
+		t.Fatalf("history: %+v", got.History)
+	}
+}

@@ -245,6 +245,13 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 		if at.Before(now.Time) {
 			moveAt = model.At(at.Time)
 		}
+		if moveAt.Before(last.Time) && ackBeforeSent(m, in.Status, moveAt) {
+			// The phone acknowledged its queue after its operator tapped ACK (the sync
+			// that carries both, or a tap before the acknowledging sync): the ACK is the
+			// proof of delivery, recorded at SENT's instant to keep the history in order
+			// (docs/decisions/0151-field-app-crew-updates.md).
+			moveAt = last
+		}
 		if moveAt.Before(last.Time) {
 			return nil, model.Errorf(model.KindInvalidTransition, "captured before the mission's last recorded move (%s at %s)",
 				m.Status, last.UTC().Format(model.TimeLayout))
@@ -447,4 +454,15 @@ func teamName(tx model.Tx, tenantID, teamID string) (string, error) {
 		return "", err
 	}
 	return t.Name, nil
+}
+
+// ackBeforeSent reports whether a move to status captured at is an ACK whose only later
+// recorded move is the system's SENT: captured after the creation, before the SENT.
+func ackBeforeSent(m *model.Mission, status string, at model.Time) bool {
+	n := len(m.History)
+	if status != model.MissionAck || m.Status != model.MissionSent || n < 2 {
+		return false
+	}
+	sent, created := m.History[n-1], m.History[n-2]
+	return sent.Source == MoveSourceSystem && sent.To == model.MissionSent && !at.Before(created.At.Time)
 }

@@ -387,8 +387,10 @@ function effective(m, box) {
   // refuse it): its buttons go away at once.
   if (!isActive(m.status)) return { status, local, waiting: local };
   for (const it of box) {
-    if (it.kind === "mission_status" && it.payload.mission_id === m.id && it.state !== "rejected" &&
-      it.captured_at > m.updated_at) {
+    // On the phone's own clock (a phone minutes slow or fast compares nothing with the
+    // node's times): what the node has not yet applied, or applied after this copy.
+    const unread = it.state === "waiting" || it.state === "pending" || (it.answered_at && m.stored_at && it.answered_at > m.stored_at);
+    if (it.kind === "mission_status" && it.payload.mission_id === m.id && it.state !== "rejected" && unread) {
       status = it.payload.status;
       local.push(it);
     }

@@ -9,6 +9,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -221,4 +223,44 @@ func TestFieldAppClockOff(t *testing.T) {
 			watch.check(t)
 		})
 	}
+}
+
+// TestFieldAppStandDownLatency measures, with the phone online, the time from a
+// supervisor's stand-down (the PATCH sent) to the phone's alert naming it, over 50
+// trials (issue 27, Measure). It is a measure, not an assertion: it runs only with
+// FIELDRELAY_MEASURE=1 and logs p50 and p99.
+func TestFieldAppStandDownLatency(t *testing.T) {
+	if os.Getenv("FIELDRELAY_MEASURE") != "1" {
+		t.Skip("a measure: FIELDRELAY_MEASURE=1 runs it")
+	}
+	needChromium(t)
+	bin := binary(t)
+	s := serveDemo(t, bin, t.TempDir())
+	key := s.key()
+	sup := s.login(t, "operational_supervisor")
+	teamID := demoTeam(t, s, "SAMU Lyon 1", sup)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	browser := startChromiumAt(t, ctx, 390, 844)
+	watch := &browserWatch{origin: s.base}
+	phone := signInPhone(t, browser, s, watch, "")
+	tab := phone.tab
+	var took []time.Duration
+	for trial := range 50 {
+		mission := crewMission(t, s, key, sup, teamID, fmt.Sprintf("latency-%d", trial))
+		waitLong(t, tab, "the mission", `document.querySelector('#missions button[data-mission-id="`+mission+`"]')`)
+		reason := fmt.Sprintf("latency trial %d", trial)
+		start := time.Now()
+		status, _, body := s.call(t, "PATCH", "/v1/missions/"+mission+"/status", map[string]any{"status": "FAILED",
+			"feedback": map[string]any{"stood_down": true, "reason": reason}}, sup...)
+		expect(t, "stand-down", status, 200, body)
+		waitLong(t, tab, "the alert", `document.getElementById('crew-alert') && document.getElementById('crew-alert').textContent.includes('`+reason+`')`)
+		took = append(took, time.Since(start))
+		clickJS(t, tab, "dismiss", `#crew-alert-ok`)
+		waitJS(t, tab, "dismissed", `!document.getElementById('crew-alert')`)
+	}
+	slices.Sort(took)
+	t.Logf("stand-down → phone alert, phone online, %d trials: p50 %v, p99 %v, min %v, max %v", len(took),
+		took[len(took)/2].Round(time.Millisecond), took[len(took)*99/100].Round(time.Millisecond),
+		took[0].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
 }

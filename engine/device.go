@@ -266,8 +266,12 @@ func (e *Engine) acknowledge(tx model.Tx, tenantID string, d *model.Device, thro
 		return err
 	}
 	d.Sync.AckThrough = through
+	now := model.At(e.clock.Now())
 	for i := range items {
 		q := &items[i]
+		if q.Kind == model.QueueMission || q.Kind == model.QueueMissionUpdate {
+			d.Sync.NoteAck(q.MissionID, q.QueueSequence, now)
+		}
 		switch q.Kind {
 		case model.QueueMission:
 			err = e.markMissionSent(tx, tenantID, q.MissionID, ChannelDevice, d.ID)

@@ -315,3 +315,46 @@ func TestMissionUpdate_AckCapturedBeforeItsSent(t *testing.T) {
 		t.Fatalf("history: %+v", got.History)
 	}
 }
+
+// TestMissionCrew_WhoKnowsTheLatestChange: each device of the team is not_yet_received
+// while an item of the mission waits in its queue, acknowledged (and when) once it acked
+// it; all_acknowledged when every one has.
+func TestMissionCrew_WhoKnowsTheLatestChange(t *testing.T) {
+	ctx := context.Background()
+	f := newCrewFix(t)
+	m := f.dispatch(t, f.event(t), f.teamA)
+	states := func() (map[string]model.CrewDevice, bool) {
+		t.Helper()
+		c, err := f.e.MissionCrew(ctx, f.sup, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]model.CrewDevice{}
+		for _, d := range c.Devices {
+			out[d.DeviceID] = d
+		}
+		return out, c.AllAcknowledged
+	}
+	got, all := states()
+	if all || len(got) != 2 || got[f.a1.ID].State != model.CrewNotYetReceived || got[f.a1.ID].PendingSince == nil {
+		t.Fatalf("after the dispatch: %+v, %v", got, all)
+	}
+	f.clock.Advance(time.Minute)
+	for _, d := range []*model.Device{f.a1, f.a2} {
+		f.mustSync(t, f.opA, d.ID, lastSeq(t, f, d))
+	}
+	got, all = states()
+	if !all || got[f.a1.ID].State != model.CrewAcknowledged || !got[f.a1.ID].AcknowledgedAt.Equal(epoch.Add(time.Minute)) {
+		t.Fatalf("after both acked: %+v, %v", got, all)
+	}
+	_, err := f.e.UpdateMissionStatus(ctx, f.sup, m.ID, model.MissionStatusInput{Status: model.MissionFailed,
+		Feedback: json.RawMessage(`{"stood_down":true,"reason":"called off"}`)}, engine.MoveSourceAPI, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, all = states(); all || got[f.a2.ID].State != model.CrewNotYetReceived {
+		t.Fatalf("after the stand-down: %+v, %v", got, all)
+	}
+	_, err = f.e.MissionCrew(ctx, f.opB, m.ID)
+	modeltest.AssertKind(t, err, model.KindNotFound)
+}

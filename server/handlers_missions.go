@@ -86,3 +86,13 @@ func (s *Server) handleListMissionMessages(w http.ResponseWriter, r *http.Reques
 	writeList(w, r, msgs, "")
 	return nil
 }
+
+// handleMissionCrew says whether the team's devices know the mission's latest change
+// (GET /v1/missions/:id/crew).
+func (s *Server) handleMissionCrew(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	c, err := s.eng.MissionCrew(r.Context(), principal(r), ps.ByName("id"))
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, c)
+}

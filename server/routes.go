@@ -104,6 +104,7 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/missions/:id/messages", perm: model.PermMissionsManage, orPerm: []string{model.PermMissionsReceive},
 			h: s.handlePostMissionMessage},
 		{method: "GET", path: "/v1/missions/:id/messages", perm: model.PermMissionsView, h: s.handleListMissionMessages},
+		{method: "GET", path: "/v1/missions/:id/crew", perm: model.PermMissionsView, h: s.handleMissionCrew},
 
 		// dispatch score
 		{method: "POST", path: "/v1/teams/dispatch/score", perm: model.PermDispatchAssign, h: s.handleScore},

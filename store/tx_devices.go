@@ -317,8 +317,13 @@ func (t *tx) TakeQueueItem(tenantID, deviceID, kind, missionID string) (*model.Q
 		return nil, err
 	}
 	prefix := from[:16]
+	needle := []byte(missionID)
 	c := b.Cursor()
 	for k, v := c.Seek(from); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		// Only an item that names the mission is decoded: a long queue is walked cheaply.
+		if !bytes.Contains(v, needle) {
+			continue
+		}
 		var q model.QueueItem
 		if err := json.Unmarshal(v, &q); err != nil {
 			return nil, err

@@ -174,6 +174,10 @@ func New(store model.Store, opt Options) *Engine {
 	e.Gateway = sms.New(sms.Parts{Store: e.store, Clock: e.clock, Sender: e.sender, Frame: frame, NewID: e.ids.at,
 		Secret: e.Secret, MoveMission: func(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string) (*model.Mission, error) {
 			return e.updateMissionStatus(tx, p, id, in, source, nil, "")
+		},
+		PostMessage: func(tx model.Tx, p model.Principal, missionID, text string, author model.ChangeActor) error {
+			_, err := e.postMessage(tx, p, missionID, text, MoveSourceSMS, nil, "", &author)
+			return err
 		}})
 	e.Links = upstream.NewLinks(e.up, frame)
 	e.Credentials = devices.New(e.store, e.clock, frame, visibleDevice, e.AuthenticateUser)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // Limits of a mission's messages (docs/decisions/0150-mission-messages.md).
@@ -23,20 +24,23 @@ const ItemMessage = "message"
 // /v1/missions/:id/messages): see postMessage.
 func (e *Engine) PostMissionMessage(ctx context.Context, p model.Principal, missionID string, in model.MissionMessageInput, w *model.Write) (*model.MissionMessage, error) {
 	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.MissionMessage, error) {
-		return e.postMessage(tx, p, missionID, in.Text, MoveSourceAPI, nil, p.DeviceID)
+		return e.postMessage(tx, p, missionID, in.Text, MoveSourceAPI, nil, p.DeviceID, nil)
 	})
 }
 
 // postMessage writes a message on a mission within tx: the one write of a message,
 // whatever way it came in (channel api, device or sms; capturedAt a phone's capture time;
-// via the device that sent it, "" for none). It needs missions:manage (the control room,
+// via the device that sent it, "" for none; author names the writer when p cannot, an SMS
+// reply's member, else nil). It needs missions:manage (the control room,
 // to the team) or missions:receive (a field operator of the mission's team, to the
 // control room; another team's mission is not found). The text is 1 to MaxMessageText
 // characters, lines of text CheckText accepts. A mission that ended takes messages still
 // (one may arrive late); one that holds MaxMissionMessages refuses more (conflict). The
 // message joins the mission's record; the team's devices but via get a mission_update;
-// mission.message goes to the webhooks and the stream.
-func (e *Engine) postMessage(tx model.Tx, p model.Principal, missionID, text, channel string, capturedAt *model.Time, via string) (*model.MissionMessage, error) {
+// mission.message goes to the webhooks and the stream. A control room's message also goes
+// by SMS to the team's members when the rule of crewSMS says so.
+func (e *Engine) postMessage(tx model.Tx, p model.Principal, missionID, text, channel string, capturedAt *model.Time, via string,
+	author *model.ChangeActor) (*model.MissionMessage, error) {
 	if !p.Can(model.PermMissionsManage) && !p.Can(model.PermMissionsReceive) {
 		return nil, model.Errorf(model.KindForbidden, "this operation needs the %s or %s permission", model.PermMissionsManage, model.PermMissionsReceive)
 	}
@@ -58,6 +62,9 @@ func (e *Engine) postMessage(tx model.Tx, p model.Principal, missionID, text, ch
 	if err != nil {
 		return nil, err
 	}
+	if author != nil {
+		by = *author
+	}
 	now := model.At(e.clock.Now())
 	msg := model.MissionMessage{ID: e.ids.at(now.Time), AuthorID: by.ID, AuthorName: by.Name, Role: by.Role, Text: text,
 		Channel: channel, WrittenAt: now}
@@ -74,6 +81,11 @@ func (e *Engine) postMessage(tx model.Tx, p model.Principal, missionID, text, ch
 	if err := e.tellCrew(tx, p.TenantID, m.TeamID, m, via, model.MissionChange{What: model.UpdateMessage, By: by, At: at,
 		Channel: channel, MessageID: msg.ID, Text: text}); err != nil {
 		return nil, err
+	}
+	if channel == MoveSourceAPI && (p.IsKey() || p.Can(model.PermMissionsManage)) && m.Active() {
+		if err := e.crewSMS(tx, p.TenantID, m, smscodec.CrewMsg, text); err != nil {
+			return nil, err
+		}
 	}
 	if err := e.notify(tx, p.TenantID, HookMissionMessage, model.MissionMessageNote{MissionID: m.ID, EventID: m.EventID,
 		TeamID: m.TeamID, Message: msg}); err != nil {
@@ -143,6 +155,6 @@ func (e *Engine) applyMessage(tx model.Tx, p model.Principal, d *model.Device, i
 			return model.NotFound("mission")
 		}
 	}
-	_, err := e.postMessage(tx, p, in.MissionID, in.Text, MoveSourceDevice, it.CapturedAt, d.ID)
+	_, err := e.postMessage(tx, p, in.MissionID, in.Text, MoveSourceDevice, it.CapturedAt, d.ID, nil)
 	return err
 }

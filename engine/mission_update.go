@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // maxStandDownReason bounds the reason of a stand-down (feedback.reason).
@@ -123,8 +124,9 @@ func (e *Engine) tellCrew(tx model.Tx, tenantID, teamID string, m *model.Mission
 	return nil
 }
 
-// tellOtherMissions tells the teams of the event's other active missions (not m's) of c,
-// built for each by change (a backup naming m's team, the event closed).
+// tellOtherMissions tells the teams of the event's other active missions (not m's) of c
+// (a backup naming m's team, the event closed); a backup also goes by SMS when the rule
+// of crewSMS says so.
 func (e *Engine) tellOtherMissions(tx model.Tx, tenantID string, m *model.Mission, c model.MissionChange) error {
 	missions, err := tx.MissionsOfEvent(tenantID, m.EventID)
 	if err != nil {
@@ -137,6 +139,11 @@ func (e *Engine) tellOtherMissions(tx model.Tx, tenantID string, m *model.Missio
 		}
 		if err := e.tellCrew(tx, tenantID, o.TeamID, o, "", c); err != nil {
 			return err
+		}
+		if c.What == model.UpdateBackup || c.What == model.UpdateReinforcement {
+			if err := e.crewSMS(tx, tenantID, o, smscodec.CrewBackup, c.TeamName); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // maxFeedbackBytes bounds the feedback object of a status update.
@@ -309,6 +310,11 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 	}
 	if err := e.tellCrew(tx, p.TenantID, m.TeamID, m, via, change); err != nil {
 		return nil, err
+	}
+	if sd.StoodDown {
+		if err := e.crewSMS(tx, p.TenantID, m, smscodec.CrewStop, sd.Reason); err != nil {
+			return nil, err
+		}
 	}
 	if model.MissionFinished(m.Status) {
 		if err := releaseMissionCode(tx, p.TenantID, m); err != nil {

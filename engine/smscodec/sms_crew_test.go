@@ -66,3 +66,15 @@ func TestCrewSMS_Refused(t *testing.T) {
 		t.Fatal("a bad kind encoded")
 	}
 }
+
+func TestParseSMSReply_Msg(t *testing.T) {
+	r, err := smscodec.ParseSMSReply("  fr1 Msg 7kq2m  On our   way,\n5 min ")
+	if err != nil || r.Verb != "MSG" || r.Code != "7KQ2M" || r.Text != "On our way, 5 min" || r.Status != "" {
+		t.Fatalf("FR1 MSG: %+v, %v", r, err)
+	}
+	for _, bad := range []string{"FR1 MSG", "FR1 MSG 7KQ2M", "FR1 MSG 7KQ2M   ", "FR1 MSG bad! hello"} {
+		if _, err := smscodec.ParseSMSReply(bad); err == nil {
+			t.Fatalf("%q read", bad)
+		}
+	}
+}

@@ -86,3 +86,46 @@ func TestMissionMessages_BothWays(t *testing.T) {
 		t.Fatalf("after the end: %s, %+v", got.Status, got.Messages)
 	}
 }
+
+// TestMissionMessages_WebhookAndStream: a message fires mission.message to the webhooks
+// that want it, with the mission, event, team and the message; the stream gets it too.
+func TestMissionMessages_WebhookAndStream(t *testing.T) {
+	ctx := context.Background()
+	n := newFieldNode(t)
+	n.webhook(t, "https://hooks.example/m", engine.HookMissionMessage)
+	sub, _, _, _ := n.e.Stream().Subscribe(n.p.TenantID, 0)
+	defer sub.Close()
+	acc := n.post(t, "high", "north")
+	d, err := n.dispatch(t, model.DispatchInput{EventID: acc.EventID, TeamID: n.alpha.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := n.e.PostMissionMessage(ctx, n.p, d.MissionID, model.MissionMessageInput{Text: "hello crew"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.e.RunDue(ctx)
+	found := false
+	n.sender.mu.Lock()
+	calls := append([]call(nil), n.sender.calls...)
+	n.sender.mu.Unlock()
+	for _, c := range calls {
+		if c.kind == "webhook" && strings.Contains(c.body, `"event":"mission.message"`) && strings.Contains(c.body, msg.ID) &&
+			strings.Contains(c.body, d.MissionID) && strings.Contains(c.body, "hello crew") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no mission.message webhook: %+v", calls)
+	}
+	for {
+		select {
+		case c := <-sub.C:
+			if c.Name == engine.HookMissionMessage {
+				return
+			}
+		default:
+			t.Fatal("no mission.message change on the stream")
+		}
+	}
+}

@@ -70,7 +70,6 @@ func crewLearnsOfChanges(t *testing.T, bin string, store nodeStore) {
 		t.Fatalf("the phone's queue: %v", body["queue"])
 	}
 	sync("ack", map[string]any{"ack_through": last})
-	time.Sleep(5 * time.Millisecond) // the captured time must follow SENT's millisecond
 	now := func() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
 	body = sync("ACK", map[string]any{"items": []any{map[string]any{"sequence_number": 1,
 		"kind": "mission_status", "captured_at": now(), "payload": map[string]any{"mission_id": missionID, "status": "ACK"}}}})

@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -38,7 +38,7 @@ func readStandDown(feedback json.RawMessage, status string, canManage bool) (sta
 	}
 	var reason string
 	if json.Unmarshal(f.Reason, &reason) == nil {
-		out.Reason = string(bytes.TrimSpace([]byte(reason)))
+		out.Reason = strings.TrimSpace(reason)
 	}
 	if model.IsNullJSON(f.StoodDown) {
 		return out, nil
@@ -109,7 +109,7 @@ func (e *Engine) tellCrew(tx model.Tx, tenantID, teamID string, m *model.Mission
 		changes := []model.MissionChange{c}
 		if !e.noCoalesce {
 			prev, err := tx.TakeQueueItem(tenantID, id, model.QueueMissionUpdate, m.ID)
-			if err != nil && !model.IsKind(err, model.KindNotFound) {
+			if err != nil {
 				return err
 			}
 			if prev != nil {

@@ -277,8 +277,13 @@ func TestFieldAppOffline(t *testing.T) {
 	if msg := evalJS[string](t, tab2, `document.querySelector('#outbox li[data-state="rejected"]').textContent`); !strings.Contains(msg, "already closed") {
 		t.Errorf("the rejection in plain words: %q", msg)
 	}
-	waitJS(t, tab2, "no move offered on the closed mission", `document.getElementById('mission-state').textContent === 'closed on the node' &&
+	// The supervisor's failure reaches the phone as a mission_update (issue 27): the
+	// mission is failed, without buttons, and the alert names who and why.
+	waitJS(t, tab2, "no move offered on the closed mission", `document.getElementById('mission-state').textContent === 'failed' &&
 		!document.querySelector('button[data-move]')`)
+	waitJS(t, tab2, "the alert names who and why", `document.getElementById('crew-alert') &&
+		document.getElementById('crew-alert').textContent.includes('Sofia Supervisor') &&
+		document.getElementById('crew-alert').textContent.includes('another team took it')`)
 	screenshot(t, tab2, shots, "field-06-rejected")
 	axeCheck(t, tab2, axe, "a rejected move")
 

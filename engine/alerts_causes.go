@@ -52,6 +52,18 @@ func (e *Engine) closeEventAlerts(tx model.Tx, tenantID, eventID string) error {
 	return alerts.Close(e.Book, tx, tenantID, model.AlertRequiresManual, eventID)
 }
 
+// crewMessageAlert raises, for a message from the field, or closes, for the control room's
+// answer, the crew_message alert of the mission: one a mission, whoever of the crew wrote.
+func (e *Engine) crewMessageAlert(tx model.Tx, tenantID string, m *model.Mission, msg *model.MissionMessage, fromCrew bool) error {
+	if !fromCrew {
+		return alerts.Close(e.Book, tx, tenantID, model.AlertCrewMessage, m.ID)
+	}
+	_, err := alerts.Raise(e.Book, tx, tenantID, model.AlertInput{Kind: model.AlertCrewMessage, Subject: m.ID,
+		Priority: m.Priority, EventID: m.EventID, MissionID: m.ID, TeamID: m.TeamID,
+		Message: "Message from " + msg.AuthorName + ": " + msg.Text})
+	return err
+}
+
 // eventWords names an event in an alert: its type in words and its zone.
 func eventWords(ev *model.Event) string {
 	s := typeWords(ev.Type)

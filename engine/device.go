@@ -266,11 +266,15 @@ func (e *Engine) acknowledge(tx model.Tx, tenantID string, d *model.Device, thro
 		return err
 	}
 	d.Sync.AckThrough = through
+	now := model.At(e.clock.Now())
 	for i := range items {
 		q := &items[i]
+		if q.Kind == model.QueueMission || q.Kind == model.QueueMissionUpdate {
+			d.Sync.NoteAck(q.MissionID, q.QueueSequence, now)
+		}
 		switch q.Kind {
 		case model.QueueMission:
-			err = e.markMissionSent(tx, tenantID, q.MissionID, ChannelDevice)
+			err = e.markMissionSent(tx, tenantID, q.MissionID, ChannelDevice, d.ID)
 		case model.QueueEvent:
 			err = e.settleDelivery(tx, &model.OutboxEntry{TenantID: tenantID, EventID: q.EventID, Channel: model.ChannelREST, Attempts: 1}, true, true)
 		}
@@ -288,7 +292,8 @@ func queueEntries(tx model.Tx, tenantID string, items []model.QueueItem) ([]mode
 		qe := model.QueueEntry{QueueSequence: q.QueueSequence, Kind: q.Kind, QueuedAt: q.QueuedAt}
 		var err error
 		switch q.Kind {
-		case model.QueueMission:
+		case model.QueueMission, model.QueueMissionUpdate:
+			qe.Changes = q.Changes
 			// The mission's event rides with it: the team needs its type, place and
 			// equipment to act, and a device reads nothing
 			// else (docs/decisions/0127-field-app.md).

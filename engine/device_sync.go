@@ -314,11 +314,11 @@ func readItem(raw json.RawMessage, now model.Time, correction time.Duration) (in
 		return seq, it, model.Invalid("kind", "kind must be a string")
 	}
 	switch kind {
-	case ItemMissionStatus, ItemEvent, ItemLocation, ItemConnectivity,
+	case ItemMissionStatus, ItemEvent, ItemLocation, ItemConnectivity, ItemMessage,
 		model.ItemUpstreamEvent, model.ItemUpstreamDispatch, model.ItemUpstreamMission:
 		it.Kind = kind
 	default:
-		return seq, it, model.Invalid("kind", "kind must be one of mission_status, event, location, connectivity "+
+		return seq, it, model.Invalid("kind", "kind must be one of mission_status, event, location, connectivity, message "+
 			"(and, from a node, upstream_event, upstream_dispatch, upstream_mission)")
 	}
 	switch p := bytes.TrimSpace(f.Payload); {
@@ -384,9 +384,9 @@ func mayDo(p model.Principal, kind string) error {
 		return p.Require(model.PermEventsWrite)
 	case ItemConnectivity:
 		return p.Require(model.PermConnectivityReport)
-	case ItemMissionStatus:
+	case ItemMissionStatus, ItemMessage:
 		if !p.Can(model.PermMissionsManage) && !p.Can(model.PermMissionsReceive) {
-			return model.Errorf(model.KindForbidden, "a mission_status item needs the %s or %s permission", model.PermMissionsManage, model.PermMissionsReceive)
+			return model.Errorf(model.KindForbidden, "a %s item needs the %s or %s permission", kind, model.PermMissionsManage, model.PermMissionsReceive)
 		}
 	case ItemLocation:
 		if !p.Can(model.PermTeamsManage) && !p.Can(model.PermLocationSelf) {
@@ -436,6 +436,8 @@ func (e *Engine) applyItem(tx model.Tx, run *syncRun, it *model.DeviceItem) erro
 		it.EventID, err = e.applyEvent(tx, p, run, it)
 	case ItemMissionStatus:
 		err = e.applyMissionStatus(tx, p, d, it)
+	case ItemMessage:
+		err = e.applyMessage(tx, p, d, it)
 	case ItemLocation:
 		err = e.applyLocation(tx, p, d, it)
 	case ItemConnectivity:
@@ -553,7 +555,7 @@ func (e *Engine) applyMissionStatus(tx model.Tx, p model.Principal, d *model.Dev
 		}
 	}
 	_, err := e.updateMissionStatus(tx, p, in.MissionID, model.MissionStatusInput{Status: in.Status, Feedback: in.Feedback},
-		MoveSourceDevice, it.CapturedAt)
+		MoveSourceDevice, it.CapturedAt, d.ID)
 	return err
 }
 

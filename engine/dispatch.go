@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -60,7 +61,11 @@ func (e *Engine) dispatchTeam(tx model.Tx, p model.Principal, in model.DispatchI
 		return nil, model.Errorf(model.KindTeamEmpty, "team %s has no members: nobody would receive the mission; "+
 			"add members, or send \"confirm_empty_team\": true to dispatch it anyway", model.Quote(team.Name))
 	}
-	d, _, err := e.dispatch(tx, p.TenantID, ev, team, dispatchOrder{actor: p.ActorID(), source: MoveSourceAPI,
+	by, err := changeActor(tx, p)
+	if err != nil {
+		return nil, err
+	}
+	d, _, err := e.dispatch(tx, p.TenantID, ev, team, dispatchOrder{actor: p.ActorID(), by: by, source: MoveSourceAPI,
 		notes: in.Notes, lat: in.EventLat, lng: in.EventLng})
 	return d, err
 }
@@ -68,8 +73,10 @@ func (e *Engine) dispatchTeam(tx model.Tx, p model.Principal, in model.DispatchI
 // dispatchOrder says who dispatches and what the mission carries.
 type dispatchOrder struct {
 	actor, source, notes string
-	lat, lng             *float64
-	reinforcementOf      *string
+	// by names the actor for the other teams of the event (a backup's mission_update).
+	by              model.ChangeActor
+	lat, lng        *float64
+	reinforcementOf *string
 }
 
 // dispatch writes a dispatch of team to ev within tx (the checks are the caller's).
@@ -114,6 +121,15 @@ func (e *Engine) dispatch(tx model.Tx, tenantID string, ev *model.Event, team *m
 		return nil, nil, err
 	}
 	if err := e.notifyTeam(tx, tenantID, ev, team, d, m); err != nil {
+		return nil, nil, err
+	}
+	// The teams already on the event learn of their backup.
+	what := model.UpdateBackup
+	if o.reinforcementOf != nil {
+		what = model.UpdateReinforcement
+	}
+	if err := e.tellOtherMissions(tx, tenantID, m, model.MissionChange{What: what, By: o.by, At: now, Channel: o.source,
+		TeamID: team.ID, TeamName: team.Name, MissionID: m.ID}); err != nil {
 		return nil, nil, err
 	}
 	if t.ReinforcementTimeoutMin > 0 && o.reinforcementOf == nil {
@@ -255,14 +271,14 @@ func (e *Engine) tryAutoDispatch(tx model.Tx, tenantID string, t *model.Tenant, 
 	if !t.FeatureFlags.DispatchMode {
 		return nil, false, nil
 	}
-	best, team, err := e.bestTeam(tx, tenantID, t, ev)
+	best, team, err := e.bestTeam(tx, tenantID, t, ev, nil)
 	if err != nil {
 		return nil, false, err
 	}
 	if team == nil {
 		return nil, true, e.alertManual(tx, tenantID, t, ev, best, nil, "no team meets the dispatch threshold")
 	}
-	_, m, err := e.dispatch(tx, tenantID, ev, team, dispatchOrder{actor: model.NilID, source: MoveSourceSystem,
+	_, m, err := e.dispatch(tx, tenantID, ev, team, dispatchOrder{actor: model.NilID, by: systemActor, source: MoveSourceSystem,
 		notes: model.AutoDispatchNotes, lat: ev.Lat, lng: ev.Lng})
 	if err != nil {
 		return nil, false, err
@@ -270,13 +286,14 @@ func (e *Engine) tryAutoDispatch(tx model.Tx, tenantID string, t *model.Tenant, 
 	return &model.AutoDispatch{MissionID: m.ID, TeamID: team.ID, Score: best.Score}, false, nil
 }
 
-// bestTeam ranks the tenant's teams for ev and returns the best score and, when it is
-// eligible, its team.
-func (e *Engine) bestTeam(tx model.Tx, tenantID string, t *model.Tenant, ev *model.Event) (*model.TeamScore, *model.Team, error) {
+// bestTeam ranks the tenant's teams but those in exclude for ev and returns the best
+// score and, when it is eligible, its team.
+func (e *Engine) bestTeam(tx model.Tx, tenantID string, t *model.Tenant, ev *model.Event, exclude []string) (*model.TeamScore, *model.Team, error) {
 	teams, err := tx.Teams(tenantID)
 	if err != nil {
 		return nil, nil, err
 	}
+	teams = slices.DeleteFunc(teams, func(t model.Team) bool { return slices.Contains(exclude, t.ID) })
 	cfg, err := e.tenantConfig(tx, tenantID)
 	if err != nil {
 		return nil, nil, err
@@ -365,14 +382,24 @@ func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string, at time.Time
 	if err := e.raiseUnacknowledged(tx, tenantID, ev, m, teamName); err != nil {
 		return err
 	}
-	best, team, err := e.bestTeam(tx, tenantID, t, ev)
+	// A team that already has a mission on the event (on it, or just failed or stood
+	// down off it) is never its reinforcement.
+	others, err := tx.MissionsOfEvent(tenantID, ev.ID)
+	if err != nil {
+		return err
+	}
+	onEvent := make([]string, 0, len(others))
+	for i := range others {
+		onEvent = append(onEvent, others[i].TeamID)
+	}
+	best, team, err := e.bestTeam(tx, tenantID, t, ev, onEvent)
 	if err != nil {
 		return err
 	}
 	if team == nil {
 		return e.alertManual(tx, tenantID, t, ev, best, &m.ID, "mission "+m.ID+" was not acknowledged in time and no team meets the dispatch threshold")
 	}
-	_, backup, err := e.dispatch(tx, tenantID, ev, team, dispatchOrder{actor: model.NilID, source: MoveSourceSystem,
+	_, backup, err := e.dispatch(tx, tenantID, ev, team, dispatchOrder{actor: model.NilID, by: systemActor, source: MoveSourceSystem,
 		notes: model.ReinforcementNotes, lat: m.EventLat, lng: m.EventLng, reinforcementOf: &m.ID})
 	if err != nil {
 		return err

@@ -128,6 +128,9 @@ type Engine struct {
 	// configs caches the tenants' configuration, checked against the store's directory
 	// versions.
 	configs dircache.Cache[*tenantConfig]
+	// noCoalesce turns off the coalescing of mission_update items (a measure's baseline
+	// only: docs/decisions/0148-mission-updates.md).
+	noCoalesce bool
 }
 
 // New returns an Engine over store.
@@ -166,7 +169,7 @@ func New(store model.Store, opt Options) *Engine {
 		NewID: e.ids.at, Full: func() bool { sp, _ := e.Space(); return sp.Full }, Held: usage.Held(e.Counter),
 		Mail: auth.MailOf(e.Service), Reinforce: e.reinforce, Settled: e.settleDelivery, Count: e.count,
 		MissionSent: func(tx model.Tx, o *model.OutboxEntry) error {
-			return e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o))
+			return e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o), "")
 		}})
 	e.Subscriptions = delivery.NewSubscriptions(e.store, e.clock, e.policy, WebhookNames, frame, e.sched, e.releaseWaiting)
 	e.Registry = zones.New(zones.Parts{Store: e.store, Clock: e.clock, Frame: frame, Publish: e.publish,
@@ -175,7 +178,11 @@ func New(store model.Store, opt Options) *Engine {
 	e.Book = alerts.New(e.store, e.clock, frame, e.publish)
 	e.Gateway = sms.New(sms.Parts{Store: e.store, Clock: e.clock, Sender: e.sender, Frame: frame, NewID: e.ids.at,
 		Secret: e.Secret, MoveMission: func(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string) (*model.Mission, error) {
-			return e.updateMissionStatus(tx, p, id, in, source, nil)
+			return e.updateMissionStatus(tx, p, id, in, source, nil, "")
+		},
+		PostMessage: func(tx model.Tx, p model.Principal, missionID, text string, author model.ChangeActor) error {
+			_, err := e.postMessage(tx, p, missionID, text, MoveSourceSMS, nil, "", &author)
+			return err
 		}})
 	e.Links = upstream.NewLinks(e.up, frame)
 	e.Credentials = devices.New(e.store, e.clock, frame, visibleDevice, e.AuthenticateUser)

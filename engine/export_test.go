@@ -28,7 +28,7 @@ func (e *Engine) RotateTenantKey(tx model.Tx, tenantID, callerKeyID string, in m
 
 // MarkMissionSent records within tx that a mission's notification went out on channel.
 func (e *Engine) MarkMissionSent(tx model.Tx, tenantID, missionID, channel string) error {
-	return e.markMissionSent(tx, tenantID, missionID, channel)
+	return e.markMissionSent(tx, tenantID, missionID, channel, "")
 }
 
 // Write runs fn through the frame of every write use case (write), guarded by k: fn's
@@ -60,3 +60,7 @@ func (e *Engine) ReleaseLeases(ctx context.Context) { e.releaseLeases(ctx) }
 func (e *Engine) HoldLease(ctx context.Context, name string, d time.Duration) (bool, error) {
 	return e.holdLease(ctx, name, d)
 }
+
+// SetCoalesce turns the coalescing of mission_update items on or off (a measure's
+// baseline).
+func (e *Engine) SetCoalesce(on bool) { e.noCoalesce = !on }

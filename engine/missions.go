@@ -9,6 +9,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/alerts"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
 
 // maxFeedbackBytes bounds the feedback object of a status update.
@@ -193,12 +194,21 @@ func checkFeedback(raw json.RawMessage) (json.RawMessage, error) {
 // mission.status_updated. COMPLETED and FAILED return the team to available (when it has
 // no other active mission) and close the event: COMPLETED always, FAILED when no other
 // mission of the event is still active.
+//
+// A stand-down is a move to FAILED whose feedback holds stood_down true and a reason
+// (readStandDown; missions:manage only). Every device of the mission's team but the one
+// that made the move (via, a device's id; "" for none) is told in a mission_update, and
+// a closed event tells the teams of its other active missions
+// (docs/decisions/0148-mission-updates.md).
 func (e *Engine) UpdateMissionStatus(ctx context.Context, p model.Principal, id string, in model.MissionStatusInput, source string, at *model.Time, w *model.Write) (*model.Mission, error) {
-	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Mission, error) { return e.updateMissionStatus(tx, p, id, in, source, at) })
+	return write(ctx, e, p.TenantID, w, func(tx model.Tx) (*model.Mission, error) {
+		return e.updateMissionStatus(tx, p, id, in, source, at, p.DeviceID)
+	})
 }
 
-// updateMissionStatus is UpdateMissionStatus within tx.
-func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string, at *model.Time) (*model.Mission, error) {
+// updateMissionStatus is UpdateMissionStatus within tx; via is the device that made the
+// move ("" for none).
+func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string, at *model.Time, via string) (*model.Mission, error) {
 	canManage, canReceive := p.Can(model.PermMissionsManage), p.Can(model.PermMissionsReceive)
 	if strings.TrimSpace(in.Status) == "" {
 		return nil, model.Invalid("status", "status is required")
@@ -207,6 +217,10 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 		return nil, model.Invalid("status", "status must be one of %s", strings.Join(model.MissionStates, ", "))
 	}
 	feedback, err := checkFeedback(in.Feedback)
+	if err != nil {
+		return nil, err
+	}
+	sd, err := readStandDown(feedback, in.Status, canManage)
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +247,13 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 		if at.Before(now.Time) {
 			moveAt = model.At(at.Time)
 		}
+		if moveAt.Before(last.Time) && ackBeforeSent(m, in.Status, moveAt) {
+			// The phone acknowledged its queue after its operator tapped ACK (the sync
+			// that carries both, or a tap before the acknowledging sync): the ACK is the
+			// proof of delivery, recorded at SENT's instant to keep the history in order
+			// (docs/decisions/0151-field-app-crew-updates.md).
+			moveAt = last
+		}
 		if moveAt.Before(last.Time) {
 			return nil, model.Errorf(model.KindInvalidTransition, "captured before the mission's last recorded move (%s at %s)",
 				m.Status, last.UTC().Format(model.TimeLayout))
@@ -244,7 +265,7 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 	}
 
 	actor := p.ActorID()
-	from := m.Status
+	from, was := m.Status, m.Status
 	if from == model.MissionCreated && in.Status == model.MissionAck {
 		m.History = append(m.History, model.MissionMove{From: model.MissionCreated, To: model.MissionSent, At: moveAt, Actor: actor, Source: source})
 		from = model.MissionSent
@@ -283,6 +304,23 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 	if err := e.count(tx, p.TenantID, moveAt.Time, model.UsageDelta{MissionState: m.Status}); err != nil {
 		return nil, err
 	}
+	by, err := changeActor(tx, p)
+	if err != nil {
+		return nil, err
+	}
+	change := model.MissionChange{What: model.UpdateStatus, From: was, To: m.Status, By: by, At: moveAt, Channel: source,
+		StoodDown: sd.StoodDown}
+	if m.Status == model.MissionFailed {
+		change.Reason = sd.Reason
+	}
+	if err := e.tellCrew(tx, p.TenantID, m.TeamID, m, via, change); err != nil {
+		return nil, err
+	}
+	if sd.StoodDown {
+		if err := e.crewSMS(tx, p.TenantID, m, smscodec.CrewStop, sd.Reason); err != nil {
+			return nil, err
+		}
+	}
 	if model.MissionFinished(m.Status) {
 		if err := releaseMissionCode(tx, p.TenantID, m); err != nil {
 			return nil, err
@@ -290,7 +328,7 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 		if err := e.freeTeam(tx, p.TenantID, m, now); err != nil {
 			return nil, err
 		}
-		if err := e.closeEvent(tx, p.TenantID, m, moveAt, now); err != nil {
+		if err := e.closeEvent(tx, p.TenantID, m, moveAt, now, by, source); err != nil {
 			return nil, err
 		}
 	}
@@ -341,8 +379,10 @@ const recentTeamMissions = 16
 
 // closeEvent closes the event of a finished mission (docs/rules.md, Mission lifecycle): COMPLETED
 // closes it; FAILED closes it when no other mission of the event is still active. A
-// closed event stays closed with its first closed_at; its other missions go on.
-func (e *Engine) closeEvent(tx model.Tx, tenantID string, m *model.Mission, at, now model.Time) error {
+// closed event stays closed with its first closed_at; its other missions go on, and
+// their teams are told (an event_closed change naming m and its team, by who ended m
+// through channel), so that the console offers them for stand-down.
+func (e *Engine) closeEvent(tx model.Tx, tenantID string, m *model.Mission, at, now model.Time, by model.ChangeActor, channel string) error {
 	ev, err := tx.Event(tenantID, m.EventID)
 	if model.IsKind(err, model.KindNotFound) {
 		return nil
@@ -371,14 +411,23 @@ func (e *Engine) closeEvent(tx model.Tx, tenantID string, m *model.Mission, at, 
 	if err := e.closeEventAlerts(tx, tenantID, ev.ID); err != nil {
 		return err
 	}
-	return e.publish(tx, tenantID, StreamEventClosed, model.PermEventsRead, "", ev)
+	if err := e.publish(tx, tenantID, StreamEventClosed, model.PermEventsRead, "", ev); err != nil {
+		return err
+	}
+	name, err := teamName(tx, tenantID, m.TeamID)
+	if err != nil {
+		return err
+	}
+	return e.tellOtherMissions(tx, tenantID, m, model.MissionChange{What: model.UpdateEventClosed, By: by, At: at,
+		Channel: channel, TeamID: m.TeamID, TeamName: name, MissionID: m.ID, To: m.Status})
 }
 
 // markMissionSent records that a mission's notification reached its team through channel
 // (rest_full, sms or device), for the delivery engine: CREATED → SENT by the system
 // (actor NilID, source system) with channel_used set. A mission past CREATED is left
-// alone (nil); no webhook is fired.
-func (e *Engine) markMissionSent(tx model.Tx, tenantID, missionID, channel string) error {
+// alone (nil); no webhook is fired. The team's devices but via (the device whose
+// acknowledgement it is; "" for none) are told.
+func (e *Engine) markMissionSent(tx model.Tx, tenantID, missionID, channel, via string) error {
 	m, err := tx.Mission(tenantID, missionID)
 	if err != nil {
 		return err
@@ -400,7 +449,34 @@ func (e *Engine) markMissionSent(tx model.Tx, tenantID, missionID, channel strin
 	if err := putMission(tx, tenantID, m); err != nil {
 		return err
 	}
+	if err := e.tellCrew(tx, tenantID, m.TeamID, m, via, model.MissionChange{What: model.UpdateStatus, From: model.MissionCreated,
+		To: model.MissionSent, By: systemActor, At: at, Channel: MoveSourceSystem}); err != nil {
+		return err
+	}
 	// No webhook, but the stream shows the move (the console's timeline).
 	return e.publish(tx, tenantID, missionStatusHook, model.PermMissionsView, m.TeamID, model.MissionStatusUpdate{MissionID: m.ID,
 		Status: m.Status, Feedback: noFeedback, EventID: m.EventID, TeamID: m.TeamID, At: at})
+}
+
+// teamName is the name of a team ("" when it is gone).
+func teamName(tx model.Tx, tenantID, teamID string) (string, error) {
+	t, err := tx.Team(tenantID, teamID)
+	if model.IsKind(err, model.KindNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return t.Name, nil
+}
+
+// ackBeforeSent reports whether a move to status captured at is an ACK whose only later
+// recorded move is the system's SENT: captured after the creation, before the SENT.
+func ackBeforeSent(m *model.Mission, status string, at model.Time) bool {
+	n := len(m.History)
+	if status != model.MissionAck || m.Status != model.MissionSent || n < 2 {
+		return false
+	}
+	sent, created := m.History[n-1], m.History[n-2]
+	return sent.Source == MoveSourceSystem && sent.To == model.MissionSent && !at.Before(created.At.Time)
 }

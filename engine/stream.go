@@ -54,6 +54,8 @@ func streamScope(name string, payload any) (model.Permission, string) {
 		return model.PermMissionsView, p.TeamID
 	case reinforced:
 		return model.PermMissionsView, p.TeamID
+	case model.MissionMessageNote:
+		return model.PermMissionsView, p.TeamID
 	}
 	switch {
 	case strings.HasPrefix(name, "event."):

@@ -243,8 +243,11 @@ var matrixRoutes = map[string]access{
 	"GET /v1/missions/:id":            need(mMissionsView),
 	"PATCH /v1/missions/:id/status":   need(mMissionsMgr, mMissionsRecv),
 	// Alerts: read with the events, taken by those who dispatch.
-	"GET /v1/alerts":          need(mEventsRead),
-	"POST /v1/alerts/:id/ack": need(mDispatch),
+	"GET /v1/alerts":                 need(mEventsRead),
+	"POST /v1/alerts/:id/ack":        need(mDispatch),
+	"POST /v1/missions/:id/messages": need(mMissionsMgr, mMissionsRecv),
+	"GET /v1/missions/:id/messages":  need(mMissionsView),
+	"GET /v1/missions/:id/crew":      need(mMissionsView),
 
 	// Sync batch: an API key holding sync:write; a user token is api_key_required.
 	"POST /v1/sync/batch": {check: func(c caller) outcome {
@@ -441,6 +444,9 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"PATCH /v1/missions/:id/status":   {path: "/v1/missions/" + fx.missionA + "/status", body: map[string]any{}},
 		"GET /v1/alerts":                  {path: "/v1/alerts"},
 		"POST /v1/alerts/:id/ack":         {path: "/v1/alerts/" + none + "/ack"},
+		"POST /v1/missions/:id/messages":  {path: "/v1/missions/" + fx.missionA + "/messages", body: map[string]any{}},
+		"GET /v1/missions/:id/messages":   {path: "/v1/missions/" + fx.missionA + "/messages"},
+		"GET /v1/missions/:id/crew":       {path: "/v1/missions/" + fx.missionA + "/crew"},
 
 		"POST /v1/sync/batch":               {path: "/v1/sync/batch", body: map[string]any{}},
 		"GET /v1/sync/status":               {path: "/v1/sync/status?batch_id=" + fx.batch},
@@ -805,6 +811,9 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 		"GET /v1/missions/:id":            {"GET", "/v1/missions/" + fx.missionA, nil, false, false},
 		"PATCH /v1/missions/:id/status":   {"PATCH", "/v1/missions/" + fx.missionA + "/status", map[string]any{"status": "ACK"}, false, false},
 		"POST /v1/alerts/:id/ack":         {"POST", "/v1/alerts/" + fx.alert + "/ack", nil, false, false},
+		"POST /v1/missions/:id/messages":  {"POST", "/v1/missions/" + fx.missionA + "/messages", map[string]any{"text": "mine"}, false, false},
+		"GET /v1/missions/:id/messages":   {"GET", "/v1/missions/" + fx.missionA + "/messages", nil, false, false},
+		"GET /v1/missions/:id/crew":       {"GET", "/v1/missions/" + fx.missionA + "/crew", nil, false, false},
 		"GET /v1/teams/:id":               {"GET", "/v1/teams/" + fx.teamA, nil, false, false},
 		"PATCH /v1/teams/:id":             {"PATCH", "/v1/teams/" + fx.teamA, map[string]any{"name": "mine"}, false, false},
 		"POST /v1/teams/:id/members":      {"POST", "/v1/teams/" + fx.teamA + "/members", map[string]any{"name": "Eve"}, false, false},

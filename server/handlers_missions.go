@@ -53,3 +53,46 @@ func (s *Server) handleMissionStatus(w http.ResponseWriter, r *http.Request, ps 
 		return err
 	})
 }
+
+// missionMessageBody is the body of POST /v1/missions/:id/messages with its body key.
+type missionMessageBody struct {
+	model.MissionMessageInput
+	bodyKey
+}
+
+// handlePostMissionMessage writes a message on a mission (POST /v1/missions/:id/messages):
+// 201 with the message. The route admits missions:manage or missions:receive; the engine
+// keeps a field operator to its own teams' missions.
+func (s *Server) handlePostMissionMessage(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	body, in, err := decodeBody[missionMessageBody](r)
+	if err != nil {
+		return err
+	}
+	id := ps.ByName("id")
+	return s.write(w, r, body, http.StatusCreated, nil, func(wr *model.Write) error {
+		_, err := s.eng.PostMissionMessage(r.Context(), principal(r), id, in.MissionMessageInput, wr)
+		return err
+	})
+}
+
+// handleListMissionMessages lists a mission's messages, oldest first (GET
+// /v1/missions/:id/messages): all of them (a mission holds at most
+// engine.MaxMissionMessages).
+func (s *Server) handleListMissionMessages(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	msgs, err := s.eng.MissionMessages(r.Context(), principal(r), ps.ByName("id"))
+	if err != nil {
+		return err
+	}
+	writeList(w, r, msgs, "")
+	return nil
+}
+
+// handleMissionCrew says whether the team's devices know the mission's latest change
+// (GET /v1/missions/:id/crew).
+func (s *Server) handleMissionCrew(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+	c, err := s.eng.MissionCrew(r.Context(), principal(r), ps.ByName("id"))
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, c)
+}

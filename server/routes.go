@@ -102,6 +102,10 @@ func (s *Server) routeTable() []route {
 		// own teams' missions is a rule of the use case, kept in the engine.
 		{method: "PATCH", path: "/v1/missions/:id/status", perm: model.PermMissionsManage, orPerm: []string{model.PermMissionsReceive},
 			h: s.handleMissionStatus},
+		{method: "POST", path: "/v1/missions/:id/messages", perm: model.PermMissionsManage, orPerm: []string{model.PermMissionsReceive},
+			h: s.handlePostMissionMessage},
+		{method: "GET", path: "/v1/missions/:id/messages", perm: model.PermMissionsView, h: s.handleListMissionMessages},
+		{method: "GET", path: "/v1/missions/:id/crew", perm: model.PermMissionsView, h: s.handleMissionCrew},
 
 		// alerts
 		{method: "GET", path: "/v1/alerts", perm: model.PermEventsRead, h: s.handleListAlerts},

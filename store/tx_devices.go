@@ -306,3 +306,31 @@ func (t *tx) Devices(tenantID string, p model.Page) ([]model.Device, string, err
 	})
 	return out, next, err
 }
+
+func (t *tx) TakeQueueItem(tenantID, deviceID, kind, missionID string) (*model.QueueItem, error) {
+	b, err := t.tbucket(tenantID, tbDeviceQueue)
+	if err != nil {
+		return nil, err
+	}
+	from, err := seqKey(deviceID, 0)
+	if err != nil {
+		return nil, err
+	}
+	prefix := from[:16]
+	needle := []byte(missionID)
+	c := b.Cursor()
+	for k, v := c.Seek(from); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		// Only an item that names the mission is decoded: a long queue is walked cheaply.
+		if !bytes.Contains(v, needle) {
+			continue
+		}
+		var q model.QueueItem
+		if err := json.Unmarshal(v, &q); err != nil {
+			return nil, err
+		}
+		if q.Kind == kind && q.MissionID == missionID {
+			return &q, b.Delete(bytes.Clone(k))
+		}
+	}
+	return nil, nil
+}

@@ -49,8 +49,7 @@ func New(store model.Store, clock model.Clock, frame writes.Frame, publish Publi
 }
 
 // Raise opens the alert of a cause within tx, the transaction of the cause: one open alert
-// per kind and subject, so that raising it again returns the open one unchanged. The
-// issue-27 crew messages raise AlertCrewMessage with the message's id as subject.
+// per kind and subject, so that raising it again returns the open one unchanged.
 func Raise(b *Book, tx Tx, tenantID string, in model.AlertInput) (*model.Alert, error) {
 	key := model.AlertKey(in.Kind, in.Subject)
 	if a, err := tx.OpenAlert(tenantID, key); err != nil || a != nil {

@@ -42,12 +42,16 @@ func smsHold(tx Tx, o *model.OutboxEntry, now time.Time) (*smsHeldError, error) 
 	return nil, nil
 }
 
-// smsCritical reports whether text is the FR1 line or the mission SMS of a critical event.
+// smsCritical reports whether text is the FR1 line, the mission SMS or a crew SMS of a
+// critical event.
 func smsCritical(text string) bool {
 	if m, err := smscodec.DecodeMissionSMS(text); err == nil {
 		return m.Priority == model.PriorityCritical
 	}
 	if m, err := smscodec.DecodeSMS(text); err == nil {
+		return m.Priority == model.PriorityCritical
+	}
+	if m, err := smscodec.DecodeCrewSMS(text); err == nil {
 		return m.Priority == model.PriorityCritical
 	}
 	return false

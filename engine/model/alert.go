@@ -14,8 +14,8 @@ const (
 	// AlertMissionUnacknowledged: a mission not at ACK when the tenant's reinforcement
 	// timeout ended; closes when the mission moves past SENT.
 	AlertMissionUnacknowledged = "mission_unacknowledged"
-	// AlertCrewMessage: a team sent a message from the field; closes when it is read
-	// (acknowledged) or answered.
+	// AlertCrewMessage: a team sent a message from the field (one open alert a mission,
+	// however many messages); closes when the control room answers on the mission.
 	AlertCrewMessage = "crew_message"
 )
 

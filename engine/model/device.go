@@ -67,6 +67,46 @@ type DeviceSyncState struct {
 	QueueLast  int64 `json:"queue_last"`
 	AckThrough int64 `json:"ack_through"`
 	LastSyncAt *Time `json:"last_sync_at"`
+	// Acks are the device's latest acknowledgements of its missions' items (a mission or
+	// mission_update), newest last, at most MaxDeviceAcks: when the crew's phone learned
+	// of a mission's latest change (docs/decisions/0152-crew-knows.md).
+	Acks []DeviceAck `json:"acks,omitempty"`
+}
+
+// MaxDeviceAcks bounds DeviceSyncState.Acks.
+const MaxDeviceAcks = 32
+
+// DeviceAck is when a device acknowledged the items of a mission, through which sequence.
+type DeviceAck struct {
+	MissionID     string `json:"mission_id"`
+	QueueSequence int64  `json:"queue_sequence"`
+	At            Time   `json:"at"`
+}
+
+// NoteAck records that the device acknowledged an item of a mission at at, replacing the
+// mission's earlier entry and keeping the newest MaxDeviceAcks.
+func (s *DeviceSyncState) NoteAck(missionID string, seq int64, at Time) {
+	kept := s.Acks[:0:0]
+	for _, a := range s.Acks {
+		if a.MissionID != missionID {
+			kept = append(kept, a)
+		}
+	}
+	kept = append(kept, DeviceAck{MissionID: missionID, QueueSequence: seq, At: at})
+	if n := len(kept); n > MaxDeviceAcks {
+		kept = kept[n-MaxDeviceAcks:]
+	}
+	s.Acks = kept
+}
+
+// AckOf returns the device's acknowledgement of a mission's items, nil when none is kept.
+func (s *DeviceSyncState) AckOf(missionID string) *DeviceAck {
+	for i := len(s.Acks) - 1; i >= 0; i-- {
+		if s.Acks[i].MissionID == missionID {
+			return &s.Acks[i]
+		}
+	}
+	return nil
 }
 
 // gapCount is how many sequence numbers below the highest received are missing.
@@ -81,7 +121,10 @@ type QueueItem struct {
 	Kind          string `json:"kind"`
 	MissionID     string `json:"mission_id,omitempty"`
 	EventID       string `json:"event_id,omitempty"`
-	QueuedAt      Time   `json:"queued_at"`
+	// Changes lists what a mission_update tells, oldest first: the changes of one mission
+	// that the device has not yet received, coalesced into one item.
+	Changes  []MissionChange `json:"changes,omitempty"`
+	QueuedAt Time            `json:"queued_at"`
 }
 
 // QueueEntry is a queue item as a device receives it (docs/openapi.yaml, QueueEntry): the
@@ -95,7 +138,9 @@ type QueueEntry struct {
 	// (empty for an automatic dispatch or an API key): a device reads no team or user.
 	TeamName       string `json:"team_name,omitempty"`
 	DispatcherName string `json:"dispatcher_name,omitempty"`
-	QueuedAt       Time   `json:"queued_at"`
+	// Changes is what a mission_update item tells (its mission rides as it stands).
+	Changes  []MissionChange `json:"changes,omitempty"`
+	QueuedAt Time            `json:"queued_at"`
 }
 
 // DeviceInput is the body of POST /v1/devices/register.

@@ -63,9 +63,11 @@ type Mission struct {
 	Reinforced bool    `json:"reinforced"`
 	Origin     *string `json:"origin"`
 	// History lists every move, oldest first.
-	History   []MissionMove `json:"history"`
-	CreatedAt Time          `json:"created_at"`
-	UpdatedAt Time          `json:"updated_at"`
+	History []MissionMove `json:"history"`
+	// Messages lists the messages written on the mission, oldest first.
+	Messages  []MissionMessage `json:"messages,omitempty"`
+	CreatedAt Time             `json:"created_at"`
+	UpdatedAt Time             `json:"updated_at"`
 }
 
 // Active reports whether the mission has not finished.

@@ -38,4 +38,7 @@ type DeviceTx interface {
 	// DeleteQueueItems removes the items of a device's queue up to through (included) and
 	// returns them, in order.
 	DeleteQueueItems(tenantID, deviceID string, through int64) ([]QueueItem, error)
+	// TakeQueueItem removes the pending item of a device's queue of kind about mission
+	// missionID (the lowest, when there are several) and returns it; nil when there is none.
+	TakeQueueItem(tenantID, deviceID, kind, missionID string) (*QueueItem, error)
 }

@@ -8,7 +8,8 @@ type MissionSMS struct {
 
 // SMSReply is a member's reply read by ParseSMSReply.
 type SMSReply struct {
-	Verb   string // ACK, ROUTE, SITE, DONE or FAIL
-	Status string // the mission status it asks for
+	Verb   string // ACK, ROUTE, SITE, DONE, FAIL or MSG
+	Status string // the mission status it asks for ("" for MSG)
 	Code   string // upper case
+	Text   string // MSG: the message, its words joined by one space
 }

@@ -116,6 +116,21 @@ func (e *Gateway) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInbound
 	rec.Verb, rec.Code = reply.Verb, reply.Code
 
 	missionID, err := tx.MissionByCode(p.TenantID, reply.Code)
+	if model.IsKind(err, model.KindNotFound) && reply.Verb == smscodec.CrewMsg {
+		// A message is kept even after its mission ended (docs/decisions/0150-mission-messages.md).
+		ended, err := endedMissionOfSender(tx, p.TenantID, from, reply.Code)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ended != nil {
+			missionID = ended.ID
+		}
+	}
+	if missionID == "" && err == nil {
+		err = model.NotFound("mission")
+	} else if missionID != "" {
+		err = nil
+	}
 	if model.IsKind(err, model.KindNotFound) {
 		// A late reply about a mission of the sender's team that has ended since: its
 		// code is free again, but the answer is the mission's (docs/rules.md: a change to a
@@ -160,6 +175,21 @@ func (e *Gateway) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInbound
 	// mission (the membership was checked above), recorded under the member's id.
 	mp := model.Principal{TenantID: p.TenantID, Plan: p.Plan, TenantActive: p.TenantActive, KeyID: p.KeyID,
 		UserID: actor, Scopes: []string{model.PermMissionsReceive}}
+	if reply.Verb == smscodec.CrewMsg {
+		err := e.postMessage(tx, mp, m.ID, reply.Text, model.ChangeActor{ID: actor, Name: member.Name, Role: model.RoleFieldOperator})
+		if err != nil {
+			switch model.ErrorKind(err) {
+			case model.KindValidation, model.KindConflict, model.KindNotFound, model.KindForbidden:
+				return refuse(SMSOutcomeRefused, asError(err))
+			}
+			return nil, nil, err
+		}
+		rec.Outcome, rec.Status = SMSOutcomeApplied, m.Status
+		if err := tx.PutSMSInbound(p.TenantID, rec); err != nil {
+			return nil, nil, err
+		}
+		return &model.SMSInboundResult{SMSInbound: *rec, Mission: m}, nil, nil
+	}
 	wasCreated := m.Status == model.MissionCreated
 	moved, err := e.moveMission(tx, mp, m.ID, model.MissionStatusInput{Status: reply.Status}, MoveSource)
 	if err != nil {

@@ -34,6 +34,9 @@ type Parts struct {
 	// MoveMission moves a mission as p within tx, the move's source given (the engine's
 	// mission status use case), and returns the mission as moved.
 	MoveMission func(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string) (*model.Mission, error)
+	// PostMessage writes a member's message on a mission as p within tx, by author (the
+	// engine's message use case).
+	PostMessage func(tx model.Tx, p model.Principal, missionID, text string, author model.ChangeActor) error
 }
 
 // Gateway runs the use cases of the SMS gateway.
@@ -45,12 +48,13 @@ type Gateway struct {
 	newID       func(at time.Time) string
 	secret      func(ctx context.Context, name string) ([]byte, error)
 	moveMission func(tx model.Tx, p model.Principal, id string, in model.MissionStatusInput, source string) (*model.Mission, error)
+	postMessage func(tx model.Tx, p model.Principal, missionID, text string, author model.ChangeActor) error
 }
 
 // New returns the Gateway of an engine.
 func New(p Parts) *Gateway {
 	return &Gateway{store: p.Store, clock: p.Clock, sender: p.Sender, frame: p.Frame, newID: p.NewID, secret: p.Secret,
-		moveMission: p.MoveMission}
+		moveMission: p.MoveMission, postMessage: p.PostMessage}
 }
 
 // tenantBySlug reads the tenant of a slug.

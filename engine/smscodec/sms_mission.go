@@ -84,9 +84,22 @@ func ParseSMSReply(body string) (model.SMSReply, error) {
 		return r, model.Invalid("body", "the reply names no verb: FR1 ACK|ROUTE|SITE|DONE|FAIL <mission code>")
 	}
 	verb := strings.ToUpper(w[1])
+	if verb == CrewMsg {
+		// FR1 MSG <code> <text>: a message to the control room (docs/decisions/0153-crew-sms.md).
+		switch {
+		case len(w) == 2:
+			return r, model.Invalid("body", "the reply names no mission code: FR1 MSG <mission code> <text>")
+		case !ValidMissionCode(strings.ToUpper(w[2])):
+			return r, model.Invalid("body", "%s is not a mission code: %d characters of %s", model.Quote(w[2]),
+				MissionCodeLen, MissionCodeAlphabet)
+		case len(w) == 3:
+			return r, model.Invalid("body", "the message is empty: FR1 MSG <mission code> <text>")
+		}
+		return model.SMSReply{Verb: verb, Code: strings.ToUpper(w[2]), Text: strings.Join(w[3:], " ")}, nil
+	}
 	status, ok := smsReplyVerbs[verb]
 	if !ok {
-		return r, model.Invalid("body", "unknown verb %s: the verb is ACK, ROUTE, SITE, DONE or FAIL", model.Quote(w[1]))
+		return r, model.Invalid("body", "unknown verb %s: the verb is ACK, ROUTE, SITE, DONE, FAIL or MSG", model.Quote(w[1]))
 	}
 	if len(w) == 2 {
 		return r, model.Invalid("body", "the reply names no mission code: FR1 %s <mission code>", verb)

@@ -329,3 +329,20 @@ func (t *tx) ChangeLogEnd(tenantID string) (int64, error) {
 func (t *tx) Devices(tenantID string, p model.Page) ([]model.Device, string, error) {
 	return newest[model.Device](t, "devices", tenantID, p)
 }
+
+func (t *tx) TakeQueueItem(tenantID, deviceID, kind, missionID string) (*model.QueueItem, error) {
+	tn, dev, err := ids(tenantID, deviceID, "device")
+	if err != nil {
+		return nil, err
+	}
+	if err := t.requireTenant(tn); err != nil {
+		return nil, err
+	}
+	got, err := docs[model.QueueItem](t, `DELETE FROM device_queue WHERE (tenant_id, device_id, seq) IN (
+		SELECT tenant_id, device_id, seq FROM device_queue WHERE tenant_id = $1 AND device_id = $2
+		AND doc->>'kind' = $3 AND doc->>'mission_id' = $4 ORDER BY seq LIMIT 1) RETURNING doc`, tn, dev, kind, missionID)
+	if err != nil || len(got) == 0 {
+		return nil, err
+	}
+	return &got[0], nil
+}

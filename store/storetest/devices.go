@@ -185,6 +185,7 @@ func testDevices(t *testing.T, open Opener) {
 	})
 	t.Run("Items", testDeviceItems(open))
 	t.Run("Queue", testDeviceQueue(open))
+	t.Run("TakeQueueItem", testTakeQueueItem(open))
 }
 
 func testDeviceItems(open Opener) func(t *testing.T) {
@@ -334,6 +335,66 @@ func testDeviceQueue(open Opener) func(t *testing.T) {
 		assertKind(t, err, model.KindNotFound)
 		err = f.updateErr(func(tx model.Tx) error {
 			return tx.PutQueueItem(model.NewID(), dev, &model.QueueItem{QueueSequence: 1, Kind: "mission"})
+		})
+		assertKind(t, err, model.KindNotFound)
+	}
+}
+
+// testTakeQueueItem: TakeQueueItem removes the lowest pending item of one kind about one
+// mission (a mission_update to coalesce) and leaves the others, of this device and others.
+func testTakeQueueItem(open Opener) func(t *testing.T) {
+	return func(t *testing.T) {
+		f := newFx(t, open)
+		a := f.tenant("alpha")
+		dev, other := model.NewID(), model.NewID()
+		m1, m2 := model.NewID(), model.NewID()
+		change := model.MissionChange{What: model.UpdateStatus, From: "ACK", To: "FAILED", StoodDown: true, Reason: "called off",
+			By: model.ChangeActor{ID: model.NewID(), Name: "Sam", Role: "operational_supervisor"}, At: model.At(at(1)), Channel: "api"}
+		f.update(func(tx model.Tx) error {
+			for _, q := range []model.QueueItem{
+				{QueueSequence: 1, Kind: model.QueueMission, MissionID: m1},
+				{QueueSequence: 2, Kind: model.QueueMissionUpdate, MissionID: m2},
+				{QueueSequence: 3, Kind: model.QueueMissionUpdate, MissionID: m1, Changes: []model.MissionChange{change}},
+				{QueueSequence: 4, Kind: model.QueueMissionUpdate, MissionID: m1},
+			} {
+				if err := tx.PutQueueItem(a.ID, dev, &q); err != nil {
+					return err
+				}
+			}
+			return tx.PutQueueItem(a.ID, other, &model.QueueItem{QueueSequence: 1, Kind: model.QueueMissionUpdate, MissionID: m1})
+		})
+		var got *model.QueueItem
+		f.update(func(tx model.Tx) (err error) {
+			got, err = tx.TakeQueueItem(a.ID, dev, model.QueueMissionUpdate, m1)
+			return err
+		})
+		if got == nil || got.QueueSequence != 3 || len(got.Changes) != 1 || got.Changes[0] != change {
+			t.Fatalf("TakeQueueItem = %+v; want item 3 with its change", got)
+		}
+		f.view(func(tx model.Tx) error {
+			seqs := []int64{}
+			qs, err := tx.QueueItems(a.ID, dev, 0, 10)
+			for _, q := range qs {
+				seqs = append(seqs, q.QueueSequence)
+			}
+			if err != nil || fmt.Sprint(seqs) != "[1 2 4]" {
+				t.Fatalf("queue after a take = %v, %v; want [1 2 4]", seqs, err)
+			}
+			if qs, err := tx.QueueItems(a.ID, other, 0, 10); err != nil || len(qs) != 1 {
+				t.Fatalf("another device's queue = %+v, %v", qs, err)
+			}
+			return nil
+		})
+		f.update(func(tx model.Tx) (err error) {
+			got, err = tx.TakeQueueItem(a.ID, dev, model.QueueMissionUpdate, model.NewID())
+			return err
+		})
+		if got != nil {
+			t.Fatalf("TakeQueueItem of a mission with none = %+v; want nil", got)
+		}
+		err := f.updateErr(func(tx model.Tx) error {
+			_, err := tx.TakeQueueItem(model.NewID(), dev, model.QueueMissionUpdate, m1)
+			return err
 		})
 		assertKind(t, err, model.KindNotFound)
 	}

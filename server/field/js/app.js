@@ -119,6 +119,62 @@ async function onQueue(entries) {
     if (q.event) await put("events", q.event);
   }
   await storeMissions(missions);
+  const updates = entries.filter((q) => q.kind === "mission_update" && q.mission);
+  if (updates.length) await applyUpdates(updates);
+}
+
+// applyUpdates applies mission_update items at once: the mission as the node has it
+// replaces the phone's copy (a closed one leaves the active list), and the changes that
+// need the crew's attention raise the alert and stay in a banner until tapped
+// (docs/decisions/0151-field-app-crew-updates.md).
+async function applyUpdates(updates) {
+  const news = [];
+  await tx(["missions", "kv"], "readwrite", async (t) => {
+    const store = t.objectStore("missions");
+    for (const q of updates) {
+      const m = Object.assign(q.mission, { team_name: q.team_name, dispatcher_name: q.dispatcher_name });
+      const old = await result(store.get(m.id));
+      delete m.request_id;
+      m.team_name = m.team_name || (old && old.team_name);
+      m.dispatcher_name = m.dispatcher_name || (old && old.dispatcher_name);
+      m.stored_at = new Date().toISOString();
+      if (!old || old.updated_at <= m.updated_at || !isActive(m.status)) store.put(m);
+      for (const c of q.changes || []) {
+        const line = alertLine(c, typeWords(q.event && q.event.type));
+        if (line) news.push({ mission_id: m.id, what: c.what, at: c.at, line, key: m.id + "|" + c.what + "|" + c.at + "|" + (c.message_id || "") });
+      }
+    }
+    if (!news.length) return;
+    const kv = t.objectStore("kv");
+    const kept = (await result(kv.get("alerts"))) || [];
+    const seen = new Set(kept.map((a) => a.key));
+    kv.put(kept.concat(news.filter((a) => !seen.has(a.key))), "alerts");
+  });
+  if (news.length && !quiet) ring();
+}
+
+// alertLine says a change that needs the crew's attention in words naming who and why:
+// a stand-down, a failure by someone else, a backup on the event, the event closed, a
+// message from the control room. Other changes (SENT, a teammate's move) only update.
+function alertLine(c, what) {
+  const who = (c.by && (c.by.name || c.by.role)) || "someone";
+  const mine = session && session.user && c.by && c.by.id === session.user.id;
+  switch (c.what) {
+    case "status":
+      if (c.to !== "FAILED" || mine) return "";
+      if (c.stood_down) return "Stood down from " + what + " by " + who + ": " + (c.reason || "no reason given");
+      return what + " set Failed by " + who + (c.reason ? ": " + c.reason : "");
+    case "backup":
+    case "reinforcement":
+      return (c.team_name || "Another team") + " sent to your event (" + what + ") by " + (c.what === "reinforcement" ? "the system" : who);
+    case "event_closed":
+      return "The event of " + what + " is closed: " + (c.team_name || "another team") + " finished it. Wait for the control room.";
+    case "message":
+      if (mine) return "";
+      return "Message from " + who + " (" + what + "): " + c.text;
+    default:
+      return "";
+  }
 }
 
 // isActive: a mission that may still move (the node's table, /shared/moves.json); not a
@@ -147,6 +203,17 @@ async function markClosed() {
 }
 
 function alertNew(missions) {
+  ring();
+  document.body.dataset.alert = String(missions.length);
+  render();
+  setTimeout(() => {
+    delete document.body.dataset.alert;
+    render();
+  }, 10000);
+}
+
+// ring sounds and vibrates, as far as the browser allows.
+function ring() {
   // Browsers allow sound and vibration only once the person has used the page.
   const allowed = !navigator.userActivation || navigator.userActivation.hasBeenActive;
   try {
@@ -162,16 +229,10 @@ function alertNew(missions) {
       osc.stop(ctx.currentTime + 0.4);
     }
   } catch (_) { /* no sound here */ }
-  document.body.dataset.alert = String(missions.length);
-  render();
-  setTimeout(() => {
-    delete document.body.dataset.alert;
-    render();
-  }, 10000);
 }
 
-async function updateBadge(missions) {
-  const fresh = missions.filter((m) => m.status === "CREATED" || m.status === "SENT").length;
+async function updateBadge(missions, alerts) {
+  const fresh = missions.filter((m) => m.status === "CREATED" || m.status === "SENT").length + alerts.length;
   try {
     if (navigator.setAppBadge) await (fresh ? navigator.setAppBadge(fresh) : navigator.clearAppBadge());
   } catch (_) { /* not installed */ }
@@ -261,6 +322,16 @@ async function move(m, to, note) {
   afterChange();
 }
 
+// sendMessage writes a message to the control room into the outbox: it goes with the
+// next sync, in order with the moves, online or not.
+async function sendMessage(m) {
+  const text = $("message-text").value.trim();
+  if (!text) return;
+  await enqueue("message", { mission_id: m.id, text });
+  $("message-text").value = "";
+  afterChange();
+}
+
 async function reportEvent(form) {
   const fd = new FormData(form);
   const missions = await all("missions");
@@ -312,9 +383,14 @@ function typeWords(type) {
 function effective(m, box) {
   let status = m.status;
   const local = [];
+  // A mission the node has finished stays finished whatever waits here (the node will
+  // refuse it): its buttons go away at once.
+  if (!isActive(m.status)) return { status, local, waiting: local };
   for (const it of box) {
-    if (it.kind === "mission_status" && it.payload.mission_id === m.id && it.state !== "rejected" &&
-      it.captured_at > m.updated_at) {
+    // On the phone's own clock (a phone minutes slow or fast compares nothing with the
+    // node's times): what the node has not yet applied, or applied after this copy.
+    const unread = it.state === "waiting" || it.state === "pending" || (it.answered_at && m.stored_at && it.answered_at > m.stored_at);
+    if (it.kind === "mission_status" && it.payload.mission_id === m.id && it.state !== "rejected" && unread) {
       status = it.payload.status;
       local.push(it);
     }
@@ -327,7 +403,10 @@ function order(a, b) {
   return p || String(b.dispatched_at).localeCompare(String(a.dispatched_at));
 }
 
-async function renderStatus(box) {
+// CLOCK_SHOWN is the clock offset from which the phone shows the node's correction.
+const CLOCK_SHOWN = 60000;
+
+async function renderStatus(box, clock) {
   const el = $("status");
   const waiting = box.filter((i) => i.state === "waiting").length;
   const last = await get("kv", "last_sync");
@@ -348,6 +427,13 @@ async function renderStatus(box) {
   if (session && session.expires_at && new Date(session.expires_at) - Date.now() < 3 * 86400000 && linkState !== "revoked") {
     after.push(" This phone's access ends " + time(session.expires_at) + ": sign out and in again with a network before then.");
   }
+  if (clock && (clock.flagged || Math.abs(clock.ms) >= CLOCK_SHOWN)) {
+    // clock_offset_ms is how far the node is ahead of this phone.
+    const min = Math.round(Math.abs(clock.ms) / 60000);
+    after.push(h("span", { id: "clock-offset", dataset: { offsetMs: String(clock.ms) } }, " This phone's clock is " +
+      (clock.flagged ? "wrong by more than a day: times are taken as they come. Set the date and time." :
+        min + " min " + (clock.ms < 0 ? "ahead of" : "behind") + " the node's: your changes are recorded on the node's time.")));
+  }
   el.replaceChildren(parts.join(" "), ...synced, ...after);
   el.dataset.waiting = String(waiting);
 }
@@ -361,13 +447,14 @@ async function render() {
   $("signout").hidden = !session;
   if (!session) return;
   document.body.dataset.device = session.device_id;
-  const [missions, events, boxAll, share] = await Promise.all([all("missions"), all("events"), all("outbox"),
-    get("kv", "share_position")]);
+  const [missions, events, boxAll, share, alertsKept, clock] = await Promise.all([all("missions"), all("events"), all("outbox"),
+    get("kv", "share_position"), get("kv", "alerts"), get("kv", "clock_offset")]);
+  const alerts = alertsKept || [];
   // Signed out while the reads above were awaited.
   if (!session) return;
   const box = boxAll.sort((a, b) => a.sequence_number - b.sequence_number);
-  await renderStatus(box);
-  await updateBadge(missions);
+  await renderStatus(box, clock);
+  await updateBadge(missions, alerts);
   const byEvent = new Map(events.map((e) => [e.event_id, e]));
   const active = missions.filter((m) => isActive(effective(m, box).status)).sort(order);
   const done = missions.filter((m) => !isActive(effective(m, box).status)).sort(order).slice(0, 10);
@@ -376,6 +463,16 @@ async function render() {
   const focused = document.activeElement && document.activeElement.id;
   const typed = new Map([...app.querySelectorAll("input[id], textarea[id], select[id]")].map((el) => [el.id, el.value]));
   clear(app);
+  if (alerts.length) {
+    // The crew's alert stays until the operator taps it, across reloads (kept in kv).
+    app.append(h("div", { class: "crewalert", role: "alert", id: "crew-alert" },
+      h("ul", {}, alerts.map((a) => h("li", { dataset: { what: a.what, missionId: a.mission_id } }, a.line))),
+      h("button", { type: "button", id: "crew-alert-ok", onclick: async () => {
+        await put("kv", [], "alerts");
+        broadcast();
+        render();
+      } }, "Seen")));
+  }
   if (document.body.dataset.alert) {
     const n = Number(document.body.dataset.alert);
     app.append(h("p", { class: "newmission", role: "alert", id: "new-mission" }, n === 1 ? "New mission for your team" : n + " new missions for your team"));
@@ -446,7 +543,24 @@ function missionView(m, ev, box) {
     (m.history || []).map((mv) => h("li", { dataset: { to: mv.to } }, STATE_WORDS[mv.to] || mv.to, " · ", time(mv.at))),
     eff.local.map((it) => h("li", { dataset: { to: it.payload.status, local: it.state } },
       STATE_WORDS[it.payload.status], " · ", time(it.captured_at), " (", OUTBOX_WORDS[it.state], ")")));
-  const rejected = box.filter((it) => it.kind === "mission_status" && it.payload.mission_id === m.id && it.state === "rejected");
+  const rejected = box.filter((it) => (it.kind === "mission_status" || it.kind === "message") && it.payload.mission_id === m.id &&
+    it.state === "rejected");
+  const me = session && session.user && session.user.id;
+  const fromNode = m.messages || [];
+  // This phone's own messages: the node's copy once it is read back, else the outbox's.
+  const local = box.filter((it) => it.kind === "message" && it.payload.mission_id === m.id && it.state !== "rejected" &&
+    !fromNode.some((x) => x.author_id === me && x.channel === "device" && x.text === it.payload.text));
+  const thread = h("ol", { class: "messages", id: "messages" },
+    fromNode.map((x) => h("li", { dataset: { messageId: x.id, mine: String(x.author_id === me) } },
+      h("span", { class: "who" }, x.author_name || x.role), " · ", time(x.captured_at || x.written_at),
+      h("p", { class: "text" }, x.text))),
+    local.map((it) => h("li", { dataset: { local: it.state, mine: "true" } },
+      h("span", { class: "who" }, "You"), " · ", time(it.captured_at), " (", OUTBOX_WORDS[it.state], ")",
+      h("p", { class: "text" }, it.payload.text))));
+  const answer = h("form", { class: "row", id: "message-form", onsubmit: (e) => { e.preventDefault(); sendMessage(m); } },
+    h("label", { for: "message-text" }, "Message to the control room"),
+    h("textarea", { id: "message-text", "rows": 2, maxlength: 1000, placeholder: "Message to the control room" }),
+    h("button", { type: "submit", id: "message-send" }, "Send"));
   return h("section", { class: "card", "aria-labelledby": "mission-h", id: "mission", dataset: { missionId: m.id } },
     h("button", { type: "button", id: "back", onclick: () => { selected = null; failing = false; render(); } }, "← Missions"),
     h("h2", { id: "mission-h" }, typeWords(ev && ev.type)),
@@ -462,12 +576,14 @@ function missionView(m, ev, box) {
         m.dispatcher_name || (m.dispatched_by === NIL ? "automatic dispatch" : "the dispatcher")),
       h("dt", {}, "Team"), h("dd", {}, m.team_name || "your team"),
       h("dt", {}, "Data"), h("dd", {}, "as of ", ago(m.stored_at))),
-    rejected.map((it) => h("p", { class: "error", role: "alert" }, MOVE_WORDS[it.payload.status], " was rejected: ",
+    rejected.map((it) => h("p", { class: "error", role: "alert" }, it.kind === "message" ? "A message" : MOVE_WORDS[it.payload.status], " was rejected: ",
       rejectWords(it.error, it.message))),
     isActive(eff.status) ? h("label", { for: "move-note" }, "Feedback") : null,
     isActive(eff.status) ? note : null,
     moves, fail,
     h("h3", {}, "Timeline"), timeline,
+    h("h3", {}, "Messages"), fromNode.length || local.length ? thread : h("p", { class: "muted", id: "messages" }, "No message yet."),
+    answer,
     ev && ev.zone_code ? h("div", { class: "row" }, h("span", {}, "Signal here:"),
       ["online", "degraded", "offline"].map((s) => h("button", { type: "button", dataset: { connectivity: s },
         onclick: () => reportConnectivity(ev.zone_code, s) }, s))) : null);
@@ -508,6 +624,8 @@ function describe(it) {
       return "Signal " + it.payload.state;
     case "location":
       return "Position";
+    case "message":
+      return "Message";
     default:
       return it.kind;
   }

@@ -1,4 +1,4 @@
-// The outbox: every change made in the field (a mission's move, a new event, a
+// The outbox: every change made in the field (a mission's move, a message, a new event, a
 // connectivity report) is first written here with the device's next sequence number and
 // the time it happened (captured_at), then sent through POST /v1/devices/sync in sequence
 // order. The node applies each (device, sequence number) once, so a change sent twice (a
@@ -101,8 +101,11 @@ export function syncOnce(session, onQueue) {
   const run = async () => {
     const batch = (await unsent()).slice(0, BATCH);
     const ack = (await get("kv", "ack_through")) || 0;
+    // sent_at lets the node correct this phone's clock (docs/decisions/0115-clock-drift.md):
+    // a phone minutes fast or slow still has its changes applied, on the node's time.
     const body = {
       device_id: session.device_id,
+      sent_at: new Date().toISOString(),
       ack_through: ack,
       items: batch.map((i) => ({ sequence_number: i.sequence_number, kind: i.kind, payload: i.payload, captured_at: i.captured_at })),
     };
@@ -116,6 +119,8 @@ export function syncOnce(session, onQueue) {
       throw new SyncError(e.status >= 500 || e.status === 429 ? "offline" : "refused", e.status, e.body);
     }
     await record(answer.results, answer.released);
+    await tx(["kv"], "readwrite", (t) => result(t.objectStore("kv").put(
+      { ms: answer.clock_offset_ms ?? 0, flagged: !!answer.clock_flagged, at: new Date().toISOString() }, "clock_offset")));
     const queue = answer.queue || [];
     if (queue.length) {
       await onQueue(queue);

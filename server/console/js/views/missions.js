@@ -1,6 +1,10 @@
 // Missions and their timeline: every move (from, to, at, actor, source, feedback) of the
 // chosen mission, updated live. Field operators see their own teams' missions and move
-// them along the field path; supervisors may too; everyone else reads.
+// them along the field path; supervisors may too; everyone else reads. For the chosen
+// mission: whether the crew's phones have its latest change (GET /v1/missions/:id/crew),
+// its messages with an answer box, and for supervisors a stand-down with a reason and a
+// confirmation; an active mission whose event another mission closed is offered for
+// stand-down, never ended silently (docs/decisions/0149-stand-down.md).
 
 import { h, clear, time, badge, short, cardify, typeName, sortHead, sortRows, RANK } from "/shared/dom.js";
 import * as api from "/shared/api.js";
@@ -16,6 +20,16 @@ let listEl = null;
 let detail = null;
 let note = "";
 let busy = false;
+// crew holds the last answer of GET /v1/missions/:id/crew by mission; crewTimer refreshes
+// the chosen mission's (a phone's acknowledgement comes with its sync: no stream change).
+const crew = new Map();
+let crewTimer = null;
+let message = "";
+// standing is the mission whose stand-down form is open; reason its text; confirming
+// whether the confirmation is asked.
+let standing = null;
+let reason = "";
+let confirming = false;
 
 function teamName(ctx, id) {
   const t = ctx.state.teams.get(id);
@@ -52,6 +66,74 @@ async function move(ctx, m, to) {
   }
 }
 
+// loadCrew reads whether the crew's devices have the mission's latest change.
+async function loadCrew(ctx, id) {
+  try {
+    crew.set(id, await api.get("/v1/missions/" + id + "/crew"));
+  } catch (e) {
+    if (e.code !== "not_found") crew.delete(id);
+  }
+  ctx.rerender();
+}
+
+// watchCrew refreshes the chosen mission's crew now and every 10 s while it is chosen.
+function watchCrew(ctx) {
+  clearInterval(crewTimer);
+  crewTimer = null;
+  if (!selected) return;
+  loadCrew(ctx, selected);
+  crewTimer = setInterval(() => { if (selected) loadCrew(ctx, selected); }, 10000);
+}
+
+// sendMessage writes a message to the mission's team.
+async function sendMessage(ctx, m) {
+  const text = message.trim();
+  if (!text || busy) return;
+  busy = true;
+  ctx.rerender();
+  try {
+    await api.post("/v1/missions/" + m.id + "/messages", { text });
+    message = "";
+    await ctx.loadMission(m.id);
+    loadCrew(ctx, m.id);
+  } catch (e) {
+    ctx.toast(e.plain, "warn", 8000);
+  } finally {
+    busy = false;
+    ctx.rerender();
+  }
+}
+
+// standDown ends the mission FAILED with feedback.stood_down and the reason.
+async function standDown(ctx, m) {
+  const why = reason.trim();
+  if (!why || busy) return;
+  busy = true;
+  ctx.rerender();
+  try {
+    const res = await api.patch("/v1/missions/" + m.id + "/status", { status: "FAILED", feedback: { stood_down: true, reason: why } });
+    ctx.state.missions.set(res.id, res);
+    standing = null;
+    reason = "";
+    confirming = false;
+    ctx.toast(teamName(ctx, m.team_id) + " stood down", "ok");
+    loadCrew(ctx, m.id);
+  } catch (e) {
+    ctx.toast(e.plain, "warn", 8000);
+    ctx.loadMission(m.id);
+  } finally {
+    busy = false;
+    ctx.rerender();
+  }
+}
+
+// eventClosed reports whether an active mission's event is closed: another mission ended
+// it, and this one is offered for stand-down.
+function eventClosed(ctx, m) {
+  const ev = ctx.state.events.get(m.event_id);
+  return !!ev && ev.status === "closed" && !["COMPLETED", "FAILED"].includes(m.status);
+}
+
 function value(ctx, m, key) {
   switch (key) {
     case "event": return eventLabel(ctx, m.event_id);
@@ -82,10 +164,10 @@ function list(ctx) {
     sort, (m, key) => value(ctx, m, key));
   const rows = ms.map((m) => h("tr", { class: m.id === selected ? "selected" : "", dataset: { missionId: m.id, status: m.status } },
     h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "mis-" + m.id }, "aria-pressed": String(m.id === selected),
-      onclick: () => { selected = m.id; ctx.link("missions", { missionId: m.id }); ctx.rerender(); ctx.loadMission(m.id); } }, eventLabel(ctx, m.event_id))),
+      onclick: () => { selected = m.id; ctx.link("missions", { missionId: m.id }); ctx.rerender(); ctx.loadMission(m.id); watchCrew(ctx); } }, eventLabel(ctx, m.event_id))),
     h("td", {}, badge(m.priority, "p-" + m.priority)),
     h("td", {}, teamName(ctx, m.team_id)),
-    h("td", {}, badge(m.status, "s-" + m.status)),
+    h("td", {}, badge(m.status, "s-" + m.status), eventClosed(ctx, m) ? [" ", badge("event closed: stand down?", "warn")] : null),
     h("td", { class: "small hide-narrow" }, time(m.dispatched_at))));
   const sel = h("select", { id: "m-status", onchange: (e) => { statusFilter = e.target.value; ctx.rerender(); } },
     ["", ...missionStates()].map((s) => h("option", { value: s, selected: s === statusFilter }, s || "any")));
@@ -122,6 +204,58 @@ function feedback(fb) {
       h("dd", {}, v !== null && typeof v === "object" ? (Array.isArray(v) ? v.join(", ") : JSON.stringify(v)) : String(v))])) : null);
 }
 
+// crewView says whether every device of the team has the mission's latest change.
+function crewView(ctx, m) {
+  const c = crew.get(m.id);
+  if (!c) return h("p", { class: "muted", id: "crew" }, "Checking the crew's phones…");
+  if (!c.devices.length) return h("p", { class: "muted", id: "crew", dataset: { all: "false" } }, "The team has no phone registered: SMS and webhooks only.");
+  const latest = c.devices.reduce((t, d) => (d.acknowledged_at && d.acknowledged_at > t ? d.acknowledged_at : t), "");
+  return h("div", { id: "crew", dataset: { all: String(c.all_acknowledged) } },
+    h("p", { class: c.all_acknowledged ? "ok" : "warn" }, c.all_acknowledged ?
+      ["The crew knows: every phone received the latest change (last at ", time(latest), ")."] :
+      "Not every phone has received the latest change yet."),
+    h("ul", { class: "small" }, c.devices.map((d) => h("li", { dataset: { deviceId: d.device_id, state: d.state } }, d.name, ": ",
+      d.state === "acknowledged" ? ["received ", time(d.acknowledged_at)] :
+        d.state === "not_yet_received" ? ["not yet received (waiting since ", time(d.pending_since), ")"] : "nothing sent to it",
+      d.last_sync_at ? [" · last sync ", time(d.last_sync_at)] : " · never synced"))));
+}
+
+// messagesView lists the mission's messages with the box to answer the team.
+function messagesView(ctx, m) {
+  const msgs = m.messages || [];
+  const canWrite = ctx.can("missions:manage") || ctx.can("missions:receive");
+  return h("div", {},
+    msgs.length ? h("ol", { class: "messages", id: "mission-messages" }, msgs.map((x) => h("li", { dataset: { messageId: x.id, channel: x.channel } },
+      h("div", { class: "small" }, h("strong", {}, x.author_name || x.role), " · ", x.role, " · ", time(x.captured_at || x.written_at),
+        x.channel !== "api" ? " · " + (SOURCE[x.channel] || x.channel) : ""),
+      h("p", {}, x.text)))) : h("p", { class: "muted", id: "mission-messages" }, "No message yet."),
+    canWrite ? h("form", { id: "message-form", onsubmit: (e) => { e.preventDefault(); sendMessage(ctx, m); } },
+      h("label", { for: "crew-message" }, ctx.restricted() ? "Message to the control room" : "Message to the team"),
+      h("textarea", { id: "crew-message", rows: 2, maxlength: 1000, dataset: { key: "crew-message" }, oninput: (e) => { message = e.target.value; } }, message),
+      h("button", { type: "submit", id: "crew-message-send", disabled: busy }, "Send")) : null);
+}
+
+// standDownView offers a supervisor the stand-down of an active mission: a reason, then a
+// confirmation.
+function standDownView(ctx, m) {
+  if (!ctx.can("missions:manage") || ["COMPLETED", "FAILED"].includes(m.status)) return null;
+  const closed = eventClosed(ctx, m);
+  const offer = closed ? h("p", { class: "warn", id: "stand-down-offer" }, "Another mission closed this event: this team is still out. Stand it down?") : null;
+  if (standing !== m.id) {
+    return h("div", {}, offer, h("button", { type: "button", class: "danger", id: "stand-down", onclick: () => { standing = m.id; confirming = false; ctx.rerender(); } }, "Stand down…"));
+  }
+  return h("form", { class: "card", id: "stand-down-form", onsubmit: (e) => { e.preventDefault(); if (reason.trim()) { confirming = true; ctx.rerender(); } } },
+    offer,
+    h("label", { for: "stand-down-reason" }, "Why is the team stood down? (required, told to the crew)"),
+    h("textarea", { id: "stand-down-reason", rows: 2, maxlength: 500, required: true, dataset: { key: "stand-down-reason" },
+      oninput: (e) => { reason = e.target.value; confirming = false; } }, reason),
+    confirming ? h("p", { class: "warn" }, "Stand ", teamName(ctx, m.team_id), " down? The mission ends failed and the crew is told.") : null,
+    h("div", { class: "moves" },
+      confirming ? h("button", { type: "button", class: "danger", id: "stand-down-confirm", disabled: busy, onclick: () => standDown(ctx, m) }, "Confirm: stand down") :
+        h("button", { type: "submit", class: "danger", id: "stand-down-next" }, "Stand down"),
+      h("button", { type: "button", onclick: () => { standing = null; confirming = false; ctx.rerender(); } }, "Cancel")));
+}
+
 function details(ctx) {
   const m = selected && ctx.state.missions.get(selected);
   if (!m) return h("div", { class: "muted" }, "Choose a mission to see its timeline.");
@@ -140,7 +274,10 @@ function details(ctx) {
       h("dt", {}, "Channel"), h("dd", {}, m.channel_used || (["CREATED", "SENT"].includes(m.status) ? "not yet delivered" : "none recorded")),
       m.reinforcement_of ? [h("dt", {}, "Backup of"), h("dd", {}, "mission …" + short(m.reinforcement_of))] : null,
       h("dt", {}, "Dispatched"), h("dd", {}, time(m.dispatched_at), " by ", ctx.actorName(m.dispatched_by))),
-    moves, h("h3", {}, "Timeline"), timeline(ctx, m));
+    moves, standDownView(ctx, m),
+    h("h3", {}, "Crew"), crewView(ctx, m),
+    h("h3", {}, "Messages"), messagesView(ctx, m),
+    h("h3", {}, "Timeline"), timeline(ctx, m));
 }
 
 export const missionsView = {
@@ -149,6 +286,7 @@ export const missionsView = {
   visible: (ctx) => ctx.can("missions:view"),
   mount(root, ctx, opts) {
     if (opts.missionId) { selected = opts.missionId; ctx.loadMission(selected); }
+    watchCrew(ctx);
     listEl = h("div", { class: "scroll", id: "mission-list" });
     detail = h("div", { class: "card", id: "mission-detail", "aria-live": "polite" });
     root.append(h("h2", {}, ctx.restricted() ? "My team's missions" : "Missions"), h("div", { class: "split" }, listEl, detail));
@@ -159,5 +297,11 @@ export const missionsView = {
     clear(listEl, list(ctx));
     clear(detail, details(ctx));
   },
-  unmount() { listEl = null; detail = null; },
+  // onChange follows the stream: a message reloads its mission (the record holds the
+  // messages); a change of the chosen mission reads its crew again.
+  onChange(name, data, ctx) {
+    if (name === "mission.message") ctx.loadMission(data.mission_id);
+    if (selected && data && data.mission_id === selected && name.startsWith("mission.")) loadCrew(ctx, selected);
+  },
+  unmount() { listEl = null; detail = null; clearInterval(crewTimer); crewTimer = null; },
 };

@@ -65,13 +65,18 @@ var (
 	// kind (1 byte) | record id (16 bytes) | time of the change (8 bytes, Unix ms). The
 	// bucket's own sequence is the last sequence given.
 	tbUpstreamLog = []byte("upstream_log")
+	// tbDownstreamLog: the downstream log of a central node, sequence (8 bytes,
+	// big-endian) → {"k": kind, "r": key, "t": Unix ms}; the bucket's sequence is the last
+	// given.
+	tbDownstreamLog = []byte("downstream_log")
 )
 
 var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByEvent,
 	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
 	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
 	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes, tbSMSInbound,
-	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo}
+	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo,
+	tbDownstreamLog}
 
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")

@@ -175,6 +175,7 @@ type Tx interface {
 	SMSTx
 	UsageTx
 	UpstreamTx
+	DownstreamTx
 	BackfillTx
 }
 

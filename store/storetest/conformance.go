@@ -49,6 +49,7 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"Retention", testRetention},
 		{"Usage", testUsage},
 		{"Upstream", testUpstream},
+		{"Downstream", testDownstream},
 		{"Backfill", testBackfill},
 		{"UnknownTenant", testUnknownTenant},
 	} {

@@ -15,7 +15,7 @@ import (
 
 // PlatformNode is the platform of a device that is another fieldrelay node: the only
 // devices whose upstream_* items are accepted. Its hardware_id is the node's id.
-const PlatformNode = "fieldrelay-node"
+const PlatformNode = model.PlatformNode
 
 // Source is the source of a replicated record (model.Event.Source).
 const Source = "upstream"

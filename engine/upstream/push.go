@@ -222,6 +222,11 @@ func (u *Runner) runDue(ctx context.Context) (more bool, wait time.Duration) {
 			continue
 		}
 		left, err := u.push(ctx, l)
+		if err == nil && !left {
+			// Once the log is sent, what the central node changed comes down.
+			err = u.pull(ctx, l)
+			wait = min(wait, u.opt.PullEvery)
+		}
 		if ctx.Err() != nil {
 			return false, wait
 		}

@@ -1,0 +1,240 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// gateProxy forwards TCP connections from a loopback port to a target while it is open;
+// closing it drops every connection and refuses new ones: a site's link cut and restored.
+type gateProxy struct {
+	ln     net.Listener
+	target string
+	closed atomic.Bool
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+}
+
+func startGateProxy(t *testing.T, target string) *gateProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &gateProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.handle(c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	return p
+}
+
+func (p *gateProxy) track(c net.Conn, on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if on {
+		p.conns[c] = true
+	} else {
+		delete(p.conns, c)
+	}
+}
+
+func (p *gateProxy) handle(c net.Conn) {
+	defer c.Close()
+	if p.closed.Load() {
+		return
+	}
+	up, err := net.DialTimeout("tcp", p.target, time.Second)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	p.track(c, true)
+	p.track(up, true)
+	defer p.track(c, false)
+	defer p.track(up, false)
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
+	<-done
+}
+
+// cut closes the link: every connection now and every new one.
+func (p *gateProxy) cut() {
+	p.closed.Store(true)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+	}
+}
+
+func (p *gateProxy) restore() { p.closed.Store(false) }
+
+func (p *gateProxy) addr() string { return p.ln.Addr().String() }
+
+// siteAndCentral starts a central node and a site node linked to it through a gate, and
+// waits until the site is registered there; it returns the site's device id on the
+// central node.
+func siteAndCentral(t *testing.T, siteFlags ...string) (*twoNodes, *gateProxy, string) {
+	bin := binary(t)
+	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), centralData: t.TempDir(), centralAddr: freeAddr(t),
+		edgeFlags: append([]string{"--upstream-retry-max", "1s"}, siteFlags...)}
+	tenant := func(data, slug string) map[string]any {
+		var created map[string]any
+		if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", data, "--json", "--name", slug,
+			"--slug", slug, "--email", "ops@"+slug+".example", "--country", "FR", "--plan", "mission-critical"), &created); err != nil {
+			t.Fatal(err)
+		}
+		return created
+	}
+	ct := tenant(n.centralData, "central")
+	n.centralTenant = ct["tenant"].(map[string]any)["id"].(string)
+	n.centralKey = []string{"x-svc-api-key", ct["api_key"].(string)}
+	et := tenant(n.edgeData, "site")
+	n.edgeKey = []string{"x-svc-api-key", et["api_key"].(string)}
+	mustRun(t, bin, "correct horse battery\n", "user", "create", "--data", n.edgeData, "--tenant", "site",
+		"--email", "admin@site.example", "--name", "Site admin", "--role", "company_admin", "--password-stdin")
+	n.startCentral()
+	gate := startGateProxy(t, n.centralAddr)
+	n.startEdge()
+	mustRun(t, bin, n.centralKey[1]+"\n", "upstream", "set", "--data", n.edgeData, "--tenant", "site",
+		"--url", "http://"+gate.addr(), "--api-key", "-", "--json")
+	var site string
+	n.waitFor("the site's registration", 20*time.Second, func() bool {
+		d, _ := n.upstream()["device_id"].(string)
+		site = d
+		return d != ""
+	})
+	return n, gate, site
+}
+
+var downSquare = map[string]any{"type": "Polygon",
+	"coordinates": [][][]float64{{{2.2, 48.8}, {2.4, 48.8}, {2.4, 49.0}, {2.2, 49.0}, {2.2, 48.8}}}}
+
+// TestDownstream_ConfigFlowsDown: zones, teams (with site_id) and a user made on the
+// central node appear on the site within seconds while the link is up, and after a cut as
+// soon as it returns; the user signs in at the site with the same password; the roster of
+// a central team is read-only at the site (409 naming the owner), its status and members'
+// positions are the site's; a zone routed to another site does not come down; the status
+// shows the cursor and the age of the newest change applied. It measures the latency
+// from a central change to its application at the site (p50, p99).
+func TestDownstream_ConfigFlowsDown(t *testing.T) {
+	n, gate, site := siteAndCentral(t)
+	c, e := n.central, n.edge
+
+	status, _, body := c.call(t, "POST", "/v1/zones", map[string]any{"code": "NORTH", "name": "North",
+		"boundary": downSquare, "site_id": site}, n.centralKey...)
+	expect(t, "central zone", status, 201, body)
+	status, _, body = c.call(t, "POST", "/v1/zones", map[string]any{"code": "ELSEWHERE", "name": "Elsewhere",
+		"boundary": downSquare, "site_id": "0190f5c8-0000-7000-8000-000000000000"}, n.centralKey...)
+	expect(t, "a zone of an unknown site", status, 400, body)
+	status, _, body = c.call(t, "POST", "/v1/teams", map[string]any{"name": "Rescue 1", "verticals": []string{"gov"},
+		"zone_code": "NORTH", "site_id": site, "members": []map[string]any{{"name": "Lead", "phone": "+33611111111"}}},
+		n.centralKey...)
+	expect(t, "central team", status, 201, body)
+	team := body["id"].(string)
+	member := body["members"].([]any)[0].(map[string]any)["id"].(string)
+	mustRun(t, n.bin, "central user password\n", "user", "create", "--data", n.centralData, "--tenant", "central",
+		"--email", "dispatcher@central.example", "--name", "Regional dispatcher", "--role", "operational_supervisor",
+		"--password-stdin")
+
+	has := func(path string) func() bool {
+		return func() bool { st, _, _ := e.call(t, "GET", path, nil, n.edgeKey...); return st == 200 }
+	}
+	n.waitFor("the central zone at the site", 10*time.Second, has("/v1/zones/NORTH"))
+	n.waitFor("the central team at the site", 10*time.Second, has("/v1/teams/"+team))
+	login := func() (int, map[string]any) {
+		st, _, b := e.call(t, "POST", "/v1/auth/login", map[string]any{"email": "dispatcher@central.example",
+			"password": "central user password"})
+		return st, b
+	}
+	n.waitFor("the central user's sign-in at the site", 10*time.Second, func() bool { st, _ := login(); return st == 200 })
+
+	status, _, body = e.call(t, "GET", "/v1/teams/"+team, nil, n.edgeKey...)
+	expect(t, "site's copy", status, 200, body)
+	if body["origin"] == nil || body["site_id"] != site || body["name"] != "Rescue 1" {
+		t.Fatalf("the site's copy of the team: %v", body)
+	}
+	owner := body["origin"].(string)
+	status, _, body = e.call(t, "PATCH", "/v1/teams/"+team, map[string]any{"name": "Renamed at the site"}, n.edgeKey...)
+	expect(t, "roster edit at the site", status, 409, body)
+	if body["error"] != "conflict" || !contains(body["message"], owner) {
+		t.Fatalf("roster edit of a copy: %v (owner %s)", body, owner)
+	}
+	status, _, body = e.call(t, "POST", "/v1/teams/"+team+"/members", map[string]any{"name": "Extra"}, n.edgeKey...)
+	expect(t, "member added at the site", status, 409, body)
+	status, _, body = e.call(t, "PATCH", "/v1/teams/"+team, map[string]any{"status": "off_duty"}, n.edgeKey...)
+	expect(t, "status at the site", status, 200, body)
+	status, _, body = e.call(t, "PATCH", "/v1/teams/"+team+"/members/"+member+"/location",
+		map[string]any{"lat": 48.9, "lng": 2.3}, n.edgeKey...)
+	expect(t, "position at the site", status, 200, body)
+	status, _, body = e.call(t, "PATCH", "/v1/zones/NORTH", map[string]any{"name": "x"}, n.edgeKey...)
+	expect(t, "zone edit at the site", status, 409, body)
+
+	// Latency with the link up: 20 renames of the central zone.
+	var lat []time.Duration
+	for i := range 20 {
+		name := fmt.Sprintf("North %d", i)
+		t0 := time.Now()
+		status, _, body = c.call(t, "PATCH", "/v1/zones/NORTH", map[string]any{"name": name}, n.centralKey...)
+		expect(t, "central rename", status, 200, body)
+		n.waitFor("a rename at the site", 10*time.Second, func() bool {
+			_, _, z := e.call(t, "GET", "/v1/zones/NORTH", nil, n.edgeKey...)
+			return z["name"] == name
+		})
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	t.Logf("downstream latency with the link up (20 changes): p50 %s, p99 %s", lat[len(lat)/2].Round(time.Millisecond),
+		lat[len(lat)*99/100].Round(time.Millisecond))
+
+	// A cut: the central node changes the team and adds a zone; nothing arrives; the link
+	// returns and both do, the site's status and positions kept.
+	gate.cut()
+	status, _, body = c.call(t, "PATCH", "/v1/teams/"+team, map[string]any{"name": "Rescue One"}, n.centralKey...)
+	expect(t, "central rename of the team", status, 200, body)
+	status, _, body = c.call(t, "POST", "/v1/zones", map[string]any{"code": "SOUTH", "name": "South",
+		"boundary": downSquare}, n.centralKey...)
+	expect(t, "central zone during the cut", status, 201, body)
+	time.Sleep(3 * time.Second) // what a pull every 2 s would have brought, had the link been up
+	if has("/v1/zones/SOUTH")() {
+		t.Fatal("a change crossed a cut link")
+	}
+	gate.restore()
+	n.waitFor("the zone made during the cut", 15*time.Second, has("/v1/zones/SOUTH"))
+	n.waitFor("the rename made during the cut", 10*time.Second, func() bool {
+		_, _, b := e.call(t, "GET", "/v1/teams/"+team, nil, n.edgeKey...)
+		return b["name"] == "Rescue One"
+	})
+	_, _, body = e.call(t, "GET", "/v1/teams/"+team, nil, n.edgeKey...)
+	m := body["members"].([]any)[0].(map[string]any)
+	if body["status"] != "off_duty" || m["lat"] != 48.9 {
+		t.Fatalf("the site's status and positions were not kept: %v", body)
+	}
+	st := n.upstream()
+	down, _ := st["downstream"].(map[string]any)
+	if down == nil || down["cursor"] != down["end"] || down["cursor"].(float64) < 24 || down["newest_applied_at"] == nil ||
+		down["lagging"] != false || down["owner"] != owner {
+		t.Fatalf("downstream status: %v", down)
+	}
+}
+
+func contains(v any, s string) bool {
+	str, _ := v.(string)
+	return s != "" && strings.Contains(str, s)
+}

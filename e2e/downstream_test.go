@@ -238,3 +238,98 @@ func contains(v any, s string) bool {
 	str, _ := v.(string)
 	return s != "" && strings.Contains(str, s)
 }
+
+// TestDownstream_DispatchRequests: a central dispatch of a site's team to a site's event
+// is a request (202) that becomes a mission on the site, reported back up with the
+// request id; a request for a team busy at the site is refused with the reason; a
+// request made while the link is down waits, then completes.
+func TestDownstream_DispatchRequests(t *testing.T) {
+	n, gate, site := siteAndCentral(t)
+	c, e := n.central, n.edge
+	newTeam := func(name string) string {
+		status, _, body := c.call(t, "POST", "/v1/teams", map[string]any{"name": name, "verticals": []string{"gov"},
+			"site_id": site, "members": []map[string]any{{"name": name + " lead", "phone": "+33611111111"}}}, n.centralKey...)
+		expect(t, "central team", status, 201, body)
+		id := body["id"].(string)
+		n.waitFor("the team at the site", 10*time.Second, func() bool {
+			st, _, _ := e.call(t, "GET", "/v1/teams/"+id, nil, n.edgeKey...)
+			return st == 200
+		})
+		return id
+	}
+	siteEvent := func(key string) string {
+		status, _, body := e.call(t, "POST", "/v1/events", map[string]any{"type": "INTRUSION", "priority": "high",
+			"vertical": "gov", "idempotency_key": key}, n.edgeKey...)
+		expect(t, "site event", status, 201, body)
+		id := body["event_id"].(string)
+		n.waitFor("the site's event on the central node", 10*time.Second, func() bool {
+			st, _, _ := c.call(t, "GET", "/v1/events/"+id, nil, n.centralKey...)
+			return st == 200
+		})
+		return id
+	}
+	request := func(event, team string) string {
+		status, _, body := c.call(t, "POST", "/v1/teams/dispatch", map[string]any{"event_id": event, "team_id": team,
+			"notes": "from the region"}, n.centralKey...)
+		expect(t, "central dispatch", status, 202, body)
+		if body["status"] != "requested" || body["site_id"] != site || body["dispatch_request_id"] == nil {
+			t.Fatalf("dispatch request: %v", body)
+		}
+		return body["dispatch_request_id"].(string)
+	}
+	decided := func(id string, limit time.Duration) map[string]any {
+		var r map[string]any
+		n.waitFor("the site's decision on "+id, limit, func() bool {
+			var st int
+			st, _, r = c.call(t, "GET", "/v1/dispatch-requests/"+id, nil, n.centralKey...)
+			return st == 200 && r["status"] != "requested"
+		})
+		return r
+	}
+
+	team := newTeam("Rescue 1")
+	ev := siteEvent("incident-1")
+	req := request(ev, team)
+	r := decided(req, 15*time.Second)
+	if r["status"] != "dispatched" || r["mission_id"] == nil || r["reason"] != nil {
+		t.Fatalf("request decided: %v", r)
+	}
+	mission := r["mission_id"].(string)
+	status, _, body := e.call(t, "GET", "/v1/missions/"+mission, nil, n.edgeKey...)
+	expect(t, "the site's mission", status, 200, body)
+	if body["team_id"] != team || body["event_id"] != ev {
+		t.Fatalf("the site's mission: %v", body)
+	}
+	n.waitFor("the mission on the central node", 10*time.Second, func() bool {
+		st, _, _ := c.call(t, "GET", "/v1/missions/"+mission, nil, n.centralKey...)
+		return st == 200
+	})
+	_, _, body = e.call(t, "GET", "/v1/teams/"+team, nil, n.edgeKey...)
+	if body["status"] != "on_mission" {
+		t.Fatalf("the site's team after the request: %v", body)
+	}
+
+	// The same team again, on another event: busy at the site.
+	busy := request(siteEvent("incident-2"), team)
+	r = decided(busy, 15*time.Second)
+	if r["status"] != "refused" || r["reason"] != "team_unavailable" || r["mission_id"] != nil {
+		t.Fatalf("a request for a busy team: %v", r)
+	}
+
+	// While the link is down: the request waits, then completes.
+	spare := newTeam("Rescue 2")
+	ev3 := siteEvent("incident-3")
+	gate.cut()
+	waiting := request(ev3, spare)
+	time.Sleep(3 * time.Second)
+	status, _, body = c.call(t, "GET", "/v1/dispatch-requests/"+waiting, nil, n.centralKey...)
+	expect(t, "a waiting request", status, 200, body)
+	if body["status"] != "requested" || body["waited_seconds"].(float64) < 2 {
+		t.Fatalf("a request while the link is down: %v", body)
+	}
+	gate.restore()
+	r = decided(waiting, 20*time.Second)
+	if r["status"] != "dispatched" || r["waited_seconds"].(float64) < 3 {
+		t.Fatalf("the request after the cut: %v", r)
+	}
+}

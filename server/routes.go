@@ -84,6 +84,7 @@ func (s *Server) routeTable() []route {
 
 		// dispatch
 		{method: "POST", path: "/v1/teams/dispatch", perm: model.PermDispatchAssign, h: s.handleDispatch},
+		{method: "GET", path: "/v1/dispatch-requests/:id", perm: model.PermEventsRead, h: s.handleDispatchRequest},
 
 		// webhooks
 		{method: "POST", path: "/v1/webhooks", perm: model.PermWebhooksManage, h: s.handleCreateWebhook, secret: true},

@@ -69,6 +69,8 @@ var (
 	// big-endian) → {"k": kind, "r": key, "t": Unix ms}; the bucket's sequence is the last
 	// given.
 	tbDownstreamLog = []byte("downstream_log")
+	// tbDispatchRequests: dispatch request id → DispatchRequest.
+	tbDispatchRequests = []byte("dispatch_requests")
 )
 
 var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByEvent,
@@ -76,7 +78,7 @@ var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByE
 	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
 	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes, tbSMSInbound,
 	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo,
-	tbDownstreamLog}
+	tbDownstreamLog, tbDispatchRequests}
 
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")

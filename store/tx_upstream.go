@@ -10,7 +10,8 @@ import (
 )
 
 // Kinds of a change, as the one byte that stores them.
-var changeKinds = map[string]byte{model.ChangeEvent: 'e', model.ChangeDispatch: 'd', model.ChangeMission: 'm'}
+var changeKinds = map[string]byte{model.ChangeEvent: 'e', model.ChangeDispatch: 'd', model.ChangeMission: 'm',
+	model.ChangeDispatchRequest: 'r'}
 
 func changeKind(b byte) string {
 	switch b {
@@ -20,6 +21,8 @@ func changeKind(b byte) string {
 		return model.ChangeDispatch
 	case 'm':
 		return model.ChangeMission
+	case 'r':
+		return model.ChangeDispatchRequest
 	}
 	return ""
 }

@@ -18,10 +18,12 @@ const (
 	DownZone = "zone"
 	DownTeam = "team"
 	DownUser = "user"
+	// DownRequest is a dispatch request, routed to its site only.
+	DownRequest = "dispatch_request"
 )
 
 // DownKinds are the kinds a downstream log holds.
-var DownKinds = map[string]bool{DownZone: true, DownTeam: true, DownUser: true}
+var DownKinds = map[string]bool{DownZone: true, DownTeam: true, DownUser: true, DownRequest: true}
 
 // DownstreamTx holds the transaction methods of the downstream log.
 type DownstreamTx interface {

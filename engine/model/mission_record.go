@@ -83,6 +83,8 @@ type Dispatch struct {
 	Notes        string  `json:"notes"`
 	MissionID    string  `json:"mission_id"`
 	Origin       *string `json:"origin"`
+	// DispatchRequestID names the central node's request this dispatch answered.
+	DispatchRequestID *string `json:"dispatch_request_id,omitempty"`
 }
 
 // LedgerEntry is one billable operation of a tenant: every dispatch writes one, in the

@@ -176,6 +176,7 @@ type Tx interface {
 	UsageTx
 	UpstreamTx
 	DownstreamTx
+	DispatchRequestTx
 	BackfillTx
 }
 

@@ -116,4 +116,6 @@ const (
 	ChangeEvent    = ItemUpstreamEvent
 	ChangeDispatch = ItemUpstreamDispatch
 	ChangeMission  = ItemUpstreamMission
+	// ChangeDispatchRequest is a site's decision on a central node's dispatch request.
+	ChangeDispatchRequest = ItemUpstreamDispatchRequest
 )

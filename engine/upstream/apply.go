@@ -22,7 +22,8 @@ const Source = "upstream"
 
 // isUpstreamKind reports whether kind is one of the upstream_* kinds.
 func isUpstreamKind(kind string) bool {
-	return kind == model.ItemUpstreamEvent || kind == model.ItemUpstreamDispatch || kind == model.ItemUpstreamMission
+	return kind == model.ItemUpstreamEvent || kind == model.ItemUpstreamDispatch || kind == model.ItemUpstreamMission ||
+		kind == model.ItemUpstreamDispatchRequest
 }
 
 // MayApply checks, on receipt, that an upstream_* item comes from a node: a device
@@ -59,6 +60,8 @@ func Apply(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (dup b
 		return applyUpstreamDispatch(tx, tenantID, d, it)
 	case model.ItemUpstreamMission:
 		return applyUpstreamMission(tx, tenantID, d, it)
+	case model.ItemUpstreamDispatchRequest:
+		return applyRequestDecision(tx, tenantID, d, it)
 	}
 	return false, model.Internal(fmt.Errorf("upstream.Apply: kind %q", it.Kind))
 }
@@ -408,4 +411,42 @@ func compactJSON(raw json.RawMessage) []byte {
 		return raw
 	}
 	return buf.Bytes()
+}
+
+// applyRequestDecision applies a site's decision on a dispatch request of this node: the
+// request, made here for that site, becomes dispatched (with the site's mission) or
+// refused (with the reason); a decision on a request already decided is a duplicate
+// (docs/decisions/0197-dispatch-requests.md).
+func applyRequestDecision(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
+	var in model.DispatchRequest
+	if err := decodeUpstream(it.Payload, &in, "requested_at", "decided_at"); err != nil {
+		return false, err
+	}
+	if err := requireID("dispatch_request_id", in.ID); err != nil {
+		return false, err
+	}
+	r, err := tx.DispatchRequest(tenantID, in.ID)
+	if model.IsKind(err, model.KindNotFound) || (err == nil && r.SiteID != d.ID) {
+		return false, &model.Error{Kind: model.KindConflict, Field: "dispatch_request_id",
+			Msg: fmt.Sprintf("dispatch request %s was not made here for this site", in.ID)}
+	}
+	if err != nil {
+		return false, err
+	}
+	if r.Status != model.RequestRequested {
+		return true, nil
+	}
+	switch {
+	case in.Status == model.RequestDispatched && in.MissionID != nil && model.ValidID(*in.MissionID):
+		r.MissionID = in.MissionID
+	case in.Status == model.RequestRefused && in.Reason != nil:
+		r.Reason, r.Message = in.Reason, in.Message
+	default:
+		return false, model.Invalid("status", "status must be dispatched with a mission_id or refused with a reason")
+	}
+	r.Status, r.DecidedAt = in.Status, in.DecidedAt
+	if r.DecidedAt == nil {
+		r.DecidedAt = it.CapturedAt
+	}
+	return false, tx.PutDispatchRequest(tenantID, r)
 }

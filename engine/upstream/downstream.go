@@ -131,6 +131,13 @@ func downRecord(tx DownTx, tenantID, deviceID, kind, key string) (json.RawMessag
 		} else if !model.IsKind(err, model.KindNotFound) && err != nil {
 			return nil, err
 		}
+	case model.DownRequest:
+		r, err := tx.DispatchRequest(tenantID, key)
+		if err == nil && r.SiteID == deviceID {
+			v = r
+		} else if !model.IsKind(err, model.KindNotFound) && err != nil {
+			return nil, err
+		}
 	case model.DownUser:
 		a, err := tx.UserAccount(tenantID, key)
 		if err == nil && a.Origin == nil {

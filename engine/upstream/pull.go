@@ -51,7 +51,7 @@ func (u *Runner) pull(ctx context.Context, l *upLink) error {
 func (u *Runner) applyDown(ctx context.Context, cfg *model.UpstreamConfig, ans *model.DownPull) (*model.UpstreamConfig, error) {
 	var out *model.UpstreamConfig
 	var skips []string
-	err := u.store.Update(ctx, func(mtx model.Tx) error {
+	err := u.writeStore.Update(ctx, func(mtx model.Tx) error {
 		var tx DownTx = mtx
 		skips = skips[:0]
 		c, err := u.current(tx, cfg)
@@ -68,7 +68,7 @@ func (u *Runner) applyDown(ctx context.Context, cfg *model.UpstreamConfig, ans *
 			if ans.Snapshot {
 				version = ans.Through
 			}
-			skip, err := applyDownItem(tx, c.TenantID, ans.NodeID, version, it)
+			skip, err := u.applyDownItem(mtx, c.TenantID, ans.NodeID, version, it)
 			if err != nil {
 				return fmt.Errorf("applying %s %s of the central node: %w", it.Kind, it.Key, err)
 			}
@@ -103,9 +103,22 @@ func (u *Runner) applyDown(ctx context.Context, cfg *model.UpstreamConfig, ans *
 // applyDownItem applies one record of the central node (owner) at its version; skip says
 // why it was refused (a local record holds its zone code, id or email), "" when it was
 // applied or is not newer than the copy.
-func applyDownItem(tx DownTx, tenantID, owner string, version int64, it *model.DownItem) (skip string, err error) {
+func (u *Runner) applyDownItem(mtx model.Tx, tenantID, owner string, version int64, it *model.DownItem) (skip string, err error) {
+	var tx DownTx = mtx
 	gone := len(it.Record) == 0 || string(it.Record) == "null"
 	switch it.Kind {
+	case model.DownRequest:
+		if gone {
+			return "", nil
+		}
+		var r model.DispatchRequest
+		if err := json.Unmarshal(it.Record, &r); err != nil {
+			return "", err
+		}
+		if r.Status != model.RequestRequested || !model.ValidID(r.ID) {
+			return "", nil
+		}
+		return "", u.dispatchRequested(mtx, tenantID, &r)
 	case model.DownZone:
 		old, err := tx.Zone(tenantID, it.Key)
 		if err != nil && !model.IsKind(err, model.KindNotFound) {

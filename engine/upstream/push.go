@@ -77,6 +77,18 @@ type Runner struct {
 	rnd   *rand.Rand
 
 	pushed, failed, rejected atomic.Uint64
+
+	// writeStore runs the transactions that apply the central node's changes: the
+	// engine's, whose pre-commit hooks log what a requested dispatch writes (Wire).
+	writeStore        model.Store
+	dispatchRequested func(tx model.Tx, tenantID string, r *model.DispatchRequest) error
+}
+
+// Wire gives the Runner what the engine builds after it: the store that runs its write
+// hooks, and the site's dispatch of a central node's request (run within the
+// transaction that applies it; it decides the request and stores it).
+func (u *Runner) Wire(writeStore model.Store, dispatchRequested func(tx model.Tx, tenantID string, r *model.DispatchRequest) error) {
+	u.writeStore, u.dispatchRequested = writeStore, dispatchRequested
 }
 
 // upLink is what the pusher keeps in memory of one tenant's link.
@@ -124,6 +136,10 @@ func New(p Parts) *Runner {
 		secret: p.Secret, opt: opt, wake: make(chan struct{}, 1),
 		rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	u.dirty.Store(true)
+	u.writeStore = p.Store
+	u.dispatchRequested = func(model.Tx, string, *model.DispatchRequest) error {
+		return model.Errorf(model.KindInternal, "this node runs no dispatch")
+	}
 	return u
 }
 
@@ -568,6 +584,8 @@ func appendRecord(b []byte, tx Tx, tenantID string, ch model.LogChange) ([]byte,
 		v, err = tx.Mission(tenantID, ch.ID)
 	case model.ChangeDispatch:
 		v, err = tx.Dispatch(tenantID, ch.ID)
+	case model.ChangeDispatchRequest:
+		v, err = tx.DispatchRequest(tenantID, ch.ID)
 	default:
 		err = model.NotFound("record")
 	}

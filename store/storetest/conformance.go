@@ -50,6 +50,7 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"Usage", testUsage},
 		{"Upstream", testUpstream},
 		{"Downstream", testDownstream},
+		{"DispatchRequests", testDispatchRequests},
 		{"Backfill", testBackfill},
 		{"UnknownTenant", testUnknownTenant},
 	} {

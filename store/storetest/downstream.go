@@ -41,7 +41,9 @@ func testDownstream(t *testing.T, open Opener) {
 		return err
 	})
 	str := func(cs []model.DownChange) string {
-		return ids(cs, func(c model.DownChange) string { return fmt.Sprintf("%d %s %s %d", c.Seq, c.Kind, c.Key, c.At.UnixMilli()) })
+		return ids(cs, func(c model.DownChange) string {
+			return fmt.Sprintf("%d %s %s %d", c.Seq, c.Kind, c.Key, c.At.UnixMilli())
+		})
 	}
 	f.view(func(tx model.Tx) error {
 		for _, c := range []struct {
@@ -85,4 +87,31 @@ func testDownstream(t *testing.T, open Opener) {
 		_, err := tx.AppendDown(model.NewID(), model.DownChange{Kind: model.DownZone, Key: "Z"})
 		return err
 	}), model.KindNotFound)
+}
+
+// testDispatchRequests pins the dispatch requests: stored and read back by id, replaced
+// whole, per tenant.
+func testDispatchRequests(t *testing.T, open Opener) {
+	f := newFx(t, open)
+	a := f.tenant("alpha")
+	b := f.tenant("bravo")
+	r := &model.DispatchRequest{ID: model.NewID(), EventID: model.NewID(), TeamID: model.NewID(), Notes: "go",
+		Status: model.RequestRequested, SiteID: model.NewID(), RequestedBy: "user:x", RequestedAt: model.At(at(1))}
+	f.update(func(tx model.Tx) error { return tx.PutDispatchRequest(a.ID, r) })
+	mission := model.NewID()
+	r.Status, r.MissionID, r.DecidedAt = model.RequestDispatched, &mission, model.TimePtr(at(2))
+	f.update(func(tx model.Tx) error { return tx.PutDispatchRequest(a.ID, r) })
+	f.view(func(tx model.Tx) error {
+		got, err := tx.DispatchRequest(a.ID, r.ID)
+		if err != nil || got.Status != model.RequestDispatched || got.MissionID == nil || *got.MissionID != mission ||
+			got.TeamID != r.TeamID || !got.RequestedAt.Equal(at(1)) || got.DecidedAt == nil {
+			t.Fatalf("DispatchRequest = %+v, %v", got, err)
+		}
+		for _, c := range []struct{ tenant, id string }{{b.ID, r.ID}, {a.ID, model.NewID()}, {a.ID, "bad"}} {
+			_, err := tx.DispatchRequest(c.tenant, c.id)
+			assertKind(t, err, model.KindNotFound)
+		}
+		return nil
+	})
+	assertKind(t, f.updateErr(func(tx model.Tx) error { return tx.PutDispatchRequest(model.NewID(), r) }), model.KindNotFound)
 }

@@ -14,3 +14,12 @@ CREATE TABLE downstream_log (
     at         timestamptz NOT NULL,
     PRIMARY KEY (tenant_id, seq)
 );
+
+-- Dispatches the central node asks of a site (docs/decisions/0197-dispatch-requests.md),
+-- on both nodes.
+CREATE TABLE dispatch_requests (
+    tenant_id uuid NOT NULL REFERENCES tenants,
+    id        uuid NOT NULL,
+    doc       jsonb NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+);

@@ -134,7 +134,8 @@ var downSquare = map[string]any{"type": "Polygon",
 // shows the cursor and the age of the newest change applied. It measures the latency
 // from a central change to its application at the site (p50, p99).
 func TestDownstream_ConfigFlowsDown(t *testing.T) {
-	n, gate, site := siteAndCentral(t)
+	const internal = "downstream-metrics-secret-0123456789"
+	n, gate, site := siteAndCentral(t, "--internal-secret", internal)
 	c, e := n.central, n.edge
 
 	status, _, body := c.call(t, "POST", "/v1/zones", map[string]any{"code": "NORTH", "name": "North",
@@ -231,6 +232,15 @@ func TestDownstream_ConfigFlowsDown(t *testing.T) {
 	if down == nil || down["cursor"] != down["end"] || down["cursor"].(float64) < 24 || down["newest_applied_at"] == nil ||
 		down["lagging"] != false || down["owner"] != owner {
 		t.Fatalf("downstream status: %v", down)
+	}
+	families, text := scrapeMetrics(t, e, internal)
+	if !strings.Contains(text, "\nfieldrelay_downstream_behind 0\n") || !strings.Contains(text, "\nfieldrelay_downstream_lagging_links 0\n") ||
+		families["fieldrelay_downstream_newest_age_seconds"] == nil {
+		t.Fatalf("/metrics of the site:\n%s", text)
+	}
+	show := string(mustRun(t, n.bin, "", "upstream", "show", "--data", n.edgeData, "--tenant", "site"))
+	if !strings.Contains(show, "Downstream: cursor") || !strings.Contains(show, "(0 behind)") {
+		t.Fatalf("upstream show:\n%s", show)
 	}
 }
 

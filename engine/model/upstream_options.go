@@ -113,6 +113,12 @@ type UpstreamStats struct {
 	// the age of the oldest of them.
 	Backlog int64
 	Oldest  time.Duration
+	// DownBehind is how many central changes the sites were behind after their last
+	// pull; DownAge the age of the newest central change applied (the largest over the
+	// links); DownLagging the links behind while up.
+	DownBehind  int64
+	DownAge     time.Duration
+	DownLagging int
 	// Pushed counts the changes acknowledged, Failures the failed attempts, Rejected the
 	// items the upstreams rejected, since the process started.
 	Pushed, Failures, Rejected uint64

@@ -759,6 +759,15 @@ func (u *Runner) Stats() *model.UpstreamStats {
 			if s.BacklogOldestAt != nil {
 				st.Oldest = max(st.Oldest, now.Sub(s.BacklogOldestAt.Time))
 			}
+			if d := s.Downstream; d != nil {
+				st.DownBehind += d.Behind
+				if d.NewestAt != nil {
+					st.DownAge = max(st.DownAge, now.Sub(d.NewestAt.Time))
+				}
+				if d.Lagging && s.State != StateDown && s.State != StatePaused {
+					st.DownLagging++
+				}
+			}
 		}
 		return nil
 	})

@@ -27,6 +27,10 @@ type MissionMove struct {
 	Actor    string          `json:"actor"`
 	Source   string          `json:"source"`
 	Feedback json.RawMessage `json:"feedback,omitempty"`
+	// Node is the node that recorded the move when it is not the mission's owner (a move
+	// of a central node on a site's mission); absent for the owner's own moves
+	// (docs/decisions/0198-mission-moves-union.md).
+	Node string `json:"node,omitempty"`
 }
 
 // Mission carries a team's response to an event from dispatch to completion. A finished
@@ -63,9 +67,14 @@ type Mission struct {
 	Reinforced bool    `json:"reinforced"`
 	Origin     *string `json:"origin"`
 	// History lists every move, oldest first.
-	History   []MissionMove `json:"history"`
-	CreatedAt Time          `json:"created_at"`
-	UpdatedAt Time          `json:"updated_at"`
+	History []MissionMove `json:"history"`
+	// Implied lists the states the mission passed only by implication (a move further on
+	// was recorded, not theirs); TerminalConflict is set when both COMPLETED and FAILED
+	// were recorded (docs/decisions/0198-mission-moves-union.md).
+	Implied          []string          `json:"implied,omitempty"`
+	TerminalConflict *TerminalConflict `json:"terminal_conflict,omitempty"`
+	CreatedAt        Time              `json:"created_at"`
+	UpdatedAt        Time              `json:"updated_at"`
 }
 
 // Active reports whether the mission has not finished.

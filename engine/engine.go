@@ -173,7 +173,7 @@ func New(store model.Store, opt Options) *Engine {
 			return e.updateMissionStatus(tx, p, id, in, source, nil)
 		}})
 	e.Links = upstream.NewLinks(e.up, frame)
-	e.up.Wire(e.store, e.dispatchRequested)
+	e.up.Wire(e.store, e.dispatchRequested, e.mergeRemoteMission)
 	e.Credentials = devices.New(e.store, e.clock, frame, visibleDevice, e.AuthenticateUser)
 	e.Directory = tenants.New(e.store, e.clock, frame)
 	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)

@@ -20,10 +20,12 @@ const (
 	DownUser = "user"
 	// DownRequest is a dispatch request, routed to its site only.
 	DownRequest = "dispatch_request"
+	// DownMission is a site's mission a central node moved, routed to its owner.
+	DownMission = "mission"
 )
 
 // DownKinds are the kinds a downstream log holds.
-var DownKinds = map[string]bool{DownZone: true, DownTeam: true, DownUser: true, DownRequest: true}
+var DownKinds = map[string]bool{DownZone: true, DownTeam: true, DownUser: true, DownRequest: true, DownMission: true}
 
 // DownstreamTx holds the transaction methods of the downstream log.
 type DownstreamTx interface {

@@ -126,3 +126,16 @@ func DeriveMission(m *Mission) {
 		}
 	}
 }
+
+// NextFactState checks a move recorded on a copy of another node's mission: the same
+// permissions as NextMissionState and a finished copy is closed, but any state further in
+// the lifecycle may be recorded (the owner may have moved on already: the union decides).
+func NextFactState(from, to string, canManage, canReceive bool) error {
+	if err := NextMissionState(from, to, canManage, canReceive); err == nil || !IsKind(err, KindInvalidTransition) {
+		return err
+	}
+	if stateRank(to) <= stateRank(from) {
+		return Errorf(KindInvalidTransition, "the mission is %s already: %s is not further", from, to)
+	}
+	return nil
+}

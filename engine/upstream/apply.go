@@ -333,18 +333,19 @@ func checkUpstreamMission(m *model.Mission) error {
 			return model.Invalid(fmt.Sprintf("history[%d].at", i), "at is required")
 		}
 	}
-	if last := m.History[len(m.History)-1].To; last != m.Status {
-		return model.Invalid("status", "status %s is not the last move of history (%s)", m.Status, last)
+	for i := range m.History {
+		if m.History[i].To == m.Status {
+			return nil
+		}
 	}
-	return nil
+	return model.Invalid("status", "status %s is no move of the history", m.Status)
 }
 
-// applyUpstreamMission upserts a replicated mission FORWARD ONLY: stored when absent;
-// replaced when the copy's history is a strict prefix of the record's (same moves, the
-// record has more); a record whose history is a prefix of the copy's, equal or older, is
-// a duplicate. A history that diverges from the copy's, a different event or team, or an
-// id that names a local mission or another node's, is a conflict: nothing changes, and
-// the sender learns it. The record is kept as sent (its code too, which indexes nothing
+// applyUpstreamMission upserts a replicated mission: stored when absent; else the
+// record's moves and the copy's are merged by union (moves recorded here on the copy are
+// kept until the owner sends them back), and a record that brings no new move and is not
+// newer is a duplicate. A different event or team, or an id that names a local mission or
+// another node's, is a conflict: nothing changes, and the sender learns it. The record is kept as sent (its code too, which indexes nothing
 // here) but for origin.
 func applyUpstreamMission(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
 	var m model.Mission
@@ -369,48 +370,20 @@ func applyUpstreamMission(tx Tx, tenantID string, d *model.Device, it *model.Dev
 		return false, &model.Error{Kind: model.KindConflict, Field: "id", Msg: fmt.Sprintf("mission %s is held here as a record of another origin", m.ID)}
 	case cur.EventID != m.EventID || cur.TeamID != m.TeamID:
 		return false, &model.Error{Kind: model.KindConflict, Field: "id", Msg: fmt.Sprintf("mission %s is held here with another event or team", m.ID)}
-	case historyPrefix(m.History, cur.History):
-		return true, nil // older or equal
-	case !historyPrefix(cur.History, m.History):
-		return false, &model.Error{Kind: model.KindConflict, Field: "history",
-			Msg: fmt.Sprintf("the history of mission %s diverges from the copy held here", m.ID)}
+	default:
+		// The moves are facts merged by union: the owner's record, with the moves
+		// recorded here that it has not seen yet (docs/decisions/0198-mission-moves-union.md).
+		held := len(cur.History)
+		model.MergeMoves(&m, cur.History)
+		if len(m.History) == held && !m.UpdatedAt.After(cur.UpdatedAt.Time) {
+			return true, nil // nothing new
+		}
 	}
 	m.Origin = origin
 	if model.IsNullJSON(m.Feedback) {
 		m.Feedback = nil
 	}
 	return false, putRecord(tx, tenantID, model.ChangeMission, m.ID, tx.PutMission(tenantID, &m))
-}
-
-// historyPrefix reports whether a is a prefix of b (equal included).
-func historyPrefix(a, b []model.MissionMove) bool {
-	if len(a) > len(b) {
-		return false
-	}
-	for i := range a {
-		if !sameMove(&a[i], &b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameMove compares two moves; feedback as compact JSON, null and absent alike.
-func sameMove(a, b *model.MissionMove) bool {
-	return a.From == b.From && a.To == b.To && a.At.Equal(b.At.Time) && a.Actor == b.Actor && a.Source == b.Source &&
-		bytes.Equal(compactJSON(a.Feedback), compactJSON(b.Feedback))
-}
-
-// compactJSON returns raw compacted, nil for absent or null.
-func compactJSON(raw json.RawMessage) []byte {
-	if model.IsNullJSON(raw) {
-		return nil
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
-	}
-	return buf.Bytes()
 }
 
 // applyRequestDecision applies a site's decision on a dispatch request of this node: the

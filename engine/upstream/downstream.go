@@ -138,6 +138,20 @@ func downRecord(tx DownTx, tenantID, deviceID, kind, key string) (json.RawMessag
 		} else if !model.IsKind(err, model.KindNotFound) && err != nil {
 			return nil, err
 		}
+	case model.DownMission:
+		m, err := tx.Mission(tenantID, key)
+		if err != nil && !model.IsKind(err, model.KindNotFound) {
+			return nil, err
+		}
+		if m != nil && m.Origin != nil {
+			d, err := tx.Device(tenantID, deviceID)
+			if err != nil {
+				return nil, err
+			}
+			if d.HardwareID != nil && *d.HardwareID == *m.Origin {
+				v = m // the site that owns it
+			}
+		}
 	case model.DownUser:
 		a, err := tx.UserAccount(tenantID, key)
 		if err == nil && a.Origin == nil {

@@ -31,7 +31,10 @@ func (u *Runner) pull(ctx context.Context, l *upLink) error {
 		}
 		body := []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"after":` + strconv.FormatInt(cfg.Down.Cursor, 10) + `}`)
 		var ans model.DownPull
-		if _, err := u.call(ctx, client, cfg.URL+"/v1/devices/downstream", l.key, body, &ans); err != nil {
+		if status, err := u.call(ctx, client, cfg.URL+"/v1/devices/downstream", l.key, body, &ans); err != nil {
+			if status == statusNotFound {
+				return nil // an upstream without a downstream (an older version): nothing comes down
+			}
 			return err
 		}
 		if ans.NodeID == "" || ans.Through < 0 {
@@ -119,6 +122,15 @@ func (u *Runner) applyDownItem(mtx model.Tx, tenantID, owner string, version int
 			return "", nil
 		}
 		return "", u.dispatchRequested(mtx, tenantID, &r)
+	case model.DownMission:
+		if gone {
+			return "", nil
+		}
+		var m model.Mission
+		if err := json.Unmarshal(it.Record, &m); err != nil {
+			return "", err
+		}
+		return "", u.mergeMission(mtx, tenantID, &m)
 	case model.DownZone:
 		old, err := tx.Zone(tenantID, it.Key)
 		if err != nil && !model.IsKind(err, model.KindNotFound) {

@@ -82,13 +82,16 @@ type Runner struct {
 	// engine's, whose pre-commit hooks log what a requested dispatch writes (Wire).
 	writeStore        model.Store
 	dispatchRequested func(tx model.Tx, tenantID string, r *model.DispatchRequest) error
+	mergeMission      func(tx model.Tx, tenantID string, m *model.Mission) error
 }
 
 // Wire gives the Runner what the engine builds after it: the store that runs its write
-// hooks, and the site's dispatch of a central node's request (run within the
-// transaction that applies it; it decides the request and stores it).
-func (u *Runner) Wire(writeStore model.Store, dispatchRequested func(tx model.Tx, tenantID string, r *model.DispatchRequest) error) {
-	u.writeStore, u.dispatchRequested = writeStore, dispatchRequested
+// hooks; the site's dispatch of a central node's request (run within the transaction
+// that applies it; it decides the request and stores it); the site's merge of the moves
+// its central node recorded on one of its missions.
+func (u *Runner) Wire(writeStore model.Store, dispatchRequested func(tx model.Tx, tenantID string, r *model.DispatchRequest) error,
+	mergeMission func(tx model.Tx, tenantID string, m *model.Mission) error) {
+	u.writeStore, u.dispatchRequested, u.mergeMission = writeStore, dispatchRequested, mergeMission
 }
 
 // upLink is what the pusher keeps in memory of one tenant's link.
@@ -139,6 +142,9 @@ func New(p Parts) *Runner {
 	u.writeStore = p.Store
 	u.dispatchRequested = func(model.Tx, string, *model.DispatchRequest) error {
 		return model.Errorf(model.KindInternal, "this node runs no dispatch")
+	}
+	u.mergeMission = func(model.Tx, string, *model.Mission) error {
+		return model.Errorf(model.KindInternal, "this node merges no mission")
 	}
 	return u
 }

@@ -343,3 +343,104 @@ func TestDownstream_DispatchRequests(t *testing.T) {
 		t.Fatalf("the request after the cut: %v", r)
 	}
 }
+
+// TestDownstream_MovesConverge: the site and the central node move the same missions
+// while cut off from each other (the site's crew ACK → ON_ROUTE, the central node ON_SITE,
+// in both orders of their field times); once the link returns both hold the same status,
+// the same *_at and the same history, the skipped states marked implied nowhere. Then
+// COMPLETED at the site against FAILED centrally: the same pick on both (the earlier),
+// both facts kept, terminal_conflict on both, the site's team freed by the site.
+func TestDownstream_MovesConverge(t *testing.T) {
+	n, gate, _ := siteAndCentral(t)
+	c, e := n.central, n.edge
+	team1, team2 := n.newTeam("Patrol 1"), n.newTeam("Patrol 2")
+	m1, m2 := n.dispatch(team1, "converge-1"), n.dispatch(team2, "converge-2")
+	for _, m := range []mission{m1, m2} {
+		n.waitFor("the mission on the central node", 10*time.Second, func() bool {
+			st, _, _ := c.call(t, "GET", "/v1/missions/"+m.id, nil, n.centralKey...)
+			return st == 200
+		})
+	}
+	centralMove := func(m mission, to string) {
+		status, _, body := c.call(t, "PATCH", "/v1/missions/"+m.id+"/status", map[string]any{"status": to}, n.centralKey...)
+		expect(t, "central move "+to, status, 200, body)
+	}
+	get := func(s *served, key []string, m mission) map[string]any {
+		status, _, body := s.call(t, "GET", "/v1/missions/"+m.id, nil, key...)
+		expect(t, "mission", status, 200, body)
+		return body
+	}
+	fields := []string{"status", "ack_at", "on_route_at", "on_site_at", "completed_at", "failed_at"}
+	same := func(m mission) (bool, string) {
+		a, b := get(e, n.edgeKey, m), get(c, n.centralKey, m)
+		for _, f := range fields {
+			if fmt.Sprint(a[f]) != fmt.Sprint(b[f]) {
+				return false, fmt.Sprintf("%s: site %v, central %v", f, a[f], b[f])
+			}
+		}
+		ha, _ := json.Marshal(a["history"])
+		hb, _ := json.Marshal(b["history"])
+		if string(ha) != string(hb) {
+			return false, fmt.Sprintf("history: site %s, central %s", ha, hb)
+		}
+		if fmt.Sprint(a["terminal_conflict"]) != fmt.Sprint(b["terminal_conflict"]) {
+			return false, fmt.Sprintf("terminal_conflict: site %v, central %v", a["terminal_conflict"], b["terminal_conflict"])
+		}
+		return true, ""
+	}
+	converge := func(what string, ms ...mission) {
+		t0 := time.Now()
+		for _, m := range ms {
+			var why string
+			deadline := time.Now().Add(12 * time.Second)
+			for ok := false; !ok; {
+				if ok, why = same(m); !ok && time.Now().After(deadline) {
+					t.Fatalf("%s: mission %s did not converge: %s\nsite's link: %v\nsite: %v\ncentral: %v", what, m.id, why,
+						n.upstream(), get(e, n.edgeKey, m)["history"], get(c, n.centralKey, m)["history"])
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		t.Logf("%s: converged in %s", what, time.Since(t0).Round(time.Millisecond))
+	}
+
+	gate.cut()
+	// m1: the crew first, then the central node; m2: the central node first.
+	n.move(m1, "ACK")
+	n.move(m1, "ON_ROUTE")
+	centralMove(m1, "ON_SITE")
+	centralMove(m2, "ON_SITE")
+	time.Sleep(10 * time.Millisecond)
+	n.move(m2, "ACK")
+	n.move(m2, "ON_ROUTE")
+	gate.restore()
+	converge("concurrent moves", m1, m2)
+	for _, m := range []mission{m1, m2} {
+		got := get(e, n.edgeKey, m)
+		if got["status"] != "ON_SITE" || got["ack_at"] == nil || got["on_route_at"] == nil || got["implied"] != nil {
+			t.Fatalf("after the merge: %v", got)
+		}
+	}
+
+	// COMPLETED against FAILED: the central node's FAILED is the earlier.
+	gate.cut()
+	centralMove(m1, "FAILED")
+	time.Sleep(10 * time.Millisecond)
+	n.move(m1, "COMPLETED")
+	gate.restore()
+	converge("COMPLETED against FAILED", m1)
+	got := get(e, n.edgeKey, m1)
+	tc, _ := got["terminal_conflict"].(map[string]any)
+	if got["status"] != "FAILED" || tc == nil || tc["chosen"] != "FAILED" || tc["other"] != "COMPLETED" ||
+		got["completed_at"] == nil || got["failed_at"] == nil {
+		t.Fatalf("terminal conflict at the site: %v", got)
+	}
+	if !strings.Contains(e.logs.String(), "recorded both COMPLETED and FAILED") ||
+		!strings.Contains(c.logs.String(), "recorded both COMPLETED and FAILED") {
+		t.Fatal("no warning on both nodes")
+	}
+	n.waitFor("the site's team freed", 5*time.Second, func() bool {
+		_, _, b := e.call(t, "GET", "/v1/teams/"+team1, nil, n.edgeKey...)
+		return b["status"] == "available"
+	})
+}

@@ -430,7 +430,9 @@ func (e *Engine) applyItem(tx model.Tx, run *syncRun, it *model.DeviceItem) erro
 	var err error
 	var dup bool
 	switch it.Kind {
-	case model.ItemUpstreamEvent, model.ItemUpstreamDispatch, model.ItemUpstreamMission, model.ItemUpstreamDispatchRequest:
+	case model.ItemUpstreamMission:
+		dup, err = e.applyUpstreamMission(tx, tenantID, d, it)
+	case model.ItemUpstreamEvent, model.ItemUpstreamDispatch, model.ItemUpstreamDispatchRequest:
 		dup, err = upstream.Apply(tx, tenantID, d, it)
 	case ItemEvent:
 		it.EventID, err = e.applyEvent(tx, p, run, it)

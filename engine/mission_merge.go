@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"encoding/json"
+
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/upstream"
 	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
@@ -90,4 +93,27 @@ func (e *Engine) terminalConflict(tx model.Tx, tenantID string, m *model.Mission
 			"other_at", tc.OtherAt.String())
 	})
 	return e.publish(tx, tenantID, StreamMissionTerminalConflict, model.PermMissionsView, m.TeamID, m)
+}
+
+// applyUpstreamMission applies a node's mission (upstream.Apply) and reports a terminal
+// conflict the merge has just found, as the owner does.
+func (e *Engine) applyUpstreamMission(tx model.Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
+	var id struct {
+		ID string `json:"id"`
+	}
+	had := false
+	if json.Unmarshal(it.Payload, &id) == nil && model.ValidID(id.ID) {
+		if m, err := tx.Mission(tenantID, id.ID); err == nil {
+			had = m.TerminalConflict != nil
+		}
+	}
+	dup, err := upstream.Apply(tx, tenantID, d, it)
+	if err != nil || dup {
+		return dup, err
+	}
+	m, err := tx.Mission(tenantID, id.ID)
+	if err != nil {
+		return false, err
+	}
+	return false, e.terminalConflict(tx, tenantID, m, had)
 }

@@ -396,10 +396,10 @@ func TestUpstream_Mission(t *testing.T) {
 
 	res := f.sync(t, f.key, f.node.ID,
 		item(1, model.ItemUpstreamMission, created, at),
-		item(2, model.ItemUpstreamMission, created, at),   // equal
-		item(3, model.ItemUpstreamMission, ack, at),       // two moves more
-		item(4, model.ItemUpstreamMission, created, at),   // older, arriving later
-		item(5, model.ItemUpstreamMission, ack, at),       // again
+		item(2, model.ItemUpstreamMission, created, at), // equal
+		item(3, model.ItemUpstreamMission, ack, at),     // two moves more
+		item(4, model.ItemUpstreamMission, created, at), // older, arriving later
+		item(5, model.ItemUpstreamMission, ack, at),     // again
 	)
 	wantStatuses(t, res, "applied", "duplicate", "applied", "duplicate", "duplicate")
 	got := f.mission(t, created.ID)

@@ -52,6 +52,8 @@ type UpstreamDown struct {
 	// Snapshots counts the snapshots applied (a new link, or a cursor older than the
 	// log keeps).
 	Snapshots int64 `json:"snapshots"`
+	// Synced says a snapshot was applied: later pulls follow the log from Cursor.
+	Synced bool `json:"synced"`
 	// LastPullAt is the last pull answered; NewestAt the time, on the central node, of
 	// the newest change applied here; End the central log's end at the last pull.
 	LastPullAt *Time `json:"last_pull_at"`
@@ -68,6 +70,8 @@ type UpstreamDown struct {
 type DownPullInput struct {
 	DeviceID string `json:"device_id"`
 	After    int64  `json:"after"`
+	// Snapshot asks for a snapshot: a site that has applied none yet.
+	Snapshot bool `json:"snapshot"`
 }
 
 // DownPull is the answer of POST /v1/devices/downstream. Snapshot says Changes hold

@@ -58,7 +58,8 @@ func (u *Runner) LogDown(tx model.Tx) error {
 
 // Pull answers a site node's pull (POST /v1/devices/downstream): the changes of its
 // routes after in.After, at most BatchSize, or a snapshot of every record routed to it
-// when its cursor is 0 (a new site) or older than the log keeps. The caller needs
+// when it asks for one (a new site) or its cursor is older than the log keeps (or past
+// its end: a central node restored from a backup). The caller needs
 // devices:manage and the device must be a node (as for the upstream_* items).
 func (u *Runner) Pull(ctx context.Context, p model.Principal, in model.DownPullInput) (*model.DownPull, error) {
 	if err := p.Require(model.PermDevicesManage); err != nil {
@@ -83,7 +84,7 @@ func (u *Runner) Pull(ctx context.Context, p model.Principal, in model.DownPullI
 			return err
 		}
 		out.End = end
-		if in.After <= 0 || in.After < first-1 || in.After > end {
+		if in.Snapshot || in.After < 0 || in.After < first-1 || in.After > end {
 			out.Snapshot, out.Through = true, end
 			return snapshot(tx, p.TenantID, d.ID, out)
 		}

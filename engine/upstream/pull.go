@@ -29,7 +29,8 @@ func (u *Runner) pull(ctx context.Context, l *upLink) error {
 		if err := u.holdLease(ctx); err != nil {
 			return err
 		}
-		body := []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"after":` + strconv.FormatInt(cfg.Down.Cursor, 10) + `}`)
+		body := []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"after":` + strconv.FormatInt(cfg.Down.Cursor, 10) +
+			`,"snapshot":` + strconv.FormatBool(!cfg.Down.Synced) + `}`)
 		var ans model.DownPull
 		if status, err := u.call(ctx, client, cfg.URL+"/v1/devices/downstream", l.key, body, &ans); err != nil {
 			if status == statusNotFound {
@@ -84,7 +85,7 @@ func (u *Runner) applyDown(ctx context.Context, cfg *model.UpstreamConfig, ans *
 		}
 		if ans.Snapshot {
 			c.Down.Snapshots++
-			c.Down.NewestAt = &now
+			c.Down.NewestAt, c.Down.Synced = &now, true
 		}
 		c.Down.Cursor, c.Down.End, c.Down.Owner, c.Down.LastPullAt = ans.Through, ans.End, ans.NodeID, &now
 		if len(skips) > 0 {

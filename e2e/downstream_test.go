@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -442,5 +443,101 @@ func TestDownstream_MovesConverge(t *testing.T) {
 	n.waitFor("the site's team freed", 5*time.Second, func() bool {
 		_, _, b := e.call(t, "GET", "/v1/teams/"+team1, nil, n.edgeKey...)
 		return b["status"] == "available"
+	})
+}
+
+// TestDownstream_CentralOnPostgres: the two-way link with the central tier on PostgreSQL,
+// two processes behind a round-robin proxy (the downstream log, the dispatch requests and
+// the missions in the database): a zone, a team and a user made through one process come
+// down; the user signs in at the site; a dispatch request made through one process is
+// dispatched at the site and read as such through the other; moves made centrally and at
+// the site while cut off converge.
+func TestDownstream_CentralOnPostgres(t *testing.T) {
+	bin := binary(t)
+	c := serveCentral(t, bin, 2)
+	var ct map[string]any
+	if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--database", c.url, "--json", "--name", "central",
+		"--slug", "central", "--email", "ops@central.example", "--country", "FR", "--plan", "mission-critical"), &ct); err != nil {
+		t.Fatal(err)
+	}
+	lb := httptest.NewServer(newRoundRobin(c.nodes[0].base, c.nodes[1].base))
+	t.Cleanup(lb.Close)
+	p1, p2 := c.nodes[0].served, c.nodes[1].served
+	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), edgeFlags: []string{"--upstream-retry-max", "1s"}, central: p1,
+		centralKey: []string{"x-svc-api-key", ct["api_key"].(string)}}
+	var et map[string]any
+	if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", n.edgeData, "--json", "--name", "site",
+		"--slug", "site", "--email", "ops@site.example", "--country", "FR", "--plan", "mission-critical"), &et); err != nil {
+		t.Fatal(err)
+	}
+	n.edgeKey = []string{"x-svc-api-key", et["api_key"].(string)}
+	mustRun(t, bin, "correct horse battery\n", "user", "create", "--data", n.edgeData, "--tenant", "site",
+		"--email", "admin@site.example", "--name", "Site admin", "--role", "company_admin", "--password-stdin")
+	n.startEdge()
+	gate := startGateProxy(t, strings.TrimPrefix(lb.URL, "http://"))
+	mustRun(t, bin, n.centralKey[1]+"\n", "upstream", "set", "--data", n.edgeData, "--tenant", "site",
+		"--url", "http://"+gate.addr(), "--api-key", "-", "--json")
+	var site string
+	n.waitFor("the site's registration", 20*time.Second, func() bool {
+		site, _ = n.upstream()["device_id"].(string)
+		return site != ""
+	})
+	e := n.edge
+
+	status, _, body := p1.call(t, "POST", "/v1/zones", map[string]any{"code": "NORTH", "name": "North",
+		"boundary": downSquare, "site_id": site}, n.centralKey...)
+	expect(t, "central zone", status, 201, body)
+	status, _, body = p2.call(t, "POST", "/v1/teams", map[string]any{"name": "Rescue 1", "verticals": []string{"gov"},
+		"site_id": site, "members": []map[string]any{{"name": "Lead", "phone": "+33611111111"}}}, n.centralKey...)
+	expect(t, "central team", status, 201, body)
+	team := body["id"].(string)
+	mustRun(t, bin, "central user password\n", "user", "create", "--database", c.url, "--tenant", "central",
+		"--email", "dispatcher@central.example", "--name", "Regional dispatcher", "--role", "operational_supervisor",
+		"--password-stdin")
+	for _, path := range []string{"/v1/zones/NORTH", "/v1/teams/" + team} {
+		n.waitFor(path+" at the site", 15*time.Second, func() bool { st, _, _ := e.call(t, "GET", path, nil, n.edgeKey...); return st == 200 })
+	}
+	n.waitFor("the central user's sign-in at the site", 15*time.Second, func() bool {
+		st, _, _ := e.call(t, "POST", "/v1/auth/login", map[string]any{"email": "dispatcher@central.example",
+			"password": "central user password"})
+		return st == 200
+	})
+
+	// A dispatch request through one process, read through the other.
+	status, _, body = e.call(t, "POST", "/v1/events", map[string]any{"type": "INTRUSION", "priority": "high",
+		"vertical": "gov", "idempotency_key": "pg-1"}, n.edgeKey...)
+	expect(t, "site event", status, 201, body)
+	ev := body["event_id"].(string)
+	n.waitFor("the event centrally", 15*time.Second, func() bool {
+		st, _, _ := p2.call(t, "GET", "/v1/events/"+ev, nil, n.centralKey...)
+		return st == 200
+	})
+	status, _, body = p2.call(t, "POST", "/v1/teams/dispatch", map[string]any{"event_id": ev, "team_id": team}, n.centralKey...)
+	expect(t, "central dispatch", status, 202, body)
+	req := body["dispatch_request_id"].(string)
+	var r map[string]any
+	n.waitFor("the request decided", 20*time.Second, func() bool {
+		_, _, r = p1.call(t, "GET", "/v1/dispatch-requests/"+req, nil, n.centralKey...)
+		return r["status"] == "dispatched"
+	})
+	m := mission{id: r["mission_id"].(string), team: team}
+	n.waitFor("the mission centrally", 15*time.Second, func() bool {
+		st, _, _ := p1.call(t, "GET", "/v1/missions/"+m.id, nil, n.centralKey...)
+		return st == 200
+	})
+
+	// Moves on both sides while cut off.
+	gate.cut()
+	n.move(m, "ACK")
+	status, _, body = p2.call(t, "PATCH", "/v1/missions/"+m.id+"/status", map[string]any{"status": "ON_SITE"}, n.centralKey...)
+	expect(t, "central move", status, 200, body)
+	gate.restore()
+	n.waitFor("convergence", 20*time.Second, func() bool {
+		_, _, a := e.call(t, "GET", "/v1/missions/"+m.id, nil, n.edgeKey...)
+		_, _, b := p1.call(t, "GET", "/v1/missions/"+m.id, nil, n.centralKey...)
+		ha, _ := json.Marshal(a["history"])
+		hb, _ := json.Marshal(b["history"])
+		return a["status"] == "ON_SITE" && b["status"] == "ON_SITE" && string(ha) == string(hb) &&
+			fmt.Sprint(a["ack_at"]) == fmt.Sprint(b["ack_at"])
 	})
 }

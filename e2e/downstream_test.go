@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,8 +11,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fieldrelay/fieldrelay/server/servertest"
 )
 
 // gateProxy forwards TCP connections from a loopback port to a target while it is open;
@@ -540,4 +544,99 @@ func TestDownstream_CentralOnPostgres(t *testing.T) {
 		return a["status"] == "ON_SITE" && b["status"] == "ON_SITE" && string(ha) == string(hb) &&
 			fmt.Sprint(a["ack_at"]) == fmt.Sprint(b["ack_at"])
 	})
+}
+
+// TestDownstream_KilledMidApply: the site is killed (SIGKILL) while it applies the
+// central node's log of 600 new teams and 200 zones (two batches of 500), at several
+// points; after each kill the stored cursor and the copies agree: every team the log holds
+// up to the cursor is there, none after it. Read with the link paused, so that nothing
+// moves while it is looked at.
+func TestDownstream_KilledMidApply(t *testing.T) {
+	n, gate, site := siteAndCentral(t)
+	c := n.central
+	n.waitFor("the first (empty) snapshot", 10*time.Second, func() bool {
+		d, _ := n.upstream()["downstream"].(map[string]any)
+		return d != nil && d["snapshots"] == float64(1)
+	})
+	gate.cut() // the site waits while the central node fills up
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < 800; i += 4 {
+				path, body := "/v1/teams", map[string]any{"name": fmt.Sprintf("Team %d", i), "verticals": []string{"gov"},
+					"members": []map[string]any{{"name": "Lead", "phone": "+33611111111"}}}
+				if i >= 600 {
+					path, body = "/v1/zones", map[string]any{"code": fmt.Sprintf("Z%03d", i-600), "name": "Zone", "boundary": downSquare}
+				}
+				req := servertest.NewRequest(t, context.Background(), "POST", c.base+path, body, n.centralKey...)
+				res, err := c.client.Do(req)
+				if err != nil || res.StatusCode != 201 {
+					errs <- fmt.Sprintf("%s: %v %v", path, err, res)
+					return
+				}
+				res.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	// The log as the central node holds it: the sequence of each team change.
+	var teamSeqs []float64
+	for after := 0.0; after < 800; {
+		status, _, body := c.call(t, "POST", "/v1/devices/downstream", map[string]any{"device_id": site, "after": after}, n.centralKey...)
+		expect(t, "the central log", status, 200, body)
+		for _, ch := range body["changes"].([]any) {
+			if ch := ch.(map[string]any); ch["kind"] == "team" {
+				teamSeqs = append(teamSeqs, ch["seq"].(float64))
+			}
+		}
+		after = body["through"].(float64)
+	}
+	state := func() (cursor float64, teams int) {
+		var shown struct {
+			Status struct {
+				Downstream struct {
+					Cursor float64 `json:"cursor"`
+				} `json:"downstream"`
+			} `json:"status"`
+		}
+		mustRun(t, n.bin, "", "upstream", "pause", "--data", n.edgeData, "--tenant", "site")
+		if err := json.Unmarshal(mustRun(t, n.bin, "", "upstream", "show", "--data", n.edgeData, "--tenant", "site", "--json"), &shown); err != nil {
+			t.Fatal(err)
+		}
+		n.startEdge()
+		return shown.Status.Downstream.Cursor, len(list(t, n.edge, "/v1/teams", n.edgeKey))
+	}
+	outcomes := map[float64]int{}
+	for _, delay := range []time.Duration{20 * time.Millisecond, 150 * time.Millisecond, 400 * time.Millisecond, 900 * time.Millisecond, 2 * time.Second} {
+		gate.restore()
+		mustRun(t, n.bin, "", "upstream", "resume", "--data", n.edgeData, "--tenant", "site")
+		time.Sleep(delay)
+		if err := n.edge.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-n.edge.done
+		gate.cut()
+		cursor, teams := state()
+		want := 0
+		for _, seq := range teamSeqs {
+			if seq <= cursor {
+				want++
+			}
+		}
+		if teams != want {
+			t.Fatalf("after a kill at %s: cursor %v and %d team copies, want %d", delay, cursor, teams, want)
+		}
+		outcomes[cursor]++
+		if cursor >= 800 {
+			break
+		}
+	}
+	t.Logf("cursors after the kills: %v", outcomes)
 }

@@ -73,6 +73,8 @@ type ServeConfig struct {
 	// UpstreamBatch is the most changes one upstream sync carries, and the most records
 	// of the history one backfill transaction puts in the change log.
 	UpstreamBatch int
+	// DownstreamKeep is how many entries the downstream log keeps per tenant.
+	DownstreamKeep int
 	// OutboxLease is how long a delivery attempt in flight holds its message
 	// (engine.Options.AttemptLease); webhook and SMS calls time out at half of it. Zero
 	// means engine.DefaultAttemptLease.
@@ -176,6 +178,12 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	}
 	if c.UpstreamRetryMax < model.DefaultUpstreamRetryMin {
 		return nil, model.Invalid("upstream-retry-max", "--upstream-retry-max must be at least %s", model.DefaultUpstreamRetryMin)
+	}
+	if c.DownstreamKeep == 0 {
+		c.DownstreamKeep = model.DefaultDownKeep
+	}
+	if c.DownstreamKeep < 1 {
+		return nil, model.Invalid("downstream-keep", "--downstream-keep must be at least 1")
 	}
 	if c.UpstreamBatch == 0 {
 		c.UpstreamBatch = model.DefaultUpstreamBatchSize

@@ -150,6 +150,21 @@ func printUpstream(w io.Writer, r *admin.UpstreamResult) {
 	if st.Rejected > 0 {
 		fmt.Fprintf(w, "Rejected upstream: %d (last: %s)\n", st.Rejected, strOr(st.LastRejection, ""))
 	}
+	if d := st.Downstream; d != nil {
+		fmt.Fprintf(w, "Downstream: cursor %d of %d (%d behind", d.Cursor, d.End, d.Behind)
+		if d.Lagging {
+			fmt.Fprint(w, ", lagging")
+		}
+		fmt.Fprintf(w, "), last pull %s, newest central change applied %s\n", fmtTimePtr(d.LastPullAt, "never"),
+			fmtTimePtr(d.NewestAt, "none"))
+		if d.Snapshots > 0 || d.Skipped > 0 {
+			fmt.Fprintf(w, "            %d snapshot(s), %d central record(s) skipped", d.Snapshots, d.Skipped)
+			if d.LastSkip != nil {
+				fmt.Fprintf(w, " (last: %s)", *d.LastSkip)
+			}
+			fmt.Fprintln(w)
+		}
+	}
 }
 
 func strOr(s *string, none string) string {

@@ -48,18 +48,8 @@ func (e *Engine) dispatchTeam(tx model.Tx, p model.Principal, in model.DispatchI
 	if err != nil {
 		return nil, err
 	}
-	if ev.Status == model.EventClosed {
-		return nil, model.Errorf(model.KindEventClosed, "event %s is closed", ev.ID)
-	}
-	if ev.Origin != nil {
-		return nil, model.Errorf(model.KindConflict, "event %s is replicated from node %s: its teams are dispatched there", ev.ID, *ev.Origin)
-	}
-	if team.Status != TeamAvailable {
-		return nil, model.Errorf(model.KindTeamUnavailable, "team %s is %s, not available", model.Quote(team.Name), team.Status)
-	}
-	if len(team.Members) == 0 && !in.ConfirmEmptyTeam {
-		return nil, model.Errorf(model.KindTeamEmpty, "team %s has no members: nobody would receive the mission; "+
-			"add members, or send \"confirm_empty_team\": true to dispatch it anyway", model.Quote(team.Name))
+	if err := dispatchable(ev, team, in.ConfirmEmptyTeam); err != nil {
+		return nil, err
 	}
 	by, err := changeActor(tx, p)
 	if err != nil {
@@ -70,6 +60,25 @@ func (e *Engine) dispatchTeam(tx model.Tx, p model.Principal, in model.DispatchI
 	return d, err
 }
 
+// dispatchable checks that team may be dispatched to ev here: the event open and this
+// node's, the team available and with members (unless confirmed empty).
+func dispatchable(ev *model.Event, team *model.Team, confirmEmpty bool) error {
+	if ev.Status == model.EventClosed {
+		return model.Errorf(model.KindEventClosed, "event %s is closed", ev.ID)
+	}
+	if ev.Origin != nil {
+		return model.Errorf(model.KindConflict, "event %s is replicated from node %s: its teams are dispatched there", ev.ID, *ev.Origin)
+	}
+	if team.Status != TeamAvailable {
+		return model.Errorf(model.KindTeamUnavailable, "team %s is %s, not available", model.Quote(team.Name), team.Status)
+	}
+	if len(team.Members) == 0 && !confirmEmpty {
+		return model.Errorf(model.KindTeamEmpty, "team %s has no members: nobody would receive the mission; "+
+			"add members, or send \"confirm_empty_team\": true to dispatch it anyway", model.Quote(team.Name))
+	}
+	return nil
+}
+
 // dispatchOrder says who dispatches and what the mission carries.
 type dispatchOrder struct {
 	actor, source, notes string
@@ -77,6 +86,8 @@ type dispatchOrder struct {
 	by              model.ChangeActor
 	lat, lng        *float64
 	reinforcementOf *string
+	// requestID is the central node's dispatch request the dispatch answers.
+	requestID *string
 }
 
 // dispatch writes a dispatch of team to ev within tx (the checks are the caller's).
@@ -92,7 +103,8 @@ func (e *Engine) dispatch(tx model.Tx, tenantID string, ev *model.Event, team *m
 		History:   []model.MissionMove{{To: model.MissionCreated, At: now, Actor: o.actor, Source: o.source}},
 		CreatedAt: now, UpdatedAt: now}
 	d := &model.Dispatch{ID: e.ids.at(now.Time), TenantID: tenantID, EventID: ev.ID, TeamID: team.ID,
-		DispatchedBy: o.actor, DispatchedAt: now, Notes: o.notes, MissionID: m.ID, Origin: ev.Origin}
+		DispatchedBy: o.actor, DispatchedAt: now, Notes: o.notes, MissionID: m.ID, Origin: ev.Origin,
+		DispatchRequestID: o.requestID}
 	m.DispatchID = d.ID
 	if m.Code, err = newMissionCode(tx, tenantID, m.ID); err != nil {
 		return nil, nil, err

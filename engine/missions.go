@@ -232,10 +232,11 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 	if err != nil {
 		return nil, err
 	}
-	if m.Origin != nil && m.Active() {
-		return nil, model.Errorf(model.KindConflict, "mission %s is replicated from node %s: it moves on that node only", m.ID, *m.Origin)
+	next := model.NextMissionState
+	if m.Origin != nil {
+		next = model.NextFactState
 	}
-	if err := model.NextMissionState(m.Status, in.Status, canManage, canReceive); err != nil {
+	if err := next(m.Status, in.Status, canManage, canReceive); err != nil {
 		return nil, err
 	}
 	last := m.CreatedAt
@@ -266,6 +267,12 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 
 	actor := p.ActorID()
 	from, was := m.Status, m.Status
+	if m.Origin != nil {
+		// A copy of another node's mission: the move is a fact recorded here, merged with
+		// the owner's (docs/decisions/0198-mission-moves-union.md).
+		return e.recordRemoteMove(tx, p.TenantID, m, model.MissionMove{From: from, To: in.Status, At: moveAt, Actor: actor,
+			Source: source, Feedback: feedback}, now)
+	}
 	if from == model.MissionCreated && in.Status == model.MissionAck {
 		m.History = append(m.History, model.MissionMove{From: model.MissionCreated, To: model.MissionSent, At: moveAt, Actor: actor, Source: source})
 		from = model.MissionSent
@@ -297,13 +304,6 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 	if err := putMission(tx, p.TenantID, m); err != nil {
 		return nil, err
 	}
-	// Past SENT the team has taken the mission (or it ended): its alert ends.
-	if err := alerts.Close(e.Book, tx, p.TenantID, model.AlertMissionUnacknowledged, m.ID); err != nil {
-		return nil, err
-	}
-	if err := e.count(tx, p.TenantID, moveAt.Time, model.UsageDelta{MissionState: m.Status}); err != nil {
-		return nil, err
-	}
 	by, err := changeActor(tx, p)
 	if err != nil {
 		return nil, err
@@ -313,23 +313,42 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 	if m.Status == model.MissionFailed {
 		change.Reason = sd.Reason
 	}
-	if err := e.tellCrew(tx, p.TenantID, m.TeamID, m, via, change); err != nil {
-		return nil, err
+	return m, e.missionMoved(tx, p.TenantID, m, moveAt, now, feedback, change, via)
+}
+
+// missionMoved does what follows a move of a mission this node owns, once the mission is
+// stored with its new status: the mission's unacknowledged alert closed; the usage
+// counter; the team's devices but via told of change in a mission_update (and by SMS for
+// a stand-down); for a finished mission its code released, its team freed and its event
+// closed; mission.status_updated. A move of any actor goes through it: PATCH, a device
+// item, an SMS reply, and a move recorded on the central node applied here
+// (mergeRemoteMission).
+func (e *Engine) missionMoved(tx model.Tx, tenantID string, m *model.Mission, moveAt, now model.Time, feedback json.RawMessage,
+	change model.MissionChange, via string) error {
+	// Past SENT the team has taken the mission (or it ended): its alert ends.
+	if err := alerts.Close(e.Book, tx, tenantID, model.AlertMissionUnacknowledged, m.ID); err != nil {
+		return err
 	}
-	if sd.StoodDown {
-		if err := e.crewSMS(tx, p.TenantID, m, smscodec.CrewStop, sd.Reason); err != nil {
-			return nil, err
+	if err := e.count(tx, tenantID, moveAt.Time, model.UsageDelta{MissionState: m.Status}); err != nil {
+		return err
+	}
+	if err := e.tellCrew(tx, tenantID, m.TeamID, m, via, change); err != nil {
+		return err
+	}
+	if change.StoodDown {
+		if err := e.crewSMS(tx, tenantID, m, smscodec.CrewStop, change.Reason); err != nil {
+			return err
 		}
 	}
 	if model.MissionFinished(m.Status) {
-		if err := releaseMissionCode(tx, p.TenantID, m); err != nil {
-			return nil, err
+		if err := releaseMissionCode(tx, tenantID, m); err != nil {
+			return err
 		}
-		if err := e.freeTeam(tx, p.TenantID, m, now); err != nil {
-			return nil, err
+		if err := e.freeTeam(tx, tenantID, m, now); err != nil {
+			return err
 		}
-		if err := e.closeEvent(tx, p.TenantID, m, moveAt, now, by, source); err != nil {
-			return nil, err
+		if err := e.closeEvent(tx, tenantID, m, moveAt, now, change.By, change.Channel); err != nil {
+			return err
 		}
 	}
 	payload := model.MissionStatusUpdate{MissionID: m.ID, Status: m.Status, Feedback: feedback, EventID: m.EventID,
@@ -337,10 +356,7 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 	if payload.Feedback == nil {
 		payload.Feedback = noFeedback
 	}
-	if err := e.notify(tx, p.TenantID, missionStatusHook, payload); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return e.notify(tx, tenantID, missionStatusHook, payload)
 }
 
 // freeTeam returns the team of a finished mission to available, unless it is not on a

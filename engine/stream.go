@@ -20,6 +20,9 @@ const (
 	StreamTeamUpdated = teams.StreamUpdated
 	// StreamZoneConnectivity: a zone's reported link state; the ConnectivityStatus.
 	StreamZoneConnectivity = zones.StreamConnectivity
+	// StreamMissionTerminalConflict: a mission recorded both COMPLETED and FAILED (on two
+	// nodes); the Mission, with its terminal_conflict.
+	StreamMissionTerminalConflict = "mission.terminal_conflict"
 )
 
 // StreamRingSize is how many changes of a tenant the broker keeps for Last-Event-ID

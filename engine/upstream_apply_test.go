@@ -392,18 +392,16 @@ func TestUpstream_Mission(t *testing.T) {
 	ack := moved(created, model.MissionAck, epoch.Add(-50*time.Minute), "")
 	done := moved(moved(moved(ack, model.MissionOnRoute, epoch.Add(-40*time.Minute), ""), model.MissionOnSite,
 		epoch.Add(-30*time.Minute), ""), model.MissionCompleted, epoch.Add(-20*time.Minute), `{"note": "ok"}`)
-	// A history that leaves the copy's: FAILED from CREATED, as a node that moved it itself.
-	divergent := moved(created, model.MissionFailed, epoch.Add(-45*time.Minute), "")
 	at := epoch.Add(-time.Minute)
 
 	res := f.sync(t, f.key, f.node.ID,
 		item(1, model.ItemUpstreamMission, created, at),
-		item(2, model.ItemUpstreamMission, created, at),   // equal
-		item(3, model.ItemUpstreamMission, ack, at),       // two moves more
-		item(4, model.ItemUpstreamMission, created, at),   // older, arriving later
-		item(5, model.ItemUpstreamMission, divergent, at), // diverges from ack
+		item(2, model.ItemUpstreamMission, created, at), // equal
+		item(3, model.ItemUpstreamMission, ack, at),     // two moves more
+		item(4, model.ItemUpstreamMission, created, at), // older, arriving later
+		item(5, model.ItemUpstreamMission, ack, at),     // again
 	)
-	wantStatuses(t, res, "applied", "duplicate", "applied", "duplicate", "rejected:conflict:payload.history")
+	wantStatuses(t, res, "applied", "duplicate", "applied", "duplicate", "duplicate")
 	got := f.mission(t, created.ID)
 	if got.Status != model.MissionAck || len(got.History) != 3 || got.Origin == nil || *got.Origin != nodeE ||
 		got.AckAt == nil || !got.CreatedAt.Equal(created.CreatedAt.Time) || got.TeamID != edgeTeam || got.Code != "ABCDE" {
@@ -658,10 +656,11 @@ func TestUpstream_ReplayAfterRestart(t *testing.T) {
 	f.assertNothingTriggered(t)
 }
 
-// Replicated records are read-only on the central node: their missions move on the node
-// that owns them (a move here would make that node's next copy conflict), and their
-// events are dispatched there.
-func TestUpstream_ReplicasAreReadOnly(t *testing.T) {
+// A replicated mission moved on the central node records the move as a fact of this node
+// (docs/decisions/0198-mission-moves-union.md), triggers nothing the owner does, and merges
+// with the owner's next copy by union; a replicated event is still dispatched on its node
+// (a team routed to no site: 409).
+func TestUpstream_ReplicaMovesAreFacts(t *testing.T) {
 	f := newUpstreamFix(t)
 	ev := edgeEvent(epoch.Add(-time.Hour), model.EventDelivered)
 	m := edgeMission(epoch.Add(-time.Hour), ev.ID, f.team.ID) // C's own team id, so C's operator sees it
@@ -669,15 +668,22 @@ func TestUpstream_ReplicasAreReadOnly(t *testing.T) {
 	wantStatuses(t, f.sync(t, f.key, f.node.ID, item(1, model.ItemUpstreamEvent, ev, at),
 		item(2, model.ItemUpstreamMission, m, at)), "applied", "applied")
 	sup := model.Principal{TenantID: f.tenant.ID, TenantActive: true, Role: model.RoleOperationalSupervisor, UserID: model.NewID()}
-	for name, p := range map[string]model.Principal{"supervisor": sup, "operator": f.op} {
-		err := func() error {
-			_, err := f.e.UpdateMissionStatus(context.Background(), p, m.ID, model.MissionStatusInput{Status: model.MissionAck}, engine.MoveSourceAPI, nil, nil)
-			return err
-		}()
-		AssertKind(t, err, model.KindConflict)
-		if got := f.mission(t, m.ID); got.Status != model.MissionCreated || len(got.History) != 1 {
-			t.Fatalf("%s moved a replica: %+v", name, got)
-		}
+	if _, err := f.e.UpdateMissionStatus(context.Background(), sup, m.ID, model.MissionStatusInput{Status: model.MissionOnSite},
+		engine.MoveSourceAPI, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := f.mission(t, m.ID)
+	if got.Status != model.MissionOnSite || len(got.History) != 2 || got.History[1].Node == "" || got.OnSiteAt == nil ||
+		len(got.Implied) != 3 || got.AckAt != nil {
+		t.Fatalf("a move on a replica: %+v", got)
+	}
+	// The owner's next copy (ACK, before the central move) merges: ON_SITE stays, ACK is no
+	// longer implied, both facts are kept.
+	ack := moved(m, model.MissionAck, epoch.Add(-50*time.Minute), "")
+	wantStatuses(t, f.sync(t, f.key, f.node.ID, item(3, model.ItemUpstreamMission, ack, at)), "applied")
+	got = f.mission(t, m.ID)
+	if got.Status != model.MissionOnSite || len(got.History) != 4 || got.AckAt == nil || len(got.Implied) != 1 {
+		t.Fatalf("merged with the owner's copy: %+v", got)
 	}
 	err := func() error {
 		_, err := f.e.DispatchTeam(context.Background(), sup, model.DispatchInput{EventID: ev.ID, TeamID: f.team.ID}, nil)

@@ -292,6 +292,8 @@ var matrixRoutes = map[string]access{
 	}},
 	"DELETE /v1/devices/:id/credential": need(mDevicesManage),
 	"GET /v1/devices":                   need(mDevicesManage),
+	"POST /v1/devices/downstream":       need(mDevicesManage),
+	"GET /v1/dispatch-requests/:id":     need(mEventsRead),
 
 	// The SMS gateway's key: sms:inbound, which no role holds.
 	"POST /v1/sms/inbound": {check: func(c caller) outcome {
@@ -456,6 +458,8 @@ func matrixProbes(fx *matrixFix) map[string]probe {
 		"POST /v1/devices/:id/credential":   {path: "/v1/devices/" + fx.deviceA + "/credential"},
 		"DELETE /v1/devices/:id/credential": {path: "/v1/devices/" + fx.deviceA + "/credential"},
 		"GET /v1/devices":                   {path: "/v1/devices"},
+		"POST /v1/devices/downstream":       {path: "/v1/devices/downstream", body: map[string]any{"device_id": none}},
+		"GET /v1/dispatch-requests/:id":     {path: "/v1/dispatch-requests/" + none},
 		"POST /v1/sms/inbound":              {path: "/v1/sms/inbound", body: map[string]any{}},
 	}
 }
@@ -821,6 +825,7 @@ func TestAuthzMatrix_OtherTenantsIDs(t *testing.T) {
 			map[string]any{"lat": 45.0, "lng": 4.0}, false, false},
 		"POST /v1/teams/dispatch":           {"POST", "/v1/teams/dispatch", map[string]any{"event_id": fx.event, "team_id": fx.teamA}, false, false},
 		"POST /v1/teams/dispatch/score":     {"POST", "/v1/teams/dispatch/score", map[string]any{"event_id": fx.event}, false, false},
+		"GET /v1/dispatch-requests/:id":     {"GET", "/v1/dispatch-requests/" + fx.event, nil, false, false},
 		"GET /v1/devices/:id/queue":         {"GET", "/v1/devices/" + fx.deviceA + "/queue", nil, false, false},
 		"POST /v1/devices/sync":             {"POST", "/v1/devices/sync", map[string]any{"device_id": fx.deviceA, "items": []any{}}, false, false},
 		"POST /v1/devices/:id/credential":   {"POST", "/v1/devices/" + fx.deviceA + "/credential", nil, true, false},

@@ -42,3 +42,17 @@ func (s *Server) handleUpstreamStatus(w http.ResponseWriter, r *http.Request, _ 
 	}
 	return writeOne(w, r, http.StatusOK, st)
 }
+
+// handleDownstream answers a site node's pull of the downstream log (POST
+// /v1/devices/downstream); its users carry their password hashes: a secret answer.
+func (s *Server) handleDownstream(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	_, in, err := decodeBody[model.DownPullInput](r)
+	if err != nil {
+		return err
+	}
+	ans, err := s.eng.PullDownstream(r.Context(), principal(r), in)
+	if err != nil {
+		return err
+	}
+	return writeOne(w, r, http.StatusOK, ans)
+}

@@ -17,6 +17,7 @@ type zoneBody struct {
 	Name     *string         `json:"name"`
 	Boundary json.RawMessage `json:"boundary"`
 	bodyKey
+	SiteID *string `json:"site_id"`
 }
 
 // polygon decodes a boundary; absent or null is nil.
@@ -41,7 +42,7 @@ func (s *Server) handleCreateZone(w http.ResponseWriter, r *http.Request, _ http
 	if err != nil {
 		return err
 	}
-	zi := model.ZoneInput{Boundary: boundary}
+	zi := model.ZoneInput{Boundary: boundary, SiteID: in.SiteID}
 	if in.Code != nil {
 		zi.Code = *in.Code
 	}
@@ -63,7 +64,7 @@ func (s *Server) handleUpdateZone(w http.ResponseWriter, r *http.Request, ps htt
 	if err != nil {
 		return err
 	}
-	patch := model.ZonePatch{Code: in.Code, Name: in.Name, Boundary: boundary}
+	patch := model.ZonePatch{Code: in.Code, Name: in.Name, Boundary: boundary, SiteID: in.SiteID}
 	return s.write(w, r, body, http.StatusOK, nil, func(wr *model.Write) error {
 		_, err := s.eng.UpdateZone(r.Context(), principal(r), ps.ByName("code"), patch, wr)
 		return err

@@ -167,6 +167,12 @@ var (
 		"Tenants with an upstream, by link state (paused, down, idle, pushing).", []string{"state"}, nil)
 	descUpBacklog = prometheus.NewDesc("fieldrelay_upstream_backlog",
 		"Changes in the upstream change logs not yet acknowledged by the upstream, over every tenant.", nil, nil)
+	descDownBehind = prometheus.NewDesc("fieldrelay_downstream_behind",
+		"Central changes not yet applied at this site after the last pull, over every tenant with an upstream.", nil, nil)
+	descDownAge = prometheus.NewDesc("fieldrelay_downstream_newest_age_seconds",
+		"Age of the newest central change applied at this site (the largest over the tenants with an upstream).", nil, nil)
+	descDownLagging = prometheus.NewDesc("fieldrelay_downstream_lagging_links",
+		"Links whose site was behind the central node's downstream log after its last pull while the link was up.", nil, nil)
 	descUpOldest = prometheus.NewDesc("fieldrelay_upstream_backlog_oldest_seconds",
 		"Age of the oldest change not yet acknowledged by an upstream (0 when none).", nil, nil)
 	descUpPushed = prometheus.NewDesc("fieldrelay_upstream_pushed_total",
@@ -184,7 +190,7 @@ func (engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descAccepted, descSettled, descAttempts, descWebhookFailures, descSMS, descSMSHeld, descSMSUp, descOutboxDepth,
 		descOutboxOldest, descMissions, descLag, descRunning, descDBSize, descReadTx, descOpenTx, descWriteTx,
 		descPages, descWriteTime, descSpillTime, descFreePages, descPendingPgs, descUpLinks, descUpBacklog,
-		descUpOldest, descUpPushed, descUpFailures, descUpRejected, descDiskFree, descDiskLow, descDiskFull} {
+		descUpOldest, descDownBehind, descDownAge, descDownLagging, descUpPushed, descUpFailures, descUpRejected, descDiskFree, descDiskLow, descDiskFull} {
 		ch <- d
 	}
 }
@@ -226,6 +232,9 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(descUpBacklog, prometheus.GaugeValue, float64(up.Backlog))
 		ch <- prometheus.MustNewConstMetric(descUpOldest, prometheus.GaugeValue, up.Oldest.Seconds())
+		ch <- prometheus.MustNewConstMetric(descDownBehind, prometheus.GaugeValue, float64(up.DownBehind))
+		ch <- prometheus.MustNewConstMetric(descDownAge, prometheus.GaugeValue, up.DownAge.Seconds())
+		ch <- prometheus.MustNewConstMetric(descDownLagging, prometheus.GaugeValue, float64(up.DownLagging))
 		ch <- prometheus.MustNewConstMetric(descUpPushed, prometheus.CounterValue, float64(up.Pushed))
 		ch <- prometheus.MustNewConstMetric(descUpFailures, prometheus.CounterValue, float64(up.Failures))
 		ch <- prometheus.MustNewConstMetric(descUpRejected, prometheus.CounterValue, float64(up.Rejected))

@@ -85,6 +85,7 @@ func (s *Server) routeTable() []route {
 
 		// dispatch
 		{method: "POST", path: "/v1/teams/dispatch", perm: model.PermDispatchAssign, h: s.handleDispatch},
+		{method: "GET", path: "/v1/dispatch-requests/:id", perm: model.PermEventsRead, h: s.handleDispatchRequest},
 
 		// webhooks
 		{method: "POST", path: "/v1/webhooks", perm: model.PermWebhooksManage, h: s.handleCreateWebhook, secret: true},
@@ -135,6 +136,8 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/devices/sync", perm: authenticated, h: s.handleSyncDevice, device: true},
 		{method: "GET", path: "/v1/devices/:id/queue", perm: authenticated, h: s.handleDeviceQueue, device: true},
 		{method: "GET", path: "/v1/devices", perm: model.PermDevicesManage, h: s.handleListDevices},
+		// a site node's pull of its central node's downstream log (users carry their hashes)
+		{method: "POST", path: "/v1/devices/downstream", perm: model.PermDevicesManage, h: s.handleDownstream, secret: true},
 		{method: "POST", path: "/v1/devices/:id/credential", perm: authenticated, h: s.handleIssueDeviceCredential, fallback: true, secret: true},
 		{method: "DELETE", path: "/v1/devices/:id/credential", perm: model.PermDevicesManage, h: s.handleRevokeDeviceCredential, fallback: true},
 

@@ -27,7 +27,7 @@ type secretRequest struct {
 	body   any
 	header func() []string
 	status int
-	field  string // "" for the session cookie
+	field  string // "" for the session cookie; "*name" for a field at any depth
 }
 
 func TestSecretAnswers_Headers(t *testing.T) {
@@ -38,6 +38,8 @@ func TestSecretAnswers_Headers(t *testing.T) {
 	bearer := func() []string { return admin }
 	device := n.do("POST", "/v1/devices/register", map[string]any{"name": "tablet", "platform": "android",
 		"hardware_id": "hw-secret"}, key()...).want(http.StatusCreated).str("device_id")
+	node := n.do("POST", "/v1/devices/register", map[string]any{"name": "site node", "platform": "fieldrelay-node",
+		"hardware_id": "node-secret"}, key()...).want(http.StatusCreated).str("device_id")
 	var session string // the cookie POST /v1/auth/session sets, for POST /v1/auth/refresh
 	secretRoutes := []struct {
 		route string
@@ -54,6 +56,8 @@ func TestSecretAnswers_Headers(t *testing.T) {
 			header: key, body: map[string]any{"grace_period_minutes": 60}}},
 		{"POST /v1/devices/:id/credential", secretRequest{path: "/v1/devices/" + device + "/credential", status: 201,
 			field: "credential", header: bearer}},
+		{"POST /v1/devices/downstream", secretRequest{path: "/v1/devices/downstream", status: 200, field: "*password_hash",
+			header: key, body: map[string]any{"device_id": node, "after": 0}}},
 		{"POST /v1/webhooks", secretRequest{path: "/v1/webhooks", status: 201, field: "secret", header: key,
 			body: map[string]any{"url": "https://93.184.216.34/hook"}}},
 	}
@@ -97,6 +101,10 @@ func TestSecretAnswers_Headers(t *testing.T) {
 				}
 				if session == "" {
 					t.Fatalf("no session cookie: %v", got.header)
+				}
+			} else if name, deep := strings.CutPrefix(s.req.field, "*"); deep {
+				if !regexp.MustCompile(`"` + name + `":"[^"]{20,}"`).Match(got.raw) {
+					t.Fatalf("no %s in the answer: %s", name, got.raw)
 				}
 			} else {
 				var body map[string]any
@@ -152,9 +160,9 @@ func TestSecretAnswers_NosniffEverywhere(t *testing.T) {
 	}
 }
 
-// secretName is a field name that holds a secret (api_key_prefix, token_kind or
+// secretName is a field name that holds a secret, or its hash (api_key_prefix, token_kind or
 // password_changed do not).
-var secretName = regexp.MustCompile(`(^|_)(token|secret|password|credential|api_key)$`)
+var secretName = regexp.MustCompile(`(^|_)(token|secret|password|credential|api_key)(_hash)?$`)
 
 // TestSecretAnswers_Documented: an operation of docs/openapi.yaml whose answer holds a
 // string field named like a secret (token, secret, password, credential, api_key) or sets a

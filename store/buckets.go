@@ -73,13 +73,20 @@ var (
 	// alert (docs/decisions/0172-shared-alerts.md).
 	tbAlerts     = []byte("alerts")
 	tbAlertsOpen = []byte("alerts_open")
+	// tbDownstreamLog: the downstream log of a central node, sequence (8 bytes,
+	// big-endian) → {"k": kind, "r": key, "t": Unix ms}; the bucket's sequence is the last
+	// given.
+	tbDownstreamLog = []byte("downstream_log")
+	// tbDispatchRequests: dispatch request id → DispatchRequest.
+	tbDispatchRequests = []byte("dispatch_requests")
 )
 
 var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByEvent,
 	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
 	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
 	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes, tbSMSInbound,
-	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo, tbEventsOpen, tbAlerts, tbAlertsOpen}
+	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo, tbEventsOpen, tbAlerts, tbAlertsOpen,
+	tbDownstreamLog, tbDispatchRequests}
 
 // Meta keys kept by the store itself.
 var metaSchemaVersion = []byte("schema_version")

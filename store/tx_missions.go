@@ -213,3 +213,34 @@ func (t *tx) PutLedgerEntry(tenantID string, e *model.LedgerEntry) error {
 	b.FillPercent = appendFill
 	return putJSON(b, k, e)
 }
+
+func (t *tx) PutDispatchRequest(tenantID string, r *model.DispatchRequest) error {
+	b, err := t.tbucket(tenantID, tbDispatchRequests)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(r.ID)
+	if err != nil {
+		return err
+	}
+	return putJSON(b, k, r)
+}
+
+func (t *tx) DispatchRequest(tenantID, id string) (*model.DispatchRequest, error) {
+	b, err := t.tbucket(tenantID, tbDispatchRequests)
+	if err != nil {
+		return nil, err
+	}
+	k, err := idKey(id)
+	if err != nil {
+		return nil, model.NotFound("dispatch request")
+	}
+	var r model.DispatchRequest
+	if ok, err := getJSON(b, k, &r); !ok || err != nil {
+		if err == nil {
+			err = model.NotFound("dispatch request")
+		}
+		return nil, err
+	}
+	return &r, nil
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -9,7 +10,8 @@ import (
 )
 
 // Kinds of a change, as the one byte that stores them.
-var changeKinds = map[string]byte{model.ChangeEvent: 'e', model.ChangeDispatch: 'd', model.ChangeMission: 'm'}
+var changeKinds = map[string]byte{model.ChangeEvent: 'e', model.ChangeDispatch: 'd', model.ChangeMission: 'm',
+	model.ChangeDispatchRequest: 'r'}
 
 func changeKind(b byte) string {
 	switch b {
@@ -19,6 +21,8 @@ func changeKind(b byte) string {
 		return model.ChangeDispatch
 	case 'm':
 		return model.ChangeMission
+	case 'r':
+		return model.ChangeDispatchRequest
 	}
 	return ""
 }
@@ -128,4 +132,75 @@ func (t *tx) ChangeLogEnd(tenantID string) (int64, error) {
 		return 0, err
 	}
 	return int64(b.Sequence()), nil
+}
+
+// downValue is an entry of the downstream log as stored: kind and key are short strings.
+type downValue struct {
+	Kind string `json:"k"`
+	Key  string `json:"r"`
+	At   int64  `json:"t"`
+}
+
+func (t *tx) AppendDown(tenantID string, c model.DownChange) (int64, error) {
+	b, err := t.tbucket(tenantID, tbDownstreamLog)
+	if err != nil {
+		return 0, err
+	}
+	if !model.DownKinds[c.Kind] || c.Key == "" {
+		return 0, fmt.Errorf("downstream change: bad kind %q or key %q", c.Kind, c.Key)
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	b.FillPercent = appendFill
+	return int64(seq), putJSON(b, binary.BigEndian.AppendUint64(nil, seq), downValue{Kind: c.Kind, Key: c.Key, At: c.At.UnixMilli()})
+}
+
+func (t *tx) DownChanges(tenantID string, after int64, limit int) ([]model.DownChange, error) {
+	b, err := t.tbucket(tenantID, tbDownstreamLog)
+	if err != nil {
+		return nil, err
+	}
+	var out []model.DownChange
+	c := b.Cursor()
+	for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, uint64(max(after, 0)+1))); k != nil && len(out) < limit; k, v = c.Next() {
+		var d downValue
+		if len(k) != 8 || json.Unmarshal(v, &d) != nil {
+			return nil, fmt.Errorf("downstream log: malformed record %x", k)
+		}
+		out = append(out, model.DownChange{Seq: int64(binary.BigEndian.Uint64(k)), Kind: d.Kind, Key: d.Key,
+			At: model.At(time.UnixMilli(d.At))})
+	}
+	return out, nil
+}
+
+func (t *tx) TrimDown(tenantID string, through int64) error {
+	b, err := t.tbucket(tenantID, tbDownstreamLog)
+	if err != nil {
+		return err
+	}
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && int64(binary.BigEndian.Uint64(k)) <= through; k, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tx) DownBounds(tenantID string) (first, end int64, err error) {
+	b, err := t.tbucket(tenantID, tbDownstreamLog)
+	if err != nil {
+		return 0, 0, err
+	}
+	end = int64(b.Sequence())
+	if k, _ := b.Cursor().First(); k != nil {
+		return int64(binary.BigEndian.Uint64(k)), end, nil
+	}
+	return end + 1, end, nil
 }

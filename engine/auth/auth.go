@@ -298,6 +298,9 @@ func (e *Service) changePassword(tx model.Tx, p model.Principal, in model.Change
 	if err != nil {
 		return nil, err
 	}
+	if err := model.CopyConflict("user "+u.Email, u.Origin); err != nil {
+		return nil, err
+	}
 	if !password.VerifyPassword(u.PasswordHash, in.CurrentPassword) {
 		return nil, model.Errorf(model.KindInvalidCredentials, "the current password is wrong")
 	}
@@ -307,5 +310,5 @@ func (e *Service) changePassword(tx model.Tx, p model.Principal, in model.Change
 	u.PasswordHash = e.pw.Hash(in.NewPassword)
 	u.TokenVersion++
 	u.UpdatedAt = model.At(e.clock.Now())
-	return &model.PasswordChanged{PasswordChanged: true}, tx.PutUserAccount(u)
+	return &model.PasswordChanged{PasswordChanged: true}, putUser(tx, u)
 }

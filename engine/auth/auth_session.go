@@ -40,7 +40,7 @@ func (e *Service) Logout(ctx context.Context, p model.Principal) error {
 		}
 		u.TokenVersion++
 		u.UpdatedAt = model.At(e.clock.Now())
-		return struct{}{}, tx.PutUserAccount(u)
+		return struct{}{}, putUser(tx, u)
 	})
 	return err
 }

@@ -68,7 +68,7 @@ func (e *Service) resetPassword(tx model.Tx, in model.ResetPasswordInput) (*mode
 	}
 	u.TokenVersion++
 	u.UpdatedAt = model.At(e.clock.Now())
-	if err := tx.PutUserAccount(u); err != nil {
+	if err := putUser(tx, u); err != nil {
 		return nil, err
 	}
 	return &model.PasswordChanged{PasswordChanged: true}, tx.PutLoginGuard(u.Email, model.LoginGuard{})
@@ -208,5 +208,5 @@ func (e *Service) verifyAccount(tx model.Tx, in model.VerifyInput) (*model.User,
 	u.Status = UserActive
 	u.TokenVersion++
 	u.UpdatedAt = model.At(e.clock.Now())
-	return &u.User, tx.PutUserAccount(u)
+	return &u.User, putUser(tx, u)
 }

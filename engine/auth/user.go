@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
 
 // User statuses.
@@ -58,7 +59,7 @@ func (e *Service) createUser(tx model.Tx, tenantID string, in model.CreateUserIn
 		u.PasswordHash = e.pw.Hash(in.Password)
 		u.Status = UserActive
 	}
-	if err := tx.PutUserAccount(u); err != nil {
+	if err := putUser(tx, u); err != nil {
 		return nil, err
 	}
 	if u.Status == UserPending {
@@ -115,6 +116,9 @@ func (e *Service) updateUser(tx model.Tx, p model.Principal, id string, in model
 	if err != nil {
 		return nil, err
 	}
+	if err := model.CopyConflict("user "+u.Email, u.Origin); err != nil {
+		return nil, err
+	}
 	if id == p.UserID && ((in.Status != nil && *in.Status != u.Status) || (in.Role != nil && *in.Role != u.RBACLevel)) {
 		return nil, model.Errorf(model.KindConflict, "you cannot change your own status or role")
 	}
@@ -133,7 +137,7 @@ func (e *Service) updateUser(tx model.Tx, p model.Principal, id string, in model
 		u.Name = name
 	}
 	u.UpdatedAt = model.At(e.clock.Now())
-	if err := tx.PutUserAccount(u); err != nil {
+	if err := putUser(tx, u); err != nil {
 		return nil, err
 	}
 	return &u.User, nil
@@ -162,8 +166,20 @@ func (e *Service) setUserStatus(tx model.Tx, email, status string) (*model.User,
 	u.Status = status
 	u.TokenVersion++
 	u.UpdatedAt = model.At(e.clock.Now())
-	if err := tx.PutUserAccount(u); err != nil {
+	if err := putUser(tx, u); err != nil {
 		return nil, err
 	}
 	return &u.User, nil
+}
+
+// putUser stores a user and, when the user is this node's own, logs the change for the
+// sites below (docs/decisions/0196-downstream-log.md).
+func putUser(tx model.Tx, u *model.UserAccount) error {
+	if err := tx.PutUserAccount(u); err != nil {
+		return err
+	}
+	if u.Origin == nil {
+		writes.Changed(tx, u.TenantID, model.DownUser, u.ID)
+	}
+	return nil
 }

@@ -27,6 +27,10 @@ type MissionMove struct {
 	Actor    string          `json:"actor"`
 	Source   string          `json:"source"`
 	Feedback json.RawMessage `json:"feedback,omitempty"`
+	// Node is the node that recorded the move when it is not the mission's owner (a move
+	// of a central node on a site's mission); absent for the owner's own moves
+	// (docs/decisions/0198-mission-moves-union.md).
+	Node string `json:"node,omitempty"`
 }
 
 // Mission carries a team's response to an event from dispatch to completion. A finished
@@ -65,9 +69,14 @@ type Mission struct {
 	// History lists every move, oldest first.
 	History []MissionMove `json:"history"`
 	// Messages lists the messages written on the mission, oldest first.
-	Messages  []MissionMessage `json:"messages,omitempty"`
-	CreatedAt Time             `json:"created_at"`
-	UpdatedAt Time             `json:"updated_at"`
+	Messages []MissionMessage `json:"messages,omitempty"`
+	// Implied lists the states the mission passed only by implication (a move further on
+	// was recorded, not theirs); TerminalConflict is set when both COMPLETED and FAILED
+	// were recorded (docs/decisions/0198-mission-moves-union.md).
+	Implied          []string          `json:"implied,omitempty"`
+	TerminalConflict *TerminalConflict `json:"terminal_conflict,omitempty"`
+	CreatedAt        Time              `json:"created_at"`
+	UpdatedAt        Time              `json:"updated_at"`
 }
 
 // Active reports whether the mission has not finished.
@@ -85,6 +94,8 @@ type Dispatch struct {
 	Notes        string  `json:"notes"`
 	MissionID    string  `json:"mission_id"`
 	Origin       *string `json:"origin"`
+	// DispatchRequestID names the central node's request this dispatch answered.
+	DispatchRequestID *string `json:"dispatch_request_id,omitempty"`
 }
 
 // LedgerEntry is one billable operation of a tenant: every dispatch writes one, in the

@@ -175,6 +175,8 @@ type Tx interface {
 	SMSTx
 	UsageTx
 	UpstreamTx
+	DownstreamTx
+	DispatchRequestTx
 	BackfillTx
 	AlertsTx
 }

@@ -22,8 +22,16 @@ type Team struct {
 	Equipment []string `json:"equipment"`
 	ZoneCode  string   `json:"zone_code,omitempty"`
 	Members   []Member `json:"members"`
-	CreatedAt Time     `json:"created_at"`
-	UpdatedAt Time     `json:"updated_at"`
+	// SiteID routes a record of a central node to one site: the central device id of the
+	// site's node (docs/decisions/0196-downstream-log.md); nil sends it to no site.
+	SiteID *string `json:"site_id,omitempty"`
+	// Origin is the node that owns the record when this is a copy of it (received from a
+	// central node): its owned fields are read-only here; OriginVersion is the owner's
+	// version of the copy (docs/decisions/0195-record-owners.md).
+	Origin        *string `json:"origin,omitempty"`
+	OriginVersion int64   `json:"origin_version,omitempty"`
+	CreatedAt     Time    `json:"created_at"`
+	UpdatedAt     Time    `json:"updated_at"`
 }
 
 // CloneTeams returns deep copies of the teams src points to, in order, its nil entries
@@ -170,6 +178,7 @@ type TeamInput struct {
 	Equipment []string      `json:"equipment"`
 	ZoneCode  string        `json:"zone_code"`
 	Members   []MemberInput `json:"members"`
+	SiteID    *string       `json:"site_id"`
 }
 
 func PtrTo[T any](v T) *T { return &v }
@@ -183,6 +192,8 @@ type TeamPatch struct {
 	Equipment *[]string `json:"equipment"`
 	ZoneCode  *string   `json:"zone_code"`
 	Status    *string   `json:"status"`
+	// SiteID "" clears the site.
+	SiteID *string `json:"site_id"`
 }
 
 // LocationInput is the body of PATCH /v1/teams/:id/members/:memberId/location.

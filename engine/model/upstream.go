@@ -39,9 +39,11 @@ type UpstreamConfig struct {
 	LastRejection string `json:"last_rejection,omitempty"`
 	// Backfill is where the sending of the records held before the link was set stands;
 	// nil for a link set before backfill existed.
-	Backfill  *UpstreamBackfill `json:"backfill,omitempty"`
-	CreatedAt Time              `json:"created_at"`
-	UpdatedAt Time              `json:"updated_at"`
+	Backfill *UpstreamBackfill `json:"backfill,omitempty"`
+	// Down is where the pull of the central node's downstream log stands.
+	Down      UpstreamDown `json:"down"`
+	CreatedAt Time         `json:"created_at"`
+	UpdatedAt Time         `json:"updated_at"`
 }
 
 // UpstreamInput is the body of PUT /v1/tenant/upstream. With the url unchanged, an
@@ -92,6 +94,8 @@ type UpstreamStatus struct {
 	// Backfill says how far the records held before the link was set have gone; null
 	// for a link set before backfill existed.
 	Backfill *UpstreamBackfillStatus `json:"backfill"`
+	// Downstream is where the pull of the central node's changes stands.
+	Downstream *DownStatus `json:"downstream"`
 }
 
 // settings renders c without its key.
@@ -112,4 +116,6 @@ const (
 	ChangeEvent    = ItemUpstreamEvent
 	ChangeDispatch = ItemUpstreamDispatch
 	ChangeMission  = ItemUpstreamMission
+	// ChangeDispatchRequest is a site's decision on a central node's dispatch request.
+	ChangeDispatchRequest = ItemUpstreamDispatchRequest
 )

@@ -54,18 +54,22 @@ func (b *UpstreamBackfill) Covers(kind, id string) bool {
 	if !b.Walking() {
 		return true
 	}
-	if r, w := rank(kind), rank(b.Kind); r != w {
+	r, w := rank(kind), rank(b.Kind)
+	if r == len(backfillOrder) {
+		return true // a kind the walk does not send (a dispatch request's decision): logged
+	}
+	if r != w {
 		return r < w
 	}
 	if b.After == "" {
 		return false
 	}
 	a, err1 := uuid.Parse(b.After)
-	r, err2 := uuid.Parse(id)
+	u, err2 := uuid.Parse(id)
 	if err1 != nil || err2 != nil {
 		return true // not a record the walk can place: logged, as without a backfill
 	}
-	return bytes.Compare(r[:], a[:]) <= 0
+	return bytes.Compare(u[:], a[:]) <= 0
 }
 
 func rank(kind string) int {

@@ -6,4 +6,7 @@ const (
 	ItemUpstreamEvent    = "upstream_event"
 	ItemUpstreamDispatch = "upstream_dispatch"
 	ItemUpstreamMission  = "upstream_mission"
+	// ItemUpstreamDispatchRequest is a site's decision on a dispatch request of the
+	// central node (docs/decisions/0197-dispatch-requests.md).
+	ItemUpstreamDispatchRequest = "upstream_dispatch_request"
 )

@@ -15,6 +15,12 @@ type UpstreamOptions struct {
 	BatchSize int
 	// Timeout limits one call to the upstream (30 s).
 	Timeout time.Duration
+	// DownKeep is how many entries a central node's downstream log keeps per tenant
+	// (100,000): a site whose cursor is older gets a snapshot.
+	DownKeep int
+	// PullEvery is how often a site pulls its central node's downstream log while the
+	// link is up and nothing else wakes it (2 s).
+	PullEvery time.Duration
 	// Transport carries the calls to the upstream; NoUpstream when nil.
 	Transport UpstreamTransport
 }
@@ -25,6 +31,8 @@ const (
 	DefaultUpstreamRetryMax  = time.Minute
 	DefaultUpstreamBatchSize = 500
 	DefaultUpstreamTimeout   = 30 * time.Second
+	DefaultDownKeep          = 100_000
+	DefaultPullEvery         = 2 * time.Second
 )
 
 func (o *UpstreamOptions) Fill() {
@@ -39,6 +47,12 @@ func (o *UpstreamOptions) Fill() {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultUpstreamTimeout
+	}
+	if o.DownKeep <= 0 {
+		o.DownKeep = DefaultDownKeep
+	}
+	if o.PullEvery <= 0 {
+		o.PullEvery = DefaultPullEvery
 	}
 	if o.Transport == nil {
 		o.Transport = NoUpstream{}
@@ -99,6 +113,12 @@ type UpstreamStats struct {
 	// the age of the oldest of them.
 	Backlog int64
 	Oldest  time.Duration
+	// DownBehind is how many central changes the sites were behind after their last
+	// pull; DownAge the age of the newest central change applied (the largest over the
+	// links); DownLagging the links behind while up.
+	DownBehind  int64
+	DownAge     time.Duration
+	DownLagging int
 	// Pushed counts the changes acknowledged, Failures the failed attempts, Rejected the
 	// items the upstreams rejected, since the process started.
 	Pushed, Failures, Rejected uint64

@@ -8,8 +8,11 @@ type User struct {
 	Name      string `json:"name"`
 	RBACLevel Role   `json:"rbac_level"`
 	Status    string `json:"status"`
-	CreatedAt Time   `json:"created_at"`
-	UpdatedAt Time   `json:"updated_at"`
+	// Origin and OriginVersion as a Team's: a user copied from a central node.
+	Origin        *string `json:"origin,omitempty"`
+	OriginVersion int64   `json:"origin_version,omitempty"`
+	CreatedAt     Time    `json:"created_at"`
+	UpdatedAt     Time    `json:"updated_at"`
 }
 
 // UserAccount is a User with its secrets, as stored; never returned by the API.

@@ -61,9 +61,13 @@ func (e *Roster) createTeam(tx model.Tx, tenantID string, in model.TeamInput) (*
 	if err := CheckZone(tx, tenantID, in.ZoneCode); err != nil {
 		return nil, err
 	}
+	site, err := model.CheckSite(tx.Device, tenantID, in.SiteID)
+	if err != nil {
+		return nil, err
+	}
 	now := model.At(e.clock.Now())
 	t := &model.Team{ID: model.NewID(), Name: name, Status: TeamAvailable, Verticals: verticals,
-		Equipment: equipment, ZoneCode: in.ZoneCode, Members: []model.Member{},
+		Equipment: equipment, ZoneCode: in.ZoneCode, Members: []model.Member{}, SiteID: site,
 		CreatedAt: now, UpdatedAt: now}
 	for _, m := range in.Members {
 		mem, err := e.newMember(tx, tenantID, t, "members.", m)
@@ -75,6 +79,7 @@ func (e *Roster) createTeam(tx model.Tx, tenantID string, in model.TeamInput) (*
 	if err := tx.PutTeam(tenantID, t); err != nil {
 		return nil, err
 	}
+	writes.Changed(tx, tenantID, model.DownTeam, t.ID)
 	return t, e.publish(tx, tenantID, StreamUpdated, model.PermTeamsRead, t.ID, t)
 }
 
@@ -204,7 +209,18 @@ func (e *Roster) updateTeam(tx model.Tx, p model.Principal, id string, in model.
 	if err != nil {
 		return nil, err
 	}
+	if in.Name != nil || in.Verticals != nil || in.Equipment != nil || in.ZoneCode != nil || in.SiteID != nil {
+		// The roster is the owner's; the status is the site's, even on a copy.
+		if err := model.CopyConflict("team "+t.ID, t.Origin); err != nil {
+			return nil, err
+		}
+	}
 	next := *t
+	if in.SiteID != nil {
+		if next.SiteID, err = model.CheckSite(tx.Device, p.TenantID, in.SiteID); err != nil {
+			return nil, err
+		}
+	}
 	if in.Name != nil {
 		if next.Name, err = model.RequireText("name", *in.Name, 200); err != nil {
 			return nil, err
@@ -242,13 +258,17 @@ func (e *Roster) updateTeam(tx model.Tx, p model.Principal, id string, in model.
 			next.Status = s
 		}
 	}
-	if next.Name == t.Name && slices.Equal(next.Verticals, t.Verticals) && slices.Equal(next.Equipment, t.Equipment) &&
-		next.ZoneCode == t.ZoneCode && next.Status == t.Status {
+	owned := next.Name == t.Name && slices.Equal(next.Verticals, t.Verticals) && slices.Equal(next.Equipment, t.Equipment) &&
+		next.ZoneCode == t.ZoneCode && model.EqualPtr(next.SiteID, t.SiteID)
+	if owned && next.Status == t.Status {
 		return t, nil
 	}
 	next.UpdatedAt = model.At(e.clock.Now())
 	if err := tx.PutTeam(p.TenantID, &next); err != nil {
 		return nil, err
+	}
+	if !owned {
+		writes.Changed(tx, p.TenantID, model.DownTeam, next.ID)
 	}
 	return &next, e.publish(tx, p.TenantID, StreamUpdated, model.PermTeamsRead, next.ID, &next)
 }
@@ -269,6 +289,9 @@ func (e *Roster) addTeamMember(tx model.Tx, p model.Principal, teamID string, in
 	if err != nil {
 		return nil, err
 	}
+	if err := model.CopyConflict("team "+t.ID, t.Origin); err != nil {
+		return nil, err
+	}
 	m, err := e.newMember(tx, p.TenantID, t, "", in)
 	if err != nil {
 		return nil, err
@@ -278,6 +301,7 @@ func (e *Roster) addTeamMember(tx model.Tx, p model.Principal, teamID string, in
 	if err := tx.PutTeam(p.TenantID, t); err != nil {
 		return nil, err
 	}
+	writes.Changed(tx, p.TenantID, model.DownTeam, t.ID)
 	return t, e.publish(tx, p.TenantID, StreamUpdated, model.PermTeamsRead, t.ID, t)
 }
 

@@ -15,14 +15,15 @@ import (
 
 // PlatformNode is the platform of a device that is another fieldrelay node: the only
 // devices whose upstream_* items are accepted. Its hardware_id is the node's id.
-const PlatformNode = "fieldrelay-node"
+const PlatformNode = model.PlatformNode
 
 // Source is the source of a replicated record (model.Event.Source).
 const Source = "upstream"
 
 // isUpstreamKind reports whether kind is one of the upstream_* kinds.
 func isUpstreamKind(kind string) bool {
-	return kind == model.ItemUpstreamEvent || kind == model.ItemUpstreamDispatch || kind == model.ItemUpstreamMission
+	return kind == model.ItemUpstreamEvent || kind == model.ItemUpstreamDispatch || kind == model.ItemUpstreamMission ||
+		kind == model.ItemUpstreamDispatchRequest
 }
 
 // MayApply checks, on receipt, that an upstream_* item comes from a node: a device
@@ -59,6 +60,8 @@ func Apply(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (dup b
 		return applyUpstreamDispatch(tx, tenantID, d, it)
 	case model.ItemUpstreamMission:
 		return applyUpstreamMission(tx, tenantID, d, it)
+	case model.ItemUpstreamDispatchRequest:
+		return applyRequestDecision(tx, tenantID, d, it)
 	}
 	return false, model.Internal(fmt.Errorf("upstream.Apply: kind %q", it.Kind))
 }
@@ -330,18 +333,19 @@ func checkUpstreamMission(m *model.Mission) error {
 			return model.Invalid(fmt.Sprintf("history[%d].at", i), "at is required")
 		}
 	}
-	if last := m.History[len(m.History)-1].To; last != m.Status {
-		return model.Invalid("status", "status %s is not the last move of history (%s)", m.Status, last)
+	for i := range m.History {
+		if m.History[i].To == m.Status {
+			return nil
+		}
 	}
-	return nil
+	return model.Invalid("status", "status %s is no move of the history", m.Status)
 }
 
-// applyUpstreamMission upserts a replicated mission FORWARD ONLY: stored when absent;
-// replaced when the copy's history is a strict prefix of the record's (same moves, the
-// record has more); a record whose history is a prefix of the copy's, equal or older, is
-// a duplicate. A history that diverges from the copy's, a different event or team, or an
-// id that names a local mission or another node's, is a conflict: nothing changes, and
-// the sender learns it. The record is kept as sent (its code too, which indexes nothing
+// applyUpstreamMission upserts a replicated mission: stored when absent; else the
+// record's moves and the copy's are merged by union (moves recorded here on the copy are
+// kept until the owner sends them back), and a record that brings no new move and is not
+// newer is a duplicate. A different event or team, or an id that names a local mission or
+// another node's, is a conflict: nothing changes, and the sender learns it. The record is kept as sent (its code too, which indexes nothing
 // here) but for origin.
 func applyUpstreamMission(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
 	var m model.Mission
@@ -366,11 +370,14 @@ func applyUpstreamMission(tx Tx, tenantID string, d *model.Device, it *model.Dev
 		return false, &model.Error{Kind: model.KindConflict, Field: "id", Msg: fmt.Sprintf("mission %s is held here as a record of another origin", m.ID)}
 	case cur.EventID != m.EventID || cur.TeamID != m.TeamID:
 		return false, &model.Error{Kind: model.KindConflict, Field: "id", Msg: fmt.Sprintf("mission %s is held here with another event or team", m.ID)}
-	case historyPrefix(m.History, cur.History):
-		return true, nil // older or equal
-	case !historyPrefix(cur.History, m.History):
-		return false, &model.Error{Kind: model.KindConflict, Field: "history",
-			Msg: fmt.Sprintf("the history of mission %s diverges from the copy held here", m.ID)}
+	default:
+		// The moves are facts merged by union: the owner's record, with the moves
+		// recorded here that it has not seen yet (docs/decisions/0198-mission-moves-union.md).
+		held := len(cur.History)
+		model.MergeMoves(&m, cur.History)
+		if len(m.History) == held && !m.UpdatedAt.After(cur.UpdatedAt.Time) {
+			return true, nil // nothing new
+		}
 	}
 	m.Origin = origin
 	if model.IsNullJSON(m.Feedback) {
@@ -379,33 +386,40 @@ func applyUpstreamMission(tx Tx, tenantID string, d *model.Device, it *model.Dev
 	return false, putRecord(tx, tenantID, model.ChangeMission, m.ID, tx.PutMission(tenantID, &m))
 }
 
-// historyPrefix reports whether a is a prefix of b (equal included).
-func historyPrefix(a, b []model.MissionMove) bool {
-	if len(a) > len(b) {
-		return false
+// applyRequestDecision applies a site's decision on a dispatch request of this node: the
+// request, made here for that site, becomes dispatched (with the site's mission) or
+// refused (with the reason); a decision on a request already decided is a duplicate
+// (docs/decisions/0197-dispatch-requests.md).
+func applyRequestDecision(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (bool, error) {
+	var in model.DispatchRequest
+	if err := decodeUpstream(it.Payload, &in, "requested_at", "decided_at"); err != nil {
+		return false, err
 	}
-	for i := range a {
-		if !sameMove(&a[i], &b[i]) {
-			return false
-		}
+	if err := requireID("dispatch_request_id", in.ID); err != nil {
+		return false, err
 	}
-	return true
-}
-
-// sameMove compares two moves; feedback as compact JSON, null and absent alike.
-func sameMove(a, b *model.MissionMove) bool {
-	return a.From == b.From && a.To == b.To && a.At.Equal(b.At.Time) && a.Actor == b.Actor && a.Source == b.Source &&
-		bytes.Equal(compactJSON(a.Feedback), compactJSON(b.Feedback))
-}
-
-// compactJSON returns raw compacted, nil for absent or null.
-func compactJSON(raw json.RawMessage) []byte {
-	if model.IsNullJSON(raw) {
-		return nil
+	r, err := tx.DispatchRequest(tenantID, in.ID)
+	if model.IsKind(err, model.KindNotFound) || (err == nil && r.SiteID != d.ID) {
+		return false, &model.Error{Kind: model.KindConflict, Field: "dispatch_request_id",
+			Msg: fmt.Sprintf("dispatch request %s was not made here for this site", in.ID)}
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
+	if err != nil {
+		return false, err
 	}
-	return buf.Bytes()
+	if r.Status != model.RequestRequested {
+		return true, nil
+	}
+	switch {
+	case in.Status == model.RequestDispatched && in.MissionID != nil && model.ValidID(*in.MissionID):
+		r.MissionID = in.MissionID
+	case in.Status == model.RequestRefused && in.Reason != nil:
+		r.Reason, r.Message = in.Reason, in.Message
+	default:
+		return false, model.Invalid("status", "status must be dispatched with a mission_id or refused with a reason")
+	}
+	r.Status, r.DecidedAt = in.Status, in.DecidedAt
+	if r.DecidedAt == nil {
+		r.DecidedAt = it.CapturedAt
+	}
+	return false, tx.PutDispatchRequest(tenantID, r)
 }

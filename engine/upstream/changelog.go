@@ -20,6 +20,9 @@ func (u *Runner) LogChanges(tx model.Tx) error {
 	}
 	l := &logging{tx: tx}
 	for _, c := range changes {
+		if model.DownKinds[c.Kind] {
+			continue // the downstream log's (LogDown)
+		}
 		if err := u.logChange(l, c.TenantID, c.Kind, c.ID); err != nil {
 			return err
 		}

@@ -71,6 +71,12 @@ func (e *Links) UpstreamStatusOf(ctx context.Context, slug string) (*model.Upstr
 	return e.r.Status(ctx, BySlug(slug))
 }
 
+// PullDownstream answers a site node's pull of the downstream log (POST
+// /v1/devices/downstream). It needs devices:manage and a node device.
+func (e *Links) PullDownstream(ctx context.Context, p model.Principal, in model.DownPullInput) (*model.DownPull, error) {
+	return e.r.Pull(ctx, p, in)
+}
+
 // ownTenant names p's tenant.
 func ownTenant(p model.Principal) func(Tx) (string, error) {
 	return func(Tx) (string, error) { return p.TenantID, nil }

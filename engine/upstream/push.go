@@ -77,6 +77,21 @@ type Runner struct {
 	rnd   *rand.Rand
 
 	pushed, failed, rejected atomic.Uint64
+
+	// writeStore runs the transactions that apply the central node's changes: the
+	// engine's, whose pre-commit hooks log what a requested dispatch writes (Wire).
+	writeStore        model.Store
+	dispatchRequested func(tx model.Tx, tenantID string, r *model.DispatchRequest) error
+	mergeMission      func(tx model.Tx, tenantID string, m *model.Mission) error
+}
+
+// Wire gives the Runner what the engine builds after it: the store that runs its write
+// hooks; the site's dispatch of a central node's request (run within the transaction
+// that applies it; it decides the request and stores it); the site's merge of the moves
+// its central node recorded on one of its missions.
+func (u *Runner) Wire(writeStore model.Store, dispatchRequested func(tx model.Tx, tenantID string, r *model.DispatchRequest) error,
+	mergeMission func(tx model.Tx, tenantID string, m *model.Mission) error) {
+	u.writeStore, u.dispatchRequested, u.mergeMission = writeStore, dispatchRequested, mergeMission
 }
 
 // upLink is what the pusher keeps in memory of one tenant's link.
@@ -124,6 +139,13 @@ func New(p Parts) *Runner {
 		secret: p.Secret, opt: opt, wake: make(chan struct{}, 1),
 		rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	u.dirty.Store(true)
+	u.writeStore = p.Store
+	u.dispatchRequested = func(model.Tx, string, *model.DispatchRequest) error {
+		return model.Errorf(model.KindInternal, "this node runs no dispatch")
+	}
+	u.mergeMission = func(model.Tx, string, *model.Mission) error {
+		return model.Errorf(model.KindInternal, "this node merges no mission")
+	}
 	return u
 }
 
@@ -222,6 +244,11 @@ func (u *Runner) runDue(ctx context.Context) (more bool, wait time.Duration) {
 			continue
 		}
 		left, err := u.push(ctx, l)
+		if err == nil && !left {
+			// Once the log is sent, what the central node changed comes down.
+			err = u.pull(ctx, l)
+			wait = min(wait, u.opt.PullEvery)
+		}
 		if ctx.Err() != nil {
 			return false, wait
 		}
@@ -563,6 +590,8 @@ func appendRecord(b []byte, tx Tx, tenantID string, ch model.LogChange) ([]byte,
 		v, err = tx.Mission(tenantID, ch.ID)
 	case model.ChangeDispatch:
 		v, err = tx.Dispatch(tenantID, ch.ID)
+	case model.ChangeDispatchRequest:
+		v, err = tx.DispatchRequest(tenantID, ch.ID)
 	default:
 		err = model.NotFound("record")
 	}
@@ -735,6 +764,15 @@ func (u *Runner) Stats() *model.UpstreamStats {
 			st.Backlog += s.Backlog
 			if s.BacklogOldestAt != nil {
 				st.Oldest = max(st.Oldest, now.Sub(s.BacklogOldestAt.Time))
+			}
+			if d := s.Downstream; d != nil {
+				st.DownBehind += d.Behind
+				if d.NewestAt != nil {
+					st.DownAge = max(st.DownAge, now.Sub(d.NewestAt.Time))
+				}
+				if d.Lagging && s.State != StateDown && s.State != StatePaused {
+					st.DownLagging++
+				}
 			}
 		}
 		return nil

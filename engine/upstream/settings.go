@@ -337,6 +337,7 @@ func statusIn(tx Tx, tenantID string) (*model.UpstreamStatus, error) {
 		}
 	}
 	st.Backfill = c.Backfill.Status(c.AckedThrough)
+	st.Downstream = c.Down.Status()
 	switch {
 	case c.Paused:
 		st.State = StatePaused

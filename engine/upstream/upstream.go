@@ -18,6 +18,7 @@ type Tx interface {
 	model.TxCommit
 	model.UpstreamTx
 	model.BackfillTx
+	model.DispatchRequestTx
 	Meta(key string) ([]byte, error)
 	PutMeta(key string, value []byte) error
 	TenantBySlug(slug string) (*model.Tenant, error)

@@ -40,12 +40,17 @@ func (e *Registry) createZone(tx model.Tx, tenantID string, in model.ZoneInput) 
 	} else if !model.IsKind(err, model.KindNotFound) {
 		return nil, err
 	}
+	site, err := model.CheckSite(tx.Device, tenantID, in.SiteID)
+	if err != nil {
+		return nil, err
+	}
 	now := e.clock.Now()
 	z := &model.Zone{ID: model.NewID(), Code: in.Code, Name: name, Boundary: *in.Boundary,
-		Centroid: in.Boundary.Centroid(), CreatedAt: model.At(now), UpdatedAt: model.At(now)}
+		Centroid: in.Boundary.Centroid(), SiteID: site, CreatedAt: model.At(now), UpdatedAt: model.At(now)}
 	if err := tx.PutZone(tenantID, z); err != nil {
 		return nil, err
 	}
+	writes.Changed(tx, tenantID, model.DownZone, z.Code)
 	out := z.AsOf(now)
 	return &out, nil
 }
@@ -69,6 +74,9 @@ func (e *Registry) updateZone(tx model.Tx, p model.Principal, code string, in mo
 	if err != nil {
 		return nil, err
 	}
+	if err := model.CopyConflict("zone "+model.Quote(code), z.Origin); err != nil {
+		return nil, err
+	}
 	if in.Code != nil && *in.Code != z.Code {
 		return nil, model.Invalid("code", "code cannot change; create a new zone instead")
 	}
@@ -90,12 +98,22 @@ func (e *Registry) updateZone(tx model.Tx, p model.Principal, code string, in mo
 	if in.Boundary != nil {
 		z.Boundary, z.Centroid, changed = *in.Boundary, in.Boundary.Centroid(), true
 	}
+	if in.SiteID != nil {
+		site, err := model.CheckSite(tx.Device, p.TenantID, in.SiteID)
+		if err != nil {
+			return nil, err
+		}
+		if !model.EqualPtr(site, z.SiteID) {
+			z.SiteID, changed = site, true
+		}
+	}
 	now := e.clock.Now()
 	if changed {
 		z.UpdatedAt = model.At(now)
 		if err := tx.PutZone(p.TenantID, z); err != nil {
 			return nil, err
 		}
+		writes.Changed(tx, p.TenantID, model.DownZone, z.Code)
 	}
 	out := z.AsOf(now)
 	return &out, nil
@@ -116,9 +134,13 @@ func (e *Registry) DeleteZone(ctx context.Context, p model.Principal, code strin
 		if err != nil {
 			return nil, err
 		}
+		if err := model.CopyConflict("zone "+model.Quote(code), z.Origin); err != nil {
+			return nil, err
+		}
 		if err := tx.DeleteZone(p.TenantID, code); err != nil {
 			return nil, err
 		}
+		writes.Changed(tx, p.TenantID, model.DownZone, z.Code)
 		return z, nil
 	})
 }

@@ -259,7 +259,8 @@ func (t *tx) UpstreamTenants() ([]string, error) {
 }
 
 // changeKinds are the kinds a change log holds.
-var changeKinds = map[string]bool{model.ChangeEvent: true, model.ChangeDispatch: true, model.ChangeMission: true}
+var changeKinds = map[string]bool{model.ChangeEvent: true, model.ChangeDispatch: true, model.ChangeMission: true,
+	model.ChangeDispatchRequest: true}
 
 // AppendChange takes the next sequence number of the tenant's log from upstream_log_end,
 // which keeps the last one given even when the log is trimmed empty.

@@ -339,3 +339,24 @@ func (t *tx) UsageCounters(tenantID, fromDay, toDay string) ([]model.UsageCounte
 	})
 	return out, err
 }
+
+func (t *tx) PutDispatchRequest(tenantID string, r *model.DispatchRequest) error {
+	tn, id, err := ids(tenantID, r.ID, "dispatch request")
+	if err != nil {
+		return err
+	}
+	doc, err := jsonOf(r)
+	if err != nil {
+		return err
+	}
+	return t.put(`INSERT INTO dispatch_requests (tenant_id, id, doc) SELECT $1, $2, $3`+ifTenant+`
+		ON CONFLICT (tenant_id, id) DO UPDATE SET doc = excluded.doc`, tn, id, doc)
+}
+
+func (t *tx) DispatchRequest(tenantID, id string) (*model.DispatchRequest, error) {
+	tn, rid, err := ids(tenantID, id, "dispatch request")
+	if err != nil {
+		return nil, err
+	}
+	return getDoc[model.DispatchRequest](t, "dispatch request", "SELECT doc FROM dispatch_requests WHERE tenant_id = $1 AND id = $2", tn, rid)
+}

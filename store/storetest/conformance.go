@@ -52,6 +52,8 @@ func Conformance(t *testing.T, open func(t *testing.T) model.Store) {
 		{"Retention", testRetention},
 		{"Usage", testUsage},
 		{"Upstream", testUpstream},
+		{"Downstream", testDownstream},
+		{"DispatchRequests", testDispatchRequests},
 		{"Backfill", testBackfill},
 		{"UnknownTenant", testUnknownTenant},
 	} {

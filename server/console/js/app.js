@@ -13,9 +13,10 @@ import { webhooksView } from "./views/webhooks.js";
 import { adminView } from "./views/admin.js";
 import { teamsView } from "./views/teams.js";
 import { devicesView } from "./views/devices.js";
+import { upstreamView } from "./views/upstream.js";
 
 const NIL = "00000000-0000-0000-0000-000000000000";
-const VIEWS = [eventsView, mapView, dispatchView, teamsView, missionsView, webhooksView, adminView, devicesView];
+const VIEWS = [eventsView, mapView, dispatchView, teamsView, missionsView, webhooksView, adminView, devicesView, upstreamView];
 
 const $ = (id) => document.getElementById(id);
 

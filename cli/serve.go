@@ -62,6 +62,7 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.DataDir, "data", "./data", "data directory")
 	fl.StringVar(&f.Database, "database", "", "postgres:// or postgresql:// URL of the central tier's database (default: the bbolt file in --data)")
+	fl.StringVar(&f.DatabaseListenURL, "database-listen-url", "", "postgres:// URL on which to LISTEN for the changes of the other processes, when --database goes through a pooler in transaction mode (PgBouncer), which delivers no notification: the database server itself (default: --database)")
 	fl.StringVar(&f.Addr, "addr", "127.0.0.1:8443", "address to listen on")
 	fl.StringVar(&f.TLSCert, "tls-cert", "", "TLS certificate (PEM); default: a self-signed one in DATA/tls")
 	fl.StringVar(&f.TLSKey, "tls-key", "", "TLS private key (PEM)")
@@ -407,7 +408,17 @@ func (m *Main) open(ctx context.Context, log *slog.Logger) (model.Store, error) 
 		return nil, err
 	}
 	m.unlockData = unlock
-	return openDatabaseURL(ctx, m.openStore, cfg.Database, log)
+	open := m.openStore
+	if open == nil && cfg.DatabaseListenURL != "" {
+		open = func(ctx context.Context, url string, log *slog.Logger) (model.Store, error) {
+			db, err := openDatabaseListen(ctx, url, cfg.DatabaseListenURL, log)
+			if err != nil {
+				return nil, errors.New(scrubURL(err.Error(), cfg.DatabaseListenURL))
+			}
+			return db, nil
+		}
+	}
+	return openDatabaseURL(ctx, open, cfg.Database, log)
 }
 
 // tuneGC sets the garbage collector for a node (and for bench, which shares its machine):

@@ -100,7 +100,9 @@ func through(tb testing.TB, b *bouncer, err error, raw string) string {
 }
 
 // startBouncer starts a PgBouncer in transaction mode for every database of the cluster
-// (nil, nil when PgBouncer is not installed). It runs as the cluster's user.
+// (nil, nil when PgBouncer is not installed). It runs as the cluster's user. Its idle
+// server connections close after 2 s: each test has a database (a pool) of its own, and
+// the pools of the tests before must not hold the server's max_connections.
 func (c *cluster) startBouncer() (*bouncer, error) {
 	bin := findBouncer()
 	if bin == "" {
@@ -146,6 +148,7 @@ max_client_conn = 2000
 default_pool_size = 20
 server_reset_query =
 server_lifetime = 3600
+server_idle_timeout = 2
 server_login_retry = 1
 logfile = %s
 `, c.port, port, filepath.Join(dir, "users.txt"), filepath.Join(dir, "log"))

@@ -299,8 +299,11 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, body func(*tx)
 		return nil, fmt.Errorf("postgres: beginning a transaction: %w", err)
 	}
 	t = &tx{ctx: ctx, ptx: ptx, db: db, seed: rand.Uint64()}
+	done := false
 	defer func() {
-		if err != nil {
+		// Not done: body failed, or never returned (a panic, a test's t.Fatal): the
+		// connection goes back to the pool rolled back either way.
+		if err != nil || !done {
 			// Bounded: on a connection gone silent, a rollback would wait forever.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultConnectTimeout)
 			_ = ptx.Rollback(rctx)
@@ -321,6 +324,7 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, body func(*tx)
 		return t, t.failed
 	}
 	t.committing = true
+	done = true
 	if err := ptx.Commit(ctx); err != nil {
 		t.note(err)
 		return t, fmt.Errorf("postgres: commit: %w", err)

@@ -117,15 +117,16 @@ func readyNotifications(t *testing.T, n *demoNode) (string, string) {
 func TestCentral_KeyRevokedListenerCut(t *testing.T) {
 	bin := binary(t)
 	url := pgtest.URL(t)
-	pooled := pgtest.Bouncer(t, url)
+	app := servingRole(t, bin, url)
+	pooled := pgtest.Bouncer(t, app)
 	u, err := neturl.Parse(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hole := newBlackhole(t, u.Host)
-	c := serveCentralVia(t, bin, url, pooled, 1, "--database-listen-url", url)
+	c := serveCentralVia(t, bin, url, pooled, 1, "--database-listen-url", app)
 	a := c.nodes[0]
-	b := &demoNode{served: serve(t, bin, t.TempDir(), false, "--database", pooled, "--database-listen-url", hole.via(t, url),
+	b := &demoNode{served: serve(t, bin, t.TempDir(), false, "--database", pooled, "--database-listen-url", hole.via(t, app),
 		"--internal-secret", "a-secret-of-sixteen-characters"), APIKey: a.APIKey, Users: a.Users}
 	for _, n := range []*demoNode{a, b} {
 		if st, why := readyNotifications(t, n); st != "up" {

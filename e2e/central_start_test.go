@@ -16,7 +16,7 @@ import (
 func TestCentral_StartsBeforeDatabase(t *testing.T) {
 	bin := binary(t)
 	pg := pgtest.Own(t)
-	url := pg.URL(t)
+	url := servingRole(t, bin, pg.URL(t))
 	pg.Stop(t)
 	data := t.TempDir()
 	s := startAt(t, bin, data, freeAddr(t), false, "--database", url, "--demo")

@@ -27,17 +27,29 @@ type central struct {
 func serveCentral(t *testing.T, bin string, n int, extra ...string) *central {
 	t.Helper()
 	url := pgtest.URL(t)
-	return serveCentralVia(t, bin, url, pgtest.Bouncer(t, url), n, append([]string{"--database-listen-url", url}, extra...)...)
+	app := servingRole(t, bin, url)
+	return serveCentralVia(t, bin, url, pgtest.Bouncer(t, app), n, append([]string{"--database-listen-url", app}, extra...)...)
+}
+
+// servingRole migrates the database of url as its owner with `fieldrelay migrate --grant`
+// and returns url as pgtest.AppRole, neither superuser nor owner, as which the tier's
+// processes serve (docs/decisions/0223-least-privilege.md).
+func servingRole(t *testing.T, bin, url string) string {
+	t.Helper()
+	app := pgtest.AppURL(t, url) // the role first: --grant wants it
+	mustRun(t, bin, "", "migrate", "--database", url, "--grant", pgtest.AppRole)
+	return app
 }
 
 // serveCentralOn is serveCentral on a given database reached directly (one of a cluster of
-// the test's own, pgtest.Own, that the test stops and starts).
+// the test's own, pgtest.Own, that the test stops and starts), as the serving role too.
 func serveCentralOn(t *testing.T, bin, url string, n int, extra ...string) *central {
 	t.Helper()
-	return serveCentralVia(t, bin, url, url, n, extra...)
+	return serveCentralVia(t, bin, url, servingRole(t, bin, url), n, extra...)
 }
 
-// serveCentralVia starts n processes with --database via on the database url.
+// serveCentralVia starts n processes with --database via on the database url (the
+// owner's: the admin commands' and the test's).
 func serveCentralVia(t *testing.T, bin, url, via string, n int, extra ...string) *central {
 	t.Helper()
 	c := &central{url: url}

@@ -160,9 +160,17 @@ func (db *DB) migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLock)); err != nil {
 				return fmt.Errorf("taking the migration lock: %w", err)
 			}
-			if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
-				version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-				return fmt.Errorf("creating schema_version: %w", err)
+			// Created only when missing: a serving role, which may not create tables,
+			// reads it.
+			var exists bool
+			if err := tx.QueryRow(ctx, "SELECT to_regclass('schema_version') IS NOT NULL").Scan(&exists); err != nil {
+				return fmt.Errorf("reading schema_version: %w", err)
+			}
+			if !exists {
+				if _, err := tx.Exec(ctx, `CREATE TABLE schema_version (
+					version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+					return notOwner(fmt.Errorf("creating schema_version: %w", err), 0, len(names))
+				}
 			}
 			var current int
 			if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_version").Scan(&current); err != nil {
@@ -180,7 +188,7 @@ func (db *DB) migrate(ctx context.Context) error {
 				return err
 			}
 			if _, err := tx.Exec(ctx, string(sql)); err != nil {
-				return fmt.Errorf("migrating the schema to version %d (%s): %w", current+1, names[current], err)
+				return notOwner(fmt.Errorf("migrating the schema to version %d (%s): %w", current+1, names[current], err), current, len(names))
 			}
 			if _, err := tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES ($1)", current+1); err != nil {
 				return fmt.Errorf("migrating the schema to version %d (%s): %w", current+1, names[current], err)

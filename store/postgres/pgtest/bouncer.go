@@ -215,7 +215,7 @@ func (c *cluster) writeOwned(path, content string) error {
 // users are the roles that a PgBouncer of the cluster lets in (auth_type trust still
 // wants them listed).
 func (c *cluster) users() []string {
-	return []string{"postgres"}
+	return []string{"postgres", AppRole}
 }
 
 // watch starts a watchdog process that runs cleanup (a shell command) when the test

@@ -13,7 +13,13 @@ import (
 // starting together do not race; a schema newer than this binary is refused). The pool
 // has pgxpool's default size unless the URL sets pool_max_conns (docs/operations.md).
 func openDatabase(ctx context.Context, url string, log *slog.Logger) (model.Store, error) {
-	db, err := postgres.Open(ctx, url, postgres.Options{Log: log})
+	return openDatabaseListen(ctx, url, "", log)
+}
+
+// openDatabaseListen is openDatabase with the listener of notifications on listenURL ("":
+// url), for a url through a pooler in transaction mode (docs/operations.md).
+func openDatabaseListen(ctx context.Context, url, listenURL string, log *slog.Logger) (model.Store, error) {
+	db, err := postgres.Open(ctx, url, postgres.Options{Log: log, ListenURL: listenURL})
 	if err != nil {
 		return nil, err
 	}

@@ -2,13 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
@@ -89,8 +92,10 @@ func TestServeDatabasePostgres(t *testing.T) {
 	}
 }
 
-// TestDatabaseUnreachable: a URL where no PostgreSQL answers fails at once, saying which
-// database (without its password) and why.
+// TestDatabaseUnreachable: a URL where no PostgreSQL answers fails an admin command at once,
+// saying which database (without its password) and why; serve waits for it instead
+// (docs/decisions/0221-serve-before-database.md): /healthz 200, /readyz and the rest 503
+// with Retry-After and the reason, never the password, until it is stopped.
 func TestDatabaseUnreachable(t *testing.T) {
 	a := newTestApp(nil)
 	db := "postgres://fieldrelay:hunter2-s3cret@127.0.0.1:1/central?sslmode=disable&connect_timeout=5"
@@ -99,10 +104,51 @@ func TestDatabaseUnreachable(t *testing.T) {
 		strings.Contains(r.stderr+r.stdout, "hunter2") {
 		t.Fatalf("tenant list on a closed port: %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	r = run(t, a, "", "serve", "--data", t.TempDir(), "--plain-http", "--addr", "127.0.0.1:0", "--database", db)
-	if r.code != 1 || !strings.Contains(r.stderr, "cannot open the database postgres://fieldrelay:xxxxx@127.0.0.1:1/central") ||
-		strings.Contains(r.stderr+r.stdout, "hunter2") {
-		t.Fatalf("serve on a closed port: %d %q %q", r.code, r.stdout, r.stderr)
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- a.execute(ctx, []string{"serve", "--data", t.TempDir(), "--plain-http", "--addr", addr, "--database", db},
+			strings.NewReader(""), &stdout, &stderr)
+	}()
+	var health, ready *http.Response
+	deadline := time.Now().Add(10 * time.Second)
+	for health == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve does not answer /healthz while it waits for its database\n%s", stderr.String())
+		}
+		health, _ = http.Get("http://" + addr + "/healthz")
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = health.Body.Close()
+	if ready, err = http.Get("http://" + addr + "/readyz"); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(ready.Body)
+	_ = ready.Body.Close()
+	if health.StatusCode != 200 || ready.StatusCode != 503 || ready.Header.Get("Retry-After") == "" ||
+		!strings.Contains(string(body), `"error":"unavailable"`) ||
+		!strings.Contains(string(body), "cannot open the database postgres://fieldrelay:xxxxx@127.0.0.1:1/central") {
+		t.Fatalf("while waiting for the database: /healthz %d, /readyz %d %v %s", health.StatusCode, ready.StatusCode, ready.Header, body)
+	}
+	stop()
+	select {
+	case code := <-exit:
+		if code != 1 || !strings.Contains(stderr.String(), "stopped while waiting for the database") {
+			t.Fatalf("serve stopped while waiting: %d %q", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop while waiting for its database")
+	}
+	if all := stdout.String() + stderr.String() + string(body); strings.Contains(all, "hunter2") {
+		t.Fatalf("the password is in the output:\n%s", all)
 	}
 }
 

@@ -90,6 +90,7 @@ func (a *app) newRootCommand() *cobra.Command {
 		a.newCheckCommand(),
 		a.newCompactCommand(),
 		a.newBenchCommand(),
+		a.newMigrateCommand(),
 		newVersionCommand(),
 	)
 	documentEnv(root)

@@ -23,6 +23,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/server"
 	"github.com/fieldrelay/fieldrelay/server/outbound"
 	"github.com/fieldrelay/fieldrelay/store"
+	"github.com/fieldrelay/fieldrelay/store/postgres"
 	"github.com/spf13/cobra"
 )
 
@@ -62,6 +63,7 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.DataDir, "data", "./data", "data directory")
 	fl.StringVar(&f.Database, "database", "", "postgres:// or postgresql:// URL of the central tier's database (default: the bbolt file in --data)")
+	fl.StringVar(&f.DatabaseListenURL, "database-listen-url", "", "postgres:// URL on which to LISTEN for the changes of the other processes, when --database goes through a pooler in transaction mode (PgBouncer), which delivers no notification: the database server itself (default: --database)")
 	fl.StringVar(&f.Addr, "addr", "127.0.0.1:8443", "address to listen on")
 	fl.StringVar(&f.TLSCert, "tls-cert", "", "TLS certificate (PEM); default: a self-signed one in DATA/tls")
 	fl.StringVar(&f.TLSKey, "tls-key", "", "TLS private key (PEM)")
@@ -179,7 +181,21 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 
-	db, err := m.open(ctx, log)
+	// A database may not answer yet: the node listens first, answers /healthz and says why
+	// it is not ready until the database opens (openWaiting).
+	var l *listening
+	var db model.Store
+	if cfg.Database != "" {
+		if err := checkDatabaseURL(cfg.Database); err != nil {
+			return err
+		}
+		if l, err = m.listen(clockOf(m.EngineOptions).Now()); err != nil {
+			return err
+		}
+		db, err = m.openWaiting(ctx, log, l)
+	} else {
+		db, err = m.open(ctx, log)
+	}
 	if err != nil {
 		return err
 	}
@@ -250,20 +266,16 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	now := eng.Clock().Now() // the node's clock, a test's fake one included
-	tlsConfig, fingerprint, selfSigned, err := serveTLS(cfg, now)
-	if err != nil {
-		return err
+	if l == nil {
+		if l, err = m.listen(now); err != nil {
+			return err
+		}
 	}
+	ln, tlsConfig, fingerprint, selfSigned := l.ln, l.tlsConfig, l.fingerprint, l.selfSigned
 	caFile := ""
 	if selfSigned != nil {
 		caFile = selfSigned.CertFile
 	}
-
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return model.Errorf(model.KindUnavailable, "cannot listen on %s: %v", cfg.Addr, err)
-	}
-	m.ln = ln
 	adminLn, err := server.ListenAdmin(adminSocket(cfg.DataDir))
 	if err != nil { // e.g. a path longer than a unix socket allows (about 100 bytes)
 		return model.Errorf(model.KindUnavailable, "cannot open the admin socket %s: %v", adminSocket(cfg.DataDir), err)
@@ -318,6 +330,30 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	logCertificate(log, tlsConfig, selfSigned, now)
 	return nil
+}
+
+// listen makes the node's TLS configuration and listens on its address; Close closes the
+// listener.
+func (m *Main) listen(now time.Time) (*listening, error) {
+	cfg := &m.Config
+	tlsConfig, fingerprint, selfSigned, err := serveTLS(cfg, now)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, model.Errorf(model.KindUnavailable, "cannot listen on %s: %v", cfg.Addr, err)
+	}
+	m.ln = ln
+	return &listening{ln: ln, tlsConfig: tlsConfig, fingerprint: fingerprint, selfSigned: selfSigned}, nil
+}
+
+// clockOf is the clock the engine of opts will use.
+func clockOf(opts engine.Options) model.Clock {
+	if opts.Clock != nil {
+		return opts.Clock
+	}
+	return model.SystemClock{}
 }
 
 // certWarnBefore is how long before its end a certificate of the operator's (--tls-cert)
@@ -404,12 +440,35 @@ func (m *Main) open(ctx context.Context, log *slog.Logger) (model.Store, error) 
 	if err := checkDatabaseURL(cfg.Database); err != nil {
 		return nil, err
 	}
-	unlock, err := lockDataDir(cfg.DataDir)
-	if err != nil {
-		return nil, err
+	if m.unlockData == nil { // held from the first attempt (openWaiting tries again)
+		unlock, err := lockDataDir(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		m.unlockData = unlock
 	}
-	m.unlockData = unlock
-	return openDatabaseURL(ctx, m.openStore, cfg.Database, log)
+	unreachable := false
+	db, err := openDatabaseURL(ctx, func(ctx context.Context, url string, log *slog.Logger) (model.Store, error) {
+		var db model.Store
+		var err error
+		if m.openStore != nil {
+			db, err = m.openStore(ctx, url, log)
+		} else {
+			db, err = openDatabaseListen(ctx, url, cfg.DatabaseListenURL, log)
+		}
+		if err == nil {
+			return db, nil
+		}
+		unreachable = postgres.Unreachable(err)
+		if cfg.DatabaseListenURL != "" {
+			err = errors.New(scrubURL(err.Error(), cfg.DatabaseListenURL))
+		}
+		return nil, err
+	}, cfg.Database, log)
+	if err != nil && unreachable {
+		return nil, &dbUnreachable{err}
+	}
+	return db, err
 }
 
 // tuneGC sets the garbage collector for a node (and for bench, which shares its machine):

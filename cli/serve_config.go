@@ -29,6 +29,11 @@ type ServeConfig struct {
 	// Database is the postgres:// URL of a central tier's database; empty means the bbolt
 	// file in DataDir. It may hold a password: print it only through redactURL.
 	Database string
+	// DatabaseListenURL is the URL of the listener of the database's notifications: the
+	// database server itself when Database goes through a pooler in transaction mode
+	// (PgBouncer), which delivers none; empty means Database
+	// (docs/decisions/0220-notifications-fail-closed.md). Printed only through redactURL.
+	DatabaseListenURL string
 	// Addr is the TCP address the API listens on.
 	Addr string
 	// TLSCert and TLSKey are PEM files; both empty means the self-signed certificate.
@@ -122,9 +127,17 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	if c.DataDir == "" {
 		return nil, model.Invalid("data", "--data is required")
 	}
+	if c.Database == "" && c.DatabaseListenURL != "" {
+		return nil, model.Invalid("database-listen-url", "--database-listen-url goes with --database")
+	}
 	if c.Database != "" {
 		if err := checkDatabaseURL(c.Database); err != nil {
 			return nil, err
+		}
+		if c.DatabaseListenURL != "" {
+			if err := checkDatabaseURL(c.DatabaseListenURL); err != nil {
+				return nil, model.Invalid("database-listen-url", "--database-listen-url must be a postgres:// or postgresql:// URL, such as postgres://fieldrelay@db.example:5432/fieldrelay")
+			}
 		}
 		if c.BackupEvery > 0 {
 			return nil, model.Invalid("backup-every", "--backup-every takes snapshots of the bbolt file of --data; with --database, back up the database with its own tools (pg_dump, pg_basebackup and WAL archiving: docs/operations.md)")

@@ -15,23 +15,45 @@ import (
 // central is a central tier for a test: n serve processes of the real binary sharing one
 // fresh PostgreSQL database, each with its own --data directory, over plain HTTP.
 type central struct {
-	url   string // the database
+	url   string // the database, reached directly (the admin commands' and the test's)
 	nodes []*demoNode
 }
 
-// serveCentral starts n processes on one new database; the first creates the demo tenant
-// (--demo), whose credentials every node shares. extra flags go to every process.
+// serveCentral starts n processes on one new database, as operators run them: through
+// PgBouncer in transaction mode (Debian's, started by pgtest), with the query mode that
+// docs/operations.md names and the listener of notifications on the database itself
+// (--database-listen-url). The first creates the demo tenant (--demo), whose credentials
+// every node shares. extra flags go to every process.
 func serveCentral(t *testing.T, bin string, n int, extra ...string) *central {
 	t.Helper()
-	return serveCentralOn(t, bin, pgtest.URL(t), n, extra...)
+	url := pgtest.URL(t)
+	app := servingRole(t, bin, url)
+	return serveCentralVia(t, bin, url, pgtest.Bouncer(t, app), n, append([]string{"--database-listen-url", app}, extra...)...)
 }
 
-// serveCentralOn is serveCentral on a given database (one of a cluster of the test's own,
-// pgtest.Own, that the test stops and starts).
+// servingRole migrates the database of url as its owner with `fieldrelay migrate --grant`
+// and returns url as pgtest.AppRole, neither superuser nor owner, as which the tier's
+// processes serve (docs/decisions/0223-least-privilege.md).
+func servingRole(t *testing.T, bin, url string) string {
+	t.Helper()
+	app := pgtest.AppURL(t, url) // the role first: --grant wants it
+	mustRun(t, bin, "", "migrate", "--database", url, "--grant", pgtest.AppRole)
+	return app
+}
+
+// serveCentralOn is serveCentral on a given database reached directly (one of a cluster of
+// the test's own, pgtest.Own, that the test stops and starts), as the serving role too.
 func serveCentralOn(t *testing.T, bin, url string, n int, extra ...string) *central {
 	t.Helper()
+	return serveCentralVia(t, bin, url, servingRole(t, bin, url), n, extra...)
+}
+
+// serveCentralVia starts n processes with --database via on the database url (the
+// owner's: the admin commands' and the test's).
+func serveCentralVia(t *testing.T, bin, url, via string, n int, extra ...string) *central {
+	t.Helper()
 	c := &central{url: url}
-	db := []string{"--database", c.url}
+	db := []string{"--database", via}
 	first := serveDemo(t, bin, t.TempDir(), append(db, extra...)...)
 	c.nodes = append(c.nodes, first)
 	for range n - 1 {

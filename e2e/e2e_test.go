@@ -74,6 +74,14 @@ func serve(t *testing.T, bin, data string, tlsOn bool, extra ...string) *served 
 // serveAt is serve on a given address (a node restarted where its peers expect it).
 func serveAt(t *testing.T, bin, data, addr string, tlsOn bool, extra ...string) *served {
 	t.Helper()
+	s := startAt(t, bin, data, addr, tlsOn, extra...)
+	s.waitReady(t, data, tlsOn)
+	return s
+}
+
+// startAt starts the node on addr without waiting for it; the test's cleanup kills it.
+func startAt(t *testing.T, bin, data, addr string, tlsOn bool, extra ...string) *served {
+	t.Helper()
 	args := append([]string{"serve", "--data", data, "--addr", addr}, extra...)
 	if !tlsOn {
 		args = append(args, "--plain-http")
@@ -95,6 +103,12 @@ func serveAt(t *testing.T, bin, data, addr string, tlsOn bool, extra ...string) 
 	if tlsOn {
 		s.base = "https://" + addr
 	}
+	return s
+}
+
+// waitReady waits until the node's /readyz answers 200 (at most 20 s).
+func (s *served) waitReady(t *testing.T, data string, tlsOn bool) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if tlsOn && s.client.Transport == nil {
@@ -108,7 +122,7 @@ func serveAt(t *testing.T, bin, data, addr string, tlsOn bool, extra ...string) 
 			if res, err := s.client.Get(s.base + "/readyz"); err == nil {
 				res.Body.Close()
 				if res.StatusCode == 200 {
-					return s
+					return
 				}
 			}
 		}
@@ -363,11 +377,17 @@ type demoNode struct {
 func serveDemo(t *testing.T, bin, data string, extra ...string) *demoNode {
 	t.Helper()
 	d := &demoNode{served: serve(t, bin, data, false, append([]string{"--demo"}, extra...)...)}
+	d.readCredentials(t, data)
+	return d
+}
+
+// readCredentials reads the demo credentials that serve --demo wrote into data.
+func (d *demoNode) readCredentials(t *testing.T, data string) {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(data, "demo-credentials.json"))
 	if err != nil || json.Unmarshal(raw, d) != nil || d.APIKey == "" {
 		t.Fatalf("demo credentials: %v %s\n%s", err, raw, d.logs)
 	}
-	return d
 }
 
 // key returns the header of the demo tenant's API key.

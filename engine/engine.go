@@ -244,6 +244,15 @@ func (e *Engine) SetSecret(ctx context.Context, name string, v []byte) error {
 	return e.store.Update(ctx, func(tx model.Tx) error { return tx.PutMeta(name, v) })
 }
 
+// Notifications says whether the notifications of the other processes reach this one,
+// and why not ("" while they flow), when the store has them (model.NotifyingStore).
+func (e *Engine) Notifications() (down string, ok bool) {
+	if ns, ok := e.base.(model.NotifyingStore); ok {
+		return ns.NotificationsDown(), true
+	}
+	return "", false
+}
+
 // Space returns the free space of the store's disk and whether writes are refused, when
 // the store watches it (the bbolt store; a database server watches its own).
 func (e *Engine) Space() (model.Space, bool) {

@@ -41,6 +41,9 @@ type Stats struct {
 	Space *model.Space
 	// Upstream describes the upstream links.
 	Upstream *model.UpstreamStats
+	// NotificationsUp says whether the notifications of the other processes reach this
+	// one, when the store has them (model.NotifyingStore).
+	NotificationsUp *bool
 }
 
 // Stats returns a snapshot of the node's statistics.
@@ -60,6 +63,10 @@ func (e *Engine) Stats() Stats {
 	}
 	if sp, ok := e.Space(); ok {
 		out.Space = &sp
+	}
+	if down, ok := e.Notifications(); ok {
+		up := down == ""
+		out.NotificationsUp = &up
 	}
 	return out
 }

@@ -12,6 +12,12 @@ type health struct {
 	// SMSGateway is the SMS gateway's reachability (readyz only, with a gateway): it says,
 	// but does not decide, readiness.
 	SMSGateway string `json:"sms_gateway,omitempty"`
+	// Notifications says whether the notifications of the other processes of a central
+	// tier reach this one (readyz only, with --database): "up", or "down" with the reason
+	// in NotificationsReason, when the caches are bypassed. It says, but does not decide,
+	// readiness (docs/decisions/0220-notifications-fail-closed.md).
+	Notifications       string `json:"notifications,omitempty"`
+	NotificationsReason string `json:"notifications_reason,omitempty"`
 }
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
@@ -31,5 +37,12 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request, _ httprout
 	if sp, ok := s.eng.Space(); ok && sp.Full {
 		return model.DiskFull(nil)
 	}
-	return writeOne(w, r, http.StatusOK, health{Status: "ready", SMSGateway: s.eng.SMSGatewayState()})
+	h := health{Status: "ready", SMSGateway: s.eng.SMSGatewayState()}
+	if down, ok := s.eng.Notifications(); ok {
+		h.Notifications = "up"
+		if down != "" {
+			h.Notifications, h.NotificationsReason = "down", down
+		}
+	}
+	return writeOne(w, r, http.StatusOK, h)
 }

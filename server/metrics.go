@@ -163,6 +163,8 @@ var (
 		"1 while the data directory's free space is below the warning threshold (--disk-warn-free-mb).", nil, nil)
 	descDiskFull = prometheus.NewDesc("fieldrelay_disk_full",
 		"1 while writes are refused for want of space (below --disk-min-free-mb, or after a write failed with ENOSPC).", nil, nil)
+	descNotifyUp = prometheus.NewDesc("fieldrelay_database_notifications_up",
+		"1 while the notifications of the other processes of the central tier reach this one (its heartbeats come back), 0 while they do not and its caches of keys, users and tenants are bypassed (absent without --database).", nil, nil)
 	descUpLinks = prometheus.NewDesc("fieldrelay_upstream_links",
 		"Tenants with an upstream, by link state (paused, down, idle, pushing).", []string{"state"}, nil)
 	descUpBacklog = prometheus.NewDesc("fieldrelay_upstream_backlog",
@@ -190,7 +192,7 @@ func (engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descAccepted, descSettled, descAttempts, descWebhookFailures, descSMS, descSMSHeld, descSMSUp, descOutboxDepth,
 		descOutboxOldest, descMissions, descLag, descRunning, descDBSize, descReadTx, descOpenTx, descWriteTx,
 		descPages, descWriteTime, descSpillTime, descFreePages, descPendingPgs, descUpLinks, descUpBacklog,
-		descUpOldest, descDownBehind, descDownAge, descDownLagging, descUpPushed, descUpFailures, descUpRejected, descDiskFree, descDiskLow, descDiskFull} {
+		descUpOldest, descDownBehind, descDownAge, descDownLagging, descUpPushed, descUpFailures, descUpRejected, descDiskFree, descDiskLow, descDiskFull, descNotifyUp} {
 		ch <- d
 	}
 }
@@ -254,6 +256,9 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descDiskFree, prometheus.GaugeValue, float64(sp.FreeBytes))
 		ch <- prometheus.MustNewConstMetric(descDiskLow, prometheus.GaugeValue, boolGauge(sp.Low))
 		ch <- prometheus.MustNewConstMetric(descDiskFull, prometheus.GaugeValue, boolGauge(sp.Full))
+	}
+	if up := st.NotificationsUp; up != nil {
+		ch <- prometheus.MustNewConstMetric(descNotifyUp, prometheus.GaugeValue, boolGauge(*up))
 	}
 }
 

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"time"
+
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
@@ -47,6 +49,19 @@ func (t *tx) PutAPIKey(rec *model.APIKeyRecord) error {
 		return err
 	}
 	return putJSON(t.btx.Bucket(bucketAPIKeys), []byte(rec.Hash), rec)
+}
+
+// TouchAPIKey implements model.Tx: the record is rewritten without t.changed.
+func (t *tx) TouchAPIKey(hash string, at time.Time, every time.Duration) (bool, error) {
+	k, err := t.APIKeyByHash(hash)
+	if err != nil {
+		return false, err
+	}
+	if k.LastUsedAt != nil && at.Sub(k.LastUsedAt.Time) < every {
+		return false, nil
+	}
+	k.LastUsedAt = model.TimePtr(at)
+	return true, putJSON(t.btx.Bucket(bucketAPIKeys), []byte(hash), k)
 }
 
 func (t *tx) DeleteAPIKey(tenantID, id string) error {

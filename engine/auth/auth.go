@@ -256,23 +256,27 @@ func (e *Service) AuthenticateKey(ctx context.Context, key string) (model.Princi
 	if !e.keyActive(&ka.key.APIKey) {
 		return model.Principal{}, bad
 	}
-	if last := ka.key.LastUsedAt; last == nil || now.Sub(last.Time) >= keyTouchEvery {
+	last := ka.key.LastUsedAt
+	if t, ok := e.touched.Load(hash); ok && (last == nil || t.(time.Time).After(last.Time)) {
+		last = model.TimePtr(t.(time.Time))
+	}
+	if last == nil || now.Sub(last.Time) >= keyTouchEvery {
 		e.touchKey(ctx, hash, now)
 	}
 	return ka.p, nil
 }
 
-// touchKey records a key's last use; a failure is logged, never fatal to the request.
+// touchKey records a key's last use, at most once per keyTouchEvery per key across the
+// processes (the store compares with the last use recorded) and without invalidating any
+// cache (docs/decisions/0222-api-key-last-use.md); a failure is logged, never fatal to the
+// request.
 func (e *Service) touchKey(ctx context.Context, hash string, now time.Time) {
+	e.touched.Store(hash, now)
 	err := e.store.Update(ctx, func(tx model.Tx) error {
-		k, err := tx.APIKeyByHash(hash)
-		if err != nil {
-			return err
-		}
-		k.LastUsedAt = model.TimePtr(now)
-		return tx.PutAPIKey(k)
+		_, err := tx.TouchAPIKey(hash, now, keyTouchEvery)
+		return err
 	})
-	if err != nil {
+	if err != nil && !model.IsKind(err, model.KindNotFound) {
 		e.log.Warn("recording an API key's last use failed", "err", err)
 	}
 }

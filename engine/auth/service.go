@@ -12,6 +12,7 @@ package auth
 import (
 	"context"
 	"log/slog"
+	"sync"
 
 	"github.com/fieldrelay/fieldrelay/engine/dircache"
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -47,6 +48,9 @@ type Service struct {
 	// Caches of the directory, checked against the store's directory versions.
 	keys  dircache.Cache[keyAuth]
 	users dircache.Cache[userAuth]
+	// touched holds when this process last recorded each key's use (hash → time.Time):
+	// the cached record's LastUsedAt is not refreshed by a touch, which invalidates nothing.
+	touched sync.Map
 	// deadlines holds the monotonic ends of the lock-outs and key expiries this run set
 	// (deadlines.go).
 	deadlines *deadlines

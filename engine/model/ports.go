@@ -87,6 +87,11 @@ type Tx interface {
 	APIKeyByHash(hash string) (*APIKeyRecord, error)
 	APIKey(tenantID, id string) (*APIKeyRecord, error)
 	PutAPIKey(k *APIKeyRecord) error
+	// TouchAPIKey records that the key of hash was used at at, when its recorded last use
+	// is unset or at least every before at; it reports whether it wrote. It is not a change
+	// of the directory: Version does not move and no process's cache is invalidated
+	// (docs/decisions/0222-api-key-last-use.md). A key that does not exist is KindNotFound.
+	TouchAPIKey(hash string, at time.Time, every time.Duration) (bool, error)
 	DeleteAPIKey(tenantID, id string) error
 	// APIKeys lists a tenant's keys, newest first.
 	APIKeys(tenantID string) ([]APIKeyRecord, error)

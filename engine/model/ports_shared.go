@@ -17,3 +17,12 @@ func IsShared(s Store) bool {
 	sh, ok := s.(SharedStore)
 	return ok && sh.Shared()
 }
+
+// NotifyingStore is implemented by a shared store whose processes hear each other's
+// changes of the directory by notifications (PostgreSQL's LISTEN): while they do not flow,
+// its Version is never trusted (docs/decisions/0220-notifications-fail-closed.md).
+type NotifyingStore interface {
+	// NotificationsDown says why the notifications do not reach this process ("" while
+	// they flow).
+	NotificationsDown() string
+}

@@ -62,6 +62,10 @@ type Options struct {
 	Log *slog.Logger
 	// TxTimeout bounds a transaction whose context has no deadline (0: 30 s).
 	TxTimeout time.Duration
+	// ListenURL is the database URL of the listener of notifications ("": the URL of
+	// Open). Behind a pooler in transaction mode, which delivers no notification, it names
+	// the database server itself (docs/decisions/0220-notifications-fail-closed.md).
+	ListenURL string
 }
 
 //go:embed migrations/*.sql
@@ -95,13 +99,23 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the database: %w", err)
 	}
+	lcfg := cfg.ConnConfig
+	if opt.ListenURL != "" {
+		if lcfg, err = pgx.ParseConfig(opt.ListenURL); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("database listen url: %w", err)
+		}
+		if lcfg.ConnectTimeout == 0 {
+			lcfg.ConnectTimeout = defaultConnectTimeout
+		}
+	}
 	db := &DB{pool: pool, log: log, txTimeout: cmp.Or(opt.TxTimeout, defaultTxTimeout), self: model.NewID()}
 	db.feed.wake = make(chan struct{}, 1)
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
-	if err := db.startListener(ctx, cfg.ConnConfig); err != nil {
+	if err := db.startListener(ctx, lcfg); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("listening for the changes of other processes: %w", err)
 	}
@@ -132,56 +146,74 @@ func SchemaVersion() int {
 	return len(names)
 }
 
-// migrate applies the migrations the database lacks, one transaction each, holding the
-// advisory lock on one connection meanwhile.
+// migrate applies the migrations the database lacks, one transaction each, each under a
+// transaction-level advisory lock: processes starting together migrate one after the
+// other, and a pooler in transaction mode (PgBouncer) keeps no session's lock behind.
 func (db *DB) migrate(ctx context.Context) error {
 	names, err := migrations()
 	if err != nil {
 		return err
 	}
-	conn, err := db.pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("connecting to the database: %w", err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLock)); err != nil {
-		return fmt.Errorf("taking the migration lock: %w", err)
-	}
-	defer func() {
-		// A failed unlock leaves the lock to the session's end: close the connection.
-		if _, err := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrationLock)); err != nil {
-			_ = conn.Conn().Close(context.WithoutCancel(ctx))
-		}
-	}()
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
-		version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return fmt.Errorf("creating schema_version: %w", err)
-	}
-	var current int
-	if err := conn.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_version").Scan(&current); err != nil {
-		return fmt.Errorf("reading schema_version: %w", err)
-	}
-	if current > len(names) {
-		return fmt.Errorf("the database's schema version %d is newer than this binary's %d: upgrade fieldrelay", current, len(names))
-	}
-	for i := current; i < len(names); i++ {
-		sql, err := migrationFiles.ReadFile(names[i])
-		if err != nil {
-			return err
-		}
-		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, string(sql)); err != nil {
+	for {
+		done := false
+		err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLock)); err != nil {
+				return fmt.Errorf("taking the migration lock: %w", err)
+			}
+			// Created only when missing: a serving role, which may not create tables,
+			// reads it.
+			var exists bool
+			if err := tx.QueryRow(ctx, "SELECT to_regclass('schema_version') IS NOT NULL").Scan(&exists); err != nil {
+				return fmt.Errorf("reading schema_version: %w", err)
+			}
+			if !exists {
+				if _, err := tx.Exec(ctx, `CREATE TABLE schema_version (
+					version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+					return notOwner(fmt.Errorf("creating schema_version: %w", err), 0, len(names))
+				}
+			}
+			var current int
+			if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_version").Scan(&current); err != nil {
+				return fmt.Errorf("reading schema_version: %w", err)
+			}
+			if current > len(names) {
+				return fmt.Errorf("the database's schema version %d is newer than this binary's %d: upgrade fieldrelay", current, len(names))
+			}
+			if current == len(names) {
+				done = true
+				return nil
+			}
+			sql, err := migrationFiles.ReadFile(names[current])
+			if err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES ($1)", i+1)
-			return err
+			if _, err := tx.Exec(ctx, string(sql)); err != nil {
+				return notOwner(fmt.Errorf("migrating the schema to version %d (%s): %w", current+1, names[current], err), current, len(names))
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES ($1)", current+1); err != nil {
+				return fmt.Errorf("migrating the schema to version %d (%s): %w", current+1, names[current], err)
+			}
+			db.log.Info("database schema migrated", "version", current+1, "migration", names[current])
+			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("migrating the schema to version %d (%s): %w", i+1, names[i], err)
+			return pooler(err)
 		}
-		db.log.Info("database schema migrated", "version", i+1, "migration", names[i])
+		if done {
+			return nil
+		}
 	}
-	return nil
+}
+
+// pooler explains the error of a pooler in transaction mode between the pool and
+// PostgreSQL when the URL lets pgx keep prepared statements on the server's sessions.
+func pooler(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == "42P05" || pe.Code == "26000") {
+		return fmt.Errorf("%w (a pooler in transaction mode, such as PgBouncer, is between this process and PostgreSQL: "+
+			"add default_query_exec_mode=cache_describe to the database URL; see docs/operations.md)", err)
+	}
+	return err
 }
 
 // maxAttempts bounds the runs of one transaction that serialization failures undo, and
@@ -275,8 +307,11 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, body func(*tx)
 		return nil, fmt.Errorf("postgres: beginning a transaction: %w", err)
 	}
 	t = &tx{ctx: ctx, ptx: ptx, db: db, seed: rand.Uint64()}
+	done := false
 	defer func() {
-		if err != nil {
+		// Not done: body failed, or never returned (a panic, a test's t.Fatal): the
+		// connection goes back to the pool rolled back either way.
+		if err != nil || !done {
 			// Bounded: on a connection gone silent, a rollback would wait forever.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultConnectTimeout)
 			_ = ptx.Rollback(rctx)
@@ -297,6 +332,7 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, body func(*tx)
 		return t, t.failed
 	}
 	t.committing = true
+	done = true
 	if err := ptx.Commit(ctx); err != nil {
 		t.note(err)
 		return t, fmt.Errorf("postgres: commit: %w", err)

@@ -71,3 +71,14 @@ func unavailable(err error) error {
 	return &model.Error{Kind: model.KindUnavailable, Msg: "the database is not available; try again shortly",
 		RetryAfter: unavailableRetryAfter, Err: err}
 }
+
+// Unreachable reports whether an error of Open says that the database could not be
+// reached yet (refused, timed out, starting up), rather than that it refused this process
+// (a wrong password, a schema newer than the binary): a process may wait for it to come.
+func Unreachable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "28") || pe.Code == "3D000") {
+		return false // authentication, or no such database
+	}
+	return unreachable(err)
+}

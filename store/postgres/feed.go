@@ -71,7 +71,7 @@ func (db *DB) AppendChange(mtx model.TxCommit, tenantID string, c model.Change) 
 	}
 	const insert = `INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data)
 		VALUES ($1, (pg_current_xact_id()::text::bigint << 20) | $2, $3, $4, $5, $6, $7)`
-	args := []any{tn, int64(t.feedN), c.Name, c.Perm, c.TeamID, c.At.Time, []byte(c.Data)}
+	args := []any{tn, int64(t.feedN), c.Name, c.Perm, c.TeamID, c.At.Time, json.RawMessage(c.Data)}
 	if !t.wrote {
 		// A transaction that wrote no row yet gets its id now, with the change (and the
 		// writes queued before it): the id orders its changes, and holds the horizon of
@@ -265,28 +265,27 @@ func (db *DB) pruneFeed(ctx context.Context) error {
 	if below == 0 {
 		return nil
 	}
-	conn, err := db.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	var got bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", int64(feedPruneLock)).Scan(&got); err != nil || !got {
-		return err
-	}
-	defer func() {
-		if _, err := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(feedPruneLock)); err != nil {
-			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+	// One transaction under a transaction-level lock: a pooler in transaction mode
+	// (PgBouncer) keeps no session's lock behind.
+	return pgx.BeginFunc(ctx, db.pool, func(conn pgx.Tx) error {
+		var got bool
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", int64(feedPruneLock)).Scan(&got); err != nil || !got {
+			return err
 		}
-	}()
-	rows, err := conn.Query(ctx, "SELECT tenant_id::text FROM tenants")
-	if err != nil {
-		return err
-	}
-	tenants, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
+		rows, err := conn.Query(ctx, "SELECT tenant_id::text FROM tenants")
+		if err != nil {
+			return err
+		}
+		tenants, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		return pruneTenants(ctx, conn, tenants, below)
+	})
+}
+
+// pruneTenants prunes the stream of each tenant below the horizon below.
+func pruneTenants(ctx context.Context, conn pgx.Tx, tenants []string, below uint64) error {
 	for _, tn := range tenants {
 		_, err := conn.Exec(ctx, `WITH cut AS (SELECT seq FROM stream_changes WHERE tenant_id = $1
 				ORDER BY seq DESC OFFSET $2 LIMIT 1),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,6 +17,12 @@ import (
 // notifies (payload: the id of the DB handle that commits it, a space, the tenant id). PostgreSQL delivers the notifications of a transaction
 // when it commits, in commit order, to every listening session, this process's included.
 const directoryChannel = "fieldrelay_directory"
+
+// beatChannel carries the heartbeats (payload: the id of the DB handle that sends them):
+// each handle notifies through its pool, as its transactions do, and hears its own on its
+// listener, which proves that the notifications of the other processes reach it
+// (docs/decisions/0220-notifications-fail-closed.md).
+const beatChannel = "fieldrelay_beat"
 
 // ListenerApplicationName is the application_name of the listening session in
 // pg_stat_activity.
@@ -30,22 +38,40 @@ const (
 	listenRetryMax = 2 * time.Second
 	// listenConnect bounds one attempt to reconnect.
 	listenConnect = 5 * time.Second
+	// BeatEvery is the interval of the heartbeats; once none has come back for BeatLate,
+	// the notifications are down and no cache is trusted: a change committed through another
+	// process is in force here within BeatLate plus one check (beatCheck), even when its
+	// notification is lost.
+	BeatEvery = time.Second
+	BeatLate  = 3 * time.Second
+	beatCheck = 250 * time.Millisecond
 )
 
 // listener keeps one connection of its own LISTENing on directoryChannel and bumps the
 // directory versions of the tenants named there, so that a change committed through
-// another process invalidates this process's caches. While that connection is lost,
-// versions.down makes every Version a new number (no cache is trusted); once it is back,
-// every counter is bumped, for the notifications that were missed.
+// another process invalidates this process's caches. While that connection is lost or
+// the heartbeats do not come back (a pooler in transaction mode between the listener and
+// PostgreSQL delivers nothing), versions.down makes every Version a new number (no cache
+// is trusted); once they flow again, every counter is bumped, for the notifications that
+// were missed.
 type listener struct {
 	cfg  *pgx.ConnConfig
 	db   *DB
 	stop context.CancelFunc
 	done chan struct{}
+
+	// connected is set while the listening connection is up; heard holds the time of
+	// the latest heartbeat of this handle heard on it (unix ns; 0: none since it
+	// connected).
+	connected atomic.Bool
+	heard     atomic.Int64
+	// mu orders the changes of versions.down; why says why the notifications are down.
+	mu  sync.Mutex
+	why string
 }
 
-// startListener connects the listener and starts it; it fails when the first connection
-// fails.
+// startListener connects the listener and starts it with the heartbeats; it fails when
+// the first connection fails.
 func (db *DB) startListener(ctx context.Context, cfg *pgx.ConnConfig) error {
 	cfg = cfg.Copy()
 	if cfg.RuntimeParams == nil {
@@ -58,9 +84,21 @@ func (db *DB) startListener(ctx context.Context, cfg *pgx.ConnConfig) error {
 		return err
 	}
 	lctx, stop := context.WithCancel(context.Background())
-	l := &listener{cfg: cfg, db: db, stop: stop, done: make(chan struct{})}
+	l := &listener{cfg: cfg, db: db, stop: stop, done: make(chan struct{}), why: "no heartbeat heard yet"}
+	db.versions.down.Store(true)
 	db.listener = l
-	go l.run(lctx, conn)
+	l.connected.Store(true)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); l.run(lctx, conn) }()
+	go func() { defer wg.Done(); l.beat(lctx) }()
+	go func() { wg.Wait(); close(l.done) }()
+	// The first heartbeat comes back within milliseconds when the notifications flow:
+	// wait for it a little, so that the caches work from the start.
+	deadline := time.Now().Add(BeatEvery)
+	for l.db.versions.down.Load() && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
 	return nil
 }
 
@@ -70,9 +108,11 @@ func (db *DB) listenConn(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+directoryChannel); err != nil {
-		_ = conn.Close(context.WithoutCancel(ctx))
-		return nil, err
+	for _, ch := range []string{directoryChannel, beatChannel} {
+		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
+			_ = conn.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
 	}
 	return conn, nil
 }
@@ -84,7 +124,6 @@ func (l *listener) close() {
 }
 
 func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
-	defer close(l.done)
 	defer func() {
 		if conn != nil {
 			closeConn(conn)
@@ -110,21 +149,79 @@ func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
 				continue
 			}
 			conn, pause = c, 50*time.Millisecond
-			// Notifications sent while no connection listened are lost: trust nothing
-			// cached before.
-			l.db.versions.bumpAll()
-			l.db.versions.down.Store(false)
+			// The notifications are trusted again once a heartbeat comes back on it.
+			l.heard.Store(0)
+			l.connected.Store(true)
 			l.db.log.Info("database listener: reconnected")
 		}
 		err := l.wait(ctx, conn)
 		if ctx.Err() != nil {
 			return
 		}
-		l.db.versions.down.Store(true)
+		l.connected.Store(false)
+		l.check()
 		l.db.log.Warn("database listener: connection lost; caches are bypassed until it is back", "err", err)
 		closeConn(conn)
 		conn = nil
 	}
+}
+
+// beat sends a heartbeat through the pool every BeatEvery and checks every beatCheck
+// that they come back.
+func (l *listener) beat(ctx context.Context) {
+	tick := time.NewTicker(beatCheck)
+	defer tick.Stop()
+	var sent time.Time
+	for {
+		if time.Since(sent) >= BeatEvery {
+			sent = time.Now()
+			bctx, cancel := context.WithTimeout(ctx, BeatEvery)
+			// A failure (the database down) shows as a heartbeat that does not come back.
+			_, _ = l.db.pool.Exec(bctx, "SELECT pg_notify($1, $2)", beatChannel, l.db.self)
+			cancel()
+		}
+		l.check()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// check sets versions.down from the state of the listener: up when it is connected and
+// heard a heartbeat of this handle within BeatLate. Coming up, it bumps every counter
+// first (the notifications missed meanwhile), so that no cache entry of before is trusted.
+func (l *listener) check() {
+	why := ""
+	switch heard := l.heard.Load(); {
+	case !l.connected.Load():
+		why = "the listener has no connection to the database"
+	case heard == 0:
+		why = "no heartbeat heard since the listener connected"
+	case time.Since(time.Unix(0, heard)) > BeatLate:
+		why = "no heartbeat heard for " + BeatLate.String() + " (is a pooler in transaction mode between the listener and PostgreSQL? see --database-listen-url)"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	down := l.db.versions.down.Load()
+	switch {
+	case why == "" && down:
+		l.db.versions.bumpAll()
+		l.db.versions.down.Store(false)
+		l.db.log.Info("database notifications: flowing")
+	case why != "" && !down:
+		l.db.versions.down.Store(true)
+		l.db.log.Warn("database notifications: down; caches are bypassed until they flow", "reason", why)
+	}
+	l.why = why
+}
+
+// downWhy says why the notifications are down ("" while they flow).
+func (l *listener) downWhy() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.why
 }
 
 // closeConn closes a connection, waiting a second at most (a dead peer may not answer).
@@ -160,12 +257,23 @@ func (l *listener) wait(ctx context.Context, conn *pgx.Conn) error {
 
 // notified handles one notification.
 func (l *listener) notified(n *pgconn.Notification) {
+	if n.Channel == beatChannel {
+		if n.Payload == l.db.self {
+			l.heard.Store(time.Now().UnixNano())
+			l.check()
+		}
+		return
+	}
 	from, tenantID, ok := strings.Cut(n.Payload, " ")
 	if !ok || n.Channel != directoryChannel || from == l.db.self {
 		return // this handle's own: bumped when the commit returned (tx.changed)
 	}
 	l.db.versions.bump(tenantID)
 }
+
+// NotificationsDown says why the notifications of the other processes do not reach this
+// handle ("" while they flow): its caches of the directory are then bypassed.
+func (db *DB) NotificationsDown() string { return db.listener.downWhy() }
 
 // canonicalTenant is the form of a tenant id that Version is asked for.
 func canonicalTenant(id string) string {

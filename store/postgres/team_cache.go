@@ -12,6 +12,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // teamCache keeps each team decoded next to the row version it was decoded from: the
@@ -87,7 +88,9 @@ func (t *tx) teams(tn string) ([]model.Team, error) {
 	c := &t.db.teams
 	now := time.Now()
 	hits := make([]*model.Team, len(rows))
-	var stale [][16]byte
+	// pgtype.UUID, not [16]byte: its array type is known to pgx in every query mode
+	// (default_query_exec_mode=exec sends uuid[] as text).
+	var stale []pgtype.UUID
 	var at map[[16]byte]int // id → index in the answer, of the stale rows
 	c.mu.Lock()
 	for i, w := range rows {
@@ -99,7 +102,7 @@ func (t *tx) teams(tn string) ([]model.Team, error) {
 			at = make(map[[16]byte]int)
 		}
 		at[w.id] = i
-		stale = append(stale, w.id)
+		stale = append(stale, pgtype.UUID{Bytes: w.id, Valid: true})
 	}
 	c.mu.Unlock()
 	// A cached team is never changed, only replaced: it is copied outside the lock.

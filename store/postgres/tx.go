@@ -429,7 +429,10 @@ func limitOf(p model.Page) *int64 {
 	return &n
 }
 
-func jsonOf(v any) ([]byte, error) {
+// jsonOf encodes a record for a json or jsonb column. A json.RawMessage is sent as JSON
+// text in every query mode of pgx, default_query_exec_mode=exec and simple_protocol
+// included, where a []byte would go as bytea (docs/decisions/0220-notifications-fail-closed.md).
+func jsonOf(v any) (json.RawMessage, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: encoding a record: %w", err)

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -112,7 +113,7 @@ func (t *tx) PutEvent(tenantID string, ev *model.Event) error {
 	if err != nil {
 		return err
 	}
-	doc := ev.AppendJSON(make([]byte, 0, 768+len(ev.Payload)))
+	doc := json.RawMessage(ev.AppendJSON(make([]byte, 0, 768+len(ev.Payload))))
 	return t.put(`INSERT INTO events (tenant_id, id, created_at, zone_code, vertical, status, priority, type, origin, doc)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10`+ifTenant+`
 		ON CONFLICT (tenant_id, id) DO UPDATE SET created_at = excluded.created_at, zone_code = excluded.zone_code,

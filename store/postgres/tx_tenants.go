@@ -200,6 +200,33 @@ func (t *tx) PutAPIKey(rec *model.APIKeyRecord) error {
 	return err
 }
 
+// TouchAPIKey implements model.Tx in one statement, without t.changed (no notification):
+// the condition on the stored last use makes the processes of a tier write it at most once
+// per every between them.
+func (t *tx) TouchAPIKey(hash string, at time.Time, every time.Duration) (bool, error) {
+	last, err := jsonOf(model.TimePtr(at))
+	if err != nil {
+		return false, err
+	}
+	var wrote, found bool
+	ok, err := t.scan(`WITH k AS (SELECT tenant_id, key_id FROM api_key_hashes WHERE hash = $1),
+		u AS (UPDATE api_keys a SET doc = jsonb_set(a.doc, '{last_used_at}', $2::jsonb)
+			FROM k WHERE a.tenant_id = k.tenant_id AND a.id = k.key_id
+			AND (a.doc->>'last_used_at' IS NULL OR (a.doc->>'last_used_at')::timestamptz <= $3)
+			RETURNING 1)
+		SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM k)`, []any{hash, last, at.Add(-every).UTC()}, &wrote, &found)
+	if err != nil {
+		return false, err
+	}
+	if !ok || !found {
+		return false, model.NotFound("api key")
+	}
+	if wrote {
+		t.wrote = true
+	}
+	return wrote, nil
+}
+
 func (t *tx) DeleteAPIKey(tenantID, id string) error {
 	t.changed(tenantID)
 	rec, err := t.APIKey(tenantID, id)

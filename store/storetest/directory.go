@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
@@ -82,6 +84,49 @@ func testAPIKeys(t *testing.T, open Opener) {
 			}
 			return nil
 		})
+	})
+	// TouchAPIKey writes the last use when the one recorded is at least every old, and
+	// moves no directory version (no cache is invalidated).
+	t.Run("Touch", func(t *testing.T) {
+		f := newFx(t, open)
+		tn := f.tenant("acme")
+		k := newKey(tn.ID, "one")
+		f.update(func(tx model.Tx) error { return tx.PutAPIKey(k) })
+		touch := func(i int, want bool) {
+			t.Helper()
+			before, all := f.s.Version(tn.ID), f.s.Version("")
+			f.update(func(tx model.Tx) error {
+				wrote, err := tx.TouchAPIKey(k.Hash, at(i), time.Minute)
+				if err != nil || wrote != want {
+					t.Fatalf("TouchAPIKey at %d s = %v, %v; want %v", i, wrote, err, want)
+				}
+				return nil
+			})
+			if f.s.Version(tn.ID) != before || f.s.Version("") != all {
+				t.Fatalf("TouchAPIKey at %d s moved the directory version", i)
+			}
+		}
+		last := func(i int) {
+			t.Helper()
+			f.view(func(tx model.Tx) error {
+				got, err := tx.APIKeyByHash(k.Hash)
+				if err != nil || got.LastUsedAt == nil || !got.LastUsedAt.Equal(at(i)) || got.Name != k.Name {
+					t.Fatalf("key after touches = %+v, %v; want last use at %d s", got, err, i)
+				}
+				return nil
+			})
+		}
+		touch(100, true)
+		last(100)
+		touch(159, false)
+		last(100)
+		touch(160, true)
+		last(160)
+		err := f.s.Update(context.Background(), func(tx model.Tx) error {
+			_, err := tx.TouchAPIKey("no such hash", at(1), time.Minute)
+			return err
+		})
+		assertKind(t, err, model.KindNotFound)
 	})
 	t.Run("Delete", func(t *testing.T) {
 		f := newFx(t, open)

@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +30,8 @@ type cluster struct {
 	port   int
 	opts   string     // the server's options (pg_ctl -o)
 	asUser *user.User // nil when the tests do not run as root
+	// bouncer is the PgBouncer in front of it, once a test asked for one (Bouncer).
+	bouncer *bouncer
 }
 
 var (
@@ -180,13 +181,7 @@ func (c *cluster) watch() {
 	if c.asUser != nil {
 		pgctl = "runuser -u postgres -- " + pgctl
 	}
-	script := fmt.Sprintf(`while kill -0 %d 2>/dev/null; do sleep 1; done; %s -D '%s' -m immediate stop >/dev/null 2>&1; rm -rf '%s'`,
-		os.Getpid(), pgctl, c.data(), c.dir)
-	cmd := exec.Command("sh", "-c", script)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err == nil {
-		go func() { _ = cmd.Wait() }()
-	}
+	watch(fmt.Sprintf(`%s -D '%s' -m immediate stop; rm -rf '%s'`, pgctl, c.data(), c.dir))
 }
 
 func (c *cluster) data() string { return filepath.Join(c.dir, "data") }
@@ -217,6 +212,7 @@ func (c *cluster) run(prog string, args ...string) error {
 
 // stop stops the server at once and removes its directory.
 func (c *cluster) stop() error {
+	c.bouncer.stop()
 	err := c.run("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop")
 	return errors.Join(err, os.RemoveAll(c.dir))
 }
@@ -256,6 +252,7 @@ func Own(tb testing.TB) *Cluster {
 	}
 	tb.Cleanup(func() {
 		// The test may have left it stopped: only the removal must succeed.
+		c.bouncer.stop()
 		_ = c.run("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop")
 		if err := os.RemoveAll(c.dir); err != nil {
 			tb.Errorf("pgtest: removing the cluster: %v", err)

@@ -28,7 +28,11 @@ func (s *Server) handleListAlerts(w http.ResponseWriter, r *http.Request, _ http
 // acknowledgement answers the first.
 func (s *Server) handleAckAlert(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	id := ps.ByName("id")
-	return s.write(w, r, nil, http.StatusOK, nil, func(wr *model.Write) error {
+	body, err := readBody(r, maxBody) // none needed; one sent (an idempotency_key) is read like any write's
+	if err != nil {
+		return err
+	}
+	return s.write(w, r, rawBody(body), http.StatusOK, nil, func(wr *model.Write) error {
 		_, err := s.eng.Ack(r.Context(), principal(r), id, wr)
 		return err
 	})

@@ -444,6 +444,18 @@ func TestDownstream_MovesConverge(t *testing.T) {
 		!strings.Contains(c.logs.String(), "recorded both COMPLETED and FAILED") {
 		t.Fatal("no warning on both nodes")
 	}
+	for _, node := range []struct {
+		name string
+		s    *served
+		key  []string
+	}{{"site", e, n.edgeKey}, {"central", c, n.centralKey}} {
+		status, _, body := node.s.call(t, "GET", "/v1/alerts?kind=mission_terminal_conflict", nil, node.key...)
+		expect(t, node.name+" alerts", status, 200, body)
+		list, _ := body["data"].([]any)
+		if len(list) != 1 || list[0].(map[string]any)["mission_id"] != m1.id {
+			t.Fatalf("%s: the terminal conflict's alert: %v", node.name, body)
+		}
+	}
 	n.waitFor("the site's team freed", 5*time.Second, func() bool {
 		_, _, b := e.call(t, "GET", "/v1/teams/"+team1, nil, n.edgeKey...)
 		return b["status"] == "available"

@@ -106,3 +106,28 @@ func TestEvents_CloseWithDisposition(t *testing.T) {
 		t.Fatalf("dispatching a closed incident: %v; want event_closed", err)
 	}
 }
+
+// TestAlerts_ClosedByAck: an alert whose cause never ends by itself (a terminal conflict)
+// closes at its acknowledgement; any other stays open, acknowledged, until its cause ends.
+func TestAlerts_ClosedByAck(t *testing.T) {
+	f := newLifecycleFix(t)
+	ev := f.event(t)
+	ctx := context.Background()
+	var conflict, undispatched *model.Alert
+	MustUpdate(t, f.e, func(tx model.Tx) (err error) {
+		if conflict, err = alerts.Raise(f.e.Book, tx, f.tenant.ID, model.AlertInput{Kind: model.AlertTerminalConflict, Subject: ev.ID, EventID: ev.ID}); err != nil {
+			return err
+		}
+		undispatched, err = alerts.Raise(f.e.Book, tx, f.tenant.ID, model.AlertInput{Kind: model.AlertEventUndispatched, Subject: ev.ID, EventID: ev.ID})
+		return err
+	})
+	for _, tc := range []struct {
+		a      *model.Alert
+		status string
+	}{{conflict, model.AlertClosed}, {undispatched, model.AlertOpen}} {
+		got, err := f.e.Book.Ack(ctx, f.sup, tc.a.ID, nil)
+		if err != nil || got.AckedAt == nil || got.Status != tc.status || (tc.status == model.AlertClosed) != (got.ClosedAt != nil) {
+			t.Fatalf("%s acknowledged: %+v, %v; want %s", tc.a.Kind, got, err, tc.status)
+		}
+	}
+}

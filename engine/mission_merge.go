@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 
+	"github.com/fieldrelay/fieldrelay/engine/alerts"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/upstream"
 	"github.com/fieldrelay/fieldrelay/engine/writes"
@@ -110,6 +111,11 @@ func (e *Engine) terminalConflict(tx model.Tx, tenantID string, m *model.Mission
 			"mission", m.ID, "chosen", tc.Chosen, "chosen_at", tc.ChosenAt.String(), "other", tc.Other,
 			"other_at", tc.OtherAt.String())
 	})
+	if _, err := alerts.Raise(e.Book, tx, tenantID, model.AlertInput{Kind: model.AlertTerminalConflict, Subject: m.ID,
+		Priority: m.Priority, EventID: m.EventID, MissionID: m.ID, TeamID: m.TeamID,
+		Message: "Recorded both COMPLETED and FAILED on two nodes; kept " + tc.Chosen}); err != nil {
+		return err
+	}
 	return e.publish(tx, tenantID, StreamMissionTerminalConflict, model.PermMissionsView, m.TeamID, m)
 }
 

@@ -113,10 +113,17 @@ func (b *Book) Ack(ctx context.Context, p model.Principal, id string, w *model.W
 		now := model.At(b.clock.Now())
 		who := p.ActorID()
 		a.AckedAt, a.AckedBy, a.UpdatedAt = &now, &who, now
+		closes := a.Status == model.AlertOpen && model.ClosedByAck(a.Kind)
+		if closes {
+			a.Status, a.ClosedAt = model.AlertClosed, &now
+		}
 		if err := tx.PutAlert(p.TenantID, a); err != nil {
 			return nil, err
 		}
-		return a, b.publish(tx, p.TenantID, StreamAcked, model.PermEventsRead, "", a)
+		if err := b.publish(tx, p.TenantID, StreamAcked, model.PermEventsRead, "", a); err != nil || !closes {
+			return a, err
+		}
+		return a, b.publish(tx, p.TenantID, StreamClosed, model.PermEventsRead, "", a)
 	})
 }
 

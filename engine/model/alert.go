@@ -17,10 +17,19 @@ const (
 	// AlertCrewMessage: a team sent a message from the field (one open alert a mission,
 	// however many messages); closes when the control room answers on the mission.
 	AlertCrewMessage = "crew_message"
+	// AlertTerminalConflict: a mission recorded both COMPLETED and FAILED on two nodes
+	// (docs/decisions/0198-mission-moves-union.md); nothing ends that cause, so the
+	// supervisor's acknowledgement closes it.
+	AlertTerminalConflict = "mission_terminal_conflict"
 )
 
 // AlertKinds lists the kinds, in the order a tray groups them.
-var AlertKinds = []string{AlertEventUndispatched, AlertRequiresManual, AlertMissionUnacknowledged, AlertCrewMessage}
+var AlertKinds = []string{AlertEventUndispatched, AlertRequiresManual, AlertMissionUnacknowledged, AlertCrewMessage,
+	AlertTerminalConflict}
+
+// ClosedByAck tells the kinds whose alert its acknowledgement closes: those whose cause
+// never ends by itself.
+func ClosedByAck(kind string) bool { return kind == AlertTerminalConflict }
 
 // Alert statuses as GET /v1/alerts filters them: an alert is open until its cause ends
 // (acknowledged or not), then closed.
@@ -75,7 +84,7 @@ func (f AlertFilter) Validate() error {
 		return Invalid("status", "status must be one of open, closed, all")
 	}
 	if f.Kind != "" && !slices.Contains(AlertKinds, f.Kind) {
-		return Invalid("kind", "kind must be one of event_undispatched, requires_manual, mission_unacknowledged, crew_message")
+		return Invalid("kind", "kind must be one of event_undispatched, requires_manual, mission_unacknowledged, crew_message, mission_terminal_conflict")
 	}
 	return nil
 }

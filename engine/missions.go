@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fieldrelay/fieldrelay/engine/alerts"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
@@ -297,8 +296,7 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 	if err := putMission(tx, p.TenantID, m); err != nil {
 		return nil, err
 	}
-	// Past SENT the team has taken the mission (or it ended): its alert ends.
-	if err := alerts.Close(e.Book, tx, p.TenantID, model.AlertMissionUnacknowledged, m.ID); err != nil {
+	if err := e.missionTimers(tx, p.TenantID, m, was); err != nil {
 		return nil, err
 	}
 	if err := e.count(tx, p.TenantID, moveAt.Time, model.UsageDelta{MissionState: m.Status}); err != nil {
@@ -367,7 +365,7 @@ func (e *Engine) freeTeam(tx model.Tx, tenantID string, m *model.Mission, now mo
 			return nil
 		}
 	}
-	t.Status, t.UpdatedAt = TeamAvailable, now
+	t.SetStatus(TeamAvailable, now)
 	if err := tx.PutTeam(tenantID, t); err != nil {
 		return err
 	}

@@ -17,10 +17,13 @@ const (
 	// AlertCrewMessage: a team sent a message from the field (one open alert a mission,
 	// however many messages); closes when the control room answers on the mission.
 	AlertCrewMessage = "crew_message"
+	// AlertMissionOverdue: a mission acknowledged but not ON_SITE when the tenant's
+	// on-site timeout ended; closes when it reaches ON_SITE or ends.
+	AlertMissionOverdue = "mission_overdue"
 )
 
 // AlertKinds lists the kinds, in the order a tray groups them.
-var AlertKinds = []string{AlertEventUndispatched, AlertRequiresManual, AlertMissionUnacknowledged, AlertCrewMessage}
+var AlertKinds = []string{AlertEventUndispatched, AlertRequiresManual, AlertMissionUnacknowledged, AlertMissionOverdue, AlertCrewMessage}
 
 // Alert statuses as GET /v1/alerts filters them: an alert is open until its cause ends
 // (acknowledged or not), then closed.

@@ -26,7 +26,10 @@ type Tenant struct {
 	Verticals               []string     `json:"verticals"`
 	DispatchThreshold       float64      `json:"dispatch_threshold"`
 	ReinforcementTimeoutMin int          `json:"reinforcement_timeout_min"`
-	FeatureFlags            FeatureFlags `json:"feature_flags"`
+	// OnSiteTimeoutMin is the minutes an acknowledged mission has to reach ON_SITE before
+	// mission_overdue; nil: DefaultOnSiteTimeoutMin, 0: off.
+	OnSiteTimeoutMin *int        `json:"on_site_timeout_min,omitempty"`
+	FeatureFlags                FeatureFlags `json:"feature_flags"`
 	SLATargetUptimePct      float64      `json:"sla_target_uptime_pct"`
 	// Retention is the tenant's own retention settings (nil: the node's defaults).
 	Retention *Retention `json:"retention,omitempty"`
@@ -61,6 +64,7 @@ type DispatchSettings struct {
 	DispatchMode            bool    `json:"dispatch_mode"`
 	DispatchThreshold       float64 `json:"dispatch_threshold"`
 	ReinforcementTimeoutMin int     `json:"reinforcement_timeout_min"`
+	OnSiteTimeoutMin        int     `json:"on_site_timeout_min"`
 }
 
 // DispatchSettingsInput changes some of the settings; nil fields stay as they are.
@@ -68,6 +72,7 @@ type DispatchSettingsInput struct {
 	DispatchMode            *bool    `json:"dispatch_mode"`
 	DispatchThreshold       *float64 `json:"dispatch_threshold"`
 	ReinforcementTimeoutMin *Int     `json:"reinforcement_timeout_min"`
+	OnSiteTimeoutMin        *Int     `json:"on_site_timeout_min"`
 }
 
 // MaxReinforcementTimeoutMin caps reinforcement_timeout_min at one day.
@@ -81,7 +86,23 @@ func (in DispatchSettingsInput) Validate() error {
 	if v := in.ReinforcementTimeoutMin; v != nil && (*v < 0 || *v > MaxReinforcementTimeoutMin) {
 		return Invalid("reinforcement_timeout_min", "reinforcement_timeout_min must be between 0 and %d minutes (0 disables)", MaxReinforcementTimeoutMin)
 	}
+	if v := in.OnSiteTimeoutMin; v != nil && (*v < 0 || *v > MaxReinforcementTimeoutMin) {
+		return Invalid("on_site_timeout_min", "on_site_timeout_min must be between 0 and %d minutes (0 disables)", MaxReinforcementTimeoutMin)
+	}
 	return nil
+}
+
+// DefaultOnSiteTimeoutMin is a tenant's on-site timeout until it sets one
+// (docs/decisions/0260-mission-timers.md).
+const DefaultOnSiteTimeoutMin = 30
+
+// OnSiteTimeout is the minutes an acknowledged mission of the tenant has to reach
+// ON_SITE (0: no check).
+func (t *Tenant) OnSiteTimeout() int {
+	if t.OnSiteTimeoutMin == nil {
+		return DefaultOnSiteTimeoutMin
+	}
+	return *t.OnSiteTimeoutMin
 }
 
 // SeedTenantInput is a ready-made tenant (the demo): the tenant, its users, its zones and

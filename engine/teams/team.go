@@ -64,7 +64,7 @@ func (e *Roster) createTeam(tx model.Tx, tenantID string, in model.TeamInput) (*
 	now := model.At(e.clock.Now())
 	t := &model.Team{ID: model.NewID(), Name: name, Status: TeamAvailable, Verticals: verticals,
 		Equipment: equipment, ZoneCode: in.ZoneCode, Members: []model.Member{},
-		CreatedAt: now, UpdatedAt: now}
+		StatusSince: &now, CreatedAt: now, UpdatedAt: now}
 	for _, m := range in.Members {
 		mem, err := e.newMember(tx, tenantID, t, "members.", m)
 		if err != nil {
@@ -246,7 +246,11 @@ func (e *Roster) updateTeam(tx model.Tx, p model.Principal, id string, in model.
 		next.ZoneCode == t.ZoneCode && next.Status == t.Status {
 		return t, nil
 	}
-	next.UpdatedAt = model.At(e.clock.Now())
+	now := model.At(e.clock.Now())
+	next.UpdatedAt = now
+	if next.Status != t.Status {
+		next.StatusSince = &now
+	}
 	if err := tx.PutTeam(p.TenantID, &next); err != nil {
 		return nil, err
 	}

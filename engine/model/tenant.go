@@ -16,21 +16,21 @@ type FeatureFlags struct {
 
 // Tenant is an organisation using the node; every other record belongs to one.
 type Tenant struct {
-	ID                      string       `json:"id"`
-	Name                    string       `json:"name"`
-	Slug                    string       `json:"slug"`
-	Email                   string       `json:"email"`
-	LicenseType             string       `json:"license_type"`
-	Status                  string       `json:"status"`
-	Country                 string       `json:"country"`
-	Verticals               []string     `json:"verticals"`
-	DispatchThreshold       float64      `json:"dispatch_threshold"`
-	ReinforcementTimeoutMin int          `json:"reinforcement_timeout_min"`
+	ID                      string   `json:"id"`
+	Name                    string   `json:"name"`
+	Slug                    string   `json:"slug"`
+	Email                   string   `json:"email"`
+	LicenseType             string   `json:"license_type"`
+	Status                  string   `json:"status"`
+	Country                 string   `json:"country"`
+	Verticals               []string `json:"verticals"`
+	DispatchThreshold       float64  `json:"dispatch_threshold"`
+	ReinforcementTimeoutMin int      `json:"reinforcement_timeout_min"`
 	// OnSiteTimeoutMin is the minutes an acknowledged mission has to reach ON_SITE before
 	// mission_overdue; nil: DefaultOnSiteTimeoutMin, 0: off.
-	OnSiteTimeoutMin *int        `json:"on_site_timeout_min,omitempty"`
-	FeatureFlags                FeatureFlags `json:"feature_flags"`
-	SLATargetUptimePct      float64      `json:"sla_target_uptime_pct"`
+	OnSiteTimeoutMin   *int         `json:"on_site_timeout_min,omitempty"`
+	FeatureFlags       FeatureFlags `json:"feature_flags"`
+	SLATargetUptimePct float64      `json:"sla_target_uptime_pct"`
 	// Retention is the tenant's own retention settings (nil: the node's defaults).
 	Retention *Retention `json:"retention,omitempty"`
 	CreatedAt Time       `json:"created_at"`

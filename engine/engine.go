@@ -151,7 +151,7 @@ func New(store model.Store, opt Options) *Engine {
 		e.log = slog.Default()
 	}
 	e.up = upstream.New(upstream.Parts{Store: store, Shared: model.IsShared(store), Clock: e.clock, Log: e.log,
-		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret})
+		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret, Health: e.upstreamHealth})
 	e.store = writes.NewStore(store, e.up.LogChanges, writes.FlushUsage)
 	e.Counter = usage.New(e.store, e.clock, e.log, opt.Plans)
 	feed, _ := store.(model.ChangeFeed) // a store shared by several processes keeps the changes

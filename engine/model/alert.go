@@ -20,10 +20,19 @@ const (
 	// AlertMissionOverdue: a mission acknowledged but not ON_SITE when the tenant's
 	// on-site timeout ended; closes when it reaches ON_SITE or ends.
 	AlertMissionOverdue = "mission_overdue"
+	// AlertDeviceSilent: a device of a team on a mission has not synced for 10 minutes;
+	// closes once it syncs or its team is back.
+	AlertDeviceSilent = "device_silent"
+	// AlertSMSGatewayDown: the node's SMS gateway is down; closes once it is up.
+	AlertSMSGatewayDown = "sms_gateway_down"
+	// AlertUpstreamDown: the tenant's upstream link failed its last push; closes at the
+	// next success.
+	AlertUpstreamDown = "upstream_down"
 )
 
 // AlertKinds lists the kinds, in the order a tray groups them.
-var AlertKinds = []string{AlertEventUndispatched, AlertRequiresManual, AlertMissionUnacknowledged, AlertMissionOverdue, AlertCrewMessage}
+var AlertKinds = []string{AlertEventUndispatched, AlertRequiresManual, AlertMissionUnacknowledged, AlertMissionOverdue, AlertCrewMessage,
+	AlertDeviceSilent, AlertSMSGatewayDown, AlertUpstreamDown}
 
 // Alert statuses as GET /v1/alerts filters them: an alert is open until its cause ends
 // (acknowledged or not), then closed.

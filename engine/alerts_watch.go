@@ -48,8 +48,9 @@ func (e *Engine) watchLoop(ctx context.Context) {
 
 // Watch runs the watch once: for every tenant, in one transaction each, device_silent for
 // each device of a team on a mission with no sync for DeviceSilentAfter (closed once it
-// syncs, or its team is back), and sms_gateway_down while the node's SMS gateway is down
-// (closed once it is up). Tests run it on the fake clock.
+// syncs, or its team is back), sms_gateway_down while the node's SMS gateway is down
+// (closed once it is up), and the escalation of the alerts left unacknowledged (escalate).
+// Tests run it on the fake clock.
 func (e *Engine) Watch(ctx context.Context) error {
 	var tenants []model.Tenant
 	if err := e.store.View(ctx, func(tx model.Tx) (err error) {
@@ -65,7 +66,10 @@ func (e *Engine) Watch(ctx context.Context) error {
 			if err := e.watchDevices(tx, id); err != nil {
 				return err
 			}
-			return e.watchGateway(tx, id, gateway)
+			if err := e.watchGateway(tx, id, gateway); err != nil {
+				return err
+			}
+			return e.escalate(tx, id)
 		})
 		if err != nil {
 			e.log.Error("alerts watch", "tenant", id, "err", err)
@@ -166,4 +170,81 @@ func (e *Engine) upstreamHealth(tx upstream.Tx, tenantID, lastError string) erro
 	_, err := alerts.Raise(e.Book, tx, tenantID, model.AlertInput{Kind: model.AlertUpstreamDown, Subject: upstreamSubject,
 		Priority: model.PriorityHigh, Message: "The upstream link is down: " + lastError})
 	return err
+}
+
+// escalate sends by SMS, once, each open alert of a tenant still unacknowledged
+// alert_escalation_min after it was raised to the supervisors on duty (active
+// operational supervisors and company admins with on_duty and a phone), through the SMS
+// outbox (usage, the per-recipient limits), and records escalated_at
+// (docs/decisions/0263-alert-escalation.md). Nothing without a gateway, with the setting
+// off or with nobody on duty: an alert is escalated once someone can receive it.
+func (e *Engine) escalate(tx model.Tx, tenantID string) error {
+	t, err := tx.Tenant(tenantID)
+	if err != nil || t.AlertEscalationMin == 0 || !e.sender.SMSAvailable() {
+		return err
+	}
+	now := model.At(e.clock.Now())
+	after := time.Duration(t.AlertEscalationMin) * time.Minute
+	var due []model.Alert
+	for pg := (model.Page{Limit: 200}); ; {
+		open, next, err := tx.Alerts(tenantID, model.AlertFilter{}, pg)
+		if err != nil {
+			return err
+		}
+		for _, a := range open {
+			if a.AckedAt == nil && a.EscalatedAt == nil && now.Sub(a.RaisedAt.Time) >= after {
+				due = append(due, a)
+			}
+		}
+		if next == "" {
+			break
+		}
+		pg.Cursor = next
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	phones, err := onDutyPhones(tx, tenantID)
+	if err != nil || len(phones) == 0 {
+		return err
+	}
+	for i := range due {
+		a := &due[i]
+		text := fmt.Sprintf("FieldRelay alert not acknowledged for %d min (%s): %s", int(now.Sub(a.RaisedAt.Time)/time.Minute),
+			a.Priority, a.Message)
+		for _, to := range phones {
+			if err := e.enqueue(tx, &model.OutboxEntry{ID: model.NewID(), TenantID: tenantID, Kind: model.OutboxSMS, To: to,
+				Text: text, DueAt: now, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		if err := alerts.Escalated(e.Book, tx, tenantID, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onDutyPhones lists the distinct phones of a tenant's supervisors on duty: active
+// operational supervisors and company admins marked on_duty with a phone.
+func onDutyPhones(tx model.Tx, tenantID string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for pg := (model.Page{Limit: 200}); ; {
+		users, next, err := tx.Users(tenantID, pg)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range users {
+			if u.OnDuty && u.Phone != "" && u.Status == UserActive && !seen[u.Phone] &&
+				(u.RBACLevel == model.RoleOperationalSupervisor || u.RBACLevel == model.RoleCompanyAdmin) {
+				seen[u.Phone] = true
+				out = append(out, u.Phone)
+			}
+		}
+		if next == "" {
+			return out, nil
+		}
+		pg.Cursor = next
+	}
 }

@@ -16,7 +16,7 @@ import (
 // dispatchSettings answers a tenant's dispatch settings.
 func dispatchSettings(t *model.Tenant) *model.DispatchSettings {
 	return &model.DispatchSettings{DispatchMode: t.FeatureFlags.DispatchMode, DispatchThreshold: t.DispatchThreshold,
-		ReinforcementTimeoutMin: t.ReinforcementTimeoutMin, OnSiteTimeoutMin: t.OnSiteTimeout()}
+		ReinforcementTimeoutMin: t.ReinforcementTimeoutMin, OnSiteTimeoutMin: t.OnSiteTimeout(), AlertEscalationMin: t.AlertEscalationMin}
 }
 
 // onTheWay reports whether a mission is one the on-site check watches: acknowledged, not

@@ -130,6 +130,9 @@ func (e *Engine) updateDispatchSettings(tx model.Tx, p model.Principal, in model
 		v := int(*in.OnSiteTimeoutMin) // in range: validated
 		t.OnSiteTimeoutMin = &v
 	}
+	if in.AlertEscalationMin != nil {
+		t.AlertEscalationMin = int(*in.AlertEscalationMin) // in range: validated
+	}
 	t.UpdatedAt = model.At(e.clock.Now())
 	if err := tx.PutTenant(t); err != nil {
 		return nil, err

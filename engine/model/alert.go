@@ -57,7 +57,10 @@ type Alert struct {
 	AckedAt   *Time   `json:"acked_at"`
 	AckedBy   *string `json:"acked_by"`
 	ClosedAt  *Time   `json:"closed_at"`
-	UpdatedAt Time    `json:"updated_at"`
+	// EscalatedAt is when the alert, unacknowledged, was sent by SMS to the supervisors
+	// on duty (docs/decisions/0263-alert-escalation.md); once.
+	EscalatedAt *Time `json:"escalated_at"`
+	UpdatedAt   Time  `json:"updated_at"`
 }
 
 // AlertInput is what a cause raises: its kind and subject (the key is kind:subject, one

@@ -28,7 +28,10 @@ type Tenant struct {
 	ReinforcementTimeoutMin int      `json:"reinforcement_timeout_min"`
 	// OnSiteTimeoutMin is the minutes an acknowledged mission has to reach ON_SITE before
 	// mission_overdue; nil: DefaultOnSiteTimeoutMin, 0: off.
-	OnSiteTimeoutMin   *int         `json:"on_site_timeout_min,omitempty"`
+	OnSiteTimeoutMin *int `json:"on_site_timeout_min,omitempty"`
+	// AlertEscalationMin is the minutes after which an alert still unacknowledged is sent
+	// by SMS to the supervisors on duty; 0: never.
+	AlertEscalationMin int          `json:"alert_escalation_min"`
 	FeatureFlags       FeatureFlags `json:"feature_flags"`
 	SLATargetUptimePct float64      `json:"sla_target_uptime_pct"`
 	// Retention is the tenant's own retention settings (nil: the node's defaults).
@@ -65,6 +68,7 @@ type DispatchSettings struct {
 	DispatchThreshold       float64 `json:"dispatch_threshold"`
 	ReinforcementTimeoutMin int     `json:"reinforcement_timeout_min"`
 	OnSiteTimeoutMin        int     `json:"on_site_timeout_min"`
+	AlertEscalationMin      int     `json:"alert_escalation_min"`
 }
 
 // DispatchSettingsInput changes some of the settings; nil fields stay as they are.
@@ -73,6 +77,7 @@ type DispatchSettingsInput struct {
 	DispatchThreshold       *float64 `json:"dispatch_threshold"`
 	ReinforcementTimeoutMin *Int     `json:"reinforcement_timeout_min"`
 	OnSiteTimeoutMin        *Int     `json:"on_site_timeout_min"`
+	AlertEscalationMin      *Int     `json:"alert_escalation_min"`
 }
 
 // MaxReinforcementTimeoutMin caps reinforcement_timeout_min at one day.
@@ -88,6 +93,9 @@ func (in DispatchSettingsInput) Validate() error {
 	}
 	if v := in.OnSiteTimeoutMin; v != nil && (*v < 0 || *v > MaxReinforcementTimeoutMin) {
 		return Invalid("on_site_timeout_min", "on_site_timeout_min must be between 0 and %d minutes (0 disables)", MaxReinforcementTimeoutMin)
+	}
+	if v := in.AlertEscalationMin; v != nil && (*v < 0 || *v > MaxReinforcementTimeoutMin) {
+		return Invalid("alert_escalation_min", "alert_escalation_min must be between 0 and %d minutes (0 disables)", MaxReinforcementTimeoutMin)
 	}
 	return nil
 }

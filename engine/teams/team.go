@@ -2,7 +2,6 @@ package teams
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -27,8 +26,8 @@ const (
 	maxLocationLead = 2 * time.Minute
 )
 
-// PhoneRE is the shape of a phone number: E.164.
-var PhoneRE = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+// PhoneRE is the shape of a phone number: E.164 (model.PhoneRE).
+var PhoneRE = model.PhoneRE
 
 // CreateTeam adds an available team to p's tenant (POST /v1/teams; teams:manage).
 // Inline members name their fields members.name, members.user_id, members.phone,

@@ -112,7 +112,7 @@ func (e *Engine) dispatch(tx model.Tx, tenantID string, ev *model.Event, team *m
 	if err := e.closeEventAlerts(tx, tenantID, ev.ID); err != nil {
 		return nil, nil, err
 	}
-	team.Status, team.UpdatedAt = TeamOnMission, now
+	team.SetStatus(TeamOnMission, now)
 	if err := tx.PutTeam(tenantID, team); err != nil {
 		return nil, nil, err
 	}
@@ -144,7 +144,7 @@ func (e *Engine) dispatch(tx model.Tx, tenantID string, ev *model.Event, team *m
 		TeamID: team.ID, TeamName: team.Name, MissionID: m.ID}); err != nil {
 		return nil, nil, err
 	}
-	if t.ReinforcementTimeoutMin > 0 && o.reinforcementOf == nil {
+	if o.reinforcementOf == nil {
 		if err := e.armReinforcement(tx, t, m); err != nil {
 			return nil, nil, err
 		}
@@ -159,9 +159,24 @@ func reinforceable(m *model.Mission) bool {
 		(m.Status == model.MissionCreated || m.Status == model.MissionSent)
 }
 
-// reinforceDue is when a mission's reinforcement check is due under the tenant's timeout.
+// UnacknowledgedAlertMin is the minutes after its dispatch at which a mission not at ACK
+// raises mission_unacknowledged when the tenant has no reinforcement timeout
+// (docs/decisions/0260-mission-timers.md).
+const UnacknowledgedAlertMin = 5
+
+// checkMin is the minutes after its dispatch at which a mission's check runs: the
+// tenant's reinforcement timeout, or UnacknowledgedAlertMin when there is none (the
+// check then only raises the alert).
+func checkMin(t *model.Tenant) int {
+	if t.ReinforcementTimeoutMin == 0 {
+		return UnacknowledgedAlertMin
+	}
+	return t.ReinforcementTimeoutMin
+}
+
+// reinforceDue is when a mission's check is due under the tenant's timeout.
 func reinforceDue(t *model.Tenant, m *model.Mission) model.Time {
-	return model.At(m.DispatchedAt.Add(time.Duration(t.ReinforcementTimeoutMin) * time.Minute))
+	return model.At(m.DispatchedAt.Add(time.Duration(checkMin(t)) * time.Minute))
 }
 
 // armReinforcement writes a mission's reinforcement check into the outbox, due at its
@@ -183,12 +198,11 @@ func (e *Engine) armReinforcementAt(tx model.Tx, t *model.Tenant, m *model.Missi
 
 // rearmReinforcement follows a change of the tenant's reinforcement timeout from before
 // to t's, within tx. The timeout in force is the one a check reads when it runs: a check
-// that runs early (the timeout grew) arms itself again for the new time, and one that
-// runs while reinforcement is off ends. So only a shorter timeout, or one switched on,
-// needs new checks: one for each mission reinforcement watches.
+// that runs early (the timeout grew) arms itself again for the new time. So only a
+// shorter time of the check (checkMin: switching reinforcement off makes it
+// UnacknowledgedAlertMin) needs new checks: one for each mission the check watches.
 func (e *Engine) rearmReinforcement(tx model.Tx, t *model.Tenant, before int) error {
-	after := t.ReinforcementTimeoutMin
-	if after == 0 || (before != 0 && after >= before) {
+	if checkMin(t) >= checkMin(&model.Tenant{ReinforcementTimeoutMin: before}) {
 		return nil
 	}
 	ids, err := tx.CodedMissions(t.ID)
@@ -349,8 +363,10 @@ type reinforced struct {
 }
 
 // reinforce runs the reinforcement check of a mission within tx: a mission that has not
-// reached ACK when the tenant's timeout in force ends gets the next best eligible team as
-// a backup, once; with none eligible, supervisors are alerted. at is the time the check
+// reached ACK when the tenant's timeout in force ends raises mission_unacknowledged and
+// gets the next best eligible team as a backup, once; with none eligible, supervisors are
+// alerted. With no timeout, the check runs UnacknowledgedAlertMin after the dispatch and
+// only raises the alert. at is the time the check
 // judges by: the due time it was armed for and the time elapsed since on the monotonic
 // clock (the scheduler's), not the wall clock's now, which may have stepped meanwhile.
 func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string, at time.Time) error {
@@ -369,13 +385,10 @@ func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string, at time.Time
 		return err
 	}
 	// The timeout in force now decides (docs/rules.md, Dispatch score: a check every minute against
-	// reinforcement_timeout_min): off, the check ends; grown since the check was armed,
+	// reinforcement_timeout_min): off, the check only alerts; grown since the check was armed,
 	// it is armed again for the time left, as a duration
 	// from now (docs/decisions/0128-timers-clock-steps.md).
 	now := model.At(e.clock.Now())
-	if t.ReinforcementTimeoutMin == 0 {
-		return nil
-	}
 	if due := reinforceDue(t, m); due.After(at) {
 		return e.armReinforcementAt(tx, t, m, model.At(now.Add(due.Sub(at))))
 	}
@@ -383,15 +396,18 @@ func (e *Engine) reinforce(tx model.Tx, tenantID, missionID string, at time.Time
 	if err != nil || ev.Status == model.EventClosed {
 		return err
 	}
-	m.Reinforced, m.UpdatedAt = true, now
-	if err := putMission(tx, tenantID, m); err != nil {
-		return err
-	}
 	teamName := "a team"
 	if tm, err := tx.Team(tenantID, m.TeamID); err == nil {
 		teamName = tm.Name
 	}
 	if err := e.raiseUnacknowledged(tx, tenantID, ev, m, teamName); err != nil {
+		return err
+	}
+	if t.ReinforcementTimeoutMin == 0 {
+		return nil
+	}
+	m.Reinforced, m.UpdatedAt = true, now
+	if err := putMission(tx, tenantID, m); err != nil {
 		return err
 	}
 	// A team that already has a mission on the event (on it, or just failed or stood

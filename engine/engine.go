@@ -151,7 +151,7 @@ func New(store model.Store, opt Options) *Engine {
 		e.log = slog.Default()
 	}
 	e.up = upstream.New(upstream.Parts{Store: store, Shared: model.IsShared(store), Clock: e.clock, Log: e.log,
-		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret})
+		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret, Health: e.upstreamHealth})
 	e.store = writes.NewStore(store, e.up.LogChanges, e.up.LogDown, writes.FlushUsage)
 	e.Counter = usage.New(e.store, e.clock, e.log, opt.Plans)
 	feed, _ := store.(model.ChangeFeed) // a store shared by several processes keeps the changes
@@ -167,7 +167,7 @@ func New(store model.Store, opt Options) *Engine {
 	e.sched = delivery.New(delivery.Parts{Store: e.store, Shared: e.shared, Clock: e.clock, Log: e.log,
 		Sender: e.sender, Retry: e.retry, Lease: e.lease, RunID: e.runID, Workers: opt.Workers,
 		NewID: e.ids.at, Full: func() bool { sp, _ := e.Space(); return sp.Full }, Held: usage.Held(e.Counter),
-		Mail: auth.MailOf(e.Service), Reinforce: e.reinforce, Settled: e.settleDelivery, Count: e.count,
+		Mail: auth.MailOf(e.Service), Reinforce: e.reinforce, Overdue: e.overdue, Settled: e.settleDelivery, Count: e.count,
 		MissionSent: func(tx model.Tx, o *model.OutboxEntry) error {
 			return e.markMissionSent(tx, o.TenantID, o.MissionID, missionChannel(o), "")
 		}})

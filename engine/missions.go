@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fieldrelay/fieldrelay/engine/alerts"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 )
@@ -317,7 +316,7 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 }
 
 // missionMoved does what follows a move of a mission this node owns, once the mission is
-// stored with its new status: the mission's unacknowledged alert closed; the usage
+// stored with its new status: its timers and their alerts (missionTimers); the usage
 // counter; the team's devices but via told of change in a mission_update (and by SMS for
 // a stand-down); for a finished mission its code released, its team freed and its event
 // closed; mission.status_updated. A move of any actor goes through it: PATCH, a device
@@ -325,8 +324,7 @@ func (e *Engine) updateMissionStatus(tx model.Tx, p model.Principal, id string, 
 // (mergeRemoteMission).
 func (e *Engine) missionMoved(tx model.Tx, tenantID string, m *model.Mission, moveAt, now model.Time, feedback json.RawMessage,
 	change model.MissionChange, via string) error {
-	// Past SENT the team has taken the mission (or it ended): its alert ends.
-	if err := alerts.Close(e.Book, tx, tenantID, model.AlertMissionUnacknowledged, m.ID); err != nil {
+	if err := e.missionTimers(tx, tenantID, m, change.From); err != nil {
 		return err
 	}
 	if err := e.count(tx, tenantID, moveAt.Time, model.UsageDelta{MissionState: m.Status}); err != nil {
@@ -383,7 +381,7 @@ func (e *Engine) freeTeam(tx model.Tx, tenantID string, m *model.Mission, now mo
 			return nil
 		}
 	}
-	t.Status, t.UpdatedAt = TeamAvailable, now
+	t.SetStatus(TeamAvailable, now)
 	if err := tx.PutTeam(tenantID, t); err != nil {
 		return err
 	}

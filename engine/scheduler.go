@@ -38,7 +38,7 @@ func (e *Engine) StartScheduler(ctx context.Context) error {
 		return err
 	}
 	ctx, e.bg.stop = context.WithCancel(ctx)
-	for _, loop := range []func(context.Context){e.sweepLoop, e.up.Loop, usage.Loop(e.Counter)} {
+	for _, loop := range []func(context.Context){e.sweepLoop, e.watchLoop, e.up.Loop, usage.Loop(e.Counter)} {
 		e.bg.wg.Add(1)
 		go func() {
 			defer e.bg.wg.Done()

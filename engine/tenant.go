@@ -125,6 +125,14 @@ func (e *Engine) updateDispatchSettings(tx model.Tx, p model.Principal, in model
 	if in.ReinforcementTimeoutMin != nil {
 		t.ReinforcementTimeoutMin = int(*in.ReinforcementTimeoutMin) // in range: validated
 	}
+	onSiteBefore := t.OnSiteTimeout()
+	if in.OnSiteTimeoutMin != nil {
+		v := int(*in.OnSiteTimeoutMin) // in range: validated
+		t.OnSiteTimeoutMin = &v
+	}
+	if in.AlertEscalationMin != nil {
+		t.AlertEscalationMin = int(*in.AlertEscalationMin) // in range: validated
+	}
 	t.UpdatedAt = model.At(e.clock.Now())
 	if err := tx.PutTenant(t); err != nil {
 		return nil, err
@@ -132,7 +140,10 @@ func (e *Engine) updateDispatchSettings(tx model.Tx, p model.Principal, in model
 	if err := e.rearmReinforcement(tx, t, before); err != nil {
 		return nil, err
 	}
-	return &model.DispatchSettings{DispatchMode: t.FeatureFlags.DispatchMode, DispatchThreshold: t.DispatchThreshold, ReinforcementTimeoutMin: t.ReinforcementTimeoutMin}, nil
+	if err := e.rearmOverdue(tx, t, onSiteBefore); err != nil {
+		return nil, err
+	}
+	return dispatchSettings(t), nil
 }
 
 // AdminSeedTenant creates, in one transaction, a tenant with its users, zones and teams

@@ -313,7 +313,7 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *got != (model.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.4, ReinforcementTimeoutMin: 15}) {
+		if *got != (model.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.4, ReinforcementTimeoutMin: 15, OnSiteTimeoutMin: model.DefaultOnSiteTimeoutMin}) {
 			t.Fatalf("settings = %+v", got)
 		}
 		tn, _ := e.Tenant(context.Background(), p)
@@ -332,21 +332,21 @@ func TestEngine_UpdateDispatchSettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *got != (model.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 20}) {
+		if *got != (model.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 20, OnSiteTimeoutMin: model.DefaultOnSiteTimeoutMin}) {
 			t.Fatalf("settings = %+v", got)
 		}
 		got, err = update(e, p, model.DispatchSettingsInput{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *got != (model.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 20}) {
+		if *got != (model.DispatchSettings{DispatchMode: true, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 20, OnSiteTimeoutMin: model.DefaultOnSiteTimeoutMin}) {
 			t.Fatalf("an empty update changed the settings: %+v", got)
 		}
 		got, err = update(e, p, model.DispatchSettingsInput{DispatchMode: ptr(false), ReinforcementTimeoutMin: ptr[model.Int](0)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *got != (model.DispatchSettings{DispatchMode: false, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 0}) {
+		if *got != (model.DispatchSettings{DispatchMode: false, DispatchThreshold: 0.1, ReinforcementTimeoutMin: 0, OnSiteTimeoutMin: model.DefaultOnSiteTimeoutMin}) {
 			t.Fatalf("settings = %+v", got)
 		}
 	})

@@ -351,6 +351,7 @@ func TestUpstream_ChangeLog(t *testing.T) {
 // TestUpstream_TrimmedOnlyAfterAck: while the upstream is down nothing leaves the log;
 // once it answers, the log is trimmed to its applied_through and it holds every record
 // as it stands. A rejected item is counted and settles its sequence.
+// It raises upstream_down while down, closed by the push that goes through.
 func TestUpstream_TrimmedOnlyAfterAck(t *testing.T) {
 	ctx := context.Background()
 	n := newUpNode(t, model.UpstreamOptions{BatchSize: 7})
@@ -365,6 +366,9 @@ func TestUpstream_TrimmedOnlyAfterAck(t *testing.T) {
 		!strings.Contains(*st.LastError, "503") || st.NextAttemptAt == nil {
 		t.Fatalf("down: %+v", st)
 	}
+	if got := n.openAlerts(t, model.AlertUpstreamDown); len(got) != 1 || !strings.Contains(got[0].Message, "503") {
+		t.Fatalf("upstream_down while down: %+v", got)
+	}
 	// The events, posted within one millisecond of the fake clock, entered the log by the
 	// backfill's walk, in the order of their ids: the third of the log is rejected.
 	rejected := n.changes(t)[2].ID
@@ -376,6 +380,9 @@ func TestUpstream_TrimmedOnlyAfterAck(t *testing.T) {
 	if st.State != engine.UpstreamIdle || st.Backlog != 0 || len(n.changes(t)) != 0 || st.LastError != nil ||
 		st.AckedThrough != 20 || st.Rejected != 1 || st.LastRejection == nil || st.LastSuccessAt == nil {
 		t.Fatalf("after the push: %+v", st)
+	}
+	if got := n.openAlerts(t, model.AlertUpstreamDown); len(got) != 0 {
+		t.Fatalf("upstream_down after a push went through: %+v", got)
 	}
 	received, records, applied := up.snapshot()
 	if applied != 20 || len(received) != 20 {

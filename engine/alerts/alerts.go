@@ -21,6 +21,8 @@ const (
 	StreamRaised = "alert.raised"
 	StreamAcked  = "alert.acked"
 	StreamClosed = "alert.closed"
+	// StreamEscalated: the alert was sent by SMS to the supervisors on duty.
+	StreamEscalated = "alert.escalated"
 )
 
 // maxMessage bounds an alert's words, in characters.
@@ -78,6 +80,16 @@ func Close(b *Book, tx Tx, tenantID, kind, subject string) error {
 		return err
 	}
 	return b.publish(tx, tenantID, StreamClosed, model.PermEventsRead, "", a)
+}
+
+// Escalated records within tx that an open alert was sent to the supervisors on duty.
+func Escalated(b *Book, tx Tx, tenantID string, a *model.Alert) error {
+	now := model.At(b.clock.Now())
+	a.EscalatedAt, a.UpdatedAt = &now, now
+	if err := tx.PutAlert(tenantID, a); err != nil {
+		return err
+	}
+	return b.publish(tx, tenantID, StreamEscalated, model.PermEventsRead, "", a)
 }
 
 // Alerts lists p's tenant's alerts, open ones by default, newest first (GET /v1/alerts;

@@ -54,7 +54,7 @@ func (e *Service) createUserIn(tx model.Tx, slug string, in model.CreateUserInpu
 func (e *Service) createUser(tx model.Tx, tenantID string, in model.CreateUserInput) (*model.User, error) {
 	now := model.At(e.clock.Now())
 	u := &model.UserAccount{User: model.User{ID: model.NewID(), TenantID: tenantID, Email: in.Email, Name: in.Name,
-		RBACLevel: in.Role, Status: UserPending, CreatedAt: now, UpdatedAt: now}, TokenVersion: 1}
+		RBACLevel: in.Role, Status: UserPending, Phone: in.Phone, OnDuty: in.OnDuty, CreatedAt: now, UpdatedAt: now}, TokenVersion: 1}
 	if in.Password != "" {
 		u.PasswordHash = e.pw.Hash(in.Password)
 		u.Status = UserActive
@@ -109,6 +109,13 @@ func (e *Service) updateUser(tx model.Tx, p model.Principal, id string, in model
 			return nil, err
 		}
 	}
+	var phone string
+	if in.Phone != nil {
+		var err error
+		if phone, err = model.CheckPhone("phone", *in.Phone); err != nil {
+			return nil, err
+		}
+	}
 	if !model.ValidID(id) {
 		return nil, model.NotFound("user")
 	}
@@ -135,6 +142,12 @@ func (e *Service) updateUser(tx model.Tx, p model.Principal, id string, in model
 	}
 	if in.Name != nil {
 		u.Name = name
+	}
+	if in.Phone != nil {
+		u.Phone = phone
+	}
+	if in.OnDuty != nil {
+		u.OnDuty = *in.OnDuty
 	}
 	u.UpdatedAt = model.At(e.clock.Now())
 	if err := putUser(tx, u); err != nil {

@@ -56,7 +56,7 @@ func (s *Scheduler) attempt(ctx context.Context, r dueRef) {
 		if !record && (entry.Kind != model.OutboxWebhook || entry.LeasedBy != "") {
 			return errNeedsWrite
 		}
-		if entry.Kind == model.OutboxReinforce {
+		if entry.Kind == model.OutboxReinforce || entry.Kind == model.OutboxOverdue {
 			// A check, not a call: it runs here, and its entry ends.
 			// The check judges the mission at the wall time the scheduler's elapsed time
 			// says it is: the due time it waited for and how late it runs.
@@ -64,7 +64,11 @@ func (s *Scheduler) attempt(ctx context.Context, r dueRef) {
 			if !moved {
 				at = r.DueAt.Add(r.late)
 			}
-			if err := s.Reinforce(tx, entry.TenantID, entry.MissionID, at); err != nil {
+			check := s.Reinforce
+			if entry.Kind == model.OutboxOverdue {
+				check = s.Overdue
+			}
+			if err := check(tx, entry.TenantID, entry.MissionID, at); err != nil {
 				return err
 			}
 			return tx.DeleteOutboxEntry(entry.TenantID, entry.ID)

@@ -103,6 +103,9 @@ type Parts struct {
 	// Reinforce runs the reinforcement check of a mission (model.OutboxReinforce) at the
 	// time the scheduler says it is.
 	Reinforce func(tx model.Tx, tenantID, missionID string, at time.Time) error
+	// Overdue runs the on-site check of an acknowledged mission (model.OutboxOverdue) at
+	// the time the scheduler says it is.
+	Overdue func(tx model.Tx, tenantID, missionID string, at time.Time) error
 	// MissionSent records that the notification of a team, o, arrived: the mission is
 	// SENT.
 	MissionSent func(tx model.Tx, o *model.OutboxEntry) error

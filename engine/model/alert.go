@@ -1,6 +1,9 @@
 package model
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Alert kinds (docs/decisions/0172-shared-alerts.md): what raised an alert, each closed by
 // its cause's end.
@@ -17,6 +20,17 @@ const (
 	// AlertCrewMessage: a team sent a message from the field (one open alert a mission,
 	// however many messages); closes when the control room answers on the mission.
 	AlertCrewMessage = "crew_message"
+	// AlertMissionOverdue: a mission acknowledged but not ON_SITE when the tenant's
+	// on-site timeout ended; closes when it reaches ON_SITE or ends.
+	AlertMissionOverdue = "mission_overdue"
+	// AlertDeviceSilent: a device of a team on a mission has not synced for 10 minutes;
+	// closes once it syncs or its team is back.
+	AlertDeviceSilent = "device_silent"
+	// AlertSMSGatewayDown: the node's SMS gateway is down; closes once it is up.
+	AlertSMSGatewayDown = "sms_gateway_down"
+	// AlertUpstreamDown: the tenant's upstream link failed its last push; closes at the
+	// next success.
+	AlertUpstreamDown = "upstream_down"
 	// AlertTerminalConflict: a mission recorded both COMPLETED and FAILED on two nodes
 	// (docs/decisions/0198-mission-moves-union.md); nothing ends that cause, so the
 	// supervisor's acknowledgement closes it.
@@ -24,8 +38,8 @@ const (
 )
 
 // AlertKinds lists the kinds, in the order a tray groups them.
-var AlertKinds = []string{AlertEventUndispatched, AlertRequiresManual, AlertMissionUnacknowledged, AlertCrewMessage,
-	AlertTerminalConflict}
+var AlertKinds = []string{AlertEventUndispatched, AlertRequiresManual, AlertMissionUnacknowledged, AlertMissionOverdue, AlertCrewMessage,
+	AlertTerminalConflict, AlertDeviceSilent, AlertSMSGatewayDown, AlertUpstreamDown}
 
 // ClosedByAck tells the kinds whose alert its acknowledgement closes: those whose cause
 // never ends by itself.
@@ -54,7 +68,10 @@ type Alert struct {
 	AckedAt   *Time   `json:"acked_at"`
 	AckedBy   *string `json:"acked_by"`
 	ClosedAt  *Time   `json:"closed_at"`
-	UpdatedAt Time    `json:"updated_at"`
+	// EscalatedAt is when the alert, unacknowledged, was sent by SMS to the supervisors
+	// on duty (docs/decisions/0263-alert-escalation.md); once.
+	EscalatedAt *Time `json:"escalated_at"`
+	UpdatedAt   Time  `json:"updated_at"`
 }
 
 // AlertInput is what a cause raises: its kind and subject (the key is kind:subject, one
@@ -84,7 +101,7 @@ func (f AlertFilter) Validate() error {
 		return Invalid("status", "status must be one of open, closed, all")
 	}
 	if f.Kind != "" && !slices.Contains(AlertKinds, f.Kind) {
-		return Invalid("kind", "kind must be one of event_undispatched, requires_manual, mission_unacknowledged, crew_message, mission_terminal_conflict")
+		return Invalid("kind", "kind must be one of %s", strings.Join(AlertKinds, ", "))
 	}
 	return nil
 }

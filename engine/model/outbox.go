@@ -16,6 +16,9 @@ const (
 	// OutboxReinforce is a check, not a call: whether a mission still waits for its
 	// team's acknowledgement (a reinforcement), run by the scheduler when due.
 	OutboxReinforce = "reinforce"
+	// OutboxOverdue is a check, not a call: whether an acknowledged mission reached
+	// ON_SITE within the tenant's on-site timeout (mission_overdue), run when due.
+	OutboxOverdue = "overdue"
 )
 
 // OutboxEntry is one message the node owes the world: written in the transaction that

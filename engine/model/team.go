@@ -30,8 +30,20 @@ type Team struct {
 	// version of the copy (docs/decisions/0195-record-owners.md).
 	Origin        *string `json:"origin,omitempty"`
 	OriginVersion int64   `json:"origin_version,omitempty"`
-	CreatedAt     Time    `json:"created_at"`
-	UpdatedAt     Time    `json:"updated_at"`
+	// StatusSince is when the team entered its status (the board's time in state;
+	// docs/decisions/0261-team-status-since.md); nil on a team whose status has not
+	// changed since the node first kept it.
+	StatusSince *Time `json:"status_since"`
+	CreatedAt   Time  `json:"created_at"`
+	UpdatedAt   Time  `json:"updated_at"`
+}
+
+// SetStatus moves a team to status at now, and notes when it entered it.
+func (t *Team) SetStatus(status string, now Time) {
+	if t.Status != status {
+		t.StatusSince = &now
+	}
+	t.Status, t.UpdatedAt = status, now
 }
 
 // CloneTeams returns deep copies of the teams src points to, in order, its nil entries

@@ -16,18 +16,24 @@ type FeatureFlags struct {
 
 // Tenant is an organisation using the node; every other record belongs to one.
 type Tenant struct {
-	ID                      string       `json:"id"`
-	Name                    string       `json:"name"`
-	Slug                    string       `json:"slug"`
-	Email                   string       `json:"email"`
-	LicenseType             string       `json:"license_type"`
-	Status                  string       `json:"status"`
-	Country                 string       `json:"country"`
-	Verticals               []string     `json:"verticals"`
-	DispatchThreshold       float64      `json:"dispatch_threshold"`
-	ReinforcementTimeoutMin int          `json:"reinforcement_timeout_min"`
-	FeatureFlags            FeatureFlags `json:"feature_flags"`
-	SLATargetUptimePct      float64      `json:"sla_target_uptime_pct"`
+	ID                      string   `json:"id"`
+	Name                    string   `json:"name"`
+	Slug                    string   `json:"slug"`
+	Email                   string   `json:"email"`
+	LicenseType             string   `json:"license_type"`
+	Status                  string   `json:"status"`
+	Country                 string   `json:"country"`
+	Verticals               []string `json:"verticals"`
+	DispatchThreshold       float64  `json:"dispatch_threshold"`
+	ReinforcementTimeoutMin int      `json:"reinforcement_timeout_min"`
+	// OnSiteTimeoutMin is the minutes an acknowledged mission has to reach ON_SITE before
+	// mission_overdue; nil: DefaultOnSiteTimeoutMin, 0: off.
+	OnSiteTimeoutMin *int `json:"on_site_timeout_min,omitempty"`
+	// AlertEscalationMin is the minutes after which an alert still unacknowledged is sent
+	// by SMS to the supervisors on duty; 0: never.
+	AlertEscalationMin int          `json:"alert_escalation_min"`
+	FeatureFlags       FeatureFlags `json:"feature_flags"`
+	SLATargetUptimePct float64      `json:"sla_target_uptime_pct"`
 	// Retention is the tenant's own retention settings (nil: the node's defaults).
 	Retention *Retention `json:"retention,omitempty"`
 	CreatedAt Time       `json:"created_at"`
@@ -61,6 +67,8 @@ type DispatchSettings struct {
 	DispatchMode            bool    `json:"dispatch_mode"`
 	DispatchThreshold       float64 `json:"dispatch_threshold"`
 	ReinforcementTimeoutMin int     `json:"reinforcement_timeout_min"`
+	OnSiteTimeoutMin        int     `json:"on_site_timeout_min"`
+	AlertEscalationMin      int     `json:"alert_escalation_min"`
 }
 
 // DispatchSettingsInput changes some of the settings; nil fields stay as they are.
@@ -68,6 +76,8 @@ type DispatchSettingsInput struct {
 	DispatchMode            *bool    `json:"dispatch_mode"`
 	DispatchThreshold       *float64 `json:"dispatch_threshold"`
 	ReinforcementTimeoutMin *Int     `json:"reinforcement_timeout_min"`
+	OnSiteTimeoutMin        *Int     `json:"on_site_timeout_min"`
+	AlertEscalationMin      *Int     `json:"alert_escalation_min"`
 }
 
 // MaxReinforcementTimeoutMin caps reinforcement_timeout_min at one day.
@@ -81,7 +91,26 @@ func (in DispatchSettingsInput) Validate() error {
 	if v := in.ReinforcementTimeoutMin; v != nil && (*v < 0 || *v > MaxReinforcementTimeoutMin) {
 		return Invalid("reinforcement_timeout_min", "reinforcement_timeout_min must be between 0 and %d minutes (0 disables)", MaxReinforcementTimeoutMin)
 	}
+	if v := in.OnSiteTimeoutMin; v != nil && (*v < 0 || *v > MaxReinforcementTimeoutMin) {
+		return Invalid("on_site_timeout_min", "on_site_timeout_min must be between 0 and %d minutes (0 disables)", MaxReinforcementTimeoutMin)
+	}
+	if v := in.AlertEscalationMin; v != nil && (*v < 0 || *v > MaxReinforcementTimeoutMin) {
+		return Invalid("alert_escalation_min", "alert_escalation_min must be between 0 and %d minutes (0 disables)", MaxReinforcementTimeoutMin)
+	}
 	return nil
+}
+
+// DefaultOnSiteTimeoutMin is a tenant's on-site timeout until it sets one
+// (docs/decisions/0260-mission-timers.md).
+const DefaultOnSiteTimeoutMin = 30
+
+// OnSiteTimeout is the minutes an acknowledged mission of the tenant has to reach
+// ON_SITE (0: no check).
+func (t *Tenant) OnSiteTimeout() int {
+	if t.OnSiteTimeoutMin == nil {
+		return DefaultOnSiteTimeoutMin
+	}
+	return *t.OnSiteTimeoutMin
 }
 
 // SeedTenantInput is a ready-made tenant (the demo): the tenant, its users, its zones and

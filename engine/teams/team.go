@@ -2,7 +2,6 @@ package teams
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -27,8 +26,8 @@ const (
 	maxLocationLead = 2 * time.Minute
 )
 
-// PhoneRE is the shape of a phone number: E.164.
-var PhoneRE = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+// PhoneRE is the shape of a phone number: E.164 (model.PhoneRE).
+var PhoneRE = model.PhoneRE
 
 // CreateTeam adds an available team to p's tenant (POST /v1/teams; teams:manage).
 // Inline members name their fields members.name, members.user_id, members.phone,
@@ -68,7 +67,7 @@ func (e *Roster) createTeam(tx model.Tx, tenantID string, in model.TeamInput) (*
 	now := model.At(e.clock.Now())
 	t := &model.Team{ID: model.NewID(), Name: name, Status: TeamAvailable, Verticals: verticals,
 		Equipment: equipment, ZoneCode: in.ZoneCode, Members: []model.Member{}, SiteID: site,
-		CreatedAt: now, UpdatedAt: now}
+		StatusSince: &now, CreatedAt: now, UpdatedAt: now}
 	for _, m := range in.Members {
 		mem, err := e.newMember(tx, tenantID, t, "members.", m)
 		if err != nil {
@@ -263,7 +262,11 @@ func (e *Roster) updateTeam(tx model.Tx, p model.Principal, id string, in model.
 	if owned && next.Status == t.Status {
 		return t, nil
 	}
-	next.UpdatedAt = model.At(e.clock.Now())
+	now := model.At(e.clock.Now())
+	next.UpdatedAt = now
+	if next.Status != t.Status {
+		next.StatusSince = &now
+	}
 	if err := tx.PutTeam(p.TenantID, &next); err != nil {
 		return nil, err
 	}

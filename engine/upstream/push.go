@@ -65,6 +65,7 @@ type Runner struct {
 	// holdLeaseFn and secret are the engine's (Parts).
 	holdLeaseFn func(ctx context.Context, name string, d time.Duration) (bool, error)
 	secret      func(ctx context.Context, name string) ([]byte, error)
+	health      func(tx Tx, tenantID, lastError string) error
 	opt         model.UpstreamOptions
 	wake        chan struct{}
 	// tenants caches the set of tenants with an upstream (nil: read it again).
@@ -128,6 +129,9 @@ type Parts struct {
 	HoldLease func(ctx context.Context, name string, d time.Duration) (bool, error)
 	// Secret returns an installation secret, made on first use (the node's id).
 	Secret func(ctx context.Context, name string) ([]byte, error)
+	// Health follows the link's state within the transaction that records it: lastError
+	// set, the link is down; empty, it is up (the upstream_down alert).
+	Health func(tx Tx, tenantID, lastError string) error
 }
 
 // New returns the Runner of an engine. Its pre-commit hook, LogChanges, is given to the
@@ -136,7 +140,7 @@ func New(p Parts) *Runner {
 	opt := p.Options
 	opt.Fill()
 	u := &Runner{store: p.Store, shared: p.Shared, clock: p.Clock, log: p.Log, holdLeaseFn: p.HoldLease,
-		secret: p.Secret, opt: opt, wake: make(chan struct{}, 1),
+		secret: p.Secret, health: p.Health, opt: opt, wake: make(chan struct{}, 1),
 		rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	u.dirty.Store(true)
 	u.writeStore = p.Store
@@ -673,7 +677,10 @@ func (u *Runner) ack(ctx context.Context, l *upLink, cfg *model.UpstreamConfig, 
 			c.LastRejection = fmt.Sprintf("item %d: %s: %s", ptrValue(last.SequenceNumber), last.Error, last.Message)
 		}
 		out = c
-		return tx.PutUpstream(c)
+		if err := tx.PutUpstream(c); err != nil {
+			return err
+		}
+		return u.health(tx, c.TenantID, "")
 	})
 	if err != nil {
 		return nil, err
@@ -725,7 +732,10 @@ func (u *Runner) fail(ctx context.Context, l *upLink, cause error) {
 		}
 		at, next := model.At(now), model.At(now.Add(delay))
 		c.LastAttemptAt, c.LastError, c.Failures, c.NextAttemptAt = &at, cause.Error(), l.failures, &next
-		return tx.PutUpstream(c)
+		if err := tx.PutUpstream(c); err != nil {
+			return err
+		}
+		return u.health(tx, c.TenantID, c.LastError)
 	})
 	if err != nil {
 		u.log.Error("upstream: recording a failed push", "tenant", l.tenantID, "err", err)

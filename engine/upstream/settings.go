@@ -215,6 +215,9 @@ func (u *Runner) set(tx Tx, tenantID string, in model.UpstreamInput) (*model.Ups
 	if c.Generation != generationOf(cur) {
 		// A changed link is tried at once.
 		c.LastError, c.Failures, c.NextAttemptAt = "", 0, nil
+		if err := u.health(tx, tenantID, ""); err != nil {
+			return nil, err
+		}
 	}
 	c.UpdatedAt = now
 	return u.put(tx, c)

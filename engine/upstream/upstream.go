@@ -16,6 +16,7 @@ import "github.com/fieldrelay/fieldrelay/engine/model"
 // secrets. The stores' model.Tx has all of it.
 type Tx interface {
 	model.TxCommit
+	model.AlertsTx
 	model.UpstreamTx
 	model.BackfillTx
 	model.DispatchRequestTx

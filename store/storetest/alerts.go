@@ -58,9 +58,13 @@ func testAlerts(t *testing.T, open Opener) {
 	ackAt := model.At(at(4))
 	who := model.NewID()
 	a1.AckedAt, a1.AckedBy = &ackAt, &who
+	a3.EscalatedAt = &ackAt // docs/decisions/0263-alert-escalation.md
 	a2.Status, a2.ClosedAt = model.AlertClosed, &ackAt
 	f.update(func(tx model.Tx) error {
 		if err := tx.PutAlert(a.ID, a1); err != nil {
+			return err
+		}
+		if err := tx.PutAlert(a.ID, a3); err != nil {
 			return err
 		}
 		return tx.PutAlert(a.ID, a2)
@@ -72,6 +76,9 @@ func testAlerts(t *testing.T, open Opener) {
 		got, err := tx.Alert(a.ID, a1.ID)
 		if err != nil || got.AckedBy == nil || *got.AckedBy != who || got.Status != model.AlertOpen {
 			t.Fatalf("acknowledged alert = %+v, %v", got, err)
+		}
+		if got, err := tx.OpenAlert(a.ID, a3.Key); err != nil || got == nil || got.EscalatedAt == nil || !got.EscalatedAt.Equal(ackAt.Time) {
+			t.Fatalf("escalated alert = %+v, %v", got, err)
 		}
 		return nil
 	})

@@ -420,12 +420,16 @@ func testTeams(t *testing.T, open Opener) {
 		}
 		return nil
 	})
-	teams[1].Status = "busy"
+	teams[1].SetStatus("busy", model.At(at(7))) // status_since: docs/decisions/0261-team-status-since.md
 	f.update(func(tx model.Tx) error { return tx.PutTeam(a.ID, teams[1]) })
 	f.view(func(tx model.Tx) error {
 		tm, err := tx.Team(a.ID, teams[1].ID)
-		if err != nil || tm.Name != "two" || tm.Status != "busy" || len(tm.Members) != 1 || len(tm.Verticals) != 1 {
+		if err != nil || tm.Name != "two" || tm.Status != "busy" || len(tm.Members) != 1 || len(tm.Verticals) != 1 ||
+			tm.StatusSince == nil || !tm.StatusSince.Equal(at(7)) {
 			t.Fatalf("Team = %+v, %v", tm, err)
+		}
+		if all, err := tx.Teams(a.ID); err != nil || all[1].StatusSince == nil || !all[1].StatusSince.Equal(at(7)) {
+			t.Fatalf("Teams()[1] = %+v, %v; want status_since kept", all[1], err)
 		}
 		got, err := tx.Teams(a.ID)
 		if err != nil || ids(got, func(t model.Team) string { return t.ID }) != ids(teams, func(t *model.Team) string { return t.ID }) {

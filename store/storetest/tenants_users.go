@@ -148,11 +148,13 @@ func testUsers(t *testing.T, open Opener) {
 		u := newUser(tn.ID, "alice@acme.example")
 		u.PasswordHash = "$argon2id$…"
 		u.CreatedAt = model.At(at(1))
+		u.Phone, u.OnDuty = "+33612345678", true // docs/decisions/0263-alert-escalation.md
 		f.update(func(tx model.Tx) error { return tx.PutUserAccount(u) })
 		f.view(func(tx model.Tx) error {
 			got, err := tx.UserAccount(tn.ID, u.ID)
 			if err != nil || got.Email != u.Email || got.PasswordHash != u.PasswordHash || got.TokenVersion != 1 ||
-				got.TenantID != tn.ID || got.RBACLevel != u.RBACLevel || !got.CreatedAt.Equal(u.CreatedAt.Time) {
+				got.TenantID != tn.ID || got.RBACLevel != u.RBACLevel || !got.CreatedAt.Equal(u.CreatedAt.Time) ||
+				got.Phone != u.Phone || !got.OnDuty {
 				t.Fatalf("UserAccount = %+v, %v", got, err)
 			}
 			got, err = tx.UserAccountByEmail("alice@acme.example")

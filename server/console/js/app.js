@@ -448,7 +448,10 @@ function rerender() {
     v.update(ctx);
     if (key) {
       const el = $("view").querySelector('[data-key="' + CSS.escape(key) + '"]');
-      if (el && el !== document.activeElement) {
+      // Only a focus the update lost (it was on a replaced element) is given back: a view
+      // that moved it on purpose (dispatch.js hands it to the best team) keeps its choice.
+      const lost = !document.activeElement || document.activeElement === document.body;
+      if (el && lost) {
         el.focus({ preventScroll: true });
         if (caret && typeof el.setSelectionRange === "function") el.setSelectionRange(caret[0], caret[1]);
       }

@@ -21,6 +21,11 @@ let rescore = null;
 let asked = null;
 // focusConfirm: the confirmation just opened takes the focus (its "Send anyway").
 let focusConfirm = false;
+// focusBest: the event just chosen (a pick in the queue, the event detail's Dispatch, a
+// deep link) hands the focus to its best team's Dispatch button once scored, and on a
+// narrow screen brings the scores into view: Enter, Enter dispatches
+// (docs/decisions/0270-keyboard-dispatch.md).
+let focusBest = false;
 
 // cancelConfirm closes the confirmation and gives the focus back to the team's button.
 function cancelConfirm(ctx) {
@@ -60,6 +65,7 @@ async function score(ctx) {
 function choose(ctx, id) {
   selected = id;
   confirming = null;
+  focusBest = true;
   ctx.link("dispatch", { eventId: id });
   scores = null;
   scoreErr = "";
@@ -198,6 +204,18 @@ function scorePanel(ctx) {
     h("tbody", {}, rows))));
 }
 
+// followChoice shows the chosen event's panel (below the queue on a narrow screen) and,
+// once the teams are scored, puts the focus on the best team's Dispatch button (else the
+// first one that can be sent, else the panel).
+function followChoice() {
+  if (matchMedia("(max-width: 900px)").matches) panel.scrollIntoView({ block: "start" });
+  if (!scores && !scoreErr) return;
+  focusBest = false;
+  const b = panel.querySelector("#score-table button.primary:not([disabled])") || panel.querySelector("#score-table button[data-dispatch-team]:not([disabled])");
+  if (b) b.focus({ preventScroll: true });
+  else { panel.tabIndex = -1; panel.focus({ preventScroll: true }); }
+}
+
 function widthBars(root) {
   for (const el of root.querySelectorAll(".bar-score")) el.style.width = "calc(" + el.dataset.w + " * 0.6 + 2px)";
 }
@@ -207,7 +225,7 @@ export const dispatchView = {
   title: () => "Dispatch",
   visible: (ctx) => ctx.can("dispatch:assign"),
   mount(root, ctx, opts) {
-    if (opts.eventId) { selected = opts.eventId; scores = null; stale = ""; }
+    if (opts.eventId) { selected = opts.eventId; scores = null; stale = ""; focusBest = true; }
     listEl = h("div", { class: "scroll" });
     panel = h("div", { class: "card", id: "score-panel" });
     root.append(h("h2", {}, "Dispatch"), h("div", { class: "split" }, listEl, panel));
@@ -226,6 +244,7 @@ export const dispatchView = {
       focusConfirm = false;
       send.focus();
     }
+    if (focusBest && selected) followChoice();
   },
   onChange(name, data, ctx) {
     if (!selected) return;

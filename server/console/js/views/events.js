@@ -146,6 +146,10 @@ function open(ctx, id) {
   if (!warned.has(id)) fetchEvent(ctx, id);
   update(ctx);
   if (detailEl) detailEl.scrollIntoView({ block: "nearest" });
+  // The keyboard follows the opened event to its first action: Dispatch when it may be
+  // dispatched (docs/decisions/0270-keyboard-dispatch.md).
+  const first = detailEl && (detailEl.querySelector("#detail-dispatch") || detailEl.querySelector("button"));
+  if (first) first.focus({ preventScroll: true });
 }
 
 async function fetchEvent(ctx, id) {

@@ -154,6 +154,24 @@ function draw(ctx) {
     g.prepend(s("line", { x1, y1, x2, y2, stroke: "currentColor", "stroke-dasharray": "4 4", "vector-effect": "non-scaling-stroke" }));
   }
   clear(svg).append(g);
+  keepLabelsIn(r);
+}
+
+// keepLabelsIn moves a zone's name back inside the part of the map on screen (r, the
+// svg's box): a zone at the edge, or a narrow phone, must not clip its name.
+function keepLabelsIn(r) {
+  if (!r.width || !r.height) return;
+  const sc = Math.max(view.w / r.width, view.h / r.height);
+  const x0 = view.x + view.w / 2 - (r.width * sc) / 2;
+  const y0 = view.y + view.h / 2 - (r.height * sc) / 2;
+  const [x1, y1] = [x0 + r.width * sc, y0 + r.height * sc];
+  for (const t of svg.querySelectorAll(".zone-label")) {
+    const b = t.getBBox();
+    const dx = b.x < x0 ? x0 - b.x : b.x + b.width > x1 ? Math.max(x1 - (b.x + b.width), x0 - b.x) : 0;
+    const dy = b.y < y0 ? y0 - b.y : b.y + b.height > y1 ? y1 - (b.y + b.height) : 0;
+    if (dx) t.setAttribute("x", Number(t.getAttribute("x")) + dx);
+    if (dy) t.setAttribute("y", Number(t.getAttribute("y")) + dy);
+  }
 }
 
 function table(ctx) {

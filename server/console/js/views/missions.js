@@ -9,7 +9,7 @@
 import { h, clear, time, badge, short, cardify, typeName, sortHead, sortRows, RANK } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 import { movesFrom, missionStates } from "/shared/moves.js";
-import { MOVE_WORDS } from "/shared/words.js";
+import { MOVE_WORDS, STATE_WORDS } from "/shared/words.js";
 
 let selected = null;
 let statusFilter = "";
@@ -30,6 +30,9 @@ let message = "";
 let standing = null;
 let reason = "";
 let confirming = false;
+// ending is the terminal move (COMPLETED or FAILED) of the chosen mission that waits for
+// its confirmation: a mission ended by a slip of the finger cannot be reopened.
+let ending = null;
 
 function teamName(ctx, id) {
   const t = ctx.state.teams.get(id);
@@ -46,8 +49,18 @@ function canMove(ctx) {
   return ctx.can("missions:manage") || ctx.can("missions:receive");
 }
 
+// TERMINAL are the moves that end a mission: asked twice.
+const TERMINAL = ["COMPLETED", "FAILED"];
+
 async function move(ctx, m, to) {
   if (busy) return;
+  if (TERMINAL.includes(to) && !(ending && ending.id === m.id && ending.to === to)) {
+    ending = { id: m.id, to };
+    ctx.rerender();
+    requestAnimationFrame(() => requestAnimationFrame(() => { const b = document.getElementById("end-confirm"); if (b) b.focus(); }));
+    return;
+  }
+  ending = null;
   busy = true;
   ctx.rerender();
   const body = { status: to };
@@ -256,6 +269,24 @@ function standDownView(ctx, m) {
       h("button", { type: "button", onclick: () => { standing = null; confirming = false; ctx.rerender(); } }, "Cancel")));
 }
 
+// endConfirm asks before a move that ends the mission; Esc or Cancel keeps it open.
+function endConfirm(ctx, m) {
+  if (!ending || ending.id !== m.id || !movesFrom(m.status).includes(ending.to)) return null;
+  const to = ending.to;
+  const cancel = () => {
+    ending = null;
+    ctx.rerender();
+    requestAnimationFrame(() => requestAnimationFrame(() => { const b = document.querySelector('button[data-move="' + to + '"]'); if (b) b.focus(); }));
+  };
+  return h("div", { class: "confirm", role: "alertdialog", id: "end-confirm-box", "aria-labelledby": "end-confirm-text",
+    onkeydown: (e) => { if (e.key === "Escape") { e.preventDefault(); cancel(); } } },
+  h("p", { id: "end-confirm-text" }, "Mark the mission of ", teamName(ctx, m.team_id), " on ", eventLabel(ctx, m.event_id), " ",
+    STATE_WORDS[to], "? It cannot be reopened."),
+  h("button", { type: "button", class: to === "FAILED" ? "danger" : "primary", id: "end-confirm", disabled: busy,
+    onclick: () => move(ctx, m, to) }, "Confirm: " + MOVE_WORDS[to]), " ",
+  h("button", { type: "button", id: "end-cancel", onclick: cancel }, "Cancel"));
+}
+
 function details(ctx) {
   const m = selected && ctx.state.missions.get(selected);
   if (!m) return h("div", { class: "muted" }, "Choose a mission to see its timeline.");
@@ -264,7 +295,8 @@ function details(ctx) {
     h("label", { for: "move-note" }, "Note with the move (optional)"),
     h("input", { id: "move-note", type: "text", value: note, dataset: { key: "move-note" }, oninput: (e) => { note = e.target.value; }, placeholder: "e.g. patient handed over" }),
     h("div", { class: "moves" }, next.map((to) => h("button", { type: "button", class: to === "FAILED" ? "danger" : "primary",
-      disabled: busy, dataset: { key: "move-" + to, move: to }, onclick: () => move(ctx, m, to) }, MOVE_WORDS[to])))) : null;
+      disabled: busy, dataset: { key: "move-" + to, move: to }, onclick: () => move(ctx, m, to) }, MOVE_WORDS[to]))),
+    endConfirm(ctx, m)) : null;
   return h("div", { dataset: { missionId: m.id } },
     h("h3", {}, eventLabel(ctx, m.event_id), " ", badge(m.status, "s-" + m.status)),
     h("dl", { class: "facts" },

@@ -3,7 +3,7 @@
 import { h, clear, tickAgo, typeName, ago, badge } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 import { loadMoves } from "/shared/moves.js";
-import { plainWords } from "/shared/words.js";
+import { plainWords, word } from "/shared/words.js";
 import { LiveStream } from "./stream.js";
 import { eventsView } from "./views/events.js";
 import { mapView } from "./views/map.js";
@@ -188,7 +188,8 @@ function renderTray() {
   clear($("alert-list"), (trayOpen ? list : list.slice(0, TRAY_ROWS)).map((a) => {
     const open = alertLink(a);
     return h("li", { class: a.acked_at ? "acked" : "", dataset: { alertId: a.id, kind: a.kind } },
-      badge(a.priority || "alert", "p-" + (a.priority || "high")),
+      badge(word("priority", a.priority) || "Alert", "p-" + (a.priority || "high")),
+      h("span", { class: "small kind" }, word("alert", a.kind)),
       h("span", { class: "grow" }, a.message, " ", h("span", { class: "muted small" }, ago(a.raised_at)),
         a.acked_at ? h("span", { class: "muted small" }, " · taken by " + ctx.actorName(a.acked_by)) : null),
       open ? h("button", { type: "button", class: "link", onclick: open }, "Open") : null,

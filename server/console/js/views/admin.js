@@ -4,6 +4,7 @@
 
 import { h, clear, time, select, badge, cardify } from "/shared/dom.js";
 import * as api from "/shared/api.js";
+import { word } from "/shared/words.js";
 
 let root = null;
 let keys = null;
@@ -60,7 +61,7 @@ function users(ctx) {
       : h("button", { type: "button", class: "danger", disabled: u.id === ctx.state.me.id || u.status !== "active",
         onclick: () => change(ctx, u, { status: "suspended" }) }, "Suspend");
     return h("tr", {}, h("td", {}, u.name), h("td", {}, u.email), h("td", {}, role),
-      h("td", {}, badge(u.status, u.status === "active" ? "s-COMPLETED" : u.status === "suspended" ? "s-FAILED" : "")), h("td", {}, toggle));
+      h("td", {}, badge(word("user", u.status), u.status === "active" ? "s-COMPLETED" : u.status === "suspended" ? "s-FAILED" : "")), h("td", {}, toggle));
   });
   const email = h("input", { type: "email", id: "nu-email", required: true });
   const name = h("input", { type: "text", id: "nu-name", required: true });

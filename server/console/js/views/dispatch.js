@@ -4,6 +4,7 @@
 
 import { h, clear, time, badge, cardify, typeName, RANK } from "/shared/dom.js";
 import * as api from "/shared/api.js";
+import { word } from "/shared/words.js";
 
 let selected = null;
 let scores = null;
@@ -135,7 +136,7 @@ function eventList(ctx) {
     return h("tr", { class: (e.event_id === selected ? "selected " : "") + (e.priority === "critical" ? "critical" : ""), dataset: { eventId: e.event_id } },
       h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "pick-" + e.event_id },
         "aria-pressed": String(e.event_id === selected), onclick: () => choose(ctx, e.event_id) }, typeName(e.type))),
-      h("td", {}, badge(e.priority, "p-" + e.priority)), h("td", {}, e.zone_code || "—"),
+      h("td", {}, badge(word("priority", e.priority), "p-" + e.priority)), h("td", {}, e.zone_code || "—"),
       h("td", { class: "small" }, time(e.created_at)), h("td", {}, n ? n + " active" : h("span", { class: "muted" }, "none")));
   });
   return cardify(h("table", { id: "queue" }, h("caption", { class: "muted" }, "Open events, critical first"),
@@ -158,14 +159,14 @@ function scorePanel(ctx) {
   const missions = [...ctx.state.missions.values()].filter((m) => m.event_id === ev.event_id);
   const backup = missions.some(active);
   const head = h("div", {},
-    h("h3", {}, typeName(ev.type), " ", badge(ev.priority, "p-" + ev.priority)),
+    h("h3", {}, typeName(ev.type), " ", badge(word("priority", ev.priority), "p-" + ev.priority)),
     h("dl", { class: "facts" },
       h("dt", {}, "Vertical"), h("dd", {}, ev.vertical),
       h("dt", {}, "Zone"), h("dd", {}, ev.zone_code || "—"),
       h("dt", {}, "Position"), h("dd", {}, ev.lat != null ? ev.lat.toFixed(4) + ", " + ev.lng.toFixed(4) : "unknown"),
       h("dt", {}, "Equipment"), h("dd", {}, (ev.required_equipment || []).join(", ") || "none asked"),
       h("dt", {}, "Missions"), h("dd", {}, missions.length ? missions.map((m) => h("button", { type: "button", class: "link",
-        onclick: () => ctx.go("missions", { missionId: m.id }) }, (ctx.state.teams.get(m.team_id) || {}).name || "team", " (", m.status, ")")) : "none")));
+        onclick: () => ctx.go("missions", { missionId: m.id }) }, (ctx.state.teams.get(m.team_id) || {}).name || "team", " (", word("mission", m.status), ")")) : "none")));
   const notesEl = h("input", { id: "dispatch-notes", type: "text", maxlength: 2000, value: notes, placeholder: "visible to the team", dataset: { key: "dispatch-notes" },
     oninput: (e) => { notes = e.target.value; } });
   if (ev.status === "closed") {

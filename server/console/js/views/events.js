@@ -6,9 +6,10 @@
 import { h, s, clear, time, badge, select, ago, cardify, sortHead, sortRows, typeName, RANK, short } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 import { closeIncident, dispositionWords } from "../close_incident.js";
+import { word } from "/shared/words.js";
 
-const PRIORITIES = ["", "critical", "high", "normal", "low"];
-const STATUSES = ["", "pending", "delivered", "failed", "queued_offline", "closed"];
+const PRIORITIES = ["", "critical", "high", "normal", "low"].map((v) => [v, v ? word("priority", v) : "any"]);
+const STATUSES = ["", "pending", "delivered", "failed", "queued_offline", "closed"].map((v) => [v, v ? word("event", v) : "any"]);
 
 const filter = { q: "", zone: "", vertical: "", priority: "", status: "", open: false };
 const sort = { key: "created", dir: -1 };
@@ -195,13 +196,13 @@ function row(e, ctx, all) {
   }
   return h("tr", { class: cls, dataset: { eventId: e.event_id, priority: e.priority } },
     h("td", { title: e.created_at }, time(e.created_at), h("div", { class: "muted small" }, ago(e.created_at))),
-    h("td", {}, badge(e.priority, "p-" + e.priority)),
+    h("td", {}, badge(word("priority", e.priority), "p-" + e.priority)),
     h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "open-" + e.event_id, openEvent: e.event_id },
       "aria-pressed": String(e.event_id === detailId), onclick: () => open(ctx, e.event_id) }, h("strong", {}, typeName(e.type))),
     e.severity ? h("div", { class: "muted small" }, "severity " + e.severity) : null),
     h("td", {}, e.vertical),
     h("td", {}, e.zone_code || h("span", { class: "muted" }, "—")),
-    h("td", {}, badge(e.status.replace("_", " "), "s-" + e.status)),
+    h("td", {}, badge(word("event", e.status), "s-" + e.status)),
     h("td", { class: "hide-narrow" }, e.channel_selected),
     h("td", {}, actions));
 }
@@ -262,8 +263,8 @@ function detail(ctx) {
   const missions = [...ctx.state.missions.values()].filter((m) => m.event_id === e.event_id);
   const payload = e.payload && typeof e.payload === "object" ? e.payload : {};
   return h("div", { class: "card section", id: "event-detail", dataset: { eventId: e.event_id } },
-    h("div", { class: "toolbar" }, h("h3", { class: "grow" }, typeName(e.type), " ", badge(e.priority, "p-" + e.priority), " ",
-      badge(e.status.replace("_", " "), "s-" + e.status)),
+    h("div", { class: "toolbar" }, h("h3", { class: "grow" }, typeName(e.type), " ", badge(word("priority", e.priority), "p-" + e.priority), " ",
+      badge(word("event", e.status), "s-" + e.status)),
     ctx.can("dispatch:assign") && e.status !== "closed" ? h("button", { type: "button", class: "primary", id: "detail-dispatch",
       dataset: { key: "detail-dispatch" }, onclick: () => ctx.go("dispatch", { eventId: e.event_id }) },
       missions.some((m) => !["COMPLETED", "FAILED"].includes(m.status)) ? "Dispatch a backup…" : "Dispatch…") : null,
@@ -292,7 +293,7 @@ function detail(ctx) {
         h("h4", {}, "Delivery"), deliveries(e),
         h("h4", {}, "Missions"), missions.length ? h("ul", { class: "plain" }, missions.map((m) => h("li", {},
           h("button", { type: "button", class: "link", onclick: () => ctx.go("missions", { missionId: m.id }) },
-            (ctx.state.teams.get(m.team_id) || {}).name || "team …" + short(m.team_id)), " ", badge(m.status, "s-" + m.status),
+            (ctx.state.teams.get(m.team_id) || {}).name || "team …" + short(m.team_id)), " ", badge(word("mission", m.status), "s-" + m.status),
           " · ", time(m.dispatched_at)))) : h("p", { class: "muted" }, "None."))));
 }
 

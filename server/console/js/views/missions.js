@@ -9,7 +9,7 @@
 import { h, clear, time, badge, short, cardify, typeName, sortHead, sortRows, RANK } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 import { movesFrom, missionStates } from "/shared/moves.js";
-import { MOVE_WORDS, STATE_WORDS } from "/shared/words.js";
+import { MOVE_WORDS, STATE_WORDS, word } from "/shared/words.js";
 
 let selected = null;
 let statusFilter = "";
@@ -69,7 +69,7 @@ async function move(ctx, m, to) {
     const res = await api.patch("/v1/missions/" + m.id + "/status", body);
     note = "";
     ctx.state.missions.set(res.id, res);
-    ctx.toast(eventLabel(ctx, m.event_id) + ": " + to.replace("_", " "), "ok");
+    ctx.toast(eventLabel(ctx, m.event_id) + ": " + word("mission", to), "ok");
   } catch (e) {
     ctx.toast(e.plain, "warn", 8000);
     ctx.loadMission(m.id);
@@ -178,12 +178,12 @@ function list(ctx) {
   const rows = ms.map((m) => h("tr", { class: m.id === selected ? "selected" : "", dataset: { missionId: m.id, status: m.status } },
     h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "mis-" + m.id }, "aria-pressed": String(m.id === selected),
       onclick: () => { selected = m.id; ctx.link("missions", { missionId: m.id }); ctx.rerender(); ctx.loadMission(m.id); watchCrew(ctx); } }, eventLabel(ctx, m.event_id))),
-    h("td", {}, badge(m.priority, "p-" + m.priority)),
+    h("td", {}, badge(word("priority", m.priority), "p-" + m.priority)),
     h("td", {}, teamName(ctx, m.team_id)),
-    h("td", {}, badge(m.status, "s-" + m.status), eventClosed(ctx, m) ? [" ", badge("event closed: stand down?", "warn")] : null),
+    h("td", {}, badge(word("mission", m.status), "s-" + m.status), eventClosed(ctx, m) ? [" ", badge("event closed: stand down?", "warn")] : null),
     h("td", { class: "small hide-narrow" }, time(m.dispatched_at))));
   const sel = h("select", { id: "m-status", onchange: (e) => { statusFilter = e.target.value; ctx.rerender(); } },
-    ["", ...missionStates()].map((s) => h("option", { value: s, selected: s === statusFilter }, s || "any")));
+    ["", ...missionStates()].map((s) => h("option", { value: s, selected: s === statusFilter }, s ? word("mission", s) : "any")));
   const search = h("input", { id: "m-q", type: "search", value: query, placeholder: "event, team, code…", dataset: { key: "m-q" },
     oninput: (e) => { query = e.target.value; ctx.rerender(); } });
   return h("div", {}, h("div", { class: "toolbar" }, h("div", { class: "grow" }, h("label", { for: "m-q" }, "Search"), search),
@@ -198,7 +198,7 @@ function list(ctx) {
 function timeline(ctx, m) {
   return h("ol", { class: "timeline", id: "timeline", "aria-label": "Moves of the mission" },
     (m.history || []).map((mv) => h("li", { dataset: { to: mv.to } },
-      h("div", { class: "move" }, mv.from ? mv.from + " → " + mv.to : "dispatched: " + mv.to),
+      h("div", { class: "move" }, mv.from ? word("mission", mv.from) + " → " + word("mission", mv.to) : "Dispatched: " + word("mission", mv.to)),
       h("div", { class: "small" }, time(mv.at), " · ", ctx.actorName(mv.actor), SOURCE[mv.source] ? " · " + SOURCE[mv.source] : ""),
       feedback(mv.feedback))));
 }
@@ -298,10 +298,10 @@ function details(ctx) {
       disabled: busy, dataset: { key: "move-" + to, move: to }, onclick: () => move(ctx, m, to) }, MOVE_WORDS[to]))),
     endConfirm(ctx, m)) : null;
   return h("div", { dataset: { missionId: m.id } },
-    h("h3", {}, eventLabel(ctx, m.event_id), " ", badge(m.status, "s-" + m.status)),
+    h("h3", {}, eventLabel(ctx, m.event_id), " ", badge(word("mission", m.status), "s-" + m.status)),
     h("dl", { class: "facts" },
       h("dt", {}, "Team"), h("dd", {}, teamName(ctx, m.team_id)),
-      h("dt", {}, "Priority"), h("dd", {}, m.priority + " · " + m.vertical),
+      h("dt", {}, "Priority"), h("dd", {}, word("priority", m.priority) + " · " + m.vertical),
       m.notes ? [h("dt", {}, "Notes"), h("dd", {}, m.notes)] : null,
       h("dt", {}, "Channel"), h("dd", {}, m.channel_used || (["CREATED", "SENT"].includes(m.status) ? "not yet delivered" : "none recorded")),
       m.reinforcement_of ? [h("dt", {}, "Backup of"), h("dd", {}, "mission …" + short(m.reinforcement_of))] : null,

@@ -3,6 +3,7 @@
 
 import { h, clear, time, badge, short, cardify } from "/shared/dom.js";
 import * as api from "/shared/api.js";
+import { word } from "/shared/words.js";
 
 let hooks = [];
 let selected = null;
@@ -119,7 +120,7 @@ function render(ctx) {
   const rows = hooks.map((w) => h("tr", { class: w.id === selected ? "selected" : "" },
     h("td", {}, h("button", { type: "button", class: "link", onclick: () => loadDeliveries(ctx, w.id) }, w.url)),
     h("td", {}, (w.events || []).join(", ") || "all"),
-    h("td", {}, badge(w.status, w.status === "active" ? "s-COMPLETED" : "s-FAILED"), w.disabled_reason ? h("div", { class: "small" }, reasonWords(w.disabled_reason)) : null),
+    h("td", {}, badge(word("webhook", w.status), w.status === "active" ? "s-COMPLETED" : "s-FAILED"), w.disabled_reason ? h("div", { class: "small" }, reasonWords(w.disabled_reason)) : null),
     h("td", { class: "small" }, time(w.created_at)),
     h("td", {},
       h("button", { type: "button", onclick: () => act(ctx, w, () => api.patch("/v1/webhooks/" + w.id, { enabled: w.status !== "active" })) },
@@ -135,7 +136,7 @@ function render(ctx) {
     log = cardify(h("table", { id: "deliveries" }, h("thead", {}, h("tr", {}, ["At", "Event", "Attempt", "Result", "HTTP", "Time", "Next try"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, deliveries.length ? deliveries.map((d) => h("tr", {},
         h("td", { class: "small" }, time(d.at)), h("td", {}, d.event, h("div", { class: "muted small" }, "msg …" + short(d.message_id))),
-        h("td", { class: "num" }, d.attempt), h("td", {}, badge(d.status, d.status === "succeeded" ? "s-COMPLETED" : "s-FAILED"), d.error ? h("div", { class: "small" }, d.error) : null),
+        h("td", { class: "num" }, d.attempt), h("td", {}, badge(word("delivery", d.status), d.status === "succeeded" ? "s-COMPLETED" : "s-FAILED"), d.error ? h("div", { class: "small" }, d.error) : null),
         h("td", { class: "num" }, d.status_code || "—"), h("td", { class: "num" }, d.duration_ms + " ms"),
         h("td", { class: "small" }, d.next_attempt_at ? time(d.next_attempt_at) : "—"))) : h("tr", {}, h("td", { colspan: 7, class: "muted" }, "No delivery yet.")))));
   }

@@ -548,6 +548,20 @@ async function loadMission(id) {
 
 // ---- live changes
 
+// announceAuto tells the room that the node dispatched a team by itself (auto-dispatch):
+// nobody clicked, so nobody would know otherwise. Once a mission: the answer to the
+// console's own new event and the stream both tell it.
+const announced = new Set();
+function announceAuto(missionId, teamId, eventId, type) {
+  if (announced.has(missionId)) return;
+  announced.add(missionId);
+  const team = state.teams.get(teamId);
+  const ev = state.events.get(eventId);
+  const what = type || (ev ? ev.type : "");
+  toast("Auto-dispatched: " + (team ? team.name : "team …" + teamId.slice(-6)) + " → " + (what ? typeName(what) : "event …" + eventId.slice(-6)), "ok", 10000);
+}
+ctx.announceAuto = announceAuto;
+
 function onChange(name, data) {
   switch (name) {
     case "ready":
@@ -588,6 +602,7 @@ function onChange(name, data) {
       break;
     case "team.dispatched":
       loadMission(data.mission_id);
+      if (data.dispatched_by === NIL) announceAuto(data.mission_id, data.team_id, data.event_id);
       break;
     case "mission.status_updated":
       loadMission(data.mission_id);

@@ -5,6 +5,7 @@
 import { h, clear, time, badge, cardify, typeName, RANK } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 import { word } from "/shared/words.js";
+import { callerFacts } from "../caller.js";
 
 let selected = null;
 let scores = null;
@@ -163,6 +164,7 @@ function scorePanel(ctx) {
     h("dl", { class: "facts" },
       h("dt", {}, "Vertical"), h("dd", {}, ev.vertical),
       h("dt", {}, "Zone"), h("dd", {}, ev.zone_code || "—"),
+      callerFacts(ev),
       h("dt", {}, "Position"), h("dd", {}, ev.lat != null ? ev.lat.toFixed(4) + ", " + ev.lng.toFixed(4) : "unknown"),
       h("dt", {}, "Equipment"), h("dd", {}, (ev.required_equipment || []).join(", ") || "none asked"),
       h("dt", {}, "Missions"), h("dd", {}, missions.length ? missions.map((m) => h("button", { type: "button", class: "link",

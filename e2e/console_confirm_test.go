@@ -28,7 +28,8 @@ func dispatchedMission(t *testing.T, d *demoNode, key string) (string, string, [
 }
 
 // TestConsoleConfirmCompleted: "Completed" asks first, with the focus on the confirmation;
-// Esc keeps the mission on site; the confirmation completes it.
+// Esc keeps the mission on site; the confirmation completes it. The timeline credits
+// CREATED → SENT to the node, not to the user whose ACK recorded it.
 func TestConsoleConfirmCompleted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -49,6 +50,9 @@ func TestConsoleConfirmCompleted(t *testing.T) {
 	email, pass := d.demoUser(t, "operational_supervisor")
 	loginAs(t, sup, d.base, email, pass)
 	do(t, sup, "deep link", chromedp.Navigate(d.base+"/console/#/missions/"+missionID))
+	// CREATED → SENT, recorded with the supervisor's ACK, is the node's doing, not the user's.
+	waitJS(t, sup, "SENT credited to the node", `(() => { const li = document.querySelector('#timeline li[data-to="SENT"]');
+		return li && li.textContent.includes('the node') && !li.textContent.includes('(you)') })()`)
 	clickJS(t, sup, "Completed", `button[data-move="COMPLETED"]`)
 	waitJS(t, sup, "the confirmation, focused", `document.querySelector('#end-confirm-box') &&
 		document.querySelector('#end-confirm-text').textContent.includes('completed') &&

@@ -199,13 +199,21 @@ function timeline(ctx, m) {
   return h("ol", { class: "timeline", id: "timeline", "aria-label": "Moves of the mission" },
     (m.history || []).map((mv) => h("li", { dataset: { to: mv.to } },
       h("div", { class: "move" }, mv.from ? word("mission", mv.from) + " → " + word("mission", mv.to) : "Dispatched: " + word("mission", mv.to)),
-      h("div", { class: "small" }, time(mv.at), " · ", ctx.actorName(mv.actor), SOURCE[mv.source] ? " · " + SOURCE[mv.source] : ""),
+      h("div", { class: "small" }, time(mv.at), " · ", mv.to === "SENT" ? sentWords(mv) : [ctx.actorName(mv.actor), SOURCE[mv.source] ? " · " + SOURCE[mv.source] : ""]),
       feedback(mv.feedback))));
 }
 
 // SOURCE says in words how a move came in; "api" (the console, the field app or an API
 // client: all the same to the node) says nothing.
 const SOURCE = { device: "from a device's offline queue", sms: "by SMS", system: "by the node" };
+
+// sentWords says who made a move to SENT: the node, when the notification reached the
+// team (a phone that took the mission from its queue, an SMS the gateway accepted, a
+// webhook's 2xx), never the user whose acknowledgement recorded it at the same instant.
+function sentWords(mv) {
+  const how = { device: "a team phone received it", sms: "the SMS gateway accepted it" }[mv.source] || "the notification reached the team";
+  return "the node · " + how;
+}
 
 // feedback shows a move's feedback as text: the note, then any other field as "name: value".
 function feedback(fb) {

@@ -80,7 +80,7 @@ function users(ctx) {
     }
   };
   return h("div", { class: "card section" }, h("h3", {}, "Users"),
-    cardify(h("table", {}, h("thead", {}, h("tr", {}, ["Name", "Email", "Role", "Status", ""].map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows))),
+    cardify(h("table", {}, h("thead", {}, h("tr", {}, ["Name", "Email", "Role", "Status", "Actions"].map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows))),
     h("form", { onsubmit: create }, h("h3", {}, "New user"), h("div", { class: "form-grid" },
       h("div", {}, h("label", { for: "nu-email" }, "Email"), email), h("div", {}, h("label", { for: "nu-name" }, "Name"), name),
       h("div", {}, h("label", { for: "nu-role" }, "Role"), role), h("div", {}, h("label", { for: "nu-password" }, "Password (10+)"), pw),

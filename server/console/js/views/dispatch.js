@@ -203,7 +203,7 @@ function scorePanel(ctx) {
     confirmBox,
     cardify(h("table", { id: "score-table" }, h("caption", { class: "muted" }, "Score = vertical × availability × proximity × equipment; threshold " +
       ((ctx.state.tenant && ctx.state.tenant.dispatch_threshold) ?? "?")),
-    h("thead", {}, h("tr", {}, ["Team", "Score", "Vertical", "Availability", "Proximity", "Distance", "Equipment", ""].map((t) => h("th", { scope: "col" }, t)))),
+    h("thead", {}, h("tr", {}, ["Team", "Score", "Vertical", "Availability", "Proximity", "Distance", "Equipment", "Action"].map((t) => h("th", { scope: "col" }, t)))),
     h("tbody", {}, rows))));
 }
 

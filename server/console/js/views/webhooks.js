@@ -143,7 +143,7 @@ function render(ctx) {
   clear(root, h("h2", {}, "Webhooks ", h("button", { type: "button", onclick: () => load(ctx) }, "Refresh")), err ? h("p", { class: "error", id: "wh-error" }, err) : null,
     secretBox(ctx),
     h("div", { class: "split" },
-      h("div", { class: "scroll" }, cardify(h("table", {}, h("thead", {}, h("tr", {}, ["URL", "Events", "Status", "Created", ""].map((t) => h("th", { scope: "col" }, t)))),
+      h("div", { class: "scroll" }, cardify(h("table", {}, h("thead", {}, h("tr", {}, ["URL", "Events", "Status", "Created", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No subscription.")))))),
       h("div", { class: "scroll" }, h("h3", {}, "Delivery log"), log)),
     formEl);

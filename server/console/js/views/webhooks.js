@@ -54,7 +54,7 @@ async function save(ctx, w, form) {
 
 function editForm(ctx, w) {
   return h("form", { id: "wh-edit", onsubmit: (e) => { e.preventDefault(); save(ctx, w, e.target); } },
-    h("label", { for: "wh-edit-url" }, "URL (https)"), h("input", { id: "wh-edit-url", type: "url", required: true, pattern: "https://.*", value: w.url }),
+    h("label", { for: "wh-edit-url" }, "URL (https)"), h("input", { id: "wh-edit-url", type: "url", required: true, value: w.url }),
     h("label", { for: "wh-edit-events" }, "Events (comma-separated, wildcards such as mission.*; empty: every event)"),
     h("input", { id: "wh-edit-events", type: "text", value: (w.events || []).join(", ") }),
     h("button", { type: "submit", class: "primary", id: "wh-edit-save" }, "Save"), " ",
@@ -64,7 +64,7 @@ function editForm(ctx, w) {
 function newForm(ctx) {
   return h("form", { class: "card section", id: "wh-new", onsubmit: (e) => { e.preventDefault(); create(ctx, e.target); } },
     h("h3", {}, "New subscription"),
-    h("label", { for: "wh-url" }, "URL (https)"), h("input", { id: "wh-url", type: "url", required: true, pattern: "https://.*", placeholder: "https://ops.example/hooks/fieldrelay" }),
+    h("label", { for: "wh-url" }, "URL (https)"), h("input", { id: "wh-url", type: "url", required: true, placeholder: "the https address of your endpoint" }),
     h("label", { for: "wh-events" }, "Events (comma-separated, wildcards such as mission.*; empty: every event)"),
     h("input", { id: "wh-events", type: "text", placeholder: "mission.*, team.dispatched" }),
     h("button", { type: "submit", class: "primary", id: "wh-create" }, "Subscribe"));

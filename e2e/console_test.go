@@ -333,6 +333,9 @@ func TestConsoleE2E(t *testing.T) {
 			waitJS(t, op, "the whole note in the field", `document.getElementById('move-note').value === 'patient handed over'`)
 		}
 		clickJS(t, op, "move to "+to, `button[data-move="`+to+`"]`)
+		if to == "COMPLETED" {
+			clickJS(t, op, "confirm the end of the mission", "#end-confirm")
+		}
 		waitJS(t, op, "the operator's timeline at "+to, `document.querySelector('#timeline li[data-to="`+to+`"]')`)
 		waitJS(t, sup, "the supervisor's timeline at "+to, `document.querySelector('#timeline li[data-to="`+to+`"]')`)
 	}

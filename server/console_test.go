@@ -149,11 +149,17 @@ func TestConsoleBundle(t *testing.T) {
 		}
 	}
 	// The token is never stored in the browser: only the theme and the sound's choice go to
-	// localStorage.
+	// localStorage, and the mark "1" that a session cookie was kept
+	// (docs/decisions/0273-quiet-logged-out-load.md).
 	for _, name := range names {
-		if strings.HasSuffix(name, ".js") && strings.Contains(stripComments(name, string(files[name])), "localStorage") && name != "js/app.js" {
+		if strings.HasSuffix(name, ".js") && strings.Contains(stripComments(name, string(files[name])), "localStorage") && name != "js/app.js" && name != "/shared/api.js" {
 			t.Errorf("%s uses localStorage", name)
 		}
+	}
+	apiJS := stripComments("api.js", string(files["/shared/api.js"]))
+	if strings.Count(apiJS, "localStorage.setItem(") != 1 || !strings.Contains(apiJS, `localStorage.setItem(HELD, "1")`) ||
+		!strings.Contains(apiJS, `const HELD = "fieldrelay.session-held";`) {
+		t.Error("/shared/api.js stores something else than the mark of a kept session")
 	}
 	app := string(files["js/app.js"])
 	if strings.Count(app, "localStorage.setItem(") != 2 || !strings.Contains(app, `localStorage.setItem("fieldrelay.theme"`) ||

@@ -83,14 +83,38 @@ export async function request(method, path, body, opts) {
 export const get = (p, o) => request("GET", p, undefined, o);
 export const post = (p, b, o) => request("POST", p, b, o);
 
-// keepSession puts the session in its cookie, so that a reload or a new tab resumes it.
-export const keepSession = () => post("/v1/auth/session", undefined, { cookies: true });
+// HELD marks, in this browser's storage, that a session cookie was set: the cookie is
+// HttpOnly, so no script can see it, and a page without a session must not ask the node
+// for one (a 401 in the console of every logged-out load). The mark holds no secret.
+const HELD = "fieldrelay.session-held";
 
-// resume answers the session of the cookie (token, expires_in, user), or null.
+function held(on) {
+  try {
+    if (on === undefined) return localStorage.getItem(HELD) === "1";
+    if (on) localStorage.setItem(HELD, "1");
+    else localStorage.removeItem(HELD);
+  } catch (_) {
+    // Private mode without storage: always ask, as before the mark.
+    return true;
+  }
+  return on;
+}
+
+// keepSession puts the session in its cookie, so that a reload or a new tab resumes it.
+export async function keepSession() {
+  const res = await post("/v1/auth/session", undefined, { cookies: true });
+  held(true);
+  return res;
+}
+
+// resume answers the session of the cookie (token, expires_in, user), or null; without
+// the mark of a kept session it asks nothing.
 export async function resume() {
+  if (!held()) return null;
   try {
     return await post("/v1/auth/refresh", undefined, { cookies: true });
   } catch (_) {
+    held(false);
     return null;
   }
 }
@@ -98,6 +122,7 @@ export async function resume() {
 // logoutEverywhere ends every session of the user on the node and clears the cookie; it
 // answers false when the node could not be told (the page logs out all the same).
 export async function logoutEverywhere() {
+  held(false);
   if (!session) return true;
   try {
     await post("/v1/auth/logout", undefined, { cookies: true });

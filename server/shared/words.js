@@ -74,3 +74,37 @@ export const STATE_WORDS = {
   CREATED: "new", SENT: "new", ACK: "acknowledged", ON_ROUTE: "on route", ON_SITE: "on site",
   COMPLETED: "completed", FAILED: "failed", CLOSED: "closed on the node",
 };
+
+// WORDS names every state the node answers, by what it is the state of: the one table
+// both apps read for a badge, a filter's option or a sentence (docs/decisions/0271-state-words.md).
+// A value the table lacks (a newer node) reads as its own words, "_" as spaces.
+export const WORDS = {
+  mission: {
+    CREATED: "New", SENT: "Sent", ACK: "Acknowledged", ON_ROUTE: "On route", ON_SITE: "On site",
+    COMPLETED: "Completed", FAILED: "Failed",
+  },
+  event: {
+    pending: "Pending", delivered: "Delivered", failed: "Delivery failed", queued_offline: "Queued offline", closed: "Closed",
+  },
+  priority: { critical: "Critical", high: "High", normal: "Normal", low: "Low" },
+  team: { available: "Available", on_mission: "On a mission", off_duty: "Off duty" },
+  zone: { online: "Online", degraded: "Degraded", offline: "Offline", unknown: "Unknown (no recent report)" },
+  // crew: whether a device of the team has the mission's latest change.
+  crew: { acknowledged: "Received", not_yet_received: "Not yet received", nothing_sent: "Nothing sent" },
+  credential: { valid: "Valid", expired: "Expired", revoked: "Revoked", none: "None" },
+  alert: {
+    event_undispatched: "Not dispatched yet", requires_manual: "Needs a dispatcher (auto-dispatch found no team)",
+    mission_unacknowledged: "Mission not acknowledged", crew_message: "Message from a crew",
+    device_silent: "A crew's phone stopped syncing", sms_gateway_down: "SMS gateway down", upstream_down: "Upstream link down",
+  },
+  user: { active: "Active", suspended: "Suspended", pending: "Waiting for email verification", inactive: "Inactive" },
+  webhook: { active: "Active", disabled: "Off" },
+  delivery: { succeeded: "Delivered", failed: "Failed" },
+};
+
+// word answers the words of a state of kind (a key of WORDS).
+export function word(kind, value) {
+  if (value == null || value === "") return "";
+  const w = WORDS[kind] && WORDS[kind][value];
+  return w || String(value).replace(/_/g, " ");
+}

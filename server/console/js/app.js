@@ -3,7 +3,7 @@
 import { h, clear, tickAgo, typeName, ago, badge } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 import { loadMoves } from "/shared/moves.js";
-import { plainWords } from "/shared/words.js";
+import { plainWords, word } from "/shared/words.js";
 import { LiveStream } from "./stream.js";
 import { eventsView } from "./views/events.js";
 import { mapView } from "./views/map.js";
@@ -189,7 +189,8 @@ function renderTray() {
   clear($("alert-list"), (trayOpen ? list : list.slice(0, TRAY_ROWS)).map((a) => {
     const open = alertLink(a);
     return h("li", { class: a.acked_at ? "acked" : "", dataset: { alertId: a.id, kind: a.kind } },
-      badge(a.priority || "alert", "p-" + (a.priority || "high")),
+      badge(word("priority", a.priority) || "Alert", "p-" + (a.priority || "high")),
+      h("span", { class: "small kind" }, word("alert", a.kind)),
       h("span", { class: "grow" }, a.message, " ", h("span", { class: "muted small" }, ago(a.raised_at)),
         a.acked_at ? h("span", { class: "muted small" }, " · taken by " + ctx.actorName(a.acked_by)) : null),
       open ? h("button", { type: "button", class: "link", onclick: open }, "Open") : null,
@@ -449,7 +450,10 @@ function rerender() {
     v.update(ctx);
     if (key) {
       const el = $("view").querySelector('[data-key="' + CSS.escape(key) + '"]');
-      if (el && el !== document.activeElement) {
+      // Only a focus the update lost (it was on a replaced element) is given back: a view
+      // that moved it on purpose (dispatch.js hands it to the best team) keeps its choice.
+      const lost = !document.activeElement || document.activeElement === document.body;
+      if (el && lost) {
         el.focus({ preventScroll: true });
         if (caret && typeof el.setSelectionRange === "function") el.setSelectionRange(caret[0], caret[1]);
       }
@@ -545,6 +549,20 @@ async function loadMission(id) {
 
 // ---- live changes
 
+// announceAuto tells the room that the node dispatched a team by itself (auto-dispatch):
+// nobody clicked, so nobody would know otherwise. Once a mission: the answer to the
+// console's own new event and the stream both tell it.
+const announced = new Set();
+function announceAuto(missionId, teamId, eventId, type) {
+  if (announced.has(missionId)) return;
+  announced.add(missionId);
+  const team = state.teams.get(teamId);
+  const ev = state.events.get(eventId);
+  const what = type || (ev ? ev.type : "");
+  toast("Auto-dispatched: " + (team ? team.name : "team …" + teamId.slice(-6)) + " → " + (what ? typeName(what) : "event …" + eventId.slice(-6)), "ok", 10000);
+}
+ctx.announceAuto = announceAuto;
+
 function onChange(name, data) {
   switch (name) {
     case "ready":
@@ -585,6 +603,7 @@ function onChange(name, data) {
       break;
     case "team.dispatched":
       loadMission(data.mission_id);
+      if (data.dispatched_by === NIL) announceAuto(data.mission_id, data.team_id, data.event_id);
       break;
     case "mission.status_updated":
       loadMission(data.mission_id);

@@ -63,7 +63,7 @@ function render(ctx) {
   else if (typeof devices === "string") body = h("p", { class: "error" }, devices);
   else if (!devices.length) body = h("p", { class: "muted" }, "No device yet: field operators register theirs by signing in to the field app at /field/.");
   else {
-    body = h("table", { id: "devices-table" }, h("thead", {}, h("tr", {}, ["Name", "Platform", "Team", "Last sync", "Credential", ""].map((t) => h("th", { scope: "col" }, t)))),
+    body = h("table", { id: "devices-table" }, h("thead", {}, h("tr", {}, ["Name", "Platform", "Team", "Last sync", "Credential", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, devices.map((d) => {
         const team = d.team_id ? (ctx.state.teams.get(d.team_id) || {}).name || "…" + d.team_id.slice(-8) : "—";
         const live = d.credential && !d.credential.revoked_at;

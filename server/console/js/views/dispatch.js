@@ -4,6 +4,8 @@
 
 import { h, clear, time, badge, cardify, typeName, RANK } from "/shared/dom.js";
 import * as api from "/shared/api.js";
+import { word } from "/shared/words.js";
+import { callerFacts } from "../caller.js";
 
 let selected = null;
 let scores = null;
@@ -21,6 +23,11 @@ let rescore = null;
 let asked = null;
 // focusConfirm: the confirmation just opened takes the focus (its "Send anyway").
 let focusConfirm = false;
+// focusBest: the event just chosen (a pick in the queue, the event detail's Dispatch, a
+// deep link) hands the focus to its best team's Dispatch button once scored, and on a
+// narrow screen brings the scores into view: Enter, Enter dispatches
+// (docs/decisions/0270-keyboard-dispatch.md).
+let focusBest = false;
 
 // cancelConfirm closes the confirmation and gives the focus back to the team's button.
 function cancelConfirm(ctx) {
@@ -60,6 +67,7 @@ async function score(ctx) {
 function choose(ctx, id) {
   selected = id;
   confirming = null;
+  focusBest = true;
   ctx.link("dispatch", { eventId: id });
   scores = null;
   scoreErr = "";
@@ -129,7 +137,7 @@ function eventList(ctx) {
     return h("tr", { class: (e.event_id === selected ? "selected " : "") + (e.priority === "critical" ? "critical" : ""), dataset: { eventId: e.event_id } },
       h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "pick-" + e.event_id },
         "aria-pressed": String(e.event_id === selected), onclick: () => choose(ctx, e.event_id) }, typeName(e.type))),
-      h("td", {}, badge(e.priority, "p-" + e.priority)), h("td", {}, e.zone_code || "—"),
+      h("td", {}, badge(word("priority", e.priority), "p-" + e.priority)), h("td", {}, e.zone_code || "—"),
       h("td", { class: "small" }, time(e.created_at)), h("td", {}, n ? n + " active" : h("span", { class: "muted" }, "none")));
   });
   return cardify(h("table", { id: "queue" }, h("caption", { class: "muted" }, "Open events, critical first"),
@@ -152,14 +160,15 @@ function scorePanel(ctx) {
   const missions = [...ctx.state.missions.values()].filter((m) => m.event_id === ev.event_id);
   const backup = missions.some(active);
   const head = h("div", {},
-    h("h3", {}, typeName(ev.type), " ", badge(ev.priority, "p-" + ev.priority)),
+    h("h3", {}, typeName(ev.type), " ", badge(word("priority", ev.priority), "p-" + ev.priority)),
     h("dl", { class: "facts" },
       h("dt", {}, "Vertical"), h("dd", {}, ev.vertical),
       h("dt", {}, "Zone"), h("dd", {}, ev.zone_code || "—"),
+      callerFacts(ev),
       h("dt", {}, "Position"), h("dd", {}, ev.lat != null ? ev.lat.toFixed(4) + ", " + ev.lng.toFixed(4) : "unknown"),
       h("dt", {}, "Equipment"), h("dd", {}, (ev.required_equipment || []).join(", ") || "none asked"),
       h("dt", {}, "Missions"), h("dd", {}, missions.length ? missions.map((m) => h("button", { type: "button", class: "link",
-        onclick: () => ctx.go("missions", { missionId: m.id }) }, (ctx.state.teams.get(m.team_id) || {}).name || "team", " (", m.status, ")")) : "none")));
+        onclick: () => ctx.go("missions", { missionId: m.id }) }, (ctx.state.teams.get(m.team_id) || {}).name || "team", " (", word("mission", m.status), ")")) : "none")));
   const notesEl = h("input", { id: "dispatch-notes", type: "text", maxlength: 2000, value: notes, placeholder: "visible to the team", dataset: { key: "dispatch-notes" },
     oninput: (e) => { notes = e.target.value; } });
   if (ev.status === "closed") {
@@ -194,8 +203,20 @@ function scorePanel(ctx) {
     confirmBox,
     cardify(h("table", { id: "score-table" }, h("caption", { class: "muted" }, "Score = vertical × availability × proximity × equipment; threshold " +
       ((ctx.state.tenant && ctx.state.tenant.dispatch_threshold) ?? "?")),
-    h("thead", {}, h("tr", {}, ["Team", "Score", "Vertical", "Availability", "Proximity", "Distance", "Equipment", ""].map((t) => h("th", { scope: "col" }, t)))),
+    h("thead", {}, h("tr", {}, ["Team", "Score", "Vertical", "Availability", "Proximity", "Distance", "Equipment", "Action"].map((t) => h("th", { scope: "col" }, t)))),
     h("tbody", {}, rows))));
+}
+
+// followChoice shows the chosen event's panel (below the queue on a narrow screen) and,
+// once the teams are scored, puts the focus on the best team's Dispatch button (else the
+// first one that can be sent, else the panel).
+function followChoice() {
+  if (matchMedia("(max-width: 900px)").matches) panel.scrollIntoView({ block: "start" });
+  if (!scores && !scoreErr) return;
+  focusBest = false;
+  const b = panel.querySelector("#score-table button.primary:not([disabled])") || panel.querySelector("#score-table button[data-dispatch-team]:not([disabled])");
+  if (b) b.focus({ preventScroll: true });
+  else { panel.tabIndex = -1; panel.focus({ preventScroll: true }); }
 }
 
 function widthBars(root) {
@@ -207,7 +228,7 @@ export const dispatchView = {
   title: () => "Dispatch",
   visible: (ctx) => ctx.can("dispatch:assign"),
   mount(root, ctx, opts) {
-    if (opts.eventId) { selected = opts.eventId; scores = null; stale = ""; }
+    if (opts.eventId) { selected = opts.eventId; scores = null; stale = ""; focusBest = true; }
     listEl = h("div", { class: "scroll" });
     panel = h("div", { class: "card", id: "score-panel" });
     root.append(h("h2", {}, "Dispatch"), h("div", { class: "split" }, listEl, panel));
@@ -226,6 +247,7 @@ export const dispatchView = {
       focusConfirm = false;
       send.focus();
     }
+    if (focusBest && selected) followChoice();
   },
   onChange(name, data, ctx) {
     if (!selected) return;

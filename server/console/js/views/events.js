@@ -6,9 +6,11 @@
 import { h, s, clear, time, badge, select, ago, cardify, sortHead, sortRows, typeName, RANK, short } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 import { closeIncident, dispositionWords } from "../close_incident.js";
+import { word } from "/shared/words.js";
+import { callerFacts, callerPayload } from "../caller.js";
 
-const PRIORITIES = ["", "critical", "high", "normal", "low"];
-const STATUSES = ["", "pending", "delivered", "failed", "queued_offline", "closed"];
+const PRIORITIES = ["", "critical", "high", "normal", "low"].map((v) => [v, v ? word("priority", v) : "any"]);
+const STATUSES = ["", "pending", "delivered", "failed", "queued_offline", "closed"].map((v) => [v, v ? word("event", v) : "any"]);
 
 const filter = { q: "", zone: "", vertical: "", priority: "", status: "", open: false };
 const sort = { key: "created", dir: -1 };
@@ -146,6 +148,10 @@ function open(ctx, id) {
   if (!warned.has(id)) fetchEvent(ctx, id);
   update(ctx);
   if (detailEl) detailEl.scrollIntoView({ block: "nearest" });
+  // The keyboard follows the opened event to its first action: Dispatch when it may be
+  // dispatched (docs/decisions/0270-keyboard-dispatch.md).
+  const first = detailEl && (detailEl.querySelector("#detail-dispatch") || detailEl.querySelector("button"));
+  if (first) first.focus({ preventScroll: true });
 }
 
 async function fetchEvent(ctx, id) {
@@ -191,13 +197,13 @@ function row(e, ctx, all) {
   }
   return h("tr", { class: cls, dataset: { eventId: e.event_id, priority: e.priority } },
     h("td", { title: e.created_at }, time(e.created_at), h("div", { class: "muted small" }, ago(e.created_at))),
-    h("td", {}, badge(e.priority, "p-" + e.priority)),
+    h("td", {}, badge(word("priority", e.priority), "p-" + e.priority)),
     h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "open-" + e.event_id, openEvent: e.event_id },
       "aria-pressed": String(e.event_id === detailId), onclick: () => open(ctx, e.event_id) }, h("strong", {}, typeName(e.type))),
     e.severity ? h("div", { class: "muted small" }, "severity " + e.severity) : null),
     h("td", {}, e.vertical),
     h("td", {}, e.zone_code || h("span", { class: "muted" }, "—")),
-    h("td", {}, badge(e.status.replace("_", " "), "s-" + e.status)),
+    h("td", {}, badge(word("event", e.status), "s-" + e.status)),
     h("td", { class: "hide-narrow" }, e.channel_selected),
     h("td", {}, actions));
 }
@@ -258,8 +264,8 @@ function detail(ctx) {
   const missions = [...ctx.state.missions.values()].filter((m) => m.event_id === e.event_id);
   const payload = e.payload && typeof e.payload === "object" ? e.payload : {};
   return h("div", { class: "card section", id: "event-detail", dataset: { eventId: e.event_id } },
-    h("div", { class: "toolbar" }, h("h3", { class: "grow" }, typeName(e.type), " ", badge(e.priority, "p-" + e.priority), " ",
-      badge(e.status.replace("_", " "), "s-" + e.status)),
+    h("div", { class: "toolbar" }, h("h3", { class: "grow" }, typeName(e.type), " ", badge(word("priority", e.priority), "p-" + e.priority), " ",
+      badge(word("event", e.status), "s-" + e.status)),
     ctx.can("dispatch:assign") && e.status !== "closed" ? h("button", { type: "button", class: "primary", id: "detail-dispatch",
       dataset: { key: "detail-dispatch" }, onclick: () => ctx.go("dispatch", { eventId: e.event_id }) },
       missions.some((m) => !["COMPLETED", "FAILED"].includes(m.status)) ? "Dispatch a backup…" : "Dispatch…") : null,
@@ -274,6 +280,7 @@ function detail(ctx) {
           h("dt", {}, "Received"), h("dd", {}, time(e.created_at), " (", ago(e.created_at), ")"),
           h("dt", {}, "Vertical"), h("dd", {}, e.vertical),
           h("dt", {}, "Zone"), h("dd", {}, e.zone_code || "—"),
+          callerFacts(e),
           h("dt", {}, "Source"), h("dd", {}, e.source + (e.device_id ? " (device …" + short(e.device_id) + ")" : "")),
           e.required_equipment ? [h("dt", {}, "Equipment"), h("dd", {}, e.required_equipment.join(", "))] : null,
           h("dt", {}, "Event id"), h("dd", {}, h("code", {}, e.event_id))),
@@ -288,7 +295,7 @@ function detail(ctx) {
         h("h4", {}, "Delivery"), deliveries(e),
         h("h4", {}, "Missions"), missions.length ? h("ul", { class: "plain" }, missions.map((m) => h("li", {},
           h("button", { type: "button", class: "link", onclick: () => ctx.go("missions", { missionId: m.id }) },
-            (ctx.state.teams.get(m.team_id) || {}).name || "team …" + short(m.team_id)), " ", badge(m.status, "s-" + m.status),
+            (ctx.state.teams.get(m.team_id) || {}).name || "team …" + short(m.team_id)), " ", badge(word("mission", m.status), "s-" + m.status),
           " · ", time(m.dispatched_at)))) : h("p", { class: "muted" }, "None."))));
 }
 
@@ -310,6 +317,9 @@ function newEventForm(ctx) {
     lat: h("input", { id: "ne-lat", type: "text", inputmode: "decimal", placeholder: "45.7640" }),
     lng: h("input", { id: "ne-lng", type: "text", inputmode: "decimal", placeholder: "4.8357" }),
     note: h("textarea", { id: "ne-note", "rows": 2, maxlength: 2000 }),
+    address: h("input", { id: "ne-address", type: "text", maxlength: 300, autocomplete: "off", placeholder: "4 quai de la Pêcherie, Lyon" }),
+    caller: h("input", { id: "ne-caller", type: "text", maxlength: 200, autocomplete: "off" }),
+    phone: h("input", { id: "ne-phone", type: "tel", maxlength: 40, autocomplete: "off" }),
     equipment: h("input", { id: "ne-equipment", type: "text", placeholder: "defibrillator, stretcher" }),
   };
   const submit = async (ev) => {
@@ -317,6 +327,7 @@ function newEventForm(ctx) {
     const payload = {};
     if (f.lat.value.trim() || f.lng.value.trim()) { payload.lat = Number(f.lat.value); payload.lng = Number(f.lng.value); }
     if (f.note.value.trim()) payload.caller_note = f.note.value.trim();
+    callerPayload(payload, f.address.value, f.caller.value, f.phone.value);
     const eq = f.equipment.value.split(",").map((x) => x.trim()).filter(Boolean);
     if (eq.length) payload.required_equipment = eq;
     const body = { type: f.type.value.trim().toUpperCase().replace(/\s+/g, "_"), priority: f.priority.value, vertical: f.vertical.value,
@@ -327,6 +338,7 @@ function newEventForm(ctx) {
       creating = null;
       clear(formEl);
       ctx.toast("Event created: " + typeName(body.type), "ok");
+      if (res.dispatch) ctx.announceAuto(res.dispatch.mission_id, res.dispatch.team_id, res.event_id, body.type);
       if (res.payload_warnings && res.payload_warnings.length) ctx.toast("Check the payload: " + res.payload_warnings.join("; "), "warn", 15000);
       if (ctx.can("dispatch:assign") && !res.dispatch) ctx.go("dispatch", { eventId: res.event_id });
       else open(ctx, res.event_id);
@@ -341,7 +353,9 @@ function newEventForm(ctx) {
       h("div", {}, h("label", { for: "ne-type" }, "Type"), f.type), h("div", {}, h("label", { for: "ne-priority" }, "Priority"), f.priority),
       h("div", {}, h("label", { for: "ne-vertical" }, "Vertical"), f.vertical), h("div", {}, h("label", { for: "ne-zone" }, "Zone"), f.zone),
       h("div", {}, h("label", { for: "ne-lat" }, "Latitude"), f.lat), h("div", {}, h("label", { for: "ne-lng" }, "Longitude"), f.lng),
-      h("div", {}, h("label", { for: "ne-equipment" }, "Equipment needed"), f.equipment)),
+      h("div", {}, h("label", { for: "ne-equipment" }, "Equipment needed"), f.equipment),
+      h("div", {}, h("label", { for: "ne-address" }, "Address"), f.address),
+      h("div", {}, h("label", { for: "ne-caller" }, "Caller's name"), f.caller), h("div", {}, h("label", { for: "ne-phone" }, "Caller's phone"), f.phone)),
     h("label", { for: "ne-note" }, "What the caller says"), f.note,
     h("div", { class: "moves" }, h("button", { type: "submit", class: "primary", id: "ne-submit" }, "Create the event"),
       h("button", { type: "button", onclick: () => { creating = null; clear(formEl); } }, "Cancel")));

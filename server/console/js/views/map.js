@@ -5,6 +5,7 @@
 
 import { h, s, clear, time, cardify, typeName } from "/shared/dom.js";
 import { get } from "/shared/api.js";
+import { word } from "/shared/words.js";
 
 let svg = null;
 let view = null;
@@ -116,10 +117,10 @@ function draw(ctx) {
     const d = ring.map(([lng, lat], i) => (i ? "L" : "M") + project(lng, lat, k).join(",")).join(" ") + " Z";
     const st = state(z);
     g.append(s("path", { d, class: "zone " + st, "vector-effect": "non-scaling-stroke", "data-zone": z.code },
-      s("title", {}, z.name + " (" + z.code + "): " + st)));
+      s("title", {}, z.name + " (" + z.code + "): " + word("zone", st))));
     const [cx] = project(z.centroid.lng, z.centroid.lat, k);
     const top = Math.min(...ring.map(([lng, lat]) => project(lng, lat, k)[1]));
-    g.append(s("text", { x: cx, y: top - 6 * unit, class: "zone-label", "text-anchor": "middle", "font-size": 15 * unit }, z.name + " · " + st));
+    g.append(s("text", { x: cx, y: top - 6 * unit, class: "zone-label", "text-anchor": "middle", "font-size": 15 * unit }, z.name + " · " + word("zone", st).replace(/ \(.*\)$/, "")));
   }
   // Members first: an event's marker is drawn over them, never hidden under one.
   for (const t of ctx.state.teams.values()) {
@@ -128,7 +129,7 @@ function draw(ctx) {
       const [x, y] = project(m.lng, m.lat, k);
       g.append(s("circle", { cx: x, cy: y, r: 7 * unit, class: "member " + t.status, "data-team": t.id, role: "button", tabindex: 0,
         "aria-label": m.name + ", " + t.name },
-        s("title", {}, m.name + " — " + t.name + " (" + t.status.replace("_", " ") + ")" +
+        s("title", {}, m.name + " — " + t.name + " (" + word("team", t.status) + ")" +
           (m.location_updated_at ? ", position " + time(m.location_updated_at) : ""))));
     }
   }
@@ -141,8 +142,8 @@ function draw(ctx) {
     const rr = (e.priority === "critical" ? 9 : 7) * unit;
     g.append(s("rect", { x: x - rr, y: y - rr, width: 2 * rr, height: 2 * rr, transform: "rotate(45 " + x + " " + y + ")",
       class: "ev-mark " + (e.status === "closed" ? "closed" : e.priority), "data-event": e.event_id, role: "button", tabindex: 0,
-      "aria-label": typeName(e.type) + ", " + e.priority },
-    s("title", {}, typeName(e.type) + " · " + e.priority + " · " + e.status + " · " + time(e.created_at))));
+      "aria-label": typeName(e.type) + ", " + word("priority", e.priority) },
+    s("title", {}, typeName(e.type) + " · " + word("priority", e.priority) + " · " + word("event", e.status) + " · " + time(e.created_at))));
   }
   for (const m of ctx.state.missions.values()) {
     if (m.event_lat == null || ["COMPLETED", "FAILED"].includes(m.status)) continue;
@@ -154,12 +155,30 @@ function draw(ctx) {
     g.prepend(s("line", { x1, y1, x2, y2, stroke: "currentColor", "stroke-dasharray": "4 4", "vector-effect": "non-scaling-stroke" }));
   }
   clear(svg).append(g);
+  keepLabelsIn(r);
+}
+
+// keepLabelsIn moves a zone's name back inside the part of the map on screen (r, the
+// svg's box): a zone at the edge, or a narrow phone, must not clip its name.
+function keepLabelsIn(r) {
+  if (!r.width || !r.height) return;
+  const sc = Math.max(view.w / r.width, view.h / r.height);
+  const x0 = view.x + view.w / 2 - (r.width * sc) / 2;
+  const y0 = view.y + view.h / 2 - (r.height * sc) / 2;
+  const [x1, y1] = [x0 + r.width * sc, y0 + r.height * sc];
+  for (const t of svg.querySelectorAll(".zone-label")) {
+    const b = t.getBBox();
+    const dx = b.x < x0 ? x0 - b.x : b.x + b.width > x1 ? Math.max(x1 - (b.x + b.width), x0 - b.x) : 0;
+    const dy = b.y < y0 ? y0 - b.y : b.y + b.height > y1 ? y1 - (b.y + b.height) : 0;
+    if (dx) t.setAttribute("x", Number(t.getAttribute("x")) + dx);
+    if (dy) t.setAttribute("y", Number(t.getAttribute("y")) + dy);
+  }
 }
 
 function table(ctx) {
   const rows = [...ctx.state.zones.values()].sort((a, b) => (a.code < b.code ? -1 : 1)).map((z) => h("tr", {},
     h("td", {}, h("span", { class: "sw " + state(z) }), h("button", { type: "button", class: "link", title: "Zoom to " + z.name,
-      dataset: { zoomZone: z.code }, onclick: () => { fit(ctx, z.code); draw(ctx); } }, z.name)), h("td", {}, z.code), h("td", {}, state(z)),
+      dataset: { zoomZone: z.code }, onclick: () => { fit(ctx, z.code); draw(ctx); } }, z.name)), h("td", {}, z.code), h("td", {}, word("zone", state(z))),
     h("td", {}, time(z.connectivity && z.connectivity.last_report_at) || "never")));
   return cardify(h("table", { class: "section" }, h("caption", { class: "muted" }, "Zone connectivity"),
     h("thead", {}, h("tr", {}, ["Zone", "Code", "Link", "Last report"].map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows)));

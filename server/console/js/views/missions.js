@@ -9,7 +9,7 @@
 import { h, clear, time, badge, short, cardify, typeName, sortHead, sortRows, RANK } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 import { movesFrom, missionStates } from "/shared/moves.js";
-import { MOVE_WORDS } from "/shared/words.js";
+import { MOVE_WORDS, STATE_WORDS, word } from "/shared/words.js";
 
 let selected = null;
 let statusFilter = "";
@@ -30,6 +30,9 @@ let message = "";
 let standing = null;
 let reason = "";
 let confirming = false;
+// ending is the terminal move (COMPLETED or FAILED) of the chosen mission that waits for
+// its confirmation: a mission ended by a slip of the finger cannot be reopened.
+let ending = null;
 
 function teamName(ctx, id) {
   const t = ctx.state.teams.get(id);
@@ -46,8 +49,18 @@ function canMove(ctx) {
   return ctx.can("missions:manage") || ctx.can("missions:receive");
 }
 
+// TERMINAL are the moves that end a mission: asked twice.
+const TERMINAL = ["COMPLETED", "FAILED"];
+
 async function move(ctx, m, to) {
   if (busy) return;
+  if (TERMINAL.includes(to) && !(ending && ending.id === m.id && ending.to === to)) {
+    ending = { id: m.id, to };
+    ctx.rerender();
+    requestAnimationFrame(() => requestAnimationFrame(() => { const b = document.getElementById("end-confirm"); if (b) b.focus(); }));
+    return;
+  }
+  ending = null;
   busy = true;
   ctx.rerender();
   const body = { status: to };
@@ -56,7 +69,7 @@ async function move(ctx, m, to) {
     const res = await api.patch("/v1/missions/" + m.id + "/status", body);
     note = "";
     ctx.state.missions.set(res.id, res);
-    ctx.toast(eventLabel(ctx, m.event_id) + ": " + to.replace("_", " "), "ok");
+    ctx.toast(eventLabel(ctx, m.event_id) + ": " + word("mission", to), "ok");
   } catch (e) {
     ctx.toast(e.plain, "warn", 8000);
     ctx.loadMission(m.id);
@@ -165,12 +178,12 @@ function list(ctx) {
   const rows = ms.map((m) => h("tr", { class: m.id === selected ? "selected" : "", dataset: { missionId: m.id, status: m.status } },
     h("td", {}, h("button", { type: "button", class: "link", dataset: { key: "mis-" + m.id }, "aria-pressed": String(m.id === selected),
       onclick: () => { selected = m.id; ctx.link("missions", { missionId: m.id }); ctx.rerender(); ctx.loadMission(m.id); watchCrew(ctx); } }, eventLabel(ctx, m.event_id))),
-    h("td", {}, badge(m.priority, "p-" + m.priority)),
+    h("td", {}, badge(word("priority", m.priority), "p-" + m.priority)),
     h("td", {}, teamName(ctx, m.team_id)),
-    h("td", {}, badge(m.status, "s-" + m.status), eventClosed(ctx, m) ? [" ", badge("event closed: stand down?", "warn")] : null),
+    h("td", {}, badge(word("mission", m.status), "s-" + m.status), eventClosed(ctx, m) ? [" ", badge("event closed: stand down?", "warn")] : null),
     h("td", { class: "small hide-narrow" }, time(m.dispatched_at))));
   const sel = h("select", { id: "m-status", onchange: (e) => { statusFilter = e.target.value; ctx.rerender(); } },
-    ["", ...missionStates()].map((s) => h("option", { value: s, selected: s === statusFilter }, s || "any")));
+    ["", ...missionStates()].map((s) => h("option", { value: s, selected: s === statusFilter }, s ? word("mission", s) : "any")));
   const search = h("input", { id: "m-q", type: "search", value: query, placeholder: "event, team, code…", dataset: { key: "m-q" },
     oninput: (e) => { query = e.target.value; ctx.rerender(); } });
   return h("div", {}, h("div", { class: "toolbar" }, h("div", { class: "grow" }, h("label", { for: "m-q" }, "Search"), search),
@@ -185,14 +198,22 @@ function list(ctx) {
 function timeline(ctx, m) {
   return h("ol", { class: "timeline", id: "timeline", "aria-label": "Moves of the mission" },
     (m.history || []).map((mv) => h("li", { dataset: { to: mv.to } },
-      h("div", { class: "move" }, mv.from ? mv.from + " → " + mv.to : "dispatched: " + mv.to),
-      h("div", { class: "small" }, time(mv.at), " · ", ctx.actorName(mv.actor), SOURCE[mv.source] ? " · " + SOURCE[mv.source] : ""),
+      h("div", { class: "move" }, mv.from ? word("mission", mv.from) + " → " + word("mission", mv.to) : "Dispatched: " + word("mission", mv.to)),
+      h("div", { class: "small" }, time(mv.at), " · ", mv.to === "SENT" ? sentWords(mv) : [ctx.actorName(mv.actor), SOURCE[mv.source] ? " · " + SOURCE[mv.source] : ""]),
       feedback(mv.feedback))));
 }
 
 // SOURCE says in words how a move came in; "api" (the console, the field app or an API
 // client: all the same to the node) says nothing.
 const SOURCE = { device: "from a device's offline queue", sms: "by SMS", system: "by the node" };
+
+// sentWords says who made a move to SENT: the node, when the notification reached the
+// team (a phone that took the mission from its queue, an SMS the gateway accepted, a
+// webhook's 2xx), never the user whose acknowledgement recorded it at the same instant.
+function sentWords(mv) {
+  const how = { device: "a team phone received it", sms: "the SMS gateway accepted it" }[mv.source] || "the notification reached the team";
+  return "the node · " + how;
+}
 
 // feedback shows a move's feedback as text: the note, then any other field as "name: value".
 function feedback(fb) {
@@ -256,6 +277,24 @@ function standDownView(ctx, m) {
       h("button", { type: "button", onclick: () => { standing = null; confirming = false; ctx.rerender(); } }, "Cancel")));
 }
 
+// endConfirm asks before a move that ends the mission; Esc or Cancel keeps it open.
+function endConfirm(ctx, m) {
+  if (!ending || ending.id !== m.id || !movesFrom(m.status).includes(ending.to)) return null;
+  const to = ending.to;
+  const cancel = () => {
+    ending = null;
+    ctx.rerender();
+    requestAnimationFrame(() => requestAnimationFrame(() => { const b = document.querySelector('button[data-move="' + to + '"]'); if (b) b.focus(); }));
+  };
+  return h("div", { class: "confirm", role: "alertdialog", id: "end-confirm-box", "aria-labelledby": "end-confirm-text",
+    onkeydown: (e) => { if (e.key === "Escape") { e.preventDefault(); cancel(); } } },
+  h("p", { id: "end-confirm-text" }, "Mark the mission of ", teamName(ctx, m.team_id), " on ", eventLabel(ctx, m.event_id), " ",
+    STATE_WORDS[to], "? It cannot be reopened."),
+  h("button", { type: "button", class: to === "FAILED" ? "danger" : "primary", id: "end-confirm", disabled: busy,
+    onclick: () => move(ctx, m, to) }, "Confirm: " + MOVE_WORDS[to]), " ",
+  h("button", { type: "button", id: "end-cancel", onclick: cancel }, "Cancel"));
+}
+
 function details(ctx) {
   const m = selected && ctx.state.missions.get(selected);
   if (!m) return h("div", { class: "muted" }, "Choose a mission to see its timeline.");
@@ -264,12 +303,13 @@ function details(ctx) {
     h("label", { for: "move-note" }, "Note with the move (optional)"),
     h("input", { id: "move-note", type: "text", value: note, dataset: { key: "move-note" }, oninput: (e) => { note = e.target.value; }, placeholder: "e.g. patient handed over" }),
     h("div", { class: "moves" }, next.map((to) => h("button", { type: "button", class: to === "FAILED" ? "danger" : "primary",
-      disabled: busy, dataset: { key: "move-" + to, move: to }, onclick: () => move(ctx, m, to) }, MOVE_WORDS[to])))) : null;
+      disabled: busy, dataset: { key: "move-" + to, move: to }, onclick: () => move(ctx, m, to) }, MOVE_WORDS[to]))),
+    endConfirm(ctx, m)) : null;
   return h("div", { dataset: { missionId: m.id } },
-    h("h3", {}, eventLabel(ctx, m.event_id), " ", badge(m.status, "s-" + m.status)),
+    h("h3", {}, eventLabel(ctx, m.event_id), " ", badge(word("mission", m.status), "s-" + m.status)),
     h("dl", { class: "facts" },
       h("dt", {}, "Team"), h("dd", {}, teamName(ctx, m.team_id)),
-      h("dt", {}, "Priority"), h("dd", {}, m.priority + " · " + m.vertical),
+      h("dt", {}, "Priority"), h("dd", {}, word("priority", m.priority) + " · " + m.vertical),
       m.notes ? [h("dt", {}, "Notes"), h("dd", {}, m.notes)] : null,
       h("dt", {}, "Channel"), h("dd", {}, m.channel_used || (["CREATED", "SENT"].includes(m.status) ? "not yet delivered" : "none recorded")),
       m.reinforcement_of ? [h("dt", {}, "Backup of"), h("dd", {}, "mission …" + short(m.reinforcement_of))] : null,

@@ -2,6 +2,7 @@
 // position fix with its age; sortable, the teams on a mission longest first.
 
 import { h, clear, time, badge, ago, short, cardify, sortHead, sortRows, typeName } from "/shared/dom.js";
+import { word } from "/shared/words.js";
 
 const FINISHED = ["COMPLETED", "FAILED"];
 // sort: "mission" orders by the active mission's dispatch, oldest first; teams without one last.
@@ -52,9 +53,9 @@ function render(ctx) {
     const fix = lastFix(t);
     return h("tr", { dataset: { teamId: t.id }, class: t.id === selected ? "selected" : "" },
       h("td", {}, h("strong", {}, t.name), t.zone_code ? h("div", { class: "muted small" }, t.zone_code) : null),
-      h("td", {}, badge(t.status.replace(/_/g, " "), t.status === "available" ? "s-COMPLETED" : t.status === "on_mission" ? "s-ACK" : "")),
+      h("td", {}, badge(word("team", t.status), t.status === "available" ? "s-COMPLETED" : t.status === "on_mission" ? "s-ACK" : "")),
       h("td", {}, m ? [h("button", { type: "button", class: "link", onclick: () => ctx.go("missions", { missionId: m.id }) }, eventLabel(ctx, m.event_id)),
-        " ", badge(m.status, "s-" + m.status), h("div", { class: "muted small" }, "dispatched ", ago(m.dispatched_at))]
+        " ", badge(word("mission", m.status), "s-" + m.status), h("div", { class: "muted small" }, "dispatched ", ago(m.dispatched_at))]
         : h("span", { class: "muted" }, "none")),
       h("td", { class: "small" }, (t.members || []).map((x) => x.name).join(", ") || h("span", { class: "muted" }, "nobody")),
       h("td", { class: "small" }, fix ? [time(fix), h("div", { class: "muted" }, ago(fix))] : h("span", { class: "muted" }, "no fix")));

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/fieldrelay/fieldrelay/store/postgres"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -33,7 +34,7 @@ type boltBehindURL struct {
 	urls []string
 }
 
-func (b *boltBehindURL) open(_ context.Context, url string, _ *slog.Logger) (model.Store, error) {
+func (b *boltBehindURL) open(_ context.Context, url string, _ *postgres.SecretKey, _ *slog.Logger) (model.Store, error) {
 	b.mu.Lock()
 	b.urls = append(b.urls, url)
 	b.mu.Unlock()
@@ -148,7 +149,7 @@ func TestServeDatabaseErrors(t *testing.T) {
 	}
 	t.Run("OpenFails", func(t *testing.T) {
 		a := newTestApp(nil)
-		a.openStore = func(context.Context, string, *slog.Logger) (model.Store, error) {
+		a.openStore = func(context.Context, string, *postgres.SecretKey, *slog.Logger) (model.Store, error) {
 			return nil, errors.New("failed to connect to " + secretURL + ": password authentication failed (hunter2-s3cret)")
 		}
 		r := run(t, a, "", "serve", "--data", data, "--plain-http", "--addr", "127.0.0.1:0", "--database", secretURL)

@@ -42,7 +42,7 @@ func (b *boltBehindURL) open(_ context.Context, url string, _ *postgres.SecretKe
 }
 
 func newDatabaseTestApp(t *testing.T) (*app, *boltBehindURL) {
-	a := newTestApp(nil)
+	a := newTestApp(secretKeyEnv(t))
 	b := &boltBehindURL{dir: t.TempDir()}
 	a.openStore = b.open
 	return a, b
@@ -148,7 +148,7 @@ func TestServeDatabaseErrors(t *testing.T) {
 		})
 	}
 	t.Run("OpenFails", func(t *testing.T) {
-		a := newTestApp(nil)
+		a := newTestApp(secretKeyEnv(t))
 		a.openStore = func(context.Context, string, *postgres.SecretKey, *slog.Logger) (model.Store, error) {
 			return nil, errors.New("failed to connect to " + secretURL + ": password authentication failed (hunter2-s3cret)")
 		}

@@ -26,8 +26,13 @@ func SecretKey() *postgres.SecretKey {
 func SecretKeyFile(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "secret.key")
-	if err := os.WriteFile(path, []byte(secretKeyFile), 0o600); err != nil {
+	if err := WriteSecretKeyFile(path); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// WriteSecretKeyFile writes the tests' key file at path.
+func WriteSecretKeyFile(path string) error {
+	return os.WriteFile(path, []byte(secretKeyFile), 0o600)
 }

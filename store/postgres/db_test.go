@@ -76,7 +76,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 // globalTables are the tables that no tenant owns: installation meta and the global
 // lookups (docs/decisions/0091-postgres-schema.md).
 var globalTables = map[string]bool{"schema_version": true, "meta": true, "tenant_slugs": true,
-	"user_emails": true, "api_key_hashes": true, "login_guards": true, "auth_tokens": true}
+	"user_emails": true, "api_key_hashes": true, "login_guards": true, "auth_tokens": true, "secret_key": true}
 
 // Every other table leads its primary key and every unique index with tenant_id: what
 // lets Citus distribute the tables by tenant with co-location (issue 17, rule 3).

@@ -28,12 +28,15 @@ const adminLockTimeout = 300 * time.Millisecond
 type adminFlags struct {
 	data     string
 	database string
-	json     bool
+	// secretKeyFile is the key file of --database's secrets.
+	secretKeyFile string
+	json          bool
 }
 
 func (f *adminFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.data, "data", "./data", "data directory")
 	cmd.Flags().StringVar(&f.database, "database", "", "postgres:// URL of a central tier's database: work on it directly, whether or not processes serve it (--data is then not used)")
+	cmd.Flags().StringVar(&f.secretKeyFile, secretKeyFlag, "", "with --database: the key file that opens the database's encrypted secrets (required with --database)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
 }
 
@@ -52,7 +55,7 @@ func errHeld(dataDir string) error {
 // socket when a server answers there, else on the store opened directly.
 func (a *app) call(ctx context.Context, f *adminFlags, op string, args, out any) error {
 	if f.database != "" {
-		return a.callDatabase(ctx, f.database, op, args, out)
+		return a.callDatabase(ctx, f.database, f.secretKeyFile, op, args, out)
 	}
 	dataDir := f.data
 	err := server.CallAdmin(ctx, adminSocket(dataDir), op, args, out)
@@ -111,12 +114,12 @@ func (a *app) callLocal(ctx context.Context, dataDir, op string, args, out any) 
 
 // callDatabase runs an operation on the store of a --database URL, which it opens (creating
 // or migrating its schema) for the time of the call.
-func (a *app) callDatabase(ctx context.Context, rawURL, op string, args, out any) error {
+func (a *app) callDatabase(ctx context.Context, rawURL, keyFile, op string, args, out any) error {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return err
 	}
-	db, err := a.openDatabaseURL(ctx, rawURL, slog.New(slog.DiscardHandler))
+	db, err := a.openDatabaseURL(ctx, rawURL, keyFile, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ import (
 
 func (a *app) newBenchCommand() *cobra.Command {
 	f := bench.Config{}
-	var database string
+	var database, keyFile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Load-test a running node with POST /v1/events, or with dispatch cycles, and report throughput and latency",
@@ -59,7 +59,7 @@ func (a *app) newBenchCommand() *cobra.Command {
 		SilenceUsage: true,
 		RunE: runE(func(cmd *cobra.Command, _ []string) error {
 			tuneGC() // a load generator on the node's machine takes as little CPU as it can
-			return a.runBench(cmd, f, database)
+			return a.runBench(cmd, f, database, keyFile)
 		}),
 	}
 	fl := cmd.Flags()
@@ -73,6 +73,7 @@ func (a *app) newBenchCommand() *cobra.Command {
 	fl.StringSliceVar(&f.APIKeys, "api-key", nil, "API key to send as x-svc-api-key (repeat, or comma-separate, to rotate over several; wins over --data)")
 	fl.StringVar(&f.Data, "data", "", "data directory of the running node: create --tenants tenants through its admin socket")
 	fl.StringVar(&database, "database", "", "postgres:// URL of the central tier's database behind --url: create --tenants tenants in it directly")
+	fl.StringVar(&keyFile, secretKeyFlag, "", "with --database: the key file that opens the database's encrypted secrets")
 	fl.IntVar(&f.Tenants, "tenants", 4, "tenants to create with --data or --database")
 	fl.BoolVar(&f.Insecure, "insecure", false, "skip the verification of the node's TLS certificate")
 	fl.StringVar(&f.CA, "ca", "", "PEM file of the CA (or self-signed certificate) to trust (default with --data: DATA/tls/cert.pem when it exists)")
@@ -86,11 +87,11 @@ func (a *app) newBenchCommand() *cobra.Command {
 // (the report is printed all the same). With database, the tenants are created in that
 // database directly, as `tenant create --database` does; else through the admin socket of
 // the node on f.Data.
-func (a *app) runBench(cmd *cobra.Command, f bench.Config, database string) error {
+func (a *app) runBench(cmd *cobra.Command, f bench.Config, database, keyFile string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if database != "" && len(f.APIKeys) == 0 {
-		db, err := a.openDatabaseURL(ctx, database, slog.New(slog.DiscardHandler))
+		db, err := a.openDatabaseURL(ctx, database, keyFile, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"github.com/fieldrelay/fieldrelay/store/postgres"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -21,7 +22,7 @@ var databaseSchemes = []string{"postgres", "postgresql"}
 
 // storeOpener opens the store of a --database URL (already checked by checkDatabaseURL).
 // log receives the store's own messages. The default is openDatabase; tests substitute one.
-type storeOpener func(ctx context.Context, url string, log *slog.Logger) (model.Store, error)
+type storeOpener func(ctx context.Context, url string, key *postgres.SecretKey, log *slog.Logger) (model.Store, error)
 
 // checkDatabaseURL refuses a --database value that is not a postgres:// or postgresql://
 // URL with a host or a socket directory. Its message never repeats the value, which may
@@ -97,23 +98,28 @@ func databaseOpenError(raw string, err error) error {
 
 // openDatabaseURL checks a --database URL and opens its store with open (nil:
 // openDatabase). Its errors never hold the URL's password.
-func openDatabaseURL(ctx context.Context, open storeOpener, raw string, log *slog.Logger) (model.Store, error) {
+func openDatabaseURL(ctx context.Context, open storeOpener, raw string, key *postgres.SecretKey, log *slog.Logger) (model.Store, error) {
 	if err := checkDatabaseURL(raw); err != nil {
 		return nil, err
 	}
 	if open == nil {
 		open = openDatabase
 	}
-	db, err := open(ctx, raw, log)
+	db, err := open(ctx, raw, key, log)
 	if err != nil {
 		return nil, databaseOpenError(raw, err)
 	}
 	return db, nil
 }
 
-// openDatabaseURL opens the store of a --database URL for an admin command.
-func (a *app) openDatabaseURL(ctx context.Context, raw string, log *slog.Logger) (model.Store, error) {
-	return openDatabaseURL(ctx, a.openStore, raw, log)
+// openDatabaseURL opens the store of a --database URL for an admin command, with the key
+// of keyFile (--secret-key-file, required).
+func (a *app) openDatabaseURL(ctx context.Context, raw, keyFile string, log *slog.Logger) (model.Store, error) {
+	key, err := readSecretKey(keyFile)
+	if err != nil {
+		return nil, err
+	}
+	return openDatabaseURL(ctx, a.openStore, raw, key, log)
 }
 
 // errDatabaseBackup refuses backup and restore on a --database: a PostgreSQL database is

@@ -39,7 +39,7 @@ func withPassword(t *testing.T, raw string) string {
 // the other; the password of the URL is printed nowhere.
 func TestServeDatabasePostgres(t *testing.T) {
 	db := withPassword(t, pgtest.URL(t))
-	a := newTestApp(nil)
+	a := newTestApp(secretKeyEnv(t))
 	dir := t.TempDir()
 	n1 := startServe(t, a, "--data", filepath.Join(dir, "node-1"), "--database", db, "--plain-http")
 	n2 := startServe(t, a, "--data", filepath.Join(dir, "node-2"), "--database", db, "--plain-http")
@@ -97,7 +97,7 @@ func TestServeDatabasePostgres(t *testing.T) {
 // (docs/decisions/0221-serve-before-database.md): /healthz 200, /readyz and the rest 503
 // with Retry-After and the reason, never the password, until it is stopped.
 func TestDatabaseUnreachable(t *testing.T) {
-	a := newTestApp(nil)
+	a := newTestApp(secretKeyEnv(t))
 	db := "postgres://fieldrelay:hunter2-s3cret@127.0.0.1:1/central?sslmode=disable&connect_timeout=5"
 	r := run(t, a, "", "tenant", "list", "--database", db)
 	if r.code != 1 || !strings.HasPrefix(r.stderr, "error: cannot open the database postgres://fieldrelay:xxxxx@127.0.0.1:1/central") ||

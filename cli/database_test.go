@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/fieldrelay/fieldrelay/store/postgres"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -33,7 +34,7 @@ type boltBehindURL struct {
 	urls []string
 }
 
-func (b *boltBehindURL) open(_ context.Context, url string, _ *slog.Logger) (model.Store, error) {
+func (b *boltBehindURL) open(_ context.Context, url string, _ *postgres.SecretKey, _ *slog.Logger) (model.Store, error) {
 	b.mu.Lock()
 	b.urls = append(b.urls, url)
 	b.mu.Unlock()
@@ -41,7 +42,7 @@ func (b *boltBehindURL) open(_ context.Context, url string, _ *slog.Logger) (mod
 }
 
 func newDatabaseTestApp(t *testing.T) (*app, *boltBehindURL) {
-	a := newTestApp(nil)
+	a := newTestApp(secretKeyEnv(t))
 	b := &boltBehindURL{dir: t.TempDir()}
 	a.openStore = b.open
 	return a, b
@@ -147,8 +148,8 @@ func TestServeDatabaseErrors(t *testing.T) {
 		})
 	}
 	t.Run("OpenFails", func(t *testing.T) {
-		a := newTestApp(nil)
-		a.openStore = func(context.Context, string, *slog.Logger) (model.Store, error) {
+		a := newTestApp(secretKeyEnv(t))
+		a.openStore = func(context.Context, string, *postgres.SecretKey, *slog.Logger) (model.Store, error) {
 			return nil, errors.New("failed to connect to " + secretURL + ": password authentication failed (hunter2-s3cret)")
 		}
 		r := run(t, a, "", "serve", "--data", data, "--plain-http", "--addr", "127.0.0.1:0", "--database", secretURL)

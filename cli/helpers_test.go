@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/fieldrelay/fieldrelay/server/servertest"
+	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 	"strings"
 	"testing"
 
@@ -106,4 +107,9 @@ type syncBuffer = servertest.SyncBuffer
 // cases that take a principal.
 func tenantAdmin(tenantID string) model.Principal {
 	return model.Principal{TenantID: tenantID, TenantActive: true, Role: model.RoleCompanyAdmin}
+}
+
+// secretKeyEnv is an environment that gives the tests' key file to --secret-key-file.
+func secretKeyEnv(t testing.TB) map[string]string {
+	return map[string]string{envName(secretKeyFlag): pgtest.SecretKeyFile(t)}
 }

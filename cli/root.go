@@ -91,6 +91,7 @@ func (a *app) newRootCommand() *cobra.Command {
 		a.newCompactCommand(),
 		a.newBenchCommand(),
 		a.newMigrateCommand(),
+		a.newSecretsCommand(),
 		newVersionCommand(),
 	)
 	documentEnv(root)

@@ -57,6 +57,10 @@ func (a *app) newServeCommand() *cobra.Command {
 				return err
 			}
 			cfg.InternalSecretInArgs = givenOnCommandLine(cmd.Flags(), "internal-secret")
+			if cfg.Database == "" && givenOnCommandLine(cmd.Flags(), secretKeyFlag) {
+				return model.Invalid(secretKeyFlag, "--secret-key-file goes with --database: a bbolt node's secrets stay in its file, "+
+					"readable by the node's user only (docs/decisions/0224-secrets-encrypted-at-rest.md)")
+			}
 			return a.serve(cmd, cfg)
 		}),
 	}
@@ -64,6 +68,8 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.StringVar(&f.DataDir, "data", "./data", "data directory")
 	fl.StringVar(&f.Database, "database", "", "postgres:// or postgresql:// URL of the central tier's database (default: the bbolt file in --data)")
 	fl.StringVar(&f.DatabaseListenURL, "database-listen-url", "", "postgres:// URL on which to LISTEN for the changes of the other processes, when --database goes through a pooler in transaction mode (PgBouncer), which delivers no notification: the database server itself (default: --database)")
+	fl.StringVar(&f.SecretKeyFile, secretKeyFlag, "", "with --database: the key file (the base64 of 32 random bytes, `fieldrelay secrets keygen FILE`) whose key "+
+		"encrypts the data key of the database's secrets; required with --database, never stored in the database (a bbolt node refuses it)")
 	fl.StringVar(&f.Addr, "addr", "127.0.0.1:8443", "address to listen on")
 	fl.StringVar(&f.TLSCert, "tls-cert", "", "TLS certificate (PEM); default: a self-signed one in DATA/tls")
 	fl.StringVar(&f.TLSKey, "tls-key", "", "TLS private key (PEM)")
@@ -448,13 +454,13 @@ func (m *Main) open(ctx context.Context, log *slog.Logger) (model.Store, error) 
 		m.unlockData = unlock
 	}
 	unreachable := false
-	db, err := openDatabaseURL(ctx, func(ctx context.Context, url string, log *slog.Logger) (model.Store, error) {
+	db, err := openDatabaseURL(ctx, func(ctx context.Context, url string, key *postgres.SecretKey, log *slog.Logger) (model.Store, error) {
 		var db model.Store
 		var err error
 		if m.openStore != nil {
-			db, err = m.openStore(ctx, url, log)
+			db, err = m.openStore(ctx, url, key, log)
 		} else {
-			db, err = openDatabaseListen(ctx, url, cfg.DatabaseListenURL, log)
+			db, err = openDatabaseListen(ctx, url, cfg.DatabaseListenURL, key, log)
 		}
 		if err == nil {
 			return db, nil
@@ -464,7 +470,7 @@ func (m *Main) open(ctx context.Context, log *slog.Logger) (model.Store, error) 
 			err = errors.New(scrubURL(err.Error(), cfg.DatabaseListenURL))
 		}
 		return nil, err
-	}, cfg.Database, log)
+	}, cfg.Database, cfg.SecretKey, log)
 	if err != nil && unreachable {
 		return nil, &dbUnreachable{err}
 	}

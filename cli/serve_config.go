@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/fieldrelay/fieldrelay/store/postgres"
 	"net"
 	"os"
 	"strings"
@@ -34,6 +35,10 @@ type ServeConfig struct {
 	// (PgBouncer), which delivers none; empty means Database
 	// (docs/decisions/0220-notifications-fail-closed.md). Printed only through redactURL.
 	DatabaseListenURL string
+	// SecretKeyFile is the key file that opens the data key of Database's secrets, and
+	// SecretKey its key, read by config (docs/decisions/0224-secrets-encrypted-at-rest.md).
+	SecretKeyFile string
+	SecretKey     *postgres.SecretKey
 	// Addr is the TCP address the API listens on.
 	Addr string
 	// TLSCert and TLSKey are PEM files; both empty means the self-signed certificate.
@@ -139,6 +144,11 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 				return nil, model.Invalid("database-listen-url", "--database-listen-url must be a postgres:// or postgresql:// URL, such as postgres://fieldrelay@db.example:5432/fieldrelay")
 			}
 		}
+		key, err := readSecretKey(c.SecretKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		c.SecretKey = key
 		if c.BackupEvery > 0 {
 			return nil, model.Invalid("backup-every", "--backup-every takes snapshots of the bbolt file of --data; with --database, back up the database with its own tools (pg_dump, pg_basebackup and WAL archiving: docs/operations.md)")
 		}

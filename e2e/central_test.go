@@ -53,7 +53,7 @@ func serveCentralOn(t *testing.T, bin, url string, n int, extra ...string) *cent
 func serveCentralVia(t *testing.T, bin, url, via string, n int, extra ...string) *central {
 	t.Helper()
 	c := &central{url: url}
-	db := []string{"--database", via}
+	db := []string{"--database", via, "--secret-key-file", secretKeyFile}
 	first := serveDemo(t, bin, t.TempDir(), append(db, extra...)...)
 	c.nodes = append(c.nodes, first)
 	for range n - 1 {

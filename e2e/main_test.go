@@ -28,6 +28,10 @@ func fromRoot(path string) string {
 // binDir holds the binary the tests drive: TestMain makes it and removes it at the end.
 var binDir string
 
+// secretKeyFile is the key file of the secrets of the tests' databases (pgtest's key),
+// also in $FIELDRELAY_SECRET_KEY_FILE for every process the tests start.
+var secretKeyFile string
+
 // built is the binary, built by the first test that asks for it and shared by all.
 var built = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(binDir, "fieldrelay")
@@ -46,6 +50,16 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
+	// Every process the tests start on a --database, and every admin command with one, opens
+	// its secrets with the tests' key file (the bbolt nodes ignore the variable).
+	secretKeyFile = filepath.Join(dir, "secret.key")
+	if err := pgtest.WriteSecretKeyFile(secretKeyFile); err == nil {
+		err = os.Setenv("FIELDRELAY_SECRET_KEY_FILE", secretKeyFile)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		os.Exit(1)
+	}
 	code := pgtest.Run(m)
 	if err := os.RemoveAll(dir); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)

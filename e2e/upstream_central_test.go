@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -153,7 +154,7 @@ func TestUpstream_CentralOnPostgres(t *testing.T) {
 	edgeMissions := list(t, n.edge, "/v1/missions", n.edgeKey)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	db, err := postgres.Open(ctx, c.url, postgres.Options{MaxConns: 2})
+	db, err := postgres.Open(ctx, c.url, postgres.Options{MaxConns: 2, SecretKey: pgtest.SecretKey()})
 	if err != nil {
 		t.Fatal(err)
 	}

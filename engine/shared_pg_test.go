@@ -26,7 +26,7 @@ func pgProcesses(t *testing.T, senders ...model.Sender) ([]*engine.Engine, *mode
 	clock := model.NewFakeClock(epoch)
 	var out []*engine.Engine
 	for _, sender := range senders {
-		db, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 8})
+		db, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 8, SecretKey: pgtest.SecretKey()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func BenchmarkScorePostgres(b *testing.B) {
 	for _, size := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("teams=%d", size), func(b *testing.B) {
-			db, err := postgres.Open(context.Background(), pgtest.URL(b), postgres.Options{})
+			db, err := postgres.Open(context.Background(), pgtest.URL(b), postgres.Options{SecretKey: pgtest.SecretKey()})
 			if err != nil {
 				b.Fatal(err)
 			}

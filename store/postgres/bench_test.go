@@ -20,7 +20,7 @@ func BenchmarkPutEvent(b *testing.B) { benchPutEvent(b, false) }
 func BenchmarkPutEventStreamed(b *testing.B) { benchPutEvent(b, true) }
 
 func benchPutEvent(b *testing.B, streamed bool) {
-	db, err := postgres.Open(context.Background(), pgtest.URL(b), postgres.Options{MaxConns: 16})
+	db, err := postgres.Open(context.Background(), pgtest.URL(b), postgres.Options{MaxConns: 16, SecretKey: pgtest.SecretKey()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func benchPutEvent(b *testing.B, streamed bool) {
 // BenchmarkTeams measures listing a tenant's 1,000 teams, as the dispatch score does on
 // every call (docs/decisions/0108-postgres-team-cache.md).
 func BenchmarkTeams(b *testing.B) {
-	db, err := postgres.Open(context.Background(), pgtest.URL(b), postgres.Options{})
+	db, err := postgres.Open(context.Background(), pgtest.URL(b), postgres.Options{SecretKey: pgtest.SecretKey()})
 	if err != nil {
 		b.Fatal(err)
 	}

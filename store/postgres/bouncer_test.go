@@ -22,7 +22,7 @@ import (
 func openThrough(t *testing.T, url, mode, listen string) *postgres.DB {
 	t.Helper()
 	through := withMode(t, pgtest.Bouncer(t, url), mode)
-	db, err := postgres.Open(context.Background(), through, postgres.Options{MaxConns: 8, ListenURL: listen})
+	db, err := postgres.Open(context.Background(), through, postgres.Options{MaxConns: 8, ListenURL: listen, SecretKey: pgtest.SecretKey()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestPgBouncerWithoutMode(t *testing.T) {
 	through := withMode(t, pgtest.Bouncer(t, url), "")
 	var errs []error
 	for range 4 {
-		db, err := postgres.Open(context.Background(), through, postgres.Options{MaxConns: 4, ListenURL: url})
+		db, err := postgres.Open(context.Background(), through, postgres.Options{MaxConns: 4, ListenURL: url, SecretKey: pgtest.SecretKey()})
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -43,6 +43,8 @@ type DB struct {
 	teams teamCache
 	// batch commits the Batch calls in groups (batch.go).
 	batch committer
+	// secrets seals and opens the stored secrets (secrets.go).
+	secrets *dataKey
 }
 
 var (
@@ -66,6 +68,9 @@ type Options struct {
 	// Open). Behind a pooler in transaction mode, which delivers no notification, it names
 	// the database server itself (docs/decisions/0220-notifications-fail-closed.md).
 	ListenURL string
+	// SecretKey is the key of the key file that wraps the data key of the database's
+	// secrets (secrets.go); Open refuses to go without it (ErrNoSecretKey).
+	SecretKey *SecretKey
 }
 
 //go:embed migrations/*.sql
@@ -79,8 +84,12 @@ const migrationLock = 0x6669656c6472656c // "fieldrel"
 var ErrBackup = errors.New("backup of a PostgreSQL database is not done by fieldrelay: use pg_dump (a logical export) or pg_basebackup and WAL archiving (a physical one), and their restore")
 
 // Open connects to the database at url, creates or migrates its schema under an advisory
-// lock, and refuses a database whose schema is newer than this binary.
+// lock, refuses a database whose schema is newer than this binary, and opens the data key
+// of its secrets with opt.SecretKey.
 func Open(ctx context.Context, url string, opt Options) (*DB, error) {
+	if opt.SecretKey == nil {
+		return nil, ErrNoSecretKey
+	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
@@ -112,6 +121,10 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	db := &DB{pool: pool, log: log, txTimeout: cmp.Or(opt.TxTimeout, defaultTxTimeout), self: model.NewID()}
 	db.feed.wake = make(chan struct{}, 1)
 	if err := db.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := db.unlockSecrets(ctx, opt.SecretKey); err != nil {
 		pool.Close()
 		return nil, err
 	}

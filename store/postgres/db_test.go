@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // open opens a store on a fresh database, closed at the end of the test.
 func open(t *testing.T, url string) *postgres.DB {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 8})
+	db, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 8, SecretKey: pgtest.SecretKey()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestOpenConcurrent(t *testing.T) {
 	errs := make([]error, 4)
 	for i := range errs {
 		wg.Go(func() {
-			db, err := postgres.Open(context.Background(), url, postgres.Options{})
+			db, err := postgres.Open(context.Background(), url, postgres.Options{SecretKey: pgtest.SecretKey()})
 			if err == nil {
 				_ = db.Close()
 			}
@@ -67,7 +67,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	if _, err := db.Pool().Exec(context.Background(), "INSERT INTO schema_version (version) VALUES ($1)", postgres.SchemaVersion()+1); err != nil {
 		t.Fatal(err)
 	}
-	_, err := postgres.Open(context.Background(), url, postgres.Options{})
+	_, err := postgres.Open(context.Background(), url, postgres.Options{SecretKey: pgtest.SecretKey()})
 	if err == nil || !strings.Contains(err.Error(), "newer than this binary") {
 		t.Fatalf("Open of a newer schema = %v, want a refusal", err)
 	}
@@ -76,7 +76,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 // globalTables are the tables that no tenant owns: installation meta and the global
 // lookups (docs/decisions/0091-postgres-schema.md).
 var globalTables = map[string]bool{"schema_version": true, "meta": true, "tenant_slugs": true,
-	"user_emails": true, "api_key_hashes": true, "login_guards": true, "auth_tokens": true}
+	"user_emails": true, "api_key_hashes": true, "login_guards": true, "auth_tokens": true, "secret_key": true}
 
 // Every other table leads its primary key and every unique index with tenant_id: what
 // lets Citus distribute the tables by tenant with co-location (issue 17, rule 3).

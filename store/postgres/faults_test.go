@@ -170,7 +170,7 @@ func TestDatabaseSilent(t *testing.T) {
 	q := u.Query()
 	q.Set("connect_timeout", "1")
 	u.RawQuery = q.Encode()
-	db, err := postgres.Open(context.Background(), u.String(), postgres.Options{TxTimeout: time.Second})
+	db, err := postgres.Open(context.Background(), u.String(), postgres.Options{TxTimeout: time.Second, SecretKey: pgtest.SecretKey()})
 	if err != nil {
 		t.Fatal(err)
 	}

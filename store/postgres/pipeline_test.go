@@ -14,7 +14,7 @@ import (
 // fails the transaction, and nothing it wrote before is kept.
 func TestQueuedWriteFails(t *testing.T) {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.URL(t), postgres.Options{MaxConns: 2})
+	db, err := postgres.Open(ctx, pgtest.URL(t), postgres.Options{MaxConns: 2, SecretKey: pgtest.SecretKey()})
 	if err != nil {
 		t.Fatal(err)
 	}

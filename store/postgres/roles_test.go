@@ -18,7 +18,7 @@ func TestServingRole(t *testing.T) {
 	owner := pgtest.URL(t)
 	app := pgtest.AppURL(t, owner)
 	ctx := context.Background()
-	if _, err := postgres.Open(ctx, app, postgres.Options{}); err == nil || !strings.Contains(err.Error(), "fieldrelay migrate --database URL") {
+	if _, err := postgres.Open(ctx, app, postgres.Options{SecretKey: pgtest.SecretKey()}); err == nil || !strings.Contains(err.Error(), "fieldrelay migrate --database URL") {
 		t.Fatalf("Open as %s on an empty database: %v, want the refusal naming fieldrelay migrate", pgtest.AppRole, err)
 	}
 	v, err := postgres.Migrate(ctx, owner, pgtest.AppRole, nil)
@@ -44,7 +44,7 @@ func TestServingRole(t *testing.T) {
 	if _, err := o.Pool().Exec(ctx, "DELETE FROM schema_version WHERE version = $1", postgres.SchemaVersion()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = postgres.Open(ctx, app, postgres.Options{})
+	_, err = postgres.Open(ctx, app, postgres.Options{SecretKey: pgtest.SecretKey()})
 	if err == nil || !strings.Contains(err.Error(), "is older than this binary's") || !strings.Contains(err.Error(), "fieldrelay migrate --database URL") {
 		t.Fatalf("Open as %s on an older schema: %v, want the refusal naming fieldrelay migrate", pgtest.AppRole, err)
 	}

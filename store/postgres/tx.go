@@ -447,15 +447,22 @@ func (t *tx) Meta(key string) ([]byte, error) {
 	if err != nil || !found {
 		return nil, err
 	}
+	if isSecretMeta(key) {
+		return t.db.secrets.openMeta(key, v)
+	}
 	if v == nil {
 		v = []byte{}
 	}
 	return v, nil
 }
 
+// PutMeta stores an installation-wide value; a secret sealed (secrets.go).
 func (t *tx) PutMeta(key string, value []byte) error {
 	if value == nil {
 		value = []byte{}
+	}
+	if isSecretMeta(key) {
+		value = t.db.secrets.sealMeta(key, value)
 	}
 	_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)

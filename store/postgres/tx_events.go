@@ -294,7 +294,18 @@ func (t *tx) Webhook(tenantID, id string) (*model.Webhook, error) {
 	if err != nil {
 		return nil, err
 	}
-	return getDoc[model.Webhook](t, "webhook", "SELECT doc FROM webhooks WHERE tenant_id = $1 AND id = $2", tn, wid)
+	w, err := getDoc[model.Webhook](t, "webhook", "SELECT doc FROM webhooks WHERE tenant_id = $1 AND id = $2", tn, wid)
+	if err != nil {
+		return nil, err
+	}
+	return w, t.openWebhook(w)
+}
+
+// openWebhook decrypts the secret of a stored subscription (secrets.go).
+func (t *tx) openWebhook(w *model.Webhook) (err error) {
+	id, _ := uid(w.ID)
+	w.Secret, err = t.db.secrets.openWebhook(id, w.Secret)
+	return err
 }
 
 func (t *tx) PutWebhook(tenantID string, w *model.Webhook) error {
@@ -303,7 +314,9 @@ func (t *tx) PutWebhook(tenantID string, w *model.Webhook) error {
 	if err != nil {
 		return err
 	}
-	doc, err := jsonOf(w)
+	sealed := *w
+	sealed.Secret = t.db.secrets.sealWebhook(id, w.Secret)
+	doc, err := jsonOf(&sealed)
 	if err != nil {
 		return err
 	}
@@ -337,7 +350,16 @@ func (t *tx) Webhooks(tenantID string) ([]model.Webhook, error) {
 	if err != nil {
 		return nil, err
 	}
-	return docs[model.Webhook](t, "SELECT doc FROM webhooks WHERE tenant_id = $1 ORDER BY id", tn)
+	ws, err := docs[model.Webhook](t, "SELECT doc FROM webhooks WHERE tenant_id = $1 ORDER BY id", tn)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ws {
+		if err := t.openWebhook(&ws[i]); err != nil {
+			return nil, err
+		}
+	}
+	return ws, nil
 }
 
 func (t *tx) PutDeliveryAttempt(tenantID string, a *model.DeliveryAttempt) error {

@@ -284,3 +284,7 @@ func (c *Cluster) Start(tb testing.TB) {
 		tb.Fatalf("pgtest: starting PostgreSQL again: %v", err)
 	}
 }
+
+// Bin is the path of a PostgreSQL program (pg_dump, psql) of the installation the tests'
+// clusters run.
+func Bin(prog string) string { return filepath.Join(findBin(), prog) }

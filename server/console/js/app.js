@@ -77,8 +77,6 @@ function initTheme() {
 // tab's title, and a tone when the user turned the sound on.
 const TITLE = document.title;
 let audio = null;
-// overdue holds the missions already alerted as not acknowledged in time.
-const overdue = new Set();
 
 function soundOn() {
   return $("sound-toggle").getAttribute("aria-pressed") === "true";
@@ -124,26 +122,6 @@ function beep() {
 function countTitle() {
   const n = $("alerts").querySelectorAll(".toast.alarm").length + [...state.alerts.values()].filter((a) => !a.acked_at).length;
   document.title = n ? "(" + n + ") " + TITLE : TITLE;
-}
-
-function alarm(text) {
-  toast(text, "critical");
-  beep();
-}
-
-// checkOverdue alerts once for each mission still unacknowledged past the tenant's
-// reinforcement timeout (0: off).
-function checkOverdue() {
-  const min = state.tenant && state.tenant.reinforcement_timeout_min;
-  if (!min || !state.me) return;
-  const limit = Date.now() - min * 60000;
-  for (const m of state.missions.values()) {
-    if (!["CREATED", "SENT"].includes(m.status) || overdue.has(m.id) || new Date(m.dispatched_at).getTime() > limit) continue;
-    overdue.add(m.id);
-    const ev = state.events.get(m.event_id);
-    const team = state.teams.get(m.team_id);
-    alarm("Not acknowledged after " + min + " min: " + (team ? team.name : "a team") + " on " + (ev ? typeName(ev.type) : "event …" + m.event_id.slice(-6)));
-  }
 }
 
 // ---- the alert tray: the node's alerts, shared by every console (docs/decisions/0172-shared-alerts.md)
@@ -355,7 +333,6 @@ function logout(message) {
   api.setSession(null);
   state.me = null; state.perms = new Set(); state.tenant = null; state.active = null;
   for (const m of [state.events, state.missions, state.teams, state.zones, state.users, state.open, state.alerts]) m.clear();
-  overdue.clear();
   renderTray();
   clear($("alerts"));
   countTitle();
@@ -653,4 +630,4 @@ $("login-email").focus();
 api.resume().then((res) => (res && !state.me ? begin(res) : null)).catch((e) => { $("login-error").textContent = e.plain || String(e); });
 // "3 min ago" stays true while nothing else re-renders.
 // The map redraws too: a zone whose last report grew stale turns unknown as the node's does.
-setInterval(() => { tickAgo($("view")); checkOverdue(); if (state.active && state.active.id === "map") rerender(); }, 5000);
+setInterval(() => { tickAgo($("view")); if (state.active && (state.active.id === "map" || state.active.id === "teams")) rerender(); }, 5000);

@@ -533,6 +533,28 @@ type missionStatusPayload struct {
 	Feedback  json.RawMessage `json:"feedback"`
 }
 
+// deviceMayTouch checks the mission a device's item names: given, a valid id, and, for a
+// device of a team, one of that team's missions (another is not found).
+func deviceMayTouch(tx model.Tx, p model.Principal, d *model.Device, missionID string) error {
+	if missionID == "" {
+		return model.Invalid("mission_id", "mission_id is required")
+	}
+	if !model.ValidID(missionID) {
+		return model.NotFound("mission")
+	}
+	if d.TeamID == nil {
+		return nil
+	}
+	m, err := tx.Mission(p.TenantID, missionID)
+	if err != nil {
+		return err
+	}
+	if m.TeamID != *d.TeamID {
+		return model.NotFound("mission")
+	}
+	return nil
+}
+
 // applyMissionStatus moves a mission as PATCH /v1/missions/:id/status would, with source
 // device and the item's captured_at as the move's time. A device of a team moves only
 // that team's missions.
@@ -541,20 +563,8 @@ func (e *Engine) applyMissionStatus(tx model.Tx, p model.Principal, d *model.Dev
 	if err := model.DecodeItemPayload(it.Payload, &in); err != nil {
 		return err
 	}
-	if in.MissionID == "" {
-		return model.Invalid("mission_id", "mission_id is required")
-	}
-	if !model.ValidID(in.MissionID) {
-		return model.NotFound("mission")
-	}
-	if d.TeamID != nil {
-		m, err := tx.Mission(p.TenantID, in.MissionID)
-		if err != nil {
-			return err
-		}
-		if m.TeamID != *d.TeamID {
-			return model.NotFound("mission")
-		}
+	if err := deviceMayTouch(tx, p, d, in.MissionID); err != nil {
+		return err
 	}
 	_, err := e.updateMissionStatus(tx, p, in.MissionID, model.MissionStatusInput{Status: in.Status, Feedback: in.Feedback},
 		MoveSourceDevice, it.CapturedAt, d.ID)

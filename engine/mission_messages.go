@@ -144,20 +144,8 @@ func (e *Engine) applyMessage(tx model.Tx, p model.Principal, d *model.Device, i
 	if err := model.DecodeItemPayload(it.Payload, &in); err != nil {
 		return err
 	}
-	if in.MissionID == "" {
-		return model.Invalid("mission_id", "mission_id is required")
-	}
-	if !model.ValidID(in.MissionID) {
-		return model.NotFound("mission")
-	}
-	if d.TeamID != nil {
-		m, err := tx.Mission(p.TenantID, in.MissionID)
-		if err != nil {
-			return err
-		}
-		if m.TeamID != *d.TeamID {
-			return model.NotFound("mission")
-		}
+	if err := deviceMayTouch(tx, p, d, in.MissionID); err != nil {
+		return err
 	}
 	_, err := e.postMessage(tx, p, in.MissionID, in.Text, MoveSourceDevice, it.CapturedAt, d.ID, nil)
 	return err

@@ -52,6 +52,9 @@ const (
 	AlertClosed = "closed"
 )
 
+// AlertStatuses lists the statuses an alert is stored with.
+var AlertStatuses = []string{AlertOpen, AlertClosed}
+
 // Alert is what the whole control room shares about a cause that needs a person: raised
 // and closed by the node in the transaction of its cause, acknowledged by a user.
 type Alert struct {

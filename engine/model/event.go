@@ -15,6 +15,10 @@ const (
 	EventClosed        = "closed"
 )
 
+// EventStatuses lists the event statuses (the CHECK of events.status on PostgreSQL
+// follows it: store/postgres/checks_test.go).
+var EventStatuses = []string{EventPending, EventDelivered, EventFailed, EventQueuedOffline, EventClosed}
+
 // Channels of channel_selected.
 const (
 	ChannelREST   = "rest_full"

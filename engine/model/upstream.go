@@ -119,3 +119,6 @@ const (
 	// ChangeDispatchRequest is a site's decision on a central node's dispatch request.
 	ChangeDispatchRequest = ItemUpstreamDispatchRequest
 )
+
+// ChangeKinds are the kinds a change log holds.
+var ChangeKinds = []string{ChangeEvent, ChangeDispatch, ChangeMission, ChangeDispatchRequest}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -258,10 +259,6 @@ func (t *tx) UpstreamTenants() ([]string, error) {
 	return t.deviceIDs("SELECT tenant_id FROM upstreams ORDER BY tenant_id")
 }
 
-// changeKinds are the kinds a change log holds.
-var changeKinds = map[string]bool{model.ChangeEvent: true, model.ChangeDispatch: true, model.ChangeMission: true,
-	model.ChangeDispatchRequest: true}
-
 // AppendChange takes the next sequence number of the tenant's log from upstream_log_end,
 // which keeps the last one given even when the log is trimmed empty.
 func (t *tx) AppendChange(tenantID string, c model.LogChange) (int64, error) {
@@ -269,7 +266,7 @@ func (t *tx) AppendChange(tenantID string, c model.LogChange) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !changeKinds[c.Kind] {
+	if !slices.Contains(model.ChangeKinds, c.Kind) {
 		return 0, fmt.Errorf("unknown change kind %q", c.Kind)
 	}
 	id, ok := uid(c.ID)

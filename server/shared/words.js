@@ -94,7 +94,8 @@ export const WORDS = {
   credential: { valid: "Valid", expired: "Expired", revoked: "Revoked", none: "None" },
   alert: {
     event_undispatched: "Not dispatched yet", requires_manual: "Needs a dispatcher (auto-dispatch found no team)",
-    mission_unacknowledged: "Mission not acknowledged", crew_message: "Message from a crew",
+    mission_unacknowledged: "Mission not acknowledged", mission_overdue: "Not on site in time", crew_message: "Message from a crew",
+    mission_terminal_conflict: "Completed on one node, failed on another",
     device_silent: "A crew's phone stopped syncing", sms_gateway_down: "SMS gateway down", upstream_down: "Upstream link down",
   },
   user: { active: "Active", suspended: "Suspended", pending: "Waiting for email verification", inactive: "Inactive" },

@@ -471,12 +471,29 @@ async function loadMore(kind) {
   }
 }
 
+// openLoads holds, for each loadOpen in flight, the events the stream opened (true) or
+// closed (false) meanwhile: they are newer than the list the load brings back.
+const openLoads = new Set();
+
 // loadOpen takes every open event from the node, in pages of 500, after the newest page:
 // an open incident is in the queue whatever its age (docs/decisions/0170-open-events.md).
+// What the stream told while it ran wins over the list (an event created between the
+// list's read and its arrival stays in the queue).
 async function loadOpen() {
-  const evs = await api.all("/v1/events?open=true", 1e9);
-  state.open = new Set(evs.map((e) => e.event_id));
-  put(state.events, evs, "event_id");
+  const touched = new Map();
+  openLoads.add(touched);
+  try {
+    const evs = await api.all("/v1/events?open=true", 1e9);
+    const open = new Set(evs.map((e) => e.event_id));
+    for (const [id, isOpen] of touched) {
+      if (isOpen) open.add(id);
+      else open.delete(id);
+    }
+    state.open = open;
+    put(state.events, evs.filter((e) => !touched.has(e.event_id)), "event_id");
+  } finally {
+    openLoads.delete(touched);
+  }
 }
 
 async function reload() {
@@ -556,6 +573,7 @@ function onChange(name, data) {
       state.events.set(data.event_id, data);
       if (data.status === "closed") state.open.delete(data.event_id);
       else state.open.add(data.event_id);
+      for (const touched of openLoads) touched.set(data.event_id, data.status !== "closed");
       if (name === "event.created" && isNew) {
         state.fresh.add(data.event_id);
         setTimeout(() => state.fresh.delete(data.event_id), 5000);

@@ -106,17 +106,15 @@ type handoff struct {
 }
 
 func (h *handoff) Accept() (net.Conn, error) {
-	for {
-		c, err := h.Listener.Accept()
-		if err == nil {
-			return c, nil
-		}
-		var ne net.Error
-		if h.back.Load() && errors.As(err, &ne) && ne.Timeout() {
-			return nil, net.ErrClosed
-		}
-		return nil, err
+	c, err := h.Listener.Accept()
+	if err == nil {
+		return c, nil
 	}
+	var ne net.Error
+	if h.back.Load() && errors.As(err, &ne) && ne.Timeout() {
+		return nil, net.ErrClosed
+	}
+	return nil, err
 }
 
 func (h *handoff) Close() error { return nil }

@@ -53,7 +53,8 @@ func TestMain(m *testing.M) {
 	// Every process the tests start on a --database, and every admin command with one, opens
 	// its secrets with the tests' key file (the bbolt nodes ignore the variable).
 	secretKeyFile = filepath.Join(dir, "secret.key")
-	if err := pgtest.WriteSecretKeyFile(secretKeyFile); err == nil {
+	err = pgtest.WriteSecretKeyFile(secretKeyFile)
+	if err == nil {
 		err = os.Setenv("FIELDRELAY_SECRET_KEY_FILE", secretKeyFile)
 	}
 	if err != nil {

@@ -89,10 +89,7 @@ func (t *tx) Events(tenantID string, f model.EventFilter, p model.Page) ([]model
 	default:
 		k, v = c.Last()
 	}
-	match := f.Matcher()
-	out := []model.Event{}
-	var last, answer []byte
-	size := 0 // of the page's answer (Event.AppendJSON)
+	pg := newEventPage(f, p)
 	for ; k != nil; k, v = c.Prev() {
 		if f.Since != nil && uuidMillis(k) < f.Since.UnixMilli() {
 			break
@@ -101,20 +98,44 @@ func (t *tx) Events(tenantID string, f model.EventFilter, p model.Page) ([]model
 		if err := decodeEvent(k, v, &ev); err != nil {
 			return nil, "", err
 		}
-		if !match(&ev) {
-			continue
+		if pg.take(k, &ev) {
+			return pg.out, encodeCursor(pg.last), nil
 		}
-		if p.MaxBytes > 0 {
-			answer = ev.AppendJSON(answer[:0])
-		}
-		if p.Full(len(out), size, len(answer)) {
-			return out, encodeCursor(last), nil
-		}
-		out = append(out, ev)
-		last = bytes.Clone(k)
-		size += len(answer)
 	}
-	return out, "", nil
+	return pg.out, "", nil
+}
+
+// eventPage fills a page of a list of events, the one way both lists (newest first, and
+// the open events) take an event: it joins when the filter matches, the page counts the
+// bytes of its answer (Event.AppendJSON), and a full page ends at the key of its last event.
+type eventPage struct {
+	p      model.Page
+	match  func(*model.Event) bool
+	out    []model.Event
+	last   []byte // the key of the last event taken: the next page's cursor
+	answer []byte
+	size   int // of the page's answer
+}
+
+func newEventPage(f model.EventFilter, p model.Page) *eventPage {
+	return &eventPage{p: p, match: f.Matcher(), out: []model.Event{}}
+}
+
+// take offers ev, read at key k; it answers true when the page is full before it.
+func (pg *eventPage) take(k []byte, ev *model.Event) bool {
+	if !pg.match(ev) {
+		return false
+	}
+	if pg.p.MaxBytes > 0 {
+		pg.answer = ev.AppendJSON(pg.answer[:0])
+	}
+	if pg.p.Full(len(pg.out), pg.size, len(pg.answer)) {
+		return true
+	}
+	pg.out = append(pg.out, *ev)
+	pg.last = bytes.Clone(k)
+	pg.size += len(pg.answer)
+	return false
 }
 
 // seekBefore positions c on the last key strictly before bound.

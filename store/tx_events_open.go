@@ -102,10 +102,7 @@ func (t *tx) openEvents(tenantID string, f model.EventFilter, p model.Page) ([]m
 			k, _ = c.Seek(rank)
 		}
 	}
-	match := f.Matcher()
-	out := []model.Event{}
-	var last, answer []byte
-	size := 0
+	pg := newEventPage(f, p)
 	for ; k != nil; k, _ = c.Next() {
 		if len(k) != openKeyLen {
 			continue
@@ -125,18 +122,9 @@ func (t *tx) openEvents(tenantID string, f model.EventFilter, p model.Page) ([]m
 		if err := decodeEvent(id, v, &ev); err != nil {
 			return nil, "", err
 		}
-		if !match(&ev) {
-			continue
+		if pg.take(k, &ev) {
+			return pg.out, encodeCursor(pg.last), nil
 		}
-		if p.MaxBytes > 0 {
-			answer = ev.AppendJSON(answer[:0])
-		}
-		if p.Full(len(out), size, len(answer)) {
-			return out, encodeCursor(last), nil
-		}
-		out = append(out, ev)
-		last = bytes.Clone(k)
-		size += len(answer)
 	}
-	return out, "", nil
+	return pg.out, "", nil
 }

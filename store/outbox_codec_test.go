@@ -26,15 +26,15 @@ func fullOutbox() *model.OutboxEntry {
 		LastStatus: 503, LastError: "the receiver answered HTTP 503", LeasedBy: "run-7", CreatedAt: at(0)}
 }
 
-// outboxJSONRoundTrip is o as the JSON record read it back: what every reader saw before
-// the binary form, and must still see.
-func outboxJSONRoundTrip(t *testing.T, o *model.OutboxEntry) model.OutboxEntry {
+// marshalRoundTrip is v as its JSON record (encoding/json both ways) read it back: what
+// every reader of an outbox entry or a webhook saw before its binary form, and must still see.
+func marshalRoundTrip[T any](t *testing.T, v *T) T {
 	t.Helper()
-	raw, err := json.Marshal(o)
+	raw, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out model.OutboxEntry
+	var out T
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestOutboxCodec_EveryField(t *testing.T) {
 			if err := decodeOutbox(k, raw, &got); err != nil {
 				t.Fatal(err)
 			}
-			if want := outboxJSONRoundTrip(t, o); !reflect.DeepEqual(got, want) {
+			if want := marshalRoundTrip(t, o); !reflect.DeepEqual(got, want) {
 				t.Errorf("decoded:\n%#v\nthe JSON record reads:\n%#v", got, want)
 			}
 			due, err := outboxDueAt(k, raw)
@@ -124,7 +124,7 @@ func TestOutboxCodec_JSONRecord(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if want := outboxJSONRoundTrip(t, moved); !reflect.DeepEqual(*got, want) {
+		if want := marshalRoundTrip(t, moved); !reflect.DeepEqual(*got, want) {
 			t.Errorf("decoded:\n%#v\nwant:\n%#v", *got, want)
 		}
 		got.DueAt = model.At(got.DueAt.Add(time.Hour))

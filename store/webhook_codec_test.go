@@ -25,20 +25,6 @@ func fullWebhook() *model.Webhook {
 		ReenabledAt: at(2 * time.Hour), CreatedAt: *at(0), UpdatedAt: *at(3 * time.Hour)}
 }
 
-// webhookJSONRoundTrip is w as the JSON record read it back.
-func webhookJSONRoundTrip(t *testing.T, w *model.Webhook) model.Webhook {
-	t.Helper()
-	raw, err := json.Marshal(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out model.Webhook
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func TestWebhookCodec_EveryField(t *testing.T) {
 	full := fullWebhook()
 	v := reflect.ValueOf(*full)
@@ -60,7 +46,7 @@ func TestWebhookCodec_EveryField(t *testing.T) {
 			if err := decodeWebhook(k, raw, &got); err != nil {
 				t.Fatal(err)
 			}
-			if want := webhookJSONRoundTrip(t, w); !reflect.DeepEqual(got, want) {
+			if want := marshalRoundTrip(t, w); !reflect.DeepEqual(got, want) {
 				t.Errorf("decoded:\n%#v\nthe JSON record reads:\n%#v", got, want)
 			}
 			for n := range len(raw) {
@@ -94,7 +80,7 @@ func TestWebhookCodec_JSONRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := webhookJSONRoundTrip(t, old)
+	want := marshalRoundTrip(t, old)
 	err = db.Update(ctx, func(tx model.Tx) error {
 		got, err := tx.Webhook(tn.ID, old.ID)
 		if err != nil {

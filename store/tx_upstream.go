@@ -108,7 +108,13 @@ func (t *tx) Changes(tenantID string, after int64, limit int) ([]model.LogChange
 }
 
 func (t *tx) TrimChanges(tenantID string, through int64) error {
-	b, err := t.tbucket(tenantID, tbUpstreamLog)
+	return t.trimLog(tenantID, tbUpstreamLog, through)
+}
+
+// trimLog deletes the entries of a log bucket keyed by an 8-byte big-endian sequence (the
+// upstream and the downstream logs) up to through.
+func (t *tx) trimLog(tenantID string, log []byte, through int64) error {
+	b, err := t.tbucket(tenantID, log)
 	if err != nil {
 		return err
 	}
@@ -176,21 +182,7 @@ func (t *tx) DownChanges(tenantID string, after int64, limit int) ([]model.DownC
 }
 
 func (t *tx) TrimDown(tenantID string, through int64) error {
-	b, err := t.tbucket(tenantID, tbDownstreamLog)
-	if err != nil {
-		return err
-	}
-	var keys [][]byte
-	c := b.Cursor()
-	for k, _ := c.First(); k != nil && int64(binary.BigEndian.Uint64(k)) <= through; k, _ = c.Next() {
-		keys = append(keys, append([]byte(nil), k...))
-	}
-	for _, k := range keys {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t.trimLog(tenantID, tbDownstreamLog, through)
 }
 
 func (t *tx) DownBounds(tenantID string) (first, end int64, err error) {

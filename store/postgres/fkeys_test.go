@@ -8,6 +8,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store/postgres"
 	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -100,4 +101,29 @@ func TestMigrateForeignKeysInPlace(t *testing.T) {
 		}
 	}
 	refusesAll(t, db, tn, user, key)
+}
+
+// Every tenant-owned table has a foreign key led by tenant_id (to tenants, or to a table of
+// the same tenant): put leaves the check of the tenant to it once the transaction saw the
+// tenant exist (docs/decisions/0227-event-stored-once.md).
+func TestCatalogTenantForeignKeys(t *testing.T) {
+	db := open(t, pgtest.URL(t))
+	rows, err := db.Pool().Query(context.Background(), `SELECT c.relname FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id'
+		WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> 'tenants'
+		AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conrelid = c.oid AND k.contype = 'f' AND k.conkey[1] = a.attnum)
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range without {
+		if !globalTables[table] {
+			t.Errorf("table %s: no foreign key led by tenant_id", table)
+		}
+	}
 }

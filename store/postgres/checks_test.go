@@ -32,7 +32,7 @@ var checkedColumns = map[string][]string{
 }
 
 // otherChecks are the CHECK constraints that hold no list of values.
-var otherChecks = map[string]bool{"secret_key_one_check": true}
+var otherChecks = map[string]bool{"secret_key_one_check": true, "stream_changes_data_check": true}
 
 var quoted = regexp.MustCompile(`'((?:[^']|'')*)'::text`)
 

@@ -27,6 +27,9 @@ type tx struct {
 	notified map[string]bool
 	// feedN numbers the stream changes of this run (feed.go).
 	feedN int
+	// events holds the documents of the events this run wrote, by tenant: a stream change
+	// that carries one names its event instead (feed_events.go).
+	events map[string]*eventDocs
 	// failed is the first statement error: PostgreSQL aborts the transaction there.
 	failed error
 	// retry is set when that error (or the commit's) allows running the whole fn again.

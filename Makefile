@@ -27,8 +27,9 @@ run: build
 	$(BINARY) serve --demo --data .demo
 
 # run-central: the central tier on this machine, to try it: a PostgreSQL cluster in .central/
-# and two `serve --database` processes on 127.0.0.1:8081 and :8082 (.ci/run-central; needs
-# Debian's postgresql package). It prints what to curl; Ctrl-C stops everything.
+# migrated by its owner, and two `serve --database` processes on 127.0.0.1:8081 and :8082 as
+# the serving role fieldrelay_app, with a generated key file (.ci/run-central; needs Debian's
+# postgresql package). It prints what to curl; Ctrl-C stops everything.
 run-central: build
 	BIN=$(BINARY) .ci/run-central
 

@@ -89,6 +89,7 @@ type sse struct {
 type sseMsg struct {
 	id, name string
 	data     map[string]any
+	raw      string // the data as sent
 }
 
 // stream opens GET /v1/stream on a process with the headers (name, value pairs).
@@ -130,7 +131,8 @@ func stream(t *testing.T, n *demoNode, headers ...string) *sse {
 			case strings.HasPrefix(line, "event: "):
 				m.name = line[7:]
 			case strings.HasPrefix(line, "data: "):
-				_ = json.Unmarshal([]byte(line[6:]), &m.data)
+				m.raw = line[6:]
+				_ = json.Unmarshal([]byte(m.raw), &m.data)
 			}
 		}
 	}()
@@ -177,7 +179,8 @@ func postEvent(t *testing.T, n *demoNode, key string) string {
 
 // TestCentral_StreamAcrossProcesses: the stream of one process shows, within 1 s, an event
 // posted to the other; a client that read an id on one resumes with it on the other and
-// gets the changes after it, in order, and only those.
+// gets the changes after it, in order, and only those, and the same bytes again after the
+// events changed (docs/decisions/0227-event-stored-once.md).
 func TestCentral_StreamAcrossProcesses(t *testing.T) {
 	bin := binary(t)
 	c := serveCentral(t, bin, 2)
@@ -199,17 +202,29 @@ func TestCentral_StreamAcrossProcesses(t *testing.T) {
 	if m := onA.next(t, "ready", 5*time.Second); m.data["resumed"] != true {
 		t.Fatalf("ready on resume: %v", m.data)
 	}
-	var got []string
+	var got, raw []string
 	last := seqOf(t, x)
 	for len(got) < 2 {
 		m := onA.next(t, "event.created", 2*time.Second)
 		if seqOf(t, m.id) <= last {
 			t.Fatalf("ids out of order: %s after %d", m.id, last)
 		}
-		got, last = append(got, m.data["event_id"].(string)), seqOf(t, m.id)
+		got, raw, last = append(got, m.data["event_id"].(string)), append(raw, m.raw), seqOf(t, m.id)
 	}
 	if got[0] != e2 || got[1] != e3 {
 		t.Fatalf("resumed after %s on the other process: %v, want [%s %s] (e1 %s)", x, got, e2, e3, e1)
+	}
+	onA.cancel()
+
+	// e2 closed: a resume from the same id tells its creation in the same bytes as before.
+	status, _, body := a.call(t, "POST", "/v1/events/"+e2+"/close", map[string]any{"disposition": "resolved"}, a.key()...)
+	expect(t, "POST /v1/events/"+e2+"/close", status, 200, body)
+	again := stream(t, b, append(b.key(), "Last-Event-ID", x)...)
+	again.next(t, "ready", 5*time.Second)
+	for i := range raw {
+		if m := again.next(t, "event.created", 2*time.Second); m.raw != raw[i] {
+			t.Fatalf("event.created of %s after a change of the event:\n%s\nwas first sent as\n%s", got[i], m.raw, raw[i])
+		}
 	}
 
 	// An id that the database never gave is not resumed: the client is told to reload.

@@ -32,7 +32,7 @@ var checkedColumns = map[string][]string{
 }
 
 // otherChecks are the CHECK constraints that hold no list of values.
-var otherChecks = map[string]bool{"secret_key_one_check": true}
+var otherChecks = map[string]bool{"secret_key_one_check": true, "stream_changes_data_check": true}
 
 var quoted = regexp.MustCompile(`'((?:[^']|'')*)'::text`)
 
@@ -151,26 +151,26 @@ func TestChecks_RefuseBadValues(t *testing.T) {
 	})
 }
 
-// Migration 10 applies in place to a database at version 9 that holds rows: the rows stay
-// and the constraints hold from then on.
-func TestMigrateChecksInPlace(t *testing.T) {
-	url := pgtest.URL(t)
+// migratedTo creates the schema of the database at url as it was at version n, straight
+// from the migration files, and returns a connection to it.
+func migratedTo(t *testing.T, url string, n int) *pgx.Conn {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = conn.Close(ctx) }()
+	t.Cleanup(func() { _ = conn.Close(ctx) })
 	if _, err := conn.Exec(ctx, `CREATE TABLE schema_version (
 		version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		t.Fatal(err)
 	}
 	files, err := filepath.Glob("migrations/*.sql")
-	if err != nil || len(files) < 10 {
+	if err != nil || len(files) <= n {
 		t.Fatalf("migrations: %v %v", files, err)
 	}
 	slices.Sort(files)
-	for v, f := range files[:9] {
+	for v, f := range files[:n] {
 		sql, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -182,6 +182,15 @@ func TestMigrateChecksInPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return conn
+}
+
+// Migration 10 applies in place to a database at version 9 that holds rows: the rows stay
+// and the constraints hold from then on.
+func TestMigrateChecksInPlace(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	conn := migratedTo(t, url, 9)
 	tn := model.NewID()
 	rows := []string{
 		`INSERT INTO tenant_slugs (slug, tenant_id) VALUES ('acme', '` + tn + `')`,
@@ -217,7 +226,7 @@ func TestMigrateChecksInPlace(t *testing.T) {
 			t.Errorf("%s holds %d rows after the migration (%v), want 1", table, n, err)
 		}
 	}
-	_, err = db.Pool().Exec(ctx, "UPDATE missions SET status = 'LOST'")
+	_, err := db.Pool().Exec(ctx, "UPDATE missions SET status = 'LOST'")
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.ConstraintName != "missions_status_check" {
 		t.Fatalf("after the migration, a bad mission status gave %v", err)

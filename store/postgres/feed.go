@@ -69,9 +69,14 @@ func (db *DB) AppendChange(mtx model.TxCommit, tenantID string, c model.Change) 
 	if t.feedN == 1 {
 		t.OnCommit(db.nudgeFeed)
 	}
-	const insert = `INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data)
-		VALUES ($1, (pg_current_xact_id()::text::bigint << 20) | $2, $3, $4, $5, $6, $7)`
-	args := []any{tn, int64(t.feedN), c.Name, c.Perm, c.TeamID, c.At.Time, json.RawMessage(c.Data)}
+	const insert = `INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data, event_id)
+		VALUES ($1, (pg_current_xact_id()::text::bigint << 20) | $2, $3, $4, $5, $6, $7, $8)`
+	// The data, or the event whose document they are (feed_events.go).
+	var data, event any = json.RawMessage(c.Data), nil
+	if id := t.publishedEvent(tn, c.Data); id != "" {
+		data, event = nil, id
+	}
+	args := []any{tn, int64(t.feedN), c.Name, c.Perm, c.TeamID, c.At.Time, data, event}
 	if !t.wrote {
 		// A transaction that wrote no row yet gets its id now, with the change (and the
 		// writes queued before it): the id orders its changes, and holds the horizon of
@@ -175,9 +180,8 @@ func (db *DB) pollFeed(ctx context.Context, watching func() []string, deliver fu
 		db.feed.head.Store(h - 1)
 		return false, nil
 	}
-	rows, err := db.pool.Query(ctx, `SELECT tenant_id::text, seq, name, perm, team_id, at, data::text
-		FROM stream_changes WHERE tenant_id = ANY($1::uuid[]) AND seq > $2 AND seq < $3
-		ORDER BY seq LIMIT $4`, tenants, int64(head), int64(h), feedKeep)
+	rows, err := db.pool.Query(ctx, changeRows+` WHERE s.tenant_id = ANY($1::uuid[]) AND s.seq > $2 AND s.seq < $3
+		ORDER BY s.seq LIMIT $4`, tenants, int64(head), int64(h), feedKeep)
 	if err != nil {
 		return false, err
 	}
@@ -229,8 +233,7 @@ func (db *DB) ChangesAfter(ctx context.Context, tenantID string, after uint64) (
 		if err != nil {
 			return err
 		}
-		rows, err := ptx.Query(ctx, `SELECT tenant_id::text, seq, name, perm, team_id, at, data::text
-			FROM stream_changes WHERE tenant_id = $1 AND seq > $2 AND seq < $3 ORDER BY seq LIMIT $4`,
+		rows, err := ptx.Query(ctx, changeRows+` WHERE s.tenant_id = $1 AND s.seq > $2 AND s.seq < $3 ORDER BY s.seq LIMIT $4`,
 			tn, int64(after), h, feedKeep+1)
 		if err != nil {
 			return err

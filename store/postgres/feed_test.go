@@ -82,6 +82,8 @@ func TestFeedAcrossHandles(t *testing.T) {
 	url := pgtest.URL(t)
 	a, b := open(t, url), open(t, url)
 	tn, other := uuid.NewString(), uuid.NewString()
+	putTenant(t, a, tn, "active")
+	putTenant(t, a, other, "active")
 	f := &follower{}
 	b.FollowChanges(func() []string { return []string{tn} }, f.deliver)
 
@@ -151,6 +153,7 @@ func TestFeedAcrossHandles(t *testing.T) {
 func TestFeedPrune(t *testing.T) {
 	db := open(t, pgtest.URL(t))
 	tn := uuid.NewString()
+	putTenant(t, db, tn, "active")
 	ctx := context.Background()
 	var batch []string
 	for i := range 1005 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 
@@ -26,6 +27,9 @@ type tx struct {
 	notified map[string]bool
 	// feedN numbers the stream changes of this run (feed.go).
 	feedN int
+	// events holds the documents of the events this run wrote, by tenant: a stream change
+	// that carries one names its event instead (feed_events.go).
+	events map[string]*eventDocs
 	// failed is the first statement error: PostgreSQL aborts the transaction there.
 	failed error
 	// retry is set when that error (or the commit's) allows running the whole fn again.
@@ -332,11 +336,12 @@ func (t *tx) tenantOf(id string) (string, error) {
 // put runs an insert or upsert whose rows come from `SELECT … WHERE EXISTS (the tenant)`:
 // no row written means no tenant. Once the transaction saw the tenant ($1) exist, the row
 // is always written (every such statement updates on conflict), and the statement is
-// queued (write) instead of waiting for its answer.
+// queued (write) instead of waiting for its answer, without the condition: the table's
+// foreign key to tenants checks the tenant, once (docs/decisions/0227-event-stored-once.md).
 func (t *tx) put(sql string, args ...any) error {
 	tn, _ := args[0].(string)
 	if t.known[tn] {
-		return t.write(sql, args...)
+		return t.write(strings.Replace(sql, ifTenant, "", 1), args...)
 	}
 	tag, err := t.exec(sql, args...)
 	if err != nil {

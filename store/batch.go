@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -120,6 +121,7 @@ func (l *commitLoop) enqueue(ctx context.Context, c *batchCall) error {
 func (l *commitLoop) run() {
 	defer close(l.done)
 	group := make([]*batchCall, 0, maxGroup)
+	commits := 0
 	for {
 		// Block for the first call, then take whatever else is already queued.
 		c, ok := <-l.queue
@@ -141,8 +143,39 @@ func (l *commitLoop) run() {
 		}
 		l.commit(group)
 		clear(group[:cap(group)]) // drop the references to calls now back in the pool
+		if commits++; commits%packCheckEvery == 0 {
+			l.packTenants()
+		}
 	}
 }
+
+// packTenants rebuilds, between two groups, the tenant buckets split over more pages
+// than they need (tenant_pack.go). It looks in a read transaction first, so that a look
+// that finds nothing to do writes nothing. A failure is left for the next look: the
+// buckets are only slower to write, never wrong.
+func (l *commitLoop) packTenants() {
+	var split bool
+	_ = l.bolt.View(func(btx *bolt.Tx) error {
+		root := btx.Bucket(bucketTenantRoot)
+		return root.ForEachBucket(func(k []byte) error {
+			if needsPack(btx, root.Bucket(k)) {
+				split = true
+				return errStopWalk
+			}
+			return nil
+		})
+	})
+	if split && l.db.space.check() == nil {
+		err := l.bolt.Update(func(btx *bolt.Tx) error { _, err := packTenants(btx); return err })
+		if err == nil {
+			l.db.writeTx.Add(1)
+		}
+		_ = l.db.space.failedWrite(err)
+	}
+}
+
+// errStopWalk ends a ForEach early.
+var errStopWalk = errors.New("stop")
 
 // take adds c to group, unless its context ended while it waited in the queue.
 func take(group []*batchCall, c *batchCall) []*batchCall {

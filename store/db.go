@@ -174,6 +174,9 @@ func (db *DB) init(readOnly bool) error {
 		if err != nil {
 			return err
 		}
+		if _, err := packTenants(tx); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketMeta).Put(metaSchemaVersion, []byte(strconv.Itoa(schemaVersion)))
 	})
 }

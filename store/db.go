@@ -169,7 +169,7 @@ func (db *DB) init(readOnly bool) error {
 					return err
 				}
 			}
-			return nil
+			return moveOpenAlerts(tb)
 		})
 		if err != nil {
 			return err

@@ -63,7 +63,7 @@ func TestPackTenants(t *testing.T) {
 	if err := db.Update(ctx, func(tx model.Tx) error { return tx.PutTenant(tn) }); err != nil {
 		t.Fatal(err)
 	}
-	splitTenant(t, db, tn.ID, tbAlerts, tbAlertsOpen, tbEvents, tbEventsByIdem, tbEventsOpen, tbBatches)
+	splitTenant(t, db, tn.ID, tbAlerts, tbUsers, tbEvents, tbEventsByIdem, tbEventsOpen, tbBatches)
 	check := func(db *DB) {
 		t.Helper()
 		if db.tenantSplit(t, tn.ID) {

@@ -150,32 +150,33 @@ func (l *commitLoop) run() {
 }
 
 // packTenants rebuilds, between two groups, the tenant buckets split over more pages
-// than they need (tenant_pack.go). It looks in a read transaction first, so that a look
-// that finds nothing to do writes nothing. A failure is left for the next look: the
-// buckets are only slower to write, never wrong.
+// than they need (tenant_pack.go). The look is made in a write transaction (bbolt's
+// Tx.Page, which says whether a root page is a branch, reads the freelist, which only the
+// writer may do while others write) that is rolled back when it finds nothing to do, so
+// such a look writes nothing. A failure is left for the next look: the buckets are only
+// slower to write, never wrong.
 func (l *commitLoop) packTenants() {
-	var split bool
-	_ = l.bolt.View(func(btx *bolt.Tx) error {
-		root := btx.Bucket(bucketTenantRoot)
-		return root.ForEachBucket(func(k []byte) error {
-			if needsPack(btx, root.Bucket(k)) {
-				split = true
-				return errStopWalk
-			}
-			return nil
-		})
-	})
-	if split && l.db.space.check() == nil {
-		err := l.bolt.Update(func(btx *bolt.Tx) error { _, err := packTenants(btx); return err })
-		if err == nil {
-			l.db.writeTx.Add(1)
-		}
-		_ = l.db.space.failedWrite(err)
+	if l.db.space.check() != nil {
+		return
 	}
+	err := l.bolt.Update(func(btx *bolt.Tx) error {
+		n, err := packTenants(btx)
+		if err == nil && n == 0 {
+			return errNothingToPack
+		}
+		return err
+	})
+	if errors.Is(err, errNothingToPack) {
+		return
+	}
+	if err == nil {
+		l.db.writeTx.Add(1)
+	}
+	_ = l.db.space.failedWrite(err)
 }
 
-// errStopWalk ends a ForEach early.
-var errStopWalk = errors.New("stop")
+// errNothingToPack rolls back a look at the tenants' buckets that found none to pack.
+var errNothingToPack = errors.New("no tenant bucket to pack")
 
 // take adds c to group, unless its context ended while it waited in the queue.
 func take(group []*batchCall, c *batchCall) []*batchCall {

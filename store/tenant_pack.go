@@ -27,12 +27,12 @@ const packRoom = 3584
 const tenantFill = 1.0
 
 // packCheckEvery is how many group commits pass between two looks at the tenants'
-// buckets: a look reads each tenant's root page, and a rewrite is rare (once in a
-// tenant's youth).
+// buckets: a look reads each tenant's root page (and, for a split one, its keys) while it
+// holds the write lock, and a rewrite is rare (once in a tenant's youth).
 const packCheckEvery = 128
 
 // needsPack reports whether a tenant's bucket is split over several pages while its keys
-// would fit on one.
+// would fit on one. btx must be the writer's (Tx.Page), or no one else may be writing.
 func needsPack(btx *bolt.Tx, tb *bolt.Bucket) bool {
 	root := tb.RootPage()
 	if root == 0 {

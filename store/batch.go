@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -120,6 +121,7 @@ func (l *commitLoop) enqueue(ctx context.Context, c *batchCall) error {
 func (l *commitLoop) run() {
 	defer close(l.done)
 	group := make([]*batchCall, 0, maxGroup)
+	commits := 0
 	for {
 		// Block for the first call, then take whatever else is already queued.
 		c, ok := <-l.queue
@@ -141,8 +143,40 @@ func (l *commitLoop) run() {
 		}
 		l.commit(group)
 		clear(group[:cap(group)]) // drop the references to calls now back in the pool
+		if commits++; commits%packCheckEvery == 0 {
+			l.packTenants()
+		}
 	}
 }
+
+// packTenants rebuilds, between two groups, the tenant buckets split over more pages
+// than they need (tenant_pack.go). The look is made in a write transaction (bbolt's
+// Tx.Page, which says whether a root page is a branch, reads the freelist, which only the
+// writer may do while others write) that is rolled back when it finds nothing to do, so
+// such a look writes nothing. A failure is left for the next look: the buckets are only
+// slower to write, never wrong.
+func (l *commitLoop) packTenants() {
+	if l.db.space.check() != nil {
+		return
+	}
+	err := l.bolt.Update(func(btx *bolt.Tx) error {
+		n, err := packTenants(btx)
+		if err == nil && n == 0 {
+			return errNothingToPack
+		}
+		return err
+	})
+	if errors.Is(err, errNothingToPack) {
+		return
+	}
+	if err == nil {
+		l.db.writeTx.Add(1)
+	}
+	_ = l.db.space.failedWrite(err)
+}
+
+// errNothingToPack rolls back a look at the tenants' buckets that found none to pack.
+var errNothingToPack = errors.New("no tenant bucket to pack")
 
 // take adds c to group, unless its context ended while it waited in the queue.
 func take(group []*batchCall, c *batchCall) []*batchCall {

@@ -67,12 +67,14 @@ var (
 	tbUpstreamLog = []byte("upstream_log")
 	// tbEventsOpen: open rank (1 byte, model.OpenRank) | event id → nil, for every event
 	// that is not closed: GET /v1/events?open=true walks it in dispatcher order
-	// (docs/decisions/0170-open-events.md).
+	// (docs/decisions/0170-open-events.md). The open alerts' keys follow (tx_alerts.go).
 	tbEventsOpen = []byte("events_open")
-	// tbAlerts: alert id → Alert (JSON); tbAlertsOpen: alert key → the id of its open
-	// alert (docs/decisions/0172-shared-alerts.md).
-	tbAlerts     = []byte("alerts")
-	tbAlertsOpen = []byte("alerts_open")
+	// tbAlerts: alert id → Alert (JSON) (docs/decisions/0172-shared-alerts.md). The
+	// index of open alerts is in tbEventsOpen: 0xff | alert key → id (tx_alerts.go).
+	tbAlerts = []byte("alerts")
+	// tbAlertsOpenOld: the open alerts' index up to schema version 3, alert key → id,
+	// moved into tbAlerts at open.
+	tbAlertsOpenOld = []byte("alerts_open")
 	// tbDownstreamLog: the downstream log of a central node, sequence (8 bytes,
 	// big-endian) → {"k": kind, "r": key, "t": Unix ms}; the bucket's sequence is the last
 	// given.
@@ -85,7 +87,7 @@ var tenantBuckets = [][]byte{tbEvents, tbEventsByIdem, tbMissions, tbMissionsByE
 	tbMissionsByTeam, tbDispatches, tbTeams, tbZones, tbUsers, tbAPIKeys, tbWebhooks, tbOutbox,
 	tbDevices, tbDeviceSeq, tbDeviceQueue, tbBatches, tbIdempotency, tbLedger, tbUsage,
 	tbEventsParked, tbWebhookDeliveries, tbDevicesByHardware, tbMissionCodes, tbSMSInbound,
-	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo, tbEventsOpen, tbAlerts, tbAlertsOpen,
+	tbDevicesByTeam, tbDevicesByZone, tbUpstreamLog, tbSMSOutbound, tbSMSOutboundByGateway, tbSMSSentByTo, tbEventsOpen, tbAlerts,
 	tbDownstreamLog, tbDispatchRequests}
 
 // Meta keys kept by the store itself.
@@ -96,5 +98,7 @@ var metaSchemaVersion = []byte("schema_version")
 // version 1's JSON as well: opening a version 1 file only records the new version, so that
 // an older binary refuses the file instead of failing on a record. Version 3 writes outbox
 // entries and webhook subscriptions in binary forms (outbox_codec.go, webhook_codec.go)
-// and reads their JSON as well, the same way.
-const schemaVersion = 3
+// and reads their JSON as well, the same way. Version 4 keeps the index of open alerts
+// inside the alerts bucket (tx_alerts.go): opening an older file moves it there, and an
+// older binary, which would look for the index in a bucket of its own, refuses the file.
+const schemaVersion = 4

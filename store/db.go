@@ -169,9 +169,12 @@ func (db *DB) init(readOnly bool) error {
 					return err
 				}
 			}
-			return nil
+			return moveOpenAlerts(tb)
 		})
 		if err != nil {
+			return err
+		}
+		if _, err := packTenants(tx); err != nil {
 			return err
 		}
 		return tx.Bucket(bucketMeta).Put(metaSchemaVersion, []byte(strconv.Itoa(schemaVersion)))

@@ -44,6 +44,7 @@ func (t *tx) tenant(tenantID string) (*bolt.Bucket, error) {
 	if b == nil {
 		return nil, model.NotFound("tenant")
 	}
+	b.FillPercent = tenantFill
 	t.lastID, t.last = tenantID, b
 	return b, nil
 }

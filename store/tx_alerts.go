@@ -5,10 +5,25 @@ import (
 	"slices"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
+
+	bolt "go.etcd.io/bbolt"
 )
 
-// Alerts (docs/decisions/0172-shared-alerts.md): by id in tbAlerts, the open ones by key in
-// tbAlertsOpen.
+// Alerts (docs/decisions/0172-shared-alerts.md): by id in tbAlerts; the index of the open
+// ones shares the bucket of the open events' index (tbEventsOpen), after its keys:
+// 0xff | alert key → the id of its open alert. Two small indexes in one tree rather than
+// two, so that a commit that raises alerts for new events writes one branch page for both
+// (docs/decisions/0247-open-alerts-beside-open-events.md). An open event's key starts
+// with its rank (under 0xff).
+
+// openAlertMark starts the keys of the open alerts' index in tbEventsOpen.
+const openAlertMark = 0xff
+
+// openAlertKey is the index key of an alert key.
+func openAlertKey(key string) []byte {
+	k := make([]byte, 0, 1+len(key))
+	return append(append(k, openAlertMark), key...)
+}
 
 func (t *tx) Alert(tenantID, id string) (*model.Alert, error) {
 	b, err := t.tbucket(tenantID, tbAlerts)
@@ -30,11 +45,11 @@ func (t *tx) Alert(tenantID, id string) (*model.Alert, error) {
 }
 
 func (t *tx) OpenAlert(tenantID, key string) (*model.Alert, error) {
-	open, err := t.tbucket(tenantID, tbAlertsOpen)
+	open, err := t.tbucket(tenantID, tbEventsOpen)
 	if err != nil {
 		return nil, err
 	}
-	id := open.Get([]byte(key))
+	id := open.Get(openAlertKey(key))
 	if id == nil {
 		return nil, nil
 	}
@@ -50,13 +65,14 @@ func (t *tx) PutAlert(tenantID string, a *model.Alert) error {
 	if err != nil {
 		return err
 	}
-	open := tb.Bucket(tbAlertsOpen)
+	open := tb.Bucket(tbEventsOpen)
+	ok := openAlertKey(a.Key)
 	if a.Status == model.AlertOpen {
-		if err := open.Put([]byte(a.Key), k); err != nil {
+		if err := open.Put(ok, k); err != nil {
 			return err
 		}
-	} else if held := open.Get([]byte(a.Key)); held != nil && bytes.Equal(held, k) {
-		if err := open.Delete([]byte(a.Key)); err != nil {
+	} else if held := open.Get(ok); held != nil && bytes.Equal(held, k) {
+		if err := open.Delete(ok); err != nil {
 			return err
 		}
 	}
@@ -83,14 +99,11 @@ func (t *tx) Alerts(tenantID string, f model.AlertFilter, p model.Page) ([]model
 	var next func() []byte
 	if f.Status == "" || f.Status == model.AlertOpen {
 		var keys [][]byte
-		err := tb.Bucket(tbAlertsOpen).ForEach(func(_, id []byte) error {
+		c := tb.Bucket(tbEventsOpen).Cursor()
+		for k, id := c.Seek([]byte{openAlertMark}); k != nil && k[0] == openAlertMark; k, id = c.Next() {
 			if after == nil || bytes.Compare(id, after) < 0 {
 				keys = append(keys, bytes.Clone(id))
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, "", err
 		}
 		slices.SortFunc(keys, func(x, y []byte) int { return bytes.Compare(y, x) })
 		next = func() []byte {
@@ -140,4 +153,19 @@ func (t *tx) Alerts(tenantID string, f model.AlertFilter, p model.Page) ([]model
 		last, size = k, size+len(raw)
 	}
 	return out, "", nil
+}
+
+// moveOpenAlerts moves a tenant's index of open alerts from its own bucket (schema
+// version 3 and before: alert key → id in alerts_open) into tbEventsOpen, and drops the
+// bucket.
+func moveOpenAlerts(tb *bolt.Bucket) error {
+	old := tb.Bucket(tbAlertsOpenOld)
+	if old == nil {
+		return nil
+	}
+	b := tb.Bucket(tbEventsOpen)
+	if err := old.ForEach(func(k, id []byte) error { return b.Put(openAlertKey(string(k)), bytes.Clone(id)) }); err != nil {
+		return err
+	}
+	return tb.DeleteBucket(tbAlertsOpenOld)
 }

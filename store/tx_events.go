@@ -52,6 +52,7 @@ func (t *tx) PutEvent(tenantID string, ev *model.Event) error {
 		return err
 	}
 	b.FillPercent = eventFill
+	fresh := b.Get(k) == nil
 	// bbolt keeps the value until commit: a fresh buffer, never a pooled one.
 	if err := b.Put(k, encodeEvent(make([]byte, 0, 256+len(ev.Payload)), ev)); err != nil {
 		return err
@@ -59,6 +60,10 @@ func (t *tx) PutEvent(tenantID string, ev *model.Event) error {
 	open, err := t.tbucket(tenantID, tbEventsOpen)
 	if err != nil {
 		return err
+	}
+	if fresh && ev.Status != model.EventClosed {
+		// A new event has no key in the open index under any rank: one Put.
+		return open.Put(openKey(model.OpenRank(ev.Priority), k), nil)
 	}
 	return indexOpen(open, k, ev)
 }

@@ -103,7 +103,7 @@ func (t *tx) openEvents(tenantID string, f model.EventFilter, p model.Page) ([]m
 		}
 	}
 	pg := newEventPage(f, p)
-	for ; k != nil; k, _ = c.Next() {
+	for ; k != nil && k[0] != openAlertMark; k, _ = c.Next() { // the open alerts' keys follow
 		if len(k) != openKeyLen {
 			continue
 		}

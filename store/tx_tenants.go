@@ -57,6 +57,7 @@ func (t *tx) PutTenant(tn *model.Tenant) error {
 	if err != nil {
 		return err
 	}
+	tb.FillPercent = tenantFill
 	for _, name := range tenantBuckets {
 		if _, err := tb.CreateBucketIfNotExists(name); err != nil {
 			return err

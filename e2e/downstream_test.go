@@ -465,7 +465,7 @@ func TestDownstream_MovesConverge(t *testing.T) {
 // TestDownstream_CentralOnPostgres: the two-way link with the central tier on PostgreSQL,
 // two processes behind a round-robin proxy (the downstream log, the dispatch requests and
 // the missions in the database): a zone, a team and a user made through one process come
-// down; the user signs in at the site; a dispatch request made through one process is
+// down; the user signs in at the site; the tenant's settings come down; a dispatch request made through one process is
 // dispatched at the site and read as such through the other; moves made centrally and at
 // the site while cut off converge.
 func TestDownstream_CentralOnPostgres(t *testing.T) {
@@ -517,6 +517,15 @@ func TestDownstream_CentralOnPostgres(t *testing.T) {
 		st, _, _ := e.call(t, "POST", "/v1/auth/login", map[string]any{"email": "dispatcher@central.example",
 			"password": "central user password"})
 		return st == 200
+	})
+
+	// The tenant's settings, changed through one process, come down.
+	status, _, body = p2.call(t, "PATCH", "/v1/tenant/dispatch-settings", map[string]any{"dispatch_threshold": 0.35},
+		n.centralKey...)
+	expect(t, "central dispatch settings", status, 200, body)
+	n.waitFor("the central settings at the site", 15*time.Second, func() bool {
+		_, _, b := e.call(t, "GET", "/v1/tenant/me", nil, n.edgeKey...)
+		return b["dispatch_threshold"] == 0.35 && b["settings_origin"] != nil
 	})
 
 	// A dispatch request through one process, read through the other.

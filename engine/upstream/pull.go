@@ -132,6 +132,8 @@ func (u *Runner) applyDownItem(mtx model.Tx, tenantID, owner string, version int
 			return "", err
 		}
 		return "", u.mergeMission(mtx, tenantID, &m)
+	case model.DownSettings:
+		return "", u.applySettings(mtx, tenantID, owner, version, gone, it.Record)
 	case model.DownZone:
 		old, err := tx.Zone(tenantID, it.Key)
 		if err != nil && !model.IsKind(err, model.KindNotFound) {

@@ -42,7 +42,7 @@ type Tenant struct {
 	SettingsOrigin  *string `json:"settings_origin,omitempty"`
 	SettingsVersion int64   `json:"settings_origin_version,omitempty"`
 	CreatedAt       Time    `json:"created_at"`
-	UpdatedAt Time       `json:"updated_at"`
+	UpdatedAt       Time    `json:"updated_at"`
 }
 
 // HasVertical reports whether v is valid for the tenant: a standard vertical or one the

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -71,4 +73,117 @@ func (n *twoNodes) centralAdmin() []string {
 		"password": "central admin password"})
 	expect(n.t, "central login", status, 200, body)
 	return []string{"Authorization", "Bearer " + body["token"].(string)}
+}
+
+// TestDownstream_SMSAtTheCentralGateway: a crew's SMS reply reaching the central node's
+// gateway for a mission of a site (dispatched there at the central node's request) finds
+// the replica by its code and records the move as a fact; the fact goes down and the site
+// derives the same status and history; an FR1 MSG reaches the site's mission; a DONE
+// received while the site is cut off is accepted and completes the site's mission (its
+// team freed by the site) once the link returns.
+func TestDownstream_SMSAtTheCentralGateway(t *testing.T) {
+	n, gate, site := siteAndCentral(t)
+	c, e := n.central, n.edge
+	const phone = "+33611111111"
+	status, _, body := c.call(t, "POST", "/v1/teams", map[string]any{"name": "Rescue 1", "verticals": []string{"gov"},
+		"site_id": site, "members": []map[string]any{{"name": "Lead", "phone": phone}}}, n.centralKey...)
+	expect(t, "central team", status, 201, body)
+	team := body["id"].(string)
+	n.waitFor("the team at the site", 10*time.Second, func() bool {
+		st, _, _ := e.call(t, "GET", "/v1/teams/"+team, nil, n.edgeKey...)
+		return st == 200
+	})
+	status, _, body = e.call(t, "POST", "/v1/events", map[string]any{"type": "INTRUSION", "priority": "high",
+		"vertical": "gov", "idempotency_key": "sms-central-1"}, n.edgeKey...)
+	expect(t, "site event", status, 201, body)
+	ev := body["event_id"].(string)
+	n.waitFor("the event centrally", 10*time.Second, func() bool {
+		st, _, _ := c.call(t, "GET", "/v1/events/"+ev, nil, n.centralKey...)
+		return st == 200
+	})
+	status, _, body = c.call(t, "POST", "/v1/teams/dispatch", map[string]any{"event_id": ev, "team_id": team}, n.centralKey...)
+	expect(t, "central dispatch", status, 202, body)
+	req := body["dispatch_request_id"].(string)
+	var mission, code string
+	n.waitFor("the site's mission centrally", 15*time.Second, func() bool {
+		_, _, r := c.call(t, "GET", "/v1/dispatch-requests/"+req, nil, n.centralKey...)
+		id, _ := r["mission_id"].(string)
+		if id == "" {
+			return false
+		}
+		st, _, m := c.call(t, "GET", "/v1/missions/"+id, nil, n.centralKey...)
+		mission, code = id, fmt.Sprint(m["code"])
+		return st == 200 && m["code"] != nil
+	})
+	var gw struct {
+		APIKey string `json:"api_key"`
+	}
+	if err := json.Unmarshal(mustRun(t, n.bin, "", "apikey", "create", "--data", n.centralData, "--tenant", "central",
+		"--name", "sms gateway", "--scopes", "sms:inbound", "--json"), &gw); err != nil {
+		t.Fatal(err)
+	}
+	sms := func(text string) map[string]any {
+		status, _, body := c.call(t, "POST", "/v1/sms/inbound", map[string]any{"from": phone, "body": text},
+			"x-svc-api-key", gw.APIKey)
+		expect(t, text, status, 200, body)
+		if body["outcome"] != "applied" || body["mission_id"] != mission {
+			t.Fatalf("%s at the central gateway: %v", text, body)
+		}
+		return body
+	}
+	get := func(s *served, key []string) map[string]any {
+		status, _, body := s.call(t, "GET", "/v1/missions/"+mission, nil, key...)
+		expect(t, "mission", status, 200, body)
+		return body
+	}
+	same := func(status string) func() bool {
+		return func() bool {
+			a, b := get(e, n.edgeKey), get(c, n.centralKey)
+			ha, _ := json.Marshal(a["history"])
+			hb, _ := json.Marshal(b["history"])
+			return a["status"] == status && b["status"] == status && string(ha) == string(hb)
+		}
+	}
+
+	sms("FR1 ACK " + code)
+	sms("FR1 SITE " + code)
+	n.waitFor("ON_SITE from the central gateway at the site", 15*time.Second, same("ON_SITE"))
+	node := ""
+	for _, mv := range get(e, n.edgeKey)["history"].([]any) {
+		if m := mv.(map[string]any); m["to"] == "ON_SITE" {
+			node, _ = m["node"].(string)
+			if m["source"] != "sms" {
+				t.Fatalf("the ON_SITE fact: %v", m)
+			}
+		}
+	}
+	if node == "" {
+		t.Fatalf("the site's history has no fact of the central node: %v", get(e, n.edgeKey)["history"])
+	}
+
+	sms("FR1 MSG " + code + " need a ladder")
+	n.waitFor("the crew's message at the site", 15*time.Second, func() bool {
+		_, _, b := e.call(t, "GET", "/v1/missions/"+mission+"/messages", nil, n.edgeKey...)
+		for _, m := range b["data"].([]any) {
+			if m := m.(map[string]any); m["text"] == "need a ladder" && m["channel"] == "sms" {
+				return true
+			}
+		}
+		return false
+	})
+
+	gate.cut()
+	sms("FR1 DONE " + code)
+	if got := get(c, n.centralKey)["status"]; got != "COMPLETED" {
+		t.Fatalf("the central copy after DONE: %v", got)
+	}
+	gate.restore()
+	n.waitFor("COMPLETED at the site", 20*time.Second, same("COMPLETED"))
+	n.waitFor("the team freed by the site", 10*time.Second, func() bool {
+		_, _, b := e.call(t, "GET", "/v1/teams/"+team, nil, n.edgeKey...)
+		return b["status"] == "available"
+	})
+	if _, _, b := e.call(t, "GET", "/v1/missions/"+mission+"/messages", nil, n.edgeKey...); len(b["data"].([]any)) < 1 {
+		t.Fatalf("messages at the site: %v", b)
+	}
 }

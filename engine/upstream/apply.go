@@ -373,9 +373,10 @@ func applyUpstreamMission(tx Tx, tenantID string, d *model.Device, it *model.Dev
 	default:
 		// The moves are facts merged by union: the owner's record, with the moves
 		// recorded here that it has not seen yet (docs/decisions/0198-mission-moves-union.md).
-		held := len(cur.History)
+		held, heldMsgs := len(cur.History), len(cur.Messages)
 		model.MergeMoves(&m, cur.History)
-		if len(m.History) == held && !m.UpdatedAt.After(cur.UpdatedAt.Time) {
+		model.MergeMessages(&m, cur.Messages) // the messages written here travel the same way
+		if len(m.History) == held && len(m.Messages) == heldMsgs && !m.UpdatedAt.After(cur.UpdatedAt.Time) {
 			return true, nil // nothing new
 		}
 	}

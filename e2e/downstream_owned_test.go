@@ -187,3 +187,58 @@ func TestDownstream_SMSAtTheCentralGateway(t *testing.T) {
 		t.Fatalf("messages at the site: %v", b)
 	}
 }
+
+// TestDownstream_TeamStatusGoesUp: the status of a central team at its site (and when it
+// entered it) reaches the central node's team through the push, whether the site's
+// supervisor set it or a dispatch and the mission's end moved it; the central node
+// refuses to set it itself (409 naming the site), and a central change of the team's
+// roster keeps the site's status on both nodes.
+func TestDownstream_TeamStatusGoesUp(t *testing.T) {
+	n, _, site := siteAndCentral(t)
+	c, e := n.central, n.edge
+	status, _, body := c.call(t, "POST", "/v1/teams", map[string]any{"name": "Rescue 1", "verticals": []string{"gov"},
+		"site_id": site, "members": []map[string]any{{"name": "Lead", "phone": "+33611111111"}}}, n.centralKey...)
+	expect(t, "central team", status, 201, body)
+	team := body["id"].(string)
+	n.waitFor("the team at the site", 10*time.Second, func() bool {
+		st, _, _ := e.call(t, "GET", "/v1/teams/"+team, nil, n.edgeKey...)
+		return st == 200
+	})
+	get := func(s *served, key []string) map[string]any {
+		status, _, body := s.call(t, "GET", "/v1/teams/"+team, nil, key...)
+		expect(t, "team", status, 200, body)
+		return body
+	}
+	upThere := func(want string) {
+		t.Helper()
+		n.waitFor("the site's status "+want+" centrally", 10*time.Second, func() bool {
+			a, b := get(e, n.edgeKey), get(c, n.centralKey)
+			return a["status"] == want && b["status"] == want && a["status_since"] == b["status_since"]
+		})
+	}
+
+	status, _, body = e.call(t, "PATCH", "/v1/teams/"+team, map[string]any{"status": "off_duty"}, n.edgeKey...)
+	expect(t, "status at the site", status, 200, body)
+	upThere("off_duty")
+	status, _, body = c.call(t, "PATCH", "/v1/teams/"+team, map[string]any{"status": "available"}, n.centralKey...)
+	expect(t, "status centrally", status, 409, body)
+	if body["error"] != "conflict" || !contains(body["message"], site) {
+		t.Fatalf("a central change of a site's team status: %v", body)
+	}
+	status, _, body = e.call(t, "PATCH", "/v1/teams/"+team, map[string]any{"status": "available"}, n.edgeKey...)
+	expect(t, "available at the site", status, 200, body)
+	upThere("available")
+
+	m := n.dispatch(team, "team-status-1")
+	upThere("on_mission")
+	status, _, body = c.call(t, "PATCH", "/v1/teams/"+team, map[string]any{"name": "Rescue One"}, n.centralKey...)
+	expect(t, "central rename", status, 200, body)
+	n.waitFor("the rename at the site", 10*time.Second, func() bool { return get(e, n.edgeKey)["name"] == "Rescue One" })
+	if a, b := get(e, n.edgeKey), get(c, n.centralKey); a["status"] != "on_mission" || b["status"] != "on_mission" {
+		t.Fatalf("after a central rename: site %v, central %v", a["status"], b["status"])
+	}
+	for _, to := range []string{"ACK", "ON_ROUTE", "ON_SITE", "COMPLETED"} {
+		n.move(m, to)
+	}
+	upThere("available")
+}

@@ -385,6 +385,7 @@ func (e *Engine) freeTeam(tx model.Tx, tenantID string, m *model.Mission, now mo
 	if err := tx.PutTeam(tenantID, t); err != nil {
 		return err
 	}
+	teamStatusMoved(tx, tenantID, t)
 	return e.publish(tx, tenantID, StreamTeamUpdated, model.PermTeamsRead, t.ID, t)
 }
 

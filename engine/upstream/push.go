@@ -603,6 +603,8 @@ func appendRecord(b []byte, tx Tx, tenantID string, ch model.LogChange) ([]byte,
 		v, err = tx.Dispatch(tenantID, ch.ID)
 	case model.ChangeDispatchRequest:
 		v, err = tx.DispatchRequest(tenantID, ch.ID)
+	case model.ChangeTeamStatus:
+		v, err = teamStatusOf(tx, tenantID, ch.ID)
 	default:
 		err = model.NotFound("record")
 	}

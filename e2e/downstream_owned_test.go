@@ -242,3 +242,77 @@ func TestDownstream_TeamStatusGoesUp(t *testing.T) {
 	}
 	upThere("available")
 }
+
+// TestDownstream_RemovalsComeDown: a central zone deleted, and a central team routed to
+// another site, leave the site within seconds; a team on a mission at the site stays
+// (marked removed_at, still on its mission) until the mission ends, then goes, its
+// mission kept whole; after a cut longer than the central log keeps, the snapshot removes
+// the copies it no longer holds.
+func TestDownstream_RemovalsComeDown(t *testing.T) {
+	n, gate, site := siteAndCentralWith(t, []string{"--downstream-keep", "5"})
+	c, e := n.central, n.edge
+	status, _, body := c.call(t, "POST", "/v1/devices/register", map[string]any{"name": "another site",
+		"platform": "fieldrelay-node", "hardware_id": "node-other"}, n.centralKey...)
+	expect(t, "another site", status, 201, body)
+	other := body["device_id"].(string)
+	newTeam := func(name string) string {
+		status, _, body := c.call(t, "POST", "/v1/teams", map[string]any{"name": name, "verticals": []string{"gov"},
+			"site_id": site, "members": []map[string]any{{"name": name + " lead", "phone": "+33611111111"}}}, n.centralKey...)
+		expect(t, "central team", status, 201, body)
+		return body["id"].(string)
+	}
+	at := func(path string) int { st, _, _ := e.call(t, "GET", path, nil, n.edgeKey...); return st }
+	status, _, body = c.call(t, "POST", "/v1/zones", map[string]any{"code": "NORTH", "name": "North",
+		"boundary": downSquare, "site_id": site}, n.centralKey...)
+	expect(t, "central zone", status, 201, body)
+	idle, busy, later := newTeam("Idle"), newTeam("Busy"), newTeam("Later")
+	for _, p := range []string{"/v1/zones/NORTH", "/v1/teams/" + idle, "/v1/teams/" + busy, "/v1/teams/" + later} {
+		n.waitFor(p+" at the site", 10*time.Second, func() bool { return at(p) == 200 })
+	}
+	m := n.dispatch(busy, "removal-1")
+	reroute := func(team string) {
+		status, _, body := c.call(t, "PATCH", "/v1/teams/"+team, map[string]any{"site_id": other}, n.centralKey...)
+		expect(t, "team to another site", status, 200, body)
+	}
+
+	status, _, body = c.call(t, "DELETE", "/v1/zones/NORTH", nil, n.centralKey...)
+	expect(t, "central zone deleted", status, 200, body)
+	reroute(idle)
+	reroute(busy)
+	n.waitFor("the zone and the idle team gone from the site", 10*time.Second, func() bool {
+		return at("/v1/zones/NORTH") == 404 && at("/v1/teams/"+idle) == 404
+	})
+	_, _, b := e.call(t, "GET", "/v1/teams/"+busy, nil, n.edgeKey...)
+	if b["status"] != "on_mission" || b["removed_at"] == nil {
+		t.Fatalf("the busy team at the site after its removal: %v", b)
+	}
+	for _, to := range []string{"ACK", "ON_ROUTE", "ON_SITE", "COMPLETED"} {
+		n.move(m, to)
+	}
+	if st := at("/v1/teams/" + busy); st != 404 {
+		t.Fatalf("the busy team after its mission: %d, want 404", st)
+	}
+	status, _, b = e.call(t, "GET", "/v1/missions/"+m.id, nil, n.edgeKey...)
+	expect(t, "the mission of the removed team", status, 200, b)
+	if b["status"] != "COMPLETED" || len(b["history"].([]any)) < 5 {
+		t.Fatalf("the mission of the removed team: %v", b)
+	}
+
+	// Cut off through more changes than the log keeps: the snapshot removes the team.
+	gate.cut()
+	reroute(later)
+	for i := range 6 {
+		status, _, body := c.call(t, "POST", "/v1/zones", map[string]any{"code": fmt.Sprintf("Z%d", i), "name": "Zone",
+			"boundary": downSquare, "site_id": site}, n.centralKey...)
+		expect(t, "central zone", status, 201, body)
+	}
+	snaps := n.upstream()["downstream"].(map[string]any)["snapshots"].(float64)
+	gate.restore()
+	n.waitFor("the snapshot after the cut", 20*time.Second, func() bool {
+		d, _ := n.upstream()["downstream"].(map[string]any)
+		return d["snapshots"].(float64) > snaps && at("/v1/zones/Z5") == 200
+	})
+	if st := at("/v1/teams/" + later); st != 404 {
+		t.Fatalf("a team the snapshot no longer holds: %d, want 404", st)
+	}
+}

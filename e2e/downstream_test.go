@@ -96,9 +96,14 @@ func (p *gateProxy) addr() string { return p.ln.Addr().String() }
 // waits until the site is registered there; it returns the site's device id on the
 // central node.
 func siteAndCentral(t *testing.T, siteFlags ...string) (*twoNodes, *gateProxy, string) {
+	return siteAndCentralWith(t, nil, siteFlags...)
+}
+
+// siteAndCentralWith is siteAndCentral with flags for the central node too.
+func siteAndCentralWith(t *testing.T, centralFlags []string, siteFlags ...string) (*twoNodes, *gateProxy, string) {
 	bin := binary(t)
 	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), centralData: t.TempDir(), centralAddr: freeAddr(t),
-		edgeFlags: append([]string{"--upstream-retry-max", "1s"}, siteFlags...)}
+		edgeFlags: append([]string{"--upstream-retry-max", "1s"}, siteFlags...), centralFlags: centralFlags}
 	tenant := func(data, slug string) map[string]any {
 		var created map[string]any
 		if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", data, "--json", "--name", slug,

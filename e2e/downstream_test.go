@@ -470,7 +470,8 @@ func TestDownstream_MovesConverge(t *testing.T) {
 // TestDownstream_CentralOnPostgres: the two-way link with the central tier on PostgreSQL,
 // two processes behind a round-robin proxy (the downstream log, the dispatch requests and
 // the missions in the database): a zone, a team and a user made through one process come
-// down; the user signs in at the site; the tenant's settings come down; a dispatch request made through one process is
+// down; the user signs in at the site; the tenant's settings come down; a zone deleted
+// leaves the site; a dispatch request made through one process is
 // dispatched at the site and read as such through the other; moves made centrally and at
 // the site while cut off converge.
 func TestDownstream_CentralOnPostgres(t *testing.T) {
@@ -531,6 +532,14 @@ func TestDownstream_CentralOnPostgres(t *testing.T) {
 	n.waitFor("the central settings at the site", 15*time.Second, func() bool {
 		_, _, b := e.call(t, "GET", "/v1/tenant/me", nil, n.edgeKey...)
 		return b["dispatch_threshold"] == 0.35 && b["settings_origin"] != nil
+	})
+
+	// A zone deleted through one process leaves the site.
+	status, _, body = p2.call(t, "DELETE", "/v1/zones/NORTH", nil, n.centralKey...)
+	expect(t, "central zone deleted", status, 200, body)
+	n.waitFor("the zone gone from the site", 15*time.Second, func() bool {
+		st, _, _ := e.call(t, "GET", "/v1/zones/NORTH", nil, n.edgeKey...)
+		return st == 404
 	})
 
 	// A dispatch request through one process, read through the other.

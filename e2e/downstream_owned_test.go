@@ -249,7 +249,7 @@ func TestDownstream_TeamStatusGoesUp(t *testing.T) {
 // mission kept whole; after a cut longer than the central log keeps, the snapshot removes
 // the copies it no longer holds.
 func TestDownstream_RemovalsComeDown(t *testing.T) {
-	n, gate, site := siteAndCentralWith(t, []string{"--downstream-keep", "5"})
+	n, gate, site := siteAndCentralWith(t, []string{"--downstream-keep", "5"}, nil)
 	c, e := n.central, n.edge
 	status, _, body := c.call(t, "POST", "/v1/devices/register", map[string]any{"name": "another site",
 		"platform": "fieldrelay-node", "hardware_id": "node-other"}, n.centralKey...)
@@ -315,4 +315,59 @@ func TestDownstream_RemovalsComeDown(t *testing.T) {
 	if st := at("/v1/teams/" + later); st != 404 {
 		t.Fatalf("a team the snapshot no longer holds: %d, want 404", st)
 	}
+}
+
+// TestDownstream_SiteZoneCollision: a zone the site created itself reaches its central
+// node, which refuses a zone of its own with that code for that site (or for every site)
+// with 409 naming the site and the local zone, also when a zone of another site is routed
+// to it; a zone the site had before it joined is known from its first snapshot; once the
+// site deletes its zone the central one is accepted and comes down.
+func TestDownstream_SiteZoneCollision(t *testing.T) {
+	n, _, site := siteAndCentralWith(t, nil, func(n *twoNodes) {
+		status, _, body := n.edge.call(t, "POST", "/v1/zones", map[string]any{"code": "BEFORE", "name": "Site's BEFORE",
+			"boundary": downSquare}, n.edgeKey...)
+		expect(t, "a site zone before the link", status, 201, body)
+	})
+	c, e := n.central, n.edge
+	status, _, body := c.call(t, "POST", "/v1/devices/register", map[string]any{"name": "another site",
+		"platform": "fieldrelay-node", "hardware_id": "node-other"}, n.centralKey...)
+	expect(t, "another site", status, 201, body)
+	other := body["device_id"].(string)
+	for _, code := range []string{"LOCAL", "LOCAL2"} {
+		status, _, body = e.call(t, "POST", "/v1/zones", map[string]any{"code": code, "name": "Site's " + code,
+			"boundary": downSquare}, n.edgeKey...)
+		expect(t, "site zone", status, 201, body)
+	}
+	local := body["id"].(string) // LOCAL2's
+	zone := func(code string, siteID any) (int, map[string]any) {
+		st, _, b := c.call(t, "POST", "/v1/zones", map[string]any{"code": code, "name": "Central " + code,
+			"boundary": downSquare, "site_id": siteID}, n.centralKey...)
+		return st, b
+	}
+	n.waitFor("the site's zones known centrally", 10*time.Second, func() bool { st, _ := zone("LOCAL", site); return st == 409 })
+	st, b := zone("LOCAL", site)
+	if b["error"] != "conflict" || !contains(b["message"], site) || !contains(b["message"], "Site's LOCAL") {
+		t.Fatalf("a central zone with a site's code: %d %v", st, b)
+	}
+	if st, b := zone("BEFORE", site); st != 409 || !contains(b["message"], "Site's BEFORE") {
+		t.Fatalf("a central zone with the code of a zone the site had before it joined: %d %v", st, b)
+	}
+	if st, b := zone("LOCAL", nil); st != 409 || !contains(b["message"], site) {
+		t.Fatalf("a central zone for every site with a site's code: %d %v", st, b)
+	}
+	st, b = zone("LOCAL2", other)
+	expect(t, "a zone of another site", st, 201, b)
+	status, _, body = c.call(t, "PATCH", "/v1/zones/LOCAL2", map[string]any{"site_id": site}, n.centralKey...)
+	expect(t, "routed to the site that holds the code", status, 409, body)
+	if !contains(body["message"], local) {
+		t.Fatalf("the conflict does not name the local zone %s: %v", local, body)
+	}
+
+	status, _, body = e.call(t, "DELETE", "/v1/zones/LOCAL", nil, n.edgeKey...)
+	expect(t, "site zone deleted", status, 200, body)
+	n.waitFor("the central zone accepted", 10*time.Second, func() bool { st, _ := zone("LOCAL", site); return st == 201 })
+	n.waitFor("the central zone at the site", 10*time.Second, func() bool {
+		_, _, b := e.call(t, "GET", "/v1/zones/LOCAL", nil, n.edgeKey...)
+		return b["origin"] != nil
+	})
 }

@@ -96,11 +96,12 @@ func (p *gateProxy) addr() string { return p.ln.Addr().String() }
 // waits until the site is registered there; it returns the site's device id on the
 // central node.
 func siteAndCentral(t *testing.T, siteFlags ...string) (*twoNodes, *gateProxy, string) {
-	return siteAndCentralWith(t, nil, siteFlags...)
+	return siteAndCentralWith(t, nil, nil, siteFlags...)
 }
 
-// siteAndCentralWith is siteAndCentral with flags for the central node too.
-func siteAndCentralWith(t *testing.T, centralFlags []string, siteFlags ...string) (*twoNodes, *gateProxy, string) {
+// siteAndCentralWith is siteAndCentral with flags for the central node too, and
+// beforeLink (when not nil) run on the started site before its link is set.
+func siteAndCentralWith(t *testing.T, centralFlags []string, beforeLink func(*twoNodes), siteFlags ...string) (*twoNodes, *gateProxy, string) {
 	bin := binary(t)
 	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), centralData: t.TempDir(), centralAddr: freeAddr(t),
 		edgeFlags: append([]string{"--upstream-retry-max", "1s"}, siteFlags...), centralFlags: centralFlags}
@@ -122,6 +123,9 @@ func siteAndCentralWith(t *testing.T, centralFlags []string, siteFlags ...string
 	n.startCentral()
 	gate := startGateProxy(t, n.centralAddr)
 	n.startEdge()
+	if beforeLink != nil {
+		beforeLink(n)
+	}
 	mustRun(t, bin, n.centralKey[1]+"\n", "upstream", "set", "--data", n.edgeData, "--tenant", "site",
 		"--url", "http://"+gate.addr(), "--api-key", "-", "--json")
 	var site string

@@ -120,7 +120,10 @@ const (
 	ChangeDispatchRequest = ItemUpstreamDispatchRequest
 	// ChangeTeamStatus is the status of a copy of a central team, moved at the site.
 	ChangeTeamStatus = ItemUpstreamTeamStatus
+	// ChangeSiteZone is a zone of the site's own, logged under SiteZoneKey of its code.
+	ChangeSiteZone = ItemUpstreamSiteZone
 )
 
 // ChangeKinds are the kinds a change log holds.
-var ChangeKinds = []string{ChangeEvent, ChangeDispatch, ChangeMission, ChangeDispatchRequest, ChangeTeamStatus}
+var ChangeKinds = []string{ChangeEvent, ChangeDispatch, ChangeMission, ChangeDispatchRequest, ChangeTeamStatus,
+	ChangeSiteZone}

@@ -12,6 +12,9 @@ const (
 	// ItemUpstreamTeamStatus is the status of a central node's team at the site it is
 	// routed to: the site's operational state (docs/decisions/0202-team-status-up.md).
 	ItemUpstreamTeamStatus = "upstream_team_status"
+	// ItemUpstreamSiteZone is a zone a site created itself, or its removal
+	// (docs/decisions/0204-site-zone-collisions.md).
+	ItemUpstreamSiteZone = "upstream_site_zone"
 )
 
 // TeamStatusReport is the payload of an upstream_team_status item: the status of a copy

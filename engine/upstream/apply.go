@@ -23,7 +23,7 @@ const Source = "upstream"
 // isUpstreamKind reports whether kind is one of the upstream_* kinds.
 func isUpstreamKind(kind string) bool {
 	return kind == model.ItemUpstreamEvent || kind == model.ItemUpstreamDispatch || kind == model.ItemUpstreamMission ||
-		kind == model.ItemUpstreamDispatchRequest || kind == model.ItemUpstreamTeamStatus
+		kind == model.ItemUpstreamDispatchRequest || kind == model.ItemUpstreamTeamStatus || kind == model.ItemUpstreamSiteZone
 }
 
 // MayApply checks, on receipt, that an upstream_* item comes from a node: a device
@@ -64,6 +64,8 @@ func Apply(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (dup b
 		return applyRequestDecision(tx, tenantID, d, it)
 	case model.ItemUpstreamTeamStatus:
 		return applyTeamStatus(tx, tenantID, d, it)
+	case model.ItemUpstreamSiteZone:
+		return applySiteZone(tx, tenantID, d, it)
 	}
 	return false, model.Internal(fmt.Errorf("upstream.Apply: kind %q", it.Kind))
 }

@@ -87,6 +87,9 @@ func (u *Runner) applyDown(ctx context.Context, cfg *model.UpstreamConfig, ans *
 			if err := u.removeAbsent(mtx, c.TenantID, ans); err != nil {
 				return err
 			}
+			if err := reportSiteZones(mtx, c.TenantID); err != nil {
+				return err
+			}
 			c.Down.Snapshots++
 			c.Down.NewestAt, c.Down.Synced = &now, true
 		}

@@ -605,6 +605,8 @@ func appendRecord(b []byte, tx Tx, tenantID string, ch model.LogChange) ([]byte,
 		v, err = tx.DispatchRequest(tenantID, ch.ID)
 	case model.ChangeTeamStatus:
 		v, err = teamStatusOf(tx, tenantID, ch.ID)
+	case model.ChangeSiteZone:
+		v, err = siteZoneOf(tx, tenantID, ch.ID)
 	default:
 		err = model.NotFound("record")
 	}

@@ -31,6 +31,8 @@ type Tx interface {
 	PutDispatch(tenantID string, d *model.Dispatch) error
 	Team(tenantID, id string) (*model.Team, error)
 	PutTeam(tenantID string, t *model.Team) error
+	Zones(tenantID string) ([]model.Zone, error)
+	PutDevice(tenantID string, d *model.Device) error
 }
 
 var _ Tx = model.Tx(nil)

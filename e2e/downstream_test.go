@@ -178,7 +178,10 @@ func TestDownstream_ConfigFlowsDown(t *testing.T) {
 			"password": "central user password"})
 		return st, b
 	}
-	n.waitFor("the central user's sign-in at the site", 10*time.Second, func() bool { st, _ := login(); return st == 200 })
+	n.waitForUser("dispatcher@central.example", 10*time.Second)
+	if st, b := login(); st != 200 {
+		t.Fatalf("the central user's sign-in at the site: %d %v", st, b)
+	}
 
 	status, _, body = e.call(t, "GET", "/v1/teams/"+team, nil, n.edgeKey...)
 	expect(t, "site's copy", status, 200, body)
@@ -523,11 +526,10 @@ func TestDownstream_CentralOnPostgres(t *testing.T) {
 	for _, path := range []string{"/v1/zones/NORTH", "/v1/teams/" + team} {
 		n.waitFor(path+" at the site", 15*time.Second, func() bool { st, _, _ := e.call(t, "GET", path, nil, n.edgeKey...); return st == 200 })
 	}
-	n.waitFor("the central user's sign-in at the site", 15*time.Second, func() bool {
-		st, _, _ := e.call(t, "POST", "/v1/auth/login", map[string]any{"email": "dispatcher@central.example",
-			"password": "central user password"})
-		return st == 200
-	})
+	n.waitForUser("dispatcher@central.example", 15*time.Second)
+	status, _, body = e.call(t, "POST", "/v1/auth/login", map[string]any{"email": "dispatcher@central.example",
+		"password": "central user password"})
+	expect(t, "the central user's sign-in at the site", status, 200, body)
 
 	// The tenant's settings, changed through one process, come down.
 	status, _, body = p2.call(t, "PATCH", "/v1/tenant/dispatch-settings", map[string]any{"dispatch_threshold": 0.35},
@@ -733,4 +735,18 @@ func TestDownstream_ConvergenceAfterCut(t *testing.T) {
 			t.Fatalf("a mission after the merge: %v", m)
 		}
 	}
+}
+
+// waitForUser waits until the site holds a user with email (a copy of a central user):
+// signing in before it arrives would count failed logins and lock the email.
+func (n *twoNodes) waitForUser(email string, limit time.Duration) {
+	n.t.Helper()
+	n.waitFor(email+" at the site", limit, func() bool {
+		for _, u := range list(n.t, n.edge, "/v1/tenant/users", n.edgeAdmin) {
+			if u["email"] == email {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -96,9 +96,15 @@ func (p *gateProxy) addr() string { return p.ln.Addr().String() }
 // waits until the site is registered there; it returns the site's device id on the
 // central node.
 func siteAndCentral(t *testing.T, siteFlags ...string) (*twoNodes, *gateProxy, string) {
+	return siteAndCentralWith(t, nil, nil, siteFlags...)
+}
+
+// siteAndCentralWith is siteAndCentral with flags for the central node too, and
+// beforeLink (when not nil) run on the started site before its link is set.
+func siteAndCentralWith(t *testing.T, centralFlags []string, beforeLink func(*twoNodes), siteFlags ...string) (*twoNodes, *gateProxy, string) {
 	bin := binary(t)
 	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), centralData: t.TempDir(), centralAddr: freeAddr(t),
-		edgeFlags: append([]string{"--upstream-retry-max", "1s"}, siteFlags...)}
+		edgeFlags: append([]string{"--upstream-retry-max", "1s"}, siteFlags...), centralFlags: centralFlags}
 	tenant := func(data, slug string) map[string]any {
 		var created map[string]any
 		if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", data, "--json", "--name", slug,
@@ -117,6 +123,9 @@ func siteAndCentral(t *testing.T, siteFlags ...string) (*twoNodes, *gateProxy, s
 	n.startCentral()
 	gate := startGateProxy(t, n.centralAddr)
 	n.startEdge()
+	if beforeLink != nil {
+		beforeLink(n)
+	}
 	mustRun(t, bin, n.centralKey[1]+"\n", "upstream", "set", "--data", n.edgeData, "--tenant", "site",
 		"--url", "http://"+gate.addr(), "--api-key", "-", "--json")
 	var site string
@@ -169,7 +178,10 @@ func TestDownstream_ConfigFlowsDown(t *testing.T) {
 			"password": "central user password"})
 		return st, b
 	}
-	n.waitFor("the central user's sign-in at the site", 10*time.Second, func() bool { st, _ := login(); return st == 200 })
+	n.waitForUser("dispatcher@central.example", 10*time.Second)
+	if st, b := login(); st != 200 {
+		t.Fatalf("the central user's sign-in at the site: %d %v", st, b)
+	}
 
 	status, _, body = e.call(t, "GET", "/v1/teams/"+team, nil, n.edgeKey...)
 	expect(t, "site's copy", status, 200, body)
@@ -465,7 +477,8 @@ func TestDownstream_MovesConverge(t *testing.T) {
 // TestDownstream_CentralOnPostgres: the two-way link with the central tier on PostgreSQL,
 // two processes behind a round-robin proxy (the downstream log, the dispatch requests and
 // the missions in the database): a zone, a team and a user made through one process come
-// down; the user signs in at the site; a dispatch request made through one process is
+// down; the user signs in at the site; the tenant's settings come down; a zone deleted
+// leaves the site; a dispatch request made through one process is
 // dispatched at the site and read as such through the other; moves made centrally and at
 // the site while cut off converge.
 func TestDownstream_CentralOnPostgres(t *testing.T) {
@@ -513,10 +526,26 @@ func TestDownstream_CentralOnPostgres(t *testing.T) {
 	for _, path := range []string{"/v1/zones/NORTH", "/v1/teams/" + team} {
 		n.waitFor(path+" at the site", 15*time.Second, func() bool { st, _, _ := e.call(t, "GET", path, nil, n.edgeKey...); return st == 200 })
 	}
-	n.waitFor("the central user's sign-in at the site", 15*time.Second, func() bool {
-		st, _, _ := e.call(t, "POST", "/v1/auth/login", map[string]any{"email": "dispatcher@central.example",
-			"password": "central user password"})
-		return st == 200
+	n.waitForUser("dispatcher@central.example", 15*time.Second)
+	status, _, body = e.call(t, "POST", "/v1/auth/login", map[string]any{"email": "dispatcher@central.example",
+		"password": "central user password"})
+	expect(t, "the central user's sign-in at the site", status, 200, body)
+
+	// The tenant's settings, changed through one process, come down.
+	status, _, body = p2.call(t, "PATCH", "/v1/tenant/dispatch-settings", map[string]any{"dispatch_threshold": 0.35},
+		n.centralKey...)
+	expect(t, "central dispatch settings", status, 200, body)
+	n.waitFor("the central settings at the site", 15*time.Second, func() bool {
+		_, _, b := e.call(t, "GET", "/v1/tenant/me", nil, n.edgeKey...)
+		return b["dispatch_threshold"] == 0.35 && b["settings_origin"] != nil
+	})
+
+	// A zone deleted through one process leaves the site.
+	status, _, body = p2.call(t, "DELETE", "/v1/zones/NORTH", nil, n.centralKey...)
+	expect(t, "central zone deleted", status, 200, body)
+	n.waitFor("the zone gone from the site", 15*time.Second, func() bool {
+		st, _, _ := e.call(t, "GET", "/v1/zones/NORTH", nil, n.edgeKey...)
+		return st == 404
 	})
 
 	// A dispatch request through one process, read through the other.
@@ -706,4 +735,18 @@ func TestDownstream_ConvergenceAfterCut(t *testing.T) {
 			t.Fatalf("a mission after the merge: %v", m)
 		}
 	}
+}
+
+// waitForUser waits until the site holds a user with email (a copy of a central user):
+// signing in before it arrives would count failed logins and lock the email.
+func (n *twoNodes) waitForUser(email string, limit time.Duration) {
+	n.t.Helper()
+	n.waitFor(email+" at the site", limit, func() bool {
+		for _, u := range list(n.t, n.edge, "/v1/tenant/users", n.edgeAdmin) {
+			if u["email"] == email {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -138,6 +138,7 @@ type twoNodes struct {
 	edgeAdmin             []string
 	nodeID, centralTenant string
 	edgeFlags             []string
+	centralFlags          []string
 }
 
 func (n *twoNodes) startEdge() {
@@ -149,7 +150,7 @@ func (n *twoNodes) startEdge() {
 }
 
 func (n *twoNodes) startCentral() {
-	n.central = serveAt(n.t, n.bin, n.centralData, n.centralAddr, false)
+	n.central = serveAt(n.t, n.bin, n.centralData, n.centralAddr, false, n.centralFlags...)
 }
 
 // upstream reads the edge's link status.

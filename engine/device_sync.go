@@ -315,11 +315,12 @@ func readItem(raw json.RawMessage, now model.Time, correction time.Duration) (in
 	}
 	switch kind {
 	case ItemMissionStatus, ItemEvent, ItemLocation, ItemConnectivity, ItemMessage,
-		model.ItemUpstreamEvent, model.ItemUpstreamDispatch, model.ItemUpstreamMission, model.ItemUpstreamDispatchRequest:
+		model.ItemUpstreamEvent, model.ItemUpstreamDispatch, model.ItemUpstreamMission, model.ItemUpstreamDispatchRequest,
+		model.ItemUpstreamTeamStatus, model.ItemUpstreamSiteZone:
 		it.Kind = kind
 	default:
 		return seq, it, model.Invalid("kind", "kind must be one of mission_status, event, location, connectivity, message "+
-			"(and, from a node, upstream_event, upstream_dispatch, upstream_mission, upstream_dispatch_request)")
+			"(and, from a node, upstream_event, upstream_dispatch, upstream_mission, upstream_dispatch_request, upstream_team_status, upstream_site_zone)")
 	}
 	switch p := bytes.TrimSpace(f.Payload); {
 	case model.IsNullJSON(p):
@@ -432,7 +433,8 @@ func (e *Engine) applyItem(tx model.Tx, run *syncRun, it *model.DeviceItem) erro
 	switch it.Kind {
 	case model.ItemUpstreamMission:
 		dup, err = e.applyUpstreamMission(tx, tenantID, d, it)
-	case model.ItemUpstreamEvent, model.ItemUpstreamDispatch, model.ItemUpstreamDispatchRequest:
+	case model.ItemUpstreamEvent, model.ItemUpstreamDispatch, model.ItemUpstreamDispatchRequest, model.ItemUpstreamTeamStatus,
+		model.ItemUpstreamSiteZone:
 		dup, err = upstream.Apply(tx, tenantID, d, it)
 	case ItemEvent:
 		it.EventID, err = e.applyEvent(tx, p, run, it)

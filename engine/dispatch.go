@@ -116,6 +116,7 @@ func (e *Engine) dispatch(tx model.Tx, tenantID string, ev *model.Event, team *m
 	if err := tx.PutTeam(tenantID, team); err != nil {
 		return nil, nil, err
 	}
+	teamStatusMoved(tx, tenantID, team)
 	if err := e.publish(tx, tenantID, StreamTeamUpdated, model.PermTeamsRead, team.ID, team); err != nil {
 		return nil, nil, err
 	}

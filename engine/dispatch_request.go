@@ -44,6 +44,12 @@ func (e *Engine) requestDispatch(tx model.Tx, p model.Principal, in model.Dispat
 	if err != nil {
 		return nil, err
 	}
+	if ev.Origin == nil && team.SiteID != nil && team.Origin == nil {
+		// The team's status is its site's (docs/decisions/0202-team-status-up.md): only
+		// the site dispatches it, to its own events.
+		return nil, model.Errorf(model.KindConflict, "team %s is at site %s: dispatch it to an event of that site",
+			model.Quote(team.Name), *team.SiteID)
+	}
 	if ev.Origin == nil || team.SiteID == nil || team.Origin != nil {
 		return nil, nil
 	}

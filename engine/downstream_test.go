@@ -31,11 +31,11 @@ func TestDownstream_SnapshotAndRetention(t *testing.T) {
 		}
 		return ans
 	}
-	// The fixture's zone, team and user are the log's first three changes.
-	if ans := pull(0, false); ans.Snapshot || ans.Through != 3 || len(ans.Changes) != 3 {
+	// The fixture's user, zone, team and dispatch settings are the log's first four changes.
+	if ans := pull(0, false); ans.Snapshot || ans.Through != 4 || len(ans.Changes) != 4 || ans.Changes[3].Kind != model.DownSettings {
 		t.Fatalf("a synced site from the start of the log: %+v", ans)
 	}
-	if ans := pull(3, false); ans.Snapshot || ans.Through != 3 || len(ans.Changes) != 0 {
+	if ans := pull(4, false); ans.Snapshot || ans.Through != 4 || len(ans.Changes) != 0 {
 		t.Fatalf("a synced site at the end of the log: %+v", ans)
 	}
 
@@ -80,7 +80,7 @@ func TestDownstream_SnapshotAndRetention(t *testing.T) {
 	for _, c := range snap.Changes {
 		kinds[c.Kind]++
 	}
-	if !snap.Snapshot || kinds["zone"] != 201 || kinds["team"] != 1001 || kinds["user"] != 2001 {
+	if !snap.Snapshot || kinds["zone"] != 201 || kinds["team"] != 1001 || kinds["user"] != 2001 || kinds["settings"] != 1 {
 		t.Fatalf("snapshot: %v", kinds)
 	}
 	t.Logf("snapshot of 201 zones, 1,001 teams, 2,001 users: %d bytes (%.1f MiB) read and encoded in %s",
@@ -95,10 +95,10 @@ func TestDownstream_SnapshotAndRetention(t *testing.T) {
 		})
 	}
 	ans := pull(0, false)
-	if !ans.Snapshot || ans.End != 13 || ans.Through != 13 {
+	if !ans.Snapshot || ans.End != 14 || ans.Through != 14 {
 		t.Fatalf("a cursor older than the log: snapshot %v, through %d, end %d", ans.Snapshot, ans.Through, ans.End)
 	}
-	if next := pull(ans.Through, false); next.Snapshot || len(next.Changes) != 0 || next.Through != 13 {
+	if next := pull(ans.Through, false); next.Snapshot || len(next.Changes) != 0 || next.Through != 14 {
 		t.Fatalf("the pull after a snapshot: %+v", next)
 	}
 	// The next changes come as changes: a zone routed to another site as null for this one.
@@ -106,8 +106,8 @@ func TestDownstream_SnapshotAndRetention(t *testing.T) {
 		_, err := f.e.UpdateZone(ctx, tenantAdmin(f.tenant.ID), "Z000", model.ZonePatch{SiteID: &other.ID}, nil)
 		return err
 	})
-	next := pull(13, false)
-	if next.Snapshot || len(next.Changes) != 1 || next.Through != 14 || next.Changes[0].Key != "Z000" ||
+	next := pull(14, false)
+	if next.Snapshot || len(next.Changes) != 1 || next.Through != 15 || next.Changes[0].Key != "Z000" ||
 		string(next.Changes[0].Record) != "null" {
 		t.Fatalf("a zone routed to another site: %+v", next)
 	}

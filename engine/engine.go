@@ -185,7 +185,7 @@ func New(store model.Store, opt Options) *Engine {
 			return err
 		}})
 	e.Links = upstream.NewLinks(e.up, frame)
-	e.up.Wire(e.store, e.dispatchRequested, e.mergeRemoteMission)
+	e.up.Wire(e.store, e.dispatchRequested, e.mergeRemoteMission, e.settingsFromCentral)
 	e.Credentials = devices.New(e.store, e.clock, frame, visibleDevice, e.AuthenticateUser)
 	e.Directory = tenants.New(e.store, e.clock, frame)
 	e.ret = retention.New(e.store, e.clock, opt.Retention, opt.RetentionBatch, releaseMissionCode)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fieldrelay/fieldrelay/engine/alerts"
 	"github.com/fieldrelay/fieldrelay/engine/model"
+	"github.com/fieldrelay/fieldrelay/engine/smscodec"
 	"github.com/fieldrelay/fieldrelay/engine/upstream"
 	"github.com/fieldrelay/fieldrelay/engine/writes"
 )
@@ -46,6 +47,57 @@ func (e *Engine) recordRemoteMove(tx model.Tx, tenantID string, m *model.Mission
 	return m, e.terminalConflict(tx, tenantID, m, had)
 }
 
+// recordRemoteMessage records msg, a message written here on a copy of another node's
+// mission (a crew's SMS reply through this node's gateway, a supervisor here): it joins
+// the copy and the mission goes down to its owner, which tells the crew; here it raises
+// or closes the crew_message alert and goes to the webhooks and the stream, as any message.
+func (e *Engine) recordRemoteMessage(tx model.Tx, tenantID string, m *model.Mission, msg *model.MissionMessage, fromCrew bool) error {
+	model.MergeMessages(m, []model.MissionMessage{*msg})
+	m.UpdatedAt = msg.WrittenAt
+	if err := putMission(tx, tenantID, m); err != nil {
+		return err
+	}
+	writes.Changed(tx, tenantID, model.DownMission, m.ID)
+	if err := e.crewMessageAlert(tx, tenantID, m, msg, fromCrew); err != nil {
+		return err
+	}
+	return e.notify(tx, tenantID, HookMissionMessage, model.MissionMessageNote{MissionID: m.ID, EventID: m.EventID,
+		TeamID: m.TeamID, Message: *msg})
+}
+
+// remoteMessages does, at the owner, what a message does for the messages another node
+// wrote on its copy of m: the team's devices learn each, a crew's raises the
+// crew_message alert here too and a control room's closes it and goes by SMS when the
+// rule of crewSMS says so; each goes to the webhooks and the stream.
+func (e *Engine) remoteMessages(tx model.Tx, tenantID string, m *model.Mission, msgs []model.MissionMessage) error {
+	for i := range msgs {
+		msg := &msgs[i]
+		at := msg.WrittenAt
+		if msg.CapturedAt != nil {
+			at = *msg.CapturedAt
+		}
+		if err := e.tellCrew(tx, tenantID, m.TeamID, m, "", model.MissionChange{What: model.UpdateMessage,
+			By: model.ChangeActor{ID: msg.AuthorID, Name: msg.AuthorName, Role: msg.Role}, At: at, Channel: msg.Channel,
+			MessageID: msg.ID, Text: msg.Text}); err != nil {
+			return err
+		}
+		fromCrew := msg.Role == model.RoleFieldOperator
+		if err := e.crewMessageAlert(tx, tenantID, m, msg, fromCrew); err != nil {
+			return err
+		}
+		if !fromCrew && m.Active() {
+			if err := e.crewSMS(tx, tenantID, m, smscodec.CrewMsg, msg.Text); err != nil {
+				return err
+			}
+		}
+		if err := e.notify(tx, tenantID, HookMissionMessage, model.MissionMessageNote{MissionID: m.ID, EventID: m.EventID,
+			TeamID: m.TeamID, Message: *msg}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // mergeRemoteMission merges, at the owner, the moves another node recorded on its copy
 // of one of this node's missions; the owner's duties follow the derived state through
 // missionMoved, as for any move. A mission unknown here, or not this node's, is left.
@@ -62,7 +114,8 @@ func (e *Engine) mergeRemoteMission(tx model.Tx, tenantID string, remote *model.
 	}
 	prev, had := m.Status, m.TerminalConflict != nil
 	added := model.MergeMoves(m, remote.History)
-	if len(added) == 0 {
+	msgs := model.MergeMessages(m, remote.Messages)
+	if len(added) == 0 && len(msgs) == 0 {
 		return nil
 	}
 	now := model.At(e.clock.Now())
@@ -70,10 +123,13 @@ func (e *Engine) mergeRemoteMission(tx model.Tx, tenantID string, remote *model.
 	if err := putMission(tx, tenantID, m); err != nil {
 		return err
 	}
+	if err := e.remoteMessages(tx, tenantID, m, msgs); err != nil {
+		return err
+	}
 	if err := e.terminalConflict(tx, tenantID, m, had); err != nil {
 		return err
 	}
-	if m.Status == prev || (model.MissionFinished(prev) && model.MissionFinished(m.Status)) {
+	if len(added) == 0 || m.Status == prev || (model.MissionFinished(prev) && model.MissionFinished(m.Status)) {
 		return nil
 	}
 	last := added[len(added)-1]

@@ -52,9 +52,6 @@ func (e *Engine) postMessage(tx model.Tx, p model.Principal, missionID, text, ch
 	if err != nil {
 		return nil, err
 	}
-	if m.Origin != nil {
-		return nil, model.Errorf(model.KindConflict, "mission %s is replicated from node %s: its messages are written there", m.ID, *m.Origin)
-	}
 	if len(m.Messages) >= MaxMissionMessages {
 		return nil, model.Errorf(model.KindConflict, "mission %s holds %d messages, the most it may", m.ID, MaxMissionMessages)
 	}
@@ -73,6 +70,12 @@ func (e *Engine) postMessage(tx model.Tx, p model.Principal, missionID, text, ch
 		at = *capturedAt
 		msg.CapturedAt = &at
 	}
+	fromControlRoom := channel == MoveSourceAPI && (p.IsKey() || p.Can(model.PermMissionsManage))
+	if m.Origin != nil {
+		// A copy of another node's mission: the message joins the copy and goes to the
+		// owner, which tells the crew (docs/decisions/0201-sms-at-the-central-gateway.md).
+		return &msg, e.recordRemoteMessage(tx, p.TenantID, m, &msg, !fromControlRoom)
+	}
 	m.Messages = append(m.Messages, msg)
 	m.UpdatedAt = now
 	if err := putMission(tx, p.TenantID, m); err != nil {
@@ -82,7 +85,6 @@ func (e *Engine) postMessage(tx model.Tx, p model.Principal, missionID, text, ch
 		Channel: channel, MessageID: msg.ID, Text: text}); err != nil {
 		return nil, err
 	}
-	fromControlRoom := channel == MoveSourceAPI && (p.IsKey() || p.Can(model.PermMissionsManage))
 	if err := e.crewMessageAlert(tx, p.TenantID, m, &msg, !fromControlRoom); err != nil {
 		return nil, err
 	}

@@ -381,10 +381,16 @@ func (e *Engine) freeTeam(tx model.Tx, tenantID string, m *model.Mission, now mo
 			return nil
 		}
 	}
+	if t.RemovedAt != nil {
+		// A copy of a central team taken from this site during its mission: it goes now
+		// (docs/decisions/0203-removals-down.md).
+		return tx.DeleteTeam(tenantID, t.ID)
+	}
 	t.SetStatus(TeamAvailable, now)
 	if err := tx.PutTeam(tenantID, t); err != nil {
 		return err
 	}
+	teamStatusMoved(tx, tenantID, t)
 	return e.publish(tx, tenantID, StreamTeamUpdated, model.PermTeamsRead, t.ID, t)
 }
 

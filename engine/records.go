@@ -43,3 +43,12 @@ func putDispatch(tx recordTx, tenantID string, d *model.Dispatch) error {
 	writes.Changed(tx, tenantID, model.ChangeDispatch, d.ID)
 	return nil
 }
+
+// teamStatusMoved says that the status of t, just stored, moved: a change for the
+// upstream change log when t is a copy of a central team, whose status is this site's
+// (docs/decisions/0202-team-status-up.md).
+func teamStatusMoved(tx model.TxCommit, tenantID string, t *model.Team) {
+	if t.Origin != nil {
+		writes.Changed(tx, tenantID, model.ChangeTeamStatus, t.ID)
+	}
+}

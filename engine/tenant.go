@@ -7,6 +7,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/auth"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/teams"
+	"github.com/fieldrelay/fieldrelay/engine/writes"
 	"github.com/fieldrelay/fieldrelay/engine/zones"
 )
 
@@ -115,6 +116,9 @@ func (e *Engine) updateDispatchSettings(tx model.Tx, p model.Principal, in model
 	if err != nil {
 		return nil, err
 	}
+	if err := t.SettingsConflict(); err != nil {
+		return nil, err
+	}
 	if in.DispatchMode != nil {
 		t.FeatureFlags.DispatchMode = *in.DispatchMode
 	}
@@ -137,6 +141,7 @@ func (e *Engine) updateDispatchSettings(tx model.Tx, p model.Principal, in model
 	if err := tx.PutTenant(t); err != nil {
 		return nil, err
 	}
+	writes.Changed(tx, t.ID, model.DownSettings, t.ID)
 	if err := e.rearmReinforcement(tx, t, before); err != nil {
 		return nil, err
 	}
@@ -144,6 +149,21 @@ func (e *Engine) updateDispatchSettings(tx model.Tx, p model.Principal, in model
 		return nil, err
 	}
 	return dispatchSettings(t), nil
+}
+
+// settingsFromCentral sets a site tenant's settings to its central node's copy s (t
+// already names the owner and version), within tx: the timers of its active missions
+// are set again as after PATCH /v1/tenant/dispatch-settings.
+func (e *Engine) settingsFromCentral(tx model.Tx, t *model.Tenant, s model.TenantSettings) error {
+	before, onSiteBefore := t.ReinforcementTimeoutMin, t.OnSiteTimeout()
+	t.SetSettings(s)
+	if err := tx.PutTenant(t); err != nil {
+		return err
+	}
+	if err := e.rearmReinforcement(tx, t, before); err != nil {
+		return err
+	}
+	return e.rearmOverdue(tx, t, onSiteBefore)
 }
 
 // AdminSeedTenant creates, in one transaction, a tenant with its users, zones and teams

@@ -40,6 +40,19 @@ func (t *tx) PutTeam(tenantID string, tm *model.Team) error {
 	return putJSON(b, k, tm)
 }
 
+func (t *tx) DeleteTeam(tenantID, id string) error {
+	t.changed(tenantID)
+	b, err := t.tbucket(tenantID, tbTeams)
+	if err != nil {
+		return err
+	}
+	k, err := idKey(id)
+	if err != nil || b.Get(k) == nil {
+		return model.NotFound("team")
+	}
+	return b.Delete(k)
+}
+
 func (t *tx) Teams(tenantID string) ([]model.Team, error) {
 	b, err := t.tbucket(tenantID, tbTeams)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 // Kinds of a change, as the one byte that stores them.
 var changeKinds = map[string]byte{model.ChangeEvent: 'e', model.ChangeDispatch: 'd', model.ChangeMission: 'm',
-	model.ChangeDispatchRequest: 'r'}
+	model.ChangeDispatchRequest: 'r', model.ChangeTeamStatus: 't', model.ChangeSiteZone: 'z'}
 
 func changeKind(b byte) string {
 	switch b {
@@ -23,6 +23,10 @@ func changeKind(b byte) string {
 		return model.ChangeMission
 	case 'r':
 		return model.ChangeDispatchRequest
+	case 't':
+		return model.ChangeTeamStatus
+	case 'z':
+		return model.ChangeSiteZone
 	}
 	return ""
 }

@@ -21,6 +21,9 @@ type Device struct {
 	// Credential is the device's own credential (docs/decisions/0126-device-credentials.md),
 	// null until one is issued.
 	Credential *DeviceCredential `json:"credential"`
+	// SiteZones, on a central node's device of a site node, are the zones the site created
+	// itself, by SiteZoneKey of their code (docs/decisions/0204-site-zone-collisions.md).
+	SiteZones map[string]SiteZone `json:"site_zones,omitempty"`
 }
 
 // DeviceCredential is the state of a device's credential. Nothing secret is stored: the

@@ -22,10 +22,14 @@ const (
 	DownRequest = "dispatch_request"
 	// DownMission is a site's mission a central node moved, routed to its owner.
 	DownMission = "mission"
+	// DownSettings is the tenant's settings (TenantSettings), keyed by the tenant's id,
+	// routed to every site (docs/decisions/0200-tenant-settings-down.md).
+	DownSettings = "settings"
 )
 
 // DownKinds are the kinds a downstream log holds.
-var DownKinds = map[string]bool{DownZone: true, DownTeam: true, DownUser: true, DownRequest: true, DownMission: true}
+var DownKinds = map[string]bool{DownZone: true, DownTeam: true, DownUser: true, DownRequest: true, DownMission: true,
+	DownSettings: true}
 
 // DownstreamTx holds the transaction methods of the downstream log.
 type DownstreamTx interface {

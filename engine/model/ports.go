@@ -118,6 +118,9 @@ type Tx interface {
 
 	Team(tenantID, id string) (*Team, error)
 	PutTeam(tenantID string, t *Team) error
+	// DeleteTeam removes a team (KindNotFound when there is none): a site's copy of a
+	// central team that left it (docs/decisions/0203-removals-down.md).
+	DeleteTeam(tenantID, id string) error
 	// Teams lists a tenant's teams, oldest first.
 	Teams(tenantID string) ([]Team, error)
 

@@ -30,6 +30,10 @@ type Team struct {
 	// version of the copy (docs/decisions/0195-record-owners.md).
 	Origin        *string `json:"origin,omitempty"`
 	OriginVersion int64   `json:"origin_version,omitempty"`
+	// RemovedAt, on a site's copy, is when the central node took the team from the site
+	// while it was on a mission here: the copy goes when the mission ends
+	// (docs/decisions/0203-removals-down.md).
+	RemovedAt *Time `json:"removed_at,omitempty"`
 	// StatusSince is when the team entered its status (the board's time in state;
 	// docs/decisions/0261-team-status-since.md); nil on a team whose status has not
 	// changed since the node first kept it.

@@ -36,14 +36,54 @@ type Tenant struct {
 	SLATargetUptimePct float64      `json:"sla_target_uptime_pct"`
 	// Retention is the tenant's own retention settings (nil: the node's defaults).
 	Retention *Retention `json:"retention,omitempty"`
-	CreatedAt Time       `json:"created_at"`
-	UpdatedAt Time       `json:"updated_at"`
+	// SettingsOrigin is the central node whose settings (TenantSettings) this tenant
+	// holds a copy of: they are read-only here; SettingsVersion is the owner's version of
+	// the copy (docs/decisions/0200-tenant-settings-down.md).
+	SettingsOrigin  *string `json:"settings_origin,omitempty"`
+	SettingsVersion int64   `json:"settings_origin_version,omitempty"`
+	CreatedAt       Time    `json:"created_at"`
+	UpdatedAt       Time    `json:"updated_at"`
 }
 
 // HasVertical reports whether v is valid for the tenant: a standard vertical or one the
 // tenant enabled.
 func (t *Tenant) HasVertical(v string) bool {
 	return slices.Contains(StandardVerticals, v) || slices.Contains(t.Verticals, v)
+}
+
+// TenantSettings are the settings of a tenant its central node owns and sends down to
+// its sites: the verticals, the dispatch settings and the retention.
+type TenantSettings struct {
+	Verticals               []string     `json:"verticals"`
+	FeatureFlags            FeatureFlags `json:"feature_flags"`
+	DispatchThreshold       float64      `json:"dispatch_threshold"`
+	ReinforcementTimeoutMin int          `json:"reinforcement_timeout_min"`
+	OnSiteTimeoutMin        *int         `json:"on_site_timeout_min,omitempty"`
+	AlertEscalationMin      int          `json:"alert_escalation_min"`
+	Retention               *Retention   `json:"retention,omitempty"`
+}
+
+// Settings returns the tenant's settings.
+func (t *Tenant) Settings() TenantSettings {
+	return TenantSettings{Verticals: slices.Clone(t.Verticals), FeatureFlags: t.FeatureFlags,
+		DispatchThreshold: t.DispatchThreshold, ReinforcementTimeoutMin: t.ReinforcementTimeoutMin,
+		OnSiteTimeoutMin: t.OnSiteTimeoutMin, AlertEscalationMin: t.AlertEscalationMin, Retention: t.Retention}
+}
+
+// SetSettings sets the tenant's settings to s.
+func (t *Tenant) SetSettings(s TenantSettings) {
+	if s.Verticals == nil {
+		s.Verticals = []string{}
+	}
+	t.Verticals, t.FeatureFlags, t.DispatchThreshold = s.Verticals, s.FeatureFlags, s.DispatchThreshold
+	t.ReinforcementTimeoutMin, t.OnSiteTimeoutMin, t.AlertEscalationMin = s.ReinforcementTimeoutMin, s.OnSiteTimeoutMin, s.AlertEscalationMin
+	t.Retention = s.Retention
+}
+
+// SettingsConflict is the error of a change of the tenant's settings while they are a
+// copy of its central node's: 409 conflict naming the owner; nil when they are its own.
+func (t *Tenant) SettingsConflict() error {
+	return CopyConflict("the tenant's settings", t.SettingsOrigin)
 }
 
 // CreateTenantInput is what `fieldrelay tenant create` takes.

@@ -118,7 +118,12 @@ const (
 	ChangeMission  = ItemUpstreamMission
 	// ChangeDispatchRequest is a site's decision on a central node's dispatch request.
 	ChangeDispatchRequest = ItemUpstreamDispatchRequest
+	// ChangeTeamStatus is the status of a copy of a central team, moved at the site.
+	ChangeTeamStatus = ItemUpstreamTeamStatus
+	// ChangeSiteZone is a zone of the site's own, logged under SiteZoneKey of its code.
+	ChangeSiteZone = ItemUpstreamSiteZone
 )
 
 // ChangeKinds are the kinds a change log holds.
-var ChangeKinds = []string{ChangeEvent, ChangeDispatch, ChangeMission, ChangeDispatchRequest}
+var ChangeKinds = []string{ChangeEvent, ChangeDispatch, ChangeMission, ChangeDispatchRequest, ChangeTeamStatus,
+	ChangeSiteZone}

@@ -58,6 +58,9 @@ func (e *Settings) UpdateRetention(ctx context.Context, p model.Principal, in mo
 		if err != nil {
 			return nil, err
 		}
+		if err := t.SettingsConflict(); err != nil {
+			return nil, err
+		}
 		r := model.Retention{}
 		if t.Retention != nil {
 			r = *t.Retention
@@ -82,6 +85,7 @@ func (e *Settings) UpdateRetention(ctx context.Context, p model.Principal, in mo
 		if err := tx.PutTenant(t); err != nil {
 			return nil, err
 		}
+		writes.Changed(tx, t.ID, model.DownSettings, t.ID)
 		return e.retentionOf(t), nil
 	})
 }

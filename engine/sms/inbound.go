@@ -116,6 +116,19 @@ func (e *Gateway) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInbound
 	rec.Verb, rec.Code = reply.Verb, reply.Code
 
 	missionID, err := tx.MissionByCode(p.TenantID, reply.Code)
+	if model.IsKind(err, model.KindNotFound) {
+		// A site's mission replicated here: its code indexes nothing on this node, the
+		// sender's team finds it (docs/decisions/0201-sms-at-the-central-gateway.md).
+		cp, cerr := missionOfSender(tx, p.TenantID, from, reply.Code, func(m *model.Mission) bool {
+			return m.Origin != nil && !model.MissionFinished(m.Status)
+		})
+		if cerr != nil {
+			return nil, nil, cerr
+		}
+		if cp != nil {
+			missionID, err = cp.ID, nil
+		}
+	}
 	if model.IsKind(err, model.KindNotFound) && reply.Verb == smscodec.CrewMsg {
 		// A message is kept even after its mission ended (docs/decisions/0150-mission-messages.md).
 		ended, err := endedMissionOfSender(tx, p.TenantID, from, reply.Code)
@@ -199,7 +212,7 @@ func (e *Gateway) receiveSMS(tx model.Tx, p model.Principal, in model.SMSInbound
 		}
 		return nil, nil, err
 	}
-	if wasCreated && reply.Status == model.MissionAck && moved.ChannelUsed == nil {
+	if wasCreated && reply.Status == model.MissionAck && moved.ChannelUsed == nil && moved.Origin == nil {
 		ch := model.ChannelSMS
 		moved.ChannelUsed = &ch
 		if err := putMission(tx, p.TenantID, moved); err != nil {
@@ -239,6 +252,12 @@ const endedLookback = 20
 // missions of the teams whose member has the phone from; nil when there is none (a code
 // nobody of the sender's teams had is unknown, whoever else had it).
 func endedMissionOfSender(tx model.Tx, tenantID, from, code string) (*model.Mission, error) {
+	return missionOfSender(tx, tenantID, from, code, func(m *model.Mission) bool { return model.MissionFinished(m.Status) })
+}
+
+// missionOfSender finds a mission with code that match accepts among the latest missions
+// of the teams whose member has the phone from; nil when there is none.
+func missionOfSender(tx model.Tx, tenantID, from, code string, match func(*model.Mission) bool) (*model.Mission, error) {
 	teams, err := tx.Teams(tenantID)
 	if err != nil {
 		return nil, err
@@ -252,7 +271,7 @@ func endedMissionOfSender(tx model.Tx, tenantID, from, code string) (*model.Miss
 			return nil, err
 		}
 		for j := range missions {
-			if m := &missions[j]; m.Code == code && model.MissionFinished(m.Status) {
+			if m := &missions[j]; m.Code == code && match(m) {
 				return m, nil
 			}
 		}

@@ -245,6 +245,11 @@ func (e *Roster) updateTeam(tx model.Tx, p model.Principal, id string, in model.
 		}
 		next.ZoneCode = *in.ZoneCode
 	}
+	if in.Status != nil && *in.Status != t.Status && t.Origin == nil && t.SiteID != nil {
+		// The status of a team routed to a site is the site's, reported up
+		// (docs/decisions/0202-team-status-up.md).
+		return nil, model.Errorf(model.KindConflict, "team %s is at site %s: its status is set there", t.ID, *t.SiteID)
+	}
 	if in.Status != nil {
 		switch s := *in.Status; {
 		case s != TeamAvailable && s != TeamOffDuty && s != TeamOnMission:
@@ -272,6 +277,9 @@ func (e *Roster) updateTeam(tx model.Tx, p model.Principal, id string, in model.
 	}
 	if !owned {
 		writes.Changed(tx, p.TenantID, model.DownTeam, next.ID)
+	}
+	if next.Status != t.Status && next.Origin != nil {
+		writes.Changed(tx, p.TenantID, model.ChangeTeamStatus, next.ID)
 	}
 	return &next, e.publish(tx, p.TenantID, StreamUpdated, model.PermTeamsRead, next.ID, &next)
 }

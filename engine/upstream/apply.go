@@ -23,7 +23,7 @@ const Source = "upstream"
 // isUpstreamKind reports whether kind is one of the upstream_* kinds.
 func isUpstreamKind(kind string) bool {
 	return kind == model.ItemUpstreamEvent || kind == model.ItemUpstreamDispatch || kind == model.ItemUpstreamMission ||
-		kind == model.ItemUpstreamDispatchRequest
+		kind == model.ItemUpstreamDispatchRequest || kind == model.ItemUpstreamTeamStatus || kind == model.ItemUpstreamSiteZone
 }
 
 // MayApply checks, on receipt, that an upstream_* item comes from a node: a device
@@ -62,6 +62,10 @@ func Apply(tx Tx, tenantID string, d *model.Device, it *model.DeviceItem) (dup b
 		return applyUpstreamMission(tx, tenantID, d, it)
 	case model.ItemUpstreamDispatchRequest:
 		return applyRequestDecision(tx, tenantID, d, it)
+	case model.ItemUpstreamTeamStatus:
+		return applyTeamStatus(tx, tenantID, d, it)
+	case model.ItemUpstreamSiteZone:
+		return applySiteZone(tx, tenantID, d, it)
 	}
 	return false, model.Internal(fmt.Errorf("upstream.Apply: kind %q", it.Kind))
 }
@@ -373,9 +377,10 @@ func applyUpstreamMission(tx Tx, tenantID string, d *model.Device, it *model.Dev
 	default:
 		// The moves are facts merged by union: the owner's record, with the moves
 		// recorded here that it has not seen yet (docs/decisions/0198-mission-moves-union.md).
-		held := len(cur.History)
+		held, heldMsgs := len(cur.History), len(cur.Messages)
 		model.MergeMoves(&m, cur.History)
-		if len(m.History) == held && !m.UpdatedAt.After(cur.UpdatedAt.Time) {
+		model.MergeMessages(&m, cur.Messages) // the messages written here travel the same way
+		if len(m.History) == held && len(m.Messages) == heldMsgs && !m.UpdatedAt.After(cur.UpdatedAt.Time) {
 			return true, nil // nothing new
 		}
 	}

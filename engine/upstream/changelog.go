@@ -20,6 +20,13 @@ func (u *Runner) LogChanges(tx model.Tx) error {
 	}
 	l := &logging{tx: tx}
 	for _, c := range changes {
+		if c.Kind == model.DownZone {
+			// A zone of this node's own goes up too, under the key of its code
+			// (docs/decisions/0204-site-zone-collisions.md).
+			if err := u.logChange(l, c.TenantID, model.ChangeSiteZone, model.SiteZoneKey(c.ID)); err != nil {
+				return err
+			}
+		}
 		if model.DownKinds[c.Kind] {
 			continue // the downstream log's (LogDown)
 		}

@@ -19,6 +19,8 @@ type DownTx interface {
 	Tx
 	model.DownstreamTx
 	Device(tenantID, id string) (*model.Device, error)
+	Tenant(id string) (*model.Tenant, error)
+	PutTenant(t *model.Tenant) error
 	Zone(tenantID, code string) (*model.Zone, error)
 	Zones(tenantID string) ([]model.Zone, error)
 	PutZone(tenantID string, z *model.Zone) error
@@ -153,6 +155,14 @@ func downRecord(tx DownTx, tenantID, deviceID, kind, key string) (json.RawMessag
 				v = m // the site that owns it
 			}
 		}
+	case model.DownSettings:
+		t, err := tx.Tenant(tenantID)
+		if err != nil {
+			return nil, err
+		}
+		if t.SettingsOrigin == nil {
+			v = t.Settings()
+		}
 	case model.DownUser:
 		a, err := tx.UserAccount(tenantID, key)
 		if err == nil && a.Origin == nil {
@@ -167,7 +177,8 @@ func downRecord(tx DownTx, tenantID, deviceID, kind, key string) (json.RawMessag
 	return json.Marshal(v)
 }
 
-// snapshot puts in out every record routed to the site: zones, teams, then users.
+// snapshot puts in out every record routed to the site: the tenant's settings (when
+// they are its own), zones, teams, then users.
 func snapshot(tx DownTx, tenantID, deviceID string, out *model.DownPull) error {
 	add := func(kind, key string, v any) error {
 		raw, err := json.Marshal(v)
@@ -175,6 +186,15 @@ func snapshot(tx DownTx, tenantID, deviceID string, out *model.DownPull) error {
 			out.Changes = append(out.Changes, model.DownItem{Seq: out.Through, Kind: kind, Key: key, Record: raw})
 		}
 		return err
+	}
+	t, err := tx.Tenant(tenantID)
+	if err != nil {
+		return err
+	}
+	if t.SettingsOrigin == nil {
+		if err := add(model.DownSettings, tenantID, t.Settings()); err != nil {
+			return err
+		}
 	}
 	zs, err := tx.Zones(tenantID)
 	if err != nil {

@@ -84,6 +84,12 @@ func (u *Runner) applyDown(ctx context.Context, cfg *model.UpstreamConfig, ans *
 			}
 		}
 		if ans.Snapshot {
+			if err := u.removeAbsent(mtx, c.TenantID, ans); err != nil {
+				return err
+			}
+			if err := reportSiteZones(mtx, c.TenantID); err != nil {
+				return err
+			}
 			c.Down.Snapshots++
 			c.Down.NewestAt, c.Down.Synced = &now, true
 		}
@@ -132,6 +138,8 @@ func (u *Runner) applyDownItem(mtx model.Tx, tenantID, owner string, version int
 			return "", err
 		}
 		return "", u.mergeMission(mtx, tenantID, &m)
+	case model.DownSettings:
+		return "", u.applySettings(mtx, tenantID, owner, version, gone, it.Record)
 	case model.DownZone:
 		old, err := tx.Zone(tenantID, it.Key)
 		if err != nil && !model.IsKind(err, model.KindNotFound) {
@@ -166,8 +174,11 @@ func (u *Runner) applyDownItem(mtx model.Tx, tenantID, owner string, version int
 		if err != nil && !model.IsKind(err, model.KindNotFound) {
 			return "", err
 		}
-		if gone || (old != nil && old.OriginVersion >= version) {
-			return "", nil // a team leaves a site by no operation of its own: it stays as it was
+		if gone {
+			return "", u.removeTeam(mtx, tenantID, owner, version, old)
+		}
+		if old != nil && old.OriginVersion >= version {
+			return "", nil
 		}
 		if old != nil && old.Origin == nil {
 			return "team " + it.Key + ": a team of this site holds the id", nil

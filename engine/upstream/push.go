@@ -84,15 +84,18 @@ type Runner struct {
 	writeStore        model.Store
 	dispatchRequested func(tx model.Tx, tenantID string, r *model.DispatchRequest) error
 	mergeMission      func(tx model.Tx, tenantID string, m *model.Mission) error
+	setSettings       func(tx model.Tx, t *model.Tenant, s model.TenantSettings) error
 }
 
 // Wire gives the Runner what the engine builds after it: the store that runs its write
 // hooks; the site's dispatch of a central node's request (run within the transaction
 // that applies it; it decides the request and stores it); the site's merge of the moves
-// its central node recorded on one of its missions.
+// its central node recorded on one of its missions; the site's change of its tenant's
+// settings to its central node's (stored, and the mission timers set again).
 func (u *Runner) Wire(writeStore model.Store, dispatchRequested func(tx model.Tx, tenantID string, r *model.DispatchRequest) error,
-	mergeMission func(tx model.Tx, tenantID string, m *model.Mission) error) {
-	u.writeStore, u.dispatchRequested, u.mergeMission = writeStore, dispatchRequested, mergeMission
+	mergeMission func(tx model.Tx, tenantID string, m *model.Mission) error,
+	setSettings func(tx model.Tx, t *model.Tenant, s model.TenantSettings) error) {
+	u.writeStore, u.dispatchRequested, u.mergeMission, u.setSettings = writeStore, dispatchRequested, mergeMission, setSettings
 }
 
 // upLink is what the pusher keeps in memory of one tenant's link.
@@ -149,6 +152,10 @@ func New(p Parts) *Runner {
 	}
 	u.mergeMission = func(model.Tx, string, *model.Mission) error {
 		return model.Errorf(model.KindInternal, "this node merges no mission")
+	}
+	u.setSettings = func(tx model.Tx, t *model.Tenant, s model.TenantSettings) error {
+		t.SetSettings(s)
+		return tx.PutTenant(t)
 	}
 	return u
 }
@@ -596,6 +603,10 @@ func appendRecord(b []byte, tx Tx, tenantID string, ch model.LogChange) ([]byte,
 		v, err = tx.Dispatch(tenantID, ch.ID)
 	case model.ChangeDispatchRequest:
 		v, err = tx.DispatchRequest(tenantID, ch.ID)
+	case model.ChangeTeamStatus:
+		v, err = teamStatusOf(tx, tenantID, ch.ID)
+	case model.ChangeSiteZone:
+		v, err = siteZoneOf(tx, tenantID, ch.ID)
 	default:
 		err = model.NotFound("record")
 	}

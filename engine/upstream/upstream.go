@@ -29,6 +29,10 @@ type Tx interface {
 	PutMission(tenantID string, m *model.Mission) error
 	Dispatch(tenantID, id string) (*model.Dispatch, error)
 	PutDispatch(tenantID string, d *model.Dispatch) error
+	Team(tenantID, id string) (*model.Team, error)
+	PutTeam(tenantID string, t *model.Team) error
+	Zones(tenantID string) ([]model.Zone, error)
+	PutDevice(tenantID string, d *model.Device) error
 }
 
 var _ Tx = model.Tx(nil)

@@ -44,6 +44,9 @@ func (e *Registry) createZone(tx model.Tx, tenantID string, in model.ZoneInput) 
 	if err != nil {
 		return nil, err
 	}
+	if err := siteZoneFree(tx, tenantID, in.Code, site); err != nil {
+		return nil, err
+	}
 	now := e.clock.Now()
 	z := &model.Zone{ID: model.NewID(), Code: in.Code, Name: name, Boundary: *in.Boundary,
 		Centroid: in.Boundary.Centroid(), SiteID: site, CreatedAt: model.At(now), UpdatedAt: model.At(now)}
@@ -104,6 +107,9 @@ func (e *Registry) updateZone(tx model.Tx, p model.Principal, code string, in mo
 			return nil, err
 		}
 		if !model.EqualPtr(site, z.SiteID) {
+			if err := siteZoneFree(tx, p.TenantID, z.Code, site); err != nil {
+				return nil, err
+			}
 			z.SiteID, changed = site, true
 		}
 	}
@@ -201,4 +207,34 @@ func (e *Registry) zonePage(ctx context.Context, p model.Principal, page model.P
 		return nil, "", err
 	}
 	return model.PageList(zones, model.ByIDNewestFirst(func(z *model.Zone) string { return z.ID }), nil, page)
+}
+
+// siteZoneFree checks that no site the zone goes to (site; nil: every site of the
+// tenant) holds its code as a zone of its own (docs/decisions/0204-site-zone-collisions.md).
+func siteZoneFree(tx model.Tx, tenantID, code string, site *string) error {
+	if site != nil {
+		d, err := tx.Device(tenantID, *site)
+		if err != nil {
+			return err
+		}
+		return model.SiteZoneConflict(d, code)
+	}
+	page := model.Page{Limit: 1000}
+	for {
+		ds, next, err := tx.Devices(tenantID, page)
+		if err != nil {
+			return err
+		}
+		for i := range ds {
+			if ds[i].Platform == model.PlatformNode {
+				if err := model.SiteZoneConflict(&ds[i], code); err != nil {
+					return err
+				}
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		page.Cursor = next
+	}
 }

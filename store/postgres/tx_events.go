@@ -92,6 +92,23 @@ func (t *tx) PutTeamPositions(tenantID string, tm *model.Team) error {
 		ON CONFLICT (tenant_id, id) DO UPDATE SET doc = excluded.doc`, tn, id, doc)
 }
 
+func (t *tx) DeleteTeam(tenantID, id string) error {
+	t.changed(tenantID)
+	tn, tid, err := ids(tenantID, id, "team")
+	if err != nil {
+		return err
+	}
+	t.wroteTeams = true
+	tag, err := t.exec("DELETE FROM teams WHERE tenant_id = $1 AND id = $2", tn, tid)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return model.NotFound("team")
+	}
+	return nil
+}
+
 func (t *tx) Teams(tenantID string) ([]model.Team, error) {
 	tn, err := t.tenantOf(tenantID)
 	if err != nil {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -452,7 +453,31 @@ func testTeams(t *testing.T, open Opener) {
 		assertKind(t, err, model.KindNotFound)
 		return nil
 	})
-	err := f.updateErr(func(tx model.Tx) error { return tx.PutTeam(model.NewID(), newTeam("x", 9)) })
+	// DeleteTeam removes one team of one tenant; a second time, or another tenant's, is
+	// not found; a deletion rolled back leaves it.
+	err := f.updateErr(func(tx model.Tx) error {
+		if err := tx.DeleteTeam(a.ID, teams[2].ID); err != nil {
+			return err
+		}
+		return fmt.Errorf("roll back")
+	})
+	if err == nil {
+		t.Fatal("the rolled back transaction succeeded")
+	}
+	f.update(func(tx model.Tx) error { return tx.DeleteTeam(a.ID, teams[0].ID) })
+	f.view(func(tx model.Tx) error {
+		_, err := tx.Team(a.ID, teams[0].ID)
+		assertKind(t, err, model.KindNotFound)
+		got, err := tx.Teams(a.ID)
+		if err != nil || ids(got, func(t model.Team) string { return t.ID }) != ids(teams[1:], func(t *model.Team) string { return t.ID }) {
+			t.Fatalf("Teams after a deletion = %+v, %v", got, err)
+		}
+		return nil
+	})
+	for _, c := range [][2]string{{a.ID, teams[0].ID}, {b.ID, teams[1].ID}, {a.ID, "bad"}} {
+		assertKind(t, f.updateErr(func(tx model.Tx) error { return tx.DeleteTeam(c[0], c[1]) }), model.KindNotFound)
+	}
+	err = f.updateErr(func(tx model.Tx) error { return tx.PutTeam(model.NewID(), newTeam("x", 9)) })
 	assertKind(t, err, model.KindNotFound)
 	err = f.updateErr(func(tx model.Tx) error {
 		tm := newTeam("x", 9)

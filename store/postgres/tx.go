@@ -24,8 +24,9 @@ type tx struct {
 	onCommit []func()
 	// notified holds the tenants whose directory change this transaction announced.
 	notified map[string]bool
-	// feedN numbers the stream changes of this run (feed.go).
-	feedN int
+	// changes holds the stream changes of this run by tenant, added before the commit
+	// (feed.go).
+	changes map[string]*pendingChanges
 	// failed is the first statement error: PostgreSQL aborts the transaction there.
 	failed error
 	// retry is set when that error (or the commit's) allows running the whole fn again.
@@ -42,8 +43,13 @@ type tx struct {
 	// known holds the tenants this transaction saw exist: tenants are never deleted, so
 	// the check is made once per tenant and transaction (requireTenant).
 	known map[string]bool
-	// wrote is set once a row written has gone out: the transaction holds its id.
-	wrote bool
+	// rw is set in a write transaction: it locks what it reads (lockTenant, forUpdate).
+	rw bool
+	// locked holds the tenants whose row this write transaction locked (lockTenant).
+	locked map[string]bool
+	// missing holds the global rows (table/key) that this write transaction read and
+	// found absent: it inserts them without ON CONFLICT (claimRow).
+	missing map[string]bool
 	// pending holds the writes whose outcome is only success or failure, sent together
 	// with the next statement or before the commit (write, flush).
 	pending *pgx.Batch
@@ -133,8 +139,6 @@ func (t *tx) send(queue func(*pgx.Batch)) (pgx.BatchResults, error) {
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
 	}
-	// Every queued statement writes a row (put queues only for a tenant that exists).
-	t.wrote = t.wrote || n > 0
 	return br, nil
 }
 
@@ -294,6 +298,73 @@ func canonTenant(id string) (string, error) {
 	return tn, nil
 }
 
+// ids is the package's ids for a method of tx, and canonTenant its canonTenant: in a
+// write transaction they lock the tenant first (lockTenant).
+func (t *tx) ids(tenantID, id, what string) (string, string, error) {
+	tn, r, err := ids(tenantID, id, what)
+	if err != nil {
+		return "", "", err
+	}
+	return tn, r, t.lockTenant(tn)
+}
+
+func (t *tx) canonTenant(id string) (string, error) {
+	tn, err := canonTenant(id)
+	if err != nil {
+		return "", err
+	}
+	return tn, t.lockTenant(tn)
+}
+
+// lockTenant makes a write transaction the only one writing a tenant's records until it
+// ends (docs/decisions/0236-read-committed.md): the first statement about a tenant in the
+// transaction is preceded by a lock of the tenant's row, queued to go out with it (tx.write,
+// no round trip of its own). Isolation is READ COMMITTED: each statement that follows
+// sees every write committed before the lock was granted, so a read-modify-write of the
+// tenant's records (an idempotency key, an outbox entry's lease, a mission's state) runs
+// as if alone. The lock is FOR NO KEY UPDATE: it waits for no foreign key check (FOR KEY
+// SHARE), and on Citus it is one row of the tenant's shard. A tenant that does not exist
+// locks nothing: the statements that follow answer KindNotFound.
+func (t *tx) lockTenant(tn string) error {
+	if !t.rw || t.locked[tn] {
+		return nil
+	}
+	if t.locked == nil {
+		t.locked = map[string]bool{}
+	}
+	t.locked[tn] = true
+	return t.write("SELECT 1 FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE", tn)
+}
+
+// forUpdate is the locking clause of the read of one row of a global table (meta, login
+// guards, auth tokens) in a write transaction: the row stays locked until the end, so a
+// read-modify-write of it runs as if alone. A row found missing is noted (key: table and
+// key), and claimRow tells its writer to insert it without ON CONFLICT: of two
+// transactions that both found it missing, the unique key fails the second, which runs
+// again and finds it (retryable).
+func (t *tx) forUpdate() string {
+	if t.rw {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// readRow notes whether the row key of a global table was found by a read made with
+// forUpdate.
+func (t *tx) readRow(key string, found bool) {
+	if !t.rw {
+		return
+	}
+	if t.missing == nil {
+		t.missing = map[string]bool{}
+	}
+	t.missing[key] = !found
+}
+
+// claimRow reports whether the row key was read and found missing in this transaction:
+// its insert must then fail on a row another transaction inserted meanwhile.
+func (t *tx) claimRow(key string) bool { return t.missing[key] }
+
 // requireTenant returns KindNotFound when the tenant does not exist; a tenant found is
 // not looked up again in this transaction.
 func (t *tx) requireTenant(tenantID string) error {
@@ -322,7 +393,7 @@ func (t *tx) exists(tenantID string) {
 
 // tenantOf canonicalizes a tenant id and checks that the tenant exists.
 func (t *tx) tenantOf(id string) (string, error) {
-	tn, err := canonTenant(id)
+	tn, err := t.canonTenant(id)
 	if err != nil {
 		return "", err
 	}
@@ -346,7 +417,6 @@ func (t *tx) put(sql string, args ...any) error {
 		return model.NotFound("tenant")
 	}
 	t.exists(tn)
-	t.wrote = true
 	return nil
 }
 
@@ -443,9 +513,13 @@ func jsonOf(v any) (json.RawMessage, error) {
 // Meta returns an installation-wide value, or nil.
 func (t *tx) Meta(key string) ([]byte, error) {
 	var v []byte
-	found, err := t.scan("SELECT value FROM meta WHERE key = $1", []any{key}, &v)
-	if err != nil || !found {
+	found, err := t.scan("SELECT value FROM meta WHERE key = $1"+t.forUpdate(), []any{key}, &v)
+	if err != nil {
 		return nil, err
+	}
+	t.readRow("meta/"+key, found)
+	if !found {
+		return nil, nil
 	}
 	if isSecretMeta(key) {
 		return t.db.secrets.openMeta(key, v)
@@ -463,6 +537,10 @@ func (t *tx) PutMeta(key string, value []byte) error {
 	}
 	if isSecretMeta(key) {
 		value = t.db.secrets.sealMeta(key, value)
+	}
+	if t.claimRow("meta/" + key) {
+		_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2)`, key, value)
+		return err
 	}
 	_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)

@@ -12,7 +12,7 @@ import (
 // AppendDown takes the next sequence number of the tenant's downstream log from
 // downstream_log_end, which keeps the last one given even when the log is trimmed empty.
 func (t *tx) AppendDown(tenantID string, c model.DownChange) (int64, error) {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return 0, err
 	}

@@ -33,7 +33,7 @@ func (t *tx) TenantBySlug(slug string) (*model.Tenant, error) {
 
 func (t *tx) PutTenant(tn *model.Tenant) error {
 	t.changed(tn.ID)
-	id, err := canonTenant(tn.ID)
+	id, err := t.canonTenant(tn.ID)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (t *tx) Tenants() ([]model.Tenant, error) {
 }
 
 func (t *tx) UserAccount(tenantID, id string) (*model.UserAccount, error) {
-	tn, uidv, err := ids(tenantID, id, "user")
+	tn, uidv, err := t.ids(tenantID, id, "user")
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (t *tx) UserAccountByEmail(email string) (*model.UserAccount, error) {
 
 func (t *tx) PutUserAccount(u *model.UserAccount) error {
 	t.changed(u.TenantID)
-	tn, id, err := ids(u.TenantID, u.ID, "user")
+	tn, id, err := t.ids(u.TenantID, u.ID, "user")
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,8 @@ func (t *tx) Users(tenantID string, p model.Page) ([]model.User, string, error) 
 }
 
 func (t *tx) LoginGuard(email string) (model.LoginGuard, error) {
-	g, err := getDoc[model.LoginGuard](t, "login guard", "SELECT doc FROM login_guards WHERE email = $1", email)
+	g, err := getDoc[model.LoginGuard](t, "login guard", "SELECT doc FROM login_guards WHERE email = $1"+t.forUpdate(), email)
+	t.readRow("login_guards/"+email, err == nil)
 	if model.IsKind(err, model.KindNotFound) {
 		return model.LoginGuard{}, nil
 	}
@@ -151,6 +152,10 @@ func (t *tx) PutLoginGuard(email string, g model.LoginGuard) error {
 	}
 	doc, err := jsonOf(g)
 	if err != nil {
+		return err
+	}
+	if t.claimRow("login_guards/" + email) {
+		_, err = t.exec(`INSERT INTO login_guards (email, doc) VALUES ($1, $2)`, email, doc)
 		return err
 	}
 	_, err = t.exec(`INSERT INTO login_guards (email, doc) VALUES ($1, $2)
@@ -171,7 +176,7 @@ func (t *tx) APIKeyByHash(hash string) (*model.APIKeyRecord, error) {
 }
 
 func (t *tx) APIKey(tenantID, id string) (*model.APIKeyRecord, error) {
-	tn, kid, err := ids(tenantID, id, "api key")
+	tn, kid, err := t.ids(tenantID, id, "api key")
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +185,7 @@ func (t *tx) APIKey(tenantID, id string) (*model.APIKeyRecord, error) {
 
 func (t *tx) PutAPIKey(rec *model.APIKeyRecord) error {
 	t.changed(rec.TenantID)
-	tn, id, err := ids(rec.TenantID, rec.ID, "api key")
+	tn, id, err := t.ids(rec.TenantID, rec.ID, "api key")
 	if err != nil {
 		return err
 	}
@@ -221,9 +226,6 @@ func (t *tx) TouchAPIKey(hash string, at time.Time, every time.Duration) (bool, 
 	if !ok || !found {
 		return false, model.NotFound("api key")
 	}
-	if wrote {
-		t.wrote = true
-	}
 	return wrote, nil
 }
 
@@ -233,7 +235,7 @@ func (t *tx) DeleteAPIKey(tenantID, id string) error {
 	if err != nil {
 		return err
 	}
-	tn, kid, _ := ids(tenantID, id, "api key")
+	tn, kid, _ := t.ids(tenantID, id, "api key")
 	if _, err := t.exec("DELETE FROM api_keys WHERE tenant_id = $1 AND id = $2", tn, kid); err != nil {
 		return err
 	}
@@ -254,7 +256,7 @@ func (t *tx) APIKeys(tenantID string) ([]model.APIKeyRecord, error) {
 }
 
 func (t *tx) AuthToken(hash string) (*model.AuthToken, error) {
-	return getDoc[model.AuthToken](t, "token", "SELECT doc FROM auth_tokens WHERE hash = $1", hash)
+	return getDoc[model.AuthToken](t, "token", "SELECT doc FROM auth_tokens WHERE hash = $1"+t.forUpdate(), hash)
 }
 
 func (t *tx) PutAuthToken(hash string, a *model.AuthToken) error {
@@ -273,7 +275,7 @@ func (t *tx) DeleteAuthToken(hash string) error {
 }
 
 func (t *tx) Idempotency(tenantID, key string) (*model.IdempotencyRecord, error) {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +287,7 @@ func (t *tx) Idempotency(tenantID, key string) (*model.IdempotencyRecord, error)
 }
 
 func (t *tx) PutIdempotency(tenantID, key string, r *model.IdempotencyRecord) error {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return err
 	}

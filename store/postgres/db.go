@@ -194,7 +194,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			}
 			if current == len(names) {
 				done = true
-				return nil
+				return distribute(ctx, tx)
 			}
 			sql, err := migrationFiles.ReadFile(names[current])
 			if err != nil {

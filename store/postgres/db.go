@@ -71,6 +71,9 @@ type Options struct {
 	// SecretKey is the key of the key file that wraps the data key of the database's
 	// secrets (secrets.go); Open refuses to go without it (ErrNoSecretKey).
 	SecretKey *SecretKey
+	// Tracer, when set, sees every statement of the pool's connections (pgx's tracing
+	// hook; TestCitusRouting explains the statements it records).
+	Tracer pgx.QueryTracer
 }
 
 //go:embed migrations/*.sql
@@ -99,6 +102,9 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	if opt.Tracer != nil {
+		cfg.ConnConfig.Tracer = opt.Tracer
 	}
 	log := opt.Log
 	if log == nil {

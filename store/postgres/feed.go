@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,33 +92,46 @@ func (db *DB) AppendChange(mtx model.TxCommit, tenantID string, c model.Change) 
 	return nil
 }
 
-// flushChanges queues, before the commit, one statement per tenant that numbers the
-// transaction's changes of the tenant from its stream_heads row and inserts them (tenants
-// in a fixed order: two transactions never wait for each other's heads in a cycle).
+// flushChanges queues, before the commit, the statements that number the transaction's
+// changes of each tenant after the tenant's last seq, read with the tenant's lock
+// (lockTenant): the new head, then the changes in multi-row inserts, all of one tenant's
+// shard on Citus.
 func (t *tx) flushChanges() error {
-	tenants := make([]string, 0, len(t.changes))
-	for tn := range t.changes {
-		tenants = append(tenants, tn)
-	}
-	slices.Sort(tenants)
-	for _, tn := range tenants {
-		p := t.changes[tn]
-		err := t.write(`WITH h AS (
-				INSERT INTO stream_heads AS h (tenant_id, seq) VALUES ($1, $2)
-				ON CONFLICT (tenant_id) DO UPDATE SET seq = h.seq + excluded.seq
-				RETURNING seq)
-			INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data)
-			SELECT $1, h.seq - $2 + c.n, c.name, c.perm, c.team_id, c.at, c.data::json
-			FROM h, unnest($3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
-				WITH ORDINALITY AS c(name, perm, team_id, at, data, n)`,
-			tn, int64(len(p.names)), p.names, p.perms, p.teams, p.at, p.data)
-		if err != nil {
+	for tn, p := range t.changes {
+		head, ok := t.heads[tn]
+		if !ok {
+			return model.NotFound("tenant")
+		}
+		n := len(p.names)
+		if err := t.write(`INSERT INTO stream_heads (tenant_id, seq) VALUES ($1, $2)
+			ON CONFLICT (tenant_id) DO UPDATE SET seq = excluded.seq`, tn, head+int64(n)); err != nil {
 			return err
+		}
+		t.heads[tn] = head + int64(n)
+		for from := 0; from < n; from += changesPerInsert {
+			to := min(n, from+changesPerInsert)
+			var sql strings.Builder
+			sql.WriteString("INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data) VALUES ")
+			args := []any{tn}
+			for i := from; i < to; i++ {
+				if i > from {
+					sql.WriteString(", ")
+				}
+				k := len(args)
+				fmt.Fprintf(&sql, "($1, $%d, $%d, $%d, $%d, $%d, $%d::json)", k+1, k+2, k+3, k+4, k+5, k+6)
+				args = append(args, head+int64(i)+1, p.names[i], p.perms[i], p.teams[i], p.at[i], p.data[i])
+			}
+			if err := t.write(sql.String(), args...); err != nil {
+				return err
+			}
 		}
 	}
 	t.changes = nil
 	return nil
 }
+
+// changesPerInsert bounds the rows of one insert of stream changes (6 parameters each).
+const changesPerInsert = 1000
 
 // nudgeFeed wakes the poller (a change of this process committed).
 func (db *DB) nudgeFeed() {

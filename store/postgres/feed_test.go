@@ -36,6 +36,16 @@ func appendChanges(t *testing.T, db *postgres.DB, tenantID string, names ...stri
 	}
 }
 
+// newTenant stores a tenant and returns its id: the stream's changes are a tenant's.
+func newTenant(t *testing.T, db *postgres.DB) string {
+	t.Helper()
+	id := uuid.NewString()
+	update(t, db, func(tx model.Tx) error {
+		return tx.PutTenant(&model.Tenant{ID: id, Name: "T", Slug: "t-" + id, Status: "active"})
+	})
+	return id
+}
+
 // follower collects what FollowChanges delivers.
 type follower struct {
 	mu  sync.Mutex
@@ -77,12 +87,12 @@ func names(cs []model.Change) []string {
 // TestFeedAcrossHandles: changes committed through one handle are delivered by the other's
 // FollowChanges within a second, in commit order, numbered by the tenant's sequence as
 // ChangesAfter numbers them on either handle; a rolled back change never is; and a
-// transaction that began first and commits last comes after the one committed meanwhile,
-// each once, in the order of their numbers.
+// transaction holding the tenant holds back the one that changes it meanwhile, which
+// comes after it, each once, in the order of their numbers.
 func TestFeedAcrossHandles(t *testing.T) {
 	url := pgtest.URL(t)
 	a, b := open(t, url), open(t, url)
-	tn, other := uuid.NewString(), uuid.NewString()
+	tn, other := newTenant(t, a), newTenant(t, a)
 	appendChanges(t, a, tn, "before")
 	f := &follower{}
 	b.FollowChanges(func() []string { return []string{tn} }, f.deliver)
@@ -116,8 +126,9 @@ func TestFeedAcrossHandles(t *testing.T) {
 		t.Fatalf("head %d (%v) below the last delivered %d", h, err, got[2].Seq)
 	}
 
-	// A transaction that began first and commits last: its change is numbered at its
-	// commit, after the one committed meanwhile.
+	// A transaction that holds the tenant: one that changes the tenant meanwhile waits for
+	// it (the tenant's lock), so nothing passes it, and both come once, in commit order,
+	// numbered one after the other.
 	ctx := context.Background()
 	started, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
 	go func() {
@@ -131,15 +142,23 @@ func TestFeedAcrossHandles(t *testing.T) {
 		})
 	}()
 	<-started
-	appendChanges(t, a, tn, "short")
-	f.wait(t, 4)
+	short := make(chan error)
+	go func() {
+		short <- a.Update(ctx, func(tx model.Tx) error { return a.AppendChange(tx, tn, change("short")) })
+	}()
+	time.Sleep(300 * time.Millisecond) // a few polls: nothing may pass the running transaction
+	if n := len(f.wait(t, 3)); n != 3 {
+		t.Fatalf("%d changes delivered while a transaction held the tenant", n)
+	}
 	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	for _, c := range []chan error{done, short} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
 	}
 	got = f.wait(t, 5)
 	time.Sleep(300 * time.Millisecond) // a few polls: nothing is delivered twice
-	if n := names(f.wait(t, 5)); len(n) != 5 || n[3] != "short" || n[4] != "long" || got[3].Seq+1 != got[4].Seq {
+	if n := names(f.wait(t, 5)); len(n) != 5 || n[3] != "long" || n[4] != "short" || got[3].Seq+1 != got[4].Seq {
 		t.Fatalf("delivered %v", n)
 	}
 
@@ -153,7 +172,7 @@ func TestFeedAcrossHandles(t *testing.T) {
 // them is not held, from their start it is.
 func TestFeedPrune(t *testing.T) {
 	db := open(t, pgtest.URL(t))
-	tn := uuid.NewString()
+	tn := newTenant(t, db)
 	ctx := context.Background()
 	var batch []string
 	for i := range 1005 {

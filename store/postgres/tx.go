@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
+	"sync"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 
@@ -45,8 +48,11 @@ type tx struct {
 	known map[string]bool
 	// rw is set in a write transaction: it locks what it reads (lockTenant, forUpdate).
 	rw bool
-	// locked holds the tenants whose row this write transaction locked (lockTenant).
+	// locked holds the tenants whose row this write transaction locked (lockTenant), and
+	// heads the last seq of the stream of each that exists, read with the lock: no other
+	// transaction numbers the tenant's changes until this one ends (feed.go).
 	locked map[string]bool
+	heads  map[string]int64
 	// missing holds the global rows (table/key) that this write transaction read and
 	// found absent: it inserts them without ON CONFLICT (claimRow).
 	missing map[string]bool
@@ -318,8 +324,9 @@ func (t *tx) canonTenant(id string) (string, error) {
 
 // lockTenant makes a write transaction the only one writing a tenant's records until it
 // ends (docs/decisions/0236-read-committed.md): the first statement about a tenant in the
-// transaction is preceded by a lock of the tenant's row, queued to go out with it (tx.write,
-// no round trip of its own). Isolation is READ COMMITTED: each statement that follows
+// transaction is preceded by a lock of the tenant's row, which also tells whether the
+// tenant exists (the round trip that put's first statement of a tenant used to make; a
+// group of Batch calls makes it once) and reads the last seq of its stream. Isolation is READ COMMITTED: each statement that follows
 // sees every write committed before the lock was granted, so a read-modify-write of the
 // tenant's records (an idempotency key, an outbox entry's lease, a mission's state) runs
 // as if alone. The lock is FOR NO KEY UPDATE: it waits for no foreign key check (FOR KEY
@@ -333,7 +340,17 @@ func (t *tx) lockTenant(tn string) error {
 		t.locked = map[string]bool{}
 	}
 	t.locked[tn] = true
-	return t.write("SELECT 1 FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE", tn)
+	var head int64
+	found, err := t.scan(`SELECT coalesce((SELECT seq FROM stream_heads WHERE tenant_id = $1), 0)
+		FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE OF tenants`, []any{tn}, &head)
+	if found {
+		t.exists(tn)
+		if t.heads == nil {
+			t.heads = map[string]int64{}
+		}
+		t.heads[tn] = head
+	}
+	return err
 }
 
 // forUpdate is the locking clause of the read of one row of a global table (meta, login
@@ -407,7 +424,7 @@ func (t *tx) tenantOf(id string) (string, error) {
 func (t *tx) put(sql string, args ...any) error {
 	tn, _ := args[0].(string)
 	if t.known[tn] {
-		return t.write(sql, args...)
+		return t.write(t.ofTenant(tn, sql), args...)
 	}
 	tag, err := t.exec(sql, args...)
 	if err != nil {
@@ -422,6 +439,37 @@ func (t *tx) put(sql string, args ...any) error {
 
 // ifTenant is the condition of put's statements; $1 is the tenant id.
 const ifTenant = ` WHERE EXISTS (SELECT 1 FROM tenants WHERE tenant_id = $1)`
+
+// ofTenant is a statement `INSERT … SELECT <values>` + ifTenant + `…` for the tenant tn: once
+// the transaction saw the tenant (in a write transaction, by its lock: lockTenant; tenants
+// are never deleted), `INSERT … VALUES (<values>) …`, one row of one tenant, which Citus
+// routes to the tenant's shard (an INSERT … SELECT goes through the coordinator); the
+// statement as it is otherwise.
+func (t *tx) ofTenant(tn, sql string) string {
+	if !t.known[tn] {
+		return sql
+	}
+	if v, ok := valuesForms.Load(sql); ok {
+		return v.(string)
+	}
+	sel := selectValues.FindStringIndex(sql)
+	if sel == nil {
+		return sql
+	}
+	values, tail, ok := strings.Cut(sql[sel[1]:], ifTenant)
+	if !ok {
+		return sql
+	}
+	v := sql[:sel[0]] + ") VALUES (" + values + ")" + tail
+	valuesForms.Store(sql, v)
+	return v
+}
+
+// valuesForms holds the VALUES form of each statement ofTenant rewrote.
+var valuesForms sync.Map
+
+// selectValues is where the columns of an INSERT end and its SELECT begins.
+var selectValues = regexp.MustCompile(`\)\s+SELECT\s+`)
 
 // A list's cursor is the unpadded base64url form of the 16 bytes of the last id it
 // returned; the next page starts after that id.

@@ -274,8 +274,8 @@ func (t *tx) AppendChange(tenantID string, c model.LogChange) (int64, error) {
 		return 0, fmt.Errorf("change of %s: the record id %q is not a UUID", c.Kind, c.ID)
 	}
 	var seq int64
-	found, err := t.scan(`INSERT INTO upstream_log_end (tenant_id, last_seq) SELECT $1, 1`+ifTenant+`
-		ON CONFLICT (tenant_id) DO UPDATE SET last_seq = upstream_log_end.last_seq + 1 RETURNING last_seq`, []any{tn}, &seq)
+	found, err := t.scan(t.ofTenant(tn, `INSERT INTO upstream_log_end (tenant_id, last_seq) SELECT $1, 1`+ifTenant+`
+		ON CONFLICT (tenant_id) DO UPDATE SET last_seq = upstream_log_end.last_seq + 1 RETURNING last_seq`), []any{tn}, &seq)
 	if err != nil {
 		return 0, err
 	}

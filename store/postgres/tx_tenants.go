@@ -207,7 +207,8 @@ func (t *tx) PutAPIKey(rec *model.APIKeyRecord) error {
 
 // TouchAPIKey implements model.Tx in one statement, without t.changed (no notification):
 // the condition on the stored last use makes the processes of a tier write it at most once
-// per every between them.
+// per every between them. The times compare as text (model.TimeLayout: UTC, fixed width),
+// not cast to timestamptz: Citus refuses a STABLE function of a column in an UPDATE.
 func (t *tx) TouchAPIKey(hash string, at time.Time, every time.Duration) (bool, error) {
 	last, err := jsonOf(model.TimePtr(at))
 	if err != nil {
@@ -217,9 +218,9 @@ func (t *tx) TouchAPIKey(hash string, at time.Time, every time.Duration) (bool, 
 	ok, err := t.scan(`WITH k AS (SELECT tenant_id, key_id FROM api_key_hashes WHERE hash = $1),
 		u AS (UPDATE api_keys a SET doc = jsonb_set(a.doc, '{last_used_at}', $2::jsonb)
 			FROM k WHERE a.tenant_id = k.tenant_id AND a.id = k.key_id
-			AND (a.doc->>'last_used_at' IS NULL OR (a.doc->>'last_used_at')::timestamptz <= $3)
+			AND (a.doc->>'last_used_at' IS NULL OR a.doc->>'last_used_at' <= $3)
 			RETURNING 1)
-		SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM k)`, []any{hash, last, at.Add(-every).UTC()}, &wrote, &found)
+		SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM k)`, []any{hash, last, at.Add(-every).UTC().Format(model.TimeLayout)}, &wrote, &found)
 	if err != nil {
 		return false, err
 	}

@@ -18,12 +18,12 @@ import (
 // The change feed of GET /v1/stream (model.ChangeFeed; docs/decisions/0105-stream-postgres.md,
 // docs/decisions/0238-stream-tenant-sequence.md): a change is a row of stream_changes written
 // in the transaction that makes it, numbered by its tenant's sequence: stream_heads holds
-// each tenant's last number, and a transaction adds its changes of a tenant in one
-// statement before it commits, taking the next numbers from that row. The row stays
-// locked until the commit (as the tenant's row is: lockTenant), so a tenant's numbers are
-// given in the order of the commits, without gaps: a change that a statement sees has every
-// smaller number of its tenant committed and visible too. Every process polls the rows of
-// the tenants it has subscribers for after its head of each, in seq order.
+// each tenant's last number, which a write transaction reads with the tenant's row lock
+// (lockTenant) and advances before it commits (flushChanges). The tenant's writers wait for
+// each other on that lock, so its numbers are given in the order of the commits, without
+// gaps: a change that a statement sees has every smaller number of its tenant committed and
+// visible too. Every process polls the rows of the tenants it has subscribers for after its
+// head of each, in seq order.
 const (
 	// feedKeep is how many changes of a tenant are kept for Last-Event-ID resume (as the
 	// engine's ring keeps in memory on bbolt).

@@ -59,6 +59,17 @@ func (t *tx) PutTenant(tn *model.Tenant) error {
 	}
 	_, err = t.exec(`INSERT INTO tenants (tenant_id, slug, doc) VALUES ($1, $2, $3)
 		ON CONFLICT (tenant_id) DO UPDATE SET slug = excluded.slug, doc = excluded.doc`, id, tn.Slug, doc)
+	if err == nil {
+		// This transaction holds the row it wrote: its other writes of the tenant go as
+		// VALUES (ofTenant), and its stream starts at 0 when the tenant is new.
+		if _, ok := t.heads[id]; !ok && t.rw {
+			if t.heads == nil {
+				t.heads = map[string]int64{}
+			}
+			t.heads[id] = 0
+		}
+		t.exists(id)
+	}
 	return err
 }
 

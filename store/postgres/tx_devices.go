@@ -220,6 +220,9 @@ func (t *tx) Upstream(tenantID string) (*model.UpstreamConfig, error) {
 	if !ok {
 		return nil, model.NotFound("upstream")
 	}
+	if err := t.lockTenant(tn); err != nil {
+		return nil, err
+	}
 	raw, ok := t.upstreams[tn]
 	if !ok {
 		if _, err := t.scan("SELECT doc FROM upstreams WHERE tenant_id = $1", []any{tn}, &raw); err != nil {

@@ -12,9 +12,9 @@ import (
 // their own (tenant_slugs, user_emails, api_key_hashes) beside the tenant's records.
 
 func (t *tx) Tenant(id string) (*model.Tenant, error) {
-	tn, ok := uid(id)
-	if !ok {
-		return nil, model.NotFound("tenant")
+	tn, err := t.canonTenant(id) // a write transaction locks it: its update runs as if alone
+	if err != nil {
+		return nil, err
 	}
 	return getDoc[model.Tenant](t, "tenant", "SELECT doc FROM tenants WHERE tenant_id = $1", tn)
 }

@@ -54,8 +54,10 @@ type tx struct {
 	locked map[string]bool
 	heads  map[string]int64
 	// missing holds the global rows (table/key) that this write transaction read and
-	// found absent: it inserts them without ON CONFLICT (claimRow).
-	missing map[string]bool
+	// found absent: it inserts them without ON CONFLICT (claimRow); metaRead the meta
+	// values it read, which it writes only if unchanged (PutMeta).
+	missing  map[string]bool
+	metaRead map[string][]byte
 	// pending holds the writes whose outcome is only success or failure, sent together
 	// with the next statement or before the commit (write, flush).
 	pending *pgx.Batch
@@ -353,12 +355,13 @@ func (t *tx) lockTenant(tn string) error {
 	return err
 }
 
-// forUpdate is the locking clause of the read of one row of a global table (meta, login
-// guards, auth tokens) in a write transaction: the row stays locked until the end, so a
+// forUpdate is the locking clause of the read of one row of a global table (login guards,
+// auth tokens) in a write transaction: the row stays locked until the end, so a
 // read-modify-write of it runs as if alone. A row found missing is noted (key: table and
 // key), and claimRow tells its writer to insert it without ON CONFLICT: of two
 // transactions that both found it missing, the unique key fails the second, which runs
-// again and finds it (retryable).
+// again and finds it (retryable). Meta is read without a lock (many writers of every
+// tenant read the node's id or a secret) and written only as it was read (PutMeta).
 func (t *tx) forUpdate() string {
 	if t.rw {
 		return " FOR UPDATE"
@@ -377,6 +380,10 @@ func (t *tx) readRow(key string, found bool) {
 	}
 	t.missing[key] = !found
 }
+
+// errRowChanged is the error of a write of a row read in the transaction and changed
+// since by another: retryable, as a serialization failure.
+var errRowChanged = &pgconn.PgError{Code: "40001", Message: "a row read by the transaction changed before its write"}
 
 // claimRow reports whether the row key was read and found missing in this transaction:
 // its insert must then fail on a row another transaction inserted meanwhile.
@@ -561,11 +568,17 @@ func jsonOf(v any) (json.RawMessage, error) {
 // Meta returns an installation-wide value, or nil.
 func (t *tx) Meta(key string) ([]byte, error) {
 	var v []byte
-	found, err := t.scan("SELECT value FROM meta WHERE key = $1"+t.forUpdate(), []any{key}, &v)
+	found, err := t.scan("SELECT value FROM meta WHERE key = $1", []any{key}, &v)
 	if err != nil {
 		return nil, err
 	}
 	t.readRow("meta/"+key, found)
+	if found && t.rw {
+		if t.metaRead == nil {
+			t.metaRead = map[string][]byte{}
+		}
+		t.metaRead[key] = v
+	}
 	if !found {
 		return nil, nil
 	}
@@ -588,6 +601,19 @@ func (t *tx) PutMeta(key string, value []byte) error {
 	}
 	if t.claimRow("meta/" + key) {
 		_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2)`, key, value)
+		return err
+	}
+	if old, ok := t.metaRead[key]; ok {
+		// Written only as it was read: another transaction's write in between makes this
+		// one run again, whole (a lease, a periodic claim), as serializable did.
+		tag, err := t.exec(`UPDATE meta SET value = $2 WHERE key = $1 AND value = $3`, key, value, old)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = errRowChanged
+			t.note(err)
+		}
+		if err == nil {
+			t.metaRead[key] = value
+		}
 		return err
 	}
 	_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2)

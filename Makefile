@@ -17,7 +17,7 @@ TOOLS := $(CURDIR)/bin/tools
 VULNDB ?= https://vuln.go.dev
 FUZZTIME ?= 30s
 
-.PHONY: build run run-central central-bench axe unit e2e test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak footprint delivery-rate upstream-bench bench-event-lists clean
+.PHONY: build run run-central central-bench citus-test axe unit e2e test lint lint-openapi fuzz hostile bench bench-node sse-bench crash soak footprint delivery-rate upstream-bench bench-event-lists clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
@@ -39,6 +39,17 @@ run-central: build
 # DUR sets each run's length (default 15s). Needs Debian's postgresql package and python3.
 central-bench: build
 	BIN=$(BINARY) DUR=$(or $(DUR),15s) .ci/central-bench
+
+# citus-test: the central tier's end-to-end suite (e2e TestCentral_*) on Citus: pgtest
+# (PGTEST_CITUS=1) starts a coordinator and two workers on loopback ports, and the
+# migration distributes the schema by tenant (docs/decisions/0241-citus-test.md). The two
+# cases that stop a cluster of their own (DatabaseRestart, StartsBeforeDatabase) run on
+# plain PostgreSQL in make e2e and are skipped here. Never part of make test (CI cannot
+# fetch Citus): the extension is built by .ci/build-citus; without it every case skips
+# with the reason. The routing of the hot statements is reported by TestCitusRouting.
+citus-test:
+	PGTEST_CITUS=1 go test -count=1 -timeout 60m -v ./store/postgres -run 'TestCitusRouting'
+	PGTEST_CITUS=1 go test -count=1 -timeout 60m ./e2e -run 'TestCentral_' -skip 'TestCentral_(DatabaseRestart|StartsBeforeDatabase)'
 
 # axe: axe-core for the console's accessibility checks in Chromium (e2e/console_views_test.go),
 # at the version .ci/axe/package-lock.json pins, installed by `npm ci` into .ci/axe/node_modules

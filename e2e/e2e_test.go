@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"github.com/fieldrelay/fieldrelay/server/servertest"
+	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 	"net"
 	"net/http"
 	"os"
@@ -106,10 +107,14 @@ func startAt(t *testing.T, bin, data, addr string, tlsOn bool, extra ...string) 
 	return s
 }
 
-// waitReady waits until the node's /readyz answers 200 (at most 20 s).
+// waitReady waits until the node's /readyz answers 200 (at most 20 s; 60 s on Citus, make
+// citus-test, where the demo tenant's first writes are two-phase commits on every node).
 func (s *served) waitReady(t *testing.T, data string, tlsOn bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
+	if pgtest.Citus() {
+		deadline = time.Now().Add(60 * time.Second)
+	}
 	for {
 		if tlsOn && s.client.Transport == nil {
 			if pem, err := os.ReadFile(filepath.Join(data, "tls", "cert.pem")); err == nil {

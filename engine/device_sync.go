@@ -49,7 +49,7 @@ func (e *Engine) SyncDevice(ctx context.Context, p model.Principal, key *model.I
 		return model.Reply{}, err
 	}
 	var out model.Reply
-	err := e.store.Batch(ctx, func(tx model.Tx) error {
+	err := e.store.Batch(ctx, p.TenantID, func(tx model.Tx) error {
 		out = model.Reply{}
 		if r, err := replay(tx, p.TenantID, key); err != nil || r != nil {
 			if r != nil {

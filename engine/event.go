@@ -131,7 +131,7 @@ func (e *Engine) IngestEvent(ctx context.Context, p model.Principal, in model.Ev
 		}
 		return out, err
 	}
-	err = e.store.Batch(ctx, func(tx model.Tx) error {
+	err = e.store.Batch(ctx, p.TenantID, func(tx model.Tx) error {
 		out = model.Reply{}
 		if r, err := eventReplay(tx, p.TenantID, in.IdempotencyKey); err != nil || r != nil {
 			if r != nil {

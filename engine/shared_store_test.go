@@ -358,7 +358,7 @@ type failingBatches struct {
 	fail map[int]bool
 }
 
-func (s *failingBatches) Batch(ctx context.Context, fn func(model.Tx) error) error {
+func (s *failingBatches) Batch(ctx context.Context, tenantID string, fn func(model.Tx) error) error {
 	s.mu.Lock()
 	s.n++
 	failed := s.fail[s.n]
@@ -366,7 +366,7 @@ func (s *failingBatches) Batch(ctx context.Context, fn func(model.Tx) error) err
 	if failed {
 		return model.Errorf(model.KindUnavailable, "could not serialize access")
 	}
-	return s.Store.Batch(ctx, fn)
+	return s.Store.Batch(ctx, tenantID, fn)
 }
 
 // An outcome whose transaction fails (contention on a shared store) is written on a later

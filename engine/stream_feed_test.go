@@ -32,10 +32,10 @@ func (f *fakeFeed) FollowChanges(watching func() []string, deliver func(string, 
 	f.watching, f.deliver = watching, deliver
 }
 
-func (f *fakeFeed) FeedHead() uint64 {
+func (f *fakeFeed) FeedHead(context.Context, string) (uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.head
+	return f.head, f.fail
 }
 
 func (f *fakeFeed) ChangesAfter(_ context.Context, _ string, after uint64) ([]model.Change, bool, error) {

@@ -115,7 +115,7 @@ func (e *Engine) SyncBatch(ctx context.Context, p model.Principal, in model.Sync
 		var out model.Reply
 		var reused bool
 		var done *model.Batch
-		err := e.store.Batch(ctx, func(tx model.Tx) error {
+		err := e.store.Batch(ctx, p.TenantID, func(tx model.Tx) error {
 			out, reused, done = model.Reply{}, false, nil
 			// A reused key is answered after the transaction: a failing function would make
 			// Store.Batch run it again alone.

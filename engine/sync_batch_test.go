@@ -30,8 +30,8 @@ type failingStore struct {
 	key string
 }
 
-func (s failingStore) Batch(ctx context.Context, fn func(model.Tx) error) error {
-	return s.DB.Batch(ctx, func(tx model.Tx) error { return fn(failingTx{tx, s.key}) })
+func (s failingStore) Batch(ctx context.Context, tenantID string, fn func(model.Tx) error) error {
+	return s.DB.Batch(ctx, tenantID, func(tx model.Tx) error { return fn(failingTx{tx, s.key}) })
 }
 
 type failingTx struct {

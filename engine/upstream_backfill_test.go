@@ -258,8 +258,8 @@ func (s *countingStore) Update(ctx context.Context, fn func(model.Tx) error) err
 	return s.Store.Update(ctx, s.wrap(fn))
 }
 
-func (s *countingStore) Batch(ctx context.Context, fn func(model.Tx) error) error {
-	return s.Store.Batch(ctx, s.wrap(fn))
+func (s *countingStore) Batch(ctx context.Context, tenantID string, fn func(model.Tx) error) error {
+	return s.Store.Batch(ctx, tenantID, s.wrap(fn))
 }
 
 func (s *countingStore) wrap(fn func(model.Tx) error) func(model.Tx) error {

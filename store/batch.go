@@ -43,7 +43,7 @@ const maxGroup = 256
 //
 // After Close, Batch returns bbolt's ErrDatabaseNotOpen, as Update does. On a read-only
 // store Batch is Update.
-func (db *DB) Batch(ctx context.Context, fn func(model.Tx) error) error {
+func (db *DB) Batch(ctx context.Context, _ string, fn func(model.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

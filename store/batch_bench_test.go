@@ -23,7 +23,9 @@ func BenchmarkCommit(b *testing.B) {
 		commit func(db *DB) func(context.Context, func(model.Tx) error) error
 	}{
 		{"update", func(db *DB) func(context.Context, func(model.Tx) error) error { return db.Update }},
-		{"batch", func(db *DB) func(context.Context, func(model.Tx) error) error { return db.Batch }},
+		{"batch", func(db *DB) func(context.Context, func(model.Tx) error) error {
+			return func(ctx context.Context, fn func(model.Tx) error) error { return db.Batch(ctx, "", fn) }
+		}},
 	}
 	for _, mode := range modes {
 		b.Run(mode.name, func(b *testing.B) {

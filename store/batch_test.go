@@ -23,7 +23,7 @@ func holdLoop(tb testing.TB, db *DB) (release func()) {
 	tb.Helper()
 	started, gate, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		done <- db.Batch(context.Background(), func(model.Tx) error {
+		done <- db.Batch(context.Background(), "", func(model.Tx) error {
 			close(started)
 			<-gate
 			return nil
@@ -53,10 +53,10 @@ func waitQueued(tb testing.TB, db *DB, n int) {
 	}
 }
 
-// batchAsync starts db.Batch(ctx, fn) and returns the channel of its result.
+// batchAsync starts db.Batch(ctx, "", fn) and returns the channel of its result.
 func batchAsync(db *DB, ctx context.Context, fn func(model.Tx) error) <-chan error {
 	errc := make(chan error, 1)
-	go func() { errc <- db.Batch(ctx, fn) }()
+	go func() { errc <- db.Batch(ctx, "", fn) }()
 	return errc
 }
 
@@ -90,7 +90,7 @@ func TestDB_Batch(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				key := fmt.Sprintf("batch-%04d", i)
-				errs <- db.Batch(context.Background(), func(tx model.Tx) error {
+				errs <- db.Batch(context.Background(), "", func(tx model.Tx) error {
 					btx := tx.(*batchTx).btx
 					tx.OnCommit(func() { mu.Lock(); perTx[btx]++; mu.Unlock() })
 					return tx.PutMeta(key, []byte(key))
@@ -213,7 +213,7 @@ func TestDB_Batch(t *testing.T) {
 			t.Errorf("runs = %v, want ok0 ×3, fail1 ×2 (group, alone), panic3 ×2", runs)
 		}
 		// The loop survived the panic.
-		if err := db.Batch(context.Background(), func(tx model.Tx) error { return tx.PutMeta("after", nil) }); err != nil {
+		if err := db.Batch(context.Background(), "", func(tx model.Tx) error { return tx.PutMeta("after", nil) }); err != nil {
 			t.Fatalf("Batch after a panic = %v", err)
 		}
 	})
@@ -284,13 +284,13 @@ func TestDB_Batch(t *testing.T) {
 		// one may use the store again (on the loop's goroutine that would deadlock).
 		db := openInternal(t, t.TempDir())
 		var order []string
-		err := db.Batch(context.Background(), func(tx model.Tx) error {
+		err := db.Batch(context.Background(), "", func(tx model.Tx) error {
 			tx.OnCommit(func() {
 				if meta(t, db, "k") == nil {
 					t.Error("OnCommit ran before the commit")
 				}
 				order = append(order, "first")
-				if err := db.Batch(context.Background(), func(tx model.Tx) error { return tx.PutMeta("k2", nil) }); err != nil {
+				if err := db.Batch(context.Background(), "", func(tx model.Tx) error { return tx.PutMeta("k2", nil) }); err != nil {
 					t.Errorf("Batch in OnCommit = %v", err)
 				}
 			})
@@ -303,7 +303,7 @@ func TestDB_Batch(t *testing.T) {
 		if strings.Join(order, ",") != "first,second" {
 			t.Fatalf("OnCommit calls = %v", order)
 		}
-		if err := db.Batch(context.Background(), func(tx model.Tx) error {
+		if err := db.Batch(context.Background(), "", func(tx model.Tx) error {
 			tx.OnCommit(func() { order = append(order, "rolled back") })
 			return errors.New("fail")
 		}); err == nil {
@@ -319,7 +319,7 @@ func TestDB_Batch(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		ran := false
-		if err := db.Batch(ctx, func(model.Tx) error { ran = true; return nil }); !errors.Is(err, context.Canceled) {
+		if err := db.Batch(ctx, "", func(model.Tx) error { ran = true; return nil }); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Batch with a cancelled context = %v", err)
 		}
 
@@ -340,7 +340,7 @@ func TestDB_Batch(t *testing.T) {
 		// Cancelled once taken: it commits and says so.
 		ctx, cancel = context.WithCancel(context.Background())
 		defer cancel()
-		if err := db.Batch(ctx, func(tx model.Tx) error {
+		if err := db.Batch(ctx, "", func(tx model.Tx) error {
 			cancel()
 			return tx.PutMeta("taken", []byte("v"))
 		}); err != nil {
@@ -377,7 +377,7 @@ func TestDB_Batch(t *testing.T) {
 				t.Fatal("Close did not start")
 			}
 		}
-		if err := db.Batch(context.Background(), func(model.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		if err := db.Batch(context.Background(), "", func(model.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 			t.Fatalf("Batch while closing = %v", err)
 		}
 		release()
@@ -394,7 +394,7 @@ func TestDB_Batch(t *testing.T) {
 		default:
 			t.Fatal("the commit loop is still running after Close")
 		}
-		if err := db.Batch(context.Background(), func(model.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		if err := db.Batch(context.Background(), "", func(model.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 			t.Fatalf("Batch after Close = %v", err)
 		}
 		if err := db.Close(); err != nil {
@@ -421,7 +421,7 @@ func TestDB_Batch(t *testing.T) {
 		if db.loop != nil {
 			t.Fatal("a read-only store has a commit loop")
 		}
-		if err := db.Batch(context.Background(), func(model.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseReadOnly) {
+		if err := db.Batch(context.Background(), "", func(model.Tx) error { return nil }); !errors.Is(err, bolterrors.ErrDatabaseReadOnly) {
 			t.Fatalf("Batch on a read-only store = %v", err)
 		}
 	})

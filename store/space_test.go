@@ -51,7 +51,8 @@ func TestDB_Space(t *testing.T) {
 
 	free.Store(1 << 20)
 	ran := false
-	for name, write := range map[string]func(context.Context, func(model.Tx) error) error{"Update": db.Update, "Batch": db.Batch} {
+	for name, write := range map[string]func(context.Context, func(model.Tx) error) error{"Update": db.Update,
+		"Batch": func(ctx context.Context, fn func(model.Tx) error) error { return db.Batch(ctx, "", fn) }} {
 		err := write(ctx, func(tx model.Tx) error { ran = true; return put(tx) })
 		var e *model.Error
 		if !model.IsKind(err, model.KindUnavailable) || !errors.As(err, &e) || e.RetryAfter != model.DiskFullRetryAfter {
@@ -69,7 +70,7 @@ func TestDB_Space(t *testing.T) {
 	}
 
 	free.Store(200 << 20)
-	if err := db.Batch(ctx, put); err != nil {
+	if err := db.Batch(ctx, "", put); err != nil {
 		t.Fatalf("a write once space is back: %v", err)
 	}
 	mu.Lock()

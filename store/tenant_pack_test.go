@@ -101,7 +101,7 @@ func TestPackTenants(t *testing.T) {
 	// after packCheckEvery group commits (the loop packs before it takes the next group).
 	splitTenant(t, db, tn.ID, tbTeams, tbZones, tbLedger, tbMissions, tbDispatches, tbDevices)
 	for range packCheckEvery + 1 {
-		if err := db.Batch(ctx, func(tx model.Tx) error { return tx.PutMeta("n", []byte("1")) }); err != nil {
+		if err := db.Batch(ctx, "", func(tx model.Tx) error { return tx.PutMeta("n", []byte("1")) }); err != nil {
 			t.Fatal(err)
 		}
 	}

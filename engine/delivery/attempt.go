@@ -131,7 +131,7 @@ func (s *Scheduler) attempt(ctx context.Context, r dueRef) {
 		err = s.Store.View(ctx, func(tx model.Tx) error { return prepare(tx, false) })
 	}
 	if errors.Is(err, errNeedsWrite) {
-		err = s.Store.Batch(ctx, func(tx model.Tx) error { return prepare(tx, true) })
+		err = s.Store.Batch(ctx, r.TenantID, func(tx model.Tx) error { return prepare(tx, true) })
 	}
 	if err != nil {
 		s.Log.Error("outbox: recording an attempt", "tenant", r.TenantID, "entry", r.ID, "err", err)
@@ -163,7 +163,7 @@ func (s *Scheduler) attempt(ctx context.Context, r dueRef) {
 			"attempt", o.Attempts, "gateway_message_id", res.MessageID)
 	}
 	stale := false
-	err = s.recordOutcome(ctx, func(tx model.Tx) error {
+	err = s.recordOutcome(ctx, r.TenantID, func(tx model.Tx) error {
 		stale = false
 		entry, err := tx.OutboxEntry(o.TenantID, o.ID)
 		if model.IsKind(err, model.KindNotFound) {
@@ -208,9 +208,9 @@ var outcomePauses = []time.Duration{50 * time.Millisecond, 200 * time.Millisecon
 
 // recordOutcome runs fn through the group commit, tried again after each of
 // outcomePauses while it fails (without pauses once ctx ends: the node is stopping).
-func (s *Scheduler) recordOutcome(ctx context.Context, fn func(model.Tx) error) error {
+func (s *Scheduler) recordOutcome(ctx context.Context, tenantID string, fn func(model.Tx) error) error {
 	for i := 0; ; i++ {
-		err := s.Store.Batch(context.WithoutCancel(ctx), fn)
+		err := s.Store.Batch(context.WithoutCancel(ctx), tenantID, fn)
 		if err == nil || i == len(outcomePauses) {
 			return err
 		}

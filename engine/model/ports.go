@@ -16,8 +16,10 @@ type Store interface {
 	Update(ctx context.Context, fn func(Tx) error) error
 	// Batch is Update for hot writes (event ingest, device sync): fn may share one
 	// transaction and one fsync with other concurrent calls, and may run more than once,
-	// so it must have no effect outside the transaction. A failing fn fails alone.
-	Batch(ctx context.Context, fn func(Tx) error) error
+	// so it must have no effect outside the transaction. A failing fn fails alone. fn
+	// writes the records of tenantID only ("": of any tenant, or none): a store may group
+	// the calls of one tenant together (on PostgreSQL, a transaction touches one tenant).
+	Batch(ctx context.Context, tenantID string, fn func(Tx) error) error
 	// Version returns the directory version of a tenant ("" for all tenants): a number
 	// that changes after every commit that changes the tenant record, its API keys,
 	// users, zones, webhooks or teams. Caches of those compare it.

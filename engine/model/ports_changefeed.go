@@ -17,9 +17,10 @@ type ChangeFeed interface {
 	// the changes committed from now on (by any process) of the tenants that watching
 	// lists at the time, in Seq order, to deliver. It is called once.
 	FollowChanges(watching func() []string, deliver func(tenantID string, c Change))
-	// FeedHead is the Seq up to which FollowChanges has delivered: a change it delivers
-	// later has a greater Seq.
-	FeedHead() uint64
+	// FeedHead is the Seq of a tenant's changes up to which FollowChanges has delivered,
+	// once a subscriber of the tenant is among those watching lists: a change of the
+	// tenant it delivers later has a greater Seq. The numbers are the tenant's own.
+	FeedHead(ctx context.Context, tenantID string) (uint64, error)
 	// ChangesAfter returns a tenant's committed changes whose Seq is above after, in
 	// Seq order; held is false when the store no longer holds all of them (it keeps the
 	// last ones of each tenant only) or after is no Seq it gave.

@@ -173,12 +173,13 @@ func (b *Broker) SubscribeContext(ctx context.Context, tenantID string, after ui
 	c := make(chan model.Change, streamSubBuffer)
 	s = &Subscription{C: c, c: c, b: b, tenant: tenantID}
 	v.(*tenantStream).subs[s] = struct{}{}
-	// Every change the feed delivers from now on is above head; what lies between head
-	// (or after) and the feed's next delivery is read here, the overlap dropped by Seq.
-	head = b.feed.FeedHead()
 	b.mu.Unlock()
+	// Once the subscription is listed, every change the feed delivers is above head;
+	// what lies between head (or after) and the feed's next delivery is read here, the
+	// overlap dropped by Seq.
+	head, err = b.feed.FeedHead(ctx, tenantID)
 	resumed = true
-	if after > 0 {
+	if err == nil && after > 0 {
 		var held bool
 		if backlog, held, err = b.feed.ChangesAfter(ctx, tenantID, after); err == nil && !held {
 			resumed = false

@@ -93,8 +93,8 @@ func (s *Store) Update(ctx context.Context, fn func(model.Tx) error) error {
 }
 
 // Batch implements model.Store.
-func (s *Store) Batch(ctx context.Context, fn func(model.Tx) error) error {
-	return s.Store.Batch(ctx, s.wrap(fn))
+func (s *Store) Batch(ctx context.Context, tenantID string, fn func(model.Tx) error) error {
+	return s.Store.Batch(ctx, tenantID, s.wrap(fn))
 }
 
 // wrap runs fn, then the hooks. What a run recorded is dropped first: a Batch function

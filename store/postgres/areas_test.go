@@ -317,9 +317,11 @@ func TestUpstream(t *testing.T) {
 	})
 }
 
-// Concurrent read-modify-write transactions collide; the store runs the losers again,
-// whole, and the hooks of a run that did not commit never run.
-func TestSerializationRetries(t *testing.T) {
+// Concurrent read-modify-write transactions of one global row run one after the other
+// (the row read FOR UPDATE; of the first inserts, the unique key keeps one and the others
+// run again, whole), and the hooks of a run that did not commit never run
+// (docs/decisions/0236-read-committed.md).
+func TestReadModifyWriteConcurrent(t *testing.T) {
 	db, _ := newStore(t)
 	const workers, each = 6, 10
 	var runs, hooks atomic.Int64
@@ -390,7 +392,7 @@ func TestUsageUnderConcurrentIngest(t *testing.T) {
 	for range workers {
 		wg.Go(func() {
 			for range each {
-				errs <- db.Batch(context.Background(), func(tx model.Tx) error {
+				errs <- db.Batch(context.Background(), tn, func(tx model.Tx) error {
 					runs.Add(1)
 					ev := &model.Event{ID: model.NewID(), Type: "FIRE", Priority: "low", Vertical: "emergency",
 						Status: "pending", CreatedAt: model.At(time.Now())}

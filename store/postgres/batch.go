@@ -13,21 +13,22 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Group commit of Batch calls (docs/decisions/0111-postgres-group-commit.md): hot writes
-// (event ingest, sync batches, device sync, the outbox's updates) queue their functions,
-// and one committer runs whatever is queued when it is free in one serializable
-// transaction, committed with one WAL flush. An event then costs about one round trip of
-// its own instead of a transaction: its writes go out pipelined with the next call's
-// first read (tx.write), and begin and commit are shared.
+// Group commit of Batch calls (docs/decisions/0111-postgres-group-commit.md,
+// docs/decisions/0237-group-commit-by-tenant.md): hot writes (event ingest, sync batches,
+// device sync, the outbox's updates) queue their functions under their tenant, and a
+// committer runs the calls queued for one tenant in one transaction, committed with one
+// WAL flush. An event then costs about one round trip of its own instead of a
+// transaction: its writes go out pipelined with the next call's first read (tx.write), and
+// begin and commit are shared.
 //
-// One committer, not several: two groups of one process running at once read and write
-// the same index pages (the newest events, replies and stream changes), and serializable
-// isolation undid one of them at almost every commit; measured, two committers gave a
-// third of one's throughput.
+// A transaction touches one tenant: on Citus it is a transaction of one shard, and on any
+// PostgreSQL the tenant's lock (lockTenant) makes the tenant's writers wait for each
+// other anyway. So the groups of different tenants commit at once, one committer each, up
+// to committers(); one tenant has one group at a time.
 
 // groupMax is the most calls one transaction commits. A group never waits to fill up: it
-// is whatever was queued when the committer was free, so the cap only bounds the size
-// (and the latency) of one transaction under a flood of writers.
+// is whatever was queued for its tenant when a committer was free, so the cap only bounds
+// the size (and the latency) of one transaction under a flood of writers.
 const groupMax = 64
 
 // groupAttempts is how many times a group that collided with another transaction is run
@@ -40,44 +41,55 @@ var ErrClosed = errors.New("postgres: the store is closed")
 // batchCall is one Batch call.
 type batchCall struct {
 	ctx      context.Context
+	tenant   string
 	fn       func(model.Tx) error
 	done     chan error // buffered: the committer never waits for the caller
 	onCommit []func()   // hooks of the run that committed
 }
 
-// committer runs the queued Batch calls in groups: one goroutine (commitGroups).
+// committer holds the queued Batch calls by tenant and the goroutines that commit them.
 type committer struct {
-	// mu guards closed and the sends on queue: Batch sends under the read lock, so once
-	// stop holds the write lock no send is in flight and queue can be closed.
-	mu     sync.RWMutex
-	closed bool
-	queue  chan *batchCall
-	wg     sync.WaitGroup
+	mu   sync.Mutex
+	cond *sync.Cond // signalled when a tenant becomes ready, or on close
+	// queued holds the calls of each tenant, oldest first; ready lists, in the order they
+	// became so, the tenants with calls queued and no group running; running marks the
+	// tenants whose group runs.
+	queued  map[string][]*batchCall
+	ready   []string
+	running map[string]bool
+	closed  bool
+	wg      sync.WaitGroup
 }
 
-// startCommitter starts db's committer.
+// committers is how many groups of different tenants commit at once: half the pool, so
+// that Update and View keep connections, and at least one.
+func (db *DB) committers() int {
+	return max(1, int(db.pool.Config().MaxConns)/2)
+}
+
+// startCommitter starts db's committers.
 func (db *DB) startCommitter() {
-	db.batch.queue = make(chan *batchCall, groupMax)
-	db.batch.wg.Add(1)
-	go db.commitGroups()
+	c := &db.batch
+	c.cond = sync.NewCond(&c.mu)
+	c.queued, c.running = map[string][]*batchCall{}, map[string]bool{}
+	for range db.committers() {
+		c.wg.Add(1)
+		go db.commitGroups()
+	}
 }
 
-// stopCommitter refuses new calls, lets the committer run those already queued and
+// stopCommitter refuses new calls, lets the committers run those already queued and
 // waits for them to return. It is safe to call more than once.
 func (db *DB) stopCommitter() {
 	c := &db.batch
 	c.mu.Lock()
-	if !c.closed {
-		c.closed = true
-		if c.queue != nil {
-			close(c.queue)
-		}
-	}
+	c.closed = true
+	c.cond.Broadcast()
 	c.mu.Unlock()
 	c.wg.Wait()
 }
 
-// Batch runs fn in a serializable transaction shared with the other Batch calls queued at
+// Batch runs fn in a transaction shared with the other Batch calls of tenantID queued at
 // the same time, and returns once fn's writes are committed, with nil, or with fn's error
 // as it is. fn may run more than once: when a group collides with another transaction it
 // runs again whole; when a call of a group fails (an error, or a panic, which becomes an
@@ -88,16 +100,16 @@ func (db *DB) stopCommitter() {
 // run once, for the run that committed, in the caller's goroutine before Batch returns,
 // as with Update.
 //
-// Cancelling ctx stops a call that the committer has not taken yet (Batch returns ctx's error
-// and fn never runs). Once taken, the call runs to its end and Batch waits for the
+// Cancelling ctx stops a call that a committer has not taken yet (Batch returns ctx's
+// error and fn never runs). Once taken, the call runs to its end and Batch waits for the
 // outcome, whatever ctx says: a caller never hears "cancelled" about a write that was
 // committed.
-func (db *DB) Batch(ctx context.Context, fn func(model.Tx) error) error {
+func (db *DB) Batch(ctx context.Context, tenantID string, fn func(model.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return unavailable(err)
 	}
-	c := &batchCall{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	if err := db.enqueue(ctx, c); err != nil {
+	c := &batchCall{ctx: ctx, tenant: canonicalTenant(tenantID), fn: fn, done: make(chan error, 1)}
+	if err := db.enqueue(c); err != nil {
 		return err
 	}
 	err := <-c.done
@@ -109,41 +121,63 @@ func (db *DB) Batch(ctx context.Context, fn func(model.Tx) error) error {
 	return err
 }
 
-func (db *DB) enqueue(ctx context.Context, c *batchCall) error {
-	db.batch.mu.RLock()
-	defer db.batch.mu.RUnlock()
-	if db.batch.closed {
+func (db *DB) enqueue(call *batchCall) error {
+	c := &db.batch
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
 		return ErrClosed
 	}
-	select {
-	case db.batch.queue <- c:
-		return nil
-	case <-ctx.Done():
-		return unavailable(ctx.Err())
+	q := c.queued[call.tenant]
+	if len(q) == 0 && !c.running[call.tenant] {
+		c.ready = append(c.ready, call.tenant)
+		c.cond.Signal()
 	}
+	c.queued[call.tenant] = append(q, call)
+	return nil
 }
 
-// commitGroups is the committer: it takes the first call queued, then whatever else is
-// queued, up to groupMax, and commits them together.
+// commitGroups is a committer: it takes the tenant that has been ready longest, up to
+// groupMax of its calls, and commits them together, until the store closes and nothing
+// is queued.
 func (db *DB) commitGroups() {
-	defer db.batch.wg.Done()
+	c := &db.batch
+	defer c.wg.Done()
 	group := make([]*batchCall, 0, groupMax)
-	for c := range db.batch.queue {
-		group = takeCall(group[:0], c)
-	drain:
-		for len(group) < groupMax {
-			select {
-			case c, ok := <-db.batch.queue:
-				if !ok {
-					break drain // closed: commit this group; the range ends the loop
-				}
-				group = takeCall(group, c)
-			default:
-				break drain
-			}
+	c.mu.Lock()
+	for {
+		for len(c.ready) == 0 && !c.closed {
+			c.cond.Wait()
 		}
+		if len(c.ready) == 0 {
+			c.mu.Unlock()
+			return // closed, and nothing queued
+		}
+		tenant := c.ready[0]
+		c.ready = slices.Delete(c.ready, 0, 1)
+		q := c.queued[tenant]
+		n := min(len(q), groupMax)
+		group = group[:0]
+		for _, call := range q[:n] {
+			group = takeCall(group, call)
+		}
+		if n == len(q) {
+			delete(c.queued, tenant)
+		} else {
+			c.queued[tenant] = slices.Delete(q, 0, n)
+		}
+		c.running[tenant] = true
+		c.mu.Unlock()
+
 		db.commitGroup(group)
 		clear(group[:cap(group)])
+
+		c.mu.Lock()
+		delete(c.running, tenant)
+		if len(c.queued[tenant]) > 0 {
+			c.ready = append(c.ready, tenant)
+			c.cond.Signal()
+		}
 	}
 }
 

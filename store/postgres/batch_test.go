@@ -31,7 +31,7 @@ func TestBatchGroupCommit(t *testing.T) {
 	t.Cleanup(func() { released.Do(func() { close(release) }) })
 	first := make(chan error, 1)
 	go func() {
-		first <- db.Batch(context.Background(), func(tx model.Tx) error {
+		first <- db.Batch(context.Background(), tn, func(tx model.Tx) error {
 			select {
 			case <-held:
 			default:
@@ -56,7 +56,7 @@ func TestBatchGroupCommit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r := &results[i]
-			r.err = db.Batch(context.Background(), func(tx model.Tx) error {
+			r.err = db.Batch(context.Background(), tn, func(tx model.Tx) error {
 				r.hooks = 0
 				tx.OnCommit(func() { r.hooks++ })
 				id, err := postgres.TxID(tx)
@@ -128,5 +128,78 @@ func TestBatchGroupCommit(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBatchGroupsByTenant: a group holds the calls of one tenant. While a group of one
+// tenant is held, the call of another tenant commits in a transaction of its own, and
+// the calls of the held tenant wait for it and then commit together.
+func TestBatchGroupsByTenant(t *testing.T) {
+	db := open(t, pgtest.URL(t))
+	a, b := model.NewID(), model.NewID()
+	for _, tn := range []string{a, b} {
+		update(t, db, func(tx model.Tx) error {
+			return tx.PutTenant(&model.Tenant{ID: tn, Name: "T", Slug: "t-" + tn[len(tn)-12:], Status: "active"})
+		})
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	var released sync.Once
+	t.Cleanup(func() { released.Do(func() { close(release) }) })
+	txids := make(chan int64, 8)
+	call := func(tn, key string, hold bool) chan error {
+		done := make(chan error, 1)
+		go func() {
+			done <- db.Batch(context.Background(), tn, func(tx model.Tx) error {
+				if _, err := tx.Zones(tn); err != nil { // a read of the tenant: its lock
+					return err
+				}
+				id, err := postgres.TxID(tx)
+				if err != nil {
+					return err
+				}
+				if hold {
+					select {
+					case <-held:
+					default:
+						close(held)
+					}
+					<-release
+				}
+				txids <- id
+				return tx.PutMeta(key, []byte("v"))
+			})
+		}()
+		return done
+	}
+	first := call(a, "a0", true)
+	<-held
+	queued := []chan error{call(a, "a1", false), call(a, "a2", false)}
+	deadline := time.Now().Add(10 * time.Second)
+	for db.QueuedBatches() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls queued, want 2", db.QueuedBatches())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := <-call(b, "b0", false); err != nil {
+		t.Fatalf("tenant b's call while tenant a's group is held: %v", err)
+	}
+	bID := <-txids
+	released.Do(func() { close(release) })
+	for _, c := range append([]chan error{first}, queued...) {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	aIDs := map[int64]int{}
+	for range 3 {
+		aIDs[<-txids]++
+	}
+	if aIDs[bID] != 0 {
+		t.Errorf("tenant b's call shared a transaction with tenant a's: %v / %d", aIDs, bID)
+	}
+	if len(aIDs) != 2 {
+		// The held call's group, then the two calls queued behind it together.
+		t.Errorf("tenant a's three calls committed in %d transactions, want 2: %v", len(aIDs), aIDs)
 	}
 }

@@ -37,7 +37,7 @@ func benchPutEvent(b *testing.B, streamed bool) {
 			now := time.Now()
 			ev := &model.Event{ID: model.NewIDAt(now), Type: "incident", Priority: "high", Vertical: "fire",
 				Status: model.EventPending, Payload: []byte(`{"a":1}`), CreatedAt: model.At(now)}
-			err := db.Batch(context.Background(), func(tx model.Tx) error {
+			err := db.Batch(context.Background(), "", func(tx model.Tx) error {
 				if err := tx.PutEvent(tn, ev); err != nil || !streamed {
 					return err
 				}

@@ -71,6 +71,9 @@ type Options struct {
 	// SecretKey is the key of the key file that wraps the data key of the database's
 	// secrets (secrets.go); Open refuses to go without it (ErrNoSecretKey).
 	SecretKey *SecretKey
+	// Tracer, when set, sees every statement of the pool's connections (pgx's tracing
+	// hook; TestCitusRouting explains the statements it records).
+	Tracer pgx.QueryTracer
 }
 
 //go:embed migrations/*.sql
@@ -99,6 +102,9 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	if opt.Tracer != nil {
+		cfg.ConnConfig.Tracer = opt.Tracer
 	}
 	log := opt.Log
 	if log == nil {
@@ -194,7 +200,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			}
 			if current == len(names) {
 				done = true
-				return nil
+				return distribute(ctx, tx)
 			}
 			sql, err := migrationFiles.ReadFile(names[current])
 			if err != nil {
@@ -229,20 +235,22 @@ func pooler(err error) error {
 	return err
 }
 
-// maxAttempts bounds the runs of one transaction that serialization failures undo, and
+// maxAttempts bounds the runs of one transaction that collisions undo (retryable), and
 // maxPause the wait between two (pause): at most about 4 s of waiting in all.
 const (
 	maxAttempts = 60
 	maxPause    = 64 * time.Millisecond
 )
 
-// View runs fn in a read-only serializable transaction.
+// View runs fn in a read-only transaction (READ COMMITTED, as every transaction:
+// docs/decisions/0236-read-committed.md).
 func (db *DB) View(ctx context.Context, fn func(model.Tx) error) error {
 	return db.run(ctx, pgx.ReadOnly, fn)
 }
 
-// Update runs fn in a serializable transaction, committed when fn returns nil. A run
-// undone by a serialization failure or a deadlock is run again, whole: the hooks that fn
+// Update runs fn in a READ COMMITTED transaction that locks each tenant it touches
+// (lockTenant), committed when fn returns nil. A run undone by a deadlock or by a unique
+// key that another transaction took first is run again, whole: the hooks that fn
 // registered with OnCommit run once, for the run that committed.
 func (db *DB) Update(ctx context.Context, fn func(model.Tx) error) error {
 	return db.run(ctx, pgx.ReadWrite, fn)
@@ -315,11 +323,11 @@ func pause(ctx context.Context, attempt int) error {
 // attempt runs body in one transaction, committed when it returns nil; the returned tx
 // tells whether a failure may be retried.
 func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, body func(*tx) error) (t *tx, err error) {
-	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable, AccessMode: mode})
+	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: mode})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: beginning a transaction: %w", err)
 	}
-	t = &tx{ctx: ctx, ptx: ptx, db: db, seed: rand.Uint64()}
+	t = &tx{ctx: ctx, ptx: ptx, db: db, seed: rand.Uint64(), rw: mode == pgx.ReadWrite}
 	done := false
 	defer func() {
 		// Not done: body failed, or never returned (a panic, a test's t.Fatal): the
@@ -335,6 +343,9 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, body func(*tx)
 		return t, err
 	}
 	if err := t.flushUsage(); err != nil {
+		return t, err
+	}
+	if err := t.flushChanges(); err != nil {
 		return t, err
 	}
 	if err := t.flush(); err != nil {
@@ -353,9 +364,11 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, body func(*tx)
 	return t, nil
 }
 
-// retryable reports the errors after which a transaction is run again: serialization
-// failures, deadlocks, and unique violations, which a serializable transaction meets
-// when another one inserted the key it had found free (the next run finds it taken).
+// retryable reports the errors after which a transaction is run again: deadlocks (two
+// transactions locking two tenants or global rows in opposite orders), unique violations,
+// which a transaction meets when another one inserted the key it had found free (the next
+// run finds it taken: claimRow, the slug and email lookups), and serialization failures,
+// which READ COMMITTED does not raise but a server may (docs/decisions/0236-read-committed.md).
 func retryable(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {

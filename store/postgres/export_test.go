@@ -36,5 +36,13 @@ func TxID(mt model.Tx) (int64, error) {
 	return id, err
 }
 
-// QueuedBatches is the number of Batch calls waiting for the committer.
-func (db *DB) QueuedBatches() int { return len(db.batch.queue) }
+// QueuedBatches is the number of Batch calls waiting for a committer.
+func (db *DB) QueuedBatches() int {
+	db.batch.mu.Lock()
+	defer db.batch.mu.Unlock()
+	n := 0
+	for _, q := range db.batch.queued {
+		n += len(q)
+	}
+	return n
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,15 +15,16 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The change feed of GET /v1/stream (model.ChangeFeed;
-// docs/decisions/0105-stream-postgres.md): a change is a
-// row of stream_changes written in the transaction that
-// makes it, numbered seq = (transaction id << seqShift) | its number in the transaction.
-// Every process polls the rows of the tenants it has subscribers for, in seq order, up to
-// the horizon: the oldest transaction id still running, below which every transaction has
-// ended, so that no row can appear below a seq already read.
+// The change feed of GET /v1/stream (model.ChangeFeed; docs/decisions/0105-stream-postgres.md,
+// docs/decisions/0238-stream-tenant-sequence.md): a change is a row of stream_changes written
+// in the transaction that makes it, numbered by its tenant's sequence: stream_heads holds
+// each tenant's last number, which a write transaction reads with the tenant's row lock
+// (lockTenant) and advances before it commits (flushChanges). The tenant's writers wait for
+// each other on that lock, so its numbers are given in the order of the commits, without
+// gaps: a change that a statement sees has every smaller number of its tenant committed and
+// visible too. Every process polls the rows of the tenants it has subscribers for after its
+// head of each, in seq order.
 const (
-	seqShift = 20
 	// feedKeep is how many changes of a tenant are kept for Last-Event-ID resume (as the
 	// engine's ring keeps in memory on bbolt).
 	feedKeep = 1000
@@ -33,23 +35,34 @@ const (
 	// at a time: feedPruneLock).
 	feedPruneEvery = time.Minute
 	feedPruneLock  = 0x6669656c64707275 // "fieldpru"
+	// maxChanges bounds the changes of one tenant in one transaction.
+	maxChanges = 1 << 20
 )
-
-// horizonSQL is the first seq that a transaction still running may write.
-const horizonSQL = `SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20)`
 
 var _ model.ChangeFeed = (*DB)(nil)
 
 // feed is the state of a DB's change feed.
 type feed struct {
-	once    sync.Once
-	head    atomic.Uint64
+	once sync.Once
+	// mu guards heads: the seq up to which the poller delivered, by tenant. A tenant
+	// enters it when a subscriber asks for its head (FeedHead), which the poller then
+	// delivers after; the poller reads only the tenants it holds.
+	mu      sync.Mutex
+	heads   map[string]uint64
 	wake    chan struct{} // made by Open
 	stop    context.CancelFunc
 	done    chan struct{}
 	running atomic.Bool
-	// pruneBelow is the horizon at the previous prune (pruneFeed, in the poller's goroutine).
-	pruneBelow uint64
+	// pruneBelow holds each tenant's head at the previous prune (pruneFeed, in the
+	// poller's goroutine).
+	pruneBelow map[string]uint64
+}
+
+// pendingChanges are the changes of one tenant that a transaction adds before it commits
+// (flushChanges).
+type pendingChanges struct {
+	names, perms, teams, data []string
+	at                        []time.Time
 }
 
 // AppendChange records c within mtx, a transaction of this DB.
@@ -58,37 +71,73 @@ func (db *DB) AppendChange(mtx model.TxCommit, tenantID string, c model.Change) 
 	if !ok {
 		return errors.New("postgres: AppendChange in a transaction of another store")
 	}
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return err
 	}
-	t.feedN++
-	if t.feedN >= 1<<seqShift {
-		return errors.New("postgres: too many stream changes in one transaction")
-	}
-	if t.feedN == 1 {
+	if t.changes == nil {
+		t.changes = map[string]*pendingChanges{}
 		t.OnCommit(db.nudgeFeed)
 	}
-	const insert = `INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data, event_id)
-		VALUES ($1, (pg_current_xact_id()::text::bigint << 20) | $2, $3, $4, $5, $6, $7, $8)`
-	// The data, or the event whose document they are (feed_events.go).
-	var data, event any = json.RawMessage(c.Data), nil
-	if id := t.publishedEvent(tn, c.Data); id != "" {
-		data, event = nil, id
+	p := t.changes[tn]
+	if p == nil {
+		p = &pendingChanges{}
+		t.changes[tn] = p
 	}
-	args := []any{tn, int64(t.feedN), c.Name, c.Perm, c.TeamID, c.At.Time, data, event}
-	if !t.wrote {
-		// A transaction that wrote no row yet gets its id now, with the change (and the
-		// writes queued before it): the id orders its changes, and holds the horizon of
-		// every poller below them until it ends, from the first change on.
-		_, err = t.exec(insert, args...)
-		t.wrote = t.wrote || err == nil
-		return err
+	if len(p.names) >= maxChanges {
+		return errors.New("postgres: too many stream changes in one transaction")
 	}
-	// Else the change is queued: it goes out with the transaction's next statement or
-	// before its commit, in the order of its statements (tx.write).
-	return t.write(insert, args...)
+	p.names, p.perms, p.teams = append(p.names, c.Name), append(p.perms, c.Perm), append(p.teams, c.TeamID)
+	p.at, p.data = append(p.at, c.At.Time), append(p.data, string(c.Data))
+	return nil
 }
+
+// flushChanges queues, before the commit, the statements that number the transaction's
+// changes of each tenant after the tenant's last seq, read with the tenant's lock
+// (lockTenant): the new head, then the changes in multi-row inserts, all of one tenant's
+// shard on Citus.
+func (t *tx) flushChanges() error {
+	for tn, p := range t.changes {
+		head, ok := t.heads[tn]
+		if !ok {
+			return model.NotFound("tenant")
+		}
+		n := len(p.names)
+		if err := t.write(`INSERT INTO stream_heads (tenant_id, seq) VALUES ($1, $2)
+			ON CONFLICT (tenant_id) DO UPDATE SET seq = excluded.seq`, tn, head+int64(n)); err != nil {
+			return err
+		}
+		t.heads[tn] = head + int64(n)
+		for from := 0; from < n; from += changesPerInsert {
+			to := min(n, from+changesPerInsert)
+			var sql strings.Builder
+			sql.WriteString("INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data, event_id) VALUES ")
+			args := []any{tn}
+			for i := from; i < to; i++ {
+				if i > from {
+					sql.WriteString(", ")
+				}
+				k := len(args)
+				fmt.Fprintf(&sql, "($1, $%d, $%d, $%d, $%d, $%d, $%d::json, $%d::uuid)", k+1, k+2, k+3, k+4, k+5, k+6, k+7)
+				// The data, or the event whose document they are as this transaction
+				// leaves it (feed_events.go).
+				var data, event any = p.data[i], nil
+				if id := t.publishedEvent(tn, []byte(p.data[i])); id != "" {
+					data, event = nil, id
+				}
+				args = append(args, head+int64(i)+1, p.names[i], p.perms[i], p.teams[i], p.at[i], data, event)
+			}
+			if err := t.write(sql.String(), args...); err != nil {
+				return err
+			}
+		}
+	}
+	t.changes = nil
+	return nil
+}
+
+// changesPerInsert bounds the rows of one insert of stream changes (7 parameters each).
+const changesPerInsert = 1000
 
 // nudgeFeed wakes the poller (a change of this process committed).
 func (db *DB) nudgeFeed() {
@@ -98,19 +147,42 @@ func (db *DB) nudgeFeed() {
 	}
 }
 
-// FeedHead is the seq up to which the poller has delivered.
-func (db *DB) FeedHead() uint64 { return db.feed.head.Load() }
+// FeedHead is the seq of a tenant's changes up to which the poller has delivered. For a
+// tenant it does not follow yet, it is the tenant's last seq now, and the poller follows
+// the tenant from there.
+func (db *DB) FeedHead(ctx context.Context, tenantID string) (uint64, error) {
+	tn, err := canonTenant(tenantID)
+	if err != nil {
+		return 0, err
+	}
+	db.feed.mu.Lock()
+	h, ok := db.feed.heads[tn]
+	db.feed.mu.Unlock()
+	if ok {
+		return h, nil
+	}
+	var last int64
+	err = db.pool.QueryRow(ctx, "SELECT coalesce((SELECT seq FROM stream_heads WHERE tenant_id = $1), 0)", tn).Scan(&last)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: %w", err)
+	}
+	db.feed.mu.Lock()
+	defer db.feed.mu.Unlock()
+	if h, ok := db.feed.heads[tn]; ok {
+		return h, nil // set meanwhile: the poller may have delivered past last
+	}
+	if db.feed.heads == nil {
+		db.feed.heads = map[string]uint64{}
+	}
+	db.feed.heads[tn] = uint64(last)
+	return uint64(last), nil
+}
 
 // FollowChanges starts the poller (once).
 func (db *DB) FollowChanges(watching func() []string, deliver func(string, model.Change)) {
 	db.feed.once.Do(func() {
 		ctx, stop := context.WithCancel(context.Background())
 		db.feed.stop, db.feed.done = stop, make(chan struct{})
-		hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if h, err := db.horizon(hctx); err == nil {
-			db.feed.head.Store(h - 1)
-		}
-		cancel()
 		db.feed.running.Store(true)
 		go db.followFeed(ctx, watching, deliver)
 	})
@@ -122,14 +194,6 @@ func (db *DB) closeFeed() {
 		db.feed.stop()
 		<-db.feed.done
 	}
-}
-
-func (db *DB) horizon(ctx context.Context) (uint64, error) {
-	var h int64
-	if err := db.pool.QueryRow(ctx, horizonSQL).Scan(&h); err != nil {
-		return 0, err
-	}
-	return uint64(h), nil
 }
 
 func (db *DB) followFeed(ctx context.Context, watching func() []string, deliver func(string, model.Change)) {
@@ -162,45 +226,63 @@ func (db *DB) followFeed(ctx context.Context, watching func() []string, deliver 
 	}
 }
 
-// pollFeed delivers the changes of the watched tenants between the head and the horizon;
-// more is true when it stopped at a page's end.
+// pollFeed delivers the changes of the watched tenants after their heads, up to feedKeep of
+// each, with one query per tenant sent together (each touches one tenant: one shard on
+// Citus); more is true when a tenant filled its page.
 func (db *DB) pollFeed(ctx context.Context, watching func() []string, deliver func(string, model.Change)) (more bool, err error) {
-	// The horizon is read before the tenants: a tenant that a subscriber adds after this
-	// point reads its backlog up to a horizon at least as high (Subscribe, engine/stream/stream.go).
-	h, err := db.horizon(ctx)
-	if err != nil {
-		return false, err
+	type watched struct {
+		tenant string
+		head   uint64
 	}
-	head := db.feed.head.Load()
-	if h <= head {
+	var ws []watched
+	db.feed.mu.Lock()
+	now := map[string]bool{}
+	for _, tn := range watching() {
+		now[canonicalTenant(tn)] = true
+		if h, ok := db.feed.heads[canonicalTenant(tn)]; ok {
+			ws = append(ws, watched{tn, h})
+		}
+	}
+	// A tenant no longer watched is dropped: its head would be stale when a subscriber
+	// comes back (FeedHead then reads it afresh).
+	for tn := range db.feed.heads {
+		if !now[tn] {
+			delete(db.feed.heads, tn)
+		}
+	}
+	db.feed.mu.Unlock()
+	if len(ws) == 0 {
 		return false, nil
 	}
-	tenants := watching()
-	if len(tenants) == 0 {
-		db.feed.head.Store(h - 1)
-		return false, nil
+	b := &pgx.Batch{}
+	for _, w := range ws {
+		b.Queue(changeRows+` WHERE s.tenant_id = $1 AND s.seq > $2 ORDER BY s.seq LIMIT $3`,
+			canonicalTenant(w.tenant), int64(w.head), feedKeep)
 	}
-	rows, err := db.pool.Query(ctx, changeRows+` WHERE s.tenant_id = ANY($1::uuid[]) AND s.seq > $2 AND s.seq < $3
-		ORDER BY s.seq LIMIT $4`, tenants, int64(head), int64(h), feedKeep)
-	if err != nil {
-		return false, err
+	br := db.pool.SendBatch(ctx, b)
+	defer br.Close()
+	for _, w := range ws {
+		rows, err := br.Query()
+		if err != nil {
+			return false, err
+		}
+		n, last := 0, w.head
+		err = forChanges(rows, func(_ string, c model.Change) {
+			deliver(w.tenant, c)
+			last = c.Seq
+			n++
+		})
+		if err != nil {
+			return false, err
+		}
+		db.feed.mu.Lock()
+		if h, ok := db.feed.heads[canonicalTenant(w.tenant)]; ok && h == w.head {
+			db.feed.heads[canonicalTenant(w.tenant)] = last
+		}
+		db.feed.mu.Unlock()
+		more = more || n == feedKeep
 	}
-	n := 0
-	last := head
-	err = forChanges(rows, func(tenantID string, c model.Change) {
-		deliver(tenantID, c)
-		last = c.Seq
-		n++
-	})
-	if err != nil {
-		return false, err
-	}
-	if n == feedKeep {
-		db.feed.head.Store(last)
-		return true, nil
-	}
-	db.feed.head.Store(h - 1)
-	return false, nil
+	return more, br.Close()
 }
 
 // forChanges scans rows of (tenant_id, seq, name, perm, team_id, at, data).
@@ -220,52 +302,59 @@ func forChanges(rows pgx.Rows, fn func(string, model.Change)) error {
 	return rows.Err()
 }
 
-// ChangesAfter reads a tenant's changes after a seq, up to the horizon, in one snapshot
-// (so that a prune is seen whole or not at all).
+// ChangesAfter reads a tenant's changes after a seq, then the tenant's bounds, in one round
+// trip: after is held when no change after it was pruned (read after the changes: a prune
+// between the two shows) and it is no greater than the tenant's last seq.
 func (db *DB) ChangesAfter(ctx context.Context, tenantID string, after uint64) (out []model.Change, held bool, err error) {
 	tn, err := canonTenant(tenantID)
 	if err != nil {
 		return nil, false, err
 	}
-	err = pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(ptx pgx.Tx) error {
-		var h, upto int64
-		err := ptx.QueryRow(ctx, horizonSQL+`, coalesce((SELECT upto FROM stream_pruned WHERE tenant_id = $1), 0)`, tn).Scan(&h, &upto)
-		if err != nil {
-			return err
-		}
-		rows, err := ptx.Query(ctx, changeRows+` WHERE s.tenant_id = $1 AND s.seq > $2 AND s.seq < $3 ORDER BY s.seq LIMIT $4`,
-			tn, int64(after), h, feedKeep+1)
-		if err != nil {
-			return err
-		}
-		out = []model.Change{}
-		if err := forChanges(rows, func(_ string, c model.Change) { out = append(out, c) }); err != nil {
-			return err
-		}
-		held = after >= uint64(upto) && after < uint64(h) && len(out) <= feedKeep
-		return nil
-	})
+	b := &pgx.Batch{}
+	b.Queue(changeRows+` WHERE s.tenant_id = $1 AND s.seq > $2 ORDER BY s.seq LIMIT $3`, tn, int64(after), feedKeep+1)
+	b.Queue(`SELECT coalesce((SELECT seq FROM stream_heads WHERE tenant_id = $1), 0),
+		coalesce((SELECT upto FROM stream_pruned WHERE tenant_id = $1), 0)`, tn)
+	br := db.pool.SendBatch(ctx, b)
+	defer br.Close()
+	out = []model.Change{}
+	var last, upto int64
+	rows, err := br.Query()
+	if err == nil {
+		err = forChanges(rows, func(_ string, c model.Change) { out = append(out, c) })
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&last, &upto)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("postgres: %w", err)
 	}
+	held = after >= uint64(upto) && after <= uint64(last) && len(out) <= feedKeep
 	if len(out) > feedKeep {
 		out = out[:feedKeep]
 	}
-	return out, held, nil
+	return out, held, br.Close()
 }
 
 // pruneFeed deletes each tenant's changes but the last feedKeep, in one process at a
-// time, and only those below the horizon of this process's previous prune: they have been
-// final for a while, so every process's poller has delivered them (a transaction held open
-// may keep more than feedKeep changes above the horizon for longer than the interval).
+// time, and only those up to the tenant's last seq at this process's previous prune: they
+// have been committed for a while, so every process's poller has delivered them.
 func (db *DB) pruneFeed(ctx context.Context) error {
-	h, err := db.horizon(ctx)
+	rows, err := db.pool.Query(ctx, "SELECT tenant_id::text, seq FROM stream_heads")
 	if err != nil {
 		return err
 	}
+	heads := map[string]uint64{}
+	var tn string
+	var seq int64
+	if _, err := pgx.ForEachRow(rows, []any{&tn, &seq}, func() error {
+		heads[tn] = uint64(seq)
+		return nil
+	}); err != nil {
+		return err
+	}
 	below := db.feed.pruneBelow
-	db.feed.pruneBelow = h
-	if below == 0 {
+	db.feed.pruneBelow = heads
+	if len(below) == 0 {
 		return nil
 	}
 	// One transaction under a transaction-level lock: a pooler in transaction mode
@@ -275,28 +364,20 @@ func (db *DB) pruneFeed(ctx context.Context) error {
 		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", int64(feedPruneLock)).Scan(&got); err != nil || !got {
 			return err
 		}
-		rows, err := conn.Query(ctx, "SELECT tenant_id::text FROM tenants")
-		if err != nil {
-			return err
-		}
-		tenants, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		return pruneTenants(ctx, conn, tenants, below)
+		return pruneTenants(ctx, conn, below)
 	})
 }
 
-// pruneTenants prunes the stream of each tenant below the horizon below.
-func pruneTenants(ctx context.Context, conn pgx.Tx, tenants []string, below uint64) error {
-	for _, tn := range tenants {
+// pruneTenants prunes the stream of each tenant of below up to its seq there.
+func pruneTenants(ctx context.Context, conn pgx.Tx, below map[string]uint64) error {
+	for tn, upto := range below {
 		_, err := conn.Exec(ctx, `WITH cut AS (SELECT seq FROM stream_changes WHERE tenant_id = $1
 				ORDER BY seq DESC OFFSET $2 LIMIT 1),
-			d AS (DELETE FROM stream_changes WHERE tenant_id = $1 AND seq <= (SELECT seq FROM cut) AND seq < $3
+			d AS (DELETE FROM stream_changes WHERE tenant_id = $1 AND seq <= (SELECT seq FROM cut) AND seq <= $3
 				RETURNING seq)
 			INSERT INTO stream_pruned (tenant_id, upto) SELECT $1, max(seq) FROM d HAVING count(*) > 0
 			ON CONFLICT (tenant_id) DO UPDATE SET upto = greatest(stream_pruned.upto, excluded.upto)`,
-			tn, feedKeep, int64(below))
+			tn, feedKeep, int64(upto))
 		if err != nil {
 			return err
 		}

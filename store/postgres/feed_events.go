@@ -52,3 +52,18 @@ func keepPublished(ids string) string {
 	return `UPDATE stream_changes s SET data = e.doc, event_id = NULL FROM events e
 		WHERE s.tenant_id = $1 AND s.event_id = ANY(` + ids + `) AND e.tenant_id = $1 AND e.id = s.event_id`
 }
+
+// eventsDeleted forgets the documents of tenant tn's events of ids, deleted by this
+// transaction: a change it still adds carries its data.
+func (t *tx) eventsDeleted(tn string, ids []string) {
+	d := t.events[tn]
+	if d == nil {
+		return
+	}
+	for _, id := range ids {
+		if doc, ok := d.byID[id]; ok {
+			delete(d.byDoc, doc)
+			delete(d.byID, id)
+		}
+	}
+}

@@ -36,6 +36,16 @@ func appendChanges(t *testing.T, db *postgres.DB, tenantID string, names ...stri
 	}
 }
 
+// newTenant stores a tenant and returns its id: the stream's changes are a tenant's.
+func newTenant(t *testing.T, db *postgres.DB) string {
+	t.Helper()
+	id := uuid.NewString()
+	update(t, db, func(tx model.Tx) error {
+		return tx.PutTenant(&model.Tenant{ID: id, Name: "T", Slug: "t-" + id, Status: "active"})
+	})
+	return id
+}
+
 // follower collects what FollowChanges delivers.
 type follower struct {
 	mu  sync.Mutex
@@ -75,17 +85,20 @@ func names(cs []model.Change) []string {
 }
 
 // TestFeedAcrossHandles: changes committed through one handle are delivered by the other's
-// FollowChanges within a second, in commit order, numbered as ChangesAfter numbers them on
-// either handle; a rolled back change never is; and a transaction still running holds back
-// the changes committed after it began, which then come in the order of their numbers.
+// FollowChanges within a second, in commit order, numbered by the tenant's sequence as
+// ChangesAfter numbers them on either handle; a rolled back change never is; and a
+// transaction holding the tenant holds back the one that changes it meanwhile, which
+// comes after it, each once, in the order of their numbers.
 func TestFeedAcrossHandles(t *testing.T) {
 	url := pgtest.URL(t)
 	a, b := open(t, url), open(t, url)
-	tn, other := uuid.NewString(), uuid.NewString()
-	putTenant(t, a, tn, "active")
-	putTenant(t, a, other, "active")
+	tn, other := newTenant(t, a), newTenant(t, a)
+	appendChanges(t, a, tn, "before")
 	f := &follower{}
 	b.FollowChanges(func() []string { return []string{tn} }, f.deliver)
+	if h, err := b.FeedHead(context.Background(), tn); err != nil || h != 1 {
+		t.Fatalf("FeedHead of a tenant with one change = %d, %v; want 1", h, err)
+	}
 
 	appendChanges(t, a, tn, "one", "two")
 	appendChanges(t, a, other, "unwatched")
@@ -100,7 +113,7 @@ func TestFeedAcrossHandles(t *testing.T) {
 	if n := names(got); len(n) != 3 || n[0] != "one" || n[1] != "two" || n[2] != "three" {
 		t.Fatalf("delivered %v", n)
 	}
-	if !(got[0].Seq < got[1].Seq && got[1].Seq < got[2].Seq) || string(got[0].Data) != `{"n": "one"}` {
+	if got[0].Seq != 2 || got[1].Seq != 3 || got[2].Seq != 4 || string(got[0].Data) != `{"n": "one"}` {
 		t.Fatalf("delivered %+v", got)
 	}
 	for _, db := range []*postgres.DB{a, b} {
@@ -109,12 +122,13 @@ func TestFeedAcrossHandles(t *testing.T) {
 			t.Fatalf("ChangesAfter: %+v held %v err %v", after, held, err)
 		}
 	}
-	if b.FeedHead() < got[2].Seq {
-		t.Fatalf("head %d below the last delivered %d", b.FeedHead(), got[2].Seq)
+	if h, err := b.FeedHead(context.Background(), tn); err != nil || h < got[2].Seq {
+		t.Fatalf("head %d (%v) below the last delivered %d", h, err, got[2].Seq)
 	}
 
-	// A transaction that began first and commits last: the one committed meanwhile waits
-	// for it, and both come in seq order.
+	// A transaction that holds the tenant: one that changes the tenant meanwhile waits for
+	// it (the tenant's lock), so nothing passes it, and both come once, in commit order,
+	// numbered one after the other.
 	ctx := context.Background()
 	started, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
 	go func() {
@@ -128,17 +142,23 @@ func TestFeedAcrossHandles(t *testing.T) {
 		})
 	}()
 	<-started
-	appendChanges(t, a, tn, "short")
+	short := make(chan error)
+	go func() {
+		short <- a.Update(ctx, func(tx model.Tx) error { return a.AppendChange(tx, tn, change("short")) })
+	}()
 	time.Sleep(300 * time.Millisecond) // a few polls: nothing may pass the running transaction
 	if n := len(f.wait(t, 3)); n != 3 {
-		t.Fatalf("%d changes delivered while an older transaction ran", n)
+		t.Fatalf("%d changes delivered while a transaction held the tenant", n)
 	}
 	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	for _, c := range []chan error{done, short} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
 	}
 	got = f.wait(t, 5)
-	if n := names(got); n[3] != "long" || n[4] != "short" || got[3].Seq >= got[4].Seq {
+	time.Sleep(300 * time.Millisecond) // a few polls: nothing is delivered twice
+	if n := names(f.wait(t, 5)); len(n) != 5 || n[3] != "long" || n[4] != "short" || got[3].Seq+1 != got[4].Seq {
 		t.Fatalf("delivered %v", n)
 	}
 
@@ -152,8 +172,7 @@ func TestFeedAcrossHandles(t *testing.T) {
 // them is not held, from their start it is.
 func TestFeedPrune(t *testing.T) {
 	db := open(t, pgtest.URL(t))
-	tn := uuid.NewString()
-	putTenant(t, db, tn, "active")
+	tn := newTenant(t, db)
 	ctx := context.Background()
 	var batch []string
 	for i := range 1005 {
@@ -165,7 +184,8 @@ func TestFeedPrune(t *testing.T) {
 		// 1005 changes after 0: more than are kept, so not held.
 		t.Fatalf("ChangesAfter(0): %d held %v err %v", len(all), held, err)
 	}
-	// The first prune only notes the horizon: nothing is pruned that was not final then.
+	// The first prune only notes each tenant's last seq: nothing is pruned that was not
+	// committed then.
 	if err := db.PruneFeed(ctx); err != nil {
 		t.Fatal(err)
 	}

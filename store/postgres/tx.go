@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 
@@ -25,8 +27,9 @@ type tx struct {
 	onCommit []func()
 	// notified holds the tenants whose directory change this transaction announced.
 	notified map[string]bool
-	// feedN numbers the stream changes of this run (feed.go).
-	feedN int
+	// changes holds the stream changes of this run by tenant, added before the commit
+	// (feed.go).
+	changes map[string]*pendingChanges
 	// events holds the documents of the events this run wrote, by tenant: a stream change
 	// that carries one names its event instead (feed_events.go).
 	events map[string]*eventDocs
@@ -46,8 +49,18 @@ type tx struct {
 	// known holds the tenants this transaction saw exist: tenants are never deleted, so
 	// the check is made once per tenant and transaction (requireTenant).
 	known map[string]bool
-	// wrote is set once a row written has gone out: the transaction holds its id.
-	wrote bool
+	// rw is set in a write transaction: it locks what it reads (lockTenant, forUpdate).
+	rw bool
+	// locked holds the tenants whose row this write transaction locked (lockTenant), and
+	// heads the last seq of the stream of each that exists, read with the lock: no other
+	// transaction numbers the tenant's changes until this one ends (feed.go).
+	locked map[string]bool
+	heads  map[string]int64
+	// missing holds the global rows (table/key) that this write transaction read and
+	// found absent: it inserts them without ON CONFLICT (claimRow); metaRead the meta
+	// values it read, which it writes only if unchanged (PutMeta).
+	missing  map[string]bool
+	metaRead map[string][]byte
 	// pending holds the writes whose outcome is only success or failure, sent together
 	// with the next statement or before the commit (write, flush).
 	pending *pgx.Batch
@@ -137,8 +150,6 @@ func (t *tx) send(queue func(*pgx.Batch)) (pgx.BatchResults, error) {
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
 	}
-	// Every queued statement writes a row (put queues only for a tenant that exists).
-	t.wrote = t.wrote || n > 0
 	return br, nil
 }
 
@@ -298,6 +309,89 @@ func canonTenant(id string) (string, error) {
 	return tn, nil
 }
 
+// ids is the package's ids for a method of tx, and canonTenant its canonTenant: in a
+// write transaction they lock the tenant first (lockTenant).
+func (t *tx) ids(tenantID, id, what string) (string, string, error) {
+	tn, r, err := ids(tenantID, id, what)
+	if err != nil {
+		return "", "", err
+	}
+	return tn, r, t.lockTenant(tn)
+}
+
+func (t *tx) canonTenant(id string) (string, error) {
+	tn, err := canonTenant(id)
+	if err != nil {
+		return "", err
+	}
+	return tn, t.lockTenant(tn)
+}
+
+// lockTenant makes a write transaction the only one writing a tenant's records until it
+// ends (docs/decisions/0236-read-committed.md): the first statement about a tenant in the
+// transaction is preceded by a lock of the tenant's row, which also tells whether the
+// tenant exists (the round trip that put's first statement of a tenant used to make; a
+// group of Batch calls makes it once) and reads the last seq of its stream. Isolation is READ COMMITTED: each statement that follows
+// sees every write committed before the lock was granted, so a read-modify-write of the
+// tenant's records (an idempotency key, an outbox entry's lease, a mission's state) runs
+// as if alone. The lock is FOR NO KEY UPDATE: it waits for no foreign key check (FOR KEY
+// SHARE), and on Citus it is one row of the tenant's shard. A tenant that does not exist
+// locks nothing: the statements that follow answer KindNotFound.
+func (t *tx) lockTenant(tn string) error {
+	if !t.rw || t.locked[tn] {
+		return nil
+	}
+	if t.locked == nil {
+		t.locked = map[string]bool{}
+	}
+	t.locked[tn] = true
+	var head int64
+	found, err := t.scan(`SELECT coalesce((SELECT seq FROM stream_heads WHERE tenant_id = $1), 0)
+		FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE OF tenants`, []any{tn}, &head)
+	if found {
+		t.exists(tn)
+		if t.heads == nil {
+			t.heads = map[string]int64{}
+		}
+		t.heads[tn] = head
+	}
+	return err
+}
+
+// forUpdate is the locking clause of the read of one row of a global table (login guards,
+// auth tokens) in a write transaction: the row stays locked until the end, so a
+// read-modify-write of it runs as if alone. A row found missing is noted (key: table and
+// key), and claimRow tells its writer to insert it without ON CONFLICT: of two
+// transactions that both found it missing, the unique key fails the second, which runs
+// again and finds it (retryable). Meta is read without a lock (many writers of every
+// tenant read the node's id or a secret) and written only as it was read (PutMeta).
+func (t *tx) forUpdate() string {
+	if t.rw {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// readRow notes whether the row key of a global table was found by a read made with
+// forUpdate.
+func (t *tx) readRow(key string, found bool) {
+	if !t.rw {
+		return
+	}
+	if t.missing == nil {
+		t.missing = map[string]bool{}
+	}
+	t.missing[key] = !found
+}
+
+// errRowChanged is the error of a write of a row read in the transaction and changed
+// since by another: retryable, as a serialization failure.
+var errRowChanged = &pgconn.PgError{Code: "40001", Message: "a row read by the transaction changed before its write"}
+
+// claimRow reports whether the row key was read and found missing in this transaction:
+// its insert must then fail on a row another transaction inserted meanwhile.
+func (t *tx) claimRow(key string) bool { return t.missing[key] }
+
 // requireTenant returns KindNotFound when the tenant does not exist; a tenant found is
 // not looked up again in this transaction.
 func (t *tx) requireTenant(tenantID string) error {
@@ -326,7 +420,7 @@ func (t *tx) exists(tenantID string) {
 
 // tenantOf canonicalizes a tenant id and checks that the tenant exists.
 func (t *tx) tenantOf(id string) (string, error) {
-	tn, err := canonTenant(id)
+	tn, err := t.canonTenant(id)
 	if err != nil {
 		return "", err
 	}
@@ -341,7 +435,7 @@ func (t *tx) tenantOf(id string) (string, error) {
 func (t *tx) put(sql string, args ...any) error {
 	tn, _ := args[0].(string)
 	if t.known[tn] {
-		return t.write(strings.Replace(sql, ifTenant, "", 1), args...)
+		return t.write(t.ofTenant(tn, sql), args...)
 	}
 	tag, err := t.exec(sql, args...)
 	if err != nil {
@@ -351,12 +445,42 @@ func (t *tx) put(sql string, args ...any) error {
 		return model.NotFound("tenant")
 	}
 	t.exists(tn)
-	t.wrote = true
 	return nil
 }
 
 // ifTenant is the condition of put's statements; $1 is the tenant id.
 const ifTenant = ` WHERE EXISTS (SELECT 1 FROM tenants WHERE tenant_id = $1)`
+
+// ofTenant is a statement `INSERT … SELECT <values>` + ifTenant + `…` for the tenant tn: once
+// the transaction saw the tenant (in a write transaction, by its lock: lockTenant; tenants
+// are never deleted), `INSERT … VALUES (<values>) …`, one row of one tenant, which Citus
+// routes to the tenant's shard (an INSERT … SELECT goes through the coordinator); the
+// statement as it is otherwise.
+func (t *tx) ofTenant(tn, sql string) string {
+	if !t.known[tn] {
+		return sql
+	}
+	if v, ok := valuesForms.Load(sql); ok {
+		return v.(string)
+	}
+	sel := selectValues.FindStringIndex(sql)
+	if sel == nil {
+		return sql
+	}
+	values, tail, ok := strings.Cut(sql[sel[1]:], ifTenant)
+	if !ok {
+		return sql
+	}
+	v := sql[:sel[0]] + ") VALUES (" + values + ")" + tail
+	valuesForms.Store(sql, v)
+	return v
+}
+
+// valuesForms holds the VALUES form of each statement ofTenant rewrote.
+var valuesForms sync.Map
+
+// selectValues is where the columns of an INSERT end and its SELECT begins.
+var selectValues = regexp.MustCompile(`\)\s+SELECT\s+`)
 
 // A list's cursor is the unpadded base64url form of the 16 bytes of the last id it
 // returned; the next page starts after that id.
@@ -449,8 +573,18 @@ func jsonOf(v any) (json.RawMessage, error) {
 func (t *tx) Meta(key string) ([]byte, error) {
 	var v []byte
 	found, err := t.scan("SELECT value FROM meta WHERE key = $1", []any{key}, &v)
-	if err != nil || !found {
+	if err != nil {
 		return nil, err
+	}
+	t.readRow("meta/"+key, found)
+	if found && t.rw {
+		if t.metaRead == nil {
+			t.metaRead = map[string][]byte{}
+		}
+		t.metaRead[key] = v
+	}
+	if !found {
+		return nil, nil
 	}
 	if isSecretMeta(key) {
 		return t.db.secrets.openMeta(key, v)
@@ -468,6 +602,23 @@ func (t *tx) PutMeta(key string, value []byte) error {
 	}
 	if isSecretMeta(key) {
 		value = t.db.secrets.sealMeta(key, value)
+	}
+	if t.claimRow("meta/" + key) {
+		_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2)`, key, value)
+		return err
+	}
+	if old, ok := t.metaRead[key]; ok {
+		// Written only as it was read: another transaction's write in between makes this
+		// one run again, whole (a lease, a periodic claim), as serializable did.
+		tag, err := t.exec(`UPDATE meta SET value = $2 WHERE key = $1 AND value = $3`, key, value, old)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = errRowChanged
+			t.note(err)
+		}
+		if err == nil {
+			t.metaRead[key] = value
+		}
+		return err
 	}
 	_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)

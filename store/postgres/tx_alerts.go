@@ -5,7 +5,7 @@ import "github.com/fieldrelay/fieldrelay/engine/model"
 // Alerts of model.Tx (docs/decisions/0172-shared-alerts.md).
 
 func (t *tx) Alert(tenantID, id string) (*model.Alert, error) {
-	tn, aid, err := ids(tenantID, id, "alert")
+	tn, aid, err := t.ids(tenantID, id, "alert")
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +25,7 @@ func (t *tx) OpenAlert(tenantID, key string) (*model.Alert, error) {
 }
 
 func (t *tx) PutAlert(tenantID string, a *model.Alert) error {
-	tn, id, err := ids(tenantID, a.ID, "alert")
+	tn, id, err := t.ids(tenantID, a.ID, "alert")
 	if err != nil {
 		return err
 	}

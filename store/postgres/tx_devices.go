@@ -14,7 +14,7 @@ import (
 // Devices, their items and queues, upstream settings and the change log of model.Tx.
 
 func (t *tx) Device(tenantID, id string) (*model.Device, error) {
-	tn, did, err := ids(tenantID, id, "device")
+	tn, did, err := t.ids(tenantID, id, "device")
 	if err != nil {
 		return nil, err
 	}
@@ -22,7 +22,7 @@ func (t *tx) Device(tenantID, id string) (*model.Device, error) {
 }
 
 func (t *tx) DeviceByHardware(tenantID, hardwareID string) (*model.Device, error) {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (t *tx) DeviceByHardware(tenantID, hardwareID string) (*model.Device, error
 
 // PutDevice stores d; the hardware id, team and zone are columns that the indexes hold.
 func (t *tx) PutDevice(tenantID string, d *model.Device) error {
-	tn, id, err := ids(tenantID, d.ID, "device")
+	tn, id, err := t.ids(tenantID, d.ID, "device")
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (t *tx) DevicesOfZone(tenantID, zoneCode string) ([]string, error) {
 }
 
 func (t *tx) DeviceItem(tenantID, deviceID string, seq int64) (*model.DeviceItem, error) {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (t *tx) DeviceItem(tenantID, deviceID string, seq int64) (*model.DeviceItem
 }
 
 func (t *tx) PutDeviceItem(tenantID, deviceID string, it *model.DeviceItem) error {
-	tn, dev, err := ids(tenantID, deviceID, "device")
+	tn, dev, err := t.ids(tenantID, deviceID, "device")
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (t *tx) PutDeviceItem(tenantID, deviceID string, it *model.DeviceItem) erro
 }
 
 func (t *tx) WalkDeviceItems(tenantID, deviceID string, after int64, fn func(seq int64) bool) error {
-	tn, dev, err := ids(tenantID, deviceID, "device")
+	tn, dev, err := t.ids(tenantID, deviceID, "device")
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (t *tx) WalkDeviceItems(tenantID, deviceID string, after int64, fn func(seq
 }
 
 func (t *tx) PutQueueItem(tenantID, deviceID string, q *model.QueueItem) error {
-	tn, dev, err := ids(tenantID, deviceID, "device")
+	tn, dev, err := t.ids(tenantID, deviceID, "device")
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (t *tx) PutQueueItem(tenantID, deviceID string, q *model.QueueItem) error {
 }
 
 func (t *tx) QueueItems(tenantID, deviceID string, after int64, limit int) ([]model.QueueItem, error) {
-	tn, dev, err := ids(tenantID, deviceID, "device")
+	tn, dev, err := t.ids(tenantID, deviceID, "device")
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func (t *tx) QueueItems(tenantID, deviceID string, after int64, limit int) ([]mo
 }
 
 func (t *tx) DeleteQueueItems(tenantID, deviceID string, through int64) ([]model.QueueItem, error) {
-	tn, dev, err := ids(tenantID, deviceID, "device")
+	tn, dev, err := t.ids(tenantID, deviceID, "device")
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +220,9 @@ func (t *tx) Upstream(tenantID string) (*model.UpstreamConfig, error) {
 	if !ok {
 		return nil, model.NotFound("upstream")
 	}
+	if err := t.lockTenant(tn); err != nil {
+		return nil, err
+	}
 	raw, ok := t.upstreams[tn]
 	if !ok {
 		if _, err := t.scan("SELECT doc FROM upstreams WHERE tenant_id = $1", []any{tn}, &raw); err != nil {
@@ -241,7 +244,7 @@ func (t *tx) Upstream(tenantID string) (*model.UpstreamConfig, error) {
 }
 
 func (t *tx) PutUpstream(c *model.UpstreamConfig) error {
-	tn, err := canonTenant(c.TenantID)
+	tn, err := t.canonTenant(c.TenantID)
 	if err != nil {
 		return err
 	}
@@ -262,7 +265,7 @@ func (t *tx) UpstreamTenants() ([]string, error) {
 // AppendChange takes the next sequence number of the tenant's log from upstream_log_end,
 // which keeps the last one given even when the log is trimmed empty.
 func (t *tx) AppendChange(tenantID string, c model.LogChange) (int64, error) {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return 0, err
 	}
@@ -274,8 +277,8 @@ func (t *tx) AppendChange(tenantID string, c model.LogChange) (int64, error) {
 		return 0, fmt.Errorf("change of %s: the record id %q is not a UUID", c.Kind, c.ID)
 	}
 	var seq int64
-	found, err := t.scan(`INSERT INTO upstream_log_end (tenant_id, last_seq) SELECT $1, 1`+ifTenant+`
-		ON CONFLICT (tenant_id) DO UPDATE SET last_seq = upstream_log_end.last_seq + 1 RETURNING last_seq`, []any{tn}, &seq)
+	found, err := t.scan(t.ofTenant(tn, `INSERT INTO upstream_log_end (tenant_id, last_seq) SELECT $1, 1`+ifTenant+`
+		ON CONFLICT (tenant_id) DO UPDATE SET last_seq = upstream_log_end.last_seq + 1 RETURNING last_seq`), []any{tn}, &seq)
 	if err != nil {
 		return 0, err
 	}
@@ -329,7 +332,7 @@ func (t *tx) Devices(tenantID string, p model.Page) ([]model.Device, string, err
 }
 
 func (t *tx) TakeQueueItem(tenantID, deviceID, kind, missionID string) (*model.QueueItem, error) {
-	tn, dev, err := ids(tenantID, deviceID, "device")
+	tn, dev, err := t.ids(tenantID, deviceID, "device")
 	if err != nil {
 		return nil, err
 	}

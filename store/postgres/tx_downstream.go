@@ -12,7 +12,7 @@ import (
 // AppendDown takes the next sequence number of the tenant's downstream log from
 // downstream_log_end, which keeps the last one given even when the log is trimmed empty.
 func (t *tx) AppendDown(tenantID string, c model.DownChange) (int64, error) {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return 0, err
 	}
@@ -20,8 +20,8 @@ func (t *tx) AppendDown(tenantID string, c model.DownChange) (int64, error) {
 		return 0, fmt.Errorf("downstream change: bad kind %q or key %q", c.Kind, c.Key)
 	}
 	var seq int64
-	found, err := t.scan(`INSERT INTO downstream_log_end (tenant_id, last_seq) SELECT $1, 1`+ifTenant+`
-		ON CONFLICT (tenant_id) DO UPDATE SET last_seq = downstream_log_end.last_seq + 1 RETURNING last_seq`, []any{tn}, &seq)
+	found, err := t.scan(t.ofTenant(tn, `INSERT INTO downstream_log_end (tenant_id, last_seq) SELECT $1, 1`+ifTenant+`
+		ON CONFLICT (tenant_id) DO UPDATE SET last_seq = downstream_log_end.last_seq + 1 RETURNING last_seq`), []any{tn}, &seq)
 	if err != nil {
 		return 0, err
 	}

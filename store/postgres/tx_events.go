@@ -13,7 +13,7 @@ import (
 // Zones, teams, events, event replies and parked events of model.Tx.
 
 func (t *tx) Zone(tenantID, code string) (*model.Zone, error) {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func (t *tx) Zone(tenantID, code string) (*model.Zone, error) {
 
 func (t *tx) PutZone(tenantID string, z *model.Zone) error {
 	t.changed(tenantID)
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (t *tx) DeleteZone(tenantID, code string) error {
 }
 
 func (t *tx) Team(tenantID, id string) (*model.Team, error) {
-	tn, tid, err := ids(tenantID, id, "team")
+	tn, tid, err := t.ids(tenantID, id, "team")
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func (t *tx) PutTeam(tenantID string, tm *model.Team) error {
 
 // PutTeamPositions is PutTeam without the directory version bump.
 func (t *tx) PutTeamPositions(tenantID string, tm *model.Team) error {
-	tn, id, err := ids(tenantID, tm.ID, "team")
+	tn, id, err := t.ids(tenantID, tm.ID, "team")
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (t *tx) Teams(tenantID string) ([]model.Team, error) {
 }
 
 func (t *tx) Event(tenantID, id string) (*model.Event, error) {
-	tn, eid, err := ids(tenantID, id, "event")
+	tn, eid, err := t.ids(tenantID, id, "event")
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (t *tx) Event(tenantID, id string) (*model.Event, error) {
 }
 
 func (t *tx) PutEvent(tenantID string, ev *model.Event) error {
-	tn, id, err := ids(tenantID, ev.ID, "event")
+	tn, id, err := t.ids(tenantID, ev.ID, "event")
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) 
 	if key == "" {
 		return nil, nil
 	}
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (t *tx) eventReply(tn, key string) (*model.IdempotencyRecord, error) {
 // PutEventReply keeps what the bbolt store keeps of an event's reply: status, request id,
 // time and body.
 func (t *tx) PutEventReply(tenantID, key string, r *model.IdempotencyRecord) error {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (t *tx) PutEventReply(tenantID, key string, r *model.IdempotencyRecord) err
 }
 
 func (t *tx) ParkEvent(tenantID, zoneCode, eventID string) error {
-	tn, id, err := ids(tenantID, eventID, "event")
+	tn, id, err := t.ids(tenantID, eventID, "event")
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func (t *tx) ParkEvent(tenantID, zoneCode, eventID string) error {
 }
 
 func (t *tx) UnparkEvent(tenantID, zoneCode, eventID string) error {
-	tn, id, err := ids(tenantID, eventID, "event")
+	tn, id, err := t.ids(tenantID, eventID, "event")
 	if err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (t *tx) ParkedEvents(tenantID string, zoneCode *string) ([]model.ParkedRef,
 }
 
 func (t *tx) Webhook(tenantID, id string) (*model.Webhook, error) {
-	tn, wid, err := ids(tenantID, id, "webhook")
+	tn, wid, err := t.ids(tenantID, id, "webhook")
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +331,7 @@ func (t *tx) openWebhook(w *model.Webhook) (err error) {
 
 func (t *tx) PutWebhook(tenantID string, w *model.Webhook) error {
 	t.changed(tenantID)
-	tn, id, err := ids(tenantID, w.ID, "webhook")
+	tn, id, err := t.ids(tenantID, w.ID, "webhook")
 	if err != nil {
 		return err
 	}
@@ -348,7 +348,7 @@ func (t *tx) PutWebhook(tenantID string, w *model.Webhook) error {
 // DeleteWebhook removes a subscription and its attempt log.
 func (t *tx) DeleteWebhook(tenantID, id string) error {
 	t.changed(tenantID)
-	tn, wid, err := ids(tenantID, id, "webhook")
+	tn, wid, err := t.ids(tenantID, id, "webhook")
 	if err != nil {
 		return err
 	}
@@ -384,7 +384,7 @@ func (t *tx) Webhooks(tenantID string) ([]model.Webhook, error) {
 }
 
 func (t *tx) PutDeliveryAttempt(tenantID string, a *model.DeliveryAttempt) error {
-	tn, id, err := ids(tenantID, a.ID, "delivery attempt")
+	tn, id, err := t.ids(tenantID, a.ID, "delivery attempt")
 	if err != nil {
 		return err
 	}
@@ -419,7 +419,7 @@ func (t *tx) DeliveryAttempts(tenantID, webhookID string, p model.Page) ([]model
 }
 
 func (t *tx) OutboxEntry(tenantID, id string) (*model.OutboxEntry, error) {
-	tn, oid, err := ids(tenantID, id, "outbox entry")
+	tn, oid, err := t.ids(tenantID, id, "outbox entry")
 	if err != nil {
 		return nil, err
 	}
@@ -429,7 +429,7 @@ func (t *tx) OutboxEntry(tenantID, id string) (*model.OutboxEntry, error) {
 // PutOutboxEntry stores the entry; its due time and lease are columns, which the outbox_due
 // index orders.
 func (t *tx) PutOutboxEntry(o *model.OutboxEntry) error {
-	tn, id, err := ids(o.TenantID, o.ID, "outbox entry")
+	tn, id, err := t.ids(o.TenantID, o.ID, "outbox entry")
 	if err != nil {
 		return err
 	}
@@ -443,7 +443,7 @@ func (t *tx) PutOutboxEntry(o *model.OutboxEntry) error {
 }
 
 func (t *tx) DeleteOutboxEntry(tenantID, id string) error {
-	tn, oid, err := ids(tenantID, id, "outbox entry")
+	tn, oid, err := t.ids(tenantID, id, "outbox entry")
 	if err != nil {
 		return nil
 	}

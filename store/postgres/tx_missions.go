@@ -18,7 +18,7 @@ import (
 // counters of model.Tx.
 
 func (t *tx) Mission(tenantID, id string) (*model.Mission, error) {
-	tn, mid, err := ids(tenantID, id, "mission")
+	tn, mid, err := t.ids(tenantID, id, "mission")
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (t *tx) Mission(tenantID, id string) (*model.Mission, error) {
 }
 
 func (t *tx) PutMission(tenantID string, m *model.Mission) error {
-	tn, id, err := ids(tenantID, m.ID, "mission")
+	tn, id, err := t.ids(tenantID, m.ID, "mission")
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (t *tx) MissionsOfEvent(tenantID, eventID string) ([]model.Mission, error) 
 }
 
 func (t *tx) PutDispatch(tenantID string, d *model.Dispatch) error {
-	tn, id, err := ids(tenantID, d.ID, "dispatch")
+	tn, id, err := t.ids(tenantID, d.ID, "dispatch")
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (t *tx) PutDispatch(tenantID string, d *model.Dispatch) error {
 }
 
 func (t *tx) Dispatch(tenantID, id string) (*model.Dispatch, error) {
-	tn, did, err := ids(tenantID, id, "dispatch")
+	tn, did, err := t.ids(tenantID, id, "dispatch")
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (t *tx) Dispatch(tenantID, id string) (*model.Dispatch, error) {
 }
 
 func (t *tx) PutLedgerEntry(tenantID string, e *model.LedgerEntry) error {
-	tn, id, err := ids(tenantID, e.ID, "ledger entry")
+	tn, id, err := t.ids(tenantID, e.ID, "ledger entry")
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (t *tx) LedgerCount(tenantID, kind string, from, to time.Time) (int, error)
 }
 
 func (t *tx) MissionByCode(tenantID, code string) (string, error) {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return "", err
 	}
@@ -176,7 +176,7 @@ func (t *tx) MissionByCode(tenantID, code string) (string, error) {
 }
 
 func (t *tx) PutMissionCode(tenantID, code, missionID string) error {
-	tn, id, err := ids(tenantID, missionID, "mission")
+	tn, id, err := t.ids(tenantID, missionID, "mission")
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (t *tx) CodedMissions(tenantID string) ([]string, error) {
 }
 
 func (t *tx) PutSMSInbound(tenantID string, m *model.SMSInbound) error {
-	tn, id, err := ids(tenantID, m.ID, "sms")
+	tn, id, err := t.ids(tenantID, m.ID, "sms")
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (t *tx) SMSInbounds(tenantID string, p model.Page) ([]model.SMSInbound, str
 }
 
 func (t *tx) SyncBatch(tenantID, id string) (*model.Batch, error) {
-	tn, bid, err := ids(tenantID, id, "sync batch")
+	tn, bid, err := t.ids(tenantID, id, "sync batch")
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +252,7 @@ func (t *tx) SyncBatch(tenantID, id string) (*model.Batch, error) {
 }
 
 func (t *tx) PutSyncBatch(tenantID string, b *model.Batch) error {
-	tn, id, err := ids(tenantID, b.ID, "sync batch")
+	tn, id, err := t.ids(tenantID, b.ID, "sync batch")
 	if err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func (t *tx) usageShard() int16 { return int16(t.seed % usageShards) }
 // events to each counter in one statement. The first counter of a tenant not yet seen is
 // written at once, for its answer (no such tenant).
 func (t *tx) AddUsage(tenantID, day, metric string, n uint64) error {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return err
 	}
@@ -341,7 +341,7 @@ func (t *tx) UsageCounters(tenantID, fromDay, toDay string) ([]model.UsageCounte
 }
 
 func (t *tx) PutDispatchRequest(tenantID string, r *model.DispatchRequest) error {
-	tn, id, err := ids(tenantID, r.ID, "dispatch request")
+	tn, id, err := t.ids(tenantID, r.ID, "dispatch request")
 	if err != nil {
 		return err
 	}
@@ -354,7 +354,7 @@ func (t *tx) PutDispatchRequest(tenantID string, r *model.DispatchRequest) error
 }
 
 func (t *tx) DispatchRequest(tenantID, id string) (*model.DispatchRequest, error) {
-	tn, rid, err := ids(tenantID, id, "dispatch request")
+	tn, rid, err := t.ids(tenantID, id, "dispatch request")
 	if err != nil {
 		return nil, err
 	}

@@ -62,6 +62,7 @@ func (t *tx) PruneEvents(tenantID, after string, before time.Time, limit int, ke
 	if _, err := t.exec(keepPublished("$2::uuid[]"), tn, old); err != nil {
 		return 0, "", err
 	}
+	t.eventsDeleted(tn, old)
 	n, err := t.deleteIDs("events", tn, old)
 	return n, next, err
 }

@@ -10,7 +10,7 @@ import (
 const maxGatewayID = 256
 
 func (t *tx) PutSMSOutbound(tenantID string, m *model.SMSOutbound) error {
-	tn, id, err := ids(tenantID, m.ID, "sms")
+	tn, id, err := t.ids(tenantID, m.ID, "sms")
 	if err != nil {
 		return err
 	}

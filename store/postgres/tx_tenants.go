@@ -12,9 +12,9 @@ import (
 // their own (tenant_slugs, user_emails, api_key_hashes) beside the tenant's records.
 
 func (t *tx) Tenant(id string) (*model.Tenant, error) {
-	tn, ok := uid(id)
-	if !ok {
-		return nil, model.NotFound("tenant")
+	tn, err := t.canonTenant(id) // a write transaction locks it: its update runs as if alone
+	if err != nil {
+		return nil, err
 	}
 	return getDoc[model.Tenant](t, "tenant", "SELECT doc FROM tenants WHERE tenant_id = $1", tn)
 }
@@ -33,7 +33,7 @@ func (t *tx) TenantBySlug(slug string) (*model.Tenant, error) {
 
 func (t *tx) PutTenant(tn *model.Tenant) error {
 	t.changed(tn.ID)
-	id, err := canonTenant(tn.ID)
+	id, err := t.canonTenant(tn.ID)
 	if err != nil {
 		return err
 	}
@@ -59,6 +59,17 @@ func (t *tx) PutTenant(tn *model.Tenant) error {
 	}
 	_, err = t.exec(`INSERT INTO tenants (tenant_id, slug, doc) VALUES ($1, $2, $3)
 		ON CONFLICT (tenant_id) DO UPDATE SET slug = excluded.slug, doc = excluded.doc`, id, tn.Slug, doc)
+	if err == nil {
+		// This transaction holds the row it wrote: its other writes of the tenant go as
+		// VALUES (ofTenant), and its stream starts at 0 when the tenant is new.
+		if _, ok := t.heads[id]; !ok && t.rw {
+			if t.heads == nil {
+				t.heads = map[string]int64{}
+			}
+			t.heads[id] = 0
+		}
+		t.exists(id)
+	}
 	return err
 }
 
@@ -71,7 +82,7 @@ func (t *tx) Tenants() ([]model.Tenant, error) {
 }
 
 func (t *tx) UserAccount(tenantID, id string) (*model.UserAccount, error) {
-	tn, uidv, err := ids(tenantID, id, "user")
+	tn, uidv, err := t.ids(tenantID, id, "user")
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +103,7 @@ func (t *tx) UserAccountByEmail(email string) (*model.UserAccount, error) {
 
 func (t *tx) PutUserAccount(u *model.UserAccount) error {
 	t.changed(u.TenantID)
-	tn, id, err := ids(u.TenantID, u.ID, "user")
+	tn, id, err := t.ids(u.TenantID, u.ID, "user")
 	if err != nil {
 		return err
 	}
@@ -134,7 +145,8 @@ func (t *tx) Users(tenantID string, p model.Page) ([]model.User, string, error) 
 }
 
 func (t *tx) LoginGuard(email string) (model.LoginGuard, error) {
-	g, err := getDoc[model.LoginGuard](t, "login guard", "SELECT doc FROM login_guards WHERE email = $1", email)
+	g, err := getDoc[model.LoginGuard](t, "login guard", "SELECT doc FROM login_guards WHERE email = $1"+t.forUpdate(), email)
+	t.readRow("login_guards/"+email, err == nil)
 	if model.IsKind(err, model.KindNotFound) {
 		return model.LoginGuard{}, nil
 	}
@@ -151,6 +163,10 @@ func (t *tx) PutLoginGuard(email string, g model.LoginGuard) error {
 	}
 	doc, err := jsonOf(g)
 	if err != nil {
+		return err
+	}
+	if t.claimRow("login_guards/" + email) {
+		_, err = t.exec(`INSERT INTO login_guards (email, doc) VALUES ($1, $2)`, email, doc)
 		return err
 	}
 	_, err = t.exec(`INSERT INTO login_guards (email, doc) VALUES ($1, $2)
@@ -171,7 +187,7 @@ func (t *tx) APIKeyByHash(hash string) (*model.APIKeyRecord, error) {
 }
 
 func (t *tx) APIKey(tenantID, id string) (*model.APIKeyRecord, error) {
-	tn, kid, err := ids(tenantID, id, "api key")
+	tn, kid, err := t.ids(tenantID, id, "api key")
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +196,7 @@ func (t *tx) APIKey(tenantID, id string) (*model.APIKeyRecord, error) {
 
 func (t *tx) PutAPIKey(rec *model.APIKeyRecord) error {
 	t.changed(rec.TenantID)
-	tn, id, err := ids(rec.TenantID, rec.ID, "api key")
+	tn, id, err := t.ids(rec.TenantID, rec.ID, "api key")
 	if err != nil {
 		return err
 	}
@@ -202,7 +218,8 @@ func (t *tx) PutAPIKey(rec *model.APIKeyRecord) error {
 
 // TouchAPIKey implements model.Tx in one statement, without t.changed (no notification):
 // the condition on the stored last use makes the processes of a tier write it at most once
-// per every between them.
+// per every between them. The times compare as text (model.TimeLayout: UTC, fixed width),
+// not cast to timestamptz: Citus refuses a STABLE function of a column in an UPDATE.
 func (t *tx) TouchAPIKey(hash string, at time.Time, every time.Duration) (bool, error) {
 	last, err := jsonOf(model.TimePtr(at))
 	if err != nil {
@@ -212,17 +229,14 @@ func (t *tx) TouchAPIKey(hash string, at time.Time, every time.Duration) (bool, 
 	ok, err := t.scan(`WITH k AS (SELECT tenant_id, key_id FROM api_key_hashes WHERE hash = $1),
 		u AS (UPDATE api_keys a SET doc = jsonb_set(a.doc, '{last_used_at}', $2::jsonb)
 			FROM k WHERE a.tenant_id = k.tenant_id AND a.id = k.key_id
-			AND (a.doc->>'last_used_at' IS NULL OR (a.doc->>'last_used_at')::timestamptz <= $3)
+			AND (a.doc->>'last_used_at' IS NULL OR a.doc->>'last_used_at' <= $3)
 			RETURNING 1)
-		SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM k)`, []any{hash, last, at.Add(-every).UTC()}, &wrote, &found)
+		SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM k)`, []any{hash, last, at.Add(-every).UTC().Format(model.TimeLayout)}, &wrote, &found)
 	if err != nil {
 		return false, err
 	}
 	if !ok || !found {
 		return false, model.NotFound("api key")
-	}
-	if wrote {
-		t.wrote = true
 	}
 	return wrote, nil
 }
@@ -233,7 +247,7 @@ func (t *tx) DeleteAPIKey(tenantID, id string) error {
 	if err != nil {
 		return err
 	}
-	tn, kid, _ := ids(tenantID, id, "api key")
+	tn, kid, _ := t.ids(tenantID, id, "api key")
 	if _, err := t.exec("DELETE FROM api_keys WHERE tenant_id = $1 AND id = $2", tn, kid); err != nil {
 		return err
 	}
@@ -254,7 +268,7 @@ func (t *tx) APIKeys(tenantID string) ([]model.APIKeyRecord, error) {
 }
 
 func (t *tx) AuthToken(hash string) (*model.AuthToken, error) {
-	return getDoc[model.AuthToken](t, "token", "SELECT doc FROM auth_tokens WHERE hash = $1", hash)
+	return getDoc[model.AuthToken](t, "token", "SELECT doc FROM auth_tokens WHERE hash = $1"+t.forUpdate(), hash)
 }
 
 func (t *tx) PutAuthToken(hash string, a *model.AuthToken) error {
@@ -273,7 +287,7 @@ func (t *tx) DeleteAuthToken(hash string) error {
 }
 
 func (t *tx) Idempotency(tenantID, key string) (*model.IdempotencyRecord, error) {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +299,7 @@ func (t *tx) Idempotency(tenantID, key string) (*model.IdempotencyRecord, error)
 }
 
 func (t *tx) PutIdempotency(tenantID, key string, r *model.IdempotencyRecord) error {
-	tn, err := canonTenant(tenantID)
+	tn, err := t.canonTenant(tenantID)
 	if err != nil {
 		return err
 	}

@@ -137,7 +137,7 @@ func testStore(t *testing.T, open Opener) {
 		if err := f.s.Update(ctx, fn); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Update with a cancelled context = %v", err)
 		}
-		if err := f.s.Batch(ctx, fn); !errors.Is(err, context.Canceled) {
+		if err := f.s.Batch(ctx, "", fn); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Batch with a cancelled context = %v", err)
 		}
 		if _, err := f.s.Backup(ctx, &bytes.Buffer{}); !errors.Is(err, context.Canceled) {
@@ -162,7 +162,7 @@ func testStore(t *testing.T, open Opener) {
 		if err := f.s.Update(context.Background(), fn); err == nil {
 			t.Error("Update after Close succeeded")
 		}
-		if err := f.s.Batch(context.Background(), fn); err == nil {
+		if err := f.s.Batch(context.Background(), "", fn); err == nil {
 			t.Error("Batch after Close succeeded")
 		}
 	})
@@ -196,7 +196,7 @@ func testBatch(open Opener) func(t *testing.T) {
 		t.Run("Commits", func(t *testing.T) {
 			f := newFx(t, open)
 			var calls int
-			err := f.s.Batch(context.Background(), func(tx model.Tx) error {
+			err := f.s.Batch(context.Background(), "", func(tx model.Tx) error {
 				tx.OnCommit(func() { calls++ })
 				return tx.PutMeta("k", []byte("v"))
 			})
@@ -226,7 +226,7 @@ func testBatch(open Opener) func(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					errs[i] = f.s.Batch(context.Background(), func(tx model.Tx) error {
+					errs[i] = f.s.Batch(context.Background(), "", func(tx model.Tx) error {
 						tx.OnCommit(func() { mu.Lock(); commits[i]++; mu.Unlock() })
 						if err := tx.PutMeta(fmt.Sprintf("k%02d", i), []byte{byte(i)}); err != nil {
 							return err
@@ -270,7 +270,7 @@ func testBatch(open Opener) func(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					err := f.s.Batch(context.Background(), func(tx model.Tx) error {
+					err := f.s.Batch(context.Background(), "", func(tx model.Tx) error {
 						v, err := tx.Meta("counter")
 						if err != nil {
 							return err

@@ -32,6 +32,8 @@ type cluster struct {
 	asUser *user.User // nil when the tests do not run as root
 	// bouncer is the PgBouncer in front of it, once a test asked for one (Bouncer).
 	bouncer *bouncer
+	// workers are the Citus workers of a coordinator (citus.go), nil otherwise.
+	workers []*cluster
 }
 
 var (
@@ -68,7 +70,13 @@ func URL(tb testing.TB) string {
 	if !inMain.Load() {
 		tb.Fatal("pgtest: call pgtest.Main(m) from the package's TestMain, which stops the cluster at the end")
 	}
-	once.Do(func() { running, startErr = start(false) })
+	once.Do(func() {
+		if citusWanted() {
+			running, startErr = startCitus()
+		} else {
+			running, startErr = start(false)
+		}
+	})
 	if skipWhy != "" {
 		if os.Getenv("CI") == "true" {
 			tb.Fatalf("pgtest: %s (CI=true: PostgreSQL is required)", skipWhy)
@@ -94,6 +102,11 @@ func (c *cluster) newDB(tb testing.TB) string {
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0 STRATEGY file_copy"); err != nil {
 		tb.Fatalf("pgtest: creating a database: %v", err)
+	}
+	if c.workers != nil {
+		if err := c.citusDB(ctx, name); err != nil {
+			tb.Fatalf("pgtest: %v", err)
+		}
 	}
 	return c.url(name)
 }
@@ -125,7 +138,10 @@ func findBin() string {
 // start initdbs and starts a cluster. A durable one commits with synchronous_commit on,
 // so that a stop loses no acknowledged commit; fsync stays off either way, as the tests
 // stop the server, never the machine.
-func start(durable bool) (*cluster, error) {
+func start(durable bool) (*cluster, error) { return startWith(durable, "") }
+
+// startWith is start with more server options (-c name=value …).
+func startWith(durable bool, extra string) (*cluster, error) {
 	bin := findBin()
 	if bin == "" {
 		skipWhy = "PostgreSQL is not installed (no initdb in /usr/lib/postgresql/*/bin or on PATH)"
@@ -163,8 +179,8 @@ func start(durable bool) (*cluster, error) {
 		if c.port, err = freePort(); err != nil {
 			break
 		}
-		c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=%s -c full_page_writes=off -c max_connections=200",
-			c.port, c.dir, map[bool]string{false: "off", true: "on"}[durable])
+		c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=%s -c full_page_writes=off -c max_connections=200%s",
+			c.port, c.dir, map[bool]string{false: "off", true: "on"}[durable], extra)
 		if err = c.pgctlStart(); err == nil {
 			c.watch()
 			return c, nil
@@ -210,10 +226,13 @@ func (c *cluster) run(prog string, args ...string) error {
 	return nil
 }
 
-// stop stops the server at once and removes its directory.
+// stop stops the server (and its workers) at once and removes its directory.
 func (c *cluster) stop() error {
 	c.bouncer.stop()
 	err := c.run("pg_ctl", "-D", c.data(), "-m", "immediate", "-w", "stop")
+	for _, w := range c.workers {
+		err = errors.Join(err, w.stop())
+	}
 	return errors.Join(err, os.RemoveAll(c.dir))
 }
 

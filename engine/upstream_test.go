@@ -39,6 +39,13 @@ type fakeUpstream struct {
 	received   map[int64]int              // sequence → how many times it came
 	records    map[string]json.RawMessage // kind/id → the latest payload
 	appliedLog []upItem                   // every item applied, in order
+	// down serves POST /v1/devices/downstream when set (404 otherwise: an upstream without
+	// a downstream): a log of downEnd changes that carry no record; downStuck answers
+	// every pull at its own cursor, never nearer the end.
+	down      bool
+	downEnd   int64
+	downStuck bool
+	downPulls int
 }
 
 type upItem struct {
@@ -167,6 +174,23 @@ func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		answer(w, 200, map[string]any{"device_id": f.deviceID, "results": results, "released": []any{},
 			"applied_through": f.applied})
+	case "/v1/devices/downstream":
+		if !f.down {
+			answer(w, 404, map[string]string{"error": "not_found", "message": "no such route"})
+			return
+		}
+		f.downPulls++
+		var in model.DownPullInput
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.DeviceID != f.deviceID {
+			answer(w, 400, map[string]string{"error": "validation_error", "message": "bad pull"})
+			return
+		}
+		through := f.downEnd
+		if f.downStuck {
+			through = in.After
+		}
+		answer(w, 200, model.DownPull{NodeID: "central-fake", Snapshot: in.Snapshot, Through: through, End: f.downEnd,
+			Changes: []model.DownItem{}})
 	default:
 		answer(w, 404, map[string]string{"error": "not_found", "message": "no such route"})
 	}

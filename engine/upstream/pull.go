@@ -88,6 +88,9 @@ func (u *Runner) applyDown(ctx context.Context, cfg *model.UpstreamConfig, ans *
 			c.Down.NewestAt, c.Down.Synced = &now, true
 		}
 		c.Down.Cursor, c.Down.End, c.Down.Owner, c.Down.LastPullAt = ans.Through, ans.End, ans.NodeID, &now
+		if ans.Through >= ans.End {
+			c.Down.CaughtUpAt = &now
+		}
 		if len(skips) > 0 {
 			c.Down.Skipped += int64(len(skips))
 			c.Down.LastSkip = skips[len(skips)-1]

@@ -152,7 +152,7 @@ func New(store model.Store, opt Options) *Engine {
 	}
 	e.up = upstream.New(upstream.Parts{Store: store, Shared: model.IsShared(store), Clock: e.clock, Log: e.log,
 		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret, Health: e.upstreamHealth})
-	e.store = writes.NewStore(store, e.up.LogChanges, e.up.LogDown, writes.FlushUsage)
+	e.store = writes.NewStore(store, e.up.LogChanges, e.up.LogDown, e.up.WakeDown, writes.FlushUsage)
 	e.Counter = usage.New(e.store, e.clock, e.log, opt.Plans)
 	feed, _ := store.(model.ChangeFeed) // a store shared by several processes keeps the changes
 	e.pub = stream.NewPublisher(feed, opt.StreamRing, e.clock)

@@ -76,6 +76,9 @@ type DownPullInput struct {
 	After    int64  `json:"after"`
 	// Snapshot asks for a snapshot: a site that has applied none yet.
 	Snapshot bool `json:"snapshot"`
+	// Wait, in seconds, holds a pull at the log's end until the log has news for the
+	// site or the wait ends (docs/decisions/0211-downstream-long-poll.md); 0 answers at once.
+	Wait int `json:"wait"`
 }
 
 // DownPull is the answer of POST /v1/devices/downstream. Snapshot says Changes hold

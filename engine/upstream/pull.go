@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -24,23 +25,33 @@ func (u *Runner) pull(ctx context.Context, l *upLink) error {
 	if err != nil || cfg == nil || cfg.DeviceID == "" {
 		return err
 	}
-	client := u.clientFor(l, cfg.CAPEM)
+	if err := u.pullFrom(ctx, u.clientFor(l, cfg.CAPEM), l.key, cfg, 0); !errors.Is(err, errNoDownstream) {
+		return err
+	}
+	return nil
+}
+
+// pullFrom pulls from cfg's cursor until the site holds the central log's end (or
+// pullsPerRound batches were applied); wait (seconds) asks the central node to hold a
+// pull at the end until it has news (poller.go).
+func (u *Runner) pullFrom(ctx context.Context, client model.UpstreamClient, key string, cfg *model.UpstreamConfig, wait int) error {
 	for range pullsPerRound {
 		if err := u.holdLease(ctx); err != nil {
 			return err
 		}
 		body := []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"after":` + strconv.FormatInt(cfg.Down.Cursor, 10) +
-			`,"snapshot":` + strconv.FormatBool(!cfg.Down.Synced) + `}`)
+			`,"snapshot":` + strconv.FormatBool(!cfg.Down.Synced) + `,"wait":` + strconv.Itoa(wait) + `}`)
 		var ans model.DownPull
-		if status, err := u.call(ctx, client, cfg.URL+"/v1/devices/downstream", l.key, body, &ans); err != nil {
+		if status, err := u.call(ctx, client, cfg.URL+"/v1/devices/downstream", key, body, &ans); err != nil {
 			if status == statusNotFound {
-				return nil // an upstream without a downstream (an older version): nothing comes down
+				return errNoDownstream
 			}
 			return err
 		}
 		if ans.NodeID == "" || ans.Through < 0 {
 			return fmt.Errorf("the upstream's downstream answer has no node_id")
 		}
+		var err error
 		if cfg, err = u.applyDown(ctx, cfg, &ans); err != nil {
 			return err
 		}
@@ -50,6 +61,9 @@ func (u *Runner) pull(ctx context.Context, l *upLink) error {
 	}
 	return nil
 }
+
+// errNoDownstream: the upstream has no downstream (an older version); nothing comes down.
+var errNoDownstream = errors.New("the upstream has no downstream")
 
 // applyDown applies one answer of the central node and its cursor in one transaction.
 func (u *Runner) applyDown(ctx context.Context, cfg *model.UpstreamConfig, ans *model.DownPull) (*model.UpstreamConfig, error) {

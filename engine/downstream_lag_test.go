@@ -20,9 +20,10 @@ func (f *fakeUpstream) setDown(end int64, stuck bool) {
 
 // TestWatch_DownstreamLagging: a site whose link is up but whose pulls stop short of the
 // central log's end (a stuck checkpoint) raises downstream_lagging once it has not been
-// caught up for DownLagAfter, naming how far behind it is; the pull that catches up ends
-// it at the next watch. A link that is down raises upstream_down, not this; a paused link
-// closes it.
+// caught up for 2 minutes (by the pull that finds it, or the watch), naming how far
+// behind it is; the pull that catches up ends it. A link that is down raises
+// upstream_down, not this; a paused link closes it; pulls that stop coming are found by
+// the watch.
 func TestWatch_DownstreamLagging(t *testing.T) {
 	ctx := context.Background()
 	n := newUpNode(t, model.UpstreamOptions{})
@@ -45,16 +46,17 @@ func TestWatch_DownstreamLagging(t *testing.T) {
 	}
 
 	up.setDown(5, true)
-	n.clock.Advance(engine.DownLagAfter - time.Second)
+	n.clock.Advance(model.DefaultLagAlert - time.Second)
 	round()
 	if st := n.status(t).Downstream; !st.Lagging || st.Behind != 5 || !st.CaughtUpAt.Equal(caught.Time) || len(lagging()) != 0 {
-		t.Fatalf("behind for less than %s: %+v, alerts %+v", engine.DownLagAfter, st, lagging())
+		t.Fatalf("behind for less than %s: %+v, alerts %+v", model.DefaultLagAlert, st, lagging())
 	}
 	n.clock.Advance(time.Second)
 	round()
 	got := lagging()
-	if len(got) != 1 || got[0].Priority != model.PriorityHigh || !strings.Contains(got[0].Message, "5 changes behind") {
-		t.Fatalf("behind for %s while up: %+v", engine.DownLagAfter, got)
+	if len(got) != 1 || got[0].Priority != model.PriorityHigh || !strings.Contains(got[0].Message, "5 changes behind") ||
+		!strings.Contains(got[0].Message, "2m0s") {
+		t.Fatalf("behind for %s while up: %+v", model.DefaultLagAlert, got)
 	}
 	round()
 	if again := lagging(); len(again) != 1 || again[0].ID != got[0].ID {
@@ -71,7 +73,7 @@ func TestWatch_DownstreamLagging(t *testing.T) {
 	// Down: upstream_down says it, the lag alert is not raised.
 	up.setDown(9, true)
 	up.set("down")
-	n.clock.Advance(2 * engine.DownLagAfter)
+	n.clock.Advance(2 * model.DefaultLagAlert)
 	round()
 	if len(lagging()) != 0 || len(n.openAlerts(t, model.AlertUpstreamDown)) != 1 {
 		t.Fatalf("down: lagging %+v, upstream_down %+v", lagging(), n.openAlerts(t, model.AlertUpstreamDown))
@@ -90,5 +92,24 @@ func TestWatch_DownstreamLagging(t *testing.T) {
 	round()
 	if len(lagging()) != 0 {
 		t.Fatalf("paused: %+v", lagging())
+	}
+	// Resumed, and the pulls no longer answer (404): the push goes through, nothing is
+	// applied, and the watch alone finds that the site has not caught up for long.
+	up.mu.Lock()
+	up.down = false
+	up.mu.Unlock()
+	mustDo(t, func() error {
+		_, err := n.e.AdminPauseUpstream(ctx, "acme", false)
+		return err
+	})
+	n.e.RunUpstream(ctx)
+	if st := n.status(t); st.State == engine.UpstreamDown || len(lagging()) != 0 {
+		t.Fatalf("resumed, before the watch: %+v, %+v", st, lagging())
+	}
+	if err := n.e.Watch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(lagging()) != 1 {
+		t.Fatal("the watch did not raise downstream_lagging for pulls that stopped")
 	}
 }

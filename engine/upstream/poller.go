@@ -103,11 +103,20 @@ func (u *Runner) longPoll(ctx context.Context, tenantID string, gen int64, key s
 			}
 			client, ca = u.opt.Transport.Client(cfg.CAPEM, u.opt.Timeout), cfg.CAPEM
 		}
-		if err := u.pullFrom(ctx, client, key, cfg, u.downWait()); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		stuck, err := u.pullFrom(ctx, client, key, cfg, u.downWait())
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
 			return err
+		}
+		if stuck {
+			t := time.NewTimer(u.opt.PullEvery)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
 		}
 	}
 	return nil

@@ -25,7 +25,7 @@ func (u *Runner) pull(ctx context.Context, l *upLink) error {
 	if err != nil || cfg == nil || cfg.DeviceID == "" {
 		return err
 	}
-	if err := u.pullFrom(ctx, u.clientFor(l, cfg.CAPEM), l.key, cfg, 0); !errors.Is(err, errNoDownstream) {
+	if _, err := u.pullFrom(ctx, u.clientFor(l, cfg.CAPEM), l.key, cfg, 0); !errors.Is(err, errNoDownstream) {
 		return err
 	}
 	return nil
@@ -33,33 +33,42 @@ func (u *Runner) pull(ctx context.Context, l *upLink) error {
 
 // pullFrom pulls from cfg's cursor until the site holds the central log's end (or
 // pullsPerRound batches were applied); wait (seconds) asks the central node to hold a
-// pull at the end until it has news (poller.go).
-func (u *Runner) pullFrom(ctx context.Context, client model.UpstreamClient, key string, cfg *model.UpstreamConfig, wait int) error {
+// pull at the end until it has news (poller.go). stuck says an answer behind the end
+// moved the cursor no further: a central node that does not give what it announces,
+// asked again later rather than at once.
+func (u *Runner) pullFrom(ctx context.Context, client model.UpstreamClient, key string, cfg *model.UpstreamConfig, wait int) (stuck bool, err error) {
 	for range pullsPerRound {
 		if err := u.holdLease(ctx); err != nil {
-			return err
+			return false, err
+		}
+		w := wait
+		if cfg.Down.Cursor < cfg.Down.End {
+			w = 0 // behind the end the central node last announced: nothing to wait for
 		}
 		body := []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"after":` + strconv.FormatInt(cfg.Down.Cursor, 10) +
-			`,"snapshot":` + strconv.FormatBool(!cfg.Down.Synced) + `,"wait":` + strconv.Itoa(wait) + `}`)
+			`,"snapshot":` + strconv.FormatBool(!cfg.Down.Synced) + `,"wait":` + strconv.Itoa(w) + `}`)
 		var ans model.DownPull
 		if status, err := u.call(ctx, client, cfg.URL+"/v1/devices/downstream", key, body, &ans); err != nil {
 			if status == statusNotFound {
-				return errNoDownstream
+				return false, errNoDownstream
 			}
-			return err
+			return false, err
 		}
 		if ans.NodeID == "" || ans.Through < 0 {
-			return fmt.Errorf("the upstream's downstream answer has no node_id")
+			return false, fmt.Errorf("the upstream's downstream answer has no node_id")
 		}
-		var err error
+		before := cfg.Down.Cursor
 		if cfg, err = u.applyDown(ctx, cfg, &ans); err != nil {
-			return err
+			return false, err
 		}
 		if ans.Through >= ans.End {
-			return nil
+			return false, nil
+		}
+		if !ans.Snapshot && ans.Through <= before {
+			return true, nil
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // errNoDownstream: the upstream has no downstream (an older version); nothing comes down.
@@ -110,7 +119,10 @@ func (u *Runner) applyDown(ctx context.Context, cfg *model.UpstreamConfig, ans *
 			c.Down.LastSkip = skips[len(skips)-1]
 		}
 		out = c
-		return tx.PutUpstream(c)
+		if err := tx.PutUpstream(c); err != nil {
+			return err
+		}
+		return u.downHealth(tx, c.TenantID, c)
 	})
 	if err != nil {
 		return nil, err

@@ -66,6 +66,7 @@ type Runner struct {
 	holdLeaseFn func(ctx context.Context, name string, d time.Duration) (bool, error)
 	secret      func(ctx context.Context, name string) ([]byte, error)
 	health      func(tx Tx, tenantID, lastError string) error
+	downHealth  func(tx Tx, tenantID string, c *model.UpstreamConfig) error
 	opt         model.UpstreamOptions
 	wake        chan struct{}
 	// tenants caches the set of tenants with an upstream (nil: read it again).
@@ -143,6 +144,9 @@ type Parts struct {
 	// Health follows the link's state within the transaction that records it: lastError
 	// set, the link is down; empty, it is up (the upstream_down alert).
 	Health func(tx Tx, tenantID, lastError string) error
+	// DownHealth follows the downstream lag of a link c within the transaction that
+	// applies a pull (the downstream_lagging alert).
+	DownHealth func(tx Tx, tenantID string, c *model.UpstreamConfig) error
 }
 
 // New returns the Runner of an engine. Its pre-commit hook, LogChanges, is given to the
@@ -151,7 +155,7 @@ func New(p Parts) *Runner {
 	opt := p.Options
 	opt.Fill()
 	u := &Runner{store: p.Store, shared: p.Shared, clock: p.Clock, log: p.Log, holdLeaseFn: p.HoldLease,
-		secret: p.Secret, health: p.Health, opt: opt, wake: make(chan struct{}, 1),
+		secret: p.Secret, health: p.Health, downHealth: p.DownHealth, opt: opt, wake: make(chan struct{}, 1),
 		rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	u.dirty.Store(true)
 	u.writeStore = p.Store
@@ -160,6 +164,9 @@ func New(p Parts) *Runner {
 	}
 	u.mergeMission = func(model.Tx, string, *model.Mission) error {
 		return model.Errorf(model.KindInternal, "this node merges no mission")
+	}
+	if u.downHealth == nil {
+		u.downHealth = func(Tx, string, *model.UpstreamConfig) error { return nil }
 	}
 	return u
 }

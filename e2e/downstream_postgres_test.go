@@ -100,7 +100,10 @@ func TestDownstream_PostgresKillAndRetention(t *testing.T) {
 		"boundary": downSquare, "site_id": site}, n.centralKey...)
 	expect(t, "central zone", status, 201, body)
 	zoneAt := func(name string) func() bool {
-		return func() bool { _, _, z := n.edge.call(t, "GET", "/v1/zones/NORTH", nil, n.edgeKey...); return z["name"] == name }
+		return func() bool {
+			_, _, z := n.edge.call(t, "GET", "/v1/zones/NORTH", nil, n.edgeKey...)
+			return z["name"] == name
+		}
 	}
 	n.waitFor("the zone at the site", 15*time.Second, zoneAt("North"))
 	var lat []time.Duration

@@ -46,6 +46,8 @@ type fakeUpstream struct {
 	downEnd   int64
 	downStuck bool
 	downPulls int
+	downWaits int           // pulls that asked to wait
+	downNews  chan struct{} // closed when the log changes (setDown)
 }
 
 type upItem struct {
@@ -83,6 +85,10 @@ func answer(w http.ResponseWriter, status int, v any) {
 }
 
 func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v1/devices/downstream" {
+		f.serveDown(w, r)
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r.Header.Get("x-svc-api-key") != f.key {
@@ -174,23 +180,6 @@ func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		answer(w, 200, map[string]any{"device_id": f.deviceID, "results": results, "released": []any{},
 			"applied_through": f.applied})
-	case "/v1/devices/downstream":
-		if !f.down {
-			answer(w, 404, map[string]string{"error": "not_found", "message": "no such route"})
-			return
-		}
-		f.downPulls++
-		var in model.DownPullInput
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.DeviceID != f.deviceID {
-			answer(w, 400, map[string]string{"error": "validation_error", "message": "bad pull"})
-			return
-		}
-		through := f.downEnd
-		if f.downStuck {
-			through = in.After
-		}
-		answer(w, 200, model.DownPull{NodeID: "central-fake", Snapshot: in.Snapshot, Through: through, End: f.downEnd,
-			Changes: []model.DownItem{}})
 	default:
 		answer(w, 404, map[string]string{"error": "not_found", "message": "no such route"})
 	}

@@ -42,9 +42,9 @@ func (u *Runner) startPoller(ctx context.Context, l *upLink) {
 	u.pollers.Add(1)
 	go func() {
 		defer u.pollers.Done()
-		defer close(p.done)
 		p.err = u.longPoll(pctx, tenantID, gen, key)
-		select { // the pusher learns it at once
+		close(p.done) // before the wake: the pusher's round must find it ended
+		select {      // the pusher learns it at once
 		case u.wake <- struct{}{}:
 		default:
 		}

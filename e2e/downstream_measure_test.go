@@ -63,6 +63,19 @@ func TestDownstream_MeasureCutConvergence(t *testing.T) {
 		}
 		return out
 	}
+	// The backoff the site drew at its last failed attempt before the return.
+	lastRetry := ""
+	for _, line := range strings.Split(n.edge.logs.String(), "\n") {
+		if strings.Contains(line, "upstream: push failed") {
+			var l struct {
+				RetryIn  string `json:"retry_in"`
+				Failures int    `json:"failures"`
+			}
+			if json.Unmarshal([]byte(line), &l) == nil {
+				lastRetry = fmt.Sprintf("%s (failure %d)", l.RetryIn, l.Failures)
+			}
+		}
+	}
 	t0 := time.Now()
 	gate.restore()
 	var firstPush time.Duration
@@ -81,9 +94,9 @@ func TestDownstream_MeasureCutConvergence(t *testing.T) {
 		}
 		return true
 	})
-	t.Logf("cut for %s (the 2,000 moves took %s); after the link returned: the site's next attempt came within %s, "+
-		"converged %s (250 missions, 2,000 moves)", time.Since(cutAt.Add(time.Since(t0))).Round(time.Second),
-		moved.Round(time.Second), firstPush.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	t.Logf("cut for %s (the 2,000 moves took %s; the last backoff drawn: %s); after the link returned: the site's "+
+		"next attempt came within %s, converged %s (250 missions, 2,000 moves)", time.Since(cutAt.Add(time.Since(t0))).Round(time.Second),
+		moved.Round(time.Second), lastRetry, firstPush.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 }
 
 // TestDownstream_MeasureSnapshot measures, through the binaries, the snapshot of a central

@@ -103,14 +103,18 @@ func (u *Runner) longPoll(ctx context.Context, tenantID string, gen int64, key s
 			}
 			client, ca = u.opt.Transport.Client(cfg.CAPEM, u.opt.Timeout), cfg.CAPEM
 		}
-		stuck, err := u.pullFrom(ctx, client, key, cfg, u.downWait())
+		began := time.Now()
+		moved, err := u.pullFrom(ctx, client, key, cfg, u.downWait())
 		if ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if stuck {
+		if !moved && time.Since(began) < time.Duration(u.downWait())*time.Second/2 {
+			// Answered at once with nothing new: a central node that stops short of its
+			// end, or one of an older version that does not hold pulls. Asked again
+			// after PullEvery, as before the long poll, rather than at once.
 			t := time.NewTimer(u.opt.PullEvery)
 			select {
 			case <-ctx.Done():

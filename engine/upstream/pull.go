@@ -33,13 +33,13 @@ func (u *Runner) pull(ctx context.Context, l *upLink) error {
 
 // pullFrom pulls from cfg's cursor until the site holds the central log's end (or
 // pullsPerRound batches were applied); wait (seconds) asks the central node to hold a
-// pull at the end until it has news (poller.go). stuck says an answer behind the end
-// moved the cursor no further: a central node that does not give what it announces,
-// asked again later rather than at once.
-func (u *Runner) pullFrom(ctx context.Context, client model.UpstreamClient, key string, cfg *model.UpstreamConfig, wait int) (stuck bool, err error) {
+// pull at the end until it has news (poller.go). moved says an answer moved the cursor
+// (or was a snapshot); an answer behind the end that did not move it ends the round: a
+// central node that does not give what it announces is asked again later, not at once.
+func (u *Runner) pullFrom(ctx context.Context, client model.UpstreamClient, key string, cfg *model.UpstreamConfig, wait int) (moved bool, err error) {
 	for range pullsPerRound {
 		if err := u.holdLease(ctx); err != nil {
-			return false, err
+			return moved, err
 		}
 		w := wait
 		if cfg.Down.Cursor < cfg.Down.End {
@@ -50,25 +50,24 @@ func (u *Runner) pullFrom(ctx context.Context, client model.UpstreamClient, key 
 		var ans model.DownPull
 		if status, err := u.call(ctx, client, cfg.URL+"/v1/devices/downstream", key, body, &ans); err != nil {
 			if status == statusNotFound {
-				return false, errNoDownstream
+				return moved, errNoDownstream
 			}
-			return false, err
+			return moved, err
 		}
 		if ans.NodeID == "" || ans.Through < 0 {
-			return false, fmt.Errorf("the upstream's downstream answer has no node_id")
+			return moved, fmt.Errorf("the upstream's downstream answer has no node_id")
 		}
 		before := cfg.Down.Cursor
 		if cfg, err = u.applyDown(ctx, cfg, &ans); err != nil {
-			return false, err
+			return moved, err
 		}
-		if ans.Through >= ans.End {
-			return false, nil
-		}
-		if !ans.Snapshot && ans.Through <= before {
-			return true, nil
+		advanced := ans.Snapshot || ans.Through > before
+		moved = moved || advanced
+		if ans.Through >= ans.End || !advanced {
+			return moved, nil
 		}
 	}
-	return false, nil
+	return moved, nil
 }
 
 // errNoDownstream: the upstream has no downstream (an older version); nothing comes down.

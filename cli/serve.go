@@ -101,6 +101,7 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.IntVar(&f.Retention.EventsDays, "retention-events-days", model.DefaultEventsDays, "days settled events without a mission are kept, unless a tenant sets its own (0: for ever); never while owed upstream")
 	fl.IntVar(&f.MaxConns, "max-conns", 0, "most client connections open at once; over it a new one closes the longest idle keep-alive connection or is refused (503 unavailable) (0: the smaller of 4096 and the open-file limit less what the node keeps for its own files)")
 	fl.IntVar(&f.MaxConnsPerIP, "max-conns-per-ip", DefaultMaxConnsPerIP, "most connections open at once from one client address (IPv6: one /64), loopback included; 0: no cap (behind a reverse proxy or load balancer, whose address every client shares)")
+	fl.DurationVar(&f.DownstreamLagAlert, "downstream-lag-alert", model.DefaultLagAlert, "how long a site's upstream link may stay up without catching up with the central node's changes before the downstream_lagging alert")
 	fl.IntVar(&f.DownstreamKeep, "downstream-keep", model.DefaultDownKeep, "entries a central node's downstream log keeps per tenant; a site whose cursor is older gets a snapshot")
 	fl.IntVar(&f.UpstreamBatch, "upstream-batch", model.DefaultUpstreamBatchSize, "most changes one upstream sync carries, and most records of the history a backfill transaction puts in the change log")
 	return cmd
@@ -215,6 +216,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	opts.Upstream.RetryMax = cfg.UpstreamRetryMax
 	opts.Upstream.BatchSize = cfg.UpstreamBatch
 	opts.Upstream.DownKeep = cfg.DownstreamKeep
+	opts.Upstream.LagAlert = cfg.DownstreamLagAlert
 	if opts.Upstream.Transport == nil {
 		opts.Upstream.Transport = outbound.UpstreamHTTP{}
 	}

@@ -85,6 +85,9 @@ type ServeConfig struct {
 	UpstreamBatch int
 	// DownstreamKeep is how many entries the downstream log keeps per tenant.
 	DownstreamKeep int
+	// DownstreamLagAlert is how long a site's link may stay up without catching up with
+	// its central node before downstream_lagging.
+	DownstreamLagAlert time.Duration
 	// OutboxLease is how long a delivery attempt in flight holds its message
 	// (engine.Options.AttemptLease); webhook and SMS calls time out at half of it. Zero
 	// means engine.DefaultAttemptLease.
@@ -207,6 +210,12 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	}
 	if c.DownstreamKeep < 1 {
 		return nil, model.Invalid("downstream-keep", "--downstream-keep must be at least 1")
+	}
+	if c.DownstreamLagAlert == 0 {
+		c.DownstreamLagAlert = model.DefaultLagAlert
+	}
+	if c.DownstreamLagAlert < time.Second {
+		return nil, model.Invalid("downstream-lag-alert", "--downstream-lag-alert must be at least 1s")
 	}
 	if c.UpstreamBatch == 0 {
 		c.UpstreamBatch = model.DefaultUpstreamBatchSize

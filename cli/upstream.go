@@ -157,6 +157,7 @@ func printUpstream(w io.Writer, r *admin.UpstreamResult) {
 		}
 		fmt.Fprintf(w, "), last pull %s, newest central change applied %s\n", fmtTimePtr(d.LastPullAt, "never"),
 			fmtTimePtr(d.NewestAt, "none"))
+		fmt.Fprintf(w, "            caught up %s\n", fmtTimePtr(d.CaughtUpAt, "never"))
 		if d.Snapshots > 0 || d.Skipped > 0 {
 			fmt.Fprintf(w, "            %d snapshot(s), %d central record(s) skipped", d.Snapshots, d.Skipped)
 			if d.LastSkip != nil {

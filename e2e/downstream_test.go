@@ -63,7 +63,10 @@ func (p *gateProxy) handle(c net.Conn) {
 	if p.closed.Load() {
 		return
 	}
-	up, err := net.DialTimeout("tcp", p.target, time.Second)
+	p.mu.Lock()
+	target := p.target
+	p.mu.Unlock()
+	up, err := net.DialTimeout("tcp", target, time.Second)
 	if err != nil {
 		return
 	}

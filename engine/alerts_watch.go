@@ -49,7 +49,9 @@ func (e *Engine) watchLoop(ctx context.Context) {
 // Watch runs the watch once: for every tenant, in one transaction each, device_silent for
 // each device of a team on a mission with no sync for DeviceSilentAfter (closed once it
 // syncs, or its team is back), sms_gateway_down while the node's SMS gateway is down
-// (closed once it is up), and the escalation of the alerts left unacknowledged (escalate).
+// (closed once it is up), downstream_lagging while the upstream link is up but the site
+// does not catch up with its central node (watchDownstream), and the escalation of the
+// alerts left unacknowledged (escalate).
 // Tests run it on the fake clock.
 func (e *Engine) Watch(ctx context.Context) error {
 	var tenants []model.Tenant
@@ -67,6 +69,9 @@ func (e *Engine) Watch(ctx context.Context) error {
 				return err
 			}
 			if err := e.watchGateway(tx, id, gateway); err != nil {
+				return err
+			}
+			if err := e.watchDownstream(tx, id); err != nil {
 				return err
 			}
 			return e.escalate(tx, id)

@@ -121,6 +121,9 @@ type Engine struct {
 	// last lease.
 	runID string
 	lease time.Duration
+	// lagAlert is how long a site may stay behind its central node with the link up
+	// before downstream_lagging (docs/decisions/0210-downstream-lag-alert.md).
+	lagAlert time.Duration
 	// ids makes the time-ordered ids of records (ids.go).
 	ids idSource
 	// ret is the retention sweep, with the node's default retention.
@@ -151,8 +154,9 @@ func New(store model.Store, opt Options) *Engine {
 		e.log = slog.Default()
 	}
 	e.up = upstream.New(upstream.Parts{Store: store, Shared: model.IsShared(store), Clock: e.clock, Log: e.log,
-		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret, Health: e.upstreamHealth})
-	e.store = writes.NewStore(store, e.up.LogChanges, e.up.LogDown, writes.FlushUsage)
+		Options: opt.Upstream, HoldLease: e.holdLease, Secret: e.Secret, Health: e.upstreamHealth, DownHealth: e.downstreamHealth})
+	e.lagAlert = cmp.Or(opt.Upstream.LagAlert, model.DefaultLagAlert)
+	e.store = writes.NewStore(store, e.up.LogChanges, e.up.LogDown, e.up.WakeDown, writes.FlushUsage)
 	e.Counter = usage.New(e.store, e.clock, e.log, opt.Plans)
 	feed, _ := store.(model.ChangeFeed) // a store shared by several processes keeps the changes
 	e.pub = stream.NewPublisher(feed, opt.StreamRing, e.clock)

@@ -39,6 +39,15 @@ type fakeUpstream struct {
 	received   map[int64]int              // sequence → how many times it came
 	records    map[string]json.RawMessage // kind/id → the latest payload
 	appliedLog []upItem                   // every item applied, in order
+	// down serves POST /v1/devices/downstream when set (404 otherwise: an upstream without
+	// a downstream): a log of downEnd changes that carry no record; downStuck answers
+	// every pull at its own cursor, never nearer the end.
+	down      bool
+	downEnd   int64
+	downStuck bool
+	downPulls int
+	downWaits int           // pulls that asked to wait
+	downNews  chan struct{} // closed when the log changes (setDown)
 }
 
 type upItem struct {
@@ -76,6 +85,10 @@ func answer(w http.ResponseWriter, status int, v any) {
 }
 
 func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v1/devices/downstream" {
+		f.serveDown(w, r)
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r.Header.Get("x-svc-api-key") != f.key {

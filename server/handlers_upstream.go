@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -44,13 +45,23 @@ func (s *Server) handleUpstreamStatus(w http.ResponseWriter, r *http.Request, _ 
 }
 
 // handleDownstream answers a site node's pull of the downstream log (POST
-// /v1/devices/downstream); its users carry their password hashes: a secret answer.
+// /v1/devices/downstream); its users carry their password hashes: a secret answer. A pull
+// that waits for news is answered at once when the server shuts down.
 func (s *Server) handleDownstream(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	_, in, err := decodeBody[model.DownPullInput](r)
 	if err != nil {
 		return err
 	}
-	ans, err := s.eng.PullDownstream(r.Context(), principal(r), in)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	ans, err := s.eng.PullDownstream(ctx, principal(r), in)
 	if err != nil {
 		return err
 	}

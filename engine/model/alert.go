@@ -31,6 +31,10 @@ const (
 	// AlertUpstreamDown: the tenant's upstream link failed its last push; closes at the
 	// next success.
 	AlertUpstreamDown = "upstream_down"
+	// AlertDownstreamLagging: the link is up but the site has not been caught up with its
+	// central node's downstream log for DownLagAfter (docs/decisions/0210-downstream-lag-alert.md);
+	// closes once a pull leaves it caught up.
+	AlertDownstreamLagging = "downstream_lagging"
 	// AlertTerminalConflict: a mission recorded both COMPLETED and FAILED on two nodes
 	// (docs/decisions/0198-mission-moves-union.md); nothing ends that cause, so the
 	// supervisor's acknowledgement closes it.
@@ -39,7 +43,8 @@ const (
 
 // AlertKinds lists the kinds, in the order a tray groups them.
 var AlertKinds = []string{AlertEventUndispatched, AlertRequiresManual, AlertMissionUnacknowledged, AlertMissionOverdue, AlertCrewMessage,
-	AlertTerminalConflict, AlertDeviceSilent, AlertSMSGatewayDown, AlertUpstreamDown}
+	AlertTerminalConflict, AlertDeviceSilent, AlertSMSGatewayDown, AlertUpstreamDown,
+	AlertDownstreamLagging}
 
 // ClosedByAck tells the kinds whose alert its acknowledgement closes: those whose cause
 // never ends by itself.

@@ -63,6 +63,10 @@ type UpstreamDown struct {
 	LastPullAt *Time `json:"last_pull_at"`
 	NewestAt   *Time `json:"newest_at"`
 	End        int64 `json:"end"`
+	// CaughtUpAt is the last pull that left the site at the central log's end: how long
+	// ago tells the lag, whether the site is behind or its pulls stopped
+	// (docs/decisions/0210-downstream-lag-alert.md).
+	CaughtUpAt *Time `json:"caught_up_at,omitempty"`
 	// Skipped counts the central records refused here (a zone code or email a local
 	// record holds); LastSkip says why the latest was.
 	Skipped  int64  `json:"skipped"`
@@ -76,6 +80,9 @@ type DownPullInput struct {
 	After    int64  `json:"after"`
 	// Snapshot asks for a snapshot: a site that has applied none yet.
 	Snapshot bool `json:"snapshot"`
+	// Wait, in seconds, holds a pull at the log's end until the log has news for the
+	// site or the wait ends (docs/decisions/0211-downstream-long-poll.md); 0 answers at once.
+	Wait int `json:"wait"`
 }
 
 // DownPull is the answer of POST /v1/devices/downstream. Snapshot says Changes hold
@@ -145,6 +152,7 @@ type DownStatus struct {
 	Owner      *string `json:"owner"`
 	LastPullAt *Time   `json:"last_pull_at"`
 	NewestAt   *Time   `json:"newest_applied_at"`
+	CaughtUpAt *Time   `json:"caught_up_at"`
 	Snapshots  int64   `json:"snapshots"`
 	Skipped    int64   `json:"skipped"`
 	LastSkip   *string `json:"last_skip"`
@@ -153,7 +161,7 @@ type DownStatus struct {
 // Status renders d.
 func (d UpstreamDown) Status() *DownStatus {
 	s := &DownStatus{Cursor: d.Cursor, End: d.End, Behind: max(d.End-d.Cursor, 0), LastPullAt: d.LastPullAt,
-		NewestAt: d.NewestAt, Snapshots: d.Snapshots, Skipped: d.Skipped}
+		NewestAt: d.NewestAt, CaughtUpAt: d.CaughtUpAt, Snapshots: d.Snapshots, Skipped: d.Skipped}
 	s.Lagging = s.Behind > 0
 	if d.Owner != "" {
 		s.Owner = &d.Owner

@@ -21,6 +21,10 @@ type UpstreamOptions struct {
 	// PullEvery is how often a site pulls its central node's downstream log while the
 	// link is up and nothing else wakes it (2 s).
 	PullEvery time.Duration
+	// LagAlert is how long a site's link may stay up without a pull that catches up with
+	// its central node's downstream log before downstream_lagging (2 minutes;
+	// docs/decisions/0210-downstream-lag-alert.md).
+	LagAlert time.Duration
 	// Transport carries the calls to the upstream; NoUpstream when nil.
 	Transport UpstreamTransport
 }
@@ -33,6 +37,7 @@ const (
 	DefaultUpstreamTimeout   = 30 * time.Second
 	DefaultDownKeep          = 100_000
 	DefaultPullEvery         = 2 * time.Second
+	DefaultLagAlert          = 2 * time.Minute
 )
 
 func (o *UpstreamOptions) Fill() {
@@ -53,6 +58,9 @@ func (o *UpstreamOptions) Fill() {
 	}
 	if o.PullEvery <= 0 {
 		o.PullEvery = DefaultPullEvery
+	}
+	if o.LagAlert <= 0 {
+		o.LagAlert = DefaultLagAlert
 	}
 	if o.Transport == nil {
 		o.Transport = NoUpstream{}

@@ -72,9 +72,10 @@ func (e *Links) UpstreamStatusOf(ctx context.Context, slug string) (*model.Upstr
 }
 
 // PullDownstream answers a site node's pull of the downstream log (POST
-// /v1/devices/downstream). It needs devices:manage and a node device.
+// /v1/devices/downstream). It needs devices:manage and a node device. A pull at the
+// log's end that asks to wait is held until the log has news or the wait ends.
 func (e *Links) PullDownstream(ctx context.Context, p model.Principal, in model.DownPullInput) (*model.DownPull, error) {
-	return e.r.Pull(ctx, p, in)
+	return e.r.PullWait(ctx, p, in)
 }
 
 // ownTenant names p's tenant.

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -24,32 +25,53 @@ func (u *Runner) pull(ctx context.Context, l *upLink) error {
 	if err != nil || cfg == nil || cfg.DeviceID == "" {
 		return err
 	}
-	client := u.clientFor(l, cfg.CAPEM)
-	for range pullsPerRound {
-		if err := u.holdLease(ctx); err != nil {
-			return err
-		}
-		body := []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"after":` + strconv.FormatInt(cfg.Down.Cursor, 10) +
-			`,"snapshot":` + strconv.FormatBool(!cfg.Down.Synced) + `}`)
-		var ans model.DownPull
-		if status, err := u.call(ctx, client, cfg.URL+"/v1/devices/downstream", l.key, body, &ans); err != nil {
-			if status == statusNotFound {
-				return nil // an upstream without a downstream (an older version): nothing comes down
-			}
-			return err
-		}
-		if ans.NodeID == "" || ans.Through < 0 {
-			return fmt.Errorf("the upstream's downstream answer has no node_id")
-		}
-		if cfg, err = u.applyDown(ctx, cfg, &ans); err != nil {
-			return err
-		}
-		if ans.Through >= ans.End {
-			return nil
-		}
+	if _, err := u.pullFrom(ctx, u.clientFor(l, cfg.CAPEM), l.key, cfg, 0); !errors.Is(err, errNoDownstream) {
+		return err
 	}
 	return nil
 }
+
+// pullFrom pulls from cfg's cursor until the site holds the central log's end (or
+// pullsPerRound batches were applied); wait (seconds) asks the central node to hold a
+// pull at the end until it has news (poller.go). moved says an answer moved the cursor
+// (or was a snapshot); an answer behind the end that did not move it ends the round: a
+// central node that does not give what it announces is asked again later, not at once.
+func (u *Runner) pullFrom(ctx context.Context, client model.UpstreamClient, key string, cfg *model.UpstreamConfig, wait int) (moved bool, err error) {
+	for range pullsPerRound {
+		if err := u.holdLease(ctx); err != nil {
+			return moved, err
+		}
+		w := wait
+		if cfg.Down.Cursor < cfg.Down.End {
+			w = 0 // behind the end the central node last announced: nothing to wait for
+		}
+		body := []byte(`{"device_id":` + strconv.Quote(cfg.DeviceID) + `,"after":` + strconv.FormatInt(cfg.Down.Cursor, 10) +
+			`,"snapshot":` + strconv.FormatBool(!cfg.Down.Synced) + `,"wait":` + strconv.Itoa(w) + `}`)
+		var ans model.DownPull
+		if status, err := u.call(ctx, client, cfg.URL+"/v1/devices/downstream", key, body, &ans); err != nil {
+			if status == statusNotFound {
+				return moved, errNoDownstream
+			}
+			return moved, err
+		}
+		if ans.NodeID == "" || ans.Through < 0 {
+			return moved, fmt.Errorf("the upstream's downstream answer has no node_id")
+		}
+		before := cfg.Down.Cursor
+		if cfg, err = u.applyDown(ctx, cfg, &ans); err != nil {
+			return moved, err
+		}
+		advanced := ans.Snapshot || ans.Through > before
+		moved = moved || advanced
+		if ans.Through >= ans.End || !advanced {
+			return moved, nil
+		}
+	}
+	return moved, nil
+}
+
+// errNoDownstream: the upstream has no downstream (an older version); nothing comes down.
+var errNoDownstream = errors.New("the upstream has no downstream")
 
 // applyDown applies one answer of the central node and its cursor in one transaction.
 func (u *Runner) applyDown(ctx context.Context, cfg *model.UpstreamConfig, ans *model.DownPull) (*model.UpstreamConfig, error) {
@@ -94,12 +116,18 @@ func (u *Runner) applyDown(ctx context.Context, cfg *model.UpstreamConfig, ans *
 			c.Down.NewestAt, c.Down.Synced = &now, true
 		}
 		c.Down.Cursor, c.Down.End, c.Down.Owner, c.Down.LastPullAt = ans.Through, ans.End, ans.NodeID, &now
+		if ans.Through >= ans.End {
+			c.Down.CaughtUpAt = &now
+		}
 		if len(skips) > 0 {
 			c.Down.Skipped += int64(len(skips))
 			c.Down.LastSkip = skips[len(skips)-1]
 		}
 		out = c
-		return tx.PutUpstream(c)
+		if err := tx.PutUpstream(c); err != nil {
+			return err
+		}
+		return u.downHealth(tx, c.TenantID, c)
 	})
 	if err != nil {
 		return nil, err

@@ -66,6 +66,7 @@ type Runner struct {
 	holdLeaseFn func(ctx context.Context, name string, d time.Duration) (bool, error)
 	secret      func(ctx context.Context, name string) ([]byte, error)
 	health      func(tx Tx, tenantID, lastError string) error
+	downHealth  func(tx Tx, tenantID string, c *model.UpstreamConfig) error
 	opt         model.UpstreamOptions
 	wake        chan struct{}
 	// tenants caches the set of tenants with an upstream (nil: read it again).
@@ -78,6 +79,13 @@ type Runner struct {
 	rnd   *rand.Rand
 
 	pushed, failed, rejected atomic.Uint64
+
+	// hub holds the pulls of the sites that wait for news (longpoll.go).
+	hub downHub
+	// longPolls says the links that are up pull with a wait, each in a goroutine of its
+	// own (poller.go): set by Loop; RunUpstream pulls in its round, every PullEvery.
+	longPolls bool
+	pollers   sync.WaitGroup
 
 	// writeStore runs the transactions that apply the central node's changes: the
 	// engine's, whose pre-commit hooks log what a requested dispatch writes (Wire).
@@ -115,6 +123,10 @@ type upLink struct {
 	key     string // the decrypted API key of generation gen
 	client  model.UpstreamClient
 	ca      string // the CA the client trusts
+	// poller is the link's long poll while it runs; noDown says the upstream has no
+	// downstream (an older version), asked every PullEvery as before.
+	poller *poller
+	noDown bool
 }
 
 // Parts are what a Runner is built from.
@@ -135,6 +147,9 @@ type Parts struct {
 	// Health follows the link's state within the transaction that records it: lastError
 	// set, the link is down; empty, it is up (the upstream_down alert).
 	Health func(tx Tx, tenantID, lastError string) error
+	// DownHealth follows the downstream lag of a link c within the transaction that
+	// applies a pull (the downstream_lagging alert).
+	DownHealth func(tx Tx, tenantID string, c *model.UpstreamConfig) error
 }
 
 // New returns the Runner of an engine. Its pre-commit hook, LogChanges, is given to the
@@ -143,7 +158,7 @@ func New(p Parts) *Runner {
 	opt := p.Options
 	opt.Fill()
 	u := &Runner{store: p.Store, shared: p.Shared, clock: p.Clock, log: p.Log, holdLeaseFn: p.HoldLease,
-		secret: p.Secret, health: p.Health, opt: opt, wake: make(chan struct{}, 1),
+		secret: p.Secret, health: p.Health, downHealth: p.DownHealth, opt: opt, wake: make(chan struct{}, 1),
 		rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	u.dirty.Store(true)
 	u.writeStore = p.Store
@@ -157,12 +172,19 @@ func New(p Parts) *Runner {
 		t.SetSettings(s)
 		return tx.PutTenant(t)
 	}
+	if u.downHealth == nil {
+		u.downHealth = func(Tx, string, *model.UpstreamConfig) error { return nil }
+	}
 	return u
 }
 
 // Loop pushes until ctx ends: whenever a change commits, the settings change or the
 // soonest retry is due.
 func (u *Runner) Loop(ctx context.Context) {
+	u.mu.Lock()
+	u.longPolls = true
+	u.mu.Unlock()
+	defer u.pollers.Wait()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -246,6 +268,7 @@ func (u *Runner) runDue(ctx context.Context) (more bool, wait time.Duration) {
 		}
 		now := u.clock.Mono()
 		if l.paused {
+			u.stopPoller(l)
 			more = more || (walked && l.walking)
 			continue
 		}
@@ -254,11 +277,25 @@ func (u *Runner) runDue(ctx context.Context) (more bool, wait time.Duration) {
 			more = more || (walked && l.walking)
 			continue
 		}
+		polling, err := u.polled(l)
+		if errors.Is(err, errNoDownstream) {
+			l.noDown, err = true, nil
+		}
+		if err != nil {
+			u.fail(ctx, l, err)
+			wait = min(wait, max(l.next-u.clock.Mono(), 0))
+			continue
+		}
 		left, err := u.push(ctx, l)
-		if err == nil && !left {
-			// Once the log is sent, what the central node changed comes down.
+		if err == nil && !left && !polling {
+			// Once the log is sent, what the central node changed comes down; then,
+			// while the link is up, the long poll brings the rest as it happens.
 			err = u.pull(ctx, l)
-			wait = min(wait, u.opt.PullEvery)
+			if err == nil && u.longPolls && !l.noDown {
+				u.startPoller(ctx, l)
+			} else {
+				wait = min(wait, u.opt.PullEvery)
+			}
 		}
 		if ctx.Err() != nil {
 			return false, wait
@@ -301,10 +338,16 @@ func (u *Runner) reload(ctx context.Context) error {
 		}
 		if l.gen != c.Generation || (l.paused && !c.Paused) {
 			// A new link, or a link resumed: tried at once, from what the upstream says.
-			l.gen, l.failures, l.next, l.synced, l.key = c.Generation, 0, 0, false, ""
+			u.stopPoller(l)
+			l.gen, l.failures, l.next, l.synced, l.key, l.noDown = c.Generation, 0, 0, false, "", false
 		}
 		l.paused, l.walking = c.Paused, c.Backfill.Walking()
 		links[c.TenantID] = l
+	}
+	for id, l := range u.links {
+		if links[id] == nil {
+			u.stopPoller(l) // a link removed
+		}
 	}
 	u.links = links
 	return nil
@@ -717,6 +760,7 @@ func ptrValue[T any](p *T) T {
 // fail records a failed attempt and plans the next one: exponential backoff with
 // jitter (see UpstreamOptions), at least what a 429 or 503 asked for (up to RetryMax).
 func (u *Runner) fail(ctx context.Context, l *upLink, cause error) {
+	u.stopPoller(l)
 	if errors.Is(cause, errStale) || errors.Is(cause, errLeaseLost) {
 		u.dirty.Store(true)
 		return

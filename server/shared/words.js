@@ -97,6 +97,7 @@ export const WORDS = {
     mission_unacknowledged: "Mission not acknowledged", mission_overdue: "Not on site in time", crew_message: "Message from a crew",
     mission_terminal_conflict: "Completed on one node, failed on another",
     device_silent: "A crew's phone stopped syncing", sms_gateway_down: "SMS gateway down", upstream_down: "Upstream link down",
+    downstream_lagging: "Central changes not reaching this site",
   },
   user: { active: "Active", suspended: "Suspended", pending: "Waiting for email verification", inactive: "Inactive" },
   webhook: { active: "Active", disabled: "Off" },

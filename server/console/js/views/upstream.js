@@ -1,13 +1,19 @@
 // Upstream (tenant:admin): the link to the central node in both directions — what this
 // node pushes up (backlog, last success, last error) and what comes down (the downstream
-// cursor, how far behind, the newest central change applied, records skipped)
-// (docs/decisions/0196-downstream-log.md).
+// cursor, how far behind, the newest central change applied and how old it is, when the
+// site last caught up, records skipped) (docs/decisions/0196-downstream-log.md,
+// docs/decisions/0210-downstream-lag-alert.md). Read again every 5 s while shown; a site
+// that stops catching up also raises downstream_lagging in the alerts.
 
-import { h, clear, time, badge } from "/shared/dom.js";
+import { h, clear, time, badge, ago } from "/shared/dom.js";
 import * as api from "/shared/api.js";
 
 let root = null;
 let status = null;
+let timer = null;
+
+// refreshEvery is how often the view reads the status again while it is shown.
+const refreshEvery = 5000;
 
 async function load(ctx) {
   try {
@@ -41,7 +47,9 @@ function render() {
     const down = d ? h("table", { id: "upstream-down" }, h("caption", {}, "Down: the central node's changes"), h("tbody", {},
       row("Cursor", d.cursor + " of " + d.end + " (" + d.behind + " behind)"),
       row("Current", d.lagging ? badge("lagging", "s-FAILED") : badge("current", "s-COMPLETED")),
-      row("Newest central change applied", d.newest_applied_at ? time(d.newest_applied_at) : "none"),
+      row("Newest central change applied", d.newest_applied_at
+        ? [time(d.newest_applied_at), " (", ago(d.newest_applied_at, { id: "upstream-newest-age" }), ")"] : "none"),
+      row("Caught up", d.caught_up_at ? [time(d.caught_up_at), " (", ago(d.caught_up_at), ")"] : "never"),
       row("Last pull", d.last_pull_at ? time(d.last_pull_at) : "never"),
       d.skipped ? row("Central records skipped", d.skipped + " (" + (d.last_skip || "") + ")") : null)) : null;
     body = [up, down];
@@ -58,6 +66,8 @@ export const upstreamView = {
     status = null;
     render(ctx);
     load(ctx);
+    clearInterval(timer);
+    timer = setInterval(() => { if (root) load(ctx); }, refreshEvery);
   },
-  unmount() { root = null; },
+  unmount() { root = null; clearInterval(timer); timer = null; },
 };

@@ -37,7 +37,12 @@ func renameZone(t *testing.T, e *engine.Engine, tenantID, code, name string) {
 func TestDownstream_LongPoll(t *testing.T) {
 	f := newUpstreamFix(t)
 	ctx := context.Background()
-	end := int64(3) // the fixture's zone, team and user
+	// The end of the log the fixture made (its zone, team, user and settings).
+	first, err := f.e.PullDownstream(ctx, f.key, model.DownPullInput{DeviceID: f.node.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := first.End
 
 	ans, errs, began := heldPull(f.e, f.key, model.DownPullInput{DeviceID: f.node.ID, After: end, Wait: 10})
 	time.Sleep(100 * time.Millisecond) // the pull is held: nothing has changed

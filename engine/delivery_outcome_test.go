@@ -73,6 +73,49 @@ func TestDelivery_WorkerCallsWhileOutcomeWaits(t *testing.T) {
 	}
 }
 
+// The outcomes waiting for their commit are bounded, 4 per worker: one worker makes 5
+// calls while none can be committed (4 outcomes wait, the worker holds the fifth) and no
+// sixth. Stopping the scheduler waits for the outcomes being written: once it returns,
+// every event whose message was sent is delivered.
+func TestDelivery_OutcomesWaitingAreBounded(t *testing.T) {
+	n := newDeliveryNode(t, false, true)
+	var accs []model.EventAccepted
+	for range 6 {
+		accs = append(accs, n.post(t, "high", "north"))
+	}
+	held := &heldStore{DB: n.db.(*store.DB), gate: make(chan struct{})}
+	e := engine.New(held, engine.Options{Clock: n.clock, Sender: n.sender, Workers: 1, Password: cheapPasswords,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err := e.StartScheduler(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	defer func() { held.release(); <-stopped }()
+	eventually(t, "five event.created calls", func() bool { return len(n.sender.kinds()) >= 5 })
+	time.Sleep(50 * time.Millisecond) // room for a sixth call, were there no bound
+	if k := len(n.sender.kinds()); k != 5 {
+		t.Fatalf("%d calls while no outcome could be committed, want 5 (4 waiting, 1 held by the worker)", k)
+	}
+	go func() { e.StopScheduler(); close(stopped) }()
+	held.release()
+	<-stopped
+	sent := map[string]bool{}
+	for _, c := range n.sender.calls {
+		if strings.Contains(c.body, `"event":"event.created"`) {
+			sent[c.body] = true
+		}
+	}
+	delivered := 0
+	for _, acc := range accs {
+		if n.event(t, acc.EventID).Status == model.EventDelivered {
+			delivered++
+		}
+	}
+	if delivered != len(sent) || delivered < 5 {
+		t.Fatalf("%d events delivered after the stop, %d sent: every outcome of a call made must be written", delivered, len(sent))
+	}
+}
+
 // A node that dies after a call and before its outcome's commit left the message due: the
 // next run sends it again at once, with the same webhook-id, and the event is delivered
 // (docs/decisions/0250-outcomes-written-behind.md). The crash is the store's file as it

@@ -16,10 +16,11 @@ import (
 // machine while ingest took 3,400-4,000 events/s (docs/decisions/0129-delivery-rate.md).
 const DefaultWorkers = 64
 
-// pendingOutcomes is how many outcomes of calls made may wait for their commit at once
-// (Start): as many as one group commit of the store takes, so that the outcomes of a
-// burst share a transaction and its fsync while the workers make the next calls.
-const pendingOutcomes = 256
+// outcomesPerWorker is how many outcomes of calls made may wait for their commit at once,
+// per worker (Start): with the default 64 workers, 256, as many as one group commit of
+// the bbolt store takes, so that the outcomes of a burst share a transaction and its
+// fsync while the workers make the next calls.
+const outcomesPerWorker = 4
 
 // DefaultAttemptLease is how long an attempt in flight keeps its message from being due
 // again (Options.AttemptLease): the call's own timeout and a margin. On a store shared by
@@ -278,7 +279,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// its calls, not of the group commit's fsyncs. writing bounds the outcomes waiting
 	// for their commit; the entry of each stays busy (never attempted again) until it is
 	// written (docs/decisions/0250-outcomes-written-behind.md).
-	writing := make(chan struct{}, pendingOutcomes)
+	writing := make(chan struct{}, outcomesPerWorker*s.workers)
 	for range s.workers {
 		s.wg.Add(1)
 		go func() {

@@ -12,10 +12,12 @@ import (
 
 // attempt makes one attempt of an outbox entry: it records the attempt (and a lease that
 // makes it due again should the node die mid-call; a webhook call on a store the node has
-// alone only reads the entry), makes the call outside any transaction, and writes the
-// outcome back. The writes go through the group commit, so the attempts of many workers
-// share fsyncs; their functions may run more than once.
-func (s *Scheduler) attempt(ctx context.Context, r dueRef) {
+// alone only reads the entry) and makes the call outside any transaction. It returns the
+// outcome of the call, which the caller writes back (writeOutcome); nil when there is none
+// to write (no call made, or the node is stopping). The writes go through the group
+// commit, so the attempts of many workers share fsyncs; their functions may run more than
+// once.
+func (s *Scheduler) attempt(ctx context.Context, r dueRef) *outcome {
 	var o *model.OutboxEntry
 	var msg model.WebhookMessage
 	var mail *model.IssuedToken // in memory only: never stored, never logged
@@ -136,10 +138,10 @@ func (s *Scheduler) attempt(ctx context.Context, r dueRef) {
 	if err != nil {
 		s.Log.Error("outbox: recording an attempt", "tenant", r.TenantID, "entry", r.ID, "err", err)
 		s.add(model.OutboxRef{TenantID: r.TenantID, ID: r.ID, DueAt: s.Clock.Now().Add(s.Lease)})
-		return
+		return nil
 	}
 	if o == nil {
-		return
+		return nil
 	}
 	// The call is timed through the engine's clock: the system clock's monotonic reading
 	// in a node, a fake clock that the test's sender moves in tests.
@@ -155,15 +157,33 @@ func (s *Scheduler) attempt(ctx context.Context, r dueRef) {
 	}
 	took := s.Clock.Now().Sub(start)
 	if ctx.Err() != nil && !succeeded(o, res) {
-		return // shutting down: the lease makes it due again after restart
+		return nil // shutting down: the lease makes it due again after restart
 	}
 	s.countAttempt(o.Kind, succeeded(o, res))
 	if o.Kind == model.OutboxSMS && res.MessageID != "" {
 		s.Log.Info("outbox: the SMS gateway accepted a message", "tenant", o.TenantID, "entry", o.ID,
 			"attempt", o.Attempts, "gateway_message_id", res.MessageID)
 	}
+	return &outcome{o: o, res: res, took: took}
+}
+
+// outcome is the outcome of an attempt's call, not yet written: the entry as the attempt
+// recorded it (or read it, when it recorded nothing), the call's result and how long the
+// call took.
+type outcome struct {
+	o    *model.OutboxEntry
+	res  model.SendResult
+	took time.Duration
+}
+
+// writeOutcome writes an attempt's outcome back through the group commit. Until it is
+// committed the entry is still due in the store, as the attempt found it (or leased):
+// should the node die first, the message is sent again, with the same webhook-id
+// (docs/decisions/0250-outcomes-written-behind.md).
+func (s *Scheduler) writeOutcome(ctx context.Context, oc *outcome) {
+	o, res, took := oc.o, oc.res, oc.took
 	stale := false
-	err = s.recordOutcome(ctx, r.TenantID, func(tx model.Tx) error {
+	err := s.recordOutcome(ctx, o.TenantID, func(tx model.Tx) error {
 		stale = false
 		entry, err := tx.OutboxEntry(o.TenantID, o.ID)
 		if model.IsKind(err, model.KindNotFound) {
@@ -192,7 +212,7 @@ func (s *Scheduler) attempt(ctx context.Context, r dueRef) {
 	if err != nil {
 		// The attempt stays leased in the store: the call is made again when the lease
 		// ends, with the same webhook-id.
-		s.Log.Error("outbox: recording an outcome", "tenant", r.TenantID, "entry", r.ID, "err", err)
+		s.Log.Error("outbox: recording an outcome", "tenant", o.TenantID, "entry", o.ID, "err", err)
 		s.add(model.OutboxRef{TenantID: o.TenantID, ID: o.ID, DueAt: o.DueAt.Time})
 	}
 }

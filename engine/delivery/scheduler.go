@@ -16,6 +16,12 @@ import (
 // machine while ingest took 3,400-4,000 events/s (docs/decisions/0129-delivery-rate.md).
 const DefaultWorkers = 64
 
+// outcomesPerWorker is how many outcomes of calls made may wait for their commit at once,
+// per worker (Start): with the default 64 workers, 256, as many as one group commit of
+// the bbolt store takes, so that the outcomes of a burst share a transaction and its
+// fsync while the workers make the next calls.
+const outcomesPerWorker = 4
+
 // DefaultAttemptLease is how long an attempt in flight keeps its message from being due
 // again (Options.AttemptLease): the call's own timeout and a margin. On a store shared by
 // several processes, another process takes over a message whose lease ended: its process
@@ -268,13 +274,30 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	ctx, s.stop = context.WithCancel(ctx)
 	jobs := make(chan dueRef)
+	// A worker hands the outcome of its call to a goroutine of its own, which waits for
+	// the outcome's commit, and takes its next message at once: a worker's rate is that of
+	// its calls, not of the group commit's fsyncs. writing bounds the outcomes waiting
+	// for their commit; the entry of each stays busy (never attempted again) until it is
+	// written (docs/decisions/0250-outcomes-written-behind.md).
+	writing := make(chan struct{}, outcomesPerWorker*s.workers)
 	for range s.workers {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			for r := range jobs {
-				s.attempt(ctx, r)
-				s.done(r.OutboxRef)
+				oc := s.attempt(ctx, r)
+				if oc == nil {
+					s.done(r.OutboxRef)
+					continue
+				}
+				writing <- struct{}{}
+				s.wg.Add(1)
+				go func() {
+					defer s.wg.Done()
+					s.writeOutcome(ctx, oc)
+					<-writing
+					s.done(r.OutboxRef)
+				}()
 			}
 		}()
 	}
@@ -344,7 +367,9 @@ func (s *Scheduler) RunDue(ctx context.Context) int {
 			return n
 		}
 		for _, r := range due {
-			s.attempt(ctx, r)
+			if oc := s.attempt(ctx, r); oc != nil {
+				s.writeOutcome(ctx, oc)
+			}
 			s.done(r.OutboxRef)
 			n++
 		}

@@ -42,7 +42,7 @@ func TestSiteZoneConflict(t *testing.T) {
 	node := "node-1"
 	d := &Device{ID: "dev-1", Name: "Lyon site", HardwareID: &node,
 		SiteZones: map[string]SiteZone{SiteZoneKey("NORTH"): {ID: "zone-1", Code: "NORTH", Name: "North (site)"}}}
-	if SiteZoneKey("NORTH") != SiteZoneKey("NORTH") || SiteZoneKey("NORTH") == SiteZoneKey("north") {
+	if a, b := SiteZoneKey("NORTH"), SiteZoneKey("NORTH"); a != b || a == SiteZoneKey("north") {
 		t.Fatal("SiteZoneKey is not a function of the code alone")
 	}
 	err := SiteZoneConflict(d, "NORTH")

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -125,70 +124,11 @@ func TestDownstream_PostgresKillAndRetention(t *testing.T) {
 	// Killed mid-apply.
 	gate.cut()
 	base := down()["end"].(float64)
-	postAll(t, ps, n.centralKey, "POST", 800, func(i int) string {
-		if i >= 600 {
-			return "/v1/zones"
-		}
-		return "/v1/teams"
-	}, func(i int) map[string]any {
-		if i >= 600 {
-			return map[string]any{"code": fmt.Sprintf("Z%03d", i-600), "name": "Zone", "boundary": downSquare}
-		}
-		return map[string]any{"name": fmt.Sprintf("Team %d", i), "verticals": []string{"gov"},
-			"members": []map[string]any{{"name": "Lead", "phone": "+33611111111"}}}
-	})
-	var teamSeqs []float64
-	for after := base; after < base+800; {
-		status, _, body := ps[1].call(t, "POST", "/v1/devices/downstream", map[string]any{"device_id": site, "after": after}, n.centralKey...)
-		expect(t, "the central log", status, 200, body)
-		for _, ch := range body["changes"].([]any) {
-			if ch := ch.(map[string]any); ch["kind"] == "team" {
-				teamSeqs = append(teamSeqs, ch["seq"].(float64))
-			}
-		}
-		after = body["through"].(float64)
-	}
-	state := func() (cursor float64, teams int) {
-		var shown struct {
-			Status struct {
-				Downstream struct {
-					Cursor float64 `json:"cursor"`
-				} `json:"downstream"`
-			} `json:"status"`
-		}
-		mustRun(t, n.bin, "", "upstream", "pause", "--data", n.edgeData, "--tenant", "site")
-		if err := json.Unmarshal(mustRun(t, n.bin, "", "upstream", "show", "--data", n.edgeData, "--tenant", "site", "--json"), &shown); err != nil {
-			t.Fatal(err)
-		}
-		n.startEdge()
-		return shown.Status.Downstream.Cursor, len(list(t, n.edge, "/v1/teams", n.edgeKey))
-	}
-	outcomes := map[float64]int{}
-	for _, delay := range []time.Duration{150 * time.Millisecond, 400 * time.Millisecond, 550 * time.Millisecond, 700 * time.Millisecond,
-		900 * time.Millisecond, 2 * time.Second} {
-		gate.restore()
-		mustRun(t, n.bin, "", "upstream", "resume", "--data", n.edgeData, "--tenant", "site")
-		time.Sleep(delay)
-		if err := n.edge.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		<-n.edge.done
-		gate.cut()
-		cursor, teams := state()
-		want := 0
-		for _, seq := range teamSeqs {
-			if seq <= cursor {
-				want++
-			}
-		}
-		if teams != want {
-			t.Fatalf("after a kill at %s: cursor %v and %d team copies, want %d", delay, cursor, teams, want)
-		}
-		outcomes[cursor-base]++
-		if cursor >= base+800 {
-			break
-		}
-	}
+	fillCentral(t, ps, n.centralKey)
+	teamSeqs := n.teamSeqs(t, ps[1], site, base, base+800)
+
+	// Killed mid-apply.
+	outcomes := n.killsMidApply(t, gate, teamSeqs, base, base+800, killDelays)
 	t.Logf("cursors after the kills (changes past the start): %v", outcomes)
 
 	// Past the retention.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/fieldrelay/fieldrelay/server/servertest"
 )
 
 // gateProxy forwards TCP connections from a loopback port to a target while it is open;
@@ -603,45 +600,62 @@ func TestDownstream_KilledMidApply(t *testing.T) {
 		return d != nil && d["snapshots"] == float64(1)
 	})
 	gate.cut() // the site waits while the central node fills up
-	var wg sync.WaitGroup
-	errs := make(chan string, 8)
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < 800; i += 4 {
-				path, body := "/v1/teams", map[string]any{"name": fmt.Sprintf("Team %d", i), "verticals": []string{"gov"},
-					"members": []map[string]any{{"name": "Lead", "phone": "+33611111111"}}}
-				if i >= 600 {
-					path, body = "/v1/zones", map[string]any{"code": fmt.Sprintf("Z%03d", i-600), "name": "Zone", "boundary": downSquare}
-				}
-				req := servertest.NewRequest(t, context.Background(), "POST", c.base+path, body, n.centralKey...)
-				res, err := c.client.Do(req)
-				if err != nil || res.StatusCode != 201 {
-					errs <- fmt.Sprintf("%s: %v %v", path, err, res)
-					return
-				}
-				res.Body.Close()
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Fatal(e)
-	}
-	// The log as the central node holds it: the sequence of each team change.
-	var teamSeqs []float64
-	for after := 0.0; after < 800; {
-		status, _, body := c.call(t, "POST", "/v1/devices/downstream", map[string]any{"device_id": site, "after": after}, n.centralKey...)
+	fillCentral(t, [2]*served{c, c}, n.centralKey)
+	teamSeqs := n.teamSeqs(t, c, site, 0, 800)
+	outcomes := n.killsMidApply(t, gate, teamSeqs, 0, 800, killDelays)
+	t.Logf("cursors after the kills: %v", outcomes)
+}
+
+// fillCentral makes 600 teams and 200 zones (Z000–Z199) on the central node, through
+// both of its processes (or one twice), four requests at a time: 800 changes of its log.
+func fillCentral(t *testing.T, ps [2]*served, key []string) {
+	t.Helper()
+	postAll(t, ps, key, "POST", 800, func(i int) string {
+		if i >= 600 {
+			return "/v1/zones"
+		}
+		return "/v1/teams"
+	}, func(i int) map[string]any {
+		if i >= 600 {
+			return map[string]any{"code": fmt.Sprintf("Z%03d", i-600), "name": "Zone", "boundary": downSquare}
+		}
+		return map[string]any{"name": fmt.Sprintf("Team %d", i), "verticals": []string{"gov"},
+			"members": []map[string]any{{"name": "Lead", "phone": "+33611111111"}}}
+	})
+}
+
+// killDelays are the pauses between a resume and a kill in killsMidApply: dense at first,
+// where a pull of 800 changes is applied in two batches within a few hundred milliseconds.
+var killDelays = []time.Duration{20 * time.Millisecond, 60 * time.Millisecond, 100 * time.Millisecond,
+	140 * time.Millisecond, 180 * time.Millisecond, 220 * time.Millisecond, 260 * time.Millisecond,
+	300 * time.Millisecond, 400 * time.Millisecond, 550 * time.Millisecond, 700 * time.Millisecond,
+	900 * time.Millisecond, 2 * time.Second}
+
+// teamSeqs reads the central log of site as s holds it, from after to upto, and returns
+// the sequence of each team change.
+func (n *twoNodes) teamSeqs(t *testing.T, s *served, site string, after, upto float64) []float64 {
+	t.Helper()
+	var seqs []float64
+	for after < upto {
+		status, _, body := s.call(t, "POST", "/v1/devices/downstream", map[string]any{"device_id": site, "after": after}, n.centralKey...)
 		expect(t, "the central log", status, 200, body)
 		for _, ch := range body["changes"].([]any) {
 			if ch := ch.(map[string]any); ch["kind"] == "team" {
-				teamSeqs = append(teamSeqs, ch["seq"].(float64))
+				seqs = append(seqs, ch["seq"].(float64))
 			}
 		}
 		after = body["through"].(float64)
 	}
+	return seqs
+}
+
+// killsMidApply resumes the site's link and kills the site (kill -9) after each delay,
+// while it applies the central log, then cuts the link and restarts the site paused: its
+// stored cursor and its team copies must agree (a copy for each team change of teamSeqs
+// at or below the cursor), until the cursor reaches upto. It returns how many kills left
+// each cursor, counted past base.
+func (n *twoNodes) killsMidApply(t *testing.T, gate *gateProxy, teamSeqs []float64, base, upto float64, delays []time.Duration) map[float64]int {
+	t.Helper()
 	state := func() (cursor float64, teams int) {
 		var shown struct {
 			Status struct {
@@ -658,7 +672,7 @@ func TestDownstream_KilledMidApply(t *testing.T) {
 		return shown.Status.Downstream.Cursor, len(list(t, n.edge, "/v1/teams", n.edgeKey))
 	}
 	outcomes := map[float64]int{}
-	for _, delay := range []time.Duration{20 * time.Millisecond, 150 * time.Millisecond, 400 * time.Millisecond, 900 * time.Millisecond, 2 * time.Second} {
+	for _, delay := range delays {
 		gate.restore()
 		mustRun(t, n.bin, "", "upstream", "resume", "--data", n.edgeData, "--tenant", "site")
 		time.Sleep(delay)
@@ -677,12 +691,12 @@ func TestDownstream_KilledMidApply(t *testing.T) {
 		if teams != want {
 			t.Fatalf("after a kill at %s: cursor %v and %d team copies, want %d", delay, cursor, teams, want)
 		}
-		outcomes[cursor]++
-		if cursor >= 800 {
+		outcomes[cursor-base]++
+		if cursor >= upto {
 			break
 		}
 	}
-	t.Logf("cursors after the kills: %v", outcomes)
+	return outcomes
 }
 
 // TestDownstream_ConvergenceAfterCut measures the convergence of 250 missions after a cut

@@ -314,13 +314,16 @@ func (e *Engine) tryAutoDispatch(tx model.Tx, tenantID string, t *model.Tenant, 
 }
 
 // bestTeam ranks the tenant's teams but those in exclude for ev and returns the best
-// score and, when it is eligible, its team.
+// score and, when it is eligible, its team. A team this node routes to a site is its
+// site's to dispatch (docs/decisions/0202-team-status-up.md), never ranked here.
 func (e *Engine) bestTeam(tx model.Tx, tenantID string, t *model.Tenant, ev *model.Event, exclude []string) (*model.TeamScore, *model.Team, error) {
 	teams, err := tx.Teams(tenantID)
 	if err != nil {
 		return nil, nil, err
 	}
-	teams = slices.DeleteFunc(teams, func(t model.Team) bool { return slices.Contains(exclude, t.ID) })
+	teams = slices.DeleteFunc(teams, func(t model.Team) bool {
+		return slices.Contains(exclude, t.ID) || (t.SiteID != nil && t.Origin == nil)
+	})
 	cfg, err := e.tenantConfig(tx, tenantID)
 	if err != nil {
 		return nil, nil, err

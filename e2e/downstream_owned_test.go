@@ -217,9 +217,14 @@ func TestDownstream_TeamStatusGoesUp(t *testing.T) {
 		})
 	}
 
+	// The regional board's stream hears of it as the site's board does.
+	board := stream(t, &demoNode{served: c}, n.centralKey...)
 	status, _, body = e.call(t, "PATCH", "/v1/teams/"+team, map[string]any{"status": "off_duty"}, n.edgeKey...)
 	expect(t, "status at the site", status, 200, body)
 	upThere("off_duty")
+	if m := board.next(t, "team.updated", 10*time.Second); m.data["id"] != team || m.data["status"] != "off_duty" {
+		t.Fatalf("the central stream after the site's status: %s", m.raw)
+	}
 	status, _, body = c.call(t, "PATCH", "/v1/teams/"+team, map[string]any{"status": "available"}, n.centralKey...)
 	expect(t, "status centrally", status, 409, body)
 	if body["error"] != "conflict" || !contains(body["message"], site) {

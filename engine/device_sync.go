@@ -433,8 +433,11 @@ func (e *Engine) applyItem(tx model.Tx, run *syncRun, it *model.DeviceItem) erro
 	switch it.Kind {
 	case model.ItemUpstreamMission:
 		dup, err = e.applyUpstreamMission(tx, tenantID, d, it)
-	case model.ItemUpstreamEvent, model.ItemUpstreamDispatch, model.ItemUpstreamDispatchRequest, model.ItemUpstreamTeamStatus,
-		model.ItemUpstreamSiteZone:
+	case model.ItemUpstreamTeamStatus:
+		if dup, err = upstream.Apply(tx, tenantID, d, it); err == nil && !dup {
+			err = e.announceTeamStatus(tx, tenantID, it.Payload)
+		}
+	case model.ItemUpstreamEvent, model.ItemUpstreamDispatch, model.ItemUpstreamDispatchRequest, model.ItemUpstreamSiteZone:
 		dup, err = upstream.Apply(tx, tenantID, d, it)
 	case ItemEvent:
 		it.EventID, err = e.applyEvent(tx, p, run, it)
@@ -647,4 +650,19 @@ func (e *Engine) applyConnectivity(tx model.Tx, p model.Principal, d *model.Devi
 	}
 	_, err := zones.Report(e.Registry, tx, p.TenantID, in)
 	return err
+}
+
+// announceTeamStatus tells the stream's subscribers the team whose status a site reported
+// (an upstream_team_status item just applied): the regional board moves as the site's does
+// (docs/decisions/0202-team-status-up.md).
+func (e *Engine) announceTeamStatus(tx model.Tx, tenantID string, payload json.RawMessage) error {
+	var r model.TeamStatusReport
+	if err := json.Unmarshal(payload, &r); err != nil {
+		return model.Internal(err)
+	}
+	t, err := tx.Team(tenantID, r.TeamID)
+	if err != nil {
+		return err
+	}
+	return e.publish(tx, tenantID, StreamTeamUpdated, model.PermTeamsRead, t.ID, t)
 }

@@ -92,22 +92,28 @@ func (db *DB) AppendChange(mtx model.TxCommit, tenantID string, c model.Change) 
 	return nil
 }
 
-// flushChanges queues, before the commit, the statements that number the transaction's
-// changes of each tenant after the tenant's last seq, read with the tenant's lock
+// flushChanges sends, before the commit, the statements that number the transaction's
+// changes of each tenant after the tenant's last seq, under the tenant's lock
 // (lockTenant): the new head, then the changes in multi-row inserts, all of one tenant's
-// shard on Citus.
+// shard on Citus. The head is advanced and read in one upsert, which works on the row's
+// latest committed version: a head read with the lock's own statement would come from
+// that statement's snapshot, taken before the lock was granted, and under READ COMMITTED
+// miss the changes of the transaction it waited for (two processes then gave one seq
+// twice).
 func (t *tx) flushChanges() error {
 	for tn, p := range t.changes {
-		head, ok := t.heads[tn]
-		if !ok {
+		if _, ok := t.heads[tn]; !ok {
 			return model.NotFound("tenant")
 		}
 		n := len(p.names)
-		if err := t.write(`INSERT INTO stream_heads (tenant_id, seq) VALUES ($1, $2)
-			ON CONFLICT (tenant_id) DO UPDATE SET seq = excluded.seq`, tn, head+int64(n)); err != nil {
+		var last int64
+		if _, err := t.scan(`INSERT INTO stream_heads (tenant_id, seq) VALUES ($1, $2)
+			ON CONFLICT (tenant_id) DO UPDATE SET seq = stream_heads.seq + excluded.seq RETURNING seq`,
+			[]any{tn, int64(n)}, &last); err != nil {
 			return err
 		}
-		t.heads[tn] = head + int64(n)
+		head := last - int64(n)
+		t.heads[tn] = last
 		for from := 0; from < n; from += changesPerInsert {
 			to := min(n, from+changesPerInsert)
 			var sql strings.Builder

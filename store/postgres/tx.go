@@ -52,8 +52,9 @@ type tx struct {
 	// rw is set in a write transaction: it locks what it reads (lockTenant, forUpdate).
 	rw bool
 	// locked holds the tenants whose row this write transaction locked (lockTenant), and
-	// heads the last seq of the stream of each that exists, read with the lock: no other
-	// transaction numbers the tenant's changes until this one ends (feed.go).
+	// heads those of them that exist (or that it created), whose stream changes it may
+	// number: no other transaction numbers them until this one ends; flushChanges records
+	// there the last seq it gave (feed.go).
 	locked map[string]bool
 	heads  map[string]int64
 	// missing holds the global rows (table/key) that this write transaction read and
@@ -331,7 +332,7 @@ func (t *tx) canonTenant(id string) (string, error) {
 // ends (docs/decisions/0236-read-committed.md): the first statement about a tenant in the
 // transaction is preceded by a lock of the tenant's row, which also tells whether the
 // tenant exists (the round trip that put's first statement of a tenant used to make; a
-// group of Batch calls makes it once) and reads the last seq of its stream. Isolation is READ COMMITTED: each statement that follows
+// group of Batch calls makes it once). Isolation is READ COMMITTED: each statement that follows
 // sees every write committed before the lock was granted, so a read-modify-write of the
 // tenant's records (an idempotency key, an outbox entry's lease, a mission's state) runs
 // as if alone. The lock is FOR NO KEY UPDATE: it waits for no foreign key check (FOR KEY
@@ -345,15 +346,14 @@ func (t *tx) lockTenant(tn string) error {
 		t.locked = map[string]bool{}
 	}
 	t.locked[tn] = true
-	var head int64
-	found, err := t.scan(`SELECT coalesce((SELECT seq FROM stream_heads WHERE tenant_id = $1), 0)
-		FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE OF tenants`, []any{tn}, &head)
+	var one int
+	found, err := t.scan(`SELECT 1 FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE OF tenants`, []any{tn}, &one)
 	if found {
 		t.exists(tn)
 		if t.heads == nil {
 			t.heads = map[string]int64{}
 		}
-		t.heads[tn] = head
+		t.heads[tn] = 0 // numbered by flushChanges, under this lock
 	}
 	return err
 }

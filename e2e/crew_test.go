@@ -103,7 +103,9 @@ func crewLearnsOfChanges(t *testing.T, bin string, store nodeStore) {
 		t.Fatalf("message: %v, again %v", first, again)
 	}
 	offline := map[string]any{"items": []any{
-		map[string]any{"sequence_number": 2, "kind": "message", "captured_at": now(),
+		// Written on the phone a while before it synced: a captured_at in the node's very
+		// millisecond would read as not before the node's clock and not be kept.
+		map[string]any{"sequence_number": 2, "kind": "message", "captured_at": time.Now().Add(-5 * time.Second).UTC().Format("2006-01-02T15:04:05.000Z"),
 			"payload": map[string]any{"mission_id": missionID, "text": "Seen, 5 minutes"}},
 		map[string]any{"sequence_number": 3, "kind": "mission_status", "captured_at": now(),
 			"payload": map[string]any{"mission_id": missionID, "status": "ON_ROUTE"}},

@@ -37,32 +37,10 @@ func TestDownstream_MeasureCutConvergence(t *testing.T) {
 		}
 	}
 	n, gate, _ := siteAndCentral(t, "--upstream-retry-max", "1m")
-	c := n.central
 	const k = 250
-	ms := make([]mission, k)
-	for i := range ms {
-		ms[i] = n.dispatch(n.newTeam(fmt.Sprintf("Patrol %d", i)), fmt.Sprintf("cut-%d", i))
-	}
-	n.waitFor("the missions centrally", 120*time.Second, func() bool { return len(list(t, c, "/v1/missions", n.centralKey)) == k })
-	gate.cut()
-	cutAt := time.Now()
-	for _, to := range []string{"ACK", "ON_ROUTE", "ON_SITE", "COMPLETED"} {
-		for _, m := range ms {
-			n.move(m, to)
-			status, _, body := c.call(t, "PATCH", "/v1/missions/"+m.id+"/status", map[string]any{"status": to}, n.centralKey...)
-			expect(t, "central move", status, 200, body)
-		}
-	}
+	cutAt := n.movesDuringCut(gate, k, 120*time.Second)
 	moved := time.Since(cutAt)
 	time.Sleep(time.Until(cutAt.Add(cut)))
-	histories := func(s *served, key []string) map[string]string {
-		out := map[string]string{}
-		for _, m := range list(t, s, "/v1/missions", key) {
-			h, _ := json.Marshal([]any{m["status"], m["completed_at"], m["history"]})
-			out[m["id"].(string)] = string(h)
-		}
-		return out
-	}
 	// The backoff the site drew at its last failed attempt before the return.
 	lastRetry := ""
 	for _, line := range strings.Split(n.edge.logs.String(), "\n") {
@@ -83,16 +61,7 @@ func TestDownstream_MeasureCutConvergence(t *testing.T) {
 		if firstPush == 0 && n.upstream()["state"] != "down" {
 			firstPush = time.Since(t0)
 		}
-		a, b := histories(n.edge, n.edgeKey), histories(c, n.centralKey)
-		if len(a) != k || len(b) != k {
-			return false
-		}
-		for id, h := range a {
-			if b[id] != h {
-				return false
-			}
-		}
-		return true
+		return n.sameHistories(k)
 	})
 	t.Logf("cut for %s (the 2,000 moves took %s; the last backoff drawn: %s); after the link returned: the site's "+
 		"next attempt came within %s, converged %s (250 missions, 2,000 moves)", time.Since(cutAt.Add(time.Since(t0))).Round(time.Second),

@@ -16,9 +16,9 @@ import (
 
 // siteAndPostgresCentral starts a central tier of two processes on PostgreSQL (centralFlags
 // given to both) behind a round-robin proxy, and a site on bbolt linked to it through a
-// gate; it waits for the site's registration and returns the two processes and the site's
+// gate; it waits for the site's registration and returns the central tier and the site's
 // device id there.
-func siteAndPostgresCentral(t *testing.T, centralFlags ...string) (*twoNodes, *gateProxy, [2]*served, string) {
+func siteAndPostgresCentral(t *testing.T, centralFlags ...string) (*twoNodes, *gateProxy, *central, string) {
 	t.Helper()
 	bin := binary(t)
 	c := serveCentral(t, bin, 2, centralFlags...)
@@ -29,8 +29,7 @@ func siteAndPostgresCentral(t *testing.T, centralFlags ...string) (*twoNodes, *g
 	}
 	lb := httptest.NewServer(newRoundRobin(c.nodes[0].base, c.nodes[1].base))
 	t.Cleanup(func() { lb.CloseClientConnections(); lb.Close() })
-	ps := [2]*served{c.nodes[0].served, c.nodes[1].served}
-	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), edgeFlags: []string{"--upstream-retry-max", "1s"}, central: ps[0],
+	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), edgeFlags: []string{"--upstream-retry-max", "1s"}, central: c.nodes[0].served,
 		centralKey: []string{"x-svc-api-key", ct["api_key"].(string)}}
 	var et map[string]any
 	if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", n.edgeData, "--json", "--name", "site",
@@ -49,8 +48,11 @@ func siteAndPostgresCentral(t *testing.T, centralFlags ...string) (*twoNodes, *g
 		site, _ = n.upstream()["device_id"].(string)
 		return site != ""
 	})
-	return n, gate, ps, site
+	return n, gate, c, site
 }
+
+// processes are the central tier's two processes.
+func (c *central) processes() [2]*served { return [2]*served{c.nodes[0].served, c.nodes[1].served} }
 
 // postAll sends k requests of body(i) to path across the processes, four at a time.
 func postAll(t *testing.T, ps [2]*served, key []string, method string, k int, path func(i int) string, body func(i int) map[string]any) {
@@ -91,7 +93,8 @@ func postAll(t *testing.T, ps [2]*served, key []string, method string, k int, pa
 //     site gets one snapshot and then pulls as usual: a later change comes as a change, and
 //     no other snapshot follows.
 func TestDownstream_PostgresKillAndRetention(t *testing.T) {
-	n, gate, ps, site := siteAndPostgresCentral(t, "--downstream-keep", "1000")
+	n, gate, c, site := siteAndPostgresCentral(t, "--downstream-keep", "1000")
+	ps := c.processes()
 	down := func() map[string]any { d, _ := n.upstream()["downstream"].(map[string]any); return d }
 	n.waitFor("the first (empty) snapshot", 20*time.Second, func() bool { d := down(); return d != nil && d["snapshots"] == 1.0 })
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -482,35 +481,9 @@ func TestDownstream_MovesConverge(t *testing.T) {
 // dispatched at the site and read as such through the other; moves made centrally and at
 // the site while cut off converge.
 func TestDownstream_CentralOnPostgres(t *testing.T) {
-	bin := binary(t)
-	c := serveCentral(t, bin, 2)
-	var ct map[string]any
-	if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--database", c.url, "--json", "--name", "central",
-		"--slug", "central", "--email", "ops@central.example", "--country", "FR", "--plan", "mission-critical"), &ct); err != nil {
-		t.Fatal(err)
-	}
-	lb := httptest.NewServer(newRoundRobin(c.nodes[0].base, c.nodes[1].base))
-	t.Cleanup(lb.Close)
-	p1, p2 := c.nodes[0].served, c.nodes[1].served
-	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), edgeFlags: []string{"--upstream-retry-max", "1s"}, central: p1,
-		centralKey: []string{"x-svc-api-key", ct["api_key"].(string)}}
-	var et map[string]any
-	if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", n.edgeData, "--json", "--name", "site",
-		"--slug", "site", "--email", "ops@site.example", "--country", "FR", "--plan", "mission-critical"), &et); err != nil {
-		t.Fatal(err)
-	}
-	n.edgeKey = []string{"x-svc-api-key", et["api_key"].(string)}
-	mustRun(t, bin, "correct horse battery\n", "user", "create", "--data", n.edgeData, "--tenant", "site",
-		"--email", "admin@site.example", "--name", "Site admin", "--role", "company_admin", "--password-stdin")
-	n.startEdge()
-	gate := startGateProxy(t, strings.TrimPrefix(lb.URL, "http://"))
-	mustRun(t, bin, n.centralKey[1]+"\n", "upstream", "set", "--data", n.edgeData, "--tenant", "site",
-		"--url", "http://"+gate.addr(), "--api-key", "-", "--json")
-	var site string
-	n.waitFor("the site's registration", 20*time.Second, func() bool {
-		site, _ = n.upstream()["device_id"].(string)
-		return site != ""
-	})
+	n, gate, c, site := siteAndPostgresCentral(t)
+	bin, ps := n.bin, c.processes()
+	p1, p2 := ps[0], ps[1]
 	e := n.edge
 
 	status, _, body := p1.call(t, "POST", "/v1/zones", map[string]any{"code": "NORTH", "name": "North",
@@ -707,51 +680,64 @@ func (n *twoNodes) killsMidApply(t *testing.T, gate *gateProxy, teamSeqs []float
 // retry backoff (capped at 1 s here, 60 s by default).
 func TestDownstream_ConvergenceAfterCut(t *testing.T) {
 	n, gate, _ := siteAndCentral(t)
-	c := n.central
 	const k = 250
-	ms := make([]mission, k)
-	for i := range ms {
-		ms[i] = n.dispatch(n.newTeam(fmt.Sprintf("Patrol %d", i)), fmt.Sprintf("cut-%d", i))
-	}
-	n.waitFor("the missions centrally", 60*time.Second, func() bool { return len(list(t, c, "/v1/missions", n.centralKey)) == k })
-	gate.cut()
-	cutAt := time.Now()
-	for _, to := range []string{"ACK", "ON_ROUTE", "ON_SITE", "COMPLETED"} {
-		for _, m := range ms {
-			n.move(m, to)
-			status, _, body := c.call(t, "PATCH", "/v1/missions/"+m.id+"/status", map[string]any{"status": to}, n.centralKey...)
-			expect(t, "central move", status, 200, body)
-		}
-	}
+	cutAt := n.movesDuringCut(gate, k, 60*time.Second)
 	t.Logf("cut for %s: 1,000 moves on each side", time.Since(cutAt).Round(time.Second))
-	histories := func(s *served, key []string) map[string]string {
-		out := map[string]string{}
-		for _, m := range list(t, s, "/v1/missions", key) {
-			h, _ := json.Marshal([]any{m["status"], m["completed_at"], m["history"]})
-			out[m["id"].(string)] = string(h)
-		}
-		return out
-	}
 	t0 := time.Now()
 	gate.restore()
-	n.waitFor("convergence", 120*time.Second, func() bool {
-		a, b := histories(n.edge, n.edgeKey), histories(c, n.centralKey)
-		if len(a) != k || len(b) != k {
-			return false
-		}
-		for id, h := range a {
-			if b[id] != h {
-				return false
-			}
-		}
-		return true
-	})
+	n.waitFor("convergence", 120*time.Second, func() bool { return n.sameHistories(k) })
 	t.Logf("converged %s after the link returned (250 missions, 2,000 moves)", time.Since(t0).Round(time.Millisecond))
 	for _, m := range list(t, n.edge, "/v1/missions", n.edgeKey) {
 		if m["status"] != "COMPLETED" || len(m["history"].([]any)) != 10 { // CREATED, SENT and four moves of each side
 			t.Fatalf("a mission after the merge: %v", m)
 		}
 	}
+}
+
+// movesDuringCut dispatches k missions from the site, waits (up to limit) until the central
+// node holds them, cuts the link and moves each through ACK, ON_ROUTE, ON_SITE and
+// COMPLETED on both nodes: 4k moves a side. It returns when the cut began.
+func (n *twoNodes) movesDuringCut(gate *gateProxy, k int, limit time.Duration) time.Time {
+	t := n.t
+	t.Helper()
+	ms := make([]mission, k)
+	for i := range ms {
+		ms[i] = n.dispatch(n.newTeam(fmt.Sprintf("Patrol %d", i)), fmt.Sprintf("cut-%d", i))
+	}
+	n.waitFor("the missions centrally", limit, func() bool { return len(list(t, n.central, "/v1/missions", n.centralKey)) == k })
+	gate.cut()
+	cutAt := time.Now()
+	for _, to := range []string{"ACK", "ON_ROUTE", "ON_SITE", "COMPLETED"} {
+		for _, m := range ms {
+			n.move(m, to)
+			status, _, body := n.central.call(t, "PATCH", "/v1/missions/"+m.id+"/status", map[string]any{"status": to}, n.centralKey...)
+			expect(t, "central move", status, 200, body)
+		}
+	}
+	return cutAt
+}
+
+// sameHistories tells whether both nodes hold k missions, each with the same status,
+// completed_at and history on both.
+func (n *twoNodes) sameHistories(k int) bool {
+	histories := func(s *served, key []string) map[string]string {
+		out := map[string]string{}
+		for _, m := range list(n.t, s, "/v1/missions", key) {
+			h, _ := json.Marshal([]any{m["status"], m["completed_at"], m["history"]})
+			out[m["id"].(string)] = string(h)
+		}
+		return out
+	}
+	a, b := histories(n.edge, n.edgeKey), histories(n.central, n.centralKey)
+	if len(a) != k || len(b) != k {
+		return false
+	}
+	for id, h := range a {
+		if b[id] != h {
+			return false
+		}
+	}
+	return true
 }
 
 // waitForUser waits until the site holds a user with email (a copy of a central user):

@@ -185,6 +185,34 @@ func migratedTo(t *testing.T, url string, n int) *pgx.Conn {
 	return conn
 }
 
+// upgradedWith writes rows through conn into the database at url, left at version from
+// (migratedTo), opens it, which migrates it to the latest version, and holds that each of
+// tables then holds exactly one row.
+func upgradedWith(t *testing.T, url string, conn *pgx.Conn, from int, rows []string, tables ...string) *postgres.DB {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range rows {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db := open(t, url)
+	var version int
+	if err := db.Pool().QueryRow(ctx, "SELECT max(version) FROM schema_version").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if version != postgres.SchemaVersion() || version <= from {
+		t.Fatalf("schema at version %d, want %d", version, postgres.SchemaVersion())
+	}
+	for _, table := range tables {
+		var n int
+		if err := db.Pool().QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s holds %d rows after the migration (%v), want 1", table, n, err)
+		}
+	}
+	return db
+}
+
 // Migration 10 applies in place to a database at version 9 that holds rows: the rows stay
 // and the constraints hold from then on.
 func TestMigrateChecksInPlace(t *testing.T) {
@@ -206,26 +234,8 @@ func TestMigrateChecksInPlace(t *testing.T) {
 		`INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data)
 			VALUES ('` + tn + `', 1, 'event.created', 'events:read', '', now(), '{}')`,
 	}
-	for _, q := range rows {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	db := open(t, url)
-	var version int
-	if err := db.Pool().QueryRow(ctx, "SELECT max(version) FROM schema_version").Scan(&version); err != nil {
-		t.Fatal(err)
-	}
-	if version != postgres.SchemaVersion() || version < 10 {
-		t.Fatalf("schema at version %d, want %d", version, postgres.SchemaVersion())
-	}
-	for _, table := range []string{"tenants", "events", "missions", "alerts", "upstream_log", "downstream_log", "stream_changes"} {
-		var n int
-		if err := db.Pool().QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != 1 {
-			t.Errorf("%s holds %d rows after the migration (%v), want 1", table, n, err)
-		}
-	}
+	db := upgradedWith(t, url, conn, 9, rows,
+		"tenants", "events", "missions", "alerts", "upstream_log", "downstream_log", "stream_changes")
 	_, err := db.Pool().Exec(ctx, "UPDATE missions SET status = 'LOST'")
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.ConstraintName != "missions_status_check" {

@@ -75,31 +75,13 @@ func TestForeignKeys_Refuse(t *testing.T) {
 // but for stream rows of no tenant, and the foreign keys hold from then on.
 func TestMigrateForeignKeysInPlace(t *testing.T) {
 	url := pgtest.URL(t)
-	ctx := context.Background()
 	conn := migratedTo(t, url, 10)
 	tn, user, key := model.NewID(), model.NewID(), model.NewID()
 	rows := append(seedTenant(tn, user, key),
 		`INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data)
 			VALUES ('`+model.NewID()+`', 2, 'event.created', 'events:read', '', now(), '{}')`)
-	for _, q := range rows {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db := open(t, url)
-	var version int
-	if err := db.Pool().QueryRow(ctx, "SELECT max(version) FROM schema_version").Scan(&version); err != nil {
-		t.Fatal(err)
-	}
-	if version != postgres.SchemaVersion() || version < 11 {
-		t.Fatalf("schema at version %d, want %d", version, postgres.SchemaVersion())
-	}
-	for _, table := range []string{"tenants", "users", "user_emails", "api_keys", "api_key_hashes", "stream_changes", "stream_pruned"} {
-		var n int
-		if err := db.Pool().QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != 1 {
-			t.Errorf("%s holds %d rows after the migration (%v), want 1", table, n, err)
-		}
-	}
+	db := upgradedWith(t, url, conn, 10, rows,
+		"tenants", "users", "user_emails", "api_keys", "api_key_hashes", "stream_changes", "stream_pruned")
 	refusesAll(t, db, tn, user, key)
 }
 

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"slices"
@@ -22,23 +21,12 @@ func siteAndPostgresCentral(t *testing.T, centralFlags ...string) (*twoNodes, *g
 	t.Helper()
 	bin := binary(t)
 	c := serveCentral(t, bin, 2, centralFlags...)
-	var ct map[string]any
-	if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--database", c.url, "--json", "--name", "central",
-		"--slug", "central", "--email", "ops@central.example", "--country", "FR", "--plan", "mission-critical"), &ct); err != nil {
-		t.Fatal(err)
-	}
+	_, centralKey := newSiteTenant(t, bin, []string{"--database", c.url}, "central")
 	lb := httptest.NewServer(newRoundRobin(c.nodes[0].base, c.nodes[1].base))
 	t.Cleanup(func() { lb.CloseClientConnections(); lb.Close() })
 	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), edgeFlags: []string{"--upstream-retry-max", "1s"}, central: c.nodes[0].served,
-		centralKey: []string{"x-svc-api-key", ct["api_key"].(string)}}
-	var et map[string]any
-	if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", n.edgeData, "--json", "--name", "site",
-		"--slug", "site", "--email", "ops@site.example", "--country", "FR", "--plan", "mission-critical"), &et); err != nil {
-		t.Fatal(err)
-	}
-	n.edgeKey = []string{"x-svc-api-key", et["api_key"].(string)}
-	mustRun(t, bin, "correct horse battery\n", "user", "create", "--data", n.edgeData, "--tenant", "site",
-		"--email", "admin@site.example", "--name", "Site admin", "--role", "company_admin", "--password-stdin")
+		centralKey: []string{"x-svc-api-key", centralKey}}
+	n.makeSite()
 	n.startEdge()
 	gate := startGateProxy(t, strings.TrimPrefix(lb.URL, "http://"))
 	mustRun(t, bin, n.centralKey[1]+"\n", "upstream", "set", "--data", n.edgeData, "--tenant", "site",

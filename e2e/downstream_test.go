@@ -104,21 +104,10 @@ func siteAndCentralWith(t *testing.T, centralFlags []string, beforeLink func(*tw
 	bin := binary(t)
 	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), centralData: t.TempDir(), centralAddr: freeAddr(t),
 		edgeFlags: append([]string{"--upstream-retry-max", "1s"}, siteFlags...), centralFlags: centralFlags}
-	tenant := func(data, slug string) map[string]any {
-		var created map[string]any
-		if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", data, "--json", "--name", slug,
-			"--slug", slug, "--email", "ops@"+slug+".example", "--country", "FR", "--plan", "mission-critical"), &created); err != nil {
-			t.Fatal(err)
-		}
-		return created
-	}
-	ct := tenant(n.centralData, "central")
-	n.centralTenant = ct["tenant"].(map[string]any)["id"].(string)
-	n.centralKey = []string{"x-svc-api-key", ct["api_key"].(string)}
-	et := tenant(n.edgeData, "site")
-	n.edgeKey = []string{"x-svc-api-key", et["api_key"].(string)}
-	mustRun(t, bin, "correct horse battery\n", "user", "create", "--data", n.edgeData, "--tenant", "site",
-		"--email", "admin@site.example", "--name", "Site admin", "--role", "company_admin", "--password-stdin")
+	var centralKey string
+	n.centralTenant, centralKey = newSiteTenant(t, bin, []string{"--data", n.centralData}, "central")
+	n.centralKey = []string{"x-svc-api-key", centralKey}
+	n.makeSite()
 	n.startCentral()
 	gate := startGateProxy(t, n.centralAddr)
 	n.startEdge()

@@ -67,26 +67,14 @@ func TestUpstream_CentralOnPostgres(t *testing.T) {
 	bin := binary(t)
 	began := time.Now()
 	c := serveCentral(t, bin, 2)
-	var ct map[string]any
-	if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--database", c.url, "--json", "--name", "central",
-		"--slug", "central", "--email", "ops@central.example", "--country", "FR", "--plan", "mission-critical"), &ct); err != nil {
-		t.Fatal(err)
-	}
+	centralTenant, centralKey := newSiteTenant(t, bin, []string{"--database", c.url}, "central")
 	rr := newRoundRobin(c.nodes[0].base, c.nodes[1].base)
 	lb := httptest.NewServer(rr)
 	defer lb.Close()
 
 	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), edgeFlags: []string{"--upstream-retry-max", "1s"},
-		central: c.nodes[0].served, centralTenant: ct["tenant"].(map[string]any)["id"].(string),
-		centralKey: []string{"x-svc-api-key", ct["api_key"].(string)}}
-	var et map[string]any
-	if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", n.edgeData, "--json", "--name", "site",
-		"--slug", "site", "--email", "ops@site.example", "--country", "FR", "--plan", "mission-critical"), &et); err != nil {
-		t.Fatal(err)
-	}
-	n.edgeKey = []string{"x-svc-api-key", et["api_key"].(string)}
-	mustRun(t, bin, "correct horse battery\n", "user", "create", "--data", n.edgeData, "--tenant", "site",
-		"--email", "admin@site.example", "--name", "Site admin", "--role", "company_admin", "--password-stdin")
+		central: c.nodes[0].served, centralTenant: centralTenant, centralKey: []string{"x-svc-api-key", centralKey}}
+	n.makeSite()
 	n.startEdge()
 	var set struct {
 		Upstream struct {

@@ -345,6 +345,16 @@ func (n *twoNodes) compare() *comparison {
 	return c
 }
 
+// makeSite creates the site's tenant ("site") in n.edgeData, its key in n.edgeKey, and a
+// company admin of it (admin@site.example).
+func (n *twoNodes) makeSite() {
+	n.t.Helper()
+	_, key := newSiteTenant(n.t, n.bin, []string{"--data", n.edgeData}, "site")
+	n.edgeKey = []string{"x-svc-api-key", key}
+	mustRun(n.t, n.bin, "correct horse battery\n", "user", "create", "--data", n.edgeData, "--tenant", "site",
+		"--email", "admin@site.example", "--name", "Site admin", "--role", "company_admin", "--password-stdin")
+}
+
 // TestUpstream_TwoNodes: two real nodes on 127.0.0.1. The edge records 5,000 events and
 // runs missions while its central node is down; the central node starts and everything
 // arrives once. Then the link is cut and restored five times mid-push (the central node
@@ -356,21 +366,10 @@ func TestUpstream_TwoNodes(t *testing.T) {
 	began := time.Now()
 	n := &twoNodes{t: t, bin: bin, edgeData: t.TempDir(), centralData: t.TempDir(), centralAddr: freeAddr(t),
 		edgeFlags: []string{"--upstream-retry-max", "1s"}}
-	tenant := func(data, slug string) map[string]any {
-		var created map[string]any
-		if err := json.Unmarshal(mustRun(t, bin, "", "tenant", "create", "--data", data, "--json", "--name", slug,
-			"--slug", slug, "--email", "ops@"+slug+".example", "--country", "FR", "--plan", "mission-critical"), &created); err != nil {
-			t.Fatal(err)
-		}
-		return created
-	}
-	ct := tenant(n.centralData, "central")
-	n.centralTenant = ct["tenant"].(map[string]any)["id"].(string)
-	n.centralKey = []string{"x-svc-api-key", ct["api_key"].(string)}
-	et := tenant(n.edgeData, "site")
-	n.edgeKey = []string{"x-svc-api-key", et["api_key"].(string)}
-	mustRun(t, bin, "correct horse battery\n", "user", "create", "--data", n.edgeData, "--tenant", "site",
-		"--email", "admin@site.example", "--name", "Site admin", "--role", "company_admin", "--password-stdin")
+	var centralKey string
+	n.centralTenant, centralKey = newSiteTenant(t, bin, []string{"--data", n.centralData}, "central")
+	n.centralKey = []string{"x-svc-api-key", centralKey}
+	n.makeSite()
 
 	proxy := startCutProxy(t, n.centralAddr)
 	n.startEdge()

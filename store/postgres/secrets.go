@@ -193,6 +193,7 @@ func sealPlaintext(t *tx, to *dataKey) error {
 	if err != nil {
 		return err
 	}
+	t.forget("webhooks", "")
 	for _, h := range hooks {
 		plain := h.secret
 		if strings.HasPrefix(plain, sealedPrefix) {

@@ -32,6 +32,7 @@ func (t *tx) PutZone(tenantID string, z *model.Zone) error {
 	if err != nil {
 		return err
 	}
+	t.forget("zones", tn)
 	doc, err := jsonOf(z)
 	if err != nil {
 		return err
@@ -45,7 +46,7 @@ func (t *tx) Zones(tenantID string) ([]model.Zone, error) {
 	if err != nil {
 		return nil, err
 	}
-	return docs[model.Zone](t, "SELECT doc FROM zones WHERE tenant_id = $1 ORDER BY code", tn)
+	return keptDocs[model.Zone](t, "zones", tn, "SELECT doc FROM zones WHERE tenant_id = $1 ORDER BY code")
 }
 
 func (t *tx) DeleteZone(tenantID, code string) error {
@@ -54,6 +55,7 @@ func (t *tx) DeleteZone(tenantID, code string) error {
 	if err != nil {
 		return err
 	}
+	t.forget("zones", tn)
 	tag, err := t.exec("DELETE FROM zones WHERE tenant_id = $1 AND code = $2", tn, code)
 	if err != nil {
 		return err
@@ -335,6 +337,7 @@ func (t *tx) PutWebhook(tenantID string, w *model.Webhook) error {
 	if err != nil {
 		return err
 	}
+	t.forget("webhooks", tn)
 	sealed := *w
 	sealed.Secret = t.db.secrets.sealWebhook(id, w.Secret)
 	doc, err := jsonOf(&sealed)
@@ -352,6 +355,7 @@ func (t *tx) DeleteWebhook(tenantID, id string) error {
 	if err != nil {
 		return err
 	}
+	t.forget("webhooks", tn)
 	tag, err := t.exec("DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2", tn, wid)
 	if err != nil {
 		return err
@@ -371,7 +375,7 @@ func (t *tx) Webhooks(tenantID string) ([]model.Webhook, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws, err := docs[model.Webhook](t, "SELECT doc FROM webhooks WHERE tenant_id = $1 ORDER BY id", tn)
+	ws, err := keptDocs[model.Webhook](t, "webhooks", tn, "SELECT doc FROM webhooks WHERE tenant_id = $1 ORDER BY id")
 	if err != nil {
 		return nil, err
 	}

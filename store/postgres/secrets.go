@@ -193,7 +193,6 @@ func sealPlaintext(t *tx, to *dataKey) error {
 	if err != nil {
 		return err
 	}
-	t.forget("webhooks", "")
 	for _, h := range hooks {
 		plain := h.secret
 		if strings.HasPrefix(plain, sealedPrefix) {

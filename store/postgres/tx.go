@@ -71,8 +71,6 @@ type tx struct {
 	// upstreams holds the upstream settings documents read (nil: none), by tenant
 	// (Upstream): a group of Batch calls reads each tenant's once.
 	upstreams map[string][]byte
-	// kept holds the tenant's records read under its lock (tx_reads.go).
-	kept map[readKey][][]byte
 	// local is the engine's state for this run of the transaction (model.TxLocal).
 	local model.TxLocal
 }

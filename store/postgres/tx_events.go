@@ -32,7 +32,6 @@ func (t *tx) PutZone(tenantID string, z *model.Zone) error {
 	if err != nil {
 		return err
 	}
-	t.forget("zones", tn)
 	doc, err := jsonOf(z)
 	if err != nil {
 		return err
@@ -46,7 +45,7 @@ func (t *tx) Zones(tenantID string) ([]model.Zone, error) {
 	if err != nil {
 		return nil, err
 	}
-	return keptDocs[model.Zone](t, "zones", tn, "SELECT doc FROM zones WHERE tenant_id = $1 ORDER BY code")
+	return docs[model.Zone](t, "SELECT doc FROM zones WHERE tenant_id = $1 ORDER BY code", tn)
 }
 
 func (t *tx) DeleteZone(tenantID, code string) error {
@@ -55,7 +54,6 @@ func (t *tx) DeleteZone(tenantID, code string) error {
 	if err != nil {
 		return err
 	}
-	t.forget("zones", tn)
 	tag, err := t.exec("DELETE FROM zones WHERE tenant_id = $1 AND code = $2", tn, code)
 	if err != nil {
 		return err
@@ -337,7 +335,6 @@ func (t *tx) PutWebhook(tenantID string, w *model.Webhook) error {
 	if err != nil {
 		return err
 	}
-	t.forget("webhooks", tn)
 	sealed := *w
 	sealed.Secret = t.db.secrets.sealWebhook(id, w.Secret)
 	doc, err := jsonOf(&sealed)
@@ -355,7 +352,6 @@ func (t *tx) DeleteWebhook(tenantID, id string) error {
 	if err != nil {
 		return err
 	}
-	t.forget("webhooks", tn)
 	tag, err := t.exec("DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2", tn, wid)
 	if err != nil {
 		return err
@@ -375,7 +371,7 @@ func (t *tx) Webhooks(tenantID string) ([]model.Webhook, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws, err := keptDocs[model.Webhook](t, "webhooks", tn, "SELECT doc FROM webhooks WHERE tenant_id = $1 ORDER BY id")
+	ws, err := docs[model.Webhook](t, "SELECT doc FROM webhooks WHERE tenant_id = $1 ORDER BY id", tn)
 	if err != nil {
 		return nil, err
 	}

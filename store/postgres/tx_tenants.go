@@ -16,14 +16,7 @@ func (t *tx) Tenant(id string) (*model.Tenant, error) {
 	if err != nil {
 		return nil, err
 	}
-	tns, err := keptDocs[model.Tenant](t, "tenants", tn, "SELECT doc FROM tenants WHERE tenant_id = $1")
-	if err != nil {
-		return nil, err
-	}
-	if len(tns) == 0 {
-		return nil, model.NotFound("tenant")
-	}
-	return &tns[0], nil
+	return getDoc[model.Tenant](t, "tenant", "SELECT doc FROM tenants WHERE tenant_id = $1", tn)
 }
 
 func (t *tx) TenantBySlug(slug string) (*model.Tenant, error) {
@@ -44,7 +37,6 @@ func (t *tx) PutTenant(tn *model.Tenant) error {
 	if err != nil {
 		return err
 	}
-	t.forget("tenants", id)
 	var owner string
 	found, err := t.scan("SELECT tenant_id FROM tenant_slugs WHERE slug = $1", []any{tn.Slug}, &owner)
 	if err != nil {

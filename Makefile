@@ -37,8 +37,10 @@ run-central: build
 # a PostgreSQL cluster of its own with fsync on; ingest through one and two processes,
 # pgbench of one event's statements, the score over 1,000 teams, 1,000-item sync batches).
 # DUR sets each run's length (default 15s). Needs Debian's postgresql package and python3.
+# CITUS=1: the two ingest runs on a Citus coordinator and two workers of its own on this
+# machine (the extension built by .ci/build-citus; docs/bench.md has the figure).
 central-bench: build
-	BIN=$(BINARY) DUR=$(or $(DUR),15s) .ci/central-bench
+	BIN=$(BINARY) DUR=$(or $(DUR),15s) CITUS=$(CITUS) .ci/central-bench
 
 # citus-test: the central tier's end-to-end suite (e2e TestCentral_*) on Citus: pgtest
 # (PGTEST_CITUS=1) starts a coordinator and two workers on loopback ports, and the

@@ -23,8 +23,14 @@ const citusWorkers = 2
 
 // citusOpts are the server options of the coordinator and of the workers: Citus is
 // preloaded, and a distributed table has 4 shards instead of 32, which a test's fresh
-// database creates faster on a loaded 2-core machine.
-const citusOpts = " -c shared_preload_libraries=citus -c citus.shard_count=4"
+// database creates faster on a loaded 2-core machine. The coordinator reaches the workers
+// without TLS (citus.node_conninfo: the nodes share the loopback; Citus's default,
+// sslmode=require, encrypted every statement and handshook every new connection), and a
+// statement across shards takes one connection per worker (its shards one after the
+// other) instead of one per shard: the extra ones, opened by every due-outbox poll and
+// closed at its end, made the workers start a backend twice a second
+// (docs/decisions/0242-citus-node-connections.md).
+const citusOpts = " -c shared_preload_libraries=citus -c citus.shard_count=4 -c citus.node_conninfo=sslmode=disable -c citus.max_adaptive_executor_pool_size=1"
 
 // citusWanted reports whether the tests asked for Citus.
 func citusWanted() bool { return os.Getenv("PGTEST_CITUS") == "1" }

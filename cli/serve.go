@@ -158,7 +158,7 @@ type Main struct {
 	unlockData  func()      // releases the data directory's lock (Config.Database)
 	log         *slog.Logger
 	flushLog    func() // writes the log lines held (newNodeLog)
-	scheduler   bool // the engine's scheduler runs
+	scheduler   bool   // the engine's scheduler runs
 	stopBackups func()
 	ln          net.Listener
 	stopAdmin   context.CancelFunc

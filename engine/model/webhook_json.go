@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 )
 
 // AppendJSON appends the envelope's JSON to b: the document json.Marshal makes, with an
@@ -68,4 +69,41 @@ func marshalsAsIs(raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// AppendJSON appends the attempt's JSON to b: the document json.Marshal makes, without
+// reflection (an attempt record is written for every message delivered, in the commit
+// loop).
+func (a *DeliveryAttempt) AppendJSON(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, a.ID)
+	b = append(b, `,"webhook_id":`...)
+	b = appendString(b, a.WebhookID)
+	b = append(b, `,"message_id":`...)
+	b = appendString(b, a.MessageID)
+	b = append(b, `,"event":`...)
+	b = appendString(b, a.Event)
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(a.Attempt), 10)
+	b = append(b, `,"status":`...)
+	b = appendString(b, a.Status)
+	b = append(b, `,"status_code":`...)
+	b = strconv.AppendInt(b, int64(a.StatusCode), 10)
+	if a.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendString(b, a.Error)
+	}
+	b = append(b, `,"duration_ms":`...)
+	b = strconv.AppendInt(b, a.DurationMs, 10)
+	b = append(b, `,"at":"`...)
+	b = a.At.UTC().AppendFormat(b, TimeLayout)
+	b = append(b, `","next_attempt_at":`...)
+	if a.NextAttemptAt == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = a.NextAttemptAt.UTC().AppendFormat(b, TimeLayout)
+		b = append(b, '"')
+	}
+	return append(b, '}')
 }

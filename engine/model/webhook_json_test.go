@@ -79,3 +79,23 @@ func BenchmarkWebhookEnvelope(b *testing.B) {
 		}
 	})
 }
+
+func TestDeliveryAttempt_AppendJSONMatchesMarshal(t *testing.T) {
+	at := model.At(time.Date(2026, 6, 9, 10, 11, 12, 345e6, time.UTC))
+	next := model.At(at.Add(5 * time.Second))
+	for _, a := range []model.DeliveryAttempt{
+		{},
+		{ID: model.NewID(), WebhookID: model.NewID(), MessageID: "msg_1", Event: "event.created", Attempt: 1,
+			Status: "succeeded", StatusCode: 204, DurationMs: 12, At: at},
+		{ID: model.NewID(), WebhookID: model.NewID(), MessageID: "msg_2", Event: "team.dispatched", Attempt: 7,
+			Status: "failed", StatusCode: -1, Error: "dial tcp: <refused> & \"gone\" \u2028 é", DurationMs: -3, At: at, NextAttemptAt: &next},
+	} {
+		want, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.AppendJSON([]byte("kept")); !bytes.Equal(got, append([]byte("kept"), want...)) {
+			t.Fatalf("\n got %s\nwant kept%s", got, want)
+		}
+	}
+}

@@ -78,7 +78,8 @@ func (t *tx) PutAlert(tenantID string, a *model.Alert) error {
 	}
 	b := tb.Bucket(tbAlerts)
 	b.FillPercent = appendFill
-	return putJSON(b, k, a)
+	// bbolt keeps the value until commit: a fresh buffer.
+	return b.Put(k, a.AppendJSON(make([]byte, 0, 512)))
 }
 
 // Alerts lists the open alerts from the index of open keys (a handful), the others by a

@@ -37,9 +37,9 @@ func (w *WebhookEnvelope) AppendJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, `,"tenant_id":`...)
 	b = appendString(b, w.TenantID)
-	b = append(b, `,"occurred_at":"`...)
-	b = w.OccurredAt.UTC().AppendFormat(b, TimeLayout)
-	return append(b, `"}`...), nil
+	b = append(b, `,"occurred_at":`...)
+	b = AppendTime(b, w.OccurredAt)
+	return append(b, '}'), nil
 }
 
 // marshalsAsIs says whether json.Marshal writes the valid JSON raw as it is: no
@@ -95,15 +95,9 @@ func (a *DeliveryAttempt) AppendJSON(b []byte) []byte {
 	}
 	b = append(b, `,"duration_ms":`...)
 	b = strconv.AppendInt(b, a.DurationMs, 10)
-	b = append(b, `,"at":"`...)
-	b = a.At.UTC().AppendFormat(b, TimeLayout)
-	b = append(b, `","next_attempt_at":`...)
-	if a.NextAttemptAt == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '"')
-		b = a.NextAttemptAt.UTC().AppendFormat(b, TimeLayout)
-		b = append(b, '"')
-	}
+	b = append(b, `,"at":`...)
+	b = AppendTime(b, a.At)
+	b = append(b, `,"next_attempt_at":`...)
+	b = appendTimePtr(b, a.NextAttemptAt)
 	return append(b, '}')
 }

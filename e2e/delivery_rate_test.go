@@ -152,13 +152,13 @@ func TestDeliveryRate(t *testing.T) {
 		return delivered > 0 && drained > 0
 	})
 	cpu := procCPU(t, s.cmd.Process.Pid) - cpu0
-	perMessage := "no messages:"
+	perMessage := ""
 	if want > 0 {
-		perMessage = strconv.FormatInt(cpu.Microseconds()/want, 10)
+		perMessage = fmt.Sprintf("%d µs per message, ", cpu.Microseconds()/want)
 	}
 	t.Logf("delivery rate (%d tenants, %d subscriptions each, SMS gateway %v): %d events in %.2fs (%.0f/s), "+
 		"%d of %d messages delivered by then; all %d at %.2fs (%.0f msg/s, %.2fs after ingest); "+
-		"outbox depth back to %.0f %.2fs after ingest; node CPU %.2fs: %s µs per message, %.0f µs per event and its messages",
+		"outbox depth back to %.0f %.2fs after ingest; node CPU %.2fs: %s%.0f µs per event and its messages",
 		tenants, subs, withSMS, events, ingested.Seconds(), float64(events)/ingested.Seconds(), atIngest, want, want, delivered.Seconds(),
 		float64(want)/delivered.Seconds(), (delivered - ingested).Seconds(), startDepth, (drained - ingested).Seconds(),
 		cpu.Seconds(), perMessage, float64(cpu.Microseconds())/float64(events))

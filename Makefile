@@ -178,14 +178,18 @@ footprint:
 	FIELDRELAY_FOOTPRINT=1 FIELDRELAY_FOOTPRINT_EVENTS=$(FOOTPRINT_EVENTS) FIELDRELAY_FOOTPRINT_REPORT=$(FOOTPRINT_REPORT) \
 	go test -count=1 -timeout 0 -run '^TestFootprint$$' -v ./e2e
 
-# delivery-rate: 10,000 events posted from 64 connections to a node whose tenant has
-# DELIVERY_SUBS HTTPS subscriptions (e2e/delivery_rate_test.go); prints the ingest rate,
-# when the last message arrived and the outbox depth was back to its start, and the node's
-# CPU per message; fails on a message lost or delivered twice (docs/bench.md). Never part
-# of make test.
-DELIVERY_SUBS ?= 1
+# delivery-rate: 10,000 events posted from 64 connections to a node of DELIVERY_TENANTS
+# tenants, each with DELIVERY_SUBS HTTPS subscriptions (0: the bare node), and an SMS
+# gateway when DELIVERY_SMS=1 (e2e/delivery_rate_test.go); prints the ingest rate, when the
+# last message arrived and the outbox depth was back to its start, and the node's CPU per
+# event and per message; fails on a message lost or delivered twice (docs/bench.md). The
+# realistic node of the side-by-side: DELIVERY_TENANTS=10 DELIVERY_SUBS=1 DELIVERY_SMS=1.
+# Never part of make test.
+DELIVERY_SUBS    ?= 1
+DELIVERY_TENANTS ?= 1
+DELIVERY_SMS     ?= 0
 delivery-rate:
-	FIELDRELAY_DELIVERY_RATE=1 FIELDRELAY_DELIVERY_SUBS=$(DELIVERY_SUBS) \
+	FIELDRELAY_DELIVERY_RATE=1 FIELDRELAY_DELIVERY_SUBS=$(DELIVERY_SUBS) FIELDRELAY_DELIVERY_TENANTS=$(DELIVERY_TENANTS) FIELDRELAY_DELIVERY_SMS=$(DELIVERY_SMS) \
 	go test -count=1 -run '^TestDeliveryRate$$' -v ./e2e
 
 # upstream-bench: an edge records 50,000 changes with its link paused, then drains them into a

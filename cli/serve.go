@@ -103,6 +103,7 @@ func (a *app) newServeCommand() *cobra.Command {
 	fl.IntVar(&f.MaxConnsPerIP, "max-conns-per-ip", DefaultMaxConnsPerIP, "most connections open at once from one client address (IPv6: one /64), loopback included; 0: no cap (behind a reverse proxy or load balancer, whose address every client shares)")
 	fl.DurationVar(&f.DownstreamLagAlert, "downstream-lag-alert", model.DefaultLagAlert, "how long a site's upstream link may stay up without catching up with the central node's changes before the downstream_lagging alert")
 	fl.IntVar(&f.DownstreamKeep, "downstream-keep", model.DefaultDownKeep, "entries a central node's downstream log keeps per tenant; a site whose cursor is older gets a snapshot")
+	fl.DurationVar(&f.LogFlush, "log-flush", DefaultLogFlush, "how long log lines below WARN are held to be written together (at most 1s; 0: each line at once); a warning or an error is written at once")
 	fl.IntVar(&f.UpstreamBatch, "upstream-batch", model.DefaultUpstreamBatchSize, "most changes one upstream sync carries, and most records of the history a backfill transaction puts in the change log")
 	return cmd
 }
@@ -156,7 +157,8 @@ type Main struct {
 	openStore   storeOpener // opens Config.Database; nil is openDatabase
 	unlockData  func()      // releases the data directory's lock (Config.Database)
 	log         *slog.Logger
-	scheduler   bool // the engine's scheduler runs
+	flushLog    func() // writes the log lines held (newNodeLog)
+	scheduler   bool   // the engine's scheduler runs
 	stopBackups func()
 	ln          net.Listener
 	stopAdmin   context.CancelFunc
@@ -180,8 +182,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}()
 	cfg := &m.Config
 	out, errOut := cmp.Or[io.Writer](m.Stdout, io.Discard), cmp.Or[io.Writer](m.Stderr, io.Discard)
-	log := slog.New(slog.NewJSONHandler(errOut, nil))
-	m.log = log
+	log, flushLog := newNodeLog(errOut, cfg.LogFlush)
+	m.log, m.flushLog = log, flushLog
 	files := openFileLimits()
 	conns, err := connLimits(cfg.MaxConns, cfg.MaxConnsPerIP, files)
 	if err != nil {
@@ -428,6 +430,9 @@ func (m *Main) Close() error {
 	if m.unlockData != nil {
 		m.unlockData()
 		m.unlockData = nil
+	}
+	if m.flushLog != nil {
+		m.flushLog()
 	}
 	return err
 }

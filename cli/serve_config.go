@@ -85,6 +85,9 @@ type ServeConfig struct {
 	UpstreamBatch int
 	// DownstreamKeep is how many entries the downstream log keeps per tenant.
 	DownstreamKeep int
+	// LogFlush is how long log lines below WARN are held to be written together; zero
+	// writes each line at once (docs/decisions/0251-log-lines-written-together.md).
+	LogFlush time.Duration
 	// DownstreamLagAlert is how long a site's link may stay up without catching up with
 	// its central node before downstream_lagging.
 	DownstreamLagAlert time.Duration
@@ -109,6 +112,13 @@ type ServeConfig struct {
 const (
 	DefaultDiskMinFreeMB  = 64
 	DefaultDiskWarnFreeMB = 1024
+)
+
+// DefaultLogFlush is how long `serve` holds log lines below WARN to write them together,
+// and maxLogFlush the longest it may (docs/decisions/0251-log-lines-written-together.md).
+const (
+	DefaultLogFlush = 100 * time.Millisecond
+	maxLogFlush     = time.Second
 )
 
 // minOutboxLease is the shortest --outbox-lease: a call has half of it.
@@ -216,6 +226,9 @@ func (f *serveFlags) config() (*ServeConfig, error) {
 	}
 	if c.DownstreamLagAlert < time.Second {
 		return nil, model.Invalid("downstream-lag-alert", "--downstream-lag-alert must be at least 1s")
+	}
+	if c.LogFlush < 0 || c.LogFlush > maxLogFlush {
+		return nil, model.Invalid("log-flush", "--log-flush must be between 0 and %s", maxLogFlush)
 	}
 	if c.UpstreamBatch == 0 {
 		c.UpstreamBatch = model.DefaultUpstreamBatchSize

@@ -17,9 +17,10 @@ import (
 
 func TestMainRunClose(t *testing.T) {
 	data := t.TempDir()
-	out := &syncBuffer{}
-	m := &Main{Config: ServeConfig{DataDir: data, Addr: "127.0.0.1:0", PlainHTTP: true},
-		EngineOptions: engine.Options{Password: cheapPasswords}, Stdout: out}
+	out, logs := &syncBuffer{}, &syncBuffer{}
+	// Log lines held for a minute: Close writes them.
+	m := &Main{Config: ServeConfig{DataDir: data, Addr: "127.0.0.1:0", PlainHTTP: true, LogFlush: time.Minute},
+		EngineOptions: engine.Options{Password: cheapPasswords}, Stdout: out, Stderr: logs}
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +40,14 @@ func TestMainRunClose(t *testing.T) {
 		t.Fatalf("GET /healthz: %d", res.StatusCode)
 	}
 
+	if strings.Contains(logs.String(), `"path":"/healthz"`) {
+		t.Fatalf("the request's log line was written before the interval: %s", logs)
+	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), `"path":"/healthz"`) {
+		t.Fatalf("Close did not write the log lines held: %q", logs)
 	}
 	// Closed: the port refuses, and the store opens again at once (its lock is free).
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}

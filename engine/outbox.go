@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
-
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
@@ -33,8 +31,8 @@ func (e *Engine) webhookMessages(tx model.Tx, cfg *tenantConfig, name string, ta
 		}
 		if body == nil {
 			var err error
-			if body, err = json.Marshal(model.WebhookEnvelope{Event: name, Payload: payload,
-				TenantID: cfg.tenant.ID, OccurredAt: now}); err != nil {
+			env := model.WebhookEnvelope{Event: name, Payload: payload, TenantID: cfg.tenant.ID, OccurredAt: now}
+			if body, err = env.AppendJSON(make([]byte, 0, 1024)); err != nil {
 				return n, err
 			}
 		}

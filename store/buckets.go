@@ -69,7 +69,7 @@ var (
 	// that is not closed: GET /v1/events?open=true walks it in dispatcher order
 	// (docs/decisions/0170-open-events.md). The open alerts' keys follow (tx_alerts.go).
 	tbEventsOpen = []byte("events_open")
-	// tbAlerts: alert id → Alert (JSON) (docs/decisions/0172-shared-alerts.md). The
+	// tbAlerts: alert id → Alert (packed JSON, tx_alerts.go) (docs/decisions/0172-shared-alerts.md). The
 	// index of open alerts is in tbEventsOpen: 0xff | alert key → id (tx_alerts.go).
 	tbAlerts = []byte("alerts")
 	// tbAlertsOpenOld: the open alerts' index up to schema version 3, alert key → id,
@@ -101,4 +101,6 @@ var metaSchemaVersion = []byte("schema_version")
 // and reads their JSON as well, the same way. Version 4 keeps the index of open alerts
 // inside the alerts bucket (tx_alerts.go): opening an older file moves it there, and an
 // older binary, which would look for the index in a bucket of its own, refuses the file.
-const schemaVersion = 4
+// Version 5 writes alerts packed (tx_alerts.go) and reads their JSON as well: opening an
+// older file records the version only.
+const schemaVersion = 5

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -67,22 +68,60 @@ var packedFragments = [...]string{
 	`rest_full`,
 	`"field-`,
 	`"}`,
+	// Alerts (schema version 5, tx_alerts.go).
+	`{"id":"`,
+	`","kind":"event_undispatched","key":"event_undispatched:`,
+	`","kind":"requires_manual","key":"requires_manual:`,
+	`","kind":"mission_unacknowledged","key":"mission_unacknowledged:`,
+	`","kind":"crew_message","key":"crew_message:`,
+	`","kind":"`,
+	`","key":"`,
+	`","priority":"`,
+	`","message":"`,
+	` event not dispatched: `,
+	`","event_id":"`,
+	`","event_id":null`,
+	`","mission_id":null,"team_id":null,"status":"open","raised_at":"`,
+	`","mission_id":null`,
+	`,"mission_id":null`,
+	`","mission_id":"`,
+	`,"mission_id":"`,
+	`,"team_id":null`,
+	`,"team_id":"`,
+	`,"status":"`,
+	`","raised_at":"`,
+	`","acked_at":null,"acked_by":null,"closed_at":null,"escalated_at":null,"updated_at":"`,
+	`","acked_at":null`,
+	`","acked_at":"`,
+	`,"acked_by":null`,
+	`,"acked_by":"`,
+	`","acked_by":"`,
+	`,"closed_at":null`,
+	`,"closed_at":"`,
+	`","closed_at":"`,
+	`,"escalated_at":null`,
+	`,"escalated_at":"`,
+	`","escalated_at":"`,
+	`,"updated_at":"`,
+	`","updated_at":"`,
 }
 
 // packJSON appends the packed form of src to dst; ok is false when src holds a byte of
-// the packed form (it is not UTF-8 text) and cannot be packed.
+// the packed form (it is not UTF-8 text) and cannot be packed. It runs in the commit loop
+// for every event's reply: it allocates nothing but dst's growth.
 func packJSON(dst, src []byte) (out []byte, ok bool) {
-	var uuids [][]byte // the UUIDs written, for references
+	var seenArr [8][16]byte
+	seen := seenArr[:0] // the UUIDs written, for references
 	for i := 0; i < len(src); {
 		c := src[i]
 		if c == packFragment || c == 0xC1 || c >= 0xF5 {
 			return dst, false
 		}
 		if i+36 <= len(src) && isCanonicalUUID(src[i:i+36]) {
-			u := src[i : i+36]
+			u := uuidBytes(src[i : i+36])
 			ref := -1
-			for j, seen := range uuids {
-				if bytes.Equal(seen, u) {
+			for j := range seen {
+				if seen[j] == u {
 					ref = j
 					break
 				}
@@ -91,19 +130,17 @@ func packJSON(dst, src []byte) (out []byte, ok bool) {
 			case ref >= 0:
 				dst = append(dst, packUUIDRef, byte(ref))
 			default:
-				k, _ := idKey(string(u))
-				dst = append(append(dst, packUUID), k...)
-				if len(uuids) < 256 {
-					uuids = append(uuids, u)
+				dst = append(append(dst, packUUID), u[:]...)
+				if len(seen) < 256 {
+					seen = append(seen, u)
 				}
 			}
 			i += 36
 			continue
 		}
 		if n := len(model.TimeLayout); i+n <= len(src) && src[i+4] == '-' && src[i+n-1] == 'Z' {
-			if t, err := time.Parse(model.TimeLayout, string(src[i:i+n])); err == nil &&
-				string(t.AppendFormat(nil, model.TimeLayout)) == string(src[i:i+n]) {
-				dst = binary.AppendVarint(append(dst, packTime), t.UnixMilli())
+			if ms, ok := layoutMillis(src[i : i+n]); ok {
+				dst = binary.AppendVarint(append(dst, packTime), ms)
 				i += n
 				continue
 			}
@@ -119,24 +156,77 @@ func packJSON(dst, src []byte) (out []byte, ok bool) {
 	return dst, true
 }
 
-// fragmentsByFirst lists the fragments by their first byte.
+// uuidBytes decodes a canonical UUID (isCanonicalUUID) into its 16 bytes.
+func uuidBytes(u []byte) (b [16]byte) {
+	j := 0
+	for i := 0; i < 36; i += 2 {
+		if u[i] == '-' {
+			i--
+			continue
+		}
+		b[j] = hexDigit(u[i])<<4 | hexDigit(u[i+1])
+		j++
+	}
+	return b
+}
+
+func hexDigit(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
+
+// layoutMillis reads a timestamp in model.TimeLayout (24 bytes); ok only when writing its
+// Unix milliseconds back in that layout gives the same text, as unpackJSON does.
+func layoutMillis(s []byte) (ms int64, ok bool) {
+	num := func(from, to int) int {
+		v := 0
+		for _, c := range s[from:to] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	if s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' {
+		return 0, false
+	}
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	hour, minute, sec, milli := num(11, 13), num(14, 16), num(17, 19), num(20, 23)
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 ||
+		minute < 0 || minute > 59 || sec < 0 || sec > 59 || milli < 0 {
+		return 0, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, milli*int(time.Millisecond), time.UTC)
+	var back [64]byte // time's AppendFormat wants room for its longest layouts
+	if !bytes.Equal(t.AppendFormat(back[:0], model.TimeLayout), s) {
+		return 0, false // a day past the month's end, which time.Date moves on
+	}
+	return t.UnixMilli(), true
+}
+
+// fragmentsByFirst lists the fragments by their first byte, longest first (then in the
+// list's order), so that the first one src begins with is the longest.
 var fragmentsByFirst = func() (by [256][]int) {
 	for f, s := range packedFragments {
 		by[s[0]] = append(by[s[0]], f)
+	}
+	for _, fs := range by {
+		slices.SortStableFunc(fs, func(a, b int) int { return len(packedFragments[b]) - len(packedFragments[a]) })
 	}
 	return by
 }()
 
 // fragmentAt returns the index of the longest fragment src begins with (-1: none).
 func fragmentAt(src []byte) int {
-	best := -1
 	for _, f := range fragmentsByFirst[src[0]] {
-		s := packedFragments[f]
-		if len(s) <= len(src) && string(src[:len(s)]) == s && (best < 0 || len(s) > len(packedFragments[best])) {
-			best = f
+		if s := packedFragments[f]; len(s) <= len(src) && string(src[:len(s)]) == s {
+			return f
 		}
 	}
-	return best
+	return -1
 }
 
 // isCanonicalUUID says whether u is 8-4-4-4-12 lowercase hexadecimal digits.

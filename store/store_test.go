@@ -125,8 +125,8 @@ func TestOpen(t *testing.T) {
 			if meta == nil {
 				t.Fatal("no meta bucket")
 			}
-			if v := string(meta.Get([]byte("schema_version"))); v != "4" {
-				t.Fatalf("schema_version = %q, want 4", v)
+			if v := string(meta.Get([]byte("schema_version"))); v != "5" {
+				t.Fatalf("schema_version = %q, want 5", v)
 			}
 			for _, name := range []string{"tenants", "slugs", "apikeys", "users_by_email", "login_guards",
 				"outbox_due", "t"} {

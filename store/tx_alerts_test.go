@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 
@@ -78,5 +80,36 @@ func TestOpenAlertsMovedInside(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An alert is stored packed (schema version 5): the record of a typical event_undispatched
+// alert is under a third of its JSON, and reads back as written, open or closed.
+func TestAlertRecordPacked(t *testing.T) {
+	at := model.At(time.Date(2026, 11, 28, 11, 27, 16, 809e6, time.UTC))
+	event := model.NewID()
+	for _, a := range []*model.Alert{
+		{ID: model.NewID(), Kind: model.AlertEventUndispatched, Key: model.AlertKey(model.AlertEventUndispatched, event),
+			Priority: model.PriorityHigh, Message: "High event not dispatched: Order.created", EventID: &event,
+			Status: model.AlertOpen, RaisedAt: at, UpdatedAt: at},
+		{ID: model.NewID(), Kind: model.AlertMissionUnacknowledged, Key: "mission_unacknowledged:m", Priority: "critical",
+			Message: "Not acknowledged in time: Alpha on <fire> & smoke", EventID: &event, Status: model.AlertClosed,
+			RaisedAt: at, AckedAt: &at, ClosedAt: &at, UpdatedAt: at},
+	} {
+		raw := encodeAlert(a)
+		text := a.AppendJSON(nil)
+		if raw[0] != alertPacked {
+			t.Fatalf("%s not packed", a.Kind)
+		}
+		if a.Kind == model.AlertEventUndispatched && 3*len(raw) > len(text) {
+			t.Errorf("the record of an undispatched alert is %d bytes for %d of JSON, want under a third", len(raw), len(text))
+		}
+		var got model.Alert
+		if err := decodeAlert(nil, raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		if again := got.AppendJSON(nil); !bytes.Equal(again, text) {
+			t.Fatalf("read back:\n got %s\nwant %s", again, text)
+		}
 	}
 }

@@ -100,7 +100,8 @@ func (t *tx) PutDeliveryAttempt(tenantID string, a *model.DeliveryAttempt) error
 	if err != nil {
 		return err
 	}
-	return putJSON(b, k, a)
+	// bbolt keeps the value until commit: a fresh buffer.
+	return b.Put(k, a.AppendJSON(make([]byte, 0, 256)))
 }
 
 func (t *tx) DeliveryAttempts(tenantID, webhookID string, p model.Page) ([]model.DeliveryAttempt, string, error) {

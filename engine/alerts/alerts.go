@@ -11,6 +11,7 @@ package alerts
 import (
 	"context"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/engine/writes"
@@ -148,8 +149,9 @@ func opt(s string) *string {
 
 func clip(s string) string {
 	s = strings.TrimSpace(s)
-	if r := []rune(s); len(r) > maxMessage {
-		return string(r[:maxMessage-1]) + "…"
+	if len(s) <= maxMessage || utf8.RuneCountInString(s) <= maxMessage {
+		return s // no copy of the runes of a message that fits (most)
 	}
-	return s
+	r := []rune(s)
+	return string(r[:maxMessage-1]) + "…"
 }

@@ -18,11 +18,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// recorder is a pgx tracer that keeps the statements sent while it records.
+// recorder is a pgx tracer that keeps the statements sent while it records, and counts
+// the round trips they took (a statement of its own, or a pipeline of them).
 type recorder struct {
 	mu    sync.Mutex
 	on    bool
 	stmts []recorded
+	trips int
 }
 
 type recorded struct {
@@ -35,6 +37,7 @@ func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Trace
 	defer r.mu.Unlock()
 	if r.on {
 		r.stmts = append(r.stmts, recorded{d.SQL, d.Args})
+		r.trips++
 	}
 	return ctx
 }
@@ -44,6 +47,11 @@ func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndDa
 // TraceBatchStart, TraceBatchQuery and TraceBatchEnd see the statements sent together
 // (tx.write's pipeline).
 func (r *recorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.on {
+		r.trips++
+	}
 	return ctx
 }
 
@@ -60,7 +68,7 @@ func (r *recorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndDa
 // record runs fn and returns the statements it sent.
 func (r *recorder) record(fn func()) []recorded {
 	r.mu.Lock()
-	r.on, r.stmts = true, nil
+	r.on, r.stmts, r.trips = true, nil, 0
 	r.mu.Unlock()
 	fn()
 	r.mu.Lock()

@@ -71,6 +71,8 @@ type tx struct {
 	// upstreams holds the upstream settings documents read (nil: none), by tenant
 	// (Upstream): a group of Batch calls reads each tenant's once.
 	upstreams map[string][]byte
+	// group holds the replies read for a Batch group (batch_reads.go).
+	group *groupReads
 	// local is the engine's state for this run of the transaction (model.TxLocal).
 	local model.TxLocal
 }
@@ -347,16 +349,24 @@ func (t *tx) lockTenant(tn string) error {
 	}
 	t.locked[tn] = true
 	var one int
-	found, err := t.scan(`SELECT 1 FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE OF tenants`, []any{tn}, &one)
+	found, err := t.scan(lockTenantSQL, []any{tn}, &one)
 	if found {
-		t.exists(tn)
-		if t.heads == nil {
-			t.heads = map[string]int64{}
-		}
-		t.heads[tn] = 0 // numbered by flushChanges, under this lock
+		t.lockedExisting(tn)
 	}
 	return err
 }
+
+// lockedExisting records that this transaction locked tenant tn, which exists.
+func (t *tx) lockedExisting(tn string) {
+	t.exists(tn)
+	if t.heads == nil {
+		t.heads = map[string]int64{}
+	}
+	t.heads[tn] = 0 // numbered by flushChanges, under this lock
+}
+
+// lockTenantSQL locks tenant $1's row, and answers a row when the tenant exists.
+const lockTenantSQL = `SELECT 1 FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE OF tenants`
 
 // forUpdate is the locking clause of the read of one row of a global table (login guards,
 // auth tokens) in a write transaction: the row stays locked until the end, so a

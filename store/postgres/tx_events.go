@@ -174,6 +174,9 @@ func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) 
 	if err != nil {
 		return nil, err
 	}
+	if r, ok := t.groupReply(tn, key); ok {
+		return r, nil
+	}
 	if t.known[tn] {
 		return t.eventReply(tn, key)
 	}
@@ -265,11 +268,14 @@ func (t *tx) PutEventReply(tenantID, key string, r *model.IdempotencyRecord) err
 	if body == nil {
 		body = []byte{}
 	}
+	at := r.CreatedAt.Truncate(time.Millisecond)
+	t.replyWritten(tn, key, &model.IdempotencyRecord{Reply: model.Reply{Status: r.Status, RequestID: r.RequestID, Body: body},
+		CreatedAt: model.At(at)})
 	return t.put(`INSERT INTO event_replies (tenant_id, key, status, request_id, created_at, body)
 		SELECT $1, $2, $3, $4, $5, $6`+ifTenant+`
 		ON CONFLICT (tenant_id, key) DO UPDATE SET status = excluded.status, request_id = excluded.request_id,
 		created_at = excluded.created_at, body = excluded.body`,
-		tn, key, r.Status, r.RequestID, r.CreatedAt.Truncate(time.Millisecond), body)
+		tn, key, r.Status, r.RequestID, at, body)
 }
 
 func (t *tx) ParkEvent(tenantID, zoneCode, eventID string) error {

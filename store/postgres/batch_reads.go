@@ -13,13 +13,14 @@ import (
 // What the calls of a Batch group read, read once for the group
 // (docs/decisions/0231-group-reads.md): each call declares the idempotency key whose reply
 // it looks up (model.BatchReads), and the group's transaction begins with one round trip
-// that locks the tenant (lockTenant), reads the replies of all the declared keys and the
-// tenant's upstream settings, which every write of the tenant reads (the engine's upstream
-// change log). Each statement of that round trip takes its snapshot once the one before it
-// ended (READ COMMITTED), so the replies are read under the lock: no other transaction
-// writes the tenant's replies until this one ends, and the replies this one writes are
-// kept in step (PutEventReply, PruneEvents). A call's EventReply of a declared key is then
-// answered from memory.
+// that locks the tenant (lockTenant), reads the tenant's upstream settings, which every
+// write of the tenant reads (the engine's upstream change log), its stream head, and the
+// replies of all the declared keys. Each statement of that round trip takes its snapshot
+// once the one before it ended (READ COMMITTED), so they read under the lock: no other
+// transaction writes the tenant's replies or advances its head until this one ends. The
+// replies this one writes are kept in step (PutEventReply, PruneEvents), and a call's
+// EventReply of a declared key is answered from memory; the head numbers the group's
+// stream changes without a round trip of its own (flushChanges).
 
 // groupReads are the replies a transaction read for its Batch group, of one tenant: by
 // key, nil for a key without a reply.
@@ -41,8 +42,8 @@ func (t *tx) readGroup(calls []*batchCall) error {
 	return t.readForGroup(tn, reads)
 }
 
-// readForGroup locks tenant tn and reads its upstream settings and the replies the calls
-// declared, in one round trip. It
+// readForGroup locks tenant tn and reads its upstream settings, its stream head and the
+// replies the calls declared, in one round trip. It
 // must come before any other statement of tn in the transaction (else it reads nothing);
 // a tenant that does not exist is left for the calls' own statements to answer.
 func (t *tx) readForGroup(tn string, reads []model.BatchReads) error {
@@ -59,12 +60,10 @@ func (t *tx) readForGroup(tn string, reads []model.BatchReads) error {
 		t.locked = map[string]bool{}
 	}
 	t.locked[tn] = true
-	if t.pending == nil {
-		t.pending = &pgx.Batch{}
-	}
 	br, err := t.send(func(b *pgx.Batch) {
 		b.Queue(lockTenantSQL, tn)
 		b.Queue(`SELECT doc FROM upstreams WHERE tenant_id = $1`, tn)
+		b.Queue(`SELECT coalesce((SELECT seq FROM stream_heads WHERE tenant_id = $1), 0)`, tn)
 		if len(keys) > 0 {
 			b.Queue(`SELECT key, status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = ANY($2)`, tn, keys)
 		}
@@ -93,6 +92,10 @@ func (t *tx) scanGroupReads(br pgx.BatchResults, tn string, keys []string) error
 	}
 	var raw []byte
 	if err := br.QueryRow().Scan(&raw); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	var head int64
+	if err := br.QueryRow().Scan(&head); err != nil {
 		return err
 	}
 	var g *groupReads
@@ -129,6 +132,10 @@ func (t *tx) scanGroupReads(br pgx.BatchResults, tn string, keys []string) error
 	}
 	t.lockedExisting(tn)
 	t.group = g
+	if t.headsRead == nil {
+		t.headsRead = map[string]int64{}
+	}
+	t.headsRead[tn] = head
 	if t.upstreams == nil {
 		t.upstreams = map[string][]byte{}
 	}

@@ -13,11 +13,13 @@ import (
 	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 )
 
-// TestBatchGroupReadsOnce (docs/decisions/0231-group-reads.md): the idempotency replies
-// that the calls of a group declare are read for the whole group with the tenant's lock,
-// so a group of n ingests takes a bounded number of round trips, not one a call; and what
-// they answer is what each call's own read would: a reply stored before, none for a new
-// key, and, for a key two calls of the group share, the reply the first of them wrote.
+// TestBatchGroupReadsOnce (docs/decisions/0231-group-reads.md,
+// docs/decisions/0232-begin-commit-pipelined.md): the idempotency replies that the calls of
+// a group declare, and the tenant's stream head, are read for the whole group with the
+// tenant's lock, so a group of n ingests takes a bounded number of round trips, not one a
+// call; and what they answer is what each call's own read would: a reply stored before,
+// none for a new key, and, for a key two calls of the group share, the reply the first of
+// them wrote. The group's stream changes follow the tenant's earlier one without a gap.
 func TestBatchGroupReadsOnce(t *testing.T) {
 	ctx := context.Background()
 	rec := &recorder{}
@@ -34,6 +36,9 @@ func TestBatchGroupReadsOnce(t *testing.T) {
 			if err := tx.PutTenant(&model.Tenant{ID: tn, Name: "Acme", Slug: fmt.Sprintf("reads-%d-%s", i, tn[:8]), Status: "active"}); err != nil {
 				return err
 			}
+		}
+		if err := db.AppendChange(tx, a, model.Change{Name: "event.created", Perm: model.PermEventsRead, Data: json.RawMessage(`{}`), At: model.At(now)}); err != nil {
+			return err
 		}
 		return tx.PutEventReply(a, "old", &model.IdempotencyRecord{Reply: model.Reply{Status: 201, Body: []byte(`{"old":true}`)}, CreatedAt: model.At(now)})
 	})
@@ -87,6 +92,10 @@ func TestBatchGroupReadsOnce(t *testing.T) {
 					return err
 				}
 				r.written = true
+				if err := db.AppendChange(tx, a, model.Change{Name: "event.created", Perm: model.PermEventsRead,
+					Data: json.RawMessage(`{"key":"` + key + `"}`), At: model.At(now)}); err != nil {
+					return err
+				}
 				return tx.PutEventReply(a, key, &model.IdempotencyRecord{Reply: model.Reply{Status: 201, Body: []byte(`{"key":"` + key + `"}`)}, CreatedAt: model.At(now)})
 			})
 		})
@@ -132,10 +141,66 @@ func TestBatchGroupReadsOnce(t *testing.T) {
 	if shared != 1 {
 		t.Errorf("%d calls of key k-3 wrote, want 1", shared)
 	}
-	// The held call's commit, then the group: begin, the lock with the reads, the queued
-	// writes, the commit.
+	changes, _, err := db.ChangesAfter(ctx, a, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != n-1 {
+		t.Errorf("%d stream changes, want %d (the first, then one a new key)", len(changes), n-1)
+	}
+	for i, c := range changes {
+		if c.Seq != uint64(i+1) {
+			t.Errorf("stream change %d has seq %d, want %d", i, c.Seq, i+1)
+		}
+	}
+	// The held call's commit, then the group: the BEGIN with the lock and the reads, the
+	// queued writes with the COMMIT.
 	t.Logf("a group of %d ingests: %d round trips, %d statements", n, trips, stmts)
-	if trips > 6 {
-		t.Errorf("a group of %d ingests took %d round trips, want at most 6 (one round trip a call: the replies were read one by one)", n, trips)
+	if trips > 3 {
+		t.Errorf("a group of %d ingests took %d round trips, want at most 3 (one round trip a call: the replies were read one by one)", n, trips)
+	}
+}
+
+// TestTransactionRoundTrips: a transaction's BEGIN goes out with its first statement and
+// its COMMIT with its last writes, not in round trips of their own: a write transaction
+// that reads once (its tenant's lock) and then writes takes two round trips, a read-only
+// one that reads once two (the read, the commit).
+func TestTransactionRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{}
+	db, err := postgres.Open(ctx, pgtest.URL(t), postgres.Options{MaxConns: 2, SecretKey: pgtest.SecretKey(), Tracer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	tn := model.NewID()
+	update(t, db, func(tx model.Tx) error {
+		return tx.PutTenant(&model.Tenant{ID: tn, Name: "Acme", Slug: "trips-" + tn[:8], Status: "active"})
+	})
+	now := time.Now()
+	ev := &model.Event{ID: model.NewIDAt(now), Type: "fire", Priority: model.PriorityLow, Vertical: "emergency",
+		Payload: json.RawMessage(`{}`), Status: model.EventPending, ChannelsAttempted: []string{},
+		Source: "api", CreatedAt: model.At(now), UpdatedAt: model.At(now)}
+	rec.record(func() {
+		update(t, db, func(tx model.Tx) error {
+			if err := tx.PutEvent(tn, ev); err != nil { // the tenant's lock first, then queued
+				return err
+			}
+			return tx.PutEventReply(tn, "k", &model.IdempotencyRecord{Reply: model.Reply{Status: 201, Body: []byte(`{}`)}, CreatedAt: model.At(now)})
+		})
+	})
+	if rec.trips != 2 {
+		t.Errorf("a write transaction of a read and two writes took %d round trips, want 2", rec.trips)
+	}
+	rec.record(func() {
+		if err := db.View(ctx, func(tx model.Tx) error {
+			_, err := tx.Event(tn, ev.ID)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if rec.trips != 2 {
+		t.Errorf("a read-only transaction of one read took %d round trips, want 2", rec.trips)
 	}
 }

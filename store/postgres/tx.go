@@ -15,15 +15,22 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // tx implements model.Tx over one PostgreSQL transaction. The methods of model.Tx take no
 // context: tx holds the one of View or Update. This file holds the helpers every area
 // uses; each tx_<area>.go holds the methods of one area.
+//
+// The transaction's BEGIN is not a round trip of its own: it is queued (pending) and goes
+// out with the first statement, and the COMMIT goes out with the last writes (commit).
 type tx struct {
-	ctx      context.Context
-	ptx      pgx.Tx
-	db       *DB
+	ctx  context.Context
+	conn *pgxpool.Conn
+	db   *DB
+	// begun is set once the BEGIN was sent: the connection then holds a transaction to
+	// end, by the commit or a rollback.
+	begun    bool
 	onCommit []func()
 	// notified holds the tenants whose directory change this transaction announced.
 	notified map[string]bool
@@ -57,6 +64,9 @@ type tx struct {
 	// there the last seq it gave (feed.go).
 	locked map[string]bool
 	heads  map[string]int64
+	// headsRead holds the stream heads read under the lock (readForGroup): flushChanges
+	// numbers after them and writes the new head with the changes.
+	headsRead map[string]int64
 	// missing holds the global rows (table/key) that this write transaction read and
 	// found absent: it inserts them without ON CONFLICT (claimRow); metaRead the meta
 	// values it read, which it writes only if unchanged (PutMeta).
@@ -140,12 +150,16 @@ const maxPending = 256
 // that statement's, for the caller to read and close. A failed write is returned as err.
 func (t *tx) send(queue func(*pgx.Batch)) (pgx.BatchResults, error) {
 	b := t.pending
+	if b == nil {
+		b = &pgx.Batch{}
+	}
 	t.pending = nil
 	n := b.Len()
 	if queue != nil {
 		queue(b)
 	}
-	br := t.ptx.SendBatch(t.ctx, b)
+	t.begun = true
+	br := t.conn.SendBatch(t.ctx, b)
 	for range n {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
@@ -154,6 +168,34 @@ func (t *tx) send(queue func(*pgx.Batch)) (pgx.BatchResults, error) {
 		}
 	}
 	return br, nil
+}
+
+// commit sends the queued writes and the COMMIT, in one round trip. A write that fails
+// there fails the transaction as any statement does (PostgreSQL skips the COMMIT that
+// follows it in the pipeline); a transaction that sent nothing but its BEGIN, which is
+// still queued, has nothing to commit.
+func (t *tx) commit() error {
+	if !t.begun && t.pending.Len() == 1 {
+		t.pending = nil
+		return nil
+	}
+	br, err := t.send(func(b *pgx.Batch) { b.Queue("commit") })
+	if err != nil {
+		return err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tag.String() == "ROLLBACK" {
+		err = pgx.ErrTxCommitRollback
+	}
+	t.note(err)
+	if err != nil {
+		return fmt.Errorf("postgres: commit: %w", err)
+	}
+	t.begun = false
+	return nil
 }
 
 // flush sends the queued writes, if any.
@@ -185,7 +227,7 @@ func (t *tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
 			err = cerr
 		}
 	} else {
-		tag, err = t.ptx.Exec(t.ctx, sql, args...)
+		tag, err = t.conn.Exec(t.ctx, sql, args...)
 	}
 	t.note(err)
 	if err != nil {
@@ -206,7 +248,7 @@ func (t *tx) scan(sql string, args []any, dest ...any) (found bool, err error) {
 			err = cerr
 		}
 	} else {
-		err = t.ptx.QueryRow(t.ctx, sql, args...).Scan(dest...)
+		err = t.conn.QueryRow(t.ctx, sql, args...).Scan(dest...)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
@@ -223,7 +265,7 @@ func (t *tx) each(sql string, args []any, fn func(pgx.Rows) (bool, error)) error
 	if err := t.flush(); err != nil {
 		return err
 	}
-	rows, err := t.ptx.Query(t.ctx, sql, args...)
+	rows, err := t.conn.Query(t.ctx, sql, args...)
 	if err != nil {
 		t.note(err)
 		return fmt.Errorf("postgres: %w", err)

@@ -141,6 +141,22 @@ func TestBatchGroupReadsOnce(t *testing.T) {
 	if shared != 1 {
 		t.Errorf("%d calls of key k-3 wrote, want 1", shared)
 	}
+	// The replies, written in multi-row statements (docs/decisions/0233-multi-row-writes.md),
+	// are each stored.
+	if err := db.View(ctx, func(tx model.Tx) error {
+		for _, key := range keys[:n-2] {
+			r, err := tx.EventReply(a, key)
+			if err != nil {
+				return err
+			}
+			if r == nil || string(r.Body) != `{"key":"`+key+`"}` {
+				t.Errorf("the reply of %s reads %v", key, r)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	changes, _, err := db.ChangesAfter(ctx, a, 0)
 	if err != nil {
 		t.Fatal(err)

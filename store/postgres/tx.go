@@ -154,6 +154,7 @@ func (t *tx) send(queue func(*pgx.Batch)) (pgx.BatchResults, error) {
 		b = &pgx.Batch{}
 	}
 	t.pending = nil
+	b = mergeRows(b)
 	n := b.Len()
 	if queue != nil {
 		queue(b)

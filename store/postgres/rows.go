@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +31,6 @@ const maxMergedRows = 64
 // `(…)` with the parameters $1…$k, each once, and the tail after it, without parameters.
 type rowForm struct {
 	table        string
-	names        *regexp.Regexp // the table's name as a word
 	prefix, tail string
 	row          string
 	k            int
@@ -38,8 +39,18 @@ type rowForm struct {
 	texts        map[int]string // the statement of n rows
 }
 
-// rowForms holds, by statement, its rowForm (nil: it does not merge).
-var rowForms sync.Map
+// sqlInfo is what mergeRows needs of a statement, worked out once: its rowForm (nil: it
+// does not merge) and the tables of mergedTables it names.
+type sqlInfo struct {
+	form  *rowForm
+	names map[string]bool
+}
+
+// sqlInfos holds the sqlInfo of each statement seen.
+var sqlInfos sync.Map
+
+// tableNames matches the merged tables' names as words.
+var tableNames = regexp.MustCompile(`\b(` + strings.Join(slices.Sorted(maps.Keys(mergedTables)), "|") + `)\b`)
 
 var (
 	insertHead = regexp.MustCompile(`^\s*INSERT INTO (\w+) \(([^)]*)\) VALUES \(`)
@@ -48,14 +59,17 @@ var (
 	plainParam = regexp.MustCompile(`^\$(\d+)(::\w+)?$`)
 )
 
-// formOf returns the rowForm of sql, nil when it does not merge.
-func formOf(sql string) *rowForm {
-	if f, ok := rowForms.Load(sql); ok {
-		return f.(*rowForm)
+// infoOf returns the sqlInfo of sql.
+func infoOf(sql string) *sqlInfo {
+	if i, ok := sqlInfos.Load(sql); ok {
+		return i.(*sqlInfo)
 	}
-	f := parseRowForm(sql)
-	rowForms.Store(sql, f)
-	return f
+	i := &sqlInfo{form: parseRowForm(sql), names: map[string]bool{}}
+	for _, name := range tableNames.FindAllString(sql, -1) {
+		i.names[name] = true
+	}
+	sqlInfos.Store(sql, i)
+	return i
 }
 
 func parseRowForm(sql string) *rowForm {
@@ -104,8 +118,7 @@ func parseRowForm(sql string) *rowForm {
 			return nil
 		}
 	}
-	f := &rowForm{table: table, names: regexp.MustCompile(`\b` + table + `\b`), prefix: sql[:open], tail: tail, row: row, k: k,
-		texts: map[int]string{}}
+	f := &rowForm{table: table, prefix: sql[:open], tail: tail, row: row, k: k, texts: map[int]string{}}
 	if c := conflictOn.FindStringSubmatch(tail); c != nil {
 		for _, col := range splitTop(c[1]) {
 			at := -1
@@ -195,12 +208,11 @@ type rowRun struct {
 
 // mergeRows returns b with the rows of each merging form gathered (see mergedTables).
 func mergeRows(b *pgx.Batch) *pgx.Batch {
+	infos := make([]*sqlInfo, len(b.QueuedQueries))
 	merges := false
-	for _, q := range b.QueuedQueries {
-		if formOf(q.SQL) != nil {
-			merges = true
-			break
-		}
+	for i, q := range b.QueuedQueries {
+		infos[i] = infoOf(q.SQL)
+		merges = merges || infos[i].form != nil
 	}
 	if !merges {
 		return b
@@ -212,10 +224,10 @@ func mergeRows(b *pgx.Batch) *pgx.Batch {
 	}
 	var slots []slot
 	open := map[*rowForm]*rowRun{}
-	for _, q := range b.QueuedQueries {
-		f := formOf(q.SQL)
+	for i, q := range b.QueuedQueries {
+		f := infos[i].form
 		for of := range open {
-			if of != f && of.names.MatchString(q.SQL) {
+			if of != f && infos[i].names[of.table] {
 				delete(open, of) // a statement between names the table: later rows go after it
 			}
 		}

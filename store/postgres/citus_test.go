@@ -111,10 +111,13 @@ func TestCitusRouting(t *testing.T) {
 		Vertical: "emergency", Priority: "high", DispatchedAt: model.At(now), DispatchID: model.NewID(),
 		DispatchedBy: model.NilID, CreatedAt: model.At(now), UpdatedAt: model.At(now)}
 	cases := []struct {
-		name string
-		fn   func(tx model.Tx) error
+		name  string
+		reads model.BatchReads
+		fn    func(tx model.Tx) error
 	}{
-		{"ingest", func(tx model.Tx) error {
+		// An ingest declares its reply's key: the group reads it with the tenant's lock
+		// (docs/decisions/0231-group-reads.md).
+		{"ingest", model.BatchReads{EventReplyKey: "key-1"}, func(tx model.Tx) error {
 			if _, err := tx.EventReply(tn, "key-1"); err != nil {
 				return err
 			}
@@ -123,6 +126,11 @@ func TestCitusRouting(t *testing.T) {
 			}
 			reply := &model.IdempotencyRecord{Reply: model.Reply{Status: 201, Body: []byte(`{"event_id":"x"}`)}, CreatedAt: model.At(now)}
 			if err := tx.PutEventReply(tn, "key-1", reply); err != nil {
+				return err
+			}
+			// A second reply: the two go out as one multi-row insert
+			// (docs/decisions/0233-multi-row-writes.md).
+			if err := tx.PutEventReply(tn, "key-2", reply); err != nil {
 				return err
 			}
 			o := &model.OutboxEntry{ID: model.NewID(), TenantID: tn, Kind: model.OutboxWebhook, WebhookID: model.NewID(),
@@ -135,7 +143,7 @@ func TestCitusRouting(t *testing.T) {
 			}
 			return db.AppendChange(tx, tn, change("event.created"))
 		}},
-		{"dispatch", func(tx model.Tx) error {
+		{"dispatch", model.BatchReads{}, func(tx model.Tx) error {
 			if _, err := tx.Event(tn, ev.ID); err != nil {
 				return err
 			}
@@ -156,7 +164,7 @@ func TestCitusRouting(t *testing.T) {
 			}
 			return db.AppendChange(tx, tn, change("mission.created"))
 		}},
-		{"mission move", func(tx model.Tx) error {
+		{"mission move", model.BatchReads{}, func(tx model.Tx) error {
 			got, err := tx.Mission(tn, m.ID)
 			if err != nil {
 				return err
@@ -180,7 +188,7 @@ func TestCitusRouting(t *testing.T) {
 	var report strings.Builder
 	for _, c := range cases {
 		stmts := rec.record(func() {
-			if err := db.Batch(ctx, tn, c.fn); err != nil {
+			if err := db.Batch(model.WithBatchReads(ctx, c.reads), tn, c.fn); err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 		})

@@ -22,7 +22,7 @@ import (
 // the other. The VALUES form (not `INSERT … SELECT FROM unnest(…)`) is what Citus routes to
 // the tenant's one shard; the row counts are cut into powers of two, so that a form has
 // at most seven statement texts to prepare.
-var mergedTables = map[string]bool{"event_replies": true, "alerts": true, "usage_counters": true}
+var mergedTables = map[string]bool{"event_replies": true, "alerts": true, "usage_counters": true, "outbox": true}
 
 // maxMergedRows bounds the rows of one merged statement.
 const maxMergedRows = 64

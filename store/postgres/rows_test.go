@@ -39,6 +39,13 @@ func TestMergeRows(t *testing.T) {
 			b.Queue("DELETE FROM event_replies WHERE tenant_id = $1", "t")
 			b.Queue(reply, row("b")...)
 		}, []string{"event_replies 1", "DELETE", "event_replies 1"}},
+		{"outbox entries, and a table that does not merge between", func(b *pgx.Batch) {
+			const entry = `INSERT INTO outbox (tenant_id, id, due_at, leased, doc) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (tenant_id, id) DO UPDATE SET due_at = excluded.due_at, leased = excluded.leased, doc = excluded.doc`
+			b.Queue(entry, "t", "o1", nil, false, "{}")
+			b.Queue("INSERT INTO events (tenant_id, id) VALUES ($1, $2)", "t", "e")
+			b.Queue(entry, "t", "o2", nil, false, "{}")
+		}, []string{"outbox 2", "events"}},
 		{"a table that does not merge", func(b *pgx.Batch) {
 			b.Queue("INSERT INTO events (tenant_id, id) VALUES ($1, $2)", "t", "e")
 			b.Queue("INSERT INTO events (tenant_id, id) VALUES ($1, $2)", "t", "f")
@@ -56,6 +63,8 @@ func TestMergeRows(t *testing.T) {
 					t.Errorf("%s: %d rows of arguments for %q", c.name, n, q.SQL)
 				}
 				got = append(got, "event_replies "+string(rune('0'+n)))
+			case strings.HasPrefix(q.SQL, "INSERT INTO outbox"):
+				got = append(got, "outbox "+string(rune('0'+len(q.Arguments)/5)))
 			case strings.HasPrefix(q.SQL, "INSERT INTO events"):
 				got = append(got, "events")
 			default:

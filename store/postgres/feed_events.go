@@ -1,10 +1,5 @@
 package postgres
 
-import (
-	"encoding/json"
-	"fmt"
-)
-
 // An event stored once (docs/decisions/0227-event-stored-once.md): a stream change whose
 // data are the very bytes of an event's document written in the same transaction (the
 // change event.created carries the event as createEvent wrote it) names the event instead
@@ -56,24 +51,6 @@ const changeRows = `SELECT s.tenant_id::text, s.seq, s.name, s.perm, s.team_id, 
 func keepPublished(ids string) string {
 	return `UPDATE stream_changes s SET data = e.doc, event_id = NULL FROM events e
 		WHERE s.tenant_id = $1 AND s.event_id = ANY(` + ids + `) AND e.tenant_id = $1 AND e.id = s.event_id`
-}
-
-// keepPublishedRows is the statement that goes out before rows of the events upsert
-// (PutEvent's arguments: tenant, id, …, document tenth) written in one statement: keepPublished
-// for all of them, each change keeping its event's document when the row's differs.
-func keepPublishedRows(rows [][]any) (string, []any) {
-	ids, docs := make([]string, len(rows)), make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = fmt.Sprint(r[1])
-		switch d := r[9].(type) {
-		case json.RawMessage:
-			docs[i] = string(d)
-		default:
-			docs[i] = fmt.Sprint(d)
-		}
-	}
-	return keepPublished("$2::uuid[]") + ` AND e.doc::text IS DISTINCT FROM ($3::text[])[array_position($2::uuid[], e.id)]`,
-		[]any{rows[0][0], ids, docs}
 }
 
 // eventsDeleted forgets the documents of tenant tn's events of ids, deleted by this

@@ -21,13 +21,8 @@ import (
 // later statement, as it would have alone), so the outcome is the statements' one after
 // the other. The VALUES form (not `INSERT … SELECT FROM unnest(…)`) is what Citus routes to
 // the tenant's one shard; the row counts are cut into powers of two, so that a form has
-// at most seven statement texts to prepare. The rows of one statement are of one tenant.
-var mergedTables = map[string]bool{"event_replies": true, "alerts": true, "usage_counters": true, "outbox": true, "events": true}
-
-// runPrefaces are the statements that go out before the rows of a table written together,
-// for all of them: an event's row is preceded by the statement that keeps the documents of
-// the stream changes naming it (feed_events.go).
-var runPrefaces = map[string]func(rows [][]any) (string, []any){"events": keepPublishedRows}
+// at most seven statement texts to prepare.
+var mergedTables = map[string]bool{"event_replies": true, "alerts": true, "usage_counters": true, "outbox": true}
 
 // maxMergedRows bounds the rows of one merged statement.
 const maxMergedRows = 64
@@ -204,14 +199,6 @@ func (f *rowForm) keyOf(args []any) string {
 	return b.String()
 }
 
-// sameTenant reports whether two rows have the same first argument, their tenant: the rows of
-// one statement are one tenant's (one shard on Citus).
-func sameTenant(a, b []any) bool {
-	x, ok := a[0].(string)
-	y, ok2 := b[0].(string)
-	return ok && ok2 && x == y
-}
-
 // rowRun is the rows of one form gathered for one place of the batch.
 type rowRun struct {
 	form *rowForm
@@ -250,8 +237,8 @@ func mergeRows(b *pgx.Batch) *pgx.Batch {
 		}
 		key := f.keyOf(q.Arguments)
 		run := open[f]
-		if run != nil && (key != "" && run.keys[key] || !sameTenant(run.rows[0], q.Arguments)) {
-			run = nil // the same row again, or another tenant's: in a statement after
+		if run != nil && key != "" && run.keys[key] {
+			run = nil // the same row again: in a statement after
 		}
 		if run == nil {
 			run = &rowRun{form: f, keys: map[string]bool{}}
@@ -268,10 +255,6 @@ func mergeRows(b *pgx.Batch) *pgx.Batch {
 		if s.run == nil {
 			out.QueuedQueries = append(out.QueuedQueries, s.q)
 			continue
-		}
-		if preface := runPrefaces[s.run.form.table]; preface != nil {
-			sql, args := preface(s.run.rows)
-			out.Queue(sql, args...)
 		}
 		for rows := s.run.rows; len(rows) > 0; {
 			n := maxMergedRows

@@ -133,15 +133,9 @@ func (t *tx) PutEvent(tenantID string, ev *model.Event) error {
 	doc := json.RawMessage(ev.AppendJSON(make([]byte, 0, 768+len(ev.Payload))))
 	t.eventWritten(tn, id, doc)
 	// The changes that name the event keep the document they were published with
-	// (feed_events.go) when this one differs: the statement that goes out before the
-	// event's row, and the rows of the events written with it (keepPublishedRows, which
-	// reads the tenant, the id and the document from these arguments).
-	if !t.known[tn] {
-		if _, err := t.exec(keepPublished("ARRAY[$2::uuid]")+` AND e.doc::text IS DISTINCT FROM $3::json::text`, tn, id, doc); err != nil {
-			return err
-		}
-	}
-	return t.put(`INSERT INTO events (tenant_id, id, created_at, zone_code, vertical, status, priority, type, origin, doc)
+	// (feed_events.go) when this one differs.
+	return t.put(`WITH kept AS (`+keepPublished("ARRAY[$2::uuid]")+` AND e.doc::text IS DISTINCT FROM $10::json::text)
+		INSERT INTO events (tenant_id, id, created_at, zone_code, vertical, status, priority, type, origin, doc)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10`+ifTenant+`
 		ON CONFLICT (tenant_id, id) DO UPDATE SET created_at = excluded.created_at, zone_code = excluded.zone_code,
 		vertical = excluded.vertical, status = excluded.status, priority = excluded.priority, type = excluded.type,

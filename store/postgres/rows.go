@@ -21,7 +21,7 @@ import (
 // later statement, as it would have alone), so the outcome is the statements' one after
 // the other. The VALUES form (not `INSERT … SELECT FROM unnest(…)`) is what Citus routes to
 // the tenant's one shard; the row counts are cut into powers of two, so that a form has
-// at most seven statement texts to prepare.
+// at most seven statement texts to prepare. The rows of one statement are of one tenant.
 var mergedTables = map[string]bool{"event_replies": true, "alerts": true, "usage_counters": true, "outbox": true}
 
 // maxMergedRows bounds the rows of one merged statement.
@@ -199,6 +199,13 @@ func (f *rowForm) keyOf(args []any) string {
 	return b.String()
 }
 
+// runKey is what the rows of one statement share: their form and their first argument,
+// the tenant (one shard on Citus).
+type runKey struct {
+	form   *rowForm
+	tenant string
+}
+
 // rowRun is the rows of one form gathered for one place of the batch.
 type rowRun struct {
 	form *rowForm
@@ -223,26 +230,31 @@ func mergeRows(b *pgx.Batch) *pgx.Batch {
 		run *rowRun
 	}
 	var slots []slot
-	open := map[*rowForm]*rowRun{}
+	open := map[runKey]*rowRun{}
 	for i, q := range b.QueuedQueries {
 		f := infos[i].form
-		for of := range open {
-			if of != f && infos[i].names[of.table] {
-				delete(open, of) // a statement between names the table: later rows go after it
+		for k := range open {
+			if k.form != f && infos[i].names[k.form.table] {
+				delete(open, k) // a statement between names the table: later rows go after it
 			}
 		}
-		if f == nil || len(q.Arguments) != f.k {
+		tenant, ok := "", false
+		if f != nil && len(q.Arguments) == f.k {
+			tenant, ok = q.Arguments[0].(string)
+		}
+		if !ok {
 			slots = append(slots, slot{q: q})
 			continue
 		}
 		key := f.keyOf(q.Arguments)
-		run := open[f]
+		rk := runKey{f, tenant}
+		run := open[rk]
 		if run != nil && key != "" && run.keys[key] {
 			run = nil // the same row again: in a statement after
 		}
 		if run == nil {
 			run = &rowRun{form: f, keys: map[string]bool{}}
-			open[f] = run
+			open[rk] = run
 			slots = append(slots, slot{run: run})
 		}
 		run.rows = append(run.rows, q.Arguments)

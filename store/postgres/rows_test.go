@@ -9,8 +9,9 @@ import (
 
 // TestMergeRows (docs/decisions/0233-multi-row-writes.md): the queued one-row inserts of a
 // merging table become multi-row inserts at the place of the first, in powers of two;
-// a statement between that names the table, or a row's conflict key seen before, starts a
-// new statement, so the outcome is that of the statements one after the other.
+// a statement between that names the table, a row's conflict key seen before or another
+// tenant's row starts a new statement, so the outcome is that of the statements one after
+// the other.
 func TestMergeRows(t *testing.T) {
 	const reply = `INSERT INTO event_replies (tenant_id, key, status, request_id, created_at, body) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (tenant_id, key) DO UPDATE SET status = excluded.status`
@@ -29,6 +30,11 @@ func TestMergeRows(t *testing.T) {
 				b.Queue(reply, row(k)...)
 			}
 		}, []string{"event_replies 4", "event_replies 1", "events"}},
+		{"another tenant's reply", func(b *pgx.Batch) {
+			b.Queue(reply, row("a")...)
+			b.Queue(reply, append([]any{"u"}, row("b")[1:]...)...)
+			b.Queue(reply, row("c")...)
+		}, []string{"event_replies 2", "event_replies 1"}},
 		{"a reply written twice", func(b *pgx.Batch) {
 			for _, k := range []string{"a", "b", "a"} {
 				b.Queue(reply, row(k)...)

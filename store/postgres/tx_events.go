@@ -241,12 +241,14 @@ func (t *tx) EventReplies(tenantID string, keys []string) (map[string]*model.Ide
 	return out, nil
 }
 
+// replyLookup reads the reply of tenant $1's key $2.
+const replyLookup = "SELECT status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = $2"
+
 // eventReply reads a reply of a tenant known to exist.
 func (t *tx) eventReply(tn, key string) (*model.IdempotencyRecord, error) {
 	r := &model.IdempotencyRecord{}
 	var at time.Time
-	found, err := t.scan("SELECT status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = $2",
-		[]any{tn, key}, &r.Status, &r.RequestID, &at, &r.Body)
+	found, err := t.scan(replyLookup, []any{tn, key}, &r.Status, &r.RequestID, &at, &r.Body)
 	if err != nil || !found {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func (e *Engine) raiseUndispatched(tx model.Tx, tenantID string, ev *model.Event
 	if (ev.Priority != model.PriorityCritical && ev.Priority != model.PriorityHigh) || ev.Origin != nil {
 		return nil
 	}
-	_, err := alerts.Raise(e.Book, tx, tenantID, model.AlertInput{Kind: model.AlertEventUndispatched, Subject: ev.ID,
+	_, err := alerts.RaiseNew(e.Book, tx, tenantID, model.AlertInput{Kind: model.AlertEventUndispatched, Subject: ev.ID,
 		Priority: ev.Priority, EventID: ev.ID, Message: priorityWord(ev.Priority) + " event not dispatched: " + eventWords(ev)})
 	return err
 }

@@ -131,6 +131,7 @@ func (e *Engine) IngestEvent(ctx context.Context, p model.Principal, in model.Ev
 		}
 		return out, err
 	}
+	ctx = model.WithBatchReads(ctx, model.BatchReads{EventReplyKey: in.IdempotencyKey})
 	err = e.store.Batch(ctx, p.TenantID, func(tx model.Tx) error {
 		out = model.Reply{}
 		if r, err := eventReplay(tx, p.TenantID, in.IdempotencyKey); err != nil || r != nil {

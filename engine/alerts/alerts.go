@@ -58,6 +58,18 @@ func Raise(b *Book, tx Tx, tenantID string, in model.AlertInput) (*model.Alert, 
 	if a, err := tx.OpenAlert(tenantID, key); err != nil || a != nil {
 		return a, err
 	}
+	return raise(b, tx, tenantID, key, in)
+}
+
+// RaiseNew is Raise for a subject created in tx (an event being taken): no alert of it
+// can be open yet, so none is looked up, a read less on the ingest path
+// (docs/decisions/0231-group-reads.md).
+func RaiseNew(b *Book, tx Tx, tenantID string, in model.AlertInput) (*model.Alert, error) {
+	return raise(b, tx, tenantID, model.AlertKey(in.Kind, in.Subject), in)
+}
+
+// raise opens the alert of key, none being open.
+func raise(b *Book, tx Tx, tenantID, key string, in model.AlertInput) (*model.Alert, error) {
 	now := model.At(b.clock.Now())
 	a := &model.Alert{ID: model.NewIDAt(now.Time), Kind: in.Kind, Key: key, Priority: in.Priority,
 		Message: clip(in.Message), EventID: opt(in.EventID), MissionID: opt(in.MissionID), TeamID: opt(in.TeamID),

@@ -43,8 +43,9 @@ type batchCall struct {
 	ctx      context.Context
 	tenant   string
 	fn       func(model.Tx) error
-	done     chan error // buffered: the committer never waits for the caller
-	onCommit []func()   // hooks of the run that committed
+	reads    model.BatchReads // what fn declared it reads (batch_reads.go)
+	done     chan error       // buffered: the committer never waits for the caller
+	onCommit []func()         // hooks of the run that committed
 }
 
 // committer holds the queued Batch calls by tenant and the goroutines that commit them.
@@ -108,7 +109,7 @@ func (db *DB) Batch(ctx context.Context, tenantID string, fn func(model.Tx) erro
 	if err := ctx.Err(); err != nil {
 		return unavailable(err)
 	}
-	c := &batchCall{ctx: ctx, tenant: canonicalTenant(tenantID), fn: fn, done: make(chan error, 1)}
+	c := &batchCall{ctx: ctx, tenant: canonicalTenant(tenantID), fn: fn, reads: model.BatchReadsOf(ctx), done: make(chan error, 1)}
 	if err := db.enqueue(c); err != nil {
 		return err
 	}
@@ -201,6 +202,9 @@ func (db *DB) commitGroup(calls []*batchCall) {
 		}
 		failed := -1
 		t, err := db.attempt(ctx, pgx.ReadWrite, func(t *tx) error {
+			if err := t.readGroup(calls); err != nil {
+				return err
+			}
 			for i, c := range calls {
 				// The hooks and the directory notices are the call's: each caller runs
 				// its own hooks once the group committed.
@@ -257,6 +261,9 @@ func (db *DB) commitGroup(calls []*batchCall) {
 // runAlone runs c in a transaction of its own, with Update's retries.
 func (db *DB) runAlone(c *batchCall) error {
 	hooks, err := db.runTx(context.WithoutCancel(c.ctx), pgx.ReadWrite, func(mt model.Tx) error {
+		if err := mt.(*tx).readGroup([]*batchCall{c}); err != nil {
+			return err
+		}
 		return callFn(c.fn, mt)
 	})
 	c.onCommit = hooks

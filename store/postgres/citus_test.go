@@ -18,11 +18,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// recorder is a pgx tracer that keeps the statements sent while it records.
+// recorder is a pgx tracer that keeps the statements sent while it records, and counts
+// the round trips they took (a statement of its own, or a pipeline of them).
 type recorder struct {
 	mu    sync.Mutex
 	on    bool
 	stmts []recorded
+	trips int
 }
 
 type recorded struct {
@@ -35,6 +37,7 @@ func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Trace
 	defer r.mu.Unlock()
 	if r.on {
 		r.stmts = append(r.stmts, recorded{d.SQL, d.Args})
+		r.trips++
 	}
 	return ctx
 }
@@ -44,6 +47,11 @@ func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndDa
 // TraceBatchStart, TraceBatchQuery and TraceBatchEnd see the statements sent together
 // (tx.write's pipeline).
 func (r *recorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.on {
+		r.trips++
+	}
 	return ctx
 }
 
@@ -60,7 +68,7 @@ func (r *recorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndDa
 // record runs fn and returns the statements it sent.
 func (r *recorder) record(fn func()) []recorded {
 	r.mu.Lock()
-	r.on, r.stmts = true, nil
+	r.on, r.stmts, r.trips = true, nil, 0
 	r.mu.Unlock()
 	fn()
 	r.mu.Lock()
@@ -103,10 +111,13 @@ func TestCitusRouting(t *testing.T) {
 		Vertical: "emergency", Priority: "high", DispatchedAt: model.At(now), DispatchID: model.NewID(),
 		DispatchedBy: model.NilID, CreatedAt: model.At(now), UpdatedAt: model.At(now)}
 	cases := []struct {
-		name string
-		fn   func(tx model.Tx) error
+		name  string
+		reads model.BatchReads
+		fn    func(tx model.Tx) error
 	}{
-		{"ingest", func(tx model.Tx) error {
+		// An ingest declares its reply's key: the group reads it with the tenant's lock
+		// (docs/decisions/0231-group-reads.md).
+		{"ingest", model.BatchReads{EventReplyKey: "key-1"}, func(tx model.Tx) error {
 			if _, err := tx.EventReply(tn, "key-1"); err != nil {
 				return err
 			}
@@ -115,6 +126,11 @@ func TestCitusRouting(t *testing.T) {
 			}
 			reply := &model.IdempotencyRecord{Reply: model.Reply{Status: 201, Body: []byte(`{"event_id":"x"}`)}, CreatedAt: model.At(now)}
 			if err := tx.PutEventReply(tn, "key-1", reply); err != nil {
+				return err
+			}
+			// A second reply: the two go out as one multi-row insert
+			// (docs/decisions/0233-multi-row-writes.md).
+			if err := tx.PutEventReply(tn, "key-2", reply); err != nil {
 				return err
 			}
 			o := &model.OutboxEntry{ID: model.NewID(), TenantID: tn, Kind: model.OutboxWebhook, WebhookID: model.NewID(),
@@ -127,7 +143,7 @@ func TestCitusRouting(t *testing.T) {
 			}
 			return db.AppendChange(tx, tn, change("event.created"))
 		}},
-		{"dispatch", func(tx model.Tx) error {
+		{"dispatch", model.BatchReads{}, func(tx model.Tx) error {
 			if _, err := tx.Event(tn, ev.ID); err != nil {
 				return err
 			}
@@ -148,7 +164,7 @@ func TestCitusRouting(t *testing.T) {
 			}
 			return db.AppendChange(tx, tn, change("mission.created"))
 		}},
-		{"mission move", func(tx model.Tx) error {
+		{"mission move", model.BatchReads{}, func(tx model.Tx) error {
 			got, err := tx.Mission(tn, m.ID)
 			if err != nil {
 				return err
@@ -172,7 +188,7 @@ func TestCitusRouting(t *testing.T) {
 	var report strings.Builder
 	for _, c := range cases {
 		stmts := rec.record(func() {
-			if err := db.Batch(ctx, tn, c.fn); err != nil {
+			if err := db.Batch(model.WithBatchReads(ctx, c.reads), tn, c.fn); err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 		})

@@ -323,21 +323,28 @@ func pause(ctx context.Context, attempt int) error {
 // attempt runs body in one transaction, committed when it returns nil; the returned tx
 // tells whether a failure may be retried.
 func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, body func(*tx) error) (t *tx, err error) {
-	ptx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: mode})
+	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: beginning a transaction: %w", err)
 	}
-	t = &tx{ctx: ctx, ptx: ptx, db: db, seed: rand.Uint64(), rw: mode == pgx.ReadWrite}
-	done := false
+	t = &tx{ctx: ctx, conn: conn, db: db, seed: rand.Uint64(), rw: mode == pgx.ReadWrite, pending: &pgx.Batch{}}
+	// Sent with the first statement (tx.send).
+	if mode == pgx.ReadWrite {
+		t.pending.Queue("begin isolation level read committed read write")
+	} else {
+		t.pending.Queue("begin isolation level read committed read only")
+	}
 	defer func() {
-		// Not done: body failed, or never returned (a panic, a test's t.Fatal): the
-		// connection goes back to the pool rolled back either way.
-		if err != nil || !done {
+		// Not committed: body failed, or never returned (a panic, a test's t.Fatal): the
+		// connection goes back to the pool rolled back either way (a connection left in
+		// a transaction is closed by the pool).
+		if t.begun {
 			// Bounded: on a connection gone silent, a rollback would wait forever.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultConnectTimeout)
-			_ = ptx.Rollback(rctx)
+			_, _ = conn.Exec(rctx, "rollback")
 			cancel()
 		}
+		conn.Release()
 	}()
 	if err := body(t); err != nil {
 		return t, err
@@ -348,18 +355,13 @@ func (db *DB) attempt(ctx context.Context, mode pgx.TxAccessMode, body func(*tx)
 	if err := t.flushChanges(); err != nil {
 		return t, err
 	}
-	if err := t.flush(); err != nil {
-		return t, err
-	}
 	if t.failed != nil {
 		// fn went on after a failed statement: the transaction is aborted.
 		return t, t.failed
 	}
 	t.committing = true
-	done = true
-	if err := ptx.Commit(ctx); err != nil {
-		t.note(err)
-		return t, fmt.Errorf("postgres: commit: %w", err)
+	if err := t.commit(); err != nil {
+		return t, err
 	}
 	return t, nil
 }

@@ -99,7 +99,8 @@ func (db *DB) AppendChange(mtx model.TxCommit, tenantID string, c model.Change) 
 // latest committed version: a head read with the lock's own statement would come from
 // that statement's snapshot, taken before the lock was granted, and under READ COMMITTED
 // miss the changes of the transaction it waited for (two processes then gave one seq
-// twice).
+// twice). A head read under the lock by a statement of its own (readForGroup), whose
+// snapshot follows the lock, is advanced by a queued write instead.
 func (t *tx) flushChanges() error {
 	for tn, p := range t.changes {
 		if _, ok := t.heads[tn]; !ok {
@@ -107,7 +108,16 @@ func (t *tx) flushChanges() error {
 		}
 		n := len(p.names)
 		var last int64
-		if _, err := t.scan(`INSERT INTO stream_heads (tenant_id, seq) VALUES ($1, $2)
+		if h, ok := t.headsRead[tn]; ok {
+			// Read under the lock with the group's reads: the new head is queued with the
+			// changes (docs/decisions/0232-begin-commit-pipelined.md).
+			last = h + int64(n)
+			t.headsRead[tn] = last
+			if err := t.write(`INSERT INTO stream_heads (tenant_id, seq) VALUES ($1, $2)
+				ON CONFLICT (tenant_id) DO UPDATE SET seq = excluded.seq`, tn, last); err != nil {
+				return err
+			}
+		} else if _, err := t.scan(`INSERT INTO stream_heads (tenant_id, seq) VALUES ($1, $2)
 			ON CONFLICT (tenant_id) DO UPDATE SET seq = stream_heads.seq + excluded.seq RETURNING seq`,
 			[]any{tn, int64(n)}, &last); err != nil {
 			return err

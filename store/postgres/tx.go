@@ -15,15 +15,22 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // tx implements model.Tx over one PostgreSQL transaction. The methods of model.Tx take no
 // context: tx holds the one of View or Update. This file holds the helpers every area
 // uses; each tx_<area>.go holds the methods of one area.
+//
+// The transaction's BEGIN is not a round trip of its own: it is queued (pending) and goes
+// out with the first statement, and the COMMIT goes out with the last writes (commit).
 type tx struct {
-	ctx      context.Context
-	ptx      pgx.Tx
-	db       *DB
+	ctx  context.Context
+	conn *pgxpool.Conn
+	db   *DB
+	// begun is set once the BEGIN was sent: the connection then holds a transaction to
+	// end, by the commit or a rollback.
+	begun    bool
 	onCommit []func()
 	// notified holds the tenants whose directory change this transaction announced.
 	notified map[string]bool
@@ -57,6 +64,9 @@ type tx struct {
 	// there the last seq it gave (feed.go).
 	locked map[string]bool
 	heads  map[string]int64
+	// headsRead holds the stream heads read under the lock (readForGroup): flushChanges
+	// numbers after them and writes the new head with the changes.
+	headsRead map[string]int64
 	// missing holds the global rows (table/key) that this write transaction read and
 	// found absent: it inserts them without ON CONFLICT (claimRow); metaRead the meta
 	// values it read, which it writes only if unchanged (PutMeta).
@@ -71,6 +81,8 @@ type tx struct {
 	// upstreams holds the upstream settings documents read (nil: none), by tenant
 	// (Upstream): a group of Batch calls reads each tenant's once.
 	upstreams map[string][]byte
+	// group holds the replies read for a Batch group (batch_reads.go).
+	group *groupReads
 	// local is the engine's state for this run of the transaction (model.TxLocal).
 	local model.TxLocal
 }
@@ -138,12 +150,17 @@ const maxPending = 256
 // that statement's, for the caller to read and close. A failed write is returned as err.
 func (t *tx) send(queue func(*pgx.Batch)) (pgx.BatchResults, error) {
 	b := t.pending
+	if b == nil {
+		b = &pgx.Batch{}
+	}
 	t.pending = nil
+	b = mergeRows(b)
 	n := b.Len()
 	if queue != nil {
 		queue(b)
 	}
-	br := t.ptx.SendBatch(t.ctx, b)
+	t.begun = true
+	br := t.conn.SendBatch(t.ctx, b)
 	for range n {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
@@ -152,6 +169,34 @@ func (t *tx) send(queue func(*pgx.Batch)) (pgx.BatchResults, error) {
 		}
 	}
 	return br, nil
+}
+
+// commit sends the queued writes and the COMMIT, in one round trip. A write that fails
+// there fails the transaction as any statement does (PostgreSQL skips the COMMIT that
+// follows it in the pipeline); a transaction that sent nothing but its BEGIN, which is
+// still queued, has nothing to commit.
+func (t *tx) commit() error {
+	if !t.begun && t.pending.Len() == 1 {
+		t.pending = nil
+		return nil
+	}
+	br, err := t.send(func(b *pgx.Batch) { b.Queue("commit") })
+	if err != nil {
+		return err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tag.String() == "ROLLBACK" {
+		err = pgx.ErrTxCommitRollback
+	}
+	t.note(err)
+	if err != nil {
+		return fmt.Errorf("postgres: commit: %w", err)
+	}
+	t.begun = false
+	return nil
 }
 
 // flush sends the queued writes, if any.
@@ -183,7 +228,7 @@ func (t *tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
 			err = cerr
 		}
 	} else {
-		tag, err = t.ptx.Exec(t.ctx, sql, args...)
+		tag, err = t.conn.Exec(t.ctx, sql, args...)
 	}
 	t.note(err)
 	if err != nil {
@@ -204,7 +249,7 @@ func (t *tx) scan(sql string, args []any, dest ...any) (found bool, err error) {
 			err = cerr
 		}
 	} else {
-		err = t.ptx.QueryRow(t.ctx, sql, args...).Scan(dest...)
+		err = t.conn.QueryRow(t.ctx, sql, args...).Scan(dest...)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
@@ -221,7 +266,7 @@ func (t *tx) each(sql string, args []any, fn func(pgx.Rows) (bool, error)) error
 	if err := t.flush(); err != nil {
 		return err
 	}
-	rows, err := t.ptx.Query(t.ctx, sql, args...)
+	rows, err := t.conn.Query(t.ctx, sql, args...)
 	if err != nil {
 		t.note(err)
 		return fmt.Errorf("postgres: %w", err)
@@ -347,16 +392,24 @@ func (t *tx) lockTenant(tn string) error {
 	}
 	t.locked[tn] = true
 	var one int
-	found, err := t.scan(`SELECT 1 FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE OF tenants`, []any{tn}, &one)
+	found, err := t.scan(lockTenantSQL, []any{tn}, &one)
 	if found {
-		t.exists(tn)
-		if t.heads == nil {
-			t.heads = map[string]int64{}
-		}
-		t.heads[tn] = 0 // numbered by flushChanges, under this lock
+		t.lockedExisting(tn)
 	}
 	return err
 }
+
+// lockedExisting records that this transaction locked tenant tn, which exists.
+func (t *tx) lockedExisting(tn string) {
+	t.exists(tn)
+	if t.heads == nil {
+		t.heads = map[string]int64{}
+	}
+	t.heads[tn] = 0 // numbered by flushChanges, under this lock
+}
+
+// lockTenantSQL locks tenant $1's row, and answers a row when the tenant exists.
+const lockTenantSQL = `SELECT 1 FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE OF tenants`
 
 // forUpdate is the locking clause of the read of one row of a global table (login guards,
 // auth tokens) in a write transaction: the row stays locked until the end, so a

@@ -174,6 +174,9 @@ func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) 
 	if err != nil {
 		return nil, err
 	}
+	if r, ok := t.groupReply(tn, key); ok {
+		return r, nil
+	}
 	if t.known[tn] {
 		return t.eventReply(tn, key)
 	}
@@ -238,12 +241,14 @@ func (t *tx) EventReplies(tenantID string, keys []string) (map[string]*model.Ide
 	return out, nil
 }
 
+// replyLookup reads the reply of tenant $1's key $2.
+const replyLookup = "SELECT status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = $2"
+
 // eventReply reads a reply of a tenant known to exist.
 func (t *tx) eventReply(tn, key string) (*model.IdempotencyRecord, error) {
 	r := &model.IdempotencyRecord{}
 	var at time.Time
-	found, err := t.scan("SELECT status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = $2",
-		[]any{tn, key}, &r.Status, &r.RequestID, &at, &r.Body)
+	found, err := t.scan(replyLookup, []any{tn, key}, &r.Status, &r.RequestID, &at, &r.Body)
 	if err != nil || !found {
 		return nil, err
 	}
@@ -265,11 +270,14 @@ func (t *tx) PutEventReply(tenantID, key string, r *model.IdempotencyRecord) err
 	if body == nil {
 		body = []byte{}
 	}
+	at := r.CreatedAt.Truncate(time.Millisecond)
+	t.replyWritten(tn, key, &model.IdempotencyRecord{Reply: model.Reply{Status: r.Status, RequestID: r.RequestID, Body: body},
+		CreatedAt: model.At(at)})
 	return t.put(`INSERT INTO event_replies (tenant_id, key, status, request_id, created_at, body)
 		SELECT $1, $2, $3, $4, $5, $6`+ifTenant+`
 		ON CONFLICT (tenant_id, key) DO UPDATE SET status = excluded.status, request_id = excluded.request_id,
 		created_at = excluded.created_at, body = excluded.body`,
-		tn, key, r.Status, r.RequestID, r.CreatedAt.Truncate(time.Millisecond), body)
+		tn, key, r.Status, r.RequestID, at, body)
 }
 
 func (t *tx) ParkEvent(tenantID, zoneCode, eventID string) error {

@@ -58,6 +58,9 @@ func (t *tx) PruneEvents(tenantID, after string, before time.Time, limit int, ke
 	if _, err := t.exec(`DELETE FROM event_replies WHERE tenant_id = $1 AND key = ANY($2)`, tn, idem); err != nil {
 		return 0, "", err
 	}
+	for _, k := range idem {
+		t.replyWritten(tn, k, nil)
+	}
 	// The stream changes that name an event keep its document (feed_events.go).
 	if _, err := t.exec(keepPublished("$2::uuid[]"), tn, old); err != nil {
 		return 0, "", err

@@ -22,13 +22,8 @@ import (
 // them wrote. The group's stream changes follow the tenant's earlier one without a gap.
 func TestBatchGroupReadsOnce(t *testing.T) {
 	ctx := context.Background()
-	rec := &recorder{}
 	// Two connections: one committer, so the group queues behind a held call.
-	db, err := postgres.Open(ctx, pgtest.URL(t), postgres.Options{MaxConns: 2, SecretKey: pgtest.SecretKey(), Tracer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db, rec := openRecorded(t)
 	a, b := model.NewID(), model.NewID()
 	now := time.Now()
 	update(t, db, func(tx model.Tx) error {
@@ -183,12 +178,7 @@ func TestBatchGroupReadsOnce(t *testing.T) {
 // one that reads once two (the read, the commit).
 func TestTransactionRoundTrips(t *testing.T) {
 	ctx := context.Background()
-	rec := &recorder{}
-	db, err := postgres.Open(ctx, pgtest.URL(t), postgres.Options{MaxConns: 2, SecretKey: pgtest.SecretKey(), Tracer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db, rec := openRecorded(t)
 	tn := model.NewID()
 	update(t, db, func(tx model.Tx) error {
 		return tx.PutTenant(&model.Tenant{ID: tn, Name: "Acme", Slug: "trips-" + tn[:8], Status: "active"})
@@ -219,4 +209,17 @@ func TestTransactionRoundTrips(t *testing.T) {
 	if rec.trips != 2 {
 		t.Errorf("a read-only transaction of one read took %d round trips, want 2", rec.trips)
 	}
+}
+
+// openRecorded opens a store of two connections on a fresh database whose round trips and
+// statements rec records.
+func openRecorded(t *testing.T) (*postgres.DB, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	db, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{MaxConns: 2, SecretKey: pgtest.SecretKey(), Tracer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db, rec
 }

@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// logBuffer gathers the node's log lines and writes them together, at most every after
-// their first one is held: a write system call for each request's line was about a tenth
-// of the CPU an event costs (docs/decisions/0251-log-lines-written-together.md). A line
-// at WARN or above is written at once with the lines before it (urgentHandler), so an
-// error is on disk when it is logged; a kill -9 loses at most the lines of the last
-// interval. Close writes what is held.
+// logBuffer gathers the node's log lines and writes them together, at the latest `every`
+// after the first of them came: a write system call for each request's line was about a
+// tenth of the CPU an event costs (docs/decisions/0251-log-lines-written-together.md). A
+// line at WARN or above is written at once with the lines before it (urgentHandler), so an
+// error is in the log when it is logged; a kill -9 loses at most the lines of the last
+// interval. Flush (which Main.Close calls) writes what is held.
 type logBuffer struct {
 	mu    sync.Mutex
 	w     io.Writer

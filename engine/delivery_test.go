@@ -142,18 +142,7 @@ func (n *deliveryNode) post(t *testing.T, priority, zone string) model.EventAcce
 	t.Helper()
 	in := model.EventInput{Type: "FIRE", Priority: priority, Vertical: "emergency",
 		IdempotencyKey: model.NewID(), ZoneCode: zone}
-	reply, err := n.e.IngestEvent(context.Background(), n.p, in, func(v any) (model.Reply, error) {
-		b, err := json.Marshal(v)
-		return model.Reply{Status: 201, Body: b}, err
-	})
-	if err != nil {
-		t.Fatalf("ingest: %v", err)
-	}
-	var acc model.EventAccepted
-	if err := json.Unmarshal(reply.Body, &acc); err != nil {
-		t.Fatal(err)
-	}
-	return acc
+	return mustIngest(t, n.e, n.p, in)
 }
 
 func (n *deliveryNode) event(t *testing.T, id string) *model.Event {

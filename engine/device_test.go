@@ -91,6 +91,20 @@ func jsonRender(status int) model.Render {
 	}
 }
 
+// mustIngest takes in for p's tenant as POST /v1/events does and returns its answer.
+func mustIngest(t *testing.T, e *engine.Engine, p model.Principal, in model.EventInput) model.EventAccepted {
+	t.Helper()
+	reply, err := e.IngestEvent(context.Background(), p, in, jsonRender(201))
+	if err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	var acc model.EventAccepted
+	if err := json.Unmarshal(reply.Body, &acc); err != nil {
+		t.Fatal(err)
+	}
+	return acc
+}
+
 // rawItems marshals device-sync items, keeping any json.RawMessage as it is.
 func rawItems(t *testing.T, items ...any) []json.RawMessage {
 	t.Helper()
@@ -271,15 +285,9 @@ func TestDeviceQueue_MissionAndEvent(t *testing.T) {
 	other := f.mustRegister(t, f.tech, model.DeviceInput{Name: "relay", Platform: "linux", ZoneCode: "north"})
 
 	// An event of zone north with no webhook: the device queues are its only target.
-	var evID string
-	reply, err := f.e.IngestEvent(ctx, f.sup, model.EventInput{Type: "FIRE", Priority: "high", Vertical: "emergency",
-		IdempotencyKey: "ev-1", ZoneCode: "north"}, jsonRender(201))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var acc model.EventAccepted
-	_ = json.Unmarshal(reply.Body, &acc)
-	evID = acc.EventID
+	acc := mustIngest(t, f.e, f.sup, model.EventInput{Type: "FIRE", Priority: "high", Vertical: "emergency",
+		IdempotencyKey: "ev-1", ZoneCode: "north"})
+	evID := acc.EventID
 	if acc.ChannelSelected != model.ChannelREST || acc.Status != model.EventPending {
 		t.Fatalf("event: %+v", acc)
 	}
@@ -420,13 +428,8 @@ func TestDeviceSync_Access(t *testing.T) {
 func TestDeviceQueue_RegisterReleasesWaiting(t *testing.T) {
 	ctx := context.Background()
 	f := newDeviceFix(t)
-	reply, err := f.e.IngestEvent(ctx, f.sup, model.EventInput{Type: "FIRE", Priority: "low", Vertical: "emergency",
-		IdempotencyKey: "waiting-1", ZoneCode: "north"}, jsonRender(201))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var acc model.EventAccepted
-	_ = json.Unmarshal(reply.Body, &acc)
+	acc := mustIngest(t, f.e, f.sup, model.EventInput{Type: "FIRE", Priority: "low", Vertical: "emergency",
+		IdempotencyKey: "waiting-1", ZoneCode: "north"})
 	dev := f.mustRegister(t, f.tech, model.DeviceInput{Name: "relay", Platform: "linux", ZoneCode: "north"})
 	items, _, err := f.e.DeviceQueue(ctx, f.tech, dev.ID, model.Page{Limit: 50})
 	if err != nil || len(items) != 1 || items[0].Event.ID != acc.EventID || len(items[0].Event.Delivery.Plan) != 1 {

@@ -463,18 +463,7 @@ func TestDispatch_TeamsNobodyCanReceive(t *testing.T) {
 		t.Helper()
 		in := model.EventInput{Type: "FIRE", Priority: "high", Vertical: "emergency", IdempotencyKey: model.NewID(),
 			Payload: json.RawMessage(fmt.Sprintf(`{"lat":%v,"lng":4.5}`, lat))}
-		reply, err := n.e.IngestEvent(ctx, n.p, in, func(v any) (model.Reply, error) {
-			b, err := json.Marshal(v)
-			return model.Reply{Status: 201, Body: b}, err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var acc model.EventAccepted
-		if err := json.Unmarshal(reply.Body, &acc); err != nil {
-			t.Fatal(err)
-		}
-		return acc
+		return mustIngest(t, n.e, n.p, in)
 	}
 	south20 := 45.5 - 20/111.19508
 

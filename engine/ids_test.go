@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -23,15 +22,8 @@ func TestIDs_ClockSteps(t *testing.T) {
 	var made []string
 	post := func(n int) {
 		for range n {
-			reply, err := e.IngestEvent(ctx, key, model.EventInput{Type: "FIRE", Priority: "low", Vertical: "emergency",
-				IdempotencyKey: fmt.Sprintf("k-%d", len(made))}, jsonRender(201))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var acc model.EventAccepted
-			if err := json.Unmarshal(reply.Body, &acc); err != nil {
-				t.Fatal(err)
-			}
+			acc := mustIngest(t, e, key, model.EventInput{Type: "FIRE", Priority: "low", Vertical: "emergency",
+				IdempotencyKey: fmt.Sprintf("k-%d", len(made))})
 			made = append(made, acc.EventID)
 		}
 	}

@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
@@ -24,16 +23,8 @@ func TestAutoDispatch_NeverATeamAtASite(t *testing.T) {
 	}
 	ingest := func(key string) model.EventAccepted {
 		t.Helper()
-		reply, err := f.e.IngestEvent(ctx, admin, model.EventInput{Type: "FIRE", Priority: "critical", Vertical: "emergency",
-			IdempotencyKey: key, ZoneCode: "north"}, jsonRender(201))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var acc model.EventAccepted
-		if err := json.Unmarshal(reply.Body, &acc); err != nil {
-			t.Fatal(err)
-		}
-		return acc
+		return mustIngest(t, f.e, admin, model.EventInput{Type: "FIRE", Priority: "critical", Vertical: "emergency",
+			IdempotencyKey: key, ZoneCode: "north"})
 	}
 
 	route(f.node.ID)

@@ -16,18 +16,19 @@ func (w *WebhookEnvelope) AppendJSON(b []byte) ([]byte, error) {
 	b = appendString(b, w.Event)
 	b = append(b, `,"payload":`...)
 	if ev, ok := w.Payload.(*Event); ok && ev != nil {
-		c := *ev
-		if len(c.Payload) > 0 && !marshalsAsIs(c.Payload) {
+		if len(ev.Payload) > 0 && !marshalsAsIs(ev.Payload) {
 			// json.Marshal writes a json.RawMessage compacted and HTML-escaped; the event
 			// holds its payload as it came.
 			var compact, escaped bytes.Buffer
-			if err := json.Compact(&compact, c.Payload); err != nil {
+			if err := json.Compact(&compact, ev.Payload); err != nil {
 				return b, err
 			}
 			json.HTMLEscape(&escaped, compact.Bytes())
+			c := *ev
 			c.Payload = escaped.Bytes()
+			ev = &c
 		}
-		b = c.AppendJSON(b)
+		b = ev.AppendJSON(b)
 	} else {
 		raw, err := json.Marshal(w.Payload)
 		if err != nil {

@@ -57,6 +57,14 @@ func TestConsoleConfirmCompleted(t *testing.T) {
 	waitJS(t, sup, "the confirmation, focused", `document.querySelector('#end-confirm-box') &&
 		document.querySelector('#end-confirm-text').textContent.includes('completed') &&
 		document.activeElement && document.activeElement.id === 'end-confirm'`)
+	// A live update (another event arrives) draws the view again: the focus stays on the
+	// confirmation, not on the page (its button is a new element then).
+	waitJS(t, sup, "the confirmation marked", `(() => { window.confirmBefore = document.getElementById('end-confirm'); return true })()`)
+	st, _, body := d.call(t, "POST", "/v1/events", map[string]any{"type": "FIRE", "priority": "low", "vertical": "emergency",
+		"idempotency_key": "confirm-redraw", "zone_code": "lyon", "payload": map[string]any{"lat": 45.7, "lng": 4.8}}, d.key()...)
+	expect(t, "another event", st, 201, body)
+	waitJS(t, sup, "the view drawn again", `document.getElementById('end-confirm') !== window.confirmBefore`)
+	waitJS(t, sup, "the focus kept on the confirmation", `document.activeElement && document.activeElement.id === 'end-confirm'`)
 	if s := status(); s != "ON_SITE" {
 		t.Fatalf("the mission moved before the confirmation: %s", s)
 	}

@@ -105,7 +105,10 @@ func TestConsoleCrew(t *testing.T) {
 	clickJS(t, tab, "stand down", `#stand-down`)
 	waitJS(t, tab, "the reason box", `(() => { const n = document.getElementById('stand-down-reason'); if (!n) return false; n.focus(); return document.activeElement === n })()`)
 	do(t, tab, "the reason", chromedp.KeyEvent("The fire brigade took the patient"))
-	clickJS(t, tab, "next", `#stand-down-next`)
+	// From the keyboard: Enter on "Stand down" puts the focus on its confirmation.
+	waitJS(t, tab, "Stand down focused", `(() => { const b = document.getElementById('stand-down-next'); if (!b) return false; b.focus(); return document.activeElement === b })()`)
+	do(t, tab, "Enter", chromedp.KeyEvent("\r"))
+	waitJS(t, tab, "the focus on the confirmation", `document.activeElement && document.activeElement.id === 'stand-down-confirm'`)
 	screenshot(t, tab, artifactsDir(t), "console-stand-down-confirm")
 	clickJS(t, tab, "confirm", `#stand-down-confirm`)
 	m := waitMission(t, s, mission, "FAILED")

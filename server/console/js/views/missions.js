@@ -272,8 +272,8 @@ function standDownView(ctx, m) {
       oninput: (e) => { reason = e.target.value; confirming = false; } }, reason),
     confirming ? h("p", { class: "warn" }, "Stand ", teamName(ctx, m.team_id), " down? The mission ends failed and the crew is told.") : null,
     h("div", { class: "moves" },
-      confirming ? h("button", { type: "button", class: "danger", id: "stand-down-confirm", disabled: busy, onclick: () => standDown(ctx, m) }, "Confirm: stand down") :
-        h("button", { type: "submit", class: "danger", id: "stand-down-next" }, "Stand down"),
+      confirming ? h("button", { type: "button", class: "danger", id: "stand-down-confirm", disabled: busy, dataset: { key: "stand-down-go" }, onclick: () => standDown(ctx, m) }, "Confirm: stand down") :
+        h("button", { type: "submit", class: "danger", id: "stand-down-next", dataset: { key: "stand-down-go" } }, "Stand down"),
       h("button", { type: "button", onclick: () => { standing = null; confirming = false; ctx.rerender(); } }, "Cancel")));
 }
 
@@ -291,8 +291,8 @@ function endConfirm(ctx, m) {
   h("p", { id: "end-confirm-text" }, "Mark the mission of ", teamName(ctx, m.team_id), " on ", eventLabel(ctx, m.event_id), " ",
     STATE_WORDS[to], "? It cannot be reopened."),
   h("button", { type: "button", class: to === "FAILED" ? "danger" : "primary", id: "end-confirm", disabled: busy,
-    onclick: () => move(ctx, m, to) }, "Confirm: " + MOVE_WORDS[to]), " ",
-  h("button", { type: "button", id: "end-cancel", onclick: cancel }, "Cancel"));
+    dataset: { key: "end-confirm" }, onclick: () => move(ctx, m, to) }, "Confirm: " + MOVE_WORDS[to]), " ",
+  h("button", { type: "button", id: "end-cancel", dataset: { key: "end-cancel" }, onclick: cancel }, "Cancel"));
 }
 
 function details(ctx) {

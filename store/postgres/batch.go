@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -62,10 +63,18 @@ type committer struct {
 	wg      sync.WaitGroup
 }
 
-// committers is how many groups of different tenants commit at once: half the pool, so
-// that Update and View keep connections, and at least one.
+// committers is how many groups of different tenants commit at once
+// (docs/decisions/0253-committers-by-cores.md).
 func (db *DB) committers() int {
-	return max(1, int(db.pool.Config().MaxConns)/2)
+	return committerCount(int(db.pool.Config().MaxConns), runtime.GOMAXPROCS(0))
+}
+
+// committerCount is one committer a core of the node, at least two and at most half the
+// pool's connections (Update and View keep the others), and at least one: more groups at
+// once than cores made each group smaller and the database's work an event larger, for
+// fewer events a second.
+func committerCount(poolMax, procs int) int {
+	return max(1, min(poolMax/2, max(2, procs)))
 }
 
 // startCommitter starts db's committers.

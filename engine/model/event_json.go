@@ -1,10 +1,59 @@
 package model
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"strconv"
 	"unicode/utf8"
 )
+
+// AppendMarshal appends the document json.Marshal makes of ev: AppendJSON's, with the
+// payload compacted and escaped as json.Marshal does when that changes it (an event holds
+// its payload as it came, valid JSON: checked when the event came in). The webhook body
+// of an event and its change on the stream are written through it.
+func (ev *Event) AppendMarshal(b []byte) ([]byte, error) {
+	if len(ev.Payload) > 0 && !marshalsAsIs(ev.Payload) {
+		var compact, escaped bytes.Buffer
+		if err := json.Compact(&compact, ev.Payload); err != nil {
+			return b, err
+		}
+		json.HTMLEscape(&escaped, compact.Bytes())
+		c := *ev
+		c.Payload = escaped.Bytes()
+		ev = &c
+	}
+	return ev.AppendJSON(b), nil
+}
+
+// marshalsAsIs says whether json.Marshal writes the valid JSON raw as it is: no
+// whitespace outside its strings, and none of the characters it escapes for HTML (<, >, &,
+// U+2028, U+2029). One pass, without the scanner json.Compact runs.
+func marshalsAsIs(raw []byte) bool {
+	inString, escaped := false, false
+	for i, c := range raw {
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9):
+			return false
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return false
+		}
+	}
+	return true
+}
 
 // AppendJSON appends the event's JSON record to b: the same document json.Marshal makes,
 // without reflection, and with the payload copied as it came (it was valid JSON when the

@@ -283,6 +283,25 @@ func NewPublisher(feed model.ChangeFeed, ring int, clock model.Clock) *Publisher
 // Broker returns the broker the Publisher hands changes to.
 func (p *Publisher) Broker() *Broker { return p.broker }
 
+// encode writes a change's payload as json.Marshal does. An event and an alert write
+// their own without reflection (Event.AppendMarshal, Alert.AppendJSON: the same bytes,
+// tested against json.Marshal in engine/model): on the central tier every event.created
+// change is encoded, and stored as a reference to the event's row when the bytes are the
+// row's (docs/decisions/0227-event-stored-once.md).
+func encode(payload any) ([]byte, error) {
+	switch p := payload.(type) {
+	case *model.Event:
+		if p != nil {
+			return p.AppendMarshal(make([]byte, 0, 768+len(p.Payload)))
+		}
+	case *model.Alert:
+		if p != nil {
+			return p.AppendJSON(make([]byte, 0, 512)), nil
+		}
+	}
+	return json.Marshal(payload)
+}
+
 // Publish sends a change of a tenant to its stream once tx commits. The payload is
 // encoded now, as it stands in the transaction; on a store without a change feed, nothing
 // is done for a tenant nobody watches.
@@ -290,7 +309,7 @@ func (p *Publisher) Publish(tx model.TxCommit, tenantID, name string, perm model
 	if p.feed == nil && !p.broker.Watched(tenantID) {
 		return nil
 	}
-	data, err := json.Marshal(payload)
+	data, err := encode(payload)
 	if err != nil {
 		return err
 	}

@@ -10,16 +10,17 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
 
-// DefaultWorkers is how many outbox calls the scheduler makes at once by default. An
-// attempt waits for commits besides its call, so the delivery rate was workers ÷ commit
-// latency: with 16 one HTTPS subscriber received 1,200-1,400 messages/s on the 2-core
-// machine while ingest took 3,400-4,000 events/s (docs/decisions/0129-delivery-rate.md).
-const DefaultWorkers = 64
+// DefaultWorkers is how many outbox calls the scheduler makes at once by default: every
+// connection of four receivers (4 × outbound.MaxConnsPerReceiver), so that delivery to
+// four subscribers takes the share of the cores it needs to keep up with ingest and the
+// outbox stays bounded (docs/decisions/0254-delivery-workers.md; first 16, then 64 in
+// docs/decisions/0129-delivery-rate.md).
+const DefaultWorkers = 128
 
 // outcomesPerWorker is how many outcomes of calls made may wait for their commit at once,
-// per worker (Start): with the default 64 workers, 256, as many as one group commit of
-// the bbolt store takes, so that the outcomes of a burst share a transaction and its
-// fsync while the workers make the next calls.
+// per worker (Start): with the default 128 workers, 512, two group commits of the bbolt
+// store, so that the outcomes of a burst share transactions and their fsyncs while the
+// workers make the next calls.
 const outcomesPerWorker = 4
 
 // DefaultAttemptLease is how long an attempt in flight keeps its message from being due

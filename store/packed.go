@@ -246,6 +246,25 @@ func isCanonicalUUID(u []byte) bool {
 	return true
 }
 
+// packRecord returns the record of a JSON document: marker then its packed form, or the
+// JSON as it is when it cannot be packed (JSON begins with '{', never with a marker). A sync
+// batch (batchPacked) and an alert (alertPacked) are stored so.
+func packRecord(marker byte, text []byte) []byte {
+	if raw, ok := packJSON(append(make([]byte, 0, len(text)/2), marker), text); ok {
+		return raw
+	}
+	return text
+}
+
+// unpackRecord returns the JSON of a record packRecord wrote with marker, or of a record
+// that is JSON.
+func unpackRecord(marker byte, raw []byte) ([]byte, error) {
+	if len(raw) > 0 && raw[0] == marker {
+		return unpackJSON(make([]byte, 0, 2*len(raw)), raw[1:])
+	}
+	return raw, nil
+}
+
 var errPacked = errors.New("malformed packed record")
 
 // unpackJSON appends the text packed in src to dst.

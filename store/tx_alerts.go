@@ -54,23 +54,16 @@ const alertPacked = 3
 
 // encodeAlert returns the record of a: packed, or its JSON when it cannot be packed.
 func encodeAlert(a *model.Alert) []byte {
-	text := a.AppendJSON(make([]byte, 0, 512))
-	if raw, ok := packJSON(append(make([]byte, 0, len(text)/2), alertPacked), text); ok {
-		return raw
-	}
-	return text
+	return packRecord(alertPacked, a.AppendJSON(make([]byte, 0, 512)))
 }
 
 // decodeAlert reads an alert record, packed or JSON.
 func decodeAlert(k, raw []byte, a *model.Alert) error {
-	if len(raw) > 0 && raw[0] == alertPacked {
-		text, err := unpackJSON(make([]byte, 0, 2*len(raw)), raw[1:])
-		if err != nil {
-			return fmt.Errorf("decoding alert %x: %w", k, err)
-		}
-		raw = text
+	text, err := unpackRecord(alertPacked, raw)
+	if err == nil {
+		err = json.Unmarshal(text, a)
 	}
-	if err := json.Unmarshal(raw, a); err != nil {
+	if err != nil {
 		return fmt.Errorf("decoding alert %x: %w", k, err)
 	}
 	return nil

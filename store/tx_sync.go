@@ -27,13 +27,12 @@ func (t *tx) SyncBatch(tenantID, id string) (*model.Batch, error) {
 	if raw == nil {
 		return nil, model.NotFound("sync batch")
 	}
-	if raw[0] == batchPacked {
-		if raw, err = unpackJSON(nil, raw[1:]); err != nil {
-			return nil, fmt.Errorf("decoding sync batch %s: %w", id, err)
-		}
-	}
 	var out model.Batch
-	if err := json.Unmarshal(raw, &out); err != nil {
+	text, err := unpackRecord(batchPacked, raw)
+	if err == nil {
+		err = json.Unmarshal(text, &out)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("decoding sync batch %s: %w", id, err)
 	}
 	return &out, nil
@@ -52,10 +51,6 @@ func (t *tx) PutSyncBatch(tenantID string, sb *model.Batch) error {
 	if err != nil {
 		return err
 	}
-	raw, ok := packJSON(append(make([]byte, 0, len(text)/2), batchPacked), text)
-	if !ok {
-		raw = text
-	}
 	b.FillPercent = appendFill
-	return b.Put(k, raw)
+	return b.Put(k, packRecord(batchPacked, text))
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,9 +93,9 @@ func (db *DB) AppendChange(mtx model.TxCommit, tenantID string, c model.Change) 
 
 // flushChanges sends, before the commit, the statements that number the transaction's
 // changes of each tenant after the tenant's last seq, under the tenant's lock
-// (lockTenant): the new head, then the changes in multi-row inserts, all of one tenant's
-// shard on Citus. The head is advanced and read in one upsert, which works on the row's
-// latest committed version: a head read with the lock's own statement would come from
+// (lockTenant): the new head, then the changes (merged into multi-row inserts when sent,
+// rows.go), all of one tenant's shard on Citus. The head is advanced and read in one
+// upsert, which works on the row's latest committed version: a head read with the lock's own statement would come from
 // that statement's snapshot, taken before the lock was granted, and under READ COMMITTED
 // miss the changes of the transaction it waited for (two processes then gave one seq
 // twice). A head read under the lock by a statement of its own (readForGroup), whose
@@ -124,26 +123,15 @@ func (t *tx) flushChanges() error {
 		}
 		head := last - int64(n)
 		t.heads[tn] = last
-		for from := 0; from < n; from += changesPerInsert {
-			to := min(n, from+changesPerInsert)
-			var sql strings.Builder
-			sql.WriteString("INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data, event_id) VALUES ")
-			args := []any{tn}
-			for i := from; i < to; i++ {
-				if i > from {
-					sql.WriteString(", ")
-				}
-				k := len(args)
-				fmt.Fprintf(&sql, "($1, $%d, $%d, $%d, $%d, $%d, $%d::json, $%d::uuid)", k+1, k+2, k+3, k+4, k+5, k+6, k+7)
-				// The data, or the event whose document they are as this transaction
-				// leaves it (feed_events.go).
-				var data, event any = p.data[i], nil
-				if id := t.publishedEvent(tn, []byte(p.data[i])); id != "" {
-					data, event = nil, id
-				}
-				args = append(args, head+int64(i)+1, p.names[i], p.perms[i], p.teams[i], p.at[i], data, event)
+		for i := range n {
+			// The data, or the event whose document they are as this transaction leaves
+			// it (feed_events.go).
+			var data, event any = p.data[i], nil
+			if id := t.publishedEvent(tn, []byte(p.data[i])); id != "" {
+				data, event = nil, id
 			}
-			if err := t.write(sql.String(), args...); err != nil {
+			// Queued one a row, sent as multi-row inserts (rows.go).
+			if err := t.write(insertChange, tn, head+int64(i)+1, p.names[i], p.perms[i], p.teams[i], p.at[i], data, event); err != nil {
 				return err
 			}
 		}
@@ -152,8 +140,8 @@ func (t *tx) flushChanges() error {
 	return nil
 }
 
-// changesPerInsert bounds the rows of one insert of stream changes (7 parameters each).
-const changesPerInsert = 1000
+// insertChange writes one stream change.
+const insertChange = `INSERT INTO stream_changes (tenant_id, seq, name, perm, team_id, at, data, event_id) VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::uuid)`
 
 // nudgeFeed wakes the poller (a change of this process committed).
 func (db *DB) nudgeFeed() {

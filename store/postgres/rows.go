@@ -22,7 +22,12 @@ import (
 // the other. The VALUES form (not `INSERT … SELECT FROM unnest(…)`) is what Citus routes to
 // the tenant's one shard; the row counts are cut into powers of two, so that a form has
 // at most seven statement texts to prepare. The rows of one statement are of one tenant.
-var mergedTables = map[string]bool{"event_replies": true, "alerts": true, "usage_counters": true, "outbox": true}
+//
+// mergedTables maps each merged table to the tables its rows reference besides tenants: a
+// statement that names one of those ends a run too, so that a row is never moved before
+// the write of the row it references (a stream change names its event).
+var mergedTables = map[string][]string{"event_replies": nil, "alerts": nil, "usage_counters": nil, "outbox": nil,
+	"stream_changes": {"events"}}
 
 // maxMergedRows bounds the rows of one merged statement.
 const maxMergedRows = 64
@@ -40,17 +45,38 @@ type rowForm struct {
 }
 
 // sqlInfo is what mergeRows needs of a statement, worked out once: its rowForm (nil: it
-// does not merge) and the tables of mergedTables it names.
+// does not merge) and the tables of mergedTables, and those they reference, it names.
 type sqlInfo struct {
 	form  *rowForm
 	names map[string]bool
 }
 
+// ends says whether the statement ends a run of rows into table: it names the table or a
+// table the rows reference.
+func (i *sqlInfo) ends(table string) bool {
+	if i.names[table] {
+		return true
+	}
+	for _, ref := range mergedTables[table] {
+		if i.names[ref] {
+			return true
+		}
+	}
+	return false
+}
+
 // sqlInfos holds the sqlInfo of each statement seen.
 var sqlInfos sync.Map
 
-// tableNames matches the merged tables' names as words.
-var tableNames = regexp.MustCompile(`\b(` + strings.Join(slices.Sorted(maps.Keys(mergedTables)), "|") + `)\b`)
+// tableNames matches the names of the merged tables and of those they reference, as words.
+var tableNames = func() *regexp.Regexp {
+	names := slices.Collect(maps.Keys(mergedTables))
+	for _, refs := range mergedTables {
+		names = append(names, refs...)
+	}
+	slices.Sort(names)
+	return regexp.MustCompile(`\b(` + strings.Join(slices.Compact(names), "|") + `)\b`)
+}()
 
 var (
 	insertHead = regexp.MustCompile(`^\s*INSERT INTO (\w+) \(([^)]*)\) VALUES \(`)
@@ -74,7 +100,10 @@ func infoOf(sql string) *sqlInfo {
 
 func parseRowForm(sql string) *rowForm {
 	m := insertHead.FindStringSubmatchIndex(sql)
-	if m == nil || !mergedTables[sql[m[2]:m[3]]] {
+	if m == nil {
+		return nil
+	}
+	if _, ok := mergedTables[sql[m[2]:m[3]]]; !ok {
 		return nil
 	}
 	table, cols := sql[m[2]:m[3]], splitTop(sql[m[4]:m[5]])
@@ -234,7 +263,7 @@ func mergeRows(b *pgx.Batch) *pgx.Batch {
 	for i, q := range b.QueuedQueries {
 		f := infos[i].form
 		for k := range open {
-			if k.form != f && infos[i].names[k.form.table] {
+			if k.form != f && infos[i].ends(k.form.table) {
 				delete(open, k) // a statement between names the table: later rows go after it
 			}
 		}

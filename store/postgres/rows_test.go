@@ -52,6 +52,15 @@ func TestMergeRows(t *testing.T) {
 			b.Queue("INSERT INTO events (tenant_id, id) VALUES ($1, $2)", "t", "e")
 			b.Queue(entry, "t", "o2", nil, false, "{}")
 		}, []string{"outbox 2", "events"}},
+		{"stream changes, and a write of the events they reference between", func(b *pgx.Batch) {
+			change := func(seq int64, event string) []any {
+				return []any{"t", seq, "event.created", "events:read", "", nil, nil, event}
+			}
+			b.Queue(insertChange, change(1, "e")...)
+			b.Queue(insertChange, change(2, "e")...)
+			b.Queue("INSERT INTO events (tenant_id, id) VALUES ($1, $2)", "t", "f")
+			b.Queue(insertChange, change(3, "f")...)
+		}, []string{"stream_changes 2", "events", "stream_changes 1"}},
 		{"a table that does not merge", func(b *pgx.Batch) {
 			b.Queue("INSERT INTO events (tenant_id, id) VALUES ($1, $2)", "t", "e")
 			b.Queue("INSERT INTO events (tenant_id, id) VALUES ($1, $2)", "t", "f")
@@ -69,6 +78,8 @@ func TestMergeRows(t *testing.T) {
 					t.Errorf("%s: %d rows of arguments for %q", c.name, n, q.SQL)
 				}
 				got = append(got, "event_replies "+string(rune('0'+n)))
+			case strings.HasPrefix(q.SQL, "INSERT INTO stream_changes"):
+				got = append(got, "stream_changes "+string(rune('0'+len(q.Arguments)/8)))
 			case strings.HasPrefix(q.SQL, "INSERT INTO outbox"):
 				got = append(got, "outbox "+string(rune('0'+len(q.Arguments)/5)))
 			case strings.HasPrefix(q.SQL, "INSERT INTO events"):

@@ -6,9 +6,9 @@ import (
 )
 
 // AppendJSON appends the envelope's JSON to b: the document json.Marshal makes, with an
-// event's payload written by Event.AppendJSON, without reflection (the body of every
+// event's payload written by Event.AppendMarshal, without reflection (the body of every
 // event.created message is made in the transaction that stores the event), and any other
-// payload by json.Marshal (Event.AppendMarshal).
+// payload by json.Marshal.
 func (w *WebhookEnvelope) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"event":`...)
 	b = appendString(b, w.Event)

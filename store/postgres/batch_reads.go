@@ -3,7 +3,6 @@ package postgres
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/fieldrelay/fieldrelay/engine/model"
 
@@ -108,20 +107,15 @@ func (t *tx) scanGroupReads(br pgx.BatchResults, tn string, keys []string) error
 			g.replies[k] = nil
 		}
 		for _, k := range keys {
-			var at time.Time
-			r := &model.IdempotencyRecord{}
-			err := br.QueryRow().Scan(&r.Status, &r.RequestID, &at, &r.Body)
+			var w replyRow
+			err := br.QueryRow().Scan(w.dest()...)
 			if errors.Is(err, pgx.ErrNoRows) {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			r.CreatedAt = model.At(at)
-			if r.Body == nil {
-				r.Body = []byte{}
-			}
-			g.replies[k] = r
+			g.replies[k] = w.record()
 		}
 	}
 	if !found {

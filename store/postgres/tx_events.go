@@ -223,16 +223,11 @@ func (t *tx) EventReplies(tenantID string, keys []string) (map[string]*model.Ide
 	err = t.each("SELECT key, status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = ANY($2)",
 		[]any{tn, keys}, func(row pgx.Rows) (bool, error) {
 			var key string
-			var at time.Time
-			r := &model.IdempotencyRecord{}
-			if err := row.Scan(&key, &r.Status, &r.RequestID, &at, &r.Body); err != nil {
+			var w replyRow
+			if err := row.Scan(append([]any{&key}, w.dest()...)...); err != nil {
 				return false, err
 			}
-			r.CreatedAt = model.At(at)
-			if r.Body == nil {
-				r.Body = []byte{}
-			}
-			out[key] = r
+			out[key] = w.record()
 			return true, nil
 		})
 	if err != nil {
@@ -244,19 +239,32 @@ func (t *tx) EventReplies(tenantID string, keys []string) (map[string]*model.Ide
 // replyLookup reads the reply of tenant $1's key $2.
 const replyLookup = "SELECT status, request_id, created_at, body FROM event_replies WHERE tenant_id = $1 AND key = $2"
 
+// replyRow is a reply as a row of event_replies holds it (replyLookup's columns).
+type replyRow struct {
+	r  model.IdempotencyRecord
+	at time.Time
+}
+
+// dest is what a scan of replyLookup's columns fills.
+func (w *replyRow) dest() []any { return []any{&w.r.Status, &w.r.RequestID, &w.at, &w.r.Body} }
+
+// record is the reply read (an empty body, never nil).
+func (w *replyRow) record() *model.IdempotencyRecord {
+	w.r.CreatedAt = model.At(w.at)
+	if w.r.Body == nil {
+		w.r.Body = []byte{}
+	}
+	return &w.r
+}
+
 // eventReply reads a reply of a tenant known to exist.
 func (t *tx) eventReply(tn, key string) (*model.IdempotencyRecord, error) {
-	r := &model.IdempotencyRecord{}
-	var at time.Time
-	found, err := t.scan(replyLookup, []any{tn, key}, &r.Status, &r.RequestID, &at, &r.Body)
+	var w replyRow
+	found, err := t.scan(replyLookup, []any{tn, key}, w.dest()...)
 	if err != nil || !found {
 		return nil, err
 	}
-	r.CreatedAt = model.At(at)
-	if r.Body == nil {
-		r.Body = []byte{}
-	}
-	return r, nil
+	return w.record(), nil
 }
 
 // PutEventReply keeps what the bbolt store keeps of an event's reply: status, request id,

@@ -9,6 +9,7 @@ import (
 	"github.com/fieldrelay/fieldrelay/engine/model"
 	"github.com/fieldrelay/fieldrelay/store/postgres/pgtest"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestFeedNamesEvent: a change that carries the document of an event written in its
@@ -139,4 +140,32 @@ func TestFeedNamesEvent(t *testing.T) {
 		return err
 	})
 	check("after retention", 4, 0)
+}
+
+// A stream change names its event without a foreign key
+// (docs/decisions/0255-stream-event-reference-unchecked.md): migration 16 drops the key of
+// migration 12 in place, and no key of stream_changes refers to events, whose check
+// locked the event's row for every change that named one. TestFeedNamesEvent holds the
+// store to what the key protected.
+func TestStreamChangeNamesEventUnchecked(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	eventKeys := func(q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) int {
+		var n int
+		if err := q.QueryRow(ctx, `SELECT count(*) FROM pg_constraint
+			WHERE conrelid = 'stream_changes'::regclass AND confrelid = 'events'::regclass AND contype = 'f'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	conn := migratedTo(t, url, 15)
+	if n := eventKeys(conn); n != 1 {
+		t.Fatalf("at version 15, %d foreign keys from stream_changes to events, want migration 12's", n)
+	}
+	db := upgradedWith(t, url, conn, 15, nil)
+	if n := eventKeys(db.Pool()); n != 0 {
+		t.Errorf("%d foreign keys from stream_changes to events after the migration, want none", n)
+	}
 }

@@ -157,13 +157,34 @@ func (t *tx) Events(tenantID string, f model.EventFilter, p model.Page) ([]model
 	if err != nil {
 		return nil, "", err
 	}
+	lo, hi := eventIDBounds(f, after)
+	// The ids bound the walk of the primary key, as the bbolt store walks its events
+	// (docs/decisions/0256-event-lists-by-id.md); the typed columns filter what it meets.
 	return page[model.Event](t, p, `SELECT id, doc FROM events WHERE tenant_id = $1
-		AND ($2::uuid IS NULL OR id < $2)
-		AND ($3 = '' OR zone_code = $3) AND ($4 = '' OR vertical = $4) AND ($5 = '' OR status = $5)
-		AND ($6 = '' OR priority = $6) AND ($7 = '' OR type = $7) AND ($8 = '' OR origin = $8)
-		AND ($9::timestamptz IS NULL OR created_at >= $9) AND ($10::timestamptz IS NULL OR created_at <= $10)
-		ORDER BY id DESC LIMIT $11`,
-		tn, after, f.ZoneCode, f.Vertical, f.Status, f.Priority, f.Type, f.Origin, f.Since, f.Until, limitOf(p))
+		AND id >= $2::uuid AND id < $3::uuid
+		AND ($4 = '' OR zone_code = $4) AND ($5 = '' OR vertical = $5) AND ($6 = '' OR status = $6)
+		AND ($7 = '' OR priority = $7) AND ($8 = '' OR type = $8) AND ($9 = '' OR origin = $9)
+		AND ($10::timestamptz IS NULL OR created_at >= $10) AND ($11::timestamptz IS NULL OR created_at <= $11)
+		ORDER BY id DESC LIMIT $12`,
+		tn, lo, hi, f.ZoneCode, f.Vertical, f.Status, f.Priority, f.Type, f.Origin, f.Since, f.Until, limitOf(p))
+}
+
+// eventIDBounds are the ids [lo, hi) between which a list of f's events lies, newest
+// first after the cursor after (nil: from the newest). An event's id is a UUIDv7 of its
+// millisecond: from since's millisecond to until's included, as the bbolt store walks
+// them.
+func eventIDBounds(f model.EventFilter, after *string) (lo, hi string) {
+	lo, hi = millisID(time.UnixMilli(0)), millisID(time.UnixMilli(1<<48))
+	if f.Since != nil {
+		lo = millisID(*f.Since)
+	}
+	if f.Until != nil {
+		hi = millisID(f.Until.Add(time.Millisecond))
+	}
+	if after != nil && *after < hi {
+		hi = *after
+	}
+	return lo, hi
 }
 
 func (t *tx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) {

@@ -135,7 +135,8 @@ func (t *tx) PutLedgerEntry(tenantID string, e *model.LedgerEntry) error {
 }
 
 // millisID is the smallest UUIDv7 of a Unix millisecond, clamped to a UUIDv7's range: the
-// ledger is counted by the time its ids were taken at, as the bbolt store does.
+// ledger is counted, and events are listed (eventIDBounds), by the time their ids were
+// taken at, as the bbolt store does.
 func millisID(t time.Time) string {
 	ms := min(max(t.UnixMilli(), 0), 1<<48-1)
 	var u uuid.UUID

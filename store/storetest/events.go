@@ -57,6 +57,37 @@ func testEvents(t *testing.T, open Opener) {
 		err := f.updateErr(func(tx model.Tx) error { return tx.PutEvent(model.NewID(), newEvent(3)) })
 		assertKind(t, err, model.KindNotFound)
 	})
+	t.Run("SinceUntilByIDTime", func(t *testing.T) {
+		// An event whose id was taken at a later millisecond than its created_at (ids
+		// keep the last millisecond when the clock steps back,
+		// docs/decisions/0116-ids-clock-steps.md) is in a list of since and until when both
+		// its id's time and its created_at are: a list walks the ids between those times
+		// (docs/decisions/0256-event-lists-by-id.md), and filters on created_at.
+		f := newFx(t, open)
+		a := f.tenant("alpha")
+		ev := newEvent(40)
+		ev.CreatedAt, ev.UpdatedAt = model.At(at(25)), model.At(at(25))
+		f.update(func(tx model.Tx) error { return tx.PutEvent(a.ID, ev) })
+		tp := func(i int) *time.Time { v := at(i); return &v }
+		f.view(func(tx model.Tx) error {
+			for _, tc := range []struct {
+				name string
+				f    model.EventFilter
+				want string
+			}{
+				{"until between created_at and the id's time", model.EventFilter{Until: tp(30)}, ""},
+				{"since between created_at and the id's time", model.EventFilter{Since: tp(30)}, ""},
+				{"until after both", model.EventFilter{Until: tp(45)}, ev.ID},
+				{"since before both", model.EventFilter{Since: tp(20)}, ev.ID},
+			} {
+				got, _, err := tx.Events(a.ID, tc.f, model.Page{Limit: 50})
+				if err != nil || ids(got, eventID) != tc.want {
+					t.Errorf("%s: %s, %v; want %q", tc.name, ids(got, eventID), err, tc.want)
+				}
+			}
+			return nil
+		})
+	})
 	t.Run("Filters", func(t *testing.T) {
 		f := newFx(t, open)
 		a := f.tenant("alpha")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-# central-extra (.ci/central-bench): the score over 1,000 teams (it creates them) and sync
-# batches of 1,000 items against a node, sequential calls: latency figures. SKIP_TEAMS=1
-# skips the teams and the score. Usage: central-extra.py URL API_KEY (a mission-critical
+# central-extra (.ci/central-bench): the score over 1,000 teams (it creates them), sync
+# batches of 1,000 items and device syncs of 500 against a node, sequential calls: latency
+# figures. SKIP_TEAMS=1 skips the teams and the score. Usage: central-extra.py URL API_KEY (a mission-critical
 # tenant, so that no rate limit applies).
 import json, os, random, sys, time, urllib.request, uuid
 
@@ -44,3 +44,25 @@ for i in range(25):
         batch.append(ms)
 print(f"sync batch of 1000 items (20 calls after 5): p50 {pct(batch, 50):.1f} ms  p99 {pct(batch, 99):.1f} ms  "
       f"max {max(batch):.1f} ms  = {20000 / sum(batch) * 1000:.0f} events/s")
+
+# Device sync: a device of the tenant sends 500 event items a sync (one a sequence number,
+# each with its idempotency key), as a field phone back online does.
+req = urllib.request.Request(base + "/v1/devices/register", method="POST",
+                             data=json.dumps({"name": "bench", "platform": "android"}).encode(),
+                             headers={"x-svc-api-key": key, "content-type": "application/json"})
+with urllib.request.urlopen(req) as r:
+    device = json.load(r)["device_id"]
+sync, seq = [], 0
+for i in range(15):
+    items = []
+    for _ in range(500):
+        seq += 1
+        items.append({"sequence_number": seq, "kind": "event",
+                      "captured_at": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                      "payload": {"type": "FIRE", "priority": "low", "vertical": "emergency",
+                                  "idempotency_key": str(uuid.uuid4()), "payload": {"lat": 45.76, "lng": 4.83}}})
+    ms = call("POST", "/v1/devices/sync", {"device_id": device, "items": items})
+    if i >= 5:
+        sync.append(ms)
+print(f"device sync of 500 items (10 calls after 5): p50 {pct(sync, 50):.1f} ms  p99 {pct(sync, 99):.1f} ms  "
+      f"max {max(sync):.1f} ms  = {5000 / sum(sync) * 1000:.0f} events/s")

@@ -137,6 +137,9 @@ func (e *Engine) syncDevice(tx model.Tx, p model.Principal, in model.DeviceSyncI
 
 	// Apply in sequence order, as far as there is no gap.
 	run := &syncRun{tenantID: p.TenantID, device: d, renderEvent: renderEvent}
+	if run.replies, err = readReplies(tx, p.TenantID, eventItemKeys(items, fresh)); err != nil {
+		return nil, err
+	}
 	var released []model.DeviceItemResult
 	for {
 		next := st.AppliedThrough + 1
@@ -405,6 +408,29 @@ type syncRun struct {
 	// cfg is the tenant's configuration, read once for the events of the sync (the
 	// cache is filled only when the transaction commits).
 	cfg *tenantConfig
+	// replies are those of the keys of the event items the sync received, read together
+	// (on PostgreSQL a lookup an item was a round trip an item).
+	replies *batchReplies
+}
+
+// eventItemKeys are the idempotency keys of the pending event items that this sync
+// received (fresh), as applyEvent will look them up; a key the node refuses is left out.
+// An item whose key this reads otherwise than applyEvent does is only looked up on its own.
+func eventItemKeys(items map[int64]*model.DeviceItem, fresh map[int64]bool) []string {
+	var keys []string
+	for seq := range fresh {
+		it := items[seq]
+		if it.Kind != ItemEvent || it.Status != model.ItemPending {
+			continue
+		}
+		var in struct {
+			Key string `json:"idempotency_key"`
+		}
+		if json.Unmarshal(it.Payload, &in) == nil && in.Key != "" && ValidateIdempotencyKey("idempotency_key", in.Key) == nil {
+			keys = append(keys, in.Key)
+		}
+	}
+	return keys
 }
 
 // config returns the tenant's configuration, read at its first use in the sync.
@@ -491,7 +517,7 @@ func (e *Engine) applyEvent(tx model.Tx, p model.Principal, run *syncRun, it *mo
 		if err := ValidateIdempotencyKey("idempotency_key", in.IdempotencyKey); err != nil {
 			return "", err
 		}
-		rec, err := tx.EventReply(p.TenantID, in.IdempotencyKey)
+		rec, err := run.replies.lookup(tx, p.TenantID, in.IdempotencyKey)
 		if err != nil {
 			return "", err
 		}

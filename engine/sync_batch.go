@@ -355,13 +355,34 @@ func (e *Engine) SyncStatus(ctx context.Context, p model.Principal, batchID stri
 	return b, err
 }
 
-// batchReplies holds the event replies a batch's keys had when its transaction began,
-// read in one call (model.EventRepliesTx).
+// batchReplies holds the event replies that the keys of a batch of items had when its
+// transaction began, read in one call (model.EventRepliesTx): a sync batch's items, the
+// event items a device sync received.
 type batchReplies struct {
-	read map[string]*model.IdempotencyRecord // nil: ask the store for each key
+	// read holds each key read, with its reply or nil; a key not read is asked of the
+	// store when looked up.
+	read map[string]*model.IdempotencyRecord
 	// seen holds the keys looked up so far: an item may write its key's reply, and a
 	// later item with the same key asks the store, which holds that write.
 	seen map[string]bool
+}
+
+// readReplies reads the replies of keys in one call; fewer than two keys are left to
+// their lookups.
+func readReplies(tx model.Tx, tenantID string, keys []string) (*batchReplies, error) {
+	if len(keys) < 2 {
+		return &batchReplies{}, nil
+	}
+	read, err := tx.EventReplies(tenantID, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if _, ok := read[k]; !ok {
+			read[k] = nil
+		}
+	}
+	return &batchReplies{read: read, seen: make(map[string]bool, len(keys))}, nil
 }
 
 // batchReplies reads the replies of the keys of a batch's items.
@@ -372,21 +393,15 @@ func (e *Engine) batchReplies(tx model.Tx, tenantID string, in model.SyncBatchIn
 			keys = append(keys, in.Events[i].IdempotencyKey)
 		}
 	}
-	if len(keys) < 2 {
-		return &batchReplies{}, nil
-	}
-	read, err := tx.EventReplies(tenantID, keys)
-	if err != nil {
-		return nil, err
-	}
-	return &batchReplies{read: read, seen: make(map[string]bool, len(keys))}, nil
+	return readReplies(tx, tenantID, keys)
 }
 
 // lookup returns the reply stored under key, as tx.EventReply would.
 func (r *batchReplies) lookup(tx model.Tx, tenantID, key string) (*model.IdempotencyRecord, error) {
-	if r.read == nil || r.seen[key] {
+	rec, ok := r.read[key]
+	if !ok || r.seen[key] {
 		return tx.EventReply(tenantID, key)
 	}
 	r.seen[key] = true
-	return r.read[key], nil
+	return rec, nil
 }

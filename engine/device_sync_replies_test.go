@@ -1,50 +1,12 @@
 package engine_test
 
 import (
-	"context"
 	"log/slog"
-	"sync"
 	"testing"
 
 	"github.com/fieldrelay/fieldrelay/engine"
 	"github.com/fieldrelay/fieldrelay/engine/model"
 )
-
-// replyCountingStore counts the lookups of event replies its transactions make: one key at
-// a time (EventReply) and together (EventReplies).
-type replyCountingStore struct {
-	model.Store
-	mu          sync.Mutex
-	one, bulk   int
-	keysInBulks int
-}
-
-func (s *replyCountingStore) Update(ctx context.Context, fn func(model.Tx) error) error {
-	return s.Store.Update(ctx, func(tx model.Tx) error { return fn(&replyCountingTx{Tx: tx, s: s}) })
-}
-
-func (s *replyCountingStore) Batch(ctx context.Context, tenantID string, fn func(model.Tx) error) error {
-	return s.Store.Batch(ctx, tenantID, func(tx model.Tx) error { return fn(&replyCountingTx{Tx: tx, s: s}) })
-}
-
-type replyCountingTx struct {
-	model.Tx
-	s *replyCountingStore
-}
-
-func (t *replyCountingTx) EventReply(tenantID, key string) (*model.IdempotencyRecord, error) {
-	t.s.mu.Lock()
-	t.s.one++
-	t.s.mu.Unlock()
-	return t.Tx.EventReply(tenantID, key)
-}
-
-func (t *replyCountingTx) EventReplies(tenantID string, keys []string) (map[string]*model.IdempotencyRecord, error) {
-	t.s.mu.Lock()
-	t.s.bulk, t.s.keysInBulks = t.s.bulk+1, t.s.keysInBulks+len(keys)
-	t.s.mu.Unlock()
-	return t.Tx.EventReplies(tenantID, keys)
-}
 
 // TestDeviceSync_RepliesReadTogether: the replies of the keys of the event items a sync
 // receives are read in one call (on PostgreSQL a lookup an item was a round trip an item);
@@ -53,7 +15,7 @@ func (t *replyCountingTx) EventReplies(tenantID string, keys []string) (map[stri
 func TestDeviceSync_RepliesReadTogether(t *testing.T) {
 	f := newDeviceFix(t)
 	d := f.mustRegister(t, f.opA, model.DeviceInput{Name: "Tab", Platform: "android"})
-	cs := &replyCountingStore{Store: f.db.(model.Store)}
+	cs := &readCountingStore{Store: f.db.(model.Store)}
 	f.e = engine.New(cs, engine.Options{Clock: f.clock, Password: cheapPasswords, Logger: slog.New(slog.DiscardHandler)})
 	ev := func(seq int64, key string) map[string]any {
 		return item(seq, "event", map[string]any{"type": "FIRE", "priority": "low", "vertical": "emergency",

@@ -225,6 +225,8 @@ type batchClock struct {
 // its webhook. It may run more than once (Store.Batch): it starts afresh every time.
 func (e *Engine) syncBatchIn(tx model.Tx, tenantID string, in model.SyncBatchInput, captured model.Time, pre []preItem,
 	forced map[int]error, renderEvent model.Render, clk batchClock) (*model.Batch, error) {
+	// Read once for the whole batch (its items' events and its webhook): until the
+	// transaction commits, a stale cache is not refilled.
 	cfg, err := e.tenantConfig(tx, tenantID)
 	if err != nil {
 		return nil, err
@@ -282,7 +284,7 @@ func (e *Engine) syncBatchIn(tx model.Tx, tenantID string, in model.SyncBatchInp
 			continue
 		}
 		ce.in.BatchID = b.ID
-		ev, tenant, err := e.createEvent(tx, tenantID, ce)
+		ev, tenant, err := e.createEventIn(tx, tenantID, cfg, ce)
 		if err != nil {
 			return nil, &itemFailure{index: i, err: err}
 		}
@@ -309,7 +311,7 @@ func (e *Engine) syncBatchIn(tx model.Tx, tenantID string, in model.SyncBatchInp
 	if err := e.count(tx, tenantID, b.ReceivedAt.Time, model.UsageDelta{SyncBatches: 1}); err != nil {
 		return nil, err
 	}
-	if err := e.notify(tx, tenantID, HookSyncBatchProcessed, batchProcessed{BatchID: b.ID,
+	if _, err := e.webhookMessages(tx, cfg, HookSyncBatchProcessed, outboxTag{}, batchProcessed{BatchID: b.ID,
 		Accepted: b.Accepted, Rejected: b.Rejected}); err != nil {
 		return nil, err
 	}

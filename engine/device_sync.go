@@ -137,7 +137,7 @@ func (e *Engine) syncDevice(tx model.Tx, p model.Principal, in model.DeviceSyncI
 
 	// Apply in sequence order, as far as there is no gap.
 	run := &syncRun{tenantID: p.TenantID, device: d, renderEvent: renderEvent}
-	if run.replies, err = readReplies(tx, p.TenantID, eventItemKeys(items, fresh)); err != nil {
+	if run.replies, err = readReplies(tx, p.TenantID, run.eventItemKeys(items, fresh)); err != nil {
 		return nil, err
 	}
 	var released []model.DeviceItemResult
@@ -411,23 +411,43 @@ type syncRun struct {
 	// replies are those of the keys of the event items the sync received, read together
 	// (on PostgreSQL a lookup an item was a round trip an item).
 	replies *batchReplies
+	// events holds the event items' inputs, each decoded once (eventInput).
+	events map[int64]decodedEvent
+}
+
+// decodedEvent is the payload of an event item, decoded, or why it could not be.
+type decodedEvent struct {
+	in  model.EventInput
+	err error
+}
+
+// eventInput decodes the payload of event item it, once a sync: its key is read before
+// the items are applied (eventItemKeys), the rest when it is (applyEvent).
+func (r *syncRun) eventInput(it *model.DeviceItem) (model.EventInput, error) {
+	if d, ok := r.events[it.Seq]; ok {
+		return d.in, d.err
+	}
+	var d decodedEvent
+	d.err = model.DecodeItemPayload(it.Payload, &d.in)
+	if r.events == nil {
+		r.events = map[int64]decodedEvent{}
+	}
+	r.events[it.Seq] = d
+	return d.in, d.err
 }
 
 // eventItemKeys are the idempotency keys of the pending event items that this sync
-// received (fresh), as applyEvent will look them up; a key the node refuses is left out.
-// An item whose key this reads otherwise than applyEvent does is only looked up on its own.
-func eventItemKeys(items map[int64]*model.DeviceItem, fresh map[int64]bool) []string {
+// received (fresh), which applyEvent will look up; a key the node refuses is left out.
+func (r *syncRun) eventItemKeys(items map[int64]*model.DeviceItem, fresh map[int64]bool) []string {
 	var keys []string
 	for seq := range fresh {
 		it := items[seq]
 		if it.Kind != ItemEvent || it.Status != model.ItemPending {
 			continue
 		}
-		var in struct {
-			Key string `json:"idempotency_key"`
-		}
-		if json.Unmarshal(it.Payload, &in) == nil && in.Key != "" && ValidateIdempotencyKey("idempotency_key", in.Key) == nil {
-			keys = append(keys, in.Key)
+		if in, err := r.eventInput(it); err == nil && in.IdempotencyKey != "" &&
+			ValidateIdempotencyKey("idempotency_key", in.IdempotencyKey) == nil {
+			keys = append(keys, in.IdempotencyKey)
 		}
 	}
 	return keys
@@ -507,8 +527,8 @@ func itemField(f string) string {
 // idempotency_key that already names an event applies nothing and returns that event.
 func (e *Engine) applyEvent(tx model.Tx, p model.Principal, run *syncRun, it *model.DeviceItem) (string, error) {
 	d := run.device
-	var in model.EventInput
-	if err := model.DecodeItemPayload(it.Payload, &in); err != nil {
+	in, err := run.eventInput(it)
+	if err != nil {
 		return "", err
 	}
 	in.Source, in.DeviceID, in.CapturedAt, in.DeviceCapturedAt, in.BatchID = SourceDevice, d.ID, it.CapturedAt, it.DeviceCapturedAt, ""

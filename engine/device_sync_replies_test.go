@@ -15,7 +15,7 @@ import (
 func TestDeviceSync_RepliesReadTogether(t *testing.T) {
 	f := newDeviceFix(t)
 	d := f.mustRegister(t, f.opA, model.DeviceInput{Name: "Tab", Platform: "android"})
-	cs := &readCountingStore{Store: f.db.(model.Store)}
+	cs := &countingStore{Store: f.db.(model.Store)}
 	f.e = engine.New(cs, engine.Options{Clock: f.clock, Password: cheapPasswords, Logger: slog.New(slog.DiscardHandler)})
 	ev := func(seq int64, key string) map[string]any {
 		return item(seq, "event", map[string]any{"type": "FIRE", "priority": "low", "vertical": "emergency",

@@ -121,7 +121,7 @@ func TestSyncBatch_UserTokenRefused(t *testing.T) {
 // the cache is stale (a zone was just made): each item read it again before, until the
 // transaction committed (four statements an item, round trips on PostgreSQL).
 func TestSyncBatch_ConfigReadOnce(t *testing.T) {
-	cs := &readCountingStore{Store: MustOpenDB(t)}
+	cs := &countingStore{Store: MustOpenDB(t)}
 	e := engine.New(cs, engine.Options{Clock: model.NewFakeClock(epoch), Password: cheapPasswords,
 		Logger: slog.New(slog.DiscardHandler)})
 	ct := MustCreateTenant(t, e, "acme")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -244,45 +243,6 @@ func TestUpstreamBackfill_RestartExactlyOnce(t *testing.T) {
 	}
 	checkWhole(t, n, up)
 	checkWalkOrder(t, up)
-}
-
-// countingStore counts what each read-write transaction appends to the change log.
-type countingStore struct {
-	model.Store
-	mu       sync.Mutex
-	most     int // the most changes one transaction appended
-	appended int // transactions that appended
-}
-
-func (s *countingStore) Update(ctx context.Context, fn func(model.Tx) error) error {
-	return s.Store.Update(ctx, s.wrap(fn))
-}
-
-func (s *countingStore) Batch(ctx context.Context, tenantID string, fn func(model.Tx) error) error {
-	return s.Store.Batch(ctx, tenantID, s.wrap(fn))
-}
-
-func (s *countingStore) wrap(fn func(model.Tx) error) func(model.Tx) error {
-	return func(tx model.Tx) error {
-		ct := &countingTx{Tx: tx}
-		err := fn(ct)
-		if err == nil && ct.n > 0 {
-			s.mu.Lock()
-			s.most, s.appended = max(s.most, ct.n), s.appended+1
-			s.mu.Unlock()
-		}
-		return err
-	}
-}
-
-type countingTx struct {
-	model.Tx
-	n int
-}
-
-func (t *countingTx) AppendChange(tenantID string, c model.LogChange) (int64, error) {
-	t.n++
-	return t.Tx.AppendChange(tenantID, c)
 }
 
 // TestUpstreamBackfill_SmallTransactions: a long history is put in the log a batch per
